@@ -1,0 +1,61 @@
+// Splitting a dataset across parties (VFL / HFL / LFL) and into train/test.
+#ifndef FEDMF_COMMON_DATA_PARTITION_H_
+#define FEDMF_COMMON_DATA_PARTITION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/ratings.h"
+
+namespace fedmf::data {
+
+// One party's view. Ratings use LOCAL indices on both axes:
+// rating.user indexes `global_users`, rating.item indexes `global_items`.
+//  - VFL: global_users = all users (identity), global_items = the party's items F_k.
+//  - HFL: global_users = the party's users U_k, global_items = all items (identity).
+//  - LFL: one user per party (device), all items.
+struct PartyData {
+  int32_t party = 0;
+  std::vector<int32_t> global_users;
+  std::vector<int32_t> global_items;
+  std::vector<Rating> train;
+  std::vector<Rating> test;
+  RatingRange range;
+  int32_t num_users() const { return static_cast<int32_t>(global_users.size()); }
+  int32_t num_items() const { return static_cast<int32_t>(global_items.size()); }
+};
+
+struct Federation {
+  int32_t num_users = 0;  // global
+  int32_t num_items = 0;  // global
+  RatingRange range;
+  std::vector<PartyData> parties;
+};
+
+struct SplitOptions {
+  double test_fraction = 0.1;  // per party, of each party's ratings
+  uint64_t seed = 1;
+};
+
+// VFL, random: items assigned uniformly at random to `num_parties` parties
+// (every party gets at least one item; error if num_items < num_parties).
+absl::StatusOr<Federation> PartitionVflRandom(const Dataset& dataset, int32_t num_parties,
+                                              const SplitOptions& split);
+// VFL, by genre: `item_genres[i]` from LoadMovieLensGenres. A multi-genre item
+// goes to its genre with the fewest items (the paper's rule); genres are then
+// the parties (empty genres are dropped; num_parties = number of non-empty genres).
+absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
+                                               const std::vector<std::vector<int>>& item_genres,
+                                               const SplitOptions& split);
+// HFL: users assigned uniformly at random to parties (each party >= 1 user).
+absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_parties,
+                                        const SplitOptions& split);
+// LFL: one party (device) per user, all items.
+absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split);
+// The whole dataset as one party (central baseline), split 90/10.
+absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split);
+
+}  // namespace fedmf::data
+
+#endif  // FEDMF_COMMON_DATA_PARTITION_H_

@@ -1,0 +1,56 @@
+// Embedding matrices and the sparse rating matrix the MF engine works on.
+#ifndef FEDMF_COMMON_MF_EMBEDDINGS_H_
+#define FEDMF_COMMON_MF_EMBEDDINGS_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include <Eigen/Dense>
+
+#include "common/data/ratings.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::mf {
+
+// Row-major so that one embedding (a row) is contiguous.
+using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Ratings grouped by user (CSR). Immutable after construction.
+class RatingMatrix {
+ public:
+  struct Entry {
+    int32_t item;
+    float value;
+  };
+  RatingMatrix() = default;
+  // Ratings must have 0 <= user < num_users, 0 <= item < num_items (checked
+  // with a CHECK-style abort: callers validate untrusted data before this).
+  RatingMatrix(int32_t num_users, int32_t num_items, const std::vector<data::Rating>& ratings);
+
+  int32_t num_users() const { return num_users_; }
+  int32_t num_items() const { return num_items_; }
+  int64_t nnz() const { return static_cast<int64_t>(entries_.size()); }
+  std::span<const Entry> Row(int32_t user) const {
+    return {entries_.data() + offsets_[user], entries_.data() + offsets_[user + 1]};
+  }
+  int32_t RowSize(int32_t user) const { return static_cast<int32_t>(offsets_[user + 1] - offsets_[user]); }
+  int32_t MaxRowSize() const;
+  std::vector<data::Rating> ToRatings() const;
+
+ private:
+  int32_t num_users_ = 0;
+  int32_t num_items_ = 0;
+  std::vector<int64_t> offsets_{0};
+  std::vector<Entry> entries_;
+};
+
+// Random initialization: entries uniform in [0, scale), then clipped. With
+// p dims, scale = sqrt(mean_rating / p) * 2 gives <u,v> near the mean rating.
+Matrix RandomEmbeddings(int32_t rows, int32_t dim, double scale, random::Csprng& rng);
+// The scale above for a rating mean `mean_rating`.
+double InitScaleFor(double mean_rating, int32_t dim);
+
+}  // namespace fedmf::mf
+
+#endif  // FEDMF_COMMON_MF_EMBEDDINGS_H_

@@ -1,0 +1,23 @@
+// Random trimming (per-user sensitivity) and Poisson user sampling.
+#ifndef FEDMF_COMMON_MF_SAMPLING_H_
+#define FEDMF_COMMON_MF_SAMPLING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "common/random/csprng.h"
+#include "common/mf/embeddings.h"
+
+namespace fedmf::mf {
+
+// Keeps at most `theta` ratings per user, chosen uniformly at random
+// (theta >= 1). Users with <= theta ratings are kept whole.
+RatingMatrix RandomTrim(const RatingMatrix& x, int32_t theta, random::Csprng& rng);
+
+// Each of the n rows independently with probability q (Poisson sampling, the
+// mechanism the RDP accountant analyses). Sorted ascending.
+std::vector<int32_t> PoissonSampleRows(int32_t n, double q, random::Csprng& rng);
+
+}  // namespace fedmf::mf
+
+#endif  // FEDMF_COMMON_MF_SAMPLING_H_

@@ -1,0 +1,57 @@
+// Gradient computation and update steps for MF with squared loss
+// L = sum (x_ij - <u_i, v_j>)^2.
+#ifndef FEDMF_COMMON_MF_SGD_H_
+#define FEDMF_COMMON_MF_SGD_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "common/random/csprng.h"
+#include "common/mf/embeddings.h"
+
+namespace fedmf::mf {
+
+// Adds to grad_u / grad_v (either may be null; when non-null they must be
+// sized like U / V) the gradient of sum over users in `users`, over their
+// ratings, of (x - <u,v>)^2:  d/du_i = -2 e v_j,  d/dv_j = -2 e u_i.
+void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users,
+                         const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v);
+
+// One private mini-batch step on one matrix:
+//   M <- Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer).
+// sigma == 0 means no noise. `normalizer` is the expected batch size (public).
+void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer,
+                       double lr, double rating_max, random::Csprng& rng);
+
+struct SgdOptions {
+  double learning_rate = 0.01;
+  double l2 = 0.0;          // ridge on the touched rows
+  bool update_u = true;
+  bool update_v = true;
+  double rating_max = 5.0;  // clipping bound R; <= 0 disables clipping
+};
+
+// One non-private epoch of classic per-rating SGD over `ratings` in a random
+// order (projected: the two touched rows are clipped after each update).
+// Returns the training MSE seen during the epoch.
+double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
+                const SgdOptions& options, random::Csprng& rng);
+
+// Linear decay from `initial` to `initial * final_ratio` over the first
+// `decay_fraction` of `total_steps`, constant afterwards (FMF paper Section 4.3).
+class LearningRateSchedule {
+ public:
+  LearningRateSchedule(double initial, double final_ratio, int64_t total_steps,
+                       double decay_fraction = 0.8);
+  double At(int64_t step) const;  // step in [0, total_steps)
+
+ private:
+  double initial_;
+  double final_ratio_;
+  int64_t total_steps_;
+  double decay_fraction_;
+};
+
+}  // namespace fedmf::mf
+
+#endif  // FEDMF_COMMON_MF_SGD_H_

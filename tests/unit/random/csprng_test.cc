@@ -1,0 +1,95 @@
+#include "common/random/csprng.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace fedmf::random {
+namespace {
+
+TEST(CsprngTest, SameSeedSameStream) {
+  Csprng a = Csprng::FromSeed(7), b = Csprng::FromSeed(7);
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(a.NextU64(), b.NextU64());
+}
+
+TEST(CsprngTest, DifferentSeedsDiffer) {
+  Csprng a = Csprng::FromSeed(7), b = Csprng::FromSeed(8);
+  int equal = 0;
+  for (int i = 0; i < 100; ++i) equal += a.NextU64() == b.NextU64();
+  EXPECT_EQ(equal, 0);
+}
+
+TEST(CsprngTest, OsEntropyStreamsDiffer) {
+  Csprng a = Csprng::FromOsEntropy(), b = Csprng::FromOsEntropy();
+  EXPECT_NE(a.NextU64(), b.NextU64());
+}
+
+TEST(CsprngTest, ForkIsDeterministicAndIndependentOfParentPosition) {
+  Csprng a = Csprng::FromSeed(1);
+  Csprng child1 = a.Fork("party-3");
+  a.NextU64();
+  Csprng child2 = a.Fork("party-3");
+  Csprng other = a.Fork("party-4");
+  uint64_t x = child1.NextU64();
+  EXPECT_EQ(x, child2.NextU64());
+  EXPECT_NE(x, other.NextU64());
+}
+
+TEST(CsprngTest, FillBytesMatchesAcrossChunkBoundaries) {
+  Csprng a = Csprng::FromSeed(3), b = Csprng::FromSeed(3);
+  std::vector<uint8_t> one(10000), two(10000);
+  a.FillBytes(one.data(), one.size());
+  size_t off = 0;
+  for (size_t chunk : {1, 7, 4096, 3000, 2896}) {
+    b.FillBytes(two.data() + off, chunk);
+    off += chunk;
+  }
+  ASSERT_EQ(off, two.size());
+  EXPECT_EQ(one, two);
+}
+
+TEST(CsprngTest, UniformDoubleMoments) {
+  Csprng rng = Csprng::FromSeed(11);
+  const int n = 200000;
+  double sum = 0, sum2 = 0, lo = 1, hi = 0;
+  for (int i = 0; i < n; ++i) {
+    double x = rng.NextOpenDouble();
+    ASSERT_GT(x, 0.0);
+    ASSERT_LT(x, 1.0);
+    sum += x;
+    sum2 += x * x;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  double mean = sum / n, var = sum2 / n - mean * mean;
+  EXPECT_NEAR(mean, 0.5, 0.005);
+  EXPECT_NEAR(var, 1.0 / 12, 0.002);
+}
+
+TEST(CsprngTest, UniformIntIsInRangeAndCoversAllValues) {
+  Csprng rng = Csprng::FromSeed(5);
+  std::vector<int> counts(7, 0);
+  for (int i = 0; i < 70000; ++i) {
+    uint64_t v = rng.UniformInt(7);
+    ASSERT_LT(v, 7u);
+    counts[v]++;
+  }
+  for (int c : counts) EXPECT_NEAR(c, 10000, 500);
+  EXPECT_EQ(rng.UniformInt(1), 0u);
+}
+
+TEST(CsprngTest, WorksWithStdShuffle) {
+  Csprng rng = Csprng::FromSeed(9);
+  std::vector<int> v(100);
+  for (int i = 0; i < 100; ++i) v[i] = i;
+  std::shuffle(v.begin(), v.end(), rng);
+  std::set<int> s(v.begin(), v.end());
+  EXPECT_EQ(s.size(), 100u);
+  EXPECT_FALSE(std::is_sorted(v.begin(), v.end()));
+}
+
+}  // namespace
+}  // namespace fedmf::random
