@@ -1,0 +1,40 @@
+#include "common/fmf/dp_iteration.h"
+
+#include <algorithm>
+
+#include "common/mf/sampling.h"
+#include "common/mf/sgd.h"
+
+namespace fedmf::fmf {
+
+double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate) {
+  return std::max(1.0, sample_rate * static_cast<double>(x.nnz()));
+}
+
+void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
+                    const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,
+                    DpScratch& scratch) {
+  const std::vector<int32_t> batch = mf::PoissonSampleRows(x.num_users(), spec.sample_rate, rng);
+  mf::Matrix* gu = nullptr;
+  mf::Matrix* gv = nullptr;
+  if (spec.update_u) {
+    scratch.grad_u.setZero(u.rows(), u.cols());
+    gu = &scratch.grad_u;
+  }
+  if (spec.update_v) {
+    scratch.grad_v.setZero(v.rows(), v.cols());
+    gv = &scratch.grad_v;
+  }
+  // Both gradients are taken at the same (U, V) before either moves.
+  mf::AccumulateGradients(x, batch, u, v, gu, gv);
+  if (gu != nullptr) {
+    mf::NoisyGradientStep(u, *gu, spec.sigma_u, spec.normalizer, learning_rate, spec.rating_max,
+                          rng);
+  }
+  if (gv != nullptr) {
+    mf::NoisyGradientStep(v, *gv, spec.sigma_v, spec.normalizer,
+                          learning_rate * spec.v_step_scale, spec.rating_max, rng);
+  }
+}
+
+}  // namespace fedmf::fmf

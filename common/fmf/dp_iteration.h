@@ -1,0 +1,41 @@
+// One DP local iteration of SGDMF (FMF paper Sections 4.1-5.1): Poisson-sample
+// users, sum per-rating gradients over their ratings, add Gaussian noise to
+// EVERY entry of each released matrix, normalize by the expected batch size,
+// step, and clip (Pi).
+#ifndef FEDMF_COMMON_FMF_DP_ITERATION_H_
+#define FEDMF_COMMON_FMF_DP_ITERATION_H_
+
+#include "common/mf/embeddings.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::fmf {
+
+struct DpIterationSpec {
+  bool update_u = false;
+  bool update_v = false;
+  double sample_rate = 0.01;
+  double sigma_u = 0;      // per-entry noise std-dev on the U gradient (0 = none)
+  double sigma_v = 0;      // per-entry noise std-dev on the V gradient
+  double v_step_scale = 1; // VFL scales the V step by m_k/m
+  double rating_max = 5;
+  // Expected number of ratings in a batch (eta * #ratings): a public constant,
+  // as the expected batch size is in DP-SGD (Abadi et al. 2016).
+  double normalizer = 1;
+};
+
+// Reusable gradient buffers, so a loop of iterations allocates once.
+struct DpScratch {
+  mf::Matrix grad_u;
+  mf::Matrix grad_v;
+};
+
+void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
+                    const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,
+                    DpScratch& scratch);
+
+// The public normalizer for a training matrix at rate eta (>= 1).
+double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate);
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_DP_ITERATION_H_

@@ -1,0 +1,116 @@
+#include "common/fmf/job_config.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::fmf {
+
+absl::StatusOr<Setting> ParseSetting(const std::string& s) {
+  if (s == "central") return Setting::kCentral;
+  if (s == "local") return Setting::kLocal;
+  if (s == "vfl") return Setting::kVfl;
+  if (s == "hfl") return Setting::kHfl;
+  if (s == "hfl-synsgd") return Setting::kHflSynSgd;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown setting '", s, "': use one of central, local, vfl, hfl, hfl-synsgd"));
+}
+
+std::string SettingName(Setting s) {
+  switch (s) {
+    case Setting::kCentral: return "central";
+    case Setting::kLocal: return "local";
+    case Setting::kVfl: return "vfl";
+    case Setting::kHfl: return "hfl";
+    case Setting::kHflSynSgd: return "hfl-synsgd";
+  }
+  return "?";
+}
+
+absl::StatusOr<Granularity> ParseGranularity(const std::string& s) {
+  if (s == "rating") return Granularity::kRating;
+  if (s == "user") return Granularity::kUser;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown granularity '", s, "': use rating or user"));
+}
+
+std::string GranularityName(Granularity g) { return g == Granularity::kRating ? "rating" : "user"; }
+
+std::string SplitKindName(SplitKind k) {
+  switch (k) {
+    case SplitKind::kNone: return "none";
+    case SplitKind::kVertical: return "vertical";
+    case SplitKind::kHorizontal: return "horizontal";
+  }
+  return "?";
+}
+
+int32_t JobConfig::EffectiveTheta() const {
+  if (theta > 0) return theta;
+  // FMF paper Sections 4.3 / 5.3: theta = 5 for VFL with several parties,
+  // 10 for HFL (all of a user's ratings sit at one party).
+  return split == SplitKind::kVertical ? 5 : 10;
+}
+
+double JobConfig::EffectiveLearningRate() const {
+  if (learning_rate > 0) return learning_rate;
+  // Tuned on MovieLens 100K at the paper's defaults (docs/results.md): the
+  // mini-batch gradient is normalized by the expected batch size in ratings.
+  return split == SplitKind::kVertical ? 0.5 : 0.5;
+}
+
+int32_t JobConfig::EffectiveRounds() const {
+  return setting == Setting::kHflSynSgd ? rounds * local_iters : rounds;
+}
+
+int32_t JobConfig::EffectiveLocalIters() const {
+  return setting == Setting::kHflSynSgd ? 1 : local_iters;
+}
+
+int64_t JobConfig::ChargedSteps() const {
+  const int64_t stage2 = static_cast<int64_t>(rounds) * local_iters;
+  if (split == SplitKind::kVertical) return stage2 + vfl_finetune_iters;
+  return stage2;
+}
+
+absl::Status ValidateJobConfig(const JobConfig& c) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("job config field '", field, "': ", why));
+  };
+  if (c.job_id.empty() || c.job_id.size() > 128) return bad("job_id", "must be 1..128 characters");
+  if (c.rounds < 1 || c.rounds > 1000000) return bad("rounds", "T must be in [1, 1e6]");
+  if (c.local_iters < 1 || c.local_iters > 100000) return bad("local_iters", "T' must be in [1, 1e5]");
+  if (c.dim < 1 || c.dim > 1024) return bad("dim", "p must be in [1, 1024]");
+  if (!(c.sample_rate > 0 && c.sample_rate <= 1)) return bad("sample_rate", "eta must be in (0, 1]");
+  if (!(c.epsilon > 0)) return bad("epsilon", "must be > 0 (use inf for non-private)");
+  if (!(c.delta > 0 && c.delta < 1)) return bad("delta", "must be in (0, 1)");
+  if (c.theta < 0) return bad("theta", "must be >= 0 (0 = paper default)");
+  if (c.vfl_finetune_iters < 0) return bad("vfl_finetune_iters", "kappa must be >= 0");
+  if (c.learning_rate < 0 || !std::isfinite(c.learning_rate)) return bad("learning_rate", "must be >= 0");
+  if (!(c.lr_final_ratio > 0 && c.lr_final_ratio <= 1)) return bad("lr_final_ratio", "must be in (0, 1]");
+  if (!(c.sgd_learning_rate > 0 && c.sgd_learning_rate < 1)) return bad("sgd_learning_rate", "must be in (0, 1)");
+  if (!(c.sgd_l2 >= 0 && c.sgd_l2 < 1)) return bad("sgd_l2", "must be in [0, 1)");
+  if (c.pretrain_epochs < 0 || c.finetune_epochs < 0 || c.central_epochs < 0) {
+    return bad("*_epochs", "epoch counts must be >= 0");
+  }
+  if (!(c.rating_max > 0) || !std::isfinite(c.rating_max)) return bad("rating_max", "R must be > 0");
+  if (!(c.test_fraction >= 0 && c.test_fraction < 1)) return bad("test_fraction", "must be in [0, 1)");
+  switch (c.setting) {
+    case Setting::kVfl:
+      if (c.split != SplitKind::kVertical) return bad("split", "vfl needs a vertical split");
+      break;
+    case Setting::kHfl:
+    case Setting::kHflSynSgd:
+      if (c.split != SplitKind::kHorizontal) return bad("split", "hfl needs a horizontal split");
+      break;
+    case Setting::kCentral:
+      if (c.split != SplitKind::kNone) return bad("split", "central uses no split");
+      break;
+    case Setting::kLocal:
+      if (c.split == SplitKind::kNone) return bad("split", "local needs a vertical or horizontal split");
+      break;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fedmf::fmf

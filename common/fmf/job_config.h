@@ -1,0 +1,90 @@
+// A training job's configuration: the FMF setting, the schedule of Stage 2
+// (T rounds of T' local iterations), the privacy target and the knobs of the
+// local solvers. Shared verbatim by the simulator and the daemons.
+#ifndef FEDMF_COMMON_FMF_JOB_CONFIG_H_
+#define FEDMF_COMMON_FMF_JOB_CONFIG_H_
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace fedmf::fmf {
+
+enum class Setting {
+  kCentral,     // non-private MF on all data (one party) — the accuracy ceiling
+  kLocal,       // each party alone: DP-SGD for a VFL split, non-private for HFL
+  kVfl,         // VFL-SGDMF (FMF paper Section 4)
+  kHfl,         // HFL-SGDMF (Section 5)
+  kHflSynSgd,   // baseline: noisy item gradients averaged every iteration
+};
+
+// How the data is split across parties (what "local" means depends on it).
+enum class SplitKind { kNone, kVertical, kHorizontal };
+
+enum class Granularity { kRating, kUser };
+
+absl::StatusOr<Setting> ParseSetting(const std::string& s);
+std::string SettingName(Setting s);
+absl::StatusOr<Granularity> ParseGranularity(const std::string& s);
+std::string GranularityName(Granularity g);
+std::string SplitKindName(SplitKind k);
+
+struct JobConfig {
+  std::string job_id = "job";
+  Setting setting = Setting::kHfl;
+  // For kLocal: which split the parties hold (kVertical => DP-SGD on U and V;
+  // kHorizontal => non-private). Derived for the other settings.
+  SplitKind split = SplitKind::kHorizontal;
+
+  int32_t rounds = 100;       // T
+  int32_t local_iters = 10;   // T'
+  int32_t dim = 20;           // p
+  double sample_rate = 0.01;  // eta (Poisson, over users)
+
+  // Privacy target per party. epsilon = +inf means non-private (no noise).
+  double epsilon = 1.0;
+  double delta = 1e-5;
+  Granularity granularity = Granularity::kRating;
+  int32_t theta = 0;          // trimming; 0 = paper default (VFL 5, HFL 10)
+
+  int32_t vfl_finetune_iters = 100;  // kappa: VFL Stage 3 DP iterations on V
+
+  // DP mini-batch steps (Stage 2, VFL Stage 3, DP local-only): learning rate
+  // decays linearly to lr*lr_final_ratio over the first 80% of steps.
+  double learning_rate = 0.0;   // 0 = setting default (see DefaultLearningRate)
+  double lr_final_ratio = 0.1;
+
+  // Non-private per-rating SGD (central, HFL Stage 1/3, HFL local-only).
+  double sgd_learning_rate = 0.01;
+  double sgd_l2 = 0.05;
+  int32_t pretrain_epochs = 20;   // HFL Stage 1 (U only, V fixed)
+  int32_t finetune_epochs = 20;   // HFL Stage 3 (U and V, no noise)
+  int32_t central_epochs = 40;    // central / HFL local-only
+
+  double rating_max = 5.0;        // R for clipping (top of the rating range)
+  double test_fraction = 0.1;
+  std::optional<uint64_t> seed;   // unset = OS entropy (production)
+
+  bool private_training() const { return epsilon < std::numeric_limits<double>::infinity(); }
+  // The effective trimming threshold for per-user privacy.
+  int32_t EffectiveTheta() const;
+  // The learning rate for DP steps (explicit or the per-setting default).
+  double EffectiveLearningRate() const;
+  // Stage 2 schedule actually run. HFL-synSGD synchronizes after every
+  // iteration, so it runs T*T' rounds of one iteration (same total steps).
+  int32_t EffectiveRounds() const;
+  int32_t EffectiveLocalIters() const;
+  // Total DP iterations charged to each party (T*T' [+ kappa]).
+  int64_t ChargedSteps() const;
+};
+
+// Checks ranges and combinations; the message names the field and the fix.
+absl::Status ValidateJobConfig(const JobConfig& config);
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_JOB_CONFIG_H_

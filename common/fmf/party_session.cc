@@ -1,0 +1,295 @@
+#include "common/fmf/party_session.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "common/mf/clipping.h"
+#include "common/mf/sampling.h"
+#include "common/mf/sgd.h"
+
+namespace fedmf::fmf {
+namespace {
+
+// Initial embeddings aim at <u, v> near a typical mean rating (0.7 R; 3.5 for
+// R = 5). The server cannot look at anybody's data to learn the true mean.
+double InitScale(const JobConfig& config) {
+  return mf::InitScaleFor(0.7 * config.rating_max, config.dim);
+}
+
+}  // namespace
+
+mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Csprng& rng) {
+  return mf::RandomEmbeddings(rows, config.dim, InitScale(config), rng);
+}
+
+PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, data::PartyData data,
+                           int32_t global_users, int32_t global_items, dp::PrivacyLedger* ledger,
+                           random::Csprng rng)
+    : config_(config),
+      plan_(plan),
+      data_(std::move(data)),
+      global_users_(global_users),
+      global_items_(global_items),
+      ledger_(ledger),
+      rng_(std::move(rng)) {}
+
+absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
+    const JobConfig& config, const NoisePlan& plan, data::PartyData data, int32_t global_users,
+    int32_t global_items, dp::PrivacyLedger* ledger, random::Csprng rng) {
+  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
+  if (plan.private_training && ledger == nullptr) {
+    return absl::InvalidArgumentError("a private job needs a privacy ledger");
+  }
+  if (data.num_users() == 0 || data.num_items() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("party ", data.party, " has no users or no items"));
+  }
+  if (config.split == SplitKind::kVertical && data.num_users() != global_users) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "VFL party ", data.party, " must hold all ", global_users, " users, has ", data.num_users()));
+  }
+  if (config.split == SplitKind::kHorizontal && data.num_items() != global_items) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "HFL party ", data.party, " must hold all ", global_items, " items, has ", data.num_items()));
+  }
+  for (const auto* part : {&data.train, &data.test}) {
+    for (const data::Rating& r : *part) {
+      if (r.user < 0 || r.user >= data.num_users() || r.item < 0 || r.item >= data.num_items() ||
+          !std::isfinite(r.value)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "party ", data.party, " has a rating outside its local index space (user ", r.user,
+            ", item ", r.item, ")"));
+      }
+    }
+  }
+  std::unique_ptr<PartySession> session(new PartySession(config, plan, std::move(data),
+                                                         global_users, global_items, ledger,
+                                                         std::move(rng)));
+  PartySession& p = *session;
+  p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
+  if (plan.private_training && config.granularity == Granularity::kUser) {
+    random::Csprng trim_rng = p.rng_.Fork("trim");
+    p.dp_train_ = mf::RandomTrim(p.train_, plan.theta, trim_rng);
+  } else {
+    p.dp_train_ = p.train_;
+  }
+  const double scale = InitScale(config);
+  random::Csprng init_rng = p.rng_.Fork("init");
+  // The shared matrix is overwritten by the server's in Pretrain; the local
+  // one starts random (FMF Stage 1, step (1c)).
+  p.u_ = mf::RandomEmbeddings(p.data_.num_users(), config.dim, scale, init_rng);
+  p.v_ = mf::RandomEmbeddings(p.data_.num_items(), config.dim, scale, init_rng);
+  return session;
+}
+
+int32_t PartySession::shared_rows() const {
+  return vertical() ? data_.num_users() : data_.num_items();
+}
+
+double PartySession::weight() const {
+  return vertical() ? static_cast<double>(data_.num_items())
+                    : static_cast<double>(data_.num_users());
+}
+
+absl::Status PartySession::CheckShared(const mf::Matrix& m, const char* what) const {
+  if (m.rows() != shared_rows() || m.cols() != config_.dim) {
+    return absl::InvalidArgumentError(absl::StrCat(what, ": shared matrix is ", m.rows(), "x",
+                                                   m.cols(), ", expected ", shared_rows(), "x",
+                                                   config_.dim));
+  }
+  if (!m.allFinite()) return absl::InvalidArgumentError(absl::StrCat(what, ": non-finite entry"));
+  return absl::OkStatus();
+}
+
+absl::Status PartySession::Charge(int64_t round, int64_t steps) {
+  if (!plan_.private_training) return absl::OkStatus();
+  dp::LedgerEntry entry{config_.job_id, round, plan_.sample_rate, plan_.noise_multiplier, steps};
+  return ledger_->Charge(entry);
+}
+
+DpIterationSpec PartySession::Stage2Spec() const {
+  DpIterationSpec spec;
+  spec.sample_rate = config_.sample_rate;
+  spec.rating_max = config_.rating_max;
+  spec.normalizer = ExpectedBatchRatings(dp_train_, config_.sample_rate);
+  if (vertical()) {
+    // VFL-SGDMF: U and V together, Delta_rating; V's step scaled by m_k/m.
+    spec.update_u = spec.update_v = true;
+    spec.sigma_u = spec.sigma_v = plan_.sigma_both;
+    spec.v_step_scale =
+        config_.setting == Setting::kVfl ? weight() / static_cast<double>(global_items_) : 1.0;
+  } else {
+    // HFL-SGDMF: U fixed, only V is updated and released, Delta_2,v.
+    spec.update_v = true;
+    spec.sigma_v = plan_.sigma_one;
+  }
+  return spec;
+}
+
+DpIterationSpec PartySession::VflFinetuneSpec() const {
+  DpIterationSpec spec = Stage2Spec();
+  spec.update_u = false;
+  spec.sigma_u = 0;
+  spec.sigma_v = plan_.sigma_one;  // only V moves: Delta_2,v
+  spec.v_step_scale = 1.0;
+  return spec;
+}
+
+void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_step,
+                                   int64_t count) {
+  const int64_t total = config_.ChargedSteps();
+  mf::LearningRateSchedule schedule(config_.EffectiveLearningRate(), config_.lr_final_ratio,
+                                    std::max<int64_t>(total, 1));
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t step = std::min(first_step + i, total - 1);
+    RunDpIteration(dp_train_, u_, v_, spec, schedule.At(step), rng_, scratch_);
+  }
+}
+
+void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
+  mf::SgdOptions options;
+  options.learning_rate = config_.sgd_learning_rate;
+  options.l2 = config_.sgd_l2;
+  options.update_u = update_u;
+  options.update_v = update_v;
+  options.rating_max = config_.rating_max;
+  for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
+}
+
+absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared) {
+  if (phase_ != Phase::kCreated) {
+    return absl::FailedPreconditionError("Pretrain: the session has already started");
+  }
+  if (config_.setting != Setting::kVfl && config_.setting != Setting::kHfl &&
+      config_.setting != Setting::kHflSynSgd) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Pretrain: setting ", SettingName(config_.setting), " runs with TrainAlone"));
+  }
+  if (auto s = CheckShared(initial_shared, "Pretrain"); !s.ok()) return s;
+  shared_matrix() = initial_shared;
+  mf::ClipEmbeddings(shared_matrix(), config_.rating_max);
+  if (!vertical()) {
+    // HFL Stage 1: pre-train U_k with V fixed at the server's initial value;
+    // clipping, no noise, no trimming (nothing leaves the party).
+    RunSgdEpochs(config_.pretrain_epochs, /*update_u=*/true, /*update_v=*/false);
+  }
+  phase_ = Phase::kTraining;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matrix& shared) {
+  if (phase_ != Phase::kTraining) {
+    return absl::FailedPreconditionError("RunRound: the session is not in Stage 2");
+  }
+  if (round != next_round_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("RunRound: expected round ", next_round_, ", got ", round));
+  }
+  if (round >= config_.EffectiveRounds()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("RunRound: round ", round, " beyond T = ", config_.EffectiveRounds()));
+  }
+  if (auto s = CheckShared(shared, "RunRound"); !s.ok()) return s;
+  const int64_t iters = config_.EffectiveLocalIters();
+  // Charge first: a refusal (over budget, replayed round) leaves the session
+  // untouched, and nothing computed from the data exists unaccounted.
+  if (auto s = Charge(round, iters); !s.ok()) return s;
+  steps_charged_ += plan_.private_training ? iters : 0;
+  shared_matrix() = shared;
+  RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
+  ++next_round_;
+  return shared_matrix();
+}
+
+absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
+  if (phase_ != Phase::kTraining) {
+    return absl::FailedPreconditionError("Finish: the session is not in Stage 2");
+  }
+  if (auto s = CheckShared(final_shared, "Finish"); !s.ok()) return s;
+  shared_matrix() = final_shared;
+  if (vertical()) {
+    // VFL Stage 3: kappa DP iterations on V_{F_k} with U fixed; V is a
+    // protected output, so these steps are charged too.
+    const int64_t kappa = config_.vfl_finetune_iters;
+    if (kappa > 0) {
+      if (auto s = Charge(config_.EffectiveRounds(), kappa); !s.ok()) return s;
+      steps_charged_ += plan_.private_training ? kappa : 0;
+      RunDpIterations(VflFinetuneSpec(),
+                      static_cast<int64_t>(config_.EffectiveRounds()) * config_.EffectiveLocalIters(),
+                      kappa);
+    }
+  } else {
+    // HFL Stage 3: U and V fine-tuned locally without noise on untrimmed
+    // data; the result never leaves the party.
+    RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
+  }
+  phase_ = Phase::kFinished;
+  return absl::OkStatus();
+}
+
+absl::Status PartySession::TrainAlone() {
+  if (phase_ != Phase::kCreated) {
+    return absl::FailedPreconditionError("TrainAlone: the session has already started");
+  }
+  if (config_.setting != Setting::kCentral && config_.setting != Setting::kLocal) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "TrainAlone: setting ", SettingName(config_.setting), " needs a server"));
+  }
+  if (plan_.private_training) {
+    // Local-only on a vertical split: the same DP schedule as VFL-SGDMF
+    // (T*T' steps on U and V, then kappa on V), with nobody to average with.
+    const int64_t stage2 = static_cast<int64_t>(config_.rounds) * config_.local_iters;
+    if (auto s = Charge(0, config_.ChargedSteps()); !s.ok()) return s;
+    steps_charged_ = config_.ChargedSteps();
+    RunDpIterations(Stage2Spec(), 0, stage2);
+    RunDpIterations(VflFinetuneSpec(), stage2, config_.vfl_finetune_iters);
+  } else {
+    RunSgdEpochs(config_.central_epochs, /*update_u=*/true, /*update_v=*/true);
+  }
+  phase_ = Phase::kFinished;
+  return absl::OkStatus();
+}
+
+mf::ErrorMetrics PartySession::EvaluateTest() const {
+  return mf::Evaluate(data_.test, u_, v_, data_.range);
+}
+
+mf::ErrorMetrics PartySession::EvaluateTrain() const {
+  return mf::Evaluate(data_.train, u_, v_, data_.range);
+}
+
+mf::ErrorMetrics PartySession::EvaluateTestWith(const mf::Matrix& shared) const {
+  if (shared.rows() != shared_rows() || shared.cols() != config_.dim) return EvaluateTest();
+  return vertical() ? mf::Evaluate(data_.test, shared, v_, data_.range)
+                    : mf::Evaluate(data_.test, u_, shared, data_.range);
+}
+
+absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
+    int32_t global_user, int32_t top_n) const {
+  if (top_n < 1) return absl::InvalidArgumentError("top_n must be >= 1");
+  auto it = std::find(data_.global_users.begin(), data_.global_users.end(), global_user);
+  if (it == data_.global_users.end()) {
+    return absl::NotFoundError(absl::StrCat("user ", global_user, " is not a user of party ",
+                                            data_.party));
+  }
+  const int32_t local = static_cast<int32_t>(it - data_.global_users.begin());
+  std::unordered_set<int32_t> rated;
+  for (const auto& e : train_.Row(local)) rated.insert(e.item);
+  std::vector<std::pair<int32_t, double>> scored;
+  scored.reserve(data_.num_items());
+  for (int32_t j = 0; j < data_.num_items(); ++j) {
+    if (rated.count(j)) continue;
+    scored.emplace_back(data_.global_items[j], mf::Predict(u_, v_, local, j, data_.range));
+  }
+  const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
+  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.second != b.second ? a.second > b.second : a.first < b.first;
+                    });
+  scored.resize(n);
+  return scored;
+}
+
+}  // namespace fedmf::fmf

@@ -1,0 +1,117 @@
+// The party side of an FMF job as an explicit state machine (no I/O):
+//
+//   kCreated --Pretrain(initial shared)--> kTraining --RunRound(t, shared)*T-->
+//   --Finish(final shared)--> kFinished
+//
+// or, for the baselines that need no server, kCreated --TrainAlone()--> kFinished.
+//
+// The party's private matrices (U_k in HFL, V_{F_k} in VFL) never leave this
+// object except through Recommend/Evaluate. The only thing released is the
+// shared matrix returned by RunRound, and the ledger is charged BEFORE it is
+// returned: if the budget would be exceeded, nothing is released and the
+// session is unchanged.
+#ifndef FEDMF_COMMON_FMF_PARTY_SESSION_H_
+#define FEDMF_COMMON_FMF_PARTY_SESSION_H_
+
+#include <cstdint>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/data/partition.h"
+#include "common/dp/ledger.h"
+#include "common/fmf/dp_iteration.h"
+#include "common/fmf/job_config.h"
+#include "common/fmf/noise_plan.h"
+#include "common/mf/embeddings.h"
+#include "common/mf/metrics.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::fmf {
+
+class PartySession {
+ public:
+  enum class Phase { kCreated, kTraining, kFinished };
+
+  // `ledger` is not owned and must outlive the session (the daemon persists
+  // it). `global_users`/`global_items` give the shared matrix's row count.
+  static absl::StatusOr<std::unique_ptr<PartySession>> Create(
+      const JobConfig& config, const NoisePlan& plan, data::PartyData data, int32_t global_users,
+      int32_t global_items, dp::PrivacyLedger* ledger, random::Csprng rng);
+
+  // Rows and columns of the shared matrix (U for VFL: n x p; V for HFL: m x p).
+  int32_t shared_rows() const;
+  int32_t dim() const { return config_.dim; }
+  // Aggregation weight: m_k for VFL, n_k for HFL.
+  double weight() const;
+
+  // Stage 1: initialization and local pre-computation.
+  absl::Status Pretrain(const mf::Matrix& initial_shared);
+  // Stage 2: one synchronization round of T' DP local iterations starting
+  // from the server's shared matrix; returns the party's version of it.
+  absl::StatusOr<mf::Matrix> RunRound(int32_t round, const mf::Matrix& shared);
+  // Stage 3: local fine-tuning from the final shared matrix.
+  absl::Status Finish(const mf::Matrix& final_shared);
+  // central / local-only baselines: the whole job on this party's data alone.
+  absl::Status TrainAlone();
+
+  Phase phase() const { return phase_; }
+  int32_t next_round() const { return next_round_; }
+  int64_t steps_charged() const { return steps_charged_; }
+
+  // Test / train error with the party's current matrices; `shared` (when
+  // given) replaces the shared matrix, for progress reports during Stage 2.
+  mf::ErrorMetrics EvaluateTest() const;
+  mf::ErrorMetrics EvaluateTrain() const;
+  mf::ErrorMetrics EvaluateTestWith(const mf::Matrix& shared) const;
+
+  // Top-N unrated items for a local user: (global item id, predicted rating).
+  absl::StatusOr<std::vector<std::pair<int32_t, double>>> Recommend(int32_t global_user,
+                                                                    int32_t top_n) const;
+
+  const data::PartyData& data() const { return data_; }
+  const mf::Matrix& user_embeddings() const { return u_; }
+  const mf::Matrix& item_embeddings() const { return v_; }
+
+ private:
+  PartySession(const JobConfig& config, const NoisePlan& plan, data::PartyData data,
+               int32_t global_users, int32_t global_items, dp::PrivacyLedger* ledger,
+               random::Csprng rng);
+
+  bool vertical() const { return config_.split == SplitKind::kVertical; }
+  mf::Matrix& shared_matrix() { return vertical() ? u_ : v_; }
+  const mf::Matrix& shared_matrix() const { return vertical() ? u_ : v_; }
+  absl::Status CheckShared(const mf::Matrix& m, const char* what) const;
+  absl::Status Charge(int64_t round, int64_t steps);
+  // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
+  void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
+  void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v);
+  DpIterationSpec Stage2Spec() const;
+  DpIterationSpec VflFinetuneSpec() const;
+
+  JobConfig config_;
+  NoisePlan plan_;
+  data::PartyData data_;
+  int32_t global_users_;
+  int32_t global_items_;
+  dp::PrivacyLedger* ledger_;
+  random::Csprng rng_;
+
+  mf::RatingMatrix train_;      // untrimmed (non-private stages, Stage 3 of HFL)
+  mf::RatingMatrix dp_train_;   // trimmed to theta for per-user DP, else == train_
+  mf::Matrix u_;
+  mf::Matrix v_;
+  DpScratch scratch_;
+  Phase phase_ = Phase::kCreated;
+  int32_t next_round_ = 0;
+  int64_t steps_charged_ = 0;
+};
+
+// The initial shared matrix the server broadcasts (entries uniform, clipped).
+mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Csprng& rng);
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_PARTY_SESSION_H_

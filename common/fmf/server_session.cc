@@ -1,0 +1,133 @@
+#include "common/fmf/server_session.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/fmf/party_session.h"
+
+namespace fedmf::fmf {
+namespace {
+
+absl::Status ValidateParties(const std::vector<PartyInfo>& parties) {
+  if (parties.empty()) return absl::InvalidArgumentError("a job needs at least one party");
+  for (size_t k = 0; k < parties.size(); ++k) {
+    if (!(parties[k].weight > 0) || !std::isfinite(parties[k].weight)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party ", k, " (", parties[k].name, "): weight must be > 0"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ServerSession::ServerSession(const JobConfig& config, std::vector<PartyInfo> parties,
+                             mf::Matrix shared, int32_t round)
+    : config_(config),
+      parties_(std::move(parties)),
+      shared_(std::move(shared)),
+      round_(round),
+      phase_(round >= config.EffectiveRounds() ? Phase::kFinished : Phase::kRoundOpen),
+      sum_(mf::Matrix::Zero(shared_.rows(), shared_.cols())),
+      submitted_(parties_.size(), false) {}
+
+absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int32_t shared_rows,
+                                                    std::vector<PartyInfo> parties,
+                                                    random::Csprng& rng) {
+  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
+  if (auto s = ValidateParties(parties); !s.ok()) return s;
+  if (shared_rows < 1) return absl::InvalidArgumentError("shared_rows must be >= 1");
+  return ServerSession(config, std::move(parties), InitialSharedMatrix(config, shared_rows, rng),
+                       0);
+}
+
+absl::StatusOr<ServerSession> ServerSession::Restore(const JobConfig& config,
+                                                     std::vector<PartyInfo> parties,
+                                                     int32_t round, mf::Matrix shared) {
+  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
+  if (auto s = ValidateParties(parties); !s.ok()) return s;
+  if (round < 0 || round > config.EffectiveRounds()) {
+    return absl::InvalidArgumentError(absl::StrCat("restore: round ", round, " out of range"));
+  }
+  if (shared.cols() != config.dim || shared.rows() < 1 || !shared.allFinite()) {
+    return absl::InvalidArgumentError("restore: persisted shared matrix is malformed");
+  }
+  return ServerSession(config, std::move(parties), std::move(shared), round);
+}
+
+bool ServerSession::HasSubmitted(int32_t party) const {
+  return party >= 0 && party < static_cast<int32_t>(submitted_.size()) && submitted_[party];
+}
+
+absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf::Matrix& update) {
+  if (phase_ != Phase::kRoundOpen) return absl::FailedPreconditionError("job is finished");
+  if (round != round_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'round': update for round ", round, " but round ", round_, " is open"));
+  }
+  if (party < 0 || party >= static_cast<int32_t>(parties_.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("field 'party': unknown party index ", party));
+  }
+  if (submitted_[party]) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("party ", parties_[party].name, " already submitted round ", round));
+  }
+  if (update.rows() != shared_.rows() || update.cols() != shared_.cols()) {
+    return absl::InvalidArgumentError(absl::StrCat("field 'matrix': shape ", update.rows(), "x",
+                                                   update.cols(), ", expected ", shared_.rows(),
+                                                   "x", shared_.cols()));
+  }
+  // Clipping invariant, with slack for float rounding on the wire.
+  const double max_norm2 = config_.rating_max * (1 + 1e-6) + 1e-9;
+  for (Eigen::Index i = 0; i < update.rows(); ++i) {
+    double norm2 = 0;
+    for (Eigen::Index c = 0; c < update.cols(); ++c) {
+      const double x = update(i, c);
+      if (!std::isfinite(x)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("field 'matrix': non-finite value at row ", i, " column ", c));
+      }
+      if (x < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "field 'matrix': negative value at row ", i, " (embeddings must be clipped)"));
+      }
+      norm2 += x * x;
+    }
+    if (norm2 > max_norm2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "field 'matrix': row ", i, " has norm^2 ", norm2, " > R = ", config_.rating_max,
+          " (embeddings must be clipped)"));
+    }
+  }
+  sum_.noalias() += parties_[party].weight * update;
+  submitted_[party] = true;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
+  if (phase_ != Phase::kRoundOpen) return absl::FailedPreconditionError("job is finished");
+  RoundSummary summary;
+  summary.round = round_;
+  double total_weight = 0;
+  for (size_t k = 0; k < parties_.size(); ++k) {
+    if (submitted_[k]) {
+      summary.contributors.push_back(static_cast<int32_t>(k));
+      total_weight += parties_[k].weight;
+    } else {
+      summary.missing.push_back(static_cast<int32_t>(k));
+    }
+  }
+  if (summary.contributors.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("round ", round_, ": no party submitted an update"));
+  }
+  // Weighted average of feasible points stays feasible (the set is convex).
+  shared_ = sum_ / total_weight;
+  sum_.setZero();
+  std::fill(submitted_.begin(), submitted_.end(), false);
+  ++round_;
+  if (round_ >= config_.EffectiveRounds()) phase_ = Phase::kFinished;
+  return summary;
+}
+
+}  // namespace fedmf::fmf

@@ -1,0 +1,81 @@
+// The coordination server's side of Stage 2 as an explicit state machine (no
+// I/O): it owns the shared matrix, accepts at most one validated update per
+// party per round, and closes a round with the paper's weighted average over
+// the parties that answered (VFL: m_k/m, HFL: n_k/n, renormalized over the
+// contributors).
+//
+//   kRoundOpen(t) --SubmitUpdate*--> --CloseRound--> kRoundOpen(t+1) ... kFinished
+#ifndef FEDMF_COMMON_FMF_SERVER_SESSION_H_
+#define FEDMF_COMMON_FMF_SERVER_SESSION_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/fmf/job_config.h"
+#include "common/mf/embeddings.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::fmf {
+
+struct PartyInfo {
+  std::string name;
+  double weight = 0;  // m_k (VFL) or n_k (HFL): sizes the parties declare
+};
+
+struct RoundSummary {
+  int32_t round = 0;
+  std::vector<int32_t> contributors;  // party indices averaged this round
+  std::vector<int32_t> missing;       // parties that did not answer
+};
+
+class ServerSession {
+ public:
+  enum class Phase { kRoundOpen, kFinished };
+
+  // A fresh job: the initial shared matrix (shared_rows x dim) is drawn here.
+  static absl::StatusOr<ServerSession> Create(const JobConfig& config, int32_t shared_rows,
+                                              std::vector<PartyInfo> parties,
+                                              random::Csprng& rng);
+  // Resume after a restart at `round` (the next round to run) with the shared
+  // matrix persisted when round-1 closed.
+  static absl::StatusOr<ServerSession> Restore(const JobConfig& config,
+                                               std::vector<PartyInfo> parties, int32_t round,
+                                               mf::Matrix shared);
+
+  Phase phase() const { return phase_; }
+  int32_t round() const { return round_; }
+  int32_t total_rounds() const { return config_.EffectiveRounds(); }
+  // The matrix to broadcast for the open round (or the final one).
+  const mf::Matrix& shared() const { return shared_; }
+  const std::vector<PartyInfo>& parties() const { return parties_; }
+  bool HasSubmitted(int32_t party) const;
+
+  // Validates everything about an update before keeping it: phase, round,
+  // party index, one update per party per round, shape, finiteness and the
+  // clipping invariant (entries >= 0, row norm <= sqrt(R)), so one bad party
+  // cannot poison the average. Errors name the field.
+  absl::Status SubmitUpdate(int32_t party, int32_t round, const mf::Matrix& update);
+
+  // Averages the updates received for the open round and opens the next.
+  // FailedPrecondition if nobody answered (the round stays open).
+  absl::StatusOr<RoundSummary> CloseRound();
+
+ private:
+  ServerSession(const JobConfig& config, std::vector<PartyInfo> parties, mf::Matrix shared,
+                int32_t round);
+
+  JobConfig config_;
+  std::vector<PartyInfo> parties_;
+  mf::Matrix shared_;
+  int32_t round_ = 0;
+  Phase phase_ = Phase::kRoundOpen;
+  mf::Matrix sum_;                 // sum of weight_k * update_k this round
+  std::vector<bool> submitted_;
+};
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_SERVER_SESSION_H_

@@ -1,0 +1,152 @@
+#include "common/fmf/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "common/dp/ledger.h"
+#include "common/fmf/party_session.h"
+#include "common/fmf/server_session.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::fmf {
+
+absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
+                                                 const data::Dataset& dataset,
+                                                 const FederationOptions& options) {
+  data::SplitOptions split{options.test_fraction, options.split_seed};
+  switch (config.split) {
+    case SplitKind::kNone:
+      return data::PartitionCentral(dataset, split);
+    case SplitKind::kHorizontal:
+      return data::PartitionHfl(dataset, options.parties, split);
+    case SplitKind::kVertical:
+      if (options.vfl_split == "genre") {
+        if (options.item_genres == nullptr) {
+          return absl::InvalidArgumentError(
+              "VFL genre split needs item genres (MovieLens 100K u.item next to u.data)");
+        }
+        return data::PartitionVflByGenre(dataset, *options.item_genres, split);
+      }
+      if (options.vfl_split != "random") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unknown VFL split '", options.vfl_split, "': use random or genre"));
+      }
+      return data::PartitionVflRandom(dataset, options.parties, split);
+  }
+  return absl::InternalError("unreachable");
+}
+
+absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
+                                          const data::Federation& federation,
+                                          const ProgressFn& progress, int32_t eval_every) {
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto plan = PlanNoise(config);
+  if (!plan.ok()) return plan.status();
+  if (federation.parties.empty()) return absl::InvalidArgumentError("federation has no parties");
+
+  random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
+  const size_t s = federation.parties.size();
+  // Each party has its own ledger with exactly the job's budget.
+  std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
+  std::vector<std::unique_ptr<PartySession>> sessions;
+  for (size_t k = 0; k < s; ++k) {
+    ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
+        plan->private_training ? config.epsilon * (1 + 1e-9) : std::numeric_limits<double>::infinity(),
+        config.delta));
+    auto session = PartySession::Create(config, *plan, federation.parties[k], federation.num_users,
+                                        federation.num_items, ledgers.back().get(),
+                                        root.Fork(absl::StrCat("party-", k)));
+    if (!session.ok()) return session.status();
+    sessions.push_back(std::move(*session));
+  }
+
+  SimulationResult result;
+  result.config = config;
+  result.plan = *plan;
+
+  const bool federated = config.setting == Setting::kVfl || config.setting == Setting::kHfl ||
+                         config.setting == Setting::kHflSynSgd;
+  if (!federated) {
+    for (auto& session : sessions) {
+      if (auto st = session->TrainAlone(); !st.ok()) return st;
+    }
+  } else {
+    std::vector<PartyInfo> infos;
+    for (size_t k = 0; k < s; ++k) {
+      infos.push_back({absl::StrCat("party-", k), sessions[k]->weight()});
+    }
+    random::Csprng server_rng = root.Fork("server");
+    auto server = ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng);
+    if (!server.ok()) return server.status();
+    for (auto& session : sessions) {
+      if (auto st = session->Pretrain(server->shared()); !st.ok()) return st;
+    }
+    while (server->phase() == ServerSession::Phase::kRoundOpen) {
+      const int32_t round = server->round();
+      for (size_t k = 0; k < s; ++k) {
+        auto update = sessions[k]->RunRound(round, server->shared());
+        if (!update.ok()) return update.status();
+        if (auto st = server->SubmitUpdate(static_cast<int32_t>(k), round, *update); !st.ok()) {
+          return st;
+        }
+      }
+      auto summary = server->CloseRound();
+      if (!summary.ok()) return summary.status();
+      if (progress) {
+        RoundProgress p;
+        p.round = round + 1;
+        p.total_rounds = server->total_rounds();
+        p.seconds = seconds();
+        for (auto& ledger : ledgers) {
+          auto e = ledger->SpentEpsilon();
+          if (e.ok()) p.epsilon = std::max(p.epsilon, *e);
+        }
+        if (eval_every > 0 && ((round + 1) % eval_every == 0 || round + 1 == p.total_rounds)) {
+          std::vector<mf::ErrorMetrics> parts;
+          for (auto& session : sessions) parts.push_back(session->EvaluateTestWith(server->shared()));
+          p.test_mse = mf::Combine(parts).mse;
+        }
+        progress(p);
+      }
+    }
+    for (auto& session : sessions) {
+      if (auto st = session->Finish(server->shared()); !st.ok()) return st;
+    }
+    result.rounds = server->total_rounds();
+  }
+
+  std::vector<mf::ErrorMetrics> tests, trains;
+  for (size_t k = 0; k < s; ++k) {
+    PartyResult r;
+    r.party = federation.parties[k].party;
+    r.users = federation.parties[k].num_users();
+    r.items = federation.parties[k].num_items();
+    r.train_ratings = static_cast<int64_t>(federation.parties[k].train.size());
+    r.test = sessions[k]->EvaluateTest();
+    r.train = sessions[k]->EvaluateTrain();
+    r.steps = sessions[k]->steps_charged();
+    if (plan->private_training) {
+      auto e = ledgers[k]->SpentEpsilon();
+      if (!e.ok()) return e.status();
+      r.epsilon = *e;
+    } else {
+      r.epsilon = std::numeric_limits<double>::infinity();
+    }
+    result.epsilon = std::max(result.epsilon, r.epsilon);
+    tests.push_back(r.test);
+    trains.push_back(r.train);
+    result.parties.push_back(r);
+  }
+  result.test = mf::Combine(tests);
+  result.train = mf::Combine(trains);
+  result.seconds = seconds();
+  return result;
+}
+
+}  // namespace fedmf::fmf

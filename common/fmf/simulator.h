@@ -1,0 +1,75 @@
+// The whole federation in one process: one ServerSession and one
+// PartySession per party exchanging the same messages the daemons carry.
+#ifndef FEDMF_COMMON_FMF_SIMULATOR_H_
+#define FEDMF_COMMON_FMF_SIMULATOR_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/partition.h"
+#include "common/data/ratings.h"
+#include "common/fmf/job_config.h"
+#include "common/fmf/noise_plan.h"
+#include "common/mf/metrics.h"
+
+namespace fedmf::fmf {
+
+struct FederationOptions {
+  int32_t parties = 1;
+  // VFL item split: "random", or "genre" (needs item_genres).
+  std::string vfl_split = "random";
+  const std::vector<std::vector<int>>* item_genres = nullptr;
+  uint64_t split_seed = 1;
+  double test_fraction = 0.1;
+};
+
+// Splits `dataset` as `config` needs (none / vertical / horizontal).
+absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
+                                                 const data::Dataset& dataset,
+                                                 const FederationOptions& options);
+
+struct PartyResult {
+  int32_t party = 0;
+  int32_t users = 0;
+  int32_t items = 0;
+  int64_t train_ratings = 0;
+  mf::ErrorMetrics test;
+  mf::ErrorMetrics train;
+  double epsilon = 0;   // spent by this party (inf for non-private settings)
+  int64_t steps = 0;    // DP steps charged
+};
+
+struct RoundProgress {
+  int32_t round = 0;        // 1-based rounds completed
+  int32_t total_rounds = 0;
+  double seconds = 0;       // since the start
+  double epsilon = 0;       // max over parties, so far
+  std::optional<double> test_mse;  // with the current shared matrix
+};
+
+struct SimulationResult {
+  JobConfig config;
+  NoisePlan plan;
+  std::vector<PartyResult> parties;
+  mf::ErrorMetrics test;   // all parties' test ratings pooled
+  mf::ErrorMetrics train;
+  double epsilon = 0;      // max over parties (parallel composition)
+  int32_t rounds = 0;
+  double seconds = 0;
+};
+
+using ProgressFn = std::function<void(const RoundProgress&)>;
+
+// Runs `config` on `federation`. `eval_every` > 0 evaluates test MSE for the
+// progress callback every that many rounds (0: never).
+absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
+                                          const data::Federation& federation,
+                                          const ProgressFn& progress = nullptr,
+                                          int32_t eval_every = 0);
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_SIMULATOR_H_

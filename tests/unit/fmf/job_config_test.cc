@@ -1,0 +1,116 @@
+#include "common/fmf/job_config.h"
+
+#include <limits>
+
+#include "common/dp/rdp_accountant.h"
+#include "common/fmf/noise_plan.h"
+#include "common/mf/clipping.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::fmf {
+namespace {
+
+JobConfig Hfl() {
+  JobConfig c;
+  c.setting = Setting::kHfl;
+  c.split = SplitKind::kHorizontal;
+  return c;
+}
+
+TEST(JobConfigTest, DefaultsAreValid) { EXPECT_TRUE(ValidateJobConfig(Hfl()).ok()); }
+
+TEST(JobConfigTest, ErrorsNameTheField) {
+  struct Case {
+    void (*mutate)(JobConfig&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](JobConfig& c) { c.rounds = 0; }, "rounds"},
+      {[](JobConfig& c) { c.local_iters = 0; }, "local_iters"},
+      {[](JobConfig& c) { c.dim = 0; }, "dim"},
+      {[](JobConfig& c) { c.sample_rate = 0; }, "sample_rate"},
+      {[](JobConfig& c) { c.sample_rate = 1.5; }, "sample_rate"},
+      {[](JobConfig& c) { c.epsilon = 0; }, "epsilon"},
+      {[](JobConfig& c) { c.delta = 1; }, "delta"},
+      {[](JobConfig& c) { c.theta = -1; }, "theta"},
+      {[](JobConfig& c) { c.rating_max = 0; }, "rating_max"},
+      {[](JobConfig& c) { c.split = SplitKind::kVertical; }, "split"},
+      {[](JobConfig& c) { c.job_id = ""; }, "job_id"},
+  };
+  for (const Case& k : cases) {
+    JobConfig c = Hfl();
+    k.mutate(c);
+    absl::Status s = ValidateJobConfig(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << k.field;
+    EXPECT_NE(s.message().find(k.field), std::string::npos) << s.message();
+  }
+}
+
+TEST(JobConfigTest, ParsesNames) {
+  EXPECT_EQ(*ParseSetting("hfl-synsgd"), Setting::kHflSynSgd);
+  EXPECT_EQ(SettingName(Setting::kVfl), "vfl");
+  EXPECT_FALSE(ParseSetting("lfl2").ok());
+  EXPECT_EQ(*ParseGranularity("user"), Granularity::kUser);
+  EXPECT_FALSE(ParseGranularity("item").ok());
+}
+
+TEST(JobConfigTest, SynSgdSynchronizesEveryIteration) {
+  JobConfig c = Hfl();
+  c.setting = Setting::kHflSynSgd;
+  EXPECT_EQ(c.EffectiveRounds(), 1000);
+  EXPECT_EQ(c.EffectiveLocalIters(), 1);
+  EXPECT_EQ(c.ChargedSteps(), 1000);
+}
+
+TEST(JobConfigTest, VflChargesKappaToo) {
+  JobConfig c;
+  c.setting = Setting::kVfl;
+  c.split = SplitKind::kVertical;
+  c.vfl_finetune_iters = 50;
+  EXPECT_EQ(c.ChargedSteps(), 1050);
+  EXPECT_EQ(c.EffectiveTheta(), 5);
+  EXPECT_EQ(Hfl().EffectiveTheta(), 10);
+}
+
+TEST(NoisePlanTest, CalibratesWithTheAccountant) {
+  JobConfig c = Hfl();
+  c.epsilon = 1.0;
+  auto plan = PlanNoise(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(plan->private_training);
+  EXPECT_EQ(plan->steps, 1000);
+  auto z = dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0);
+  ASSERT_TRUE(z.ok());
+  EXPECT_DOUBLE_EQ(plan->noise_multiplier, *z);
+  EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
+  EXPECT_GT(plan->epsilon, 0.99);
+  EXPECT_DOUBLE_EQ(plan->sigma_one, *z * mf::SensitivityOneMatrix(5.0));
+  EXPECT_DOUBLE_EQ(plan->sigma_both, *z * mf::SensitivityBothMatrices(5.0));
+}
+
+TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {
+  JobConfig c = Hfl();
+  auto rating = PlanNoise(c);
+  c.granularity = Granularity::kUser;
+  auto user = PlanNoise(c);
+  ASSERT_TRUE(rating.ok() && user.ok());
+  EXPECT_EQ(user->theta, 10);
+  EXPECT_DOUBLE_EQ(user->noise_multiplier, rating->noise_multiplier);
+  EXPECT_NEAR(user->sigma_one, 10 * rating->sigma_one, 1e-9);
+}
+
+TEST(NoisePlanTest, NonPrivateSettingsAddNoNoise) {
+  JobConfig c = Hfl();
+  c.epsilon = std::numeric_limits<double>::infinity();
+  auto plan = PlanNoise(c);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_FALSE(plan->private_training);
+  EXPECT_EQ(plan->sigma_one, 0);
+  JobConfig central;
+  central.setting = Setting::kCentral;
+  central.split = SplitKind::kNone;
+  EXPECT_FALSE(PlanNoise(central)->private_training);
+}
+
+}  // namespace
+}  // namespace fedmf::fmf

@@ -1,0 +1,106 @@
+#include "common/fmf/server_session.h"
+
+#include <cmath>
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace fedmf::fmf {
+namespace {
+
+JobConfig SmallJob(int rounds) {
+  JobConfig c;
+  c.setting = Setting::kHfl;
+  c.split = SplitKind::kHorizontal;
+  c.rounds = rounds;
+  c.dim = 2;
+  return c;
+}
+
+mf::Matrix Filled(double x) { return mf::Matrix::Constant(3, 2, x); }
+
+TEST(ServerSessionTest, WeightedAverageOverContributors) {
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ(s->shared().rows(), 3);
+  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.2)).ok());
+  ASSERT_TRUE(s->SubmitUpdate(1, 0, Filled(1.0)).ok());
+  auto summary = s->CloseRound();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->contributors, (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(summary->missing.empty());
+  // (1 * 0.2 + 3 * 1.0) / 4 = 0.8
+  EXPECT_NEAR(s->shared()(2, 1), 0.8, 1e-12);
+  EXPECT_EQ(s->round(), 1);
+}
+
+TEST(ServerSessionTest, MissingPartyIsRenormalizedAway) {
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
+  ASSERT_TRUE(s->SubmitUpdate(1, 0, Filled(0.5)).ok());
+  auto summary = s->CloseRound();
+  ASSERT_TRUE(summary.ok());
+  EXPECT_EQ(summary->missing, (std::vector<int32_t>{0}));
+  EXPECT_NEAR(s->shared()(0, 0), 0.5, 1e-12);
+}
+
+TEST(ServerSessionTest, RejectsBadUpdatesWithoutTouchingTheSum) {
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  auto s = ServerSession::Create(SmallJob(3), 3, {{"a", 1}, {"b", 1}}, rng);
+  mf::Matrix nan = Filled(0.1);
+  nan(1, 1) = std::nan("");
+  mf::Matrix inf = Filled(0.1);
+  inf(0, 0) = std::numeric_limits<double>::infinity();
+  mf::Matrix negative = Filled(0.1);
+  negative(2, 0) = -0.01;
+  mf::Matrix unclipped = Filled(2.0);  // row norm^2 = 8 > R = 5
+  EXPECT_EQ(s->SubmitUpdate(0, 0, nan).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(0, 0, inf).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(0, 0, negative).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(0, 0, unclipped).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(0, 0, mf::Matrix::Constant(4, 2, 0.1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(0, 1, Filled(0.1)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->SubmitUpdate(5, 0, Filled(0.1)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s->SubmitUpdate(-1, 0, Filled(0.1)).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.3)).ok());
+  EXPECT_EQ(s->SubmitUpdate(0, 0, Filled(0.3)).code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(s->CloseRound().ok());
+  // Only the one good update was averaged.
+  EXPECT_NEAR(s->shared()(1, 1), 0.3, 1e-12);
+}
+
+TEST(ServerSessionTest, EmptyRoundStaysOpenAndJobFinishes) {
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  auto s = ServerSession::Create(SmallJob(1), 3, {{"a", 1}}, rng);
+  EXPECT_EQ(s->CloseRound().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s->round(), 0);
+  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.1)).ok());
+  ASSERT_TRUE(s->CloseRound().ok());
+  EXPECT_EQ(s->phase(), ServerSession::Phase::kFinished);
+  EXPECT_EQ(s->SubmitUpdate(0, 1, Filled(0.1)).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(ServerSessionTest, RestoreResumesAtTheGivenRound) {
+  auto s = ServerSession::Restore(SmallJob(5), {{"a", 1}}, 3, Filled(0.4));
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->round(), 3);
+  EXPECT_EQ(s->shared(), Filled(0.4));
+  EXPECT_FALSE(ServerSession::Restore(SmallJob(5), {{"a", 1}}, 6, Filled(0.4)).ok());
+  EXPECT_FALSE(ServerSession::Restore(SmallJob(5), {{"a", 0}}, 1, Filled(0.4)).ok());
+}
+
+TEST(ServerSessionTest, InitialMatrixIsClippedAndSeeded) {
+  random::Csprng a = random::Csprng::FromSeed(4), b = random::Csprng::FromSeed(4);
+  JobConfig c = SmallJob(1);
+  c.dim = 20;
+  auto s1 = ServerSession::Create(c, 50, {{"a", 1}}, a);
+  auto s2 = ServerSession::Create(c, 50, {{"a", 1}}, b);
+  EXPECT_EQ(s1->shared(), s2->shared());
+  EXPECT_GE(s1->shared().minCoeff(), 0.0);
+  EXPECT_LE(s1->shared().rowwise().squaredNorm().maxCoeff(), 5.0 + 1e-9);
+}
+
+}  // namespace
+}  // namespace fedmf::fmf

@@ -1,0 +1,139 @@
+#include "common/fmf/simulator.h"
+
+#include <limits>
+
+#include "common/data/synthetic.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::fmf {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+data::Dataset Synthetic() {
+  data::SyntheticOptions o;
+  o.num_users = 200;
+  o.num_items = 120;
+  o.density = 0.1;
+  auto d = data::GenerateSynthetic(o);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return *d;
+}
+
+JobConfig Job(Setting setting, SplitKind split, double epsilon) {
+  JobConfig c;
+  c.setting = setting;
+  c.split = split;
+  c.rounds = 10;
+  c.local_iters = 5;
+  c.dim = 5;
+  c.sample_rate = 0.1;
+  c.epsilon = epsilon;
+  c.vfl_finetune_iters = 10;
+  c.pretrain_epochs = 5;
+  c.finetune_epochs = 5;
+  c.central_epochs = 15;
+  c.seed = 11;
+  return c;
+}
+
+absl::StatusOr<SimulationResult> Run(const JobConfig& c, int parties) {
+  data::Dataset d = Synthetic();
+  FederationOptions o;
+  o.parties = parties;
+  auto fed = BuildFederation(c, d, o);
+  if (!fed.ok()) return fed.status();
+  return Simulate(c, *fed);
+}
+
+
+TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
+  auto r = Run(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->parties.size(), 1u);
+  EXPECT_GT(r->test.count, 0);
+  EXPECT_LT(r->train.mse, 0.8);
+  EXPECT_LT(r->test.mse, 1.2);
+  EXPECT_TRUE(std::isinf(r->epsilon));
+}
+
+TEST(SimulatorTest, SameSeedSameResult) {
+  JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  auto a = Run(c, 3), b = Run(c, 3);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->test.mse, b->test.mse);
+  c.seed = 12;
+  auto d = Run(c, 3);
+  ASSERT_TRUE(d.ok());
+  EXPECT_NE(a->test.mse, d->test.mse);
+}
+
+TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
+  auto r = Run(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rounds, 10);
+  EXPECT_EQ(r->parties.size(), 3u);
+  for (const auto& p : r->parties) {
+    EXPECT_LE(p.epsilon, 2.0 + 1e-9);
+    EXPECT_GT(p.epsilon, 1.9);
+    EXPECT_EQ(p.steps, 50);
+  }
+  EXPECT_GT(r->plan.noise_multiplier, 0);
+}
+
+TEST(SimulatorTest, VflChargesStage2AndFinetune) {
+  auto r = Run(Job(Setting::kVfl, SplitKind::kVertical, 4.0), 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (const auto& p : r->parties) {
+    EXPECT_EQ(p.steps, 60);  // 10 * 5 + kappa 10
+    EXPECT_LE(p.epsilon, 4.0 + 1e-9);
+    EXPECT_EQ(p.users, 200);
+  }
+}
+
+TEST(SimulatorTest, SynSgdRunsTTimesTPrimeRounds) {
+  auto r = Run(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rounds, 50);
+  for (const auto& p : r->parties) EXPECT_EQ(p.steps, 50);
+}
+
+TEST(SimulatorTest, LocalOnlyBaselines) {
+  auto vertical = Run(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3);
+  ASSERT_TRUE(vertical.ok()) << vertical.status();
+  for (const auto& p : vertical->parties) EXPECT_LE(p.epsilon, 2.0 + 1e-9);
+  auto horizontal = Run(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3);
+  ASSERT_TRUE(horizontal.ok()) << horizontal.status();
+  EXPECT_TRUE(std::isinf(horizontal->epsilon));  // non-private by definition
+}
+
+TEST(SimulatorTest, PerUserGranularityTrims) {
+  JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  c.granularity = Granularity::kUser;
+  c.theta = 3;
+  auto r = Run(c, 2);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->plan.theta, 3);
+  EXPECT_LE(r->epsilon, 2.0 + 1e-9);
+}
+
+TEST(SimulatorTest, ProgressIsReportedEveryRound) {
+  data::Dataset d = Synthetic();
+  JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  FederationOptions o;
+  o.parties = 2;
+  auto fed = BuildFederation(c, d, o);
+  ASSERT_TRUE(fed.ok());
+  std::vector<RoundProgress> seen;
+  auto r = Simulate(c, *fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(seen.size(), 10u);
+  EXPECT_EQ(seen.back().round, 10);
+  EXPECT_TRUE(seen[4].test_mse.has_value());
+  EXPECT_FALSE(seen[3].test_mse.has_value());
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GE(seen[i].epsilon, seen[i - 1].epsilon);
+  EXPECT_NEAR(seen.back().epsilon, r->epsilon, 1e-9);
+}
+
+}  // namespace
+}  // namespace fedmf::fmf

@@ -1,0 +1,29 @@
+#include "tools/fedmf/cli_util.h"
+
+#include <cmath>
+#include <limits>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::cli {
+
+absl::StatusOr<double> ParseEpsilon(const std::string& text, const std::string& flag) {
+  const std::string lower = absl::AsciiStrToLower(text);
+  if (lower == "inf" || lower == "infinity") return std::numeric_limits<double>::infinity();
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value) || value <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " '", text, "': expected a positive number or 'inf'"));
+  }
+  return value;
+}
+
+nlohmann::json JsonNumber(double x) {
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  if (std::isnan(x)) return nullptr;
+  return x;
+}
+
+}  // namespace fedmf::cli

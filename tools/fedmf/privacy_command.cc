@@ -1,0 +1,99 @@
+#include "tools/fedmf/privacy_command.h"
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "common/dp/rdp_accountant.h"
+#include "tools/fedmf/cli_util.h"
+
+namespace fedmf::cli {
+namespace {
+
+struct PrivacyArgs {
+  double sample_rate = 0.01;
+  double noise_multiplier = 1.0;
+  int64_t steps = 1000;
+  double delta = 1e-5;
+  std::string epsilon = "1";
+  bool json = false;
+};
+
+int RunEpsilon(const PrivacyArgs& a) {
+  auto rdp_orders = dp::DefaultRdpOrders();
+  auto rdp = dp::ComputeRdp(a.sample_rate, a.noise_multiplier, a.steps, rdp_orders);
+  auto eps = dp::RdpToEpsilon(rdp_orders, rdp, a.delta);
+  if (!eps.ok()) {
+    std::cerr << "fedmf privacy epsilon: " << eps.status().message() << "\n";
+    return 2;
+  }
+  if (a.json) {
+    nlohmann::json j = {{"epsilon", JsonNumber(eps->epsilon)}, {"delta", a.delta},
+                        {"order", eps->order},        {"sample_rate", a.sample_rate},
+                        {"noise_multiplier", a.noise_multiplier}, {"steps", a.steps}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << absl::StrFormat(
+        "epsilon = %.6g at delta = %g (RDP order %g; q = %g, z = %g, %d steps)\n", eps->epsilon,
+        a.delta, eps->order, a.sample_rate, a.noise_multiplier, a.steps);
+  }
+  return 0;
+}
+
+int RunNoise(const PrivacyArgs& a) {
+  auto target = ParseEpsilon(a.epsilon, "--epsilon");
+  if (!target.ok()) {
+    std::cerr << "fedmf privacy noise: " << target.status().message() << "\n";
+    return 2;
+  }
+  auto z = dp::CalibrateNoiseMultiplier(a.sample_rate, a.steps, a.delta, *target);
+  if (!z.ok()) {
+    std::cerr << "fedmf privacy noise: " << z.status().message() << "\n";
+    return 2;
+  }
+  auto reached = dp::ComputeEpsilon(a.sample_rate, *z, a.steps, a.delta);
+  if (a.json) {
+    nlohmann::json j = {{"noise_multiplier", *z},  {"epsilon", *target},
+                        {"epsilon_reached", reached.ok() ? JsonNumber(*reached) : nullptr},
+                        {"delta", a.delta},        {"sample_rate", a.sample_rate},
+                        {"steps", a.steps}};
+    std::cout << j.dump() << "\n";
+  } else {
+    std::cout << absl::StrFormat(
+        "noise multiplier z = %.6f for epsilon = %g, delta = %g (q = %g, %d steps; reaches "
+        "epsilon = %.6g)\n",
+        *z, *target, a.delta, a.sample_rate, a.steps, reached.ok() ? *reached : -1.0);
+  }
+  return 0;
+}
+
+void AddCommon(CLI::App* cmd, PrivacyArgs* a) {
+  cmd->add_option("--sample-rate", a->sample_rate, "Poisson sampling rate q")
+      ->required()
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--steps", a->steps, "number of steps")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--delta", a->delta, "target delta")->required()->check(CLI::Range(0.0, 1.0));
+  cmd->add_flag("--json", a->json, "print one JSON object");
+}
+
+}  // namespace
+
+void RegisterPrivacyCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<PrivacyArgs>();
+  CLI::App* privacy = app.add_subcommand("privacy", "privacy accounting (RDP, subsampled Gaussian)");
+  privacy->require_subcommand(1);
+  CLI::App* eps = privacy->add_subcommand("epsilon", "epsilon for a noise multiplier");
+  AddCommon(eps, args.get());
+  eps->add_option("--noise-multiplier", args->noise_multiplier, "noise multiplier z")
+      ->required()
+      ->check(CLI::PositiveNumber);
+  eps->callback([args, exit_code] { *exit_code = RunEpsilon(*args); });
+  CLI::App* noise = privacy->add_subcommand("noise", "smallest noise multiplier for a target epsilon");
+  AddCommon(noise, args.get());
+  noise->add_option("--epsilon", args->epsilon, "target epsilon")->required();
+  noise->callback([args, exit_code] { *exit_code = RunNoise(*args); });
+}
+
+}  // namespace fedmf::cli
