@@ -1,0 +1,135 @@
+#include "common/crypto/aes_ctr_prg.h"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/openssl_util.h"
+
+namespace fedmf::crypto {
+namespace {
+
+// Per-EVP-call granularity: big enough that call overhead vanishes next to
+// AES-NI, small enough that the zero source stays in L1.
+constexpr size_t kChunkBytes = 16 * 1024;
+
+// The stream defines mask words as little-endian; only big-endian hosts pay.
+inline void LittleEndianInPlace(uint64_t* words, size_t n) {
+  if constexpr (std::endian::native == std::endian::big) {
+    for (size_t i = 0; i < n; ++i) words[i] = __builtin_bswap64(words[i]);
+  } else {
+    (void)words;
+    (void)n;
+  }
+}
+
+}  // namespace
+
+void AesCtrPrg::CtxDeleter::operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
+
+AesCtrPrg::AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx) : ctx_(std::move(ctx)) {}
+AesCtrPrg::AesCtrPrg(AesCtrPrg&&) noexcept = default;
+AesCtrPrg& AesCtrPrg::operator=(AesCtrPrg&&) noexcept = default;
+AesCtrPrg::~AesCtrPrg() = default;
+
+absl::StatusOr<AesCtrPrg> AesCtrPrg::Create(std::span<const uint8_t> seed) {
+  static constexpr uint8_t kZeroCounter[kAesBlockBytes] = {0};
+  return CreateWithCounter(seed, kZeroCounter);
+}
+
+absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> seed,
+                                                       std::span<const uint8_t> initial_counter) {
+  if (seed.size() != kPrgSeedBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AES-CTR PRG seed must be 32 bytes, got ", seed.size()));
+  }
+  if (initial_counter.size() != kAesBlockBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AES-CTR initial counter block must be 16 bytes, got ",
+                     initial_counter.size()));
+  }
+  std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx(EVP_CIPHER_CTX_new());
+  if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");
+  if (EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_ctr(), nullptr, seed.data(),
+                         initial_counter.data()) != 1) {
+    return internal::OpenSslInternal("EVP_EncryptInit_ex(aes-256-ctr)");
+  }
+  return AesCtrPrg(std::move(ctx));
+}
+
+absl::Status AesCtrPrg::Keystream(uint8_t* out, size_t n) {
+  // CTR keystream = encryption of zeros.
+  static constexpr uint8_t kZeros[kChunkBytes] = {0};
+  while (n > 0) {
+    const size_t take = std::min(n, kChunkBytes);
+    int out_len = 0;
+    if (EVP_EncryptUpdate(ctx_.get(), out, &out_len, kZeros, static_cast<int>(take)) != 1 ||
+        out_len != static_cast<int>(take)) {
+      return internal::OpenSslInternal("EVP_EncryptUpdate(aes-256-ctr)");
+    }
+    out += take;
+    n -= take;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status AesCtrPrg::Fill(std::span<uint8_t> out) { return Keystream(out.data(), out.size()); }
+
+absl::Status AesCtrPrg::FillMod2k(std::span<uint64_t> out, int bits) {
+  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  if (out.size() > SIZE_MAX / sizeof(uint64_t)) return absl::InvalidArgumentError("too many masks");
+  // Writing keystream bytes into uint64 storage is fine: uint8_t may alias.
+  if (absl::Status s = Keystream(reinterpret_cast<uint8_t*>(out.data()), out.size_bytes());
+      !s.ok()) {
+    return s;
+  }
+  LittleEndianInPlace(out.data(), out.size());
+  const uint64_t mask = LowBitsMask(bits);
+  if (mask != ~uint64_t{0}) {
+    for (uint64_t& v : out) v &= mask;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,
+                                                      int bits) {
+  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
+  if (!prg.ok()) return prg.status();
+  std::vector<uint64_t> out(n);
+  if (absl::Status s = prg->FillMod2k(out, bits); !s.ok()) return s;
+  return out;
+}
+
+absl::Status ApplyMaskMod2k(std::span<const uint8_t> seed, int bits, MaskSign sign,
+                            std::span<uint64_t> acc) {
+  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
+  if (!prg.ok()) return prg.status();
+  constexpr size_t kWords = kChunkBytes / sizeof(uint64_t);
+  alignas(64) uint64_t buf[kWords];
+  const uint64_t mask = LowBitsMask(bits);
+  absl::Status status = absl::OkStatus();
+  for (size_t pos = 0; pos < acc.size() && status.ok(); pos += kWords) {
+    const size_t take = std::min(kWords, acc.size() - pos);
+    status = prg->FillMod2k(std::span<uint64_t>(buf, take), 64);
+    if (!status.ok()) break;
+    uint64_t* a = acc.data() + pos;
+    // Unsigned arithmetic wraps mod 2^64, and 2^bits divides 2^64, so the
+    // final mask gives the result mod 2^bits.
+    if (sign == MaskSign::kAdd) {
+      for (size_t i = 0; i < take; ++i) a[i] = (a[i] + buf[i]) & mask;
+    } else {
+      for (size_t i = 0; i < take; ++i) a[i] = (a[i] - buf[i]) & mask;
+    }
+  }
+  // The mask words are as secret as the seed.
+  OPENSSL_cleanse(buf, sizeof(buf));
+  return status;
+}
+
+}  // namespace fedmf::crypto

@@ -1,0 +1,77 @@
+// A PRG expanding a 32-byte seed with AES-256-CTR: the mask generator of
+// secure aggregation (Bonawitz et al. 2017, "PRG(b_i)" and "PRG(s_ij)").
+//
+// Stream definition (stable: every party must expand a seed identically):
+//   keystream = AES-256-CTR(key = seed, initial counter block = 0^128) applied
+//   to zeros, the counter being the whole 128-bit block, big-endian (NIST SP
+//   800-38A / OpenSSL). Mask element i is keystream bytes [8i, 8i+8) read as a
+//   little-endian uint64, reduced mod 2^bits by masking (uniform, since 2^bits
+//   divides 2^64 -- no rejection needed).
+// The seed must be uniformly random or a KDF output (hkdf.h), never a raw
+// X25519 output. A seed must never be reused for two different purposes.
+#ifndef FEDMF_COMMON_CRYPTO_AES_CTR_PRG_H_
+#define FEDMF_COMMON_CRYPTO_AES_CTR_PRG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include <openssl/types.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/crypto/mod2k.h"
+
+namespace fedmf::crypto {
+
+inline constexpr size_t kPrgSeedBytes = 32;
+inline constexpr size_t kAesBlockBytes = 16;
+
+class AesCtrPrg {
+ public:
+  // The stream defined above (initial counter block all-zero).
+  static absl::StatusOr<AesCtrPrg> Create(std::span<const uint8_t> seed);
+  // Same cipher with an explicit 16-byte initial counter block: for the NIST
+  // SP 800-38A known-answer test, not for masks.
+  static absl::StatusOr<AesCtrPrg> CreateWithCounter(std::span<const uint8_t> seed,
+                                                     std::span<const uint8_t> initial_counter);
+
+  AesCtrPrg(AesCtrPrg&&) noexcept;
+  AesCtrPrg& operator=(AesCtrPrg&&) noexcept;
+  ~AesCtrPrg();  // EVP_CIPHER_CTX_free wipes the key schedule.
+
+  // The next out.size() keystream bytes. Streaming: Fill(a); Fill(b) produces
+  // the same bytes as one Fill of a+b.
+  absl::Status Fill(std::span<uint8_t> out);
+  // The next out.size() mask elements (8 keystream bytes each), in [0, 2^bits).
+  // 1 <= bits <= 64.
+  absl::Status FillMod2k(std::span<uint64_t> out, int bits);
+
+ private:
+  struct CtxDeleter {
+    void operator()(EVP_CIPHER_CTX* c) const;
+  };
+  explicit AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx);
+  // Keystream straight into `out` (no intermediate buffer: this is the hot path).
+  absl::Status Keystream(uint8_t* out, size_t n);
+
+  std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx_;
+};
+
+// The first n mask elements of `seed`'s stream, each in [0, 2^bits).
+absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,
+                                                      int bits);
+
+enum class MaskSign { kAdd, kSubtract };
+
+// acc[i] = acc[i] +/- mask[i] (mod 2^bits) with mask = ExpandMaskMod2k(seed,
+// acc.size(), bits), without materialising the mask vector. This is how a
+// device applies PRG(b_i) and +/-PRG(s_ij), and how the server removes them.
+absl::Status ApplyMaskMod2k(std::span<const uint8_t> seed, int bits, MaskSign sign,
+                            std::span<uint64_t> acc);
+
+}  // namespace fedmf::crypto
+
+#endif  // FEDMF_COMMON_CRYPTO_AES_CTR_PRG_H_

@@ -1,0 +1,109 @@
+// Throughput of the secure-aggregation primitives (common/crypto).
+// Needs only: fedmf_crypto benchmark::benchmark benchmark::benchmark_main.
+#include <cstdint>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "common/crypto/aes_ctr_prg.h"
+#include "common/crypto/aes_gcm.h"
+#include "common/crypto/hkdf.h"
+#include "common/crypto/x25519.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::crypto {
+namespace {
+
+std::vector<uint8_t> Seed() {
+  std::vector<uint8_t> seed(kPrgSeedBytes);
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  rng.FillBytes(seed.data(), seed.size());
+  return seed;
+}
+
+// Raw keystream bytes from one long-lived PRG.
+void BM_PrgFillBytes(benchmark::State& state) {
+  auto prg = AesCtrPrg::Create(Seed());
+  std::vector<uint8_t> out(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    if (!prg->Fill(out).ok()) state.SkipWithError("Fill failed");
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_PrgFillBytes)->Arg(4 << 10)->Arg(64 << 10)->Arg(1 << 20);
+
+// Mask elements in Z_{2^32} (8 keystream bytes each) from one long-lived PRG.
+void BM_PrgMasksMod2k(benchmark::State& state) {
+  auto prg = AesCtrPrg::Create(Seed());
+  std::vector<uint64_t> out(static_cast<size_t>(state.range(0)));
+  for (auto _ : state) {
+    if (!prg->FillMod2k(out, 32).ok()) state.SkipWithError("FillMod2k failed");
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
+}
+BENCHMARK(BM_PrgMasksMod2k)->Arg(1 << 10)->Arg(1 << 17)->Arg(1 << 20);
+
+// What a device does per mask: key a fresh PRG and add its masks into the
+// input vector in place (includes the AES key schedule).
+void BM_ApplyMaskMod2k(benchmark::State& state) {
+  const auto seed = Seed();
+  std::vector<uint64_t> acc(static_cast<size_t>(state.range(0)), 0);
+  for (auto _ : state) {
+    if (!ApplyMaskMod2k(seed, 32, MaskSign::kAdd, acc).ok()) state.SkipWithError("apply failed");
+    benchmark::DoNotOptimize(acc.data());
+  }
+  state.SetItemsProcessed(state.iterations() * state.range(0));
+  state.SetBytesProcessed(state.iterations() * state.range(0) * 8);
+}
+BENCHMARK(BM_ApplyMaskMod2k)->Arg(1 << 10)->Arg(1 << 17)->Arg(1 << 20);
+
+void BM_X25519Agree(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(2);
+  auto a = X25519PrivateKey::Generate(rng);
+  auto b = X25519PrivateKey::Generate(rng);
+  for (auto _ : state) {
+    auto shared = a->Agree(b->public_key());
+    benchmark::DoNotOptimize(shared);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_X25519Agree);
+
+void BM_X25519Generate(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  for (auto _ : state) {
+    auto k = X25519PrivateKey::Generate(rng);
+    benchmark::DoNotOptimize(k);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_X25519Generate);
+
+void BM_HkdfSha256_32Bytes(benchmark::State& state) {
+  const auto ikm = Seed();
+  const std::vector<uint8_t> info = {'k', 'e', 'y'};
+  for (auto _ : state) {
+    auto key = HkdfSha256(ikm, {}, info, 32);
+    benchmark::DoNotOptimize(key);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_HkdfSha256_32Bytes);
+
+// A sealed share pair is ~100 bytes; 64 KiB shows bulk throughput.
+void BM_AesGcmSeal(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(4);
+  const auto key = Seed();
+  const std::vector<uint8_t> pt(static_cast<size_t>(state.range(0)), 0x5a);
+  for (auto _ : state) {
+    auto sealed = AesGcmSeal(key, pt, {}, rng);
+    benchmark::DoNotOptimize(sealed);
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_AesGcmSeal)->Arg(128)->Arg(64 << 10);
+
+}  // namespace
+}  // namespace fedmf::crypto

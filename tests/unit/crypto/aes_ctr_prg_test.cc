@@ -1,0 +1,163 @@
+#include "common/crypto/aes_ctr_prg.h"
+
+#include <cstring>
+#include <vector>
+
+#include "common/random/csprng.h"
+#include "gtest/gtest.h"
+#include "tests/unit/crypto/hex.h"
+
+namespace fedmf::crypto {
+namespace {
+
+using testing::Hex;
+using testing::ToHex;
+
+std::vector<uint8_t> SeedFrom(uint64_t s) {
+  std::vector<uint8_t> seed(kPrgSeedBytes);
+  random::Csprng rng = random::Csprng::FromSeed(s);
+  rng.FillBytes(seed.data(), seed.size());
+  return seed;
+}
+
+// NIST SP 800-38A F.5.5 (CTR-AES256.Encrypt): the PRG's keystream under the
+// given key and initial counter block is exactly CT xor PT.
+TEST(AesCtrPrgTest, NistSp80038aF55) {
+  const auto key = Hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+  const auto counter = Hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+  const auto pt = Hex(
+      "6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51"
+      "30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710");
+  const auto ct = Hex(
+      "601ec313775789a5b7a7f504bbf3d228 f443e3ca4d62b59aca84e990cacaf5c5"
+      "2b0930daa23de94ce87017ba2d84988d dfc9c58db67aada613c2dd08457941a6");
+  ASSERT_EQ(pt.size(), 64u);
+  ASSERT_EQ(ct.size(), 64u);
+
+  auto prg = AesCtrPrg::CreateWithCounter(key, counter);
+  ASSERT_TRUE(prg.ok()) << prg.status();
+  std::vector<uint8_t> ks(64);
+  ASSERT_TRUE(prg->Fill(ks).ok());
+  std::vector<uint8_t> enc(64);
+  for (size_t i = 0; i < 64; ++i) enc[i] = pt[i] ^ ks[i];
+  EXPECT_EQ(ToHex(enc), ToHex(ct));
+
+  // Streaming across non-block-aligned calls yields the same keystream.
+  auto prg2 = AesCtrPrg::CreateWithCounter(key, counter);
+  ASSERT_TRUE(prg2.ok());
+  std::vector<uint8_t> a(5), b(37), c(22);
+  ASSERT_TRUE(prg2->Fill(a).ok() && prg2->Fill(b).ok() && prg2->Fill(c).ok());
+  std::vector<uint8_t> joined = a;
+  joined.insert(joined.end(), b.begin(), b.end());
+  joined.insert(joined.end(), c.begin(), c.end());
+  EXPECT_EQ(ToHex(joined), ToHex(ks));
+}
+
+TEST(AesCtrPrgTest, DefaultStreamStartsAtTheZeroCounter) {
+  const auto seed = SeedFrom(1);
+  auto a = AesCtrPrg::Create(seed);
+  auto b = AesCtrPrg::CreateWithCounter(seed, std::vector<uint8_t>(16, 0));
+  ASSERT_TRUE(a.ok() && b.ok());
+  std::vector<uint8_t> x(1000), y(1000);
+  ASSERT_TRUE(a->Fill(x).ok() && b->Fill(y).ok());
+  EXPECT_EQ(x, y);
+}
+
+// Mask element i is keystream bytes [8i, 8i+8) little-endian, masked to k bits.
+TEST(AesCtrPrgTest, MasksAreLittleEndianKeystreamWordsReduced) {
+  const auto seed = SeedFrom(2);
+  constexpr size_t kN = 5000;  // crosses the internal 16 KiB chunk boundary
+  auto bytes_prg = AesCtrPrg::Create(seed);
+  ASSERT_TRUE(bytes_prg.ok());
+  std::vector<uint8_t> ks(8 * kN);
+  ASSERT_TRUE(bytes_prg->Fill(ks).ok());
+  for (int bits : {1, 7, 13, 32, 63, 64}) {
+    SCOPED_TRACE(bits);
+    auto masks = ExpandMaskMod2k(seed, kN, bits);
+    ASSERT_TRUE(masks.ok());
+    ASSERT_EQ(masks->size(), kN);
+    const uint64_t m = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    for (size_t i = 0; i < kN; ++i) {
+      uint64_t w = 0;
+      for (int b = 7; b >= 0; --b) w = (w << 8) | ks[8 * i + b];
+      ASSERT_EQ((*masks)[i], w & m) << i;
+    }
+  }
+}
+
+TEST(AesCtrPrgTest, FillMod2kStreamsLikeOneCall) {
+  const auto seed = SeedFrom(3);
+  auto whole = ExpandMaskMod2k(seed, 100, 40);
+  auto prg = AesCtrPrg::Create(seed);
+  ASSERT_TRUE(whole.ok() && prg.ok());
+  std::vector<uint64_t> a(33), b(67);
+  ASSERT_TRUE(prg->FillMod2k(a, 40).ok() && prg->FillMod2k(b, 40).ok());
+  a.insert(a.end(), b.begin(), b.end());
+  EXPECT_EQ(a, *whole);
+}
+
+TEST(AesCtrPrgTest, DifferentSeedsGiveDifferentMasks) {
+  auto a = ExpandMaskMod2k(SeedFrom(4), 64, 64);
+  auto b = ExpandMaskMod2k(SeedFrom(5), 64, 64);
+  ASSERT_TRUE(a.ok() && b.ok());
+  int equal = 0;
+  for (size_t i = 0; i < 64; ++i) equal += (*a)[i] == (*b)[i];
+  EXPECT_EQ(equal, 0);
+}
+
+// Crude uniformity sanity check: every bit position is ~fair.
+TEST(AesCtrPrgTest, MaskBitsAreBalanced) {
+  constexpr size_t kN = 1 << 16;
+  auto masks = ExpandMaskMod2k(SeedFrom(6), kN, 20);
+  ASSERT_TRUE(masks.ok());
+  for (int bit = 0; bit < 20; ++bit) {
+    size_t ones = 0;
+    for (uint64_t v : *masks) ones += (v >> bit) & 1;
+    // 5.5 sigma around kN/2 (sigma = 128).
+    EXPECT_NEAR(static_cast<double>(ones), kN / 2.0, 700.0) << bit;
+  }
+  for (uint64_t v : *masks) ASSERT_LT(v, uint64_t{1} << 20);
+}
+
+TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
+  const auto seed = SeedFrom(7);
+  constexpr size_t kN = 4099;  // not a multiple of the chunk size
+  for (int bits : {17, 64}) {
+    SCOPED_TRACE(bits);
+    const uint64_t m = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    std::vector<uint64_t> x(kN);
+    random::Csprng rng = random::Csprng::FromSeed(8);
+    for (uint64_t& v : x) v = rng.NextU64() & m;
+    auto mask = ExpandMaskMod2k(seed, kN, bits);
+    ASSERT_TRUE(mask.ok());
+
+    std::vector<uint64_t> y = x;
+    ASSERT_TRUE(ApplyMaskMod2k(seed, bits, MaskSign::kAdd, y).ok());
+    for (size_t i = 0; i < kN; ++i) ASSERT_EQ(y[i], (x[i] + (*mask)[i]) & m);
+    ASSERT_TRUE(ApplyMaskMod2k(seed, bits, MaskSign::kSubtract, y).ok());
+    EXPECT_EQ(y, x);
+  }
+}
+
+TEST(AesCtrPrgTest, RejectsBadArguments) {
+  EXPECT_EQ(AesCtrPrg::Create(std::vector<uint8_t>(31)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AesCtrPrg::Create(std::vector<uint8_t>(16)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      AesCtrPrg::CreateWithCounter(std::vector<uint8_t>(32), std::vector<uint8_t>(12)).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  const auto seed = SeedFrom(9);
+  EXPECT_EQ(ExpandMaskMod2k(seed, 4, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExpandMaskMod2k(seed, 4, 65).status().code(), absl::StatusCode::kInvalidArgument);
+  std::vector<uint64_t> acc(4);
+  EXPECT_EQ(ApplyMaskMod2k(seed, -1, MaskSign::kAdd, acc).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ApplyMaskMod2k(std::vector<uint8_t>(3), 32, MaskSign::kAdd, acc).code(),
+            absl::StatusCode::kInvalidArgument);
+  // Empty outputs are fine.
+  EXPECT_TRUE(ExpandMaskMod2k(seed, 0, 32).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::crypto

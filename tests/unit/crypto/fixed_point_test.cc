@@ -1,0 +1,140 @@
+#include "common/crypto/fixed_point.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "common/random/csprng.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::crypto {
+namespace {
+
+TEST(FixedPointTest, CreateEnforcesTheNoWrapCondition) {
+  // k=32, f=16, B=1: M = 2^16, so N * 2^16 < 2^31 <=> N < 2^15.
+  EXPECT_TRUE(FixedPointCodec::Create(32, 16, 1.0, 32767).ok());
+  EXPECT_EQ(FixedPointCodec::Create(32, 16, 1.0, 32768).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  // M = ceil(B * 2^f) (conservative): k=12, f=0, B=10.2 gives M=11, so
+  // N * 11 < 2^11 <=> N <= 186.
+  EXPECT_EQ(FixedPointCodec::Create(12, 0, 10.2, 186)->max_encoded_magnitude(), 11u);
+  EXPECT_FALSE(FixedPointCodec::Create(12, 0, 10.2, 187).ok());
+  // k=64 edge: M * N must stay below 2^63.
+  EXPECT_TRUE(FixedPointCodec::Create(64, 20, 1024.0, (uint64_t{1} << 33) - 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(64, 20, 1024.0, uint64_t{1} << 33).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(64, 0, 1e19, 1).ok());  // B alone >= 2^63
+}
+
+TEST(FixedPointTest, CreateRejectsBadParameters) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(FixedPointCodec::Create(0, 0, 1.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(65, 10, 1.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, -1, 1.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 32, 1.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 8, 0.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 8, -1.0, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 8, inf, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 8, nan, 1).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(32, 8, 1.0, 0).ok());
+  EXPECT_FALSE(FixedPointCodec::Create(1, 0, 1.0, 1).ok());  // 2^0: nothing fits
+}
+
+TEST(FixedPointTest, EncodesTwosComplementAndDecodes) {
+  auto codec = FixedPointCodec::Create(20, 8, 100.0, 10);
+  ASSERT_TRUE(codec.ok()) << codec.status();
+  EXPECT_EQ(codec->modulus_mask(), (uint64_t{1} << 20) - 1);
+  EXPECT_EQ(*codec->Encode(1.5), 384u);
+  EXPECT_EQ(*codec->Encode(-1.5), (uint64_t{1} << 20) - 384);
+  EXPECT_EQ(*codec->Encode(0.0), 0u);
+  EXPECT_EQ(*codec->Encode(-0.0), 0u);
+  EXPECT_EQ(codec->DecodeSum(*codec->Encode(-1.5)), -1.5);
+  EXPECT_EQ(codec->DecodeSumToInteger(*codec->Encode(-100.0)), -25600);
+  // Bits above k are ignored by decoding.
+  EXPECT_EQ(codec->DecodeSum(*codec->Encode(2.0) | (uint64_t{1} << 40)), 2.0);
+  // Rounding to the nearest multiple of 2^-8.
+  EXPECT_EQ(codec->DecodeSum(*codec->Encode(0.3)), std::round(0.3 * 256) / 256);
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  for (int i = 0; i < 1000; ++i) {
+    const double x = (2 * rng.NextDouble() - 1) * 100.0;
+    EXPECT_LE(std::fabs(codec->DecodeSum(*codec->Encode(x)) - x), std::ldexp(1.0, -9));
+  }
+}
+
+TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
+  auto codec = FixedPointCodec::Create(32, 10, 4.0, 100);
+  ASSERT_TRUE(codec.ok());
+  EXPECT_TRUE(codec->Encode(4.0).ok());
+  EXPECT_TRUE(codec->Encode(-4.0).ok());
+  EXPECT_EQ(codec->Encode(4.0000001).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(codec->Encode(-5.0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(codec->Encode(std::numeric_limits<double>::quiet_NaN()).ok());
+  EXPECT_FALSE(codec->Encode(std::numeric_limits<double>::infinity()).ok());
+  EXPECT_FALSE(codec->Encode(-std::numeric_limits<double>::infinity()).ok());
+  const std::vector<double> v = {1.0, 2.0, 9.0};
+  auto enc = codec->EncodeVector(v);
+  ASSERT_FALSE(enc.ok());
+  EXPECT_NE(enc.status().message().find("element 2"), absl::string_view::npos);
+  std::vector<uint64_t> out(2);
+  EXPECT_FALSE(codec->EncodeVector(std::vector<double>{1.0}, out).ok());
+  std::vector<double> dec(3);
+  EXPECT_FALSE(codec->DecodeSumVector(out, dec).ok());
+}
+
+// The property secure aggregation needs: the decoded mod-2^k sum of encodings
+// is exactly the integer sum of the rounded inputs, for up to N inputs of
+// magnitude up to B -- including all-at-the-bound worst cases.
+TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
+  struct Config {
+    int bits, frac;
+    double bound;
+    uint64_t n;
+  };
+  random::Csprng rng = random::Csprng::FromSeed(2);
+  for (const Config& c : {Config{24, 10, 3.0, 500}, Config{32, 16, 1.0, 32767},
+                          Config{48, 24, 50.0, 1000}, Config{64, 30, 1e3, 4096}}) {
+    SCOPED_TRACE(c.bits);
+    auto codec = FixedPointCodec::Create(c.bits, c.frac, c.bound, c.n);
+    ASSERT_TRUE(codec.ok()) << codec.status();
+    constexpr size_t kDim = 16;
+    std::vector<uint64_t> acc(kDim, 0);
+    std::vector<__int128> exact(kDim, 0);
+    for (uint64_t p = 0; p < c.n; ++p) {
+      std::vector<double> x(kDim);
+      for (size_t i = 0; i < kDim; ++i) {
+        // Column 0 always +B, column 1 always -B (the wrap-around worst cases).
+        x[i] = i == 0 ? c.bound : i == 1 ? -c.bound : (2 * rng.NextDouble() - 1) * c.bound;
+        exact[i] += std::llround(std::ldexp(x[i], c.frac));
+      }
+      auto enc = codec->EncodeVector(x);
+      ASSERT_TRUE(enc.ok());
+      ASSERT_TRUE(AddMod2k(acc, *enc, c.bits).ok());
+    }
+    for (size_t i = 0; i < kDim; ++i) {
+      ASSERT_EQ(codec->DecodeSumToInteger(acc[i]), static_cast<int64_t>(exact[i])) << i;
+      ASSERT_EQ(codec->DecodeSum(acc[i]), std::ldexp(static_cast<double>(exact[i]), -c.frac));
+    }
+    auto decoded = codec->DecodeSumVector(acc);
+    EXPECT_DOUBLE_EQ(decoded[0], c.bound * static_cast<double>(c.n));
+    EXPECT_DOUBLE_EQ(decoded[1], -c.bound * static_cast<double>(c.n));
+  }
+}
+
+TEST(FixedPointTest, ModularVectorHelpers) {
+  std::vector<uint64_t> a = {1, 0, 255}, b = {2, 1, 1};
+  ASSERT_TRUE(AddMod2k(a, b, 8).ok());
+  EXPECT_EQ(a, (std::vector<uint64_t>{3, 1, 0}));
+  ASSERT_TRUE(SubMod2k(a, b, 8).ok());
+  EXPECT_EQ(a, (std::vector<uint64_t>{1, 0, 255}));
+  ASSERT_TRUE(SubMod2k(a, std::vector<uint64_t>{2, 1, 0}, 8).ok());
+  EXPECT_EQ(a, (std::vector<uint64_t>{255, 255, 255}));
+  std::vector<uint64_t> w = {~uint64_t{0}};
+  ASSERT_TRUE(AddMod2k(w, std::vector<uint64_t>{1}, 64).ok());
+  EXPECT_EQ(w[0], 0u);
+  EXPECT_FALSE(AddMod2k(a, std::vector<uint64_t>{1}, 8).ok());
+  EXPECT_FALSE(SubMod2k(a, b, 0).ok());
+  EXPECT_FALSE(AddMod2k(a, b, 65).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::crypto
