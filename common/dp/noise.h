@@ -16,6 +16,12 @@ namespace fedmf::dp {
 
 using random::Csprng;
 
+// Parameters: sigma, b and scale must be finite and >= 0 (0 gives exactly 0);
+// lambda and shape must be finite and > 0; d >= 1. A violation is a
+// programming error that would silently weaken privacy, so it aborts the
+// process with a message (like Csprng's own failures) instead of returning
+// a number.
+
 // N(0, sigma^2).
 double SampleGaussian(Csprng& rng, double sigma);
 // Fills out[0..n) with i.i.d. N(0, sigma^2); the fast path for noising matrices.

@@ -1,0 +1,113 @@
+#include "common/dp/ledger.h"
+
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/dp/rdp_accountant.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::dp {
+namespace {
+
+LedgerEntry Entry(std::string job, int64_t round, double q = 0.01, double z = 1.1,
+                  int64_t steps = 100) {
+  return LedgerEntry{std::move(job), round, q, z, steps};
+}
+
+TEST(LedgerTest, StartsEmpty) {
+  PrivacyLedger ledger(2.0, 1e-5);
+  EXPECT_EQ(*ledger.SpentEpsilon(), 0.0);
+  EXPECT_TRUE(ledger.entries().empty());
+  EXPECT_EQ(ledger.max_epsilon(), 2.0);
+  EXPECT_EQ(ledger.delta(), 1e-5);
+}
+
+TEST(LedgerTest, ChargesComposeInRdp) {
+  PrivacyLedger ledger(5.0, 1e-5);
+  ASSERT_TRUE(ledger.Charge(Entry("job-a", 0)).ok());
+  ASSERT_TRUE(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)).ok());
+  ASSERT_TRUE(ledger.Charge(Entry("job-b", 0)).ok());
+  EXPECT_EQ(ledger.entries().size(), 3u);
+  RdpAccountant expected;
+  expected.AddSteps(0.01, 1.1, 100);
+  expected.AddSteps(0.02, 1.5, 50);
+  expected.AddSteps(0.01, 1.1, 100);
+  EXPECT_NEAR(*ledger.SpentEpsilon(), expected.GetEpsilon(1e-5)->epsilon, 1e-12);
+  // RDP composition is tighter than summing per-charge epsilons.
+  const double a = *ComputeEpsilon(0.01, 1.1, 100, 1e-5);
+  const double b = *ComputeEpsilon(0.02, 1.5, 50, 1e-5);
+  EXPECT_LT(*ledger.SpentEpsilon(), 2 * a + b);
+}
+
+TEST(LedgerTest, EpsilonWithDoesNotCharge) {
+  PrivacyLedger ledger(5.0, 1e-5);
+  const double with = *ledger.EpsilonWith(Entry("j", 0));
+  EXPECT_GT(with, 0);
+  EXPECT_EQ(*ledger.SpentEpsilon(), 0.0);
+  ASSERT_TRUE(ledger.Charge(Entry("j", 0)).ok());
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(), with);
+}
+
+TEST(LedgerTest, OverBudgetIsRefusedAndLeavesStateUnchanged) {
+  const double one = *ComputeEpsilon(0.05, 1.0, 200, 1e-5);
+  // RDP composes sub-linearly (two charges cost ~1.38x one), so 1.2x one
+  // admits exactly one charge.
+  PrivacyLedger ledger(1.2 * one, 1e-5);
+  ASSERT_TRUE(ledger.Charge(Entry("job", 0, 0.05, 1.0, 200)).ok());
+  const double spent = *ledger.SpentEpsilon();
+  absl::Status s = ledger.Charge(Entry("job", 1, 0.05, 1.0, 200));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  // The message names the budget and the would-be spend.
+  const std::string msg(s.message());
+  EXPECT_NE(msg.find("budget"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("job"), std::string::npos) << msg;
+  const double would_be = *ledger.EpsilonWith(Entry("job", 1, 0.05, 1.0, 200));
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", would_be);
+  EXPECT_NE(msg.find(buf), std::string::npos) << msg << " lacks " << buf;
+  std::snprintf(buf, sizeof(buf), "%.6g", 1.2 * one);
+  EXPECT_NE(msg.find(buf), std::string::npos) << msg << " lacks " << buf;
+  // Unchanged: same entries, same spend, and the refused round is still free.
+  EXPECT_EQ(ledger.entries().size(), 1u);
+  EXPECT_EQ(*ledger.SpentEpsilon(), spent);
+  EXPECT_TRUE(ledger.Charge(Entry("job", 1, 0.05, 50.0, 1)).ok());
+}
+
+TEST(LedgerTest, RepeatedJobRoundIsAlreadyExists) {
+  PrivacyLedger ledger(100.0, 1e-5);
+  ASSERT_TRUE(ledger.Charge(Entry("job", 3)).ok());
+  const double spent = *ledger.SpentEpsilon();
+  absl::Status s = ledger.Charge(Entry("job", 3, 0.001, 10.0, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
+  EXPECT_EQ(ledger.entries().size(), 1u);
+  EXPECT_EQ(*ledger.SpentEpsilon(), spent);
+  EXPECT_TRUE(ledger.Charge(Entry("other-job", 3)).ok());
+  EXPECT_TRUE(ledger.Charge(Entry("job", 4)).ok());
+}
+
+TEST(LedgerTest, NoNoiseIsRefusedByBudget) {
+  PrivacyLedger ledger(100.0, 1e-5);
+  absl::Status s = ledger.Charge(Entry("job", 0, 0.01, 0.0, 1));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_NE(std::string(s.message()).find("inf"), std::string::npos) << s;
+}
+
+TEST(LedgerTest, InvalidEntriesAndBudgets) {
+  PrivacyLedger ledger(1.0, 1e-5);
+  EXPECT_EQ(ledger.Charge(Entry("", 0)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger.Charge(Entry("j", -1)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger.Charge(Entry("j", 0, 1.5)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger.Charge(Entry("j", 0, 0.1, -1.0)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ledger.Charge(Entry("j", 0, 0.1, 1.0, -5)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(ledger.entries().empty());
+  PrivacyLedger bad_delta(1.0, 0.0);
+  EXPECT_EQ(bad_delta.Charge(Entry("j", 0)).code(), absl::StatusCode::kInvalidArgument);
+  PrivacyLedger bad_budget(std::nan(""), 1e-5);
+  EXPECT_EQ(bad_budget.Charge(Entry("j", 0)).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fedmf::dp
