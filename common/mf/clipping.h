@@ -11,7 +11,9 @@
 
 namespace fedmf::mf {
 
-// Clips every row of `m` in place. R > 0 is the top of the rating range.
+// Clips every row of `m` in place. R > 0 is the top of the rating range
+// (aborts otherwise). Rows already in the feasible set are left bit-for-bit
+// unchanged; a scaled row has norm sqrt(R) up to one rounding (<= 1e-15 rel.).
 void ClipEmbeddings(Matrix& m, double rating_max);
 // Clips one row (a contiguous span of `dim` doubles) in place.
 void ClipRow(double* row, int32_t dim, double rating_max);

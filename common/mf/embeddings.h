@@ -47,7 +47,13 @@ class RatingMatrix {
 
 // Random initialization: entries uniform in [0, scale), then clipped. With
 // p dims, scale = sqrt(mean_rating / p) * 2 gives <u,v> near the mean rating.
+// This overload has no R, so the entries are non-negative but rows are NOT
+// norm-clipped; prefer the overload below (or call ClipEmbeddings yourself).
 Matrix RandomEmbeddings(int32_t rows, int32_t dim, double scale, random::Csprng& rng);
+// As above, then clipped with Pi for R = rating_max (<= 0: no clipping).
+// Consumes exactly the same random stream as the overload above.
+Matrix RandomEmbeddings(int32_t rows, int32_t dim, double scale, double rating_max,
+                        random::Csprng& rng);
 // The scale above for a rating mean `mean_rating`.
 double InitScaleFor(double mean_rating, int32_t dim);
 

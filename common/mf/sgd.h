@@ -19,7 +19,10 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
 
 // One private mini-batch step on one matrix:
 //   M <- Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer).
-// sigma == 0 means no noise. `normalizer` is the expected batch size (public).
+// sigma == 0 means no noise (and no randomness is consumed). `normalizer` is
+// the expected batch size (public), > 0. rating_max must be > 0: a DP step is
+// always projected (aborts otherwise; use a huge R to make Pi a no-op in tests).
+// Noise is drawn entry by entry in row-major order, in chunks, from `rng`.
 void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer,
                        double lr, double rating_max, random::Csprng& rng);
 
@@ -34,6 +37,13 @@ struct SgdOptions {
 // One non-private epoch of classic per-rating SGD over `ratings` in a random
 // order (projected: the two touched rows are clipped after each update).
 // Returns the training MSE seen during the epoch.
+//
+// Precisely: the ratings are visited in the order std::shuffle(rng) puts them
+// in; for each, e = x - <u_i, v_j> (added to the returned mean of e^2) and
+//   u_i += lr (2 e v_j - l2 u_i),   v_j += lr (2 e u_i_old - l2 v_j)
+// (v_j's step uses u_i from before this rating), each only if enabled, then
+// the updated rows are clipped with Pi when rating_max > 0. Indices must be in
+// range of U / V (aborts otherwise). Empty `ratings` returns 0.
 double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
                 const SgdOptions& options, random::Csprng& rng);
 
@@ -43,7 +53,11 @@ class LearningRateSchedule {
  public:
   LearningRateSchedule(double initial, double final_ratio, int64_t total_steps,
                        double decay_fraction = 0.8);
-  double At(int64_t step) const;  // step in [0, total_steps)
+  // step in [0, total_steps). Exactly: with D = decay_fraction * total_steps,
+  // At(t) = initial + (final - initial) * min(t / D, 1), so At(0) = initial and
+  // At(t) = initial * final_ratio for t >= D (t < 0 is treated as 0; D <= 0
+  // gives the final rate everywhere). decay_fraction is clamped to [0, 1].
+  double At(int64_t step) const;
 
  private:
   double initial_;

@@ -1,0 +1,305 @@
+#include "common/mf/sgd.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "common/mf/clipping.h"
+#include "common/mf/sampling.h"
+#include "tests/unit/mf/test_util.h"
+
+namespace fedmf::mf {
+namespace {
+
+using data::Rating;
+using random::Csprng;
+using testing::LowRankRatings;
+using testing::UniformMatrix;
+
+// Loss summed over the listed users' ratings: sum (x - <u,v>)^2.
+double Loss(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
+            const Matrix& v) {
+  double l = 0;
+  for (const int32_t i : users) {
+    for (const auto& e : x.Row(i)) {
+      const double err = e.value - u.row(i).dot(v.row(e.item));
+      l += err * err;
+    }
+  }
+  return l;
+}
+
+class GradientDimTest : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(GradientDimTest, MatchesFiniteDifferences) {
+  const int32_t dim = GetParam();
+  Csprng rng = Csprng::FromSeed(20 + dim);
+  const RatingMatrix x(12, 9, LowRankRatings(12, 9, 3, 0.5, rng));
+  const Matrix u = UniformMatrix(12, dim, 0.0, 0.6, rng);
+  const Matrix v = UniformMatrix(9, dim, 0.0, 0.6, rng);
+  const std::vector<int32_t> users = {0, 2, 3, 7, 11};
+  Matrix gu = Matrix::Zero(12, dim);
+  Matrix gv = Matrix::Zero(9, dim);
+  AccumulateGradients(x, users, u, v, &gu, &gv);
+
+  const double h = 1e-6;
+  for (Eigen::Index r = 0; r < u.rows(); ++r) {
+    for (Eigen::Index c = 0; c < dim; ++c) {
+      Matrix up = u, um = u;
+      up(r, c) += h;
+      um(r, c) -= h;
+      const double fd = (Loss(x, users, up, v) - Loss(x, users, um, v)) / (2 * h);
+      EXPECT_NEAR(gu(r, c), fd, 1e-6 * (1 + std::abs(fd))) << r << "," << c;
+    }
+  }
+  for (Eigen::Index r = 0; r < v.rows(); ++r) {
+    for (Eigen::Index c = 0; c < dim; ++c) {
+      Matrix vp = v, vm = v;
+      vp(r, c) += h;
+      vm(r, c) -= h;
+      const double fd = (Loss(x, users, u, vp) - Loss(x, users, u, vm)) / (2 * h);
+      EXPECT_NEAR(gv(r, c), fd, 1e-6 * (1 + std::abs(fd))) << r << "," << c;
+    }
+  }
+  // Rows of users outside the batch get no gradient.
+  EXPECT_EQ(gu.row(1).squaredNorm(), 0.0);
+}
+
+TEST_P(GradientDimTest, AccumulatesAndAcceptsNullOutputs) {
+  const int32_t dim = GetParam();
+  Csprng rng = Csprng::FromSeed(40 + dim);
+  const RatingMatrix x(10, 8, LowRankRatings(10, 8, 2, 0.6, rng));
+  const Matrix u = UniformMatrix(10, dim, 0.0, 0.5, rng);
+  const Matrix v = UniformMatrix(8, dim, 0.0, 0.5, rng);
+  std::vector<int32_t> all(10);
+  std::iota(all.begin(), all.end(), 0);
+  Matrix gu = Matrix::Zero(10, dim);
+  Matrix gv = Matrix::Zero(8, dim);
+  AccumulateGradients(x, all, u, v, &gu, &gv);
+
+  Matrix gu_only = Matrix::Constant(10, dim, 1.0);  // "adds to", not "overwrites"
+  AccumulateGradients(x, all, u, v, &gu_only, nullptr);
+  EXPECT_LE((gu_only - Matrix::Constant(10, dim, 1.0) - gu).cwiseAbs().maxCoeff(), 1e-12);
+  Matrix gv_only = Matrix::Zero(8, dim);
+  AccumulateGradients(x, all, u, v, nullptr, &gv_only);
+  EXPECT_EQ(gv_only, gv);
+  AccumulateGradients(x, all, u, v, nullptr, nullptr);  // no-op, must not crash
+  Matrix g_empty = Matrix::Zero(10, dim);
+  AccumulateGradients(x, {}, u, v, &g_empty, nullptr);
+  EXPECT_EQ(g_empty.squaredNorm(), 0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, GradientDimTest, ::testing::Values(4, 10, 20));
+
+TEST(NoisyGradientStepTest, ZeroSigmaIsTheManualFormulaAndDrawsNothing) {
+  Csprng data_rng = Csprng::FromSeed(50);
+  const Matrix m0 = UniformMatrix(40, 20, 0.0, 0.8, data_rng);
+  const Matrix g = UniformMatrix(40, 20, -30.0, 30.0, data_rng);
+  const double lr = 0.05, normalizer = 7.0, r = 5.0;
+  Matrix expected = m0 - (lr / normalizer) * g;
+  ClipEmbeddings(expected, r);
+
+  Csprng rng = Csprng::FromSeed(51);
+  Matrix m = m0;
+  NoisyGradientStep(m, g, /*sigma=*/0.0, normalizer, lr, r, rng);
+  EXPECT_LE((m - expected).cwiseAbs().maxCoeff(), 1e-15);
+  Csprng fresh = Csprng::FromSeed(51);
+  EXPECT_EQ(rng.NextU64(), fresh.NextU64()) << "sigma = 0 must not consume randomness";
+  // Some rows were actually clipped (negatives and norms), so Pi was applied.
+  EXPECT_GE(m.minCoeff(), 0.0);
+  EXPECT_NE(m, Matrix(m0 - (lr / normalizer) * g));
+}
+
+TEST(NoisyGradientStepTest, NoiseStdIsSigmaTimesLrOverNormalizer) {
+  // Zero gradient, entries far from 0 and a huge R so Pi changes nothing:
+  // M_after - M_before = -lr/normalizer * N(0, sigma^2) on each entry.
+  const double sigma = 3.0, lr = 0.01, normalizer = 2.0;
+  const double expected_sd = sigma * lr / normalizer;
+  Matrix m = Matrix::Constant(1682, 20, 1.0);
+  const Matrix g = Matrix::Zero(1682, 20);
+  Csprng rng = Csprng::FromSeed(52);
+  NoisyGradientStep(m, g, sigma, normalizer, lr, /*rating_max=*/1e9, rng);
+  const Eigen::ArrayXd d = (m.array() - 1.0).reshaped();
+  const double n = static_cast<double>(d.size());
+  const double mean = d.mean();
+  const double sd = std::sqrt((d - mean).square().sum() / (n - 1));
+  EXPECT_NEAR(mean, 0.0, 5 * expected_sd / std::sqrt(n));
+  // Relative sd of a sample sd over 33640 entries: 1/sqrt(2n) = 0.39%.
+  EXPECT_NEAR(sd / expected_sd, 1.0, 0.02);
+  // Every entry was perturbed (noise on every entry, not just touched rows).
+  EXPECT_EQ((d == 0.0).count(), 0);
+  // ~68% of |noise| within one sd.
+  const double within = static_cast<double>((d.abs() < expected_sd).count()) / n;
+  EXPECT_NEAR(within, 0.6827, 0.015);
+}
+
+TEST(NoisyGradientStepTest, ResultIsFeasibleAndSeedDeterministic) {
+  Csprng data_rng = Csprng::FromSeed(53);
+  const Matrix m0 = UniformMatrix(100, 20, 0.0, 0.8, data_rng);
+  const Matrix g = UniformMatrix(100, 20, -5.0, 5.0, data_rng);
+  Matrix a = m0, b = m0;
+  Csprng ra = Csprng::FromSeed(54);
+  Csprng rb = Csprng::FromSeed(54);
+  NoisyGradientStep(a, g, 40.0, 3.0, 0.1, 5.0, ra);
+  NoisyGradientStep(b, g, 40.0, 3.0, 0.1, 5.0, rb);
+  EXPECT_EQ(a, b);
+  EXPECT_GE(a.minCoeff(), 0.0);
+  EXPECT_LE(a.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+}
+
+// A straightforward reference SgdEpoch: the same shuffle (iota + std::shuffle
+// with the same Csprng stream) and the update rule written out entry by entry.
+double ReferenceEpoch(const std::vector<Rating>& ratings, Matrix& u, Matrix& v,
+                      const SgdOptions& o, Csprng& rng) {
+  std::vector<uint32_t> order(ratings.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng);
+  double sum = 0;
+  for (const uint32_t k : order) {
+    const Rating& r = ratings[k];
+    const double e = r.value - u.row(r.user).dot(v.row(r.item));
+    sum += e * e;
+    const Eigen::RowVectorXd u_old = u.row(r.user);
+    const Eigen::RowVectorXd v_old = v.row(r.item);
+    if (o.update_u) u.row(r.user) = u_old + o.learning_rate * (2 * e * v_old - o.l2 * u_old);
+    if (o.update_v) v.row(r.item) = v_old + o.learning_rate * (2 * e * u_old - o.l2 * v_old);
+    if (o.rating_max > 0) {
+      if (o.update_u) ClipRow(u.row(r.user).data(), static_cast<int32_t>(u.cols()), o.rating_max);
+      if (o.update_v) ClipRow(v.row(r.item).data(), static_cast<int32_t>(v.cols()), o.rating_max);
+    }
+  }
+  return sum / ratings.size();
+}
+
+class SgdDimTest : public ::testing::TestWithParam<int32_t> {};
+
+TEST_P(SgdDimTest, MatchesTheReferenceUpdateRule) {
+  const int32_t dim = GetParam();
+  Csprng data_rng = Csprng::FromSeed(60 + dim);
+  const auto ratings = LowRankRatings(30, 25, 3, 0.3, data_rng);
+  const Matrix u0 = RandomEmbeddings(30, dim, InitScaleFor(3, dim), 5.0, data_rng);
+  const Matrix v0 = RandomEmbeddings(25, dim, InitScaleFor(3, dim), 5.0, data_rng);
+  for (int variant = 0; variant < 4; ++variant) {
+    SgdOptions o;
+    o.learning_rate = 0.05;
+    o.l2 = variant == 1 ? 0.1 : 0.0;
+    o.update_u = variant != 2;
+    o.update_v = variant != 3;
+    o.rating_max = variant == 1 ? 0.0 : 5.0;  // variant 1: no clipping
+    Matrix u = u0, v = v0, ur = u0, vr = v0;
+    Csprng rng = Csprng::FromSeed(61);
+    Csprng ref_rng = Csprng::FromSeed(61);
+    const double mse = SgdEpoch(ratings, u, v, o, rng);
+    const double ref_mse = ReferenceEpoch(ratings, ur, vr, o, ref_rng);
+    EXPECT_NEAR(mse, ref_mse, 1e-10) << "variant " << variant;
+    EXPECT_LE((u - ur).cwiseAbs().maxCoeff(), 1e-10) << "variant " << variant;
+    EXPECT_LE((v - vr).cwiseAbs().maxCoeff(), 1e-10) << "variant " << variant;
+    if (!o.update_u) {
+      EXPECT_EQ(u, u0);
+    }
+    if (!o.update_v) {
+      EXPECT_EQ(v, v0);
+    }
+  }
+}
+
+TEST_P(SgdDimTest, ReducesTrainingLossAndKeepsInvariants) {
+  const int32_t dim = GetParam();
+  Csprng rng = Csprng::FromSeed(80 + dim);
+  const auto ratings = LowRankRatings(120, 100, 3, 0.25, rng);
+  Matrix u = RandomEmbeddings(120, dim, InitScaleFor(3, dim), 5.0, rng);
+  Matrix v = RandomEmbeddings(100, dim, InitScaleFor(3, dim), 5.0, rng);
+  SgdOptions o;
+  o.learning_rate = 0.02;
+  const double first = SgdEpoch(ratings, u, v, o, rng);
+  double last = first;
+  for (int epoch = 0; epoch < 40; ++epoch) last = SgdEpoch(ratings, u, v, o, rng);
+  EXPECT_LT(last, 0.25 * first) << "first " << first << " last " << last;
+  EXPECT_GE(u.minCoeff(), 0.0);
+  EXPECT_GE(v.minCoeff(), 0.0);
+  EXPECT_LE(u.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+  EXPECT_LE(v.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dims, SgdDimTest, ::testing::Values(10, 20, 50, 7));
+
+TEST(SgdEpochTest, SingleRatingByHand) {
+  Matrix u(1, 2), v(1, 2);
+  u << 1.0, 0.5;
+  v << 0.5, 1.0;
+  SgdOptions o;
+  o.learning_rate = 0.1;
+  o.l2 = 0.5;
+  o.rating_max = 5.0;
+  Csprng rng = Csprng::FromSeed(1);
+  // e = 3 - (0.5 + 0.5) = 2.
+  const double mse = SgdEpoch({{0, 0, 3.0f}}, u, v, o, rng);
+  EXPECT_DOUBLE_EQ(mse, 4.0);
+  // u = u + 0.1 (4 v - 0.5 u) = (1 + 0.2 - 0.05, 0.5 + 0.4 - 0.025)
+  EXPECT_NEAR(u(0, 0), 1.15, 1e-15);
+  EXPECT_NEAR(u(0, 1), 0.875, 1e-15);
+  // v uses the OLD u: v + 0.1 (4 u_old - 0.5 v) = (0.5 + 0.4 - 0.025, 1 + 0.2 - 0.05)
+  EXPECT_NEAR(v(0, 0), 0.875, 1e-15);
+  EXPECT_NEAR(v(0, 1), 1.15, 1e-15);
+}
+
+TEST(SgdEpochTest, MseIsTheErrorBeforeEachUpdate) {
+  // Disjoint users and items: no rating sees another's update, so the
+  // returned MSE is the mean squared error at the starting point.
+  Matrix u = Matrix::Constant(3, 4, 0.5);
+  Matrix v = Matrix::Constant(3, 4, 0.5);  // <u,v> = 1
+  const std::vector<Rating> ratings = {{0, 0, 2.0f}, {1, 1, 4.0f}, {2, 2, 1.0f}};
+  Csprng rng = Csprng::FromSeed(2);
+  EXPECT_NEAR(SgdEpoch(ratings, u, v, SgdOptions{}, rng), (1.0 + 9.0 + 0.0) / 3.0, 1e-15);
+  Csprng rng2 = Csprng::FromSeed(2);
+  EXPECT_EQ(SgdEpoch({}, u, v, SgdOptions{}, rng2), 0.0);
+}
+
+TEST(LearningRateScheduleTest, Boundaries) {
+  const LearningRateSchedule s(1.0, 0.1, 1000);  // decay over the first 800 steps
+  EXPECT_DOUBLE_EQ(s.At(0), 1.0);
+  EXPECT_DOUBLE_EQ(s.At(400), 0.55);
+  EXPECT_NEAR(s.At(799), 1.0 - 0.9 * 799.0 / 800.0, 1e-15);
+  EXPECT_DOUBLE_EQ(s.At(800), 0.1);
+  EXPECT_DOUBLE_EQ(s.At(801), 0.1);
+  EXPECT_DOUBLE_EQ(s.At(999), 0.1);
+  EXPECT_DOUBLE_EQ(s.At(5000), 0.1);
+  EXPECT_DOUBLE_EQ(s.At(-3), 1.0);
+  double prev = s.At(0);
+  for (int64_t t = 1; t < 1000; ++t) {
+    EXPECT_LE(s.At(t), prev);
+    prev = s.At(t);
+  }
+}
+
+TEST(LearningRateScheduleTest, FullDecayAndConstant) {
+  const LearningRateSchedule full(0.5, 0.2, 10, 1.0);
+  EXPECT_DOUBLE_EQ(full.At(0), 0.5);
+  EXPECT_DOUBLE_EQ(full.At(5), 0.3);
+  EXPECT_NEAR(full.At(9), 0.5 - 0.4 * 0.9, 1e-15);
+  const LearningRateSchedule constant(0.3, 1.0, 100);
+  for (int64_t t = 0; t < 100; ++t) EXPECT_DOUBLE_EQ(constant.At(t), 0.3);
+}
+
+}  // namespace
+}  // namespace fedmf::mf
+
+namespace fedmf::mf {
+namespace {
+
+TEST(SgdDeathTest, MisuseAborts) {
+  Matrix u = Matrix::Constant(2, 3, 0.5);
+  Matrix v = Matrix::Constant(2, 3, 0.5);
+  random::Csprng rng = random::Csprng::FromSeed(1);
+  EXPECT_DEATH(SgdEpoch({{0, 0, 1.0f}}, u, u, SgdOptions{}, rng), "different matrices");
+  EXPECT_DEATH(SgdEpoch({{0, 2, 1.0f}}, u, v, SgdOptions{}, rng), "out of range");
+  EXPECT_DEATH(NoisyGradientStep(u, v, 1.0, 1.0, 0.1, /*rating_max=*/0.0, rng), "R > 0");
+  EXPECT_DEATH(NoisyGradientStep(u, v, 1.0, /*normalizer=*/0.0, 0.1, 5.0, rng), "normalizer");
+  EXPECT_DEATH(NoisyGradientStep(u, Matrix::Zero(3, 3), 1.0, 1.0, 0.1, 5.0, rng), "shape");
+}
+
+}  // namespace
+}  // namespace fedmf::mf
