@@ -86,4 +86,17 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
   return absl::OkStatus();
 }
 
+absl::Status PrivacyLedger::Restore(const LedgerEntry& entry) {
+  if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+  for (const LedgerEntry& e : entries_) {
+    if (e.job_id == entry.job_id && e.round == entry.round) {
+      return absl::AlreadyExistsError(absl::StrFormat(
+          "privacy ledger already holds job '%s' round %d", entry.job_id, entry.round));
+    }
+  }
+  entries_.push_back(entry);
+  accountant_.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  return absl::OkStatus();
+}
+
 }  // namespace fedmf::dp

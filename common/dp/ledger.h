@@ -36,6 +36,10 @@ class PrivacyLedger {
   // budget and the would-be spend) otherwise, leaving the ledger unchanged.
   // AlreadyExists if (job_id, round) was charged before.
   absl::Status Charge(const LedgerEntry& entry);
+  // Re-adds an entry loaded from durable storage. No budget check: the spend
+  // already happened, and a lowered budget must not erase history. Still
+  // AlreadyExists for a duplicate (job_id, round).
+  absl::Status Restore(const LedgerEntry& entry);
 
   const std::vector<LedgerEntry>& entries() const { return entries_; }
   double max_epsilon() const { return max_epsilon_; }

@@ -21,7 +21,7 @@ double InitScale(const JobConfig& config) {
 }  // namespace
 
 mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Csprng& rng) {
-  return mf::RandomEmbeddings(rows, config.dim, InitScale(config), rng);
+  return mf::RandomEmbeddings(rows, config.dim, InitScale(config), config.rating_max, rng);
 }
 
 PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, data::PartyData data,
@@ -79,8 +79,8 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
   random::Csprng init_rng = p.rng_.Fork("init");
   // The shared matrix is overwritten by the server's in Pretrain; the local
   // one starts random (FMF Stage 1, step (1c)).
-  p.u_ = mf::RandomEmbeddings(p.data_.num_users(), config.dim, scale, init_rng);
-  p.v_ = mf::RandomEmbeddings(p.data_.num_items(), config.dim, scale, init_rng);
+  p.u_ = mf::RandomEmbeddings(p.data_.num_users(), config.dim, scale, config.rating_max, init_rng);
+  p.v_ = mf::RandomEmbeddings(p.data_.num_items(), config.dim, scale, config.rating_max, init_rng);
   return session;
 }
 
@@ -158,7 +158,7 @@ void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
   for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
 }
 
-absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared) {
+absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t start_round) {
   if (phase_ != Phase::kCreated) {
     return absl::FailedPreconditionError("Pretrain: the session has already started");
   }
@@ -168,6 +168,10 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared) {
         absl::StrCat("Pretrain: setting ", SettingName(config_.setting), " runs with TrainAlone"));
   }
   if (auto s = CheckShared(initial_shared, "Pretrain"); !s.ok()) return s;
+  if (start_round < 0 || start_round > config_.EffectiveRounds()) {
+    return absl::InvalidArgumentError(absl::StrCat("Pretrain: start round ", start_round,
+                                                   " outside [0, ", config_.EffectiveRounds(), "]"));
+  }
   shared_matrix() = initial_shared;
   mf::ClipEmbeddings(shared_matrix(), config_.rating_max);
   if (!vertical()) {
@@ -175,6 +179,7 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared) {
     // clipping, no noise, no trimming (nothing leaves the party).
     RunSgdEpochs(config_.pretrain_epochs, /*update_u=*/true, /*update_v=*/false);
   }
+  next_round_ = start_round;
   phase_ = Phase::kTraining;
   return absl::OkStatus();
 }
@@ -183,9 +188,9 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   if (phase_ != Phase::kTraining) {
     return absl::FailedPreconditionError("RunRound: the session is not in Stage 2");
   }
-  if (round != next_round_) {
+  if (round < next_round_) {
     return absl::FailedPreconditionError(
-        absl::StrCat("RunRound: expected round ", next_round_, ", got ", round));
+        absl::StrCat("RunRound: round ", round, " is stale (next round is ", next_round_, ")"));
   }
   if (round >= config_.EffectiveRounds()) {
     return absl::FailedPreconditionError(
@@ -199,7 +204,7 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   steps_charged_ += plan_.private_training ? iters : 0;
   shared_matrix() = shared;
   RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
-  ++next_round_;
+  next_round_ = round + 1;
   return shared_matrix();
 }
 

@@ -47,10 +47,13 @@ class PartySession {
   // Aggregation weight: m_k for VFL, n_k for HFL.
   double weight() const;
 
-  // Stage 1: initialization and local pre-computation.
-  absl::Status Pretrain(const mf::Matrix& initial_shared);
+  // Stage 1: initialization and local pre-computation. A party that (re)joins
+  // a running job passes the round it joins at and that round's shared matrix.
+  absl::Status Pretrain(const mf::Matrix& initial_shared, int32_t start_round = 0);
   // Stage 2: one synchronization round of T' DP local iterations starting
   // from the server's shared matrix; returns the party's version of it.
+  // Rounds only move forward: a round the party missed (deadline, restart) is
+  // skipped and costs nothing; an earlier or repeated round is refused.
   absl::StatusOr<mf::Matrix> RunRound(int32_t round, const mf::Matrix& shared);
   // Stage 3: local fine-tuning from the final shared matrix.
   absl::Status Finish(const mf::Matrix& final_shared);

@@ -28,8 +28,7 @@ ServerSession::ServerSession(const JobConfig& config, std::vector<PartyInfo> par
       shared_(std::move(shared)),
       round_(round),
       phase_(round >= config.EffectiveRounds() ? Phase::kFinished : Phase::kRoundOpen),
-      sum_(mf::Matrix::Zero(shared_.rows(), shared_.cols())),
-      submitted_(parties_.size(), false) {}
+      updates_(parties_.size()) {}
 
 absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int32_t shared_rows,
                                                     std::vector<PartyInfo> parties,
@@ -56,7 +55,7 @@ absl::StatusOr<ServerSession> ServerSession::Restore(const JobConfig& config,
 }
 
 bool ServerSession::HasSubmitted(int32_t party) const {
-  return party >= 0 && party < static_cast<int32_t>(submitted_.size()) && submitted_[party];
+  return party >= 0 && party < static_cast<int32_t>(updates_.size()) && updates_[party].has_value();
 }
 
 absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf::Matrix& update) {
@@ -68,7 +67,7 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
   if (party < 0 || party >= static_cast<int32_t>(parties_.size())) {
     return absl::InvalidArgumentError(absl::StrCat("field 'party': unknown party index ", party));
   }
-  if (submitted_[party]) {
+  if (updates_[party].has_value()) {
     return absl::AlreadyExistsError(
         absl::StrCat("party ", parties_[party].name, " already submitted round ", round));
   }
@@ -99,8 +98,7 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
           " (embeddings must be clipped)"));
     }
   }
-  sum_.noalias() += parties_[party].weight * update;
-  submitted_[party] = true;
+  updates_[party] = update;
   return absl::OkStatus();
 }
 
@@ -109,8 +107,10 @@ absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
   RoundSummary summary;
   summary.round = round_;
   double total_weight = 0;
+  mf::Matrix sum = mf::Matrix::Zero(shared_.rows(), shared_.cols());
   for (size_t k = 0; k < parties_.size(); ++k) {
-    if (submitted_[k]) {
+    if (updates_[k].has_value()) {
+      sum.noalias() += parties_[k].weight * *updates_[k];
       summary.contributors.push_back(static_cast<int32_t>(k));
       total_weight += parties_[k].weight;
     } else {
@@ -122,9 +122,8 @@ absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
         absl::StrCat("round ", round_, ": no party submitted an update"));
   }
   // Weighted average of feasible points stays feasible (the set is convex).
-  shared_ = sum_ / total_weight;
-  sum_.setZero();
-  std::fill(submitted_.begin(), submitted_.end(), false);
+  shared_ = sum / total_weight;
+  for (auto& u : updates_) u.reset();
   ++round_;
   if (round_ >= config_.EffectiveRounds()) phase_ = Phase::kFinished;
   return summary;

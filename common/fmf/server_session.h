@@ -9,6 +9,7 @@
 #define FEDMF_COMMON_FMF_SERVER_SESSION_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -72,8 +73,9 @@ class ServerSession {
   mf::Matrix shared_;
   int32_t round_ = 0;
   Phase phase_ = Phase::kRoundOpen;
-  mf::Matrix sum_;                 // sum of weight_k * update_k this round
-  std::vector<bool> submitted_;
+  // This round's validated updates, summed in party order at CloseRound so the
+  // result does not depend on arrival order (bit-for-bit reproducible).
+  std::vector<std::optional<mf::Matrix>> updates_;
 };
 
 }  // namespace fedmf::fmf

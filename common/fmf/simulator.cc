@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/data/loaders.h"
 #include "common/dp/ledger.h"
 #include "common/fmf/party_session.h"
 #include "common/fmf/server_session.h"
@@ -37,6 +39,26 @@ absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
       return data::PartitionVflRandom(dataset, options.parties, split);
   }
   return absl::InternalError("unreachable");
+}
+
+absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
+                                                         const data::Dataset& dataset,
+                                                         const std::string& spec,
+                                                         FederationOptions options) {
+  std::vector<std::vector<int>> genres;
+  if (config.split == SplitKind::kVertical && options.vfl_split == "genre") {
+    const std::string prefix = "movielens:";
+    if (spec.rfind(prefix, 0) != 0) {
+      return absl::InvalidArgumentError("the genre split needs movielens:PATH data (ML-100K)");
+    }
+    std::filesystem::path p = spec.substr(prefix.size());
+    std::filesystem::path dir = std::filesystem::is_directory(p) ? p : p.parent_path();
+    auto loaded = data::LoadMovieLensGenres((dir / "u.item").string(), dataset);
+    if (!loaded.ok()) return loaded.status();
+    genres = std::move(*loaded);
+    options.item_genres = &genres;
+  }
+  return BuildFederation(config, dataset, options);
 }
 
 absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,

@@ -31,6 +31,13 @@ absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
                                                  const data::Dataset& dataset,
                                                  const FederationOptions& options);
 
+// As BuildFederation, for data loaded from `spec`; a genre split finds
+// MovieLens 100K's u.item next to the ratings file.
+absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
+                                                         const data::Dataset& dataset,
+                                                         const std::string& spec,
+                                                         FederationOptions options);
+
 struct PartyResult {
   int32_t party = 0;
   int32_t users = 0;

@@ -43,17 +43,6 @@ struct TrainArgs {
   bool quiet = false;
 };
 
-// u.item next to a MovieLens 100K u.data, for the genre split.
-absl::StatusOr<std::vector<std::vector<int>>> GenresFor(const std::string& spec,
-                                                        const data::Dataset& dataset) {
-  if (!absl::StartsWith(spec, "movielens:")) {
-    return absl::InvalidArgumentError("--vfl-split genre needs --data movielens:PATH (ML-100K)");
-  }
-  std::filesystem::path p = spec.substr(std::string("movielens:").size());
-  std::filesystem::path dir = std::filesystem::is_directory(p) ? p : p.parent_path();
-  return data::LoadMovieLensGenres((dir / "u.item").string(), dataset);
-}
-
 absl::StatusOr<fmf::JobConfig> BuildConfig(const TrainArgs& a, const data::Dataset& dataset) {
   fmf::JobConfig c;
   auto setting = fmf::ParseSetting(a.setting);
@@ -170,17 +159,7 @@ int RunTrain(const TrainArgs& a) {
   fed.vfl_split = a.vfl_split;
   fed.split_seed = a.seed.value_or(1);
   fed.test_fraction = config->test_fraction;
-  std::vector<std::vector<int>> genres;
-  if (config->split == fmf::SplitKind::kVertical && a.vfl_split == "genre") {
-    auto g = GenresFor(a.data, *dataset);
-    if (!g.ok()) {
-      std::cerr << "fedmf train: " << g.status().message() << "\n";
-      return 2;
-    }
-    genres = std::move(*g);
-    fed.item_genres = &genres;
-  }
-  auto federation = fmf::BuildFederation(*config, *dataset, fed);
+  auto federation = fmf::BuildFederationFromSpec(*config, *dataset, a.data, fed);
   if (!federation.ok()) {
     std::cerr << "fedmf train: " << federation.status().message() << "\n";
     return 2;

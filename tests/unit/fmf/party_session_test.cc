@@ -59,7 +59,9 @@ TEST(PartySessionTest, PhasesAreEnforced) {
   EXPECT_EQ(f.party->Finish(f.shared).code(), absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
   EXPECT_EQ(f.party->Pretrain(f.shared).code(), absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(f.party->RunRound(1, f.shared).ok());  // a missed round is skipped
   EXPECT_EQ(f.party->RunRound(1, f.shared).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(f.party->RunRound(0, f.shared).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(f.party->TrainAlone().code(), absl::StatusCode::kFailedPrecondition);
 }
 

@@ -37,7 +37,7 @@ JobConfig Job(Setting setting, SplitKind split, double epsilon) {
   return c;
 }
 
-absl::StatusOr<SimulationResult> Run(const JobConfig& c, int parties) {
+absl::StatusOr<SimulationResult> RunJob(const JobConfig& c, int parties) {
   data::Dataset d = Synthetic();
   FederationOptions o;
   o.parties = parties;
@@ -48,7 +48,7 @@ absl::StatusOr<SimulationResult> Run(const JobConfig& c, int parties) {
 
 
 TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
-  auto r = Run(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
+  auto r = RunJob(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->parties.size(), 1u);
   EXPECT_GT(r->test.count, 0);
@@ -59,17 +59,17 @@ TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
 
 TEST(SimulatorTest, SameSeedSameResult) {
   JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
-  auto a = Run(c, 3), b = Run(c, 3);
+  auto a = RunJob(c, 3), b = RunJob(c, 3);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->test.mse, b->test.mse);
   c.seed = 12;
-  auto d = Run(c, 3);
+  auto d = RunJob(c, 3);
   ASSERT_TRUE(d.ok());
   EXPECT_NE(a->test.mse, d->test.mse);
 }
 
 TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
-  auto r = Run(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
+  auto r = RunJob(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->rounds, 10);
   EXPECT_EQ(r->parties.size(), 3u);
@@ -82,7 +82,7 @@ TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
 }
 
 TEST(SimulatorTest, VflChargesStage2AndFinetune) {
-  auto r = Run(Job(Setting::kVfl, SplitKind::kVertical, 4.0), 3);
+  auto r = RunJob(Job(Setting::kVfl, SplitKind::kVertical, 4.0), 3);
   ASSERT_TRUE(r.ok()) << r.status();
   for (const auto& p : r->parties) {
     EXPECT_EQ(p.steps, 60);  // 10 * 5 + kappa 10
@@ -92,17 +92,17 @@ TEST(SimulatorTest, VflChargesStage2AndFinetune) {
 }
 
 TEST(SimulatorTest, SynSgdRunsTTimesTPrimeRounds) {
-  auto r = Run(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2);
+  auto r = RunJob(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->rounds, 50);
   for (const auto& p : r->parties) EXPECT_EQ(p.steps, 50);
 }
 
 TEST(SimulatorTest, LocalOnlyBaselines) {
-  auto vertical = Run(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3);
+  auto vertical = RunJob(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3);
   ASSERT_TRUE(vertical.ok()) << vertical.status();
   for (const auto& p : vertical->parties) EXPECT_LE(p.epsilon, 2.0 + 1e-9);
-  auto horizontal = Run(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3);
+  auto horizontal = RunJob(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3);
   ASSERT_TRUE(horizontal.ok()) << horizontal.status();
   EXPECT_TRUE(std::isinf(horizontal->epsilon));  // non-private by definition
 }
@@ -111,7 +111,7 @@ TEST(SimulatorTest, PerUserGranularityTrims) {
   JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
   c.granularity = Granularity::kUser;
   c.theta = 3;
-  auto r = Run(c, 2);
+  auto r = RunJob(c, 2);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->plan.theta, 3);
   EXPECT_LE(r->epsilon, 2.0 + 1e-9);
