@@ -3,8 +3,11 @@
 #ifndef FEDMF_COMMON_DATA_LOADERS_H_
 #define FEDMF_COMMON_DATA_LOADERS_H_
 
+#include <array>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
@@ -14,6 +17,8 @@ namespace fedmf::data {
 struct LoadOptions {
   // Declared rating range; values outside it are errors. MovieLens files use
   // [0.5, 5] (latest/10M) or [1, 5] (100K/1M); the default accepts all of them.
+  // The loaded Dataset::range is this declared range (pass {1, 5} for 100K/1M
+  // if predictions should be clamped at 1 rather than 0.5).
   RatingRange range{0.5, 5.0};
 };
 
@@ -24,10 +29,17 @@ absl::StatusOr<Dataset> LoadMovieLensDat(const std::string& path, const LoadOpti
 // MovieLens latest `ratings.csv`: header userId,movieId,rating,timestamp.
 absl::StatusOr<Dataset> LoadMovieLensCsv(const std::string& path, const LoadOptions& options = {});
 // Generic `user,item,rating` CSV, optional header line, extra columns are errors.
+// The first line is taken as a header iff none of its fields is a number
+// ("user,item,rating"), so "1,2,oops" on line 1 is a bad row, not a header.
+// Ids are any non-empty token compared as text (no quoting); MovieLens ids
+// must be non-negative integers and compare as integers ("007" is user 7).
+// Dense indices follow first appearance; Dataset keeps each id's first text.
 absl::StatusOr<Dataset> LoadGenericCsv(const std::string& path, const LoadOptions& options = {});
 
-// `path` may be a file or a directory (u.data / ratings.dat / ratings.csv is
-// looked up inside); the format is detected from the file name and first line.
+// `path` may be a file or a directory (u.data, then ratings.dat, then
+// ratings.csv is looked up inside). The format is detected from the first line
+// (header "userId,..." -> csv, "::" -> dat, tab -> 100K), else from the file
+// name (*.data, *.dat, *.csv); anything else is an error suggesting csv:PATH.
 absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions& options = {});
 
 // Parses from an in-memory buffer; `name` is used in error messages. Used by
@@ -36,16 +48,26 @@ enum class RatingFormat { kMovieLens100K, kMovieLensDat, kMovieLensCsv, kGeneric
 absl::StatusOr<Dataset> ParseRatings(std::string_view contents, RatingFormat format,
                                      const std::string& name, const LoadOptions& options = {});
 
+// MovieLens 100K genres, in u.item flag order (see u.genre).
+inline constexpr int kMovieLensGenreCount = 19;
+inline constexpr std::array<std::string_view, kMovieLensGenreCount> kMovieLensGenreNames = {
+    "unknown", "Action",    "Adventure", "Animation", "Children's", "Comedy",  "Crime",
+    "Documentary", "Drama", "Fantasy",   "Film-Noir", "Horror",     "Musical", "Mystery",
+    "Romance", "Sci-Fi",    "Thriller",  "War",       "Western"};
+
 // MovieLens 100K `u.item` genre flags: result[item_index] lists the genre ids
-// (0..18) of that item, aligned with `dataset.item_ids`. Items absent from
-// u.item are an error.
+// (0..18) of that item, aligned with `dataset.item_ids`, exactly as flagged
+// (possibly empty; PartitionVflByGenre treats "no flag" as genre 0, unknown).
+// Items absent from u.item are an error; u.item movies nobody rated are ignored.
 absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::string& u_item_path,
                                                                    const Dataset& dataset);
 
 // Data specs used by the CLI and the daemons:
 //   movielens:PATH   (format detected)
 //   csv:PATH         (generic user,item,rating CSV)
-//   synthetic[:key=value,...]  (see SyntheticOptions in synthetic.h)
+//   synthetic[:key=value,...]  (see SyntheticOptions in synthetic.h; `options`
+//                               does not apply, the generator has min=/max=)
+// Any other scheme is an error listing these.
 absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options = {});
 
 }  // namespace fedmf::data

@@ -33,6 +33,12 @@ struct Federation {
   std::vector<PartyData> parties;
 };
 
+// Every partitioner validates num_parties (1..num_items for VFL, 1..num_users
+// for HFL) and test_fraction (in [0, 1)). Randomness comes only from
+// Csprng::FromSeed(seed), forked per purpose ("assign/...", "split"/party), so
+// a partition is a pure function of (dataset, arguments, seed). Each party's
+// ratings are shuffled and round(test_fraction * count) go to `test`, the rest
+// to `train`; both are sorted by (user, item) in local indices.
 struct SplitOptions {
   double test_fraction = 0.1;  // per party, of each party's ratings
   uint64_t seed = 1;
@@ -45,9 +51,17 @@ absl::StatusOr<Federation> PartitionVflRandom(const Dataset& dataset, int32_t nu
 // VFL, by genre: `item_genres[i]` from LoadMovieLensGenres. A multi-genre item
 // goes to its genre with the fewest items (the paper's rule); genres are then
 // the parties (empty genres are dropped; num_parties = number of non-empty genres).
+// Parties are in increasing genre id order; party k's genre is
+// AssignItemsToSmallestGenre(item_genres)[global_items[0]].
 absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
                                                const std::vector<std::vector<int>>& item_genres,
                                                const SplitOptions& split);
+// The genre PartitionVflByGenre puts each item in: among the item's genres the
+// one flagged on the fewest items (ties: lowest id); an item with no genre
+// goes to genre 0 ("unknown", as u.item does). Errors on negative ids.
+absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
+    const std::vector<std::vector<int>>& item_genres);
+
 // HFL: users assigned uniformly at random to parties (each party >= 1 user).
 absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_parties,
                                         const SplitOptions& split);

@@ -1,0 +1,119 @@
+// File-level loaders: read the file once, pick the format, delegate the row
+// grammar to ParseRatings (rating_parser.cc); and the data-spec front door.
+#include "common/data/loaders.h"
+
+#include <array>
+#include <filesystem>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/data/file_io.h"
+#include "common/data/synthetic.h"
+#include "common/data/text_scan.h"
+
+namespace fedmf::data {
+namespace {
+
+absl::StatusOr<Dataset> LoadFile(const std::string& path, RatingFormat format,
+                                 const LoadOptions& options) {
+  absl::StatusOr<std::string> contents = internal::ReadWholeFile(path);
+  if (!contents.ok()) return contents.status();
+  return ParseRatings(*contents, format, path, options);
+}
+
+// The MovieLens release a file belongs to, from its first line (the content
+// is the stronger signal) and then its name.
+absl::StatusOr<RatingFormat> DetectMovieLensFormat(const std::string& path,
+                                                   absl::string_view contents) {
+  internal::LineReader lines(contents);
+  const absl::string_view first = lines.Next().value_or(absl::string_view());
+  if (absl::StartsWith(internal::Trim(first), "userId,")) return RatingFormat::kMovieLensCsv;
+  if (absl::StrContains(first, "::")) return RatingFormat::kMovieLensDat;
+  if (absl::StrContains(first, "\t")) return RatingFormat::kMovieLens100K;
+  const std::string name = std::filesystem::path(path).filename().string();
+  if (name == "u.data" || absl::EndsWith(name, ".data")) return RatingFormat::kMovieLens100K;
+  if (absl::EndsWith(name, ".dat")) return RatingFormat::kMovieLensDat;
+  if (absl::EndsWith(name, ".csv")) return RatingFormat::kMovieLensCsv;
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ":1: cannot tell which MovieLens format this is: expected u.data (tab-separated), "
+            "ratings.dat ('::'-separated) or ratings.csv (header userId,movieId,rating,timestamp)"
+            "; for a plain user,item,rating file use csv:PATH"));
+}
+
+// In a directory, the ratings file of each MovieLens release, newest last.
+constexpr std::array<absl::string_view, 3> kMovieLensFiles = {"u.data", "ratings.dat",
+                                                             "ratings.csv"};
+
+absl::StatusOr<std::string> ResolveMovieLensPath(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(path, ec)) return path;
+  for (absl::string_view name : kMovieLensFiles) {
+    std::filesystem::path candidate = std::filesystem::path(path) / std::string(name);
+    if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return absl::NotFoundError(absl::StrCat(
+      path, ": directory has no MovieLens ratings file (looked for u.data, ratings.dat, "
+            "ratings.csv)"));
+}
+
+}  // namespace
+
+absl::StatusOr<Dataset> LoadMovieLens100K(const std::string& path, const LoadOptions& options) {
+  return LoadFile(path, RatingFormat::kMovieLens100K, options);
+}
+
+absl::StatusOr<Dataset> LoadMovieLensDat(const std::string& path, const LoadOptions& options) {
+  return LoadFile(path, RatingFormat::kMovieLensDat, options);
+}
+
+absl::StatusOr<Dataset> LoadMovieLensCsv(const std::string& path, const LoadOptions& options) {
+  return LoadFile(path, RatingFormat::kMovieLensCsv, options);
+}
+
+absl::StatusOr<Dataset> LoadGenericCsv(const std::string& path, const LoadOptions& options) {
+  return LoadFile(path, RatingFormat::kGenericCsv, options);
+}
+
+absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions& options) {
+  absl::StatusOr<std::string> file = ResolveMovieLensPath(path);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<std::string> contents = internal::ReadWholeFile(*file);
+  if (!contents.ok()) return contents.status();
+  absl::StatusOr<RatingFormat> format = DetectMovieLensFormat(*file, *contents);
+  if (!format.ok()) return format.status();
+  return ParseRatings(*contents, *format, *file, options);
+}
+
+absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options) {
+  const absl::string_view s = spec;
+  const size_t colon = s.find(':');
+  const absl::string_view scheme = s.substr(0, colon);
+  const absl::string_view rest = colon == absl::string_view::npos ? "" : s.substr(colon + 1);
+  constexpr absl::string_view kValid =
+      "valid specs are movielens:PATH, csv:PATH, synthetic and synthetic:key=value,...";
+
+  if (scheme == "synthetic") {
+    // The synthetic generator declares its own range (min=, max=), so
+    // `options` does not apply to it.
+    absl::StatusOr<SyntheticOptions> synthetic = ParseSyntheticOptions(std::string(rest));
+    if (!synthetic.ok()) return synthetic.status();
+    return GenerateSynthetic(*synthetic);
+  }
+  if (scheme == "movielens" || scheme == "csv") {
+    if (rest.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("data spec '", spec, "' has no path: write ", scheme, ":PATH"));
+    }
+    return scheme == "movielens" ? LoadMovieLens(std::string(rest), options)
+                                 : LoadGenericCsv(std::string(rest), options);
+  }
+  if (colon == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("data spec '", spec, "' has no scheme; ", kValid));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown data spec scheme '", scheme, "' in '", spec, "'; ", kValid));
+}
+
+}  // namespace fedmf::data

@@ -1,0 +1,184 @@
+// Partitioners: decide which party owns each user (HFL/LFL/central) or item
+// (VFL), then hand that ownership to the common builder (federation_builder.h)
+// which localizes indices and splits train/test.
+#include "common/data/partition.h"
+
+#include <algorithm>
+#include <numeric>
+#include "absl/strings/string_view.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/data/federation_builder.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::data {
+namespace {
+
+using internal::Ownership;
+
+// Genre ids come from u.item (0..18); anything huge is a caller bug, and
+// would make the per-genre count table absurdly large.
+constexpr int kMaxGenreId = 1 << 16;
+
+absl::Status ValidateDataset(const Dataset& d) {
+  if (d.num_users < 1 || d.num_items < 1 || d.ratings.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("dataset ", d.source, " is empty (",
+                                                   d.num_users, " users, ", d.num_items,
+                                                   " items, ", d.ratings.size(), " ratings)"));
+  }
+  for (size_t r = 0; r < d.ratings.size(); ++r) {
+    const Rating& x = d.ratings[r];
+    if (x.user < 0 || x.user >= d.num_users || x.item < 0 || x.item >= d.num_items) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dataset rating #", r, " (user ", x.user, ", item ", x.item,
+                       ") is outside ", d.num_users, " users x ", d.num_items, " items"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateSplit(const SplitOptions& split) {
+  if (!(split.test_fraction >= 0.0 && split.test_fraction < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("test_fraction ", split.test_fraction,
+                     " must be in [0, 1): it is the share of each party's ratings held out"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePartyCount(int32_t num_parties, int32_t available, absl::string_view what,
+                                absl::string_view setting) {
+  if (num_parties < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(setting, " needs at least 1 party, got ", num_parties));
+  }
+  if (num_parties > available) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(setting, " gives every party at least one ", what, ": ", num_parties,
+                     " parties but the dataset has only ", available, " ", what,
+                     "s; use at most ", available, " parties"));
+  }
+  return absl::OkStatus();
+}
+
+// Uniform random owner for each of `count` entities, every party non-empty:
+// a random `num_parties` of them seed one party each, the rest pick freely.
+std::vector<int32_t> RandomOwners(int32_t count, int32_t num_parties, random::Csprng rng) {
+  std::vector<int32_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<int32_t> owner(count);
+  for (int32_t t = 0; t < count; ++t) {
+    owner[order[t]] = t < num_parties
+                          ? t
+                          : static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(num_parties)));
+  }
+  return owner;
+}
+
+// The last step of every partitioner: localize, split (seeded per party).
+absl::StatusOr<Federation> Build(const Dataset& dataset, const SplitOptions& split,
+                                 const Ownership& ownership) {
+  return internal::BuildFederation(dataset, ownership, split.test_fraction,
+                                   random::Csprng::FromSeed(split.seed).Fork("split"));
+}
+
+absl::Status ValidateCommon(const Dataset& dataset, const SplitOptions& split) {
+  if (auto s = ValidateDataset(dataset); !s.ok()) return s;
+  return ValidateSplit(split);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
+    const std::vector<std::vector<int>>& item_genres) {
+  // Genre sizes count every item flagged with the genre; "no flag" is genre 0
+  // (unknown), which is how u.item marks such movies itself.
+  std::vector<int64_t> size;
+  for (size_t i = 0; i < item_genres.size(); ++i) {
+    for (int g : item_genres[i]) {
+      if (g < 0 || g >= kMaxGenreId) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("item ", i, " has genre id ", g, "; genre ids must be in [0, ",
+                         kMaxGenreId, ")"));
+      }
+      if (static_cast<size_t>(g) >= size.size()) size.resize(g + 1, 0);
+      ++size[g];
+    }
+    if (item_genres[i].empty()) {
+      if (size.empty()) size.resize(1, 0);
+      ++size[0];
+    }
+  }
+  std::vector<int> genre(item_genres.size(), 0);
+  for (size_t i = 0; i < item_genres.size(); ++i) {
+    if (item_genres[i].empty()) continue;  // genre 0
+    // The paper's rule: the genre with the fewest movies, so big genres do
+    // not swallow the small ones; ties go to the lowest genre id.
+    int best = item_genres[i].front();
+    for (int g : item_genres[i]) {
+      if (size[g] < size[best] || (size[g] == size[best] && g < best)) best = g;
+    }
+    genre[i] = best;
+  }
+  return genre;
+}
+
+absl::StatusOr<Federation> PartitionVflRandom(const Dataset& dataset, int32_t num_parties,
+                                              const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  if (auto s = ValidatePartyCount(num_parties, dataset.num_items, "item", "VFL"); !s.ok()) return s;
+  const random::Csprng root = random::Csprng::FromSeed(split.seed);
+  Ownership own{Ownership::kItems, num_parties,
+                RandomOwners(dataset.num_items, num_parties, root.Fork("assign/vfl-random"))};
+  return Build(dataset, split, own);
+}
+
+absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
+                                               const std::vector<std::vector<int>>& item_genres,
+                                               const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  if (item_genres.size() != static_cast<size_t>(dataset.num_items)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("genre list has ", item_genres.size(), " entries but the dataset has ",
+                     dataset.num_items, " items; load it with LoadMovieLensGenres(u.item, dataset)"));
+  }
+  absl::StatusOr<std::vector<int>> genre = AssignItemsToSmallestGenre(item_genres);
+  if (!genre.ok()) return genre.status();
+  // Parties are the non-empty genres in genre-id order.
+  const int max_genre = *std::max_element(genre->begin(), genre->end());
+  std::vector<int32_t> party_of_genre(max_genre + 1, -1);
+  for (int g : *genre) party_of_genre[g] = 0;
+  int32_t num_parties = 0;
+  for (int32_t& p : party_of_genre) {
+    if (p == 0) p = num_parties++;
+  }
+  Ownership own{Ownership::kItems, num_parties, std::vector<int32_t>(genre->size())};
+  for (size_t i = 0; i < genre->size(); ++i) own.owner[i] = party_of_genre[(*genre)[i]];
+  return Build(dataset, split, own);
+}
+
+absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_parties,
+                                        const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  if (auto s = ValidatePartyCount(num_parties, dataset.num_users, "user", "HFL"); !s.ok()) return s;
+  const random::Csprng root = random::Csprng::FromSeed(split.seed);
+  Ownership own{Ownership::kUsers, num_parties,
+                RandomOwners(dataset.num_users, num_parties, root.Fork("assign/hfl"))};
+  return Build(dataset, split, own);
+}
+
+absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  Ownership own{Ownership::kUsers, dataset.num_users, std::vector<int32_t>(dataset.num_users)};
+  std::iota(own.owner.begin(), own.owner.end(), 0);
+  return Build(dataset, split, own);
+}
+
+absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
+  return Build(dataset, split, own);
+}
+
+}  // namespace fedmf::data

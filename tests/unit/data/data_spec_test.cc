@@ -1,0 +1,83 @@
+#include <string>
+
+#include "common/data/loaders.h"
+#include "common/data/synthetic.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/unit/data/test_files.h"
+
+namespace fedmf::data {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(DataSpecTest, MovieLensPathFileOrDirectory) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string file = testing::WriteFile(dir, "u.data", "1\t10\t3\t0\n2\t10\t4\t0\n");
+  for (const std::string& spec : {"movielens:" + dir, "movielens:" + file}) {
+    auto d = LoadDataSpec(spec);
+    ASSERT_TRUE(d.ok()) << spec << ": " << d.status();
+    EXPECT_EQ(d->ratings.size(), 2u);
+    EXPECT_EQ(d->num_users, 2);
+  }
+}
+
+TEST(DataSpecTest, CsvPath) {
+  const std::string file = testing::WriteTempFile("x.csv", "a,b,1\n");
+  auto d = LoadDataSpec("csv:" + file);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->user_ids[0], "a");
+  EXPECT_EQ(d->source, "csv:" + file);
+}
+
+TEST(DataSpecTest, LoadOptionsReachTheLoader) {
+  const std::string file = testing::WriteTempFile("x.csv", "a,b,0.5\n");
+  LoadOptions strict;
+  strict.range = {1.0, 5.0};
+  EXPECT_FALSE(LoadDataSpec("csv:" + file, strict).ok());
+  EXPECT_TRUE(LoadDataSpec("csv:" + file).ok());
+}
+
+TEST(DataSpecTest, SyntheticDefaultsAndOptions) {
+  auto d = LoadDataSpec("synthetic");
+  ASSERT_TRUE(d.ok()) << d.status();
+  const SyntheticOptions defaults;
+  EXPECT_EQ(d->num_users, defaults.num_users);
+  EXPECT_EQ(static_cast<int64_t>(d->ratings.size()), SyntheticRatingCount(defaults));
+
+  auto small = LoadDataSpec("synthetic:users=100,items=50,density=0.1,seed=3");
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_EQ(small->num_users, 100);
+  EXPECT_EQ(small->num_items, 50);
+  EXPECT_EQ(small->ratings.size(), 500u);
+  EXPECT_EQ(small->source,
+            "synthetic:users=100,items=50,density=0.1,rank=5,noise=0.5,min=1,max=5,seed=3");
+  // The source string regenerates the same data.
+  auto again = LoadDataSpec(small->source);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->ratings, small->ratings);
+}
+
+TEST(DataSpecTest, UnknownSchemeListsTheValidOnes) {
+  auto d = LoadDataSpec("hdfs:/data/ratings");
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("unknown data spec scheme 'hdfs'"));
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("movielens:PATH, csv:PATH, synthetic"));
+  auto no_scheme = LoadDataSpec("/data/u.data");
+  EXPECT_THAT(std::string(no_scheme.status().message()), HasSubstr("has no scheme"));
+  EXPECT_THAT(std::string(no_scheme.status().message()), HasSubstr("movielens:PATH"));
+}
+
+TEST(DataSpecTest, MissingPathIsAnError) {
+  auto d = LoadDataSpec("movielens:");
+  EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("write movielens:PATH"));
+}
+
+TEST(DataSpecTest, BadSyntheticOptionIsReported) {
+  auto d = LoadDataSpec("synthetic:users=10,colour=blue");
+  EXPECT_THAT(std::string(d.status().message()), HasSubstr("unknown synthetic option 'colour'"));
+}
+
+}  // namespace
+}  // namespace fedmf::data

@@ -1,0 +1,71 @@
+// Against the real MovieLens 100K in ../shared (GroupLens terms: never copied
+// into the repository). Skips with a message where it is absent.
+#include <filesystem>
+#include <string>
+
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::data {
+namespace {
+
+const std::string kDir = FEDMF_SHARED_DIR "/data/ml-100k";
+
+#define SKIP_IF_NO_ML100K()                                                              \
+  if (!std::filesystem::exists(kDir + "/u.data") || !std::filesystem::exists(kDir + "/u.item")) \
+  GTEST_SKIP() << kDir << " absent: MovieLens 100K (u.data, u.item) is not available here; "   \
+               << "put the GroupLens ml-100k directory at ../shared/data/ml-100k to run this"
+
+TEST(DataMovieLens100KTest, LoadsTheWholeDataset) {
+  SKIP_IF_NO_ML100K();
+  auto d = LoadDataSpec("movielens:" + kDir);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->num_users, 943);
+  EXPECT_EQ(d->num_items, 1682);
+  EXPECT_EQ(d->ratings.size(), 100000u);
+  auto strict = LoadMovieLens100K(kDir + "/u.data", LoadOptions{{1.0, 5.0}});
+  ASSERT_TRUE(strict.ok()) << strict.status();
+  EXPECT_EQ(strict->ratings, d->ratings);
+}
+
+TEST(DataMovieLens100KTest, GenrePartitionHasOnePartyPerGenre) {
+  SKIP_IF_NO_ML100K();
+  auto d = LoadMovieLens(kDir);
+  ASSERT_TRUE(d.ok()) << d.status();
+  auto genres = LoadMovieLensGenres(kDir + "/u.item", *d);
+  ASSERT_TRUE(genres.ok()) << genres.status();
+  ASSERT_EQ(genres->size(), 1682u);
+  auto fed = PartitionVflByGenre(*d, *genres, {0.1, 1});
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  // All 19 u.item genres keep at least one movie under the smallest-genre
+  // rule (even "unknown", which flags 2 movies).
+  EXPECT_EQ(fed->parties.size(), 19u);
+  size_t items = 0, ratings = 0;
+  for (const PartyData& p : fed->parties) {
+    items += p.global_items.size();
+    ratings += p.train.size() + p.test.size();
+  }
+  EXPECT_EQ(items, 1682u);
+  EXPECT_EQ(ratings, 100000u);
+}
+
+TEST(DataMovieLens100KTest, StandardPartitionsCoverEverything) {
+  SKIP_IF_NO_ML100K();
+  auto d = LoadMovieLens(kDir + "/u.data");
+  ASSERT_TRUE(d.ok()) << d.status();
+  for (auto fed : {PartitionVflRandom(*d, 18, {}), PartitionHfl(*d, 10, {}), PartitionLfl(*d, {}),
+                   PartitionCentral(*d, {})}) {
+    ASSERT_TRUE(fed.ok()) << fed.status();
+    size_t train = 0, test = 0;
+    for (const PartyData& p : fed->parties) {
+      train += p.train.size();
+      test += p.test.size();
+    }
+    EXPECT_EQ(train + test, 100000u);
+    EXPECT_NEAR(static_cast<double>(test), 10000.0, 0.05 * 10000 + fed->parties.size());
+  }
+}
+
+}  // namespace
+}  // namespace fedmf::data
