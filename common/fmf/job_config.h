@@ -62,7 +62,7 @@ struct JobConfig {
   double sgd_learning_rate = 0.01;
   double sgd_l2 = 0.05;
   int32_t pretrain_epochs = 20;   // HFL Stage 1 (U only, V fixed)
-  int32_t finetune_epochs = 20;   // HFL Stage 3 (U and V, no noise)
+  int32_t finetune_epochs = 5;   // HFL Stage 3 (U and V, no noise)
   int32_t central_epochs = 40;    // central / HFL local-only
 
   double rating_max = 5.0;        // R for clipping (top of the rating range)

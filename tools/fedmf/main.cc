@@ -1,5 +1,7 @@
 // fedmf: the operator command line.
 #include "CLI/CLI.hpp"
+#include "tools/fedmf/ca_command.h"
+#include "tools/fedmf/demo_command.h"
 #include "tools/fedmf/privacy_command.h"
 #include "tools/fedmf/train_command.h"
 
@@ -8,7 +10,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   fedmf::cli::RegisterTrainCommand(app, &exit_code);
+  fedmf::cli::RegisterDemoCommand(app, &exit_code);
   fedmf::cli::RegisterPrivacyCommand(app, &exit_code);
+  fedmf::cli::RegisterCaCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

@@ -1,0 +1,83 @@
+#include "common/net/job_codec.h"
+
+namespace fedmf::net {
+
+absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
+  fmf::JobConfig c;
+  c.job_id = spec.job_id();
+  switch (spec.setting()) {
+    case v1::SETTING_VFL:
+      c.setting = fmf::Setting::kVfl;
+      c.split = fmf::SplitKind::kVertical;
+      break;
+    case v1::SETTING_HFL:
+      c.setting = fmf::Setting::kHfl;
+      c.split = fmf::SplitKind::kHorizontal;
+      break;
+    case v1::SETTING_HFL_SYNSGD:
+      c.setting = fmf::Setting::kHflSynSgd;
+      c.split = fmf::SplitKind::kHorizontal;
+      break;
+    default:
+      return absl::InvalidArgumentError("field 'setting': must be vfl, hfl or hfl-synsgd");
+  }
+  switch (spec.granularity()) {
+    case v1::GRANULARITY_RATING: c.granularity = fmf::Granularity::kRating; break;
+    case v1::GRANULARITY_USER: c.granularity = fmf::Granularity::kUser; break;
+    default: return absl::InvalidArgumentError("field 'granularity': must be rating or user");
+  }
+  c.rounds = spec.rounds();
+  c.local_iters = spec.local_iters();
+  c.dim = spec.dim();
+  c.sample_rate = spec.sample_rate();
+  c.epsilon = spec.epsilon();
+  c.delta = spec.delta();
+  c.theta = spec.theta();
+  c.vfl_finetune_iters = spec.vfl_finetune_iters();
+  c.learning_rate = spec.learning_rate();
+  c.lr_final_ratio = spec.lr_final_ratio();
+  c.sgd_learning_rate = spec.sgd_learning_rate();
+  c.sgd_l2 = spec.sgd_l2();
+  c.pretrain_epochs = spec.pretrain_epochs();
+  c.finetune_epochs = spec.finetune_epochs();
+  c.rating_max = spec.rating_max();
+  c.test_fraction = spec.test_fraction();
+  if (spec.has_seed()) c.seed = spec.seed();
+  if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
+  return c;
+}
+
+v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& c) {
+  v1::JobSpec spec;
+  spec.set_job_id(c.job_id);
+  switch (c.setting) {
+    case fmf::Setting::kVfl: spec.set_setting(v1::SETTING_VFL); break;
+    case fmf::Setting::kHflSynSgd: spec.set_setting(v1::SETTING_HFL_SYNSGD); break;
+    default: spec.set_setting(v1::SETTING_HFL); break;
+  }
+  spec.set_granularity(c.granularity == fmf::Granularity::kUser ? v1::GRANULARITY_USER
+                                                                : v1::GRANULARITY_RATING);
+  spec.set_rounds(c.rounds);
+  spec.set_local_iters(c.local_iters);
+  spec.set_dim(c.dim);
+  spec.set_sample_rate(c.sample_rate);
+  spec.set_epsilon(c.epsilon);
+  spec.set_delta(c.delta);
+  spec.set_theta(c.theta);
+  spec.set_vfl_finetune_iters(c.vfl_finetune_iters);
+  spec.set_learning_rate(c.learning_rate);
+  spec.set_lr_final_ratio(c.lr_final_ratio);
+  spec.set_sgd_learning_rate(c.sgd_learning_rate);
+  spec.set_sgd_l2(c.sgd_l2);
+  spec.set_pretrain_epochs(c.pretrain_epochs);
+  spec.set_finetune_epochs(c.finetune_epochs);
+  spec.set_rating_max(c.rating_max);
+  spec.set_test_fraction(c.test_fraction);
+  if (c.seed.has_value()) {
+    spec.set_has_seed(true);
+    spec.set_seed(*c.seed);
+  }
+  return spec;
+}
+
+}  // namespace fedmf::net

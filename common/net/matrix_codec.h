@@ -1,0 +1,66 @@
+// Dense matrices on the wire: a header (shape, chunk count, SHA-256) and
+// bounded chunks, so no message approaches gRPC's 4 MB default limit however
+// large the matrix (VFL ships n x p user embeddings).
+#ifndef FEDMF_COMMON_NET_MATRIX_CODEC_H_
+#define FEDMF_COMMON_NET_MATRIX_CODEC_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/mf/embeddings.h"
+#include "fedmf/v1/federation.pb.h"
+
+namespace fedmf::net {
+
+// 64 Ki doubles = 512 KiB of payload per chunk.
+inline constexpr int32_t kDefaultMaxChunkValues = 1 << 16;
+// Hard cap on what a receiver accepts (rows * cols), 2^28 values = 2 GiB.
+inline constexpr int64_t kMaxMatrixValues = int64_t{1} << 28;
+
+// SHA-256 over the little-endian IEEE-754 bytes of the values, row-major.
+std::string MatrixSha256(const mf::Matrix& m);
+
+// Header first (chunk with `header` set and no values), then the value chunks.
+std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string& job_id,
+                                          int32_t round, int32_t max_chunk_values);
+
+// Incremental, validating reassembly of one matrix. Every error names the
+// field that was wrong; after an error the assembler stays failed.
+class MatrixAssembler {
+ public:
+  // expected_rows/cols < 0 means "any" (checked against kMaxMatrixValues).
+  MatrixAssembler(std::string job_id, int32_t round, int32_t expected_rows, int32_t expected_cols,
+                  int32_t max_chunk_values);
+
+  absl::Status Add(const v1::MatrixChunk& chunk);
+  // All chunks received, checksum matches, every value finite.
+  absl::StatusOr<mf::Matrix> Finish();
+
+  bool has_header() const { return has_header_; }
+  int64_t bytes_received() const { return bytes_; }
+
+ private:
+  absl::Status Fail(absl::Status s);
+
+  std::string job_id_;
+  int32_t round_;
+  int32_t expected_rows_;
+  int32_t expected_cols_;
+  int32_t max_chunk_values_;
+  bool has_header_ = false;
+  // Finish() moves the matrix out; later calls must not see a hollow matrix.
+  bool finished_ = false;
+  v1::MatrixHeader header_;
+  int32_t next_index_ = 0;
+  int64_t filled_ = 0;
+  int64_t bytes_ = 0;
+  mf::Matrix matrix_;
+  absl::Status error_;
+};
+
+}  // namespace fedmf::net
+
+#endif  // FEDMF_COMMON_NET_MATRIX_CODEC_H_

@@ -1,0 +1,170 @@
+#include "common/store/sqlite.h"
+
+#include <sqlite3.h>
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::store {
+namespace {
+
+absl::Status SqliteError(sqlite3* db, const std::string& what) {
+  return absl::InternalError(absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db)));
+}
+
+}  // namespace
+
+Statement::Statement(Statement&& o) noexcept
+    : db_(o.db_), stmt_(o.stmt_), bind_error_(std::move(o.bind_error_)) {
+  o.stmt_ = nullptr;
+}
+
+Statement& Statement::operator=(Statement&& o) noexcept {
+  if (this != &o) {
+    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+    db_ = o.db_;
+    stmt_ = o.stmt_;
+    bind_error_ = std::move(o.bind_error_);
+    o.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Statement& Statement::Bind(int index, int64_t v) {
+  if (sqlite3_bind_int64(stmt_, index, v) != SQLITE_OK) bind_error_ = SqliteError(db_, "bind");
+  return *this;
+}
+
+Statement& Statement::Bind(int index, double v) {
+  if (sqlite3_bind_double(stmt_, index, v) != SQLITE_OK) bind_error_ = SqliteError(db_, "bind");
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view text) {
+  if (sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()),
+                        SQLITE_TRANSIENT) != SQLITE_OK) {
+    bind_error_ = SqliteError(db_, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::BindBlob(int index, const void* data, size_t size) {
+  if (sqlite3_bind_blob64(stmt_, index, data, size, SQLITE_TRANSIENT) != SQLITE_OK) {
+    bind_error_ = SqliteError(db_, "bind");
+  }
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  if (sqlite3_bind_null(stmt_, index) != SQLITE_OK) bind_error_ = SqliteError(db_, "bind");
+  return *this;
+}
+
+absl::StatusOr<bool> Statement::Step() {
+  if (!bind_error_.ok()) return bind_error_;
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  return SqliteError(db_, "step");
+}
+
+absl::Status Statement::Run() {
+  while (true) {
+    auto more = Step();
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::OkStatus();
+  }
+}
+
+int64_t Statement::ColumnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Statement::ColumnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
+bool Statement::ColumnIsNull(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+
+std::string Statement::ColumnText(int col) const {
+  const unsigned char* t = sqlite3_column_text(stmt_, col);
+  return t == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(t));
+}
+
+std::string Statement::ColumnBlob(int col) const {
+  const void* b = sqlite3_column_blob(stmt_, col);
+  const int n = sqlite3_column_bytes(stmt_, col);
+  return b == nullptr ? std::string() : std::string(static_cast<const char*>(b), n);
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = raw != nullptr ? sqlite3_errmsg(raw) : "out of memory";
+    if (raw != nullptr) sqlite3_close(raw);
+    return absl::UnavailableError(absl::StrCat("cannot open database '", path, "': ", msg,
+                                               " (check the directory exists and is writable)"));
+  }
+  std::unique_ptr<Database> db(new Database(raw, path));
+  sqlite3_busy_timeout(raw, 5000);
+  for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;",
+                             "PRAGMA foreign_keys=ON;"}) {
+    if (auto s = db->Exec(pragma); !s.ok()) return s;
+  }
+  return db;
+}
+
+Database::~Database() { sqlite3_close(db_); }
+
+absl::Status Database::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err != nullptr ? err : "unknown error";
+    sqlite3_free(err);
+    return absl::InternalError(absl::StrCat("sqlite: ", msg, " in: ", sql.substr(0, 80)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Statement> Database::Prepare(const std::string& sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) !=
+      SQLITE_OK) {
+    return SqliteError(db_, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
+  }
+  return Statement(db_, stmt);
+}
+
+Database::Transaction::Transaction(Database* db) : db_(db) {
+  begin_ = db_->Exec("BEGIN IMMEDIATE;");
+}
+
+Database::Transaction::~Transaction() {
+  if (!done_ && begin_.ok()) (void)db_->Exec("ROLLBACK;");
+}
+
+absl::Status Database::Transaction::Commit() {
+  if (!begin_.ok()) return begin_;
+  auto s = db_->Exec("COMMIT;");
+  if (s.ok()) done_ = true;
+  return s;
+}
+
+std::string DoublesToBlob(const double* data, size_t n) {
+  return std::string(reinterpret_cast<const char*>(data), n * sizeof(double));
+}
+
+absl::StatusOr<std::vector<double>> BlobToDoubles(const std::string& blob) {
+  if (blob.size() % sizeof(double) != 0) {
+    return absl::DataLossError("stored matrix blob has a partial value");
+  }
+  std::vector<double> out(blob.size() / sizeof(double));
+  std::memcpy(out.data(), blob.data(), blob.size());
+  return out;
+}
+
+}  // namespace fedmf::store

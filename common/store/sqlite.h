@@ -1,0 +1,91 @@
+// A thin RAII layer over SQLite (WAL mode): one connection, prepared
+// statements with typed binds, and transactions that roll back unless
+// committed. Durable state of the server and of each party sits on it.
+#ifndef FEDMF_COMMON_STORE_SQLITE_H_
+#define FEDMF_COMMON_STORE_SQLITE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace fedmf::store {
+
+class Statement {
+ public:
+  Statement(Statement&&) noexcept;
+  Statement& operator=(Statement&&) noexcept;
+  ~Statement();
+
+  // 1-based parameter index, as in SQLite.
+  Statement& Bind(int index, int64_t v);
+  Statement& Bind(int index, double v);
+  Statement& Bind(int index, std::string_view text);
+  Statement& BindBlob(int index, const void* data, size_t size);
+  Statement& BindNull(int index);
+
+  // Advances: true while a row is available, false when done.
+  absl::StatusOr<bool> Step();
+  // Runs to completion (for INSERT/UPDATE/DDL).
+  absl::Status Run();
+
+  int64_t ColumnInt(int col) const;
+  double ColumnDouble(int col) const;
+  std::string ColumnText(int col) const;
+  std::string ColumnBlob(int col) const;
+  bool ColumnIsNull(int col) const;
+
+ private:
+  friend class Database;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  absl::Status bind_error_;
+};
+
+class Database {
+ public:
+  // Opens (creating if needed) with WAL journaling, synchronous=FULL (a
+  // committed round or ledger entry survives power loss) and foreign keys.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path);
+  ~Database();
+
+  absl::Status Exec(const std::string& sql);
+  absl::StatusOr<Statement> Prepare(const std::string& sql);
+
+  // RAII transaction: rolls back in the destructor unless Commit() succeeded.
+  class Transaction {
+   public:
+    explicit Transaction(Database* db);
+    ~Transaction();
+    absl::Status Commit();
+    const absl::Status& begin_status() const { return begin_; }
+
+   private:
+    Database* db_;
+    absl::Status begin_;
+    bool done_ = false;
+  };
+
+  const std::string& path() const { return path_; }
+
+ private:
+  Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  sqlite3* db_;
+  std::string path_;
+};
+
+// Matrices are stored as raw little-endian doubles with their shape.
+std::string DoublesToBlob(const double* data, size_t n);
+absl::StatusOr<std::vector<double>> BlobToDoubles(const std::string& blob);
+
+}  // namespace fedmf::store
+
+#endif  // FEDMF_COMMON_STORE_SQLITE_H_

@@ -1,0 +1,400 @@
+#include "party/party_agent.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/data/loaders.h"
+#include "common/fmf/simulator.h"
+#include "common/net/credentials.h"
+#include "common/net/job_codec.h"
+#include "common/net/matrix_codec.h"
+#include "common/random/csprng.h"
+#include "common/log/log.h"
+
+namespace fedmf::party {
+namespace {
+
+std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout) {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
+  return ctx;
+}
+
+}  // namespace
+
+PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
+                       std::shared_ptr<grpc::Channel> channel)
+    : config_(std::move(config)),
+      store_(store),
+      stub_(v1::Coordinator::NewStub(channel)),
+      ledger_(config_.policy.max_epsilon, config_.policy.delta) {}
+
+absl::Status PartyAgent::Init() {
+  auto entries = store_->LoadLedger();
+  if (!entries.ok()) return entries.status();
+  std::lock_guard lock(mu_);
+  for (const dp::LedgerEntry& e : *entries) {
+    // Replaying history must not be refused by today's (maybe lower) budget:
+    // the spend happened. Budget checks apply to new charges only.
+    if (auto s = ledger_.Restore(e); !s.ok()) return s;
+  }
+  spdlog::info("ledger: {} entries, epsilon spent {:.4f} of {}", entries->size(),
+               SpentEpsilonLocked(), config_.policy.max_epsilon);
+  return absl::OkStatus();
+}
+
+double PartyAgent::SpentEpsilonLocked() const {
+  auto e = ledger_.SpentEpsilon();
+  return e.ok() ? *e : std::numeric_limits<double>::infinity();
+}
+
+absl::Status PartyAgent::Register() {
+  v1::RegisterRequest req;
+  req.set_party(config_.name);
+  req.set_version("fedmf-party 0.1");
+  v1::RegisterResponse resp;
+  auto ctx = Context(std::chrono::seconds(10));
+  grpc::Status s = stub_->Register(ctx.get(), req, &resp);
+  if (!s.ok()) return net::FromGrpc(s);
+  if (resp.max_chunk_values() > 0) max_chunk_values_ = resp.max_chunk_values();
+  spdlog::info("registered with {} as '{}'", config_.server, config_.name);
+  return absl::OkStatus();
+}
+
+void PartyAgent::Run(const std::atomic<bool>* stop) {
+  bool registered = false;
+  auto backoff = std::chrono::milliseconds(200);
+  const auto max_backoff = std::chrono::milliseconds(5000);
+  auto wait_backoff = [&] {
+    // Retry delay (not synchronization): exponential with jitter, bounded.
+    random::Csprng jitter = random::Csprng::FromOsEntropy();
+    const auto d = backoff + std::chrono::milliseconds(jitter.UniformInt(backoff.count() / 2 + 1));
+    for (auto waited = std::chrono::milliseconds(0); waited < d && !*stop;
+         waited += std::chrono::milliseconds(50)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    backoff = std::min(backoff * 2, max_backoff);
+  };
+  while (!*stop) {
+    if (!registered) {
+      if (auto s = Register(); !s.ok()) {
+        spdlog::warn("cannot register with {}: {} (retrying)", config_.server, s.message());
+        if (s.code() == absl::StatusCode::kPermissionDenied) {
+          spdlog::error("the server refuses this party's identity; check the certificate name");
+        }
+        wait_backoff();
+        continue;
+      }
+      registered = true;
+      backoff = std::chrono::milliseconds(200);
+    }
+    v1::GetTaskRequest req;
+    req.set_party(config_.name);
+    v1::Task task;
+    auto ctx = Context(std::chrono::seconds(30));
+    grpc::Status gs = stub_->GetTask(ctx.get(), req, &task);
+    if (!gs.ok()) {
+      spdlog::warn("lost the server ({}): {}", config_.server, gs.error_message());
+      registered = false;
+      wait_backoff();
+      continue;
+    }
+    absl::Status s;
+    switch (task.kind()) {
+      case v1::TASK_KIND_OFFER: s = HandleOffer(task); break;
+      case v1::TASK_KIND_ROUND: s = HandleRound(task); break;
+      case v1::TASK_KIND_FINISH: s = HandleFinish(task); break;
+      case v1::TASK_KIND_ABORT: {
+        std::lock_guard lock(mu_);
+        spdlog::warn("job '{}' aborted: {}", task.job_id(), task.reason());
+        runs_.erase(task.job_id());
+        break;
+      }
+      default: break;
+    }
+    if (!s.ok()) {
+      spdlog::warn("task {} for job '{}' round {}: {}", v1::TaskKind_Name(task.kind()),
+                   task.job_id(), task.round(), s.message());
+      if (s.code() == absl::StatusCode::kUnavailable ||
+          s.code() == absl::StatusCode::kDeadlineExceeded) {
+        registered = false;
+        wait_backoff();
+      }
+    } else {
+      backoff = std::chrono::milliseconds(200);
+    }
+  }
+}
+
+absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
+  v1::OfferReply reply;
+  reply.set_party(config_.name);
+  reply.set_job_id(task.job_id());
+  auto job = net::JobConfigFromSpec(task.spec());
+  std::string refusal;
+  if (!job.ok()) {
+    refusal = absl::StrCat("malformed job: ", job.status().message());
+  } else {
+    // The policy decision uses only the job and the ledger: no data yet.
+    auto plan = fmf::PlanNoise(*job);
+    double would_be = 0;
+    if (!plan.ok()) {
+      refusal = absl::StrCat("cannot plan noise: ", plan.status().message());
+    } else if (plan->private_training) {
+      std::lock_guard lock(mu_);
+      auto e = ledger_.EpsilonWith(
+          {job->job_id, 0, plan->sample_rate, plan->noise_multiplier, plan->steps});
+      would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
+    }
+    if (refusal.empty()) refusal = PolicyRefusal(config_.policy, config_.data, *job, would_be);
+  }
+  if (refusal.empty()) {
+    auto run = CreateRun(task.spec());
+    if (!run.ok()) {
+      refusal = absl::StrCat("cannot load the party's data: ", run.status().message());
+    } else {
+      const data::PartyData& d = (*run)->session->data();
+      reply.set_accept(true);
+      reply.set_users(d.num_users());
+      reply.set_items(d.num_items());
+      reply.set_global_users(static_cast<int32_t>((*run)->user_ids.size()));
+      reply.set_global_items(static_cast<int32_t>((*run)->item_ids.size()));
+    }
+  }
+  if (!refusal.empty()) {
+    spdlog::warn("refusing job '{}': {}", task.job_id(), refusal);
+    reply.set_accept(false);
+    reply.set_refusal(refusal);
+  } else {
+    spdlog::info("accepted job '{}'", task.job_id());
+  }
+  v1::Ack ack;
+  auto ctx = Context(std::chrono::seconds(10));
+  return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
+}
+
+absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spec) {
+  auto config = net::JobConfigFromSpec(spec);
+  if (!config.ok()) return config.status();
+  auto plan = fmf::PlanNoise(*config);
+  if (!plan.ok()) return plan.status();
+  auto dataset = data::LoadDataSpec(config_.data.spec);
+  if (!dataset.ok()) return dataset.status();
+  config->rating_max = spec.rating_max() > 0 ? spec.rating_max() : dataset->range.max;
+  fmf::FederationOptions fed;
+  fed.parties = config_.data.parties;
+  fed.vfl_split = config_.data.vfl_split;
+  fed.split_seed = config_.data.seed;
+  fed.test_fraction = config_.data.test_fraction;
+  auto federation = fmf::BuildFederationFromSpec(*config, *dataset, config_.data.spec, fed);
+  if (!federation.ok()) return federation.status();
+  if (config_.data.index >= static_cast<int32_t>(federation->parties.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("data.index ", config_.data.index,
+                                                   " but the split has ",
+                                                   federation->parties.size(), " parties"));
+  }
+  // The same derivation as the simulator: root seed -> "party-<index>".
+  random::Csprng rng = random::Csprng::FromOptionalSeed(config->seed)
+                           .Fork(absl::StrCat("party-", config_.data.index));
+  std::lock_guard lock(mu_);
+  auto session = fmf::PartySession::Create(*config, *plan,
+                                           federation->parties[config_.data.index],
+                                           federation->num_users, federation->num_items, &ledger_,
+                                           std::move(rng));
+  if (!session.ok()) return session.status();
+  JobRun& run = runs_[spec.job_id()];
+  run.config = *config;
+  run.plan = *plan;
+  run.user_ids = dataset->user_ids;
+  run.item_ids = dataset->item_ids;
+  run.session = std::move(*session);
+  run.finished = false;
+  return &run;
+}
+
+absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32_t round,
+                                                int32_t rows, int32_t cols) {
+  v1::DownloadRequest req;
+  req.set_party(config_.name);
+  req.set_job_id(job_id);
+  req.set_round(round);
+  auto ctx = Context(std::chrono::seconds(120));
+  auto reader = stub_->DownloadShared(ctx.get(), req);
+  net::MatrixAssembler assembler(job_id, round, rows, cols, max_chunk_values_);
+  v1::MatrixChunk chunk;
+  absl::Status first_error;
+  while (reader->Read(&chunk)) {
+    if (auto s = assembler.Add(chunk); !s.ok() && first_error.ok()) first_error = s;
+  }
+  grpc::Status gs = reader->Finish();
+  if (!gs.ok()) return net::FromGrpc(gs);
+  if (!first_error.ok()) return first_error;
+  return assembler.Finish();
+}
+
+absl::Status PartyAgent::Upload(const std::string& job_id, int32_t round, const mf::Matrix& m) {
+  v1::UploadResponse resp;
+  auto ctx = Context(std::chrono::seconds(120));
+  auto writer = stub_->UploadUpdate(ctx.get(), &resp);
+  for (const v1::MatrixChunk& chunk : net::EncodeMatrix(m, job_id, round, max_chunk_values_)) {
+    if (!writer->Write(chunk)) break;
+  }
+  writer->WritesDone();
+  return net::FromGrpc(writer->Finish());
+}
+
+absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const JobRun& run) {
+  v1::PrivacyReport report;
+  report.set_party(config_.name);
+  report.set_job_id(job_id);
+  report.set_round(round);
+  {
+    std::lock_guard lock(mu_);
+    report.set_epsilon_spent(run.plan.private_training ? SpentEpsilonLocked() : 0.0);
+  }
+  report.set_delta(config_.policy.delta);
+  report.set_steps(run.session->steps_charged());
+  if (run.finished) {
+    const mf::ErrorMetrics m = run.session->EvaluateTest();
+    report.set_finished(true);
+    report.set_test_mse(m.mse);
+    report.set_test_count(m.count);
+  }
+  v1::Ack ack;
+  auto ctx = Context(std::chrono::seconds(10));
+  return net::FromGrpc(stub_->ReportPrivacy(ctx.get(), report, &ack));
+}
+
+absl::Status PartyAgent::HandleRound(const v1::Task& task) {
+  const std::string& job_id = task.job_id();
+  const int32_t round = task.round();
+  JobRun* run = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto it = runs_.find(job_id);
+    if (it != runs_.end()) run = &it->second;
+  }
+  if (run == nullptr) {
+    // Restarted (or never offered in this process): rebuild and rejoin.
+    auto created = CreateRun(task.spec());
+    if (!created.ok()) return created.status();
+    run = *created;
+    spdlog::info("rejoining job '{}' at round {}", job_id, round);
+  }
+  fmf::PartySession& session = *run->session;
+  auto shared = Download(job_id, round, session.shared_rows(), session.dim());
+  if (!shared.ok()) return shared.status();
+  auto released = store_->Released(job_id, round);
+  if (!released.ok()) return released.status();
+  mf::Matrix update;
+  if (released->has_value()) {
+    // Charged and released before a crash or a lost response: resend the
+    // same bytes; recomputing would be a second, unaccounted release.
+    update = **released;
+    if (session.phase() == fmf::PartySession::Phase::kCreated) {
+      if (auto s = session.Pretrain(*shared, round + 1); !s.ok()) return s;
+    }
+    spdlog::info("resending the persisted update of job '{}' round {}", job_id, round);
+  } else {
+    if (session.phase() == fmf::PartySession::Phase::kCreated) {
+      if (auto s = session.Pretrain(*shared, round); !s.ok()) return s;
+    }
+    absl::StatusOr<mf::Matrix> computed;
+    {
+      std::lock_guard lock(mu_);
+      computed = session.RunRound(round, *shared);
+      if (computed.ok() && run->plan.private_training) {
+        // The in-memory ledger took the charge; make it durable together with
+        // the release before a single byte leaves.
+        const dp::LedgerEntry& entry = ledger_.entries().back();
+        if (auto s = store_->CommitRelease(entry, *computed); !s.ok()) {
+          spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
+          std::abort();
+        }
+      }
+    }
+    if (!computed.ok()) return computed.status();
+    update = std::move(*computed);
+  }
+  if (auto s = Upload(job_id, round, update); !s.ok()) return s;
+  return Report(job_id, round, *run);
+}
+
+absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
+  const std::string& job_id = task.job_id();
+  JobRun* run = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    auto it = runs_.find(job_id);
+    if (it != runs_.end()) run = &it->second;
+  }
+  if (run == nullptr) {
+    auto created = CreateRun(task.spec());
+    if (!created.ok()) return created.status();
+    run = *created;
+  }
+  fmf::PartySession& session = *run->session;
+  if (!run->finished) {
+    auto final_shared = Download(job_id, task.round(), session.shared_rows(), session.dim());
+    if (!final_shared.ok()) return final_shared.status();
+    if (session.phase() == fmf::PartySession::Phase::kCreated) {
+      if (auto s = session.Pretrain(*final_shared, task.round()); !s.ok()) return s;
+    }
+    std::lock_guard lock(mu_);
+    const size_t before = ledger_.entries().size();
+    if (auto s = session.Finish(*final_shared); !s.ok()) return s;
+    if (ledger_.entries().size() > before) {
+      if (auto s = store_->CommitCharge(ledger_.entries().back()); !s.ok()) {
+        spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
+        std::abort();
+      }
+    }
+    run->finished = true;
+    last_finished_job_ = job_id;
+  }
+  const mf::ErrorMetrics m = session.EvaluateTest();
+  spdlog::info("job '{}' finished: test MSE {:.4f} over {} ratings", job_id, m.mse, m.count);
+  return Report(job_id, task.round(), *run);
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommend(
+    const std::string& job_id, const std::string& user, int32_t top) {
+  std::lock_guard lock(mu_);
+  const std::string id = job_id.empty() ? last_finished_job_ : job_id;
+  auto it = runs_.find(id);
+  if (id.empty() || it == runs_.end() || !it->second.finished) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no finished job '", id, "' on this party (train first)"));
+  }
+  const JobRun& run = it->second;
+  auto u = std::find(run.user_ids.begin(), run.user_ids.end(), user);
+  if (u == run.user_ids.end()) return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
+  auto recs = run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top);
+  if (!recs.ok()) return recs.status();
+  std::vector<std::pair<std::string, double>> out;
+  for (const auto& [item, score] : *recs) out.emplace_back(run.item_ids[item], score);
+  return out;
+}
+
+v1::LedgerResponse PartyAgent::LedgerSnapshot() {
+  std::lock_guard lock(mu_);
+  v1::LedgerResponse out;
+  out.set_max_epsilon(ledger_.max_epsilon());
+  out.set_delta(ledger_.delta());
+  out.set_epsilon_spent(ledger_.entries().empty() ? 0.0 : SpentEpsilonLocked());
+  for (const dp::LedgerEntry& e : ledger_.entries()) {
+    v1::LedgerEntry* p = out.add_entries();
+    p->set_job_id(e.job_id);
+    p->set_round(static_cast<int32_t>(e.round));
+    p->set_sample_rate(e.sample_rate);
+    p->set_noise_multiplier(e.noise_multiplier);
+    p->set_steps(e.steps);
+  }
+  return out;
+}
+
+}  // namespace fedmf::party

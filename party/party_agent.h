@@ -1,0 +1,86 @@
+// fedmf-party's protocol loop. The party dials out: it long-polls the server
+// for its next task and runs it on common/fmf's PartySession:
+//
+//   OFFER  -> policy check BEFORE any data is read -> accept (with sizes) | refuse
+//   ROUND t -> (session absent: load data, Stage 1, join at t) -> download V/U(t)
+//             -> T' DP iterations -> ledger charge + release persisted atomically
+//             -> upload -> privacy report
+//   FINISH -> download final -> Stage 3 locally -> report test MSE and epsilon
+//   ABORT  -> drop the job's session
+//
+// Transport failures are retried with exponential backoff; a round whose
+// release is already in the ledger is resent byte-for-byte, never recomputed.
+#ifndef FEDMF_PARTY_PARTY_AGENT_H_
+#define FEDMF_PARTY_PARTY_AGENT_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/data/ratings.h"
+#include "common/dp/ledger.h"
+#include "common/fmf/noise_plan.h"
+#include "common/fmf/party_session.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "party/party_config.h"
+#include "party/party_store.h"
+
+namespace fedmf::party {
+
+class PartyAgent {
+ public:
+  PartyAgent(PartyConfig config, PartyStore* store, std::shared_ptr<grpc::Channel> channel);
+
+  // Loads the durable ledger into memory.
+  absl::Status Init();
+  // Runs until *stop becomes true.
+  void Run(const std::atomic<bool>* stop);
+
+  // For the admin service (thread-safe).
+  absl::StatusOr<std::vector<std::pair<std::string, double>>> Recommend(const std::string& job_id,
+                                                                        const std::string& user,
+                                                                        int32_t top);
+  v1::LedgerResponse LedgerSnapshot();
+
+ private:
+  struct JobRun {
+    fmf::JobConfig config;
+    fmf::NoisePlan plan;
+    std::vector<std::string> user_ids;  // dense global id -> id in the file
+    std::vector<std::string> item_ids;
+    std::unique_ptr<fmf::PartySession> session;
+    bool finished = false;
+  };
+
+  absl::Status Register();
+  absl::Status HandleOffer(const v1::Task& task);
+  absl::Status HandleRound(const v1::Task& task);
+  absl::Status HandleFinish(const v1::Task& task);
+  // Loads data and builds the session (Stage 1 not yet run).
+  absl::StatusOr<JobRun*> CreateRun(const v1::JobSpec& spec);
+  absl::StatusOr<mf::Matrix> Download(const std::string& job_id, int32_t round, int32_t rows,
+                                      int32_t cols);
+  absl::Status Upload(const std::string& job_id, int32_t round, const mf::Matrix& m);
+  absl::Status Report(const std::string& job_id, int32_t round, const JobRun& run);
+  double SpentEpsilonLocked() const;
+
+  PartyConfig config_;
+  PartyStore* store_;
+  std::unique_ptr<v1::Coordinator::Stub> stub_;
+  int32_t max_chunk_values_ = 1 << 16;
+
+  std::mutex mu_;  // guards ledger_ and runs_ against the admin service
+  dp::PrivacyLedger ledger_;
+  std::map<std::string, JobRun> runs_;
+  std::string last_finished_job_;
+};
+
+}  // namespace fedmf::party
+
+#endif  // FEDMF_PARTY_PARTY_AGENT_H_

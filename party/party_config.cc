@@ -1,0 +1,140 @@
+#include "party/party_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/config/yaml_reader.h"
+
+namespace fedmf::party {
+namespace {
+
+absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
+  PartyConfig c;
+  absl::Status s;
+  auto check = [&](absl::Status st) {
+    if (s.ok() && !st.ok()) s = st;
+  };
+  check(root.GetString("name", &c.name));
+  check(root.GetString("server", &c.server));
+  check(root.GetString("server_name", &c.server_name));
+  check(root.GetString("state_dir", &c.state_dir));
+  check(root.GetString("admin_listen", &c.admin_listen));
+  check(root.GetString("admin_port_file", &c.admin_port_file));
+  check(root.GetString("log_format", &c.log_format));
+  if (root.Has("tls")) {
+    auto tls = root.GetMap("tls");
+    if (!tls.ok()) return tls.status();
+    check(tls->GetBool("insecure", &c.tls.insecure));
+    check(tls->GetString("cert_dir", &c.tls.cert_dir));
+    check(tls->Finish());
+  }
+  auto data = root.GetMap("data");
+  if (!data.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        root.Where(), "key 'data' is required: spec, setting, parties, index (see "
+                      "docs/configuration.md)"));
+  }
+  check(data->GetString("spec", &c.data.spec));
+  check(data->GetString("setting", &c.data.setting));
+  check(data->GetInt("parties", &c.data.parties));
+  check(data->GetInt("index", &c.data.index));
+  int64_t seed = static_cast<int64_t>(c.data.seed);
+  check(data->GetInt("seed", &seed));
+  c.data.seed = static_cast<uint64_t>(seed);
+  check(data->GetString("vfl_split", &c.data.vfl_split));
+  check(data->GetDouble("test_fraction", &c.data.test_fraction));
+  check(data->Finish());
+  if (root.Has("policy")) {
+    auto policy = root.GetMap("policy");
+    if (!policy.ok()) return policy.status();
+    check(policy->GetDouble("max_epsilon", &c.policy.max_epsilon));
+    check(policy->GetDouble("delta", &c.policy.delta));
+    check(policy->GetStringList("allowed_settings", &c.policy.allowed_settings));
+    check(policy->GetString("min_granularity", &c.policy.min_granularity));
+    check(policy->GetBool("allow_non_private", &c.policy.allow_non_private));
+    check(policy->Finish());
+  }
+  if (!s.ok()) return s;
+  if (auto st = root.Finish(); !st.ok()) return st;
+  c.tls.name = c.name;
+  auto bad = [&](const std::string& key, const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(root.Where(), "key '", key, "': ", why));
+  };
+  if (c.name.empty()) return bad("name", "required (the party's certificate name)");
+  if (c.data.spec.empty()) return bad("data.spec", "required, e.g. movielens:/data/u.data");
+  if (c.data.setting != "hfl" && c.data.setting != "vfl") return bad("data.setting", "hfl or vfl");
+  if (c.data.parties < 1) return bad("data.parties", "must be >= 1");
+  if (c.data.index < 0 || c.data.index >= c.data.parties) {
+    return bad("data.index", absl::StrCat("must be in [0, ", c.data.parties, ")"));
+  }
+  if (c.data.vfl_split != "random" && c.data.vfl_split != "genre") {
+    return bad("data.vfl_split", "random or genre");
+  }
+  if (!(c.data.test_fraction >= 0 && c.data.test_fraction < 1)) {
+    return bad("data.test_fraction", "must be in [0, 1)");
+  }
+  if (!(c.policy.max_epsilon > 0)) return bad("policy.max_epsilon", "must be > 0");
+  if (!(c.policy.delta > 0 && c.policy.delta < 1)) return bad("policy.delta", "must be in (0, 1)");
+  if (c.policy.min_granularity != "rating" && c.policy.min_granularity != "user") {
+    return bad("policy.min_granularity", "rating or user");
+  }
+  for (const std::string& st : c.policy.allowed_settings) {
+    if (st != "hfl" && st != "vfl" && st != "hfl-synsgd") {
+      return bad("policy.allowed_settings", absl::StrCat("unknown setting '", st, "'"));
+    }
+  }
+  if (c.log_format != "text" && c.log_format != "json") return bad("log_format", "text or json");
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path) {
+  auto root = config::YamlMap::FromFile(path);
+  if (!root.ok()) return root.status();
+  return FromMap(std::move(*root));
+}
+
+absl::StatusOr<PartyConfig> ParsePartyConfig(const std::string& text, const std::string& name) {
+  auto root = config::YamlMap::FromString(text, name);
+  if (!root.ok()) return root.status();
+  return FromMap(std::move(*root));
+}
+
+std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf::JobConfig& job,
+                          double epsilon_if_accepted) {
+  const std::string setting = fmf::SettingName(job.setting);
+  if (std::find(policy.allowed_settings.begin(), policy.allowed_settings.end(), setting) ==
+      policy.allowed_settings.end()) {
+    return absl::StrCat("setting ", setting, " is not allowed by the party's policy (allowed: ",
+                        absl::StrJoin(policy.allowed_settings, ", "), ")");
+  }
+  const bool vertical = job.split == fmf::SplitKind::kVertical;
+  if (vertical != (role.setting == "vfl")) {
+    return absl::StrCat("the party's data is a ", role.setting, " share; job needs ",
+                        vertical ? "vfl" : "hfl");
+  }
+  if (policy.min_granularity == "user" && job.granularity != fmf::Granularity::kUser) {
+    return "the party's policy requires per-user privacy; the job offers per-rating";
+  }
+  if (!job.private_training()) {
+    if (!policy.allow_non_private) return "non-private jobs (epsilon = inf) are not allowed";
+    return "";
+  }
+  if (job.delta > policy.delta) {
+    return absl::StrCat("job delta ", job.delta, " exceeds the policy's ", policy.delta);
+  }
+  if (job.epsilon > policy.max_epsilon) {
+    return absl::StrCat("job epsilon ", job.epsilon, " exceeds the policy cap ",
+                        policy.max_epsilon);
+  }
+  if (!(epsilon_if_accepted <= policy.max_epsilon * (1 + 1e-9))) {
+    return absl::StrCat("the job would bring the ledger to epsilon ", epsilon_if_accepted,
+                        ", over the budget ", policy.max_epsilon);
+  }
+  return "";
+}
+
+}  // namespace fedmf::party

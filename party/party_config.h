@@ -1,0 +1,60 @@
+// fedmf-party configuration (YAML; docs/configuration.md; unknown keys are
+// errors). The policy is the party's own: the server cannot change it.
+#ifndef FEDMF_PARTY_PARTY_CONFIG_H_
+#define FEDMF_PARTY_PARTY_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/fmf/job_config.h"
+#include "common/net/credentials.h"
+
+namespace fedmf::party {
+
+// Which share of the ratings file this party holds: partition `index` of
+// `parties` under the seeded split (every party of a federation loads the
+// same id space; see docs/configuration.md).
+struct DataRole {
+  std::string spec;                 // movielens:PATH | csv:PATH | synthetic[:...]
+  std::string setting = "hfl";      // hfl | vfl: the split the data follows
+  int32_t parties = 1;
+  int32_t index = 0;
+  uint64_t seed = 1;
+  std::string vfl_split = "random"; // random | genre
+  double test_fraction = 0.1;
+};
+
+struct Policy {
+  double max_epsilon = 8.0;         // total budget of this party's ledger
+  double delta = 1e-5;              // largest delta the party accepts
+  std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
+  std::string min_granularity = "rating";  // rating | user (user is stronger)
+  bool allow_non_private = false;   // accept epsilon = inf jobs
+};
+
+struct PartyConfig {
+  std::string name;                 // certificate name
+  std::string server = "127.0.0.1:7443";
+  std::string server_name = "server";  // the server certificate's name
+  net::TlsConfig tls{false, "certs", ""};
+  DataRole data;
+  Policy policy;
+  std::string state_dir = ".";      // ledger database lives here
+  std::string admin_listen = "127.0.0.1:0";
+  std::string admin_port_file;
+  std::string log_format = "text";
+};
+
+absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path);
+absl::StatusOr<PartyConfig> ParsePartyConfig(const std::string& text, const std::string& name);
+
+// The policy decision for a job offer, made before any data is read. Empty
+// string = accept; otherwise the reason the party refuses.
+std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf::JobConfig& job,
+                          double epsilon_if_accepted);
+
+}  // namespace fedmf::party
+
+#endif  // FEDMF_PARTY_PARTY_CONFIG_H_

@@ -1,0 +1,102 @@
+#include "party/party_store.h"
+
+namespace fedmf::party {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS ledger (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  job_id TEXT NOT NULL,
+  round INTEGER NOT NULL,
+  sample_rate REAL NOT NULL,
+  noise_multiplier REAL NOT NULL,
+  steps INTEGER NOT NULL,
+  UNIQUE (job_id, round));
+CREATE TABLE IF NOT EXISTS releases (
+  job_id TEXT NOT NULL,
+  round INTEGER NOT NULL,
+  rows INTEGER NOT NULL,
+  cols INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  PRIMARY KEY (job_id, round));
+)sql";
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PartyStore>> PartyStore::Open(const std::string& path) {
+  auto db = store::Database::Open(path);
+  if (!db.ok()) return db.status();
+  if (auto s = (*db)->Exec(kSchema); !s.ok()) return s;
+  return std::unique_ptr<PartyStore>(new PartyStore(std::move(*db)));
+}
+
+absl::StatusOr<std::vector<dp::LedgerEntry>> PartyStore::LoadLedger() const {
+  auto st = db_->Prepare(
+      "SELECT job_id, round, sample_rate, noise_multiplier, steps FROM ledger ORDER BY seq");
+  if (!st.ok()) return st.status();
+  std::vector<dp::LedgerEntry> out;
+  while (true) {
+    auto row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    out.push_back({st->ColumnText(0), st->ColumnInt(1), st->ColumnDouble(2), st->ColumnDouble(3),
+                   st->ColumnInt(4)});
+  }
+  return out;
+}
+
+absl::Status PartyStore::InsertEntry(const dp::LedgerEntry& e) {
+  auto st = db_->Prepare(
+      "INSERT INTO ledger (job_id, round, sample_rate, noise_multiplier, steps) "
+      "VALUES (?,?,?,?,?)");
+  if (!st.ok()) return st.status();
+  st->Bind(1, e.job_id).Bind(2, e.round).Bind(3, e.sample_rate).Bind(4, e.noise_multiplier)
+      .Bind(5, e.steps);
+  return st->Run();
+}
+
+absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::Matrix& update) {
+  store::Database::Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
+  if (auto s = InsertEntry(entry); !s.ok()) return s;
+  // Only the latest release of a job is ever resent; keep the table small.
+  {
+    auto del = db_->Prepare("DELETE FROM releases WHERE job_id = ?");
+    if (!del.ok()) return del.status();
+    del->Bind(1, entry.job_id);
+    if (auto s = del->Run(); !s.ok()) return s;
+  }
+  auto st = db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
+  if (!st.ok()) return st.status();
+  const std::string blob = store::DoublesToBlob(update.data(), static_cast<size_t>(update.size()));
+  st->Bind(1, entry.job_id).Bind(2, entry.round).Bind(3, static_cast<int64_t>(update.rows()))
+      .Bind(4, static_cast<int64_t>(update.cols())).BindBlob(5, blob.data(), blob.size());
+  if (auto s = st->Run(); !s.ok()) return s;
+  return tx.Commit();
+}
+
+absl::Status PartyStore::CommitCharge(const dp::LedgerEntry& entry) {
+  store::Database::Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
+  if (auto s = InsertEntry(entry); !s.ok()) return s;
+  return tx.Commit();
+}
+
+absl::StatusOr<std::optional<mf::Matrix>> PartyStore::Released(const std::string& job_id,
+                                                               int32_t round) const {
+  auto st = db_->Prepare("SELECT rows, cols, data FROM releases WHERE job_id = ? AND round = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id).Bind(2, int64_t{round});
+  auto row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<mf::Matrix>();
+  const int64_t rows = st->ColumnInt(0), cols = st->ColumnInt(1);
+  auto values = store::BlobToDoubles(st->ColumnBlob(2));
+  if (!values.ok()) return values.status();
+  if (static_cast<int64_t>(values->size()) != rows * cols) {
+    return absl::DataLossError("stored release has the wrong size");
+  }
+  return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values->data(), rows, cols));
+}
+
+}  // namespace fedmf::party

@@ -1,0 +1,158 @@
+#include "server/coordinator_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/net/credentials.h"
+#include "common/net/matrix_codec.h"
+#include "common/log/log.h"
+
+namespace fedmf::server {
+
+using net::ToGrpc;
+
+absl::StatusOr<std::string> CoordinatorService::Caller(const grpc::ServerContext& ctx,
+                                                       const std::string& claimed) {
+  if (insecure_) {
+    if (claimed.empty()) return absl::InvalidArgumentError("field 'party': required");
+    return claimed;
+  }
+  auto id = net::PeerIdentityOf(ctx);
+  if (!id.ok()) return id.status();
+  if (id->role != pki::Role::kParty) {
+    return absl::PermissionDeniedError(absl::StrCat("certificate '", id->name, "' has role ",
+                                                    pki::RoleToString(id->role),
+                                                    ", this service is for parties"));
+  }
+  if (!claimed.empty() && claimed != id->name) {
+    spdlog::warn("'{}' tried to speak for '{}'", id->name, claimed);
+    return absl::PermissionDeniedError(absl::StrCat(
+        "field 'party': certificate '", id->name, "' cannot speak for '", claimed, "'"));
+  }
+  return id->name;
+}
+
+grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
+                                          const v1::RegisterRequest* req,
+                                          v1::RegisterResponse* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  if (auto s = coordinator_->Register(*party); !s.ok()) return ToGrpc(s);
+  resp->set_server_version("fedmf-server 0.1");
+  resp->set_max_chunk_values(max_chunk_values_);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                                         v1::Task* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  *resp = coordinator_->GetTask(*party);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,
+                                            v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->ReplyOffer(*party, *req));
+}
+
+grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
+                                                const v1::DownloadRequest* req,
+                                                grpc::ServerWriter<v1::MatrixChunk>* writer) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  auto shared = coordinator_->SharedFor(*party, req->job_id(), req->round());
+  if (!shared.ok()) return ToGrpc(shared.status());
+  for (const v1::MatrixChunk& chunk :
+       net::EncodeMatrix(*shared, req->job_id(), req->round(), max_chunk_values_)) {
+    traffic_->bytes_out += static_cast<int64_t>(chunk.ByteSizeLong());
+    if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
+                                              grpc::ServerReader<v1::MatrixChunk>* reader,
+                                              v1::UploadResponse* resp) {
+  auto party = Caller(*ctx, "");
+  if (!party.ok()) return ToGrpc(party.status());
+  v1::MatrixChunk chunk;
+  if (!reader->Read(&chunk)) {
+    return ToGrpc(absl::InvalidArgumentError("empty upload: send a header chunk first"));
+  }
+  traffic_->bytes_in += static_cast<int64_t>(chunk.ByteSizeLong());
+  if (!chunk.has_header()) {
+    return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
+  }
+  const std::string job_id = chunk.header().job_id();
+  const int32_t round = chunk.header().round();
+  // Roster, round and shape are checked before a single value is buffered.
+  auto shape = coordinator_->UploadShape(*party, job_id, round);
+  if (!shape.ok()) return ToGrpc(shape.status());
+  net::MatrixAssembler assembler(job_id, round, shape->first, shape->second, max_chunk_values_);
+  if (auto s = assembler.Add(chunk); !s.ok()) return ToGrpc(s);
+  while (reader->Read(&chunk)) {
+    traffic_->bytes_in += static_cast<int64_t>(chunk.ByteSizeLong());
+    if (auto s = assembler.Add(chunk); !s.ok()) {
+      spdlog::warn("malformed upload from '{}' (job '{}', round {}): {}", *party, job_id, round,
+                   s.message());
+      return ToGrpc(s);
+    }
+  }
+  auto matrix = assembler.Finish();
+  if (!matrix.ok()) return ToGrpc(matrix.status());
+  if (auto s = coordinator_->SubmitUpdate(*party, job_id, round, *matrix); !s.ok()) {
+    return ToGrpc(s);
+  }
+  resp->set_round(round);
+  resp->set_accepted(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ReportPrivacy(grpc::ServerContext* ctx,
+                                               const v1::PrivacyReport* req, v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->ReportPrivacy(*party, *req));
+}
+
+absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
+  if (insecure_) return absl::OkStatus();
+  auto id = net::PeerIdentityOf(ctx);
+  if (!id.ok()) return id.status();
+  if (id->role != pki::Role::kOperator && id->role != pki::Role::kServer) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "certificate '", id->name, "' has role ", pki::RoleToString(id->role),
+        "; operator commands need an operator certificate"));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
+                                        const v1::SubmitJobRequest* req,
+                                        v1::SubmitJobResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  auto id = coordinator_->SubmitJob(req->spec());
+  if (!id.ok()) return ToGrpc(id.status());
+  resp->set_job_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                                     v1::JobStatus* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  auto status = coordinator_->GetJob(req->job_id());
+  if (!status.ok()) return ToGrpc(status.status());
+  *resp = std::move(*status);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::ListParties(grpc::ServerContext* ctx,
+                                          const v1::ListPartiesRequest*,
+                                          v1::ListPartiesResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  *resp = coordinator_->ListParties();
+  return grpc::Status::OK;
+}
+
+}  // namespace fedmf::server

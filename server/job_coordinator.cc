@@ -1,0 +1,554 @@
+#include "server/job_coordinator.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/net/job_codec.h"
+#include "common/log/log.h"
+
+namespace fedmf::server {
+JobCoordinator::JobCoordinator(ServerStore* store, CoordinatorOptions options)
+    : store_(store), options_(std::move(options)) {}
+
+JobCoordinator::~JobCoordinator() { Stop(); }
+
+absl::Status JobCoordinator::Start() {
+  {
+    std::unique_lock lock(mu_);
+    if (auto s = LoadActiveLocked(); !s.ok()) return s;
+    if (job_.has_value()) {
+      spdlog::info("resuming job '{}' from the database at round {} ({})",
+                   job_->stored.spec.job_id(), job_->stored.round,
+                   v1::JobState_Name(job_->stored.state));
+    }
+  }
+  runner_ = std::thread([this] { RunLoop(); });
+  return absl::OkStatus();
+}
+
+void JobCoordinator::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (runner_.joinable()) runner_.join();
+}
+
+absl::Status JobCoordinator::LoadActiveLocked() {
+  auto id = store_->ActiveJobId();
+  if (!id.ok()) return id.status();
+  if (!id->has_value()) {
+    job_.reset();
+    return absl::OkStatus();
+  }
+  auto stored = store_->LoadJob(**id);
+  if (!stored.ok()) return stored.status();
+  auto config = net::JobConfigFromSpec(stored->spec);
+  if (!config.ok()) {
+    // A spec that passed validation at submission can only fail here if the
+    // code changed underneath; fail the job rather than crash-loop.
+    (void)store_->SetJobState(**id, v1::JOB_STATE_FAILED,
+                              absl::StrCat("stored spec no longer valid: ", config.status().message()));
+    job_.reset();
+    return absl::OkStatus();
+  }
+  ActiveJob job;
+  job.stored = std::move(*stored);
+  job.config = *config;
+  job.phase_started = absl::Now();
+  job.round_deadline = job.stored.spec.round_deadline_seconds() > 0
+                           ? absl::Seconds(job.stored.spec.round_deadline_seconds())
+                           : options_.default_round_deadline;
+  for (size_t i = 0; i < job.stored.parties.size(); ++i) {
+    job.index[job.stored.parties[i].name] = static_cast<int32_t>(i);
+  }
+  if (job.stored.state == v1::JOB_STATE_RUNNING) {
+    if (!job.stored.shared.has_value()) {
+      return absl::DataLossError(absl::StrCat("job '", job.stored.spec.job_id(),
+                                              "' is running but has no stored shared matrix"));
+    }
+    std::vector<fmf::PartyInfo> infos;
+    for (const StoredParty& p : job.stored.parties) {
+      // Non-acceptors keep a placeholder weight; they never submit.
+      infos.push_back({p.name, p.accepted ? p.weight : 1.0});
+    }
+    auto session = fmf::ServerSession::Restore(job.config, infos, job.stored.round,
+                                               *job.stored.shared);
+    if (!session.ok()) return session.status();
+    job.session.emplace(std::move(*session));
+  }
+  job_.emplace(std::move(job));
+  return absl::OkStatus();
+}
+
+// ------------------------------------------------------------------ operators
+
+absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
+  auto config = net::JobConfigFromSpec(spec);
+  if (!config.ok()) return config.status();
+  if (spec.roster_size() < 1) {
+    return absl::InvalidArgumentError("field 'roster': list the parties (certificate names)");
+  }
+  for (int i = 0; i < spec.roster_size(); ++i) {
+    for (int j = 0; j < i; ++j) {
+      if (spec.roster(i) == spec.roster(j)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("field 'roster': '", spec.roster(i), "' listed twice"));
+      }
+    }
+  }
+  if (spec.min_parties() < 0 || spec.min_parties() > spec.roster_size()) {
+    return absl::InvalidArgumentError("field 'min_parties': must be in [0, roster size]");
+  }
+  if (spec.round_deadline_seconds() < 0 || !std::isfinite(spec.round_deadline_seconds())) {
+    return absl::InvalidArgumentError("field 'round_deadline_seconds': must be >= 0");
+  }
+  std::unique_lock lock(mu_);
+  if (auto s = store_->CreateJob(spec); !s.ok()) return s;
+  spdlog::info("job '{}' submitted: {} parties, T={}, T'={}, epsilon={}", spec.job_id(),
+               spec.roster_size(), spec.rounds(), spec.local_iters(), spec.epsilon());
+  changed_.notify_all();
+  return spec.job_id();
+}
+
+absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) {
+  std::unique_lock lock(mu_);
+  StoredJob stored;
+  if (job_.has_value() && job_->stored.spec.job_id() == job_id) {
+    stored = job_->stored;
+  } else {
+    auto loaded = store_->LoadJob(job_id);
+    if (!loaded.ok()) return loaded.status();
+    stored = std::move(*loaded);
+  }
+  v1::JobStatus status;
+  *status.mutable_spec() = stored.spec;
+  status.set_state(stored.state);
+  status.set_round(stored.round);
+  status.set_error(stored.error);
+  for (const StoredParty& p : stored.parties) {
+    v1::PartyStatus* ps = status.add_parties();
+    ps->set_name(p.name);
+    ps->set_accepted(p.accepted);
+    ps->set_refusal(p.refusal);
+    ps->set_epsilon_spent(p.epsilon);
+    ps->set_test_mse(p.test_mse);
+    ps->set_test_count(p.test_count);
+    ps->set_last_round(p.last_round);
+    ps->set_connected(LiveLocked(p.name));
+  }
+  for (const auto& r : stored.rounds) *status.add_rounds() = r;
+  return status;
+}
+
+v1::ListPartiesResponse JobCoordinator::ListParties() {
+  std::unique_lock lock(mu_);
+  v1::ListPartiesResponse out;
+  for (const auto& [name, seen] : last_seen_) {
+    v1::PartyStatus* p = out.add_parties();
+    p->set_name(name);
+    p->set_connected(LiveLocked(name));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ parties
+
+bool JobCoordinator::LiveLocked(const std::string& party) const {
+  auto it = last_seen_.find(party);
+  return it != last_seen_.end() && absl::Now() - it->second <= options_.liveness;
+}
+
+absl::Status JobCoordinator::Register(const std::string& party) {
+  if (!options_.allowed_parties.empty() &&
+      std::find(options_.allowed_parties.begin(), options_.allowed_parties.end(), party) ==
+          options_.allowed_parties.end()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("party '", party, "' is not allowed on this server"));
+  }
+  std::unique_lock lock(mu_);
+  const bool known = last_seen_.count(party) > 0;
+  last_seen_[party] = absl::Now();
+  if (!known) spdlog::info("party '{}' registered", party);
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int32_t> JobCoordinator::RosterIndexLocked(const std::string& party,
+                                                          const std::string& job_id) const {
+  if (!job_.has_value() || job_->stored.spec.job_id() != job_id) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'job_id': job '", job_id, "' is not the active job"));
+  }
+  auto it = job_->index.find(party);
+  if (it == job_->index.end()) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("party '", party, "' is not in the roster of job '", job_id, "'"));
+  }
+  return it->second;
+}
+
+v1::Task JobCoordinator::ComputeTaskLocked(const std::string& party) const {
+  v1::Task task;
+  task.set_kind(v1::TASK_KIND_IDLE);
+  if (!aborted_job_.empty()) {
+    auto it = abort_pending_.find(party);
+    if (it != abort_pending_.end() && it->second) {
+      task.set_kind(v1::TASK_KIND_ABORT);
+      task.set_job_id(aborted_job_);
+      task.set_reason("the job failed on the server");
+      return task;
+    }
+  }
+  if (!job_.has_value()) return task;
+  auto it = job_->index.find(party);
+  if (it == job_->index.end()) return task;
+  const StoredParty& p = job_->stored.parties[it->second];
+  const std::string& id = job_->stored.spec.job_id();
+  switch (job_->stored.state) {
+    case v1::JOB_STATE_WAITING:
+      if (!p.replied) {
+        task.set_kind(v1::TASK_KIND_OFFER);
+        task.set_job_id(id);
+        *task.mutable_spec() = job_->stored.spec;
+      }
+      break;
+    case v1::JOB_STATE_RUNNING:
+      if (!p.accepted || !job_->session.has_value()) break;
+      if (job_->session->phase() == fmf::ServerSession::Phase::kRoundOpen) {
+        if (!job_->session->HasSubmitted(it->second)) {
+          task.set_kind(v1::TASK_KIND_ROUND);
+          task.set_job_id(id);
+          task.set_round(job_->session->round());
+          *task.mutable_spec() = job_->stored.spec;
+        }
+      } else if (!p.finished) {
+        task.set_kind(v1::TASK_KIND_FINISH);
+        task.set_job_id(id);
+        task.set_round(job_->session->round());
+        *task.mutable_spec() = job_->stored.spec;
+      }
+      break;
+    default:
+      break;
+  }
+  return task;
+}
+
+v1::Task JobCoordinator::GetTask(const std::string& party) {
+  std::unique_lock lock(mu_);
+  const absl::Time deadline = absl::Now() + options_.poll;
+  while (true) {
+    last_seen_[party] = absl::Now();
+    v1::Task task = ComputeTaskLocked(party);
+    if (task.kind() == v1::TASK_KIND_ABORT) abort_pending_[party] = false;
+    if (task.kind() != v1::TASK_KIND_IDLE || stop_) return task;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) return task;
+    changed_.wait_for(lock, absl::ToChronoNanoseconds(deadline - now));
+  }
+}
+
+absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::OfferReply& reply) {
+  std::unique_lock lock(mu_);
+  last_seen_[party] = absl::Now();
+  auto idx = RosterIndexLocked(party, reply.job_id());
+  if (!idx.ok()) return idx.status();
+  if (job_->stored.state != v1::JOB_STATE_WAITING) {
+    return absl::FailedPreconditionError("the job is no longer taking offer replies");
+  }
+  StoredParty& p = job_->stored.parties[*idx];
+  if (p.replied) return absl::AlreadyExistsError("offer already answered");
+  if (reply.accept()) {
+    const bool vertical = job_->config.split == fmf::SplitKind::kVertical;
+    if (reply.users() < 1 || reply.items() < 1 || reply.global_users() < reply.users() ||
+        reply.global_items() < reply.items()) {
+      return absl::InvalidArgumentError("fields 'users/items/global_*': inconsistent data sizes");
+    }
+    if (vertical && reply.users() != reply.global_users()) {
+      return absl::InvalidArgumentError("field 'users': a VFL party holds every user");
+    }
+    if (!vertical && reply.items() != reply.global_items()) {
+      return absl::InvalidArgumentError("field 'items': an HFL party holds every item");
+    }
+    p.users = reply.users();
+    p.items = reply.items();
+    p.global_users = reply.global_users();
+    p.global_items = reply.global_items();
+    p.weight = vertical ? reply.items() : reply.users();
+  } else {
+    p.refusal = reply.refusal().empty() ? "refused (no reason given)" : reply.refusal();
+    spdlog::warn("party '{}' refused job '{}': {}", party, reply.job_id(), p.refusal);
+  }
+  p.replied = true;
+  p.accepted = reply.accept();
+  if (auto s = store_->SaveParty(reply.job_id(), p); !s.ok()) return s;
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<mf::Matrix> JobCoordinator::SharedFor(const std::string& party,
+                                                     const std::string& job_id, int32_t round) {
+  std::unique_lock lock(mu_);
+  last_seen_[party] = absl::Now();
+  auto idx = RosterIndexLocked(party, job_id);
+  if (!idx.ok()) return idx.status();
+  if (!job_->stored.parties[*idx].accepted) {
+    return absl::PermissionDeniedError("the party did not accept this job");
+  }
+  if (job_->stored.state != v1::JOB_STATE_RUNNING || !job_->session.has_value()) {
+    return absl::FailedPreconditionError("the job is not running");
+  }
+  if (round != job_->session->round()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "field 'round': ", round, " is not the current round ", job_->session->round()));
+  }
+  return job_->session->shared();
+}
+
+absl::StatusOr<std::pair<int32_t, int32_t>> JobCoordinator::UploadShape(
+    const std::string& party, const std::string& job_id, int32_t round) {
+  std::unique_lock lock(mu_);
+  auto idx = RosterIndexLocked(party, job_id);
+  if (!idx.ok()) return idx.status();
+  if (!job_->stored.parties[*idx].accepted || !job_->session.has_value()) {
+    return absl::FailedPreconditionError("no round is open for this party");
+  }
+  if (round != job_->session->round() ||
+      job_->session->phase() != fmf::ServerSession::Phase::kRoundOpen) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "field 'round': ", round, " is not the open round ", job_->session->round()));
+  }
+  return std::make_pair(static_cast<int32_t>(job_->session->shared().rows()),
+                        static_cast<int32_t>(job_->session->shared().cols()));
+}
+
+absl::Status JobCoordinator::SubmitUpdate(const std::string& party, const std::string& job_id,
+                                          int32_t round, const mf::Matrix& update) {
+  std::unique_lock lock(mu_);
+  last_seen_[party] = absl::Now();
+  auto idx = RosterIndexLocked(party, job_id);
+  if (!idx.ok()) return idx.status();
+  if (!job_->session.has_value() || !job_->stored.parties[*idx].accepted) {
+    return absl::FailedPreconditionError("no round is open for this party");
+  }
+  auto s = job_->session->SubmitUpdate(*idx, round, update);
+  if (!s.ok()) {
+    ++counters_.updates_rejected;
+    spdlog::warn("rejected update from '{}' for job '{}' round {}: {}", party, job_id, round,
+                 s.message());
+    return s;
+  }
+  job_->stored.parties[*idx].last_round = round;
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
+                                           const v1::PrivacyReport& report) {
+  std::unique_lock lock(mu_);
+  last_seen_[party] = absl::Now();
+  auto idx = RosterIndexLocked(party, report.job_id());
+  if (!idx.ok()) return idx.status();
+  if (!std::isfinite(report.epsilon_spent()) && !std::isinf(report.epsilon_spent())) {
+    return absl::InvalidArgumentError("field 'epsilon_spent': NaN");
+  }
+  if (report.epsilon_spent() < 0) return absl::InvalidArgumentError("field 'epsilon_spent': < 0");
+  StoredParty& p = job_->stored.parties[*idx];
+  p.epsilon = report.epsilon_spent();
+  if (report.finished()) {
+    if (!std::isfinite(report.test_mse()) || report.test_count() < 0) {
+      return absl::InvalidArgumentError("field 'test_mse': must be finite");
+    }
+    p.finished = true;
+    p.test_mse = report.test_mse();
+    p.test_count = report.test_count();
+  }
+  if (auto s = store_->SaveParty(report.job_id(), p); !s.ok()) return s;
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+CoordinatorCounters JobCoordinator::counters() {
+  std::lock_guard lock(mu_);
+  return counters_;
+}
+
+// ------------------------------------------------------------------ lifecycle
+
+void JobCoordinator::FailJobLocked(const std::string& why) {
+  const std::string id = job_->stored.spec.job_id();
+  spdlog::error("job '{}' failed: {}", id, why);
+  (void)store_->SetJobState(id, v1::JOB_STATE_FAILED, why);
+  aborted_job_ = id;
+  abort_pending_.clear();
+  for (const StoredParty& p : job_->stored.parties) {
+    if (p.accepted) abort_pending_[p.name] = true;
+  }
+  ++counters_.jobs_failed;
+  job_.reset();
+}
+
+absl::Status JobCoordinator::StartRunningLocked() {
+  ActiveJob& job = *job_;
+  std::vector<fmf::PartyInfo> infos;
+  int32_t shared_rows = -1;
+  int32_t accepted = 0;
+  const bool vertical = job.config.split == fmf::SplitKind::kVertical;
+  for (const StoredParty& p : job.stored.parties) {
+    infos.push_back({p.name, p.accepted ? p.weight : 1.0});
+    if (!p.accepted) continue;
+    ++accepted;
+    const int32_t rows = vertical ? p.global_users : p.global_items;
+    if (shared_rows >= 0 && rows != shared_rows) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "parties disagree on the shared dimension (", shared_rows, " vs ", rows, " from '",
+          p.name, "')"));
+    }
+    shared_rows = rows;
+  }
+  const int32_t min_parties = std::max(1, job.stored.spec.min_parties());
+  if (accepted < min_parties) {
+    std::vector<std::string> refusals;
+    for (const StoredParty& p : job.stored.parties) {
+      if (!p.accepted) {
+        refusals.push_back(absl::StrCat(p.name, ": ", p.replied ? p.refusal : "no reply"));
+      }
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        accepted, " of ", job.stored.parties.size(), " parties accepted, ", min_parties,
+        " needed (", absl::StrJoin(refusals, "; "), ")"));
+  }
+  // Same derivation as the simulator (root seed -> "server"), so a seeded job
+  // starts from the same matrix in `fedmf train` and over the network.
+  random::Csprng server_rng = random::Csprng::FromOptionalSeed(job.config.seed).Fork("server");
+  auto session = fmf::ServerSession::Create(job.config, shared_rows, infos, server_rng);
+  if (!session.ok()) return session.status();
+  if (auto s = store_->StartRunning(job.stored.spec.job_id(), session->shared()); !s.ok()) {
+    return s;
+  }
+  job.session.emplace(std::move(*session));
+  job.stored.state = v1::JOB_STATE_RUNNING;
+  job.stored.round = 0;
+  job.stored.shared = job.session->shared();
+  spdlog::info("job '{}' running with {} parties, shared matrix {}x{}",
+               job.stored.spec.job_id(), accepted, shared_rows, job.config.dim);
+  return absl::OkStatus();
+}
+
+bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
+  if (!job_.has_value()) {
+    if (auto s = LoadActiveLocked(); !s.ok()) {
+      spdlog::error("cannot load the next job: {}", s.message());
+      return false;
+    }
+    if (job_.has_value()) {
+      job_->phase_started = absl::Now();
+      return true;
+    }
+    return false;
+  }
+  ActiveJob& job = *job_;
+  const absl::Time now = absl::Now();
+  if (job.stored.state == v1::JOB_STATE_WAITING) {
+    bool all_replied = true;
+    for (const StoredParty& p : job.stored.parties) all_replied &= p.replied;
+    if (!all_replied && now - job.phase_started < options_.offer_deadline) return false;
+    if (auto s = StartRunningLocked(); !s.ok()) {
+      FailJobLocked(std::string(s.message()));
+      return true;
+    }
+    job.phase_started = now;
+    return true;
+  }
+  if (job.stored.state != v1::JOB_STATE_RUNNING || !job.session.has_value()) return false;
+  fmf::ServerSession& session = *job.session;
+  if (session.phase() == fmf::ServerSession::Phase::kRoundOpen) {
+    bool waiting_for_live = false;
+    for (size_t i = 0; i < job.stored.parties.size(); ++i) {
+      const StoredParty& p = job.stored.parties[i];
+      if (p.accepted && !session.HasSubmitted(static_cast<int32_t>(i)) && LiveLocked(p.name)) {
+        waiting_for_live = true;
+      }
+    }
+    const bool deadline = now - job.phase_started >= job.round_deadline;
+    bool any = false;
+    for (size_t i = 0; i < job.stored.parties.size(); ++i) {
+      any |= session.HasSubmitted(static_cast<int32_t>(i));
+    }
+    if (!any) {
+      if (deadline) {
+        FailJobLocked(absl::StrCat("round ", session.round(), ": no party answered before the deadline"));
+        return true;
+      }
+      return false;
+    }
+    if (waiting_for_live && !deadline) return false;
+    const double seconds = absl::ToDoubleSeconds(now - job.phase_started);
+    auto summary = session.CloseRound();
+    if (!summary.ok()) {
+      FailJobLocked(std::string(summary.status().message()));
+      return true;
+    }
+    v1::RoundRecord record;
+    record.set_round(summary->round);
+    record.set_seconds(seconds);
+    for (int32_t k : summary->contributors) record.add_contributors(job.stored.parties[k].name);
+    for (int32_t k : summary->missing) {
+      if (job.stored.parties[k].accepted) record.add_missing(job.stored.parties[k].name);
+    }
+    const int32_t min_parties = std::max(1, job.stored.spec.min_parties());
+    if (static_cast<int32_t>(summary->contributors.size()) < min_parties) {
+      FailJobLocked(absl::StrCat("round ", summary->round, ": only ",
+                                 summary->contributors.size(), " parties answered, ",
+                                 min_parties, " needed"));
+      return true;
+    }
+    if (auto s = store_->CommitRound(job.stored.spec.job_id(), record, session.shared()); !s.ok()) {
+      // Durability is the contract: without the commit we cannot go on.
+      spdlog::critical("cannot persist round {}: {}", summary->round, s.message());
+      FailJobLocked(absl::StrCat("storage failure: ", s.message()));
+      return true;
+    }
+    job.stored.rounds.push_back(record);
+    job.stored.round = session.round();
+    job.stored.shared = session.shared();
+    ++counters_.rounds_completed;
+    spdlog::info("job '{}' round {}/{} closed in {:.2f}s: {} contributors{}",
+                 job.stored.spec.job_id(), summary->round + 1, session.total_rounds(), seconds,
+                 record.contributors_size(),
+                 record.missing_size() > 0
+                     ? absl::StrCat(", missing ", absl::StrJoin(record.missing(), ","))
+                     : std::string());
+    job.phase_started = now;
+    return true;
+  }
+  // Stage 3: wait for the live acceptors' final reports.
+  bool waiting = false;
+  for (const StoredParty& p : job.stored.parties) {
+    if (p.accepted && !p.finished && LiveLocked(p.name)) waiting = true;
+  }
+  if (waiting && now - job.phase_started < options_.finish_deadline) return false;
+  (void)store_->SetJobState(job.stored.spec.job_id(), v1::JOB_STATE_FINISHED);
+  spdlog::info("job '{}' finished", job.stored.spec.job_id());
+  ++counters_.jobs_finished;
+  job_.reset();
+  return true;
+}
+
+void JobCoordinator::RunLoop() {
+  std::unique_lock lock(mu_);
+  while (!stop_) {
+    if (AdvanceLocked(lock)) {
+      changed_.notify_all();
+      continue;
+    }
+    // Re-check on any event, and periodically for deadlines and liveness.
+    changed_.wait_for(lock, std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace fedmf::server

@@ -1,0 +1,125 @@
+// The coordination server's brain: the job queue, the per-job lifecycle and
+// what each party should do next. No gRPC here: the service layer turns RPCs
+// into these calls after authenticating the caller.
+//
+// Job lifecycle (persisted at every transition):
+//   WAITING  -- all roster parties replied to the offer, or the offer deadline
+//               passed --> RUNNING (enough acceptors) | FAILED
+//   RUNNING(round t < T) -- every live acceptor uploaded, or the round
+//               deadline passed --> weighted average, commit --> RUNNING(t+1)
+//   RUNNING(round T) -- every live acceptor finished Stage 3, or the finish
+//               deadline passed --> FINISHED
+// A party's next task is a pure function of this state (ComputeTask), so a
+// party that reconnects or restarts simply asks again.
+#ifndef FEDMF_SERVER_JOB_COORDINATOR_H_
+#define FEDMF_SERVER_JOB_COORDINATOR_H_
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "common/fmf/job_config.h"
+#include "common/fmf/server_session.h"
+#include "common/mf/embeddings.h"
+#include "common/random/csprng.h"
+#include "fedmf/v1/federation.pb.h"
+#include "server/server_store.h"
+
+namespace fedmf::server {
+
+struct CoordinatorOptions {
+  absl::Duration poll = absl::Seconds(2);            // long-poll length
+  absl::Duration liveness = absl::Seconds(10);       // silent longer = not waited for
+  absl::Duration offer_deadline = absl::Seconds(60);
+  absl::Duration finish_deadline = absl::Seconds(120);
+  absl::Duration default_round_deadline = absl::Seconds(120);
+  std::vector<std::string> allowed_parties;          // empty = any certified party
+};
+
+// Observability hooks (metrics are wired by the daemon).
+struct CoordinatorCounters {
+  int64_t rounds_completed = 0;
+  int64_t jobs_finished = 0;
+  int64_t jobs_failed = 0;
+  int64_t updates_rejected = 0;
+};
+
+class JobCoordinator {
+ public:
+  JobCoordinator(ServerStore* store, CoordinatorOptions options);
+  ~JobCoordinator();
+
+  // Loads the job a previous run left active, then starts the runner thread.
+  absl::Status Start();
+  void Stop();
+
+  // ---- operators
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  v1::ListPartiesResponse ListParties();
+
+  // ---- parties (caller already authenticated as `party`)
+  absl::Status Register(const std::string& party);
+  v1::Task GetTask(const std::string& party);
+  absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
+  // The input matrix of `round` (round T = the final matrix for Stage 3).
+  absl::StatusOr<mf::Matrix> SharedFor(const std::string& party, const std::string& job_id,
+                                       int32_t round);
+  // Shape an upload for (job, round) must have; checks roster and round.
+  absl::StatusOr<std::pair<int32_t, int32_t>> UploadShape(const std::string& party,
+                                                          const std::string& job_id,
+                                                          int32_t round);
+  absl::Status SubmitUpdate(const std::string& party, const std::string& job_id, int32_t round,
+                            const mf::Matrix& update);
+  absl::Status ReportPrivacy(const std::string& party, const v1::PrivacyReport& report);
+
+  CoordinatorCounters counters();
+
+ private:
+  struct ActiveJob {
+    StoredJob stored;
+    fmf::JobConfig config;
+    std::optional<fmf::ServerSession> session;
+    absl::Time phase_started;
+    absl::Duration round_deadline;
+    std::map<std::string, int32_t> index;  // party name -> roster index
+  };
+
+  void RunLoop();
+  // One step of the lifecycle; returns true if it changed state.
+  bool AdvanceLocked(std::unique_lock<std::mutex>& lock);
+  absl::Status LoadActiveLocked();
+  void FailJobLocked(const std::string& why);
+  bool LiveLocked(const std::string& party) const;
+  v1::Task ComputeTaskLocked(const std::string& party) const;
+  absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
+                                            const std::string& job_id) const;
+  absl::Status StartRunningLocked();
+  void SaveStatusLocked(int32_t idx);
+
+  ServerStore* store_;
+  CoordinatorOptions options_;
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool stop_ = false;
+  std::thread runner_;
+  std::optional<ActiveJob> job_;
+  std::map<std::string, absl::Time> last_seen_;
+  // Parties of the last failed job that still need to hear ABORT.
+  std::string aborted_job_;
+  std::map<std::string, bool> abort_pending_;
+  CoordinatorCounters counters_;
+};
+
+}  // namespace fedmf::server
+
+#endif  // FEDMF_SERVER_JOB_COORDINATOR_H_

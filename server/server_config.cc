@@ -1,0 +1,74 @@
+#include "server/server_config.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/config/yaml_reader.h"
+
+namespace fedmf::server {
+namespace {
+
+absl::Status Seconds(config::YamlMap& m, const std::string& key, absl::Duration* out) {
+  double s = absl::ToDoubleSeconds(*out);
+  if (auto st = m.GetDouble(key, &s); !st.ok()) return st;
+  if (!(s > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(m.Where(key), "key '", key, "': must be > 0"));
+  }
+  *out = absl::Seconds(s);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
+  ServerConfig c;
+  absl::Status s;
+  auto check = [&](absl::Status st) {
+    if (s.ok() && !st.ok()) s = st;
+  };
+  check(root.GetString("listen", &c.listen));
+  check(root.GetString("port_file", &c.port_file));
+  check(root.GetString("database", &c.database));
+  check(root.GetInt("max_chunk_values", &c.max_chunk_values));
+  check(root.GetString("log_format", &c.log_format));
+  check(root.GetStringList("allowed_parties", &c.coordinator.allowed_parties));
+  check(Seconds(root, "poll_seconds", &c.coordinator.poll));
+  check(Seconds(root, "liveness_seconds", &c.coordinator.liveness));
+  check(Seconds(root, "offer_deadline_seconds", &c.coordinator.offer_deadline));
+  check(Seconds(root, "finish_deadline_seconds", &c.coordinator.finish_deadline));
+  check(Seconds(root, "round_deadline_seconds", &c.coordinator.default_round_deadline));
+  if (root.Has("tls")) {
+    auto tls = root.GetMap("tls");
+    if (!tls.ok()) return tls.status();
+    check(tls->GetBool("insecure", &c.tls.insecure));
+    check(tls->GetString("cert_dir", &c.tls.cert_dir));
+    check(tls->GetString("name", &c.tls.name));
+    check(tls->Finish());
+  }
+  if (!s.ok()) return s;
+  if (auto st = root.Finish(); !st.ok()) return st;
+  if (c.max_chunk_values < 1024 || c.max_chunk_values > (1 << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        root.Where("max_chunk_values"), "key 'max_chunk_values': must be in [1024, 1048576]"));
+  }
+  if (c.log_format != "text" && c.log_format != "json") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where("log_format"), "key 'log_format': use text or json"));
+  }
+  if (c.database.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(root.Where("database"), "key 'database': required"));
+  }
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
+  auto root = config::YamlMap::FromFile(path);
+  if (!root.ok()) return root.status();
+  return FromMap(std::move(*root));
+}
+
+absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& text, const std::string& name) {
+  auto root = config::YamlMap::FromString(text, name);
+  if (!root.ok()) return root.status();
+  return FromMap(std::move(*root));
+}
+
+}  // namespace fedmf::server

@@ -1,0 +1,30 @@
+// fedmf-server configuration (YAML; every key documented in
+// docs/configuration.md; unknown keys are errors).
+#ifndef FEDMF_SERVER_SERVER_CONFIG_H_
+#define FEDMF_SERVER_SERVER_CONFIG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/net/credentials.h"
+#include "server/job_coordinator.h"
+
+namespace fedmf::server {
+
+struct ServerConfig {
+  std::string listen = "0.0.0.0:7443";
+  std::string port_file;          // written with the bound port (for port 0)
+  std::string database = "fedmf-server.db";
+  net::TlsConfig tls{false, "certs", "server"};
+  int32_t max_chunk_values = 1 << 16;
+  CoordinatorOptions coordinator;
+  std::string log_format = "text";  // text | json
+};
+
+absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
+absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& text, const std::string& name);
+
+}  // namespace fedmf::server
+
+#endif  // FEDMF_SERVER_SERVER_CONFIG_H_

@@ -1,0 +1,92 @@
+#include "tools/fedmf/job_flags.h"
+
+#include "tools/fedmf/cli_util.h"
+
+namespace fedmf::cli {
+
+absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::RatingRange& range) {
+  fmf::JobConfig c;
+  auto setting = fmf::ParseSetting(a.setting);
+  if (!setting.ok()) return setting.status();
+  c.setting = *setting;
+  switch (c.setting) {
+    case fmf::Setting::kCentral: c.split = fmf::SplitKind::kNone; break;
+    case fmf::Setting::kVfl: c.split = fmf::SplitKind::kVertical; break;
+    case fmf::Setting::kHfl:
+    case fmf::Setting::kHflSynSgd: c.split = fmf::SplitKind::kHorizontal; break;
+    case fmf::Setting::kLocal:
+      if (a.split == "vertical") c.split = fmf::SplitKind::kVertical;
+      else if (a.split == "horizontal") c.split = fmf::SplitKind::kHorizontal;
+      else return absl::InvalidArgumentError(
+          "--setting local needs --split vertical (DP-SGD, compare with vfl) or --split "
+          "horizontal (non-private, compare with hfl)");
+      break;
+  }
+  auto eps = ParseEpsilon(a.epsilon, "--epsilon");
+  if (!eps.ok()) return eps.status();
+  c.epsilon = *eps;
+  auto gran = fmf::ParseGranularity(a.granularity);
+  if (!gran.ok()) return gran.status();
+  c.granularity = *gran;
+  c.delta = a.delta;
+  c.theta = a.theta;
+  c.rounds = a.rounds;
+  c.local_iters = a.local_iters;
+  c.dim = a.dim;
+  c.sample_rate = a.sample_rate;
+  c.seed = a.seed;
+  c.vfl_finetune_iters = a.kappa;
+  c.learning_rate = a.lr;
+  c.lr_final_ratio = a.lr_final_ratio;
+  c.sgd_learning_rate = a.sgd_lr;
+  c.sgd_l2 = a.sgd_l2;
+  c.pretrain_epochs = a.pretrain_epochs;
+  c.finetune_epochs = a.finetune_epochs;
+  c.central_epochs = a.central_epochs;
+  c.rating_max = range.max;
+  c.job_id = "train-" + a.setting;
+  if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
+  return c;
+}
+
+void AddJobFlags(CLI::App* cmd, JobFlags* a) {
+  cmd->add_option("--setting", a->setting, "central | local | vfl | hfl | hfl-synsgd")
+      ->capture_default_str();
+  cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
+      ->capture_default_str();
+  cmd->add_option("--parties", a->parties, "number of parties s")->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--epsilon", a->epsilon, "per-party epsilon, or inf")->capture_default_str();
+  cmd->add_option("--delta", a->delta, "delta")->capture_default_str();
+  cmd->add_option("--granularity", a->granularity, "rating | user")->capture_default_str();
+  cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
+      ->capture_default_str();
+  cmd->add_option("--T", a->rounds, "synchronization rounds T")->capture_default_str();
+  cmd->add_option("--T-local", a->local_iters, "local iterations per round T'")
+      ->capture_default_str();
+  cmd->add_option("--dim", a->dim, "embedding dimension p")->capture_default_str();
+  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")
+      ->capture_default_str();
+  cmd->add_option("--seed", a->seed, "seed for a reproducible run (default: OS entropy)");
+  cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_option("--split", a->split, "local only: vertical | horizontal");
+  cmd->add_option("--vfl-split", a->vfl_split, "random | genre (ML-100K u.item)")
+      ->capture_default_str();
+  cmd->add_option("--kappa", a->kappa, "VFL Stage 3 DP iterations")->capture_default_str();
+  cmd->add_option("--lr", a->lr, "DP learning rate (0: setting default)")->capture_default_str();
+  cmd->add_option("--lr-final-ratio", a->lr_final_ratio, "final/initial DP learning rate")
+      ->capture_default_str();
+  cmd->add_option("--sgd-lr", a->sgd_lr, "non-private SGD learning rate")->capture_default_str();
+  cmd->add_option("--sgd-l2", a->sgd_l2, "non-private SGD L2")->capture_default_str();
+  cmd->add_option("--pretrain-epochs", a->pretrain_epochs, "HFL Stage 1 epochs")
+      ->capture_default_str();
+  cmd->add_option("--finetune-epochs", a->finetune_epochs, "HFL Stage 3 epochs")
+      ->capture_default_str();
+  cmd->add_option("--central-epochs", a->central_epochs, "central / HFL local-only epochs")
+      ->capture_default_str();
+  cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", a->quiet, "no progress lines");
+}
+
+}  // namespace fedmf::cli

@@ -1,0 +1,52 @@
+// The job flags shared by `fedmf train` (one process) and `fedmf demo`
+// (real daemons), so both describe a job the same way.
+#ifndef FEDMF_TOOLS_FEDMF_JOB_FLAGS_H_
+#define FEDMF_TOOLS_FEDMF_JOB_FLAGS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "CLI/CLI.hpp"
+#include "absl/status/statusor.h"
+#include "common/data/ratings.h"
+#include "common/fmf/job_config.h"
+
+namespace fedmf::cli {
+
+struct JobFlags {
+  std::string setting = "hfl";
+  std::string data = "synthetic";
+  int32_t parties = 5;
+  std::string epsilon = "1";
+  double delta = 1e-5;
+  std::string granularity = "rating";
+  int32_t theta = 0;
+  int32_t rounds = 100;
+  int32_t local_iters = 10;
+  int32_t dim = 20;
+  double sample_rate = 0.01;
+  std::optional<uint64_t> seed;
+  bool json = false;
+  std::string split = "";           // local: vertical | horizontal
+  std::string vfl_split = "random";
+  int32_t kappa = 100;
+  double lr = 0;
+  double lr_final_ratio = 0.1;
+  double sgd_lr = 0.01;
+  double sgd_l2 = 0.05;
+  int32_t pretrain_epochs = 20;
+  int32_t finetune_epochs = 5;
+  int32_t central_epochs = 40;
+  int32_t eval_every = 10;
+  bool quiet = false;
+};
+
+// Registers every flag above on `cmd`.
+void AddJobFlags(CLI::App* cmd, JobFlags* flags);
+// The job described by the flags, for data with `range`.
+absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& flags, const data::RatingRange& range);
+
+}  // namespace fedmf::cli
+
+#endif  // FEDMF_TOOLS_FEDMF_JOB_FLAGS_H_

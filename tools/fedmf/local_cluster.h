@@ -1,0 +1,89 @@
+// A federation on loopback: a throw-away CA, one fedmf-server and S
+// fedmf-party processes on ephemeral ports, driven through the operator API.
+// `fedmf demo` and the integration tests use it.
+#ifndef FEDMF_TOOLS_FEDMF_LOCAL_CLUSTER_H_
+#define FEDMF_TOOLS_FEDMF_LOCAL_CLUSTER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "tools/fedmf/process.h"
+
+namespace fedmf::cli {
+
+struct PartyOptions {
+  double max_epsilon = 10.0;
+  std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
+  std::string min_granularity = "rating";
+  bool allow_non_private = true;
+  std::string data_spec;  // empty = the cluster's
+};
+
+struct ClusterOptions {
+  std::string bin_dir;        // where fedmf-server / fedmf-party live
+  std::string work_dir;       // empty = a new temp dir (removed at the end)
+  bool keep_work_dir = false;
+  int parties = 3;
+  std::string data_spec = "synthetic";
+  std::string role = "hfl";   // the split the data follows: hfl | vfl
+  uint64_t split_seed = 1;
+  std::string vfl_split = "random";
+  double poll_seconds = 0.5;
+  double liveness_seconds = 3;
+  bool insecure = false;
+  std::map<int, PartyOptions> party_overrides;
+};
+
+class LocalCluster {
+ public:
+  static absl::StatusOr<std::unique_ptr<LocalCluster>> Create(ClusterOptions options);
+  ~LocalCluster();
+
+  absl::Status StartServer();
+  void KillServer();  // SIGKILL
+  absl::Status StartParty(int k);
+  void KillParty(int k);  // SIGKILL
+  void StopAll();
+
+  static std::string PartyName(int k);
+  const std::string& work_dir() const { return work_dir_; }
+  const std::string& cert_dir() const { return cert_dir_; }
+  int server_port() const { return server_port_; }
+  int admin_port(int k) const;
+  std::string ServerLog() const;
+
+  absl::StatusOr<std::string> SubmitJob(v1::JobSpec spec);
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  // Polls until the job is FINISHED or FAILED; `on_status` sees every poll.
+  absl::StatusOr<v1::JobStatus> WaitJob(const std::string& job_id, absl::Duration timeout,
+                                        const std::function<void(const v1::JobStatus&)>& on_status =
+                                            nullptr);
+  absl::StatusOr<v1::LedgerResponse> PartyLedger(int k);
+  absl::StatusOr<v1::RecommendResponse> Recommend(int k, const std::string& user, int top);
+
+ private:
+  explicit LocalCluster(ClusterOptions options) : options_(std::move(options)) {}
+  absl::Status Prepare();
+  absl::Status WritePartyConfig(int k);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
+
+  ClusterOptions options_;
+  std::string work_dir_;
+  std::string cert_dir_;
+  bool owns_work_dir_ = false;
+  std::optional<ChildProcess> server_;
+  std::map<int, ChildProcess> parties_;
+  int server_port_ = 0;
+  std::map<int, int> admin_ports_;
+};
+
+}  // namespace fedmf::cli
+
+#endif  // FEDMF_TOOLS_FEDMF_LOCAL_CLUSTER_H_
