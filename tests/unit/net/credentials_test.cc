@@ -1,0 +1,241 @@
+// Mutual TLS with real gRPC on loopback: certificates from common/pki, a
+// one-RPC Coordinator server, and clients with good, missing and foreign
+// certificates.
+#include "common/net/credentials.h"
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/time/time.h"
+#include "common/pki/ca.h"
+#include "common/pki/tls_files.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::net {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Echoes the caller's authenticated identity, or fails as PeerIdentityOf does.
+class EchoIdentityService final : public v1::Coordinator::Service {
+  grpc::Status Register(grpc::ServerContext* context, const v1::RegisterRequest*,
+                        v1::RegisterResponse* response) override {
+    auto id = PeerIdentityOf(*context);
+    if (!id.ok()) return ToGrpc(id.status());
+    response->set_server_version(id->name + "/" + pki::RoleToString(id->role));
+    return grpc::Status::OK;
+  }
+};
+
+struct RpcResult {
+  grpc::Status status;
+  std::string identity;
+};
+
+// Every RPC has a deadline so a broken handshake fails the test, not hangs it.
+RpcResult CallRegister(const std::shared_ptr<grpc::Channel>& channel) {
+  auto stub = v1::Coordinator::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  v1::RegisterRequest req;
+  req.set_party("party-a");
+  v1::RegisterResponse resp;
+  RpcResult r;
+  r.status = stub->Register(&ctx, req, &resp);
+  r.identity = resp.server_version();
+  return r;
+}
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class CredentialsTest : public ::testing::Test {
+ protected:
+  // Key generation is cheap (P-256) but one PKI for the whole suite is enough.
+  static void SetUpTestSuite() {
+    std::string tmpl = ::testing::TempDir() + "/fedmf_net_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = new std::string(tmpl);
+    const auto ten_years = absl::Hours(24 * 3650);
+    const auto year = absl::Hours(24 * 365);
+    const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
+    ASSERT_TRUE(pki::InitCa(Dir("ca"), "test", ten_years).ok());
+    ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("server"), "server", pki::Role::kServer,
+                                      sans, year)
+                    .ok());
+    ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("party"), "party-a", pki::Role::kParty,
+                                      sans, year)
+                    .ok());
+    // A second federation whose certificates must not be accepted.
+    ASSERT_TRUE(pki::InitCa(Dir("other-ca"), "other", ten_years).ok());
+    ASSERT_TRUE(pki::IssueCertificate(Dir("other-ca"), Dir("other-party"), "party-a",
+                                      pki::Role::kParty, sans, year)
+                    .ok());
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(*root_, ec);
+    delete root_;
+    root_ = nullptr;
+  }
+  static std::string Dir(const std::string& sub) { return *root_ + "/" + sub; }
+
+  void TearDown() override {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  }
+
+  // Starts the echo server on an ephemeral loopback port.
+  void StartServer(const TlsConfig& tls) {
+    auto creds = MakeServerCredentials(tls);
+    ASSERT_TRUE(creds.ok()) << creds.status();
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", *creds, &port);
+    builder.RegisterService(&service_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port, 0);
+    address_ = "127.0.0.1:" + std::to_string(port);
+  }
+
+  static TlsConfig ServerTls() { return {.insecure = false, .cert_dir = Dir("server"), .name = "server"}; }
+  static TlsConfig PartyTls() { return {.insecure = false, .cert_dir = Dir("party"), .name = "party-a"}; }
+  static TlsConfig InsecureTls() { return {.insecure = true, .cert_dir = "", .name = ""}; }
+
+  std::shared_ptr<grpc::Channel> RawSslChannel(const grpc::SslCredentialsOptions& options) {
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("server");
+    return grpc::CreateCustomChannel(address_, grpc::SslCredentials(options), args);
+  }
+
+  static std::string* root_;
+  EchoIdentityService service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+};
+
+std::string* CredentialsTest::root_ = nullptr;
+
+TEST_F(CredentialsTest, ValidClientCertificateYieldsIdentity) {
+  StartServer(ServerTls());
+  auto channel = MakeChannel(address_, PartyTls());
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_code() << ": " << r.status.error_message();
+  EXPECT_EQ(r.identity, "party-a/party");
+}
+
+TEST_F(CredentialsTest, DialByHostNameVerifiesSan) {
+  StartServer(ServerTls());
+  // No target-name override: the server certificate's SAN "localhost" must match.
+  const std::string port = address_.substr(address_.rfind(':') + 1);
+  auto channel = MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/"");
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  ASSERT_TRUE(r.status.ok()) << r.status.error_code() << ": " << r.status.error_message();
+  EXPECT_EQ(r.identity, "party-a/party");
+}
+
+TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
+  StartServer(ServerTls());
+  auto channel = MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server");
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+}
+
+TEST_F(CredentialsTest, ClientWithoutCertificateIsRefused) {
+  StartServer(ServerTls());
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
+  RpcResult r = CallRegister(RawSslChannel(options));
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+  EXPECT_TRUE(r.identity.empty());
+}
+
+TEST_F(CredentialsTest, ClientCertificateFromAnotherCaIsRefused) {
+  StartServer(ServerTls());
+  // The client trusts the real CA (so it accepts the server) but presents a
+  // certificate with the same name issued by a foreign CA.
+  grpc::SslCredentialsOptions options;
+  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
+  options.pem_cert_chain = ReadFileOrDie(Dir("other-party") + "/party-a.crt");
+  options.pem_private_key = ReadFileOrDie(Dir("other-party") + "/party-a.key");
+  RpcResult r = CallRegister(RawSslChannel(options));
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+  EXPECT_TRUE(r.identity.empty());
+}
+
+TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
+  StartServer(ServerTls());
+  auto channel = MakeChannel(
+      address_, {.insecure = false, .cert_dir = Dir("other-party"), .name = "party-a"});
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+}
+
+TEST_F(CredentialsTest, InsecureClientAgainstTlsServerFails) {
+  StartServer(ServerTls());
+  auto channel = MakeChannel(address_, InsecureTls());
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  EXPECT_FALSE(r.status.ok());
+  EXPECT_TRUE(r.identity.empty());
+}
+
+TEST_F(CredentialsTest, InsecureModeWorksButHasNoIdentity) {
+  StartServer(InsecureTls());
+  auto channel = MakeChannel(address_, InsecureTls());
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  // The RPC itself reaches the handler; PeerIdentityOf refuses to name a peer.
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+      << r.status.error_message();
+  EXPECT_THAT(r.status.error_message(), HasSubstr("certificate"));
+}
+
+TEST_F(CredentialsTest, MissingTlsFilesFailAtStartup) {
+  auto server = MakeServerCredentials({.insecure = false, .cert_dir = Dir("party"), .name = "server"});
+  EXPECT_EQ(server.status().code(), absl::StatusCode::kNotFound) << server.status();
+  auto client = MakeChannelCredentials({.insecure = false, .cert_dir = Dir("nowhere"), .name = "party-a"});
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kNotFound) << client.status();
+  auto channel = MakeChannel("127.0.0.1:1", {.insecure = false, .cert_dir = Dir("nowhere"), .name = "x"});
+  EXPECT_FALSE(channel.ok());
+}
+
+TEST(StatusConversionTest, RoundTripsCodeAndMessage) {
+  EXPECT_TRUE(ToGrpc(absl::OkStatus()).ok());
+  EXPECT_TRUE(FromGrpc(grpc::Status::OK).ok());
+  for (absl::Status s : {absl::InvalidArgumentError("field 'x': bad"),
+                         absl::FailedPreconditionError("stale round"),
+                         absl::UnauthenticatedError("who?"), absl::DataLossError("checksum"),
+                         absl::PermissionDeniedError("not on roster"),
+                         absl::DeadlineExceededError("late")}) {
+    grpc::Status g = ToGrpc(s);
+    EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(s.code()));
+    EXPECT_EQ(g.error_message(), std::string(s.message()));
+    EXPECT_EQ(FromGrpc(g), s);
+  }
+  EXPECT_EQ(ToGrpc(absl::PermissionDeniedError("x")).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(FromGrpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "down")).code(),
+            absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace fedmf::net

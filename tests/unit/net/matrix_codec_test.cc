@@ -1,0 +1,308 @@
+#include "common/net/matrix_codec.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::net {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kJob[] = "job-1";
+constexpr int32_t kRound = 3;
+
+// Distinct, non-trivial values so a swapped or shifted chunk changes the result.
+mf::Matrix MakeMatrix(int rows, int cols) {
+  mf::Matrix m(rows, cols);
+  for (int r = 0; r < rows; ++r) {
+    for (int c = 0; c < cols; ++c) m(r, c) = 0.5 * r - 0.25 * c + 1e-3 * r * c + 1.0 / (r + c + 3);
+  }
+  return m;
+}
+
+void ExpectError(const absl::Status& s, absl::StatusCode code, const std::string& field) {
+  EXPECT_EQ(s.code(), code) << s;
+  EXPECT_THAT(std::string(s.message()), HasSubstr(field)) << s;
+}
+
+struct Shape {
+  int rows;
+  int cols;
+  int32_t chunk;
+};
+
+class RoundTripTest : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
+  const Shape p = GetParam();
+  const mf::Matrix m = MakeMatrix(p.rows, p.cols);
+  const auto chunks = EncodeMatrix(m, kJob, kRound, p.chunk);
+
+  const int64_t total = int64_t{p.rows} * p.cols;
+  const int64_t want_chunks = (total + p.chunk - 1) / p.chunk;
+  ASSERT_EQ(static_cast<int64_t>(chunks.size()), want_chunks + 1);
+  ASSERT_TRUE(chunks[0].has_header());
+  EXPECT_EQ(chunks[0].values_size(), 0);
+  EXPECT_EQ(chunks[0].header().job_id(), kJob);
+  EXPECT_EQ(chunks[0].header().round(), kRound);
+  EXPECT_EQ(chunks[0].header().rows(), p.rows);
+  EXPECT_EQ(chunks[0].header().cols(), p.cols);
+  EXPECT_EQ(chunks[0].header().total_chunks(), want_chunks);
+  EXPECT_EQ(chunks[0].header().sha256().size(), 32u);
+  for (size_t i = 1; i < chunks.size(); ++i) {
+    EXPECT_FALSE(chunks[i].has_header());
+    EXPECT_EQ(chunks[i].index(), static_cast<int32_t>(i - 1));
+    EXPECT_LE(chunks[i].values_size(), p.chunk);
+    // Far below gRPC's 4 MB default message limit.
+    EXPECT_LT(chunks[i].ByteSizeLong(), size_t{1} << 20);
+  }
+
+  MatrixAssembler a(kJob, kRound, p.rows, p.cols, p.chunk);
+  EXPECT_FALSE(a.has_header());
+  for (const auto& c : chunks) ASSERT_TRUE(a.Add(c).ok());
+  EXPECT_TRUE(a.has_header());
+  EXPECT_EQ(a.bytes_received(), total * static_cast<int64_t>(sizeof(double)));
+  auto out = a.Finish();
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->rows(), p.rows);
+  ASSERT_EQ(out->cols(), p.cols);
+  EXPECT_TRUE(*out == m);  // bit-exact: doubles travel as doubles
+
+  // An assembler that accepts any shape gets the same matrix.
+  MatrixAssembler any(kJob, kRound, -1, -1, p.chunk);
+  for (const auto& c : chunks) ASSERT_TRUE(any.Add(c).ok());
+  auto out2 = any.Finish();
+  ASSERT_TRUE(out2.ok()) << out2.status();
+  EXPECT_TRUE(*out2 == m);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, RoundTripTest,
+                         ::testing::Values(Shape{1, 1, kDefaultMaxChunkValues},
+                                           Shape{7, 3, 4},  // 21 values: 5 full + 1 of 1
+                                           Shape{1682, 20, kDefaultMaxChunkValues},
+                                           // 100000 values: one full default chunk + a partial one
+                                           Shape{5000, 20, kDefaultMaxChunkValues},
+                                           Shape{4, 4, 1}, Shape{4, 4, 16}, Shape{4, 4, 1000}));
+
+TEST(MatrixSha256Test, DependsOnEveryValue) {
+  mf::Matrix m = MakeMatrix(3, 2);
+  const std::string before = MatrixSha256(m);
+  EXPECT_EQ(before.size(), 32u);
+  m(2, 1) = std::nextafter(m(2, 1), 1e9);
+  EXPECT_NE(MatrixSha256(m), before);
+}
+
+// 7x3 with chunks of 4: header + 6 chunks, the last carrying one value.
+class AssemblerErrorTest : public ::testing::Test {
+ protected:
+  AssemblerErrorTest() : m_(MakeMatrix(7, 3)), chunks_(EncodeMatrix(m_, kJob, kRound, 4)) {}
+  MatrixAssembler Make() { return MatrixAssembler(kJob, kRound, 7, 3, 4); }
+
+  mf::Matrix m_;
+  std::vector<v1::MatrixChunk> chunks_;
+};
+
+TEST_F(AssemblerErrorTest, ChunkBeforeHeader) {
+  auto a = Make();
+  ExpectError(a.Add(chunks_[1]), absl::StatusCode::kInvalidArgument, "'header'");
+}
+
+TEST_F(AssemblerErrorTest, HeaderTwice) {
+  auto a = Make();
+  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ExpectError(a.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header'");
+}
+
+TEST_F(AssemblerErrorTest, WrongJobId) {
+  MatrixAssembler a("job-2", kRound, 7, 3, 4);
+  ExpectError(a.Add(chunks_[0]), absl::StatusCode::kFailedPrecondition, "'header.job_id'");
+}
+
+TEST_F(AssemblerErrorTest, StaleOrReplayedRound) {
+  MatrixAssembler later(kJob, kRound + 1, 7, 3, 4);  // a replay of the previous round
+  ExpectError(later.Add(chunks_[0]), absl::StatusCode::kFailedPrecondition, "'header.round'");
+  MatrixAssembler earlier(kJob, kRound - 1, 7, 3, 4);
+  ExpectError(earlier.Add(chunks_[0]), absl::StatusCode::kFailedPrecondition, "'header.round'");
+}
+
+TEST_F(AssemblerErrorTest, WrongShapeVsExpected) {
+  MatrixAssembler rows(kJob, kRound, 8, 3, 4);
+  ExpectError(rows.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
+  MatrixAssembler cols(kJob, kRound, 7, -1, 4);  // only rows pinned: fine
+  EXPECT_TRUE(cols.Add(chunks_[0]).ok());
+  MatrixAssembler transposed(kJob, kRound, 3, 7, 4);
+  ExpectError(transposed.Add(chunks_[0]), absl::StatusCode::kInvalidArgument,
+              "'header.rows/cols'");
+}
+
+TEST_F(AssemblerErrorTest, NonPositiveShape) {
+  for (auto [r, c] : {std::pair{0, 3}, {7, 0}, {-1, 3}, {7, -5}}) {
+    v1::MatrixChunk h = chunks_[0];
+    h.mutable_header()->set_rows(r);
+    h.mutable_header()->set_cols(c);
+    MatrixAssembler a(kJob, kRound, -1, -1, 4);
+    ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
+  }
+}
+
+TEST_F(AssemblerErrorTest, OversizedShape) {
+  v1::MatrixChunk h = chunks_[0];
+  h.mutable_header()->set_rows(1 << 15);
+  h.mutable_header()->set_cols(1 << 14);  // 2^29 values > kMaxMatrixValues
+  h.mutable_header()->set_total_chunks(1 << 13);
+  MatrixAssembler a(kJob, kRound, -1, -1, kDefaultMaxChunkValues);
+  ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
+  // int32 overflow of rows*cols must not sneak past the cap.
+  h.mutable_header()->set_rows(std::numeric_limits<int32_t>::max());
+  h.mutable_header()->set_cols(std::numeric_limits<int32_t>::max());
+  MatrixAssembler b(kJob, kRound, -1, -1, kDefaultMaxChunkValues);
+  ExpectError(b.Add(h), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
+}
+
+TEST_F(AssemblerErrorTest, WrongTotalChunks) {
+  for (int32_t n : {0, 5, 7, -1}) {
+    v1::MatrixChunk h = chunks_[0];
+    h.mutable_header()->set_total_chunks(n);
+    auto a = Make();
+    ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'header.total_chunks'");
+  }
+  // The same stream is wrong for a receiver with a different chunk limit.
+  MatrixAssembler other(kJob, kRound, 7, 3, 8);
+  ExpectError(other.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header.total_chunks'");
+}
+
+TEST_F(AssemblerErrorTest, BadChecksumLength) {
+  v1::MatrixChunk h = chunks_[0];
+  h.mutable_header()->set_sha256("short");
+  auto a = Make();
+  ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'header.sha256'");
+}
+
+TEST_F(AssemblerErrorTest, HeaderWithValues) {
+  v1::MatrixChunk h = chunks_[0];
+  h.add_values(1.0);
+  auto a = Make();
+  ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'values'");
+}
+
+TEST_F(AssemblerErrorTest, WrongValueCount) {
+  {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.add_values(0.0);  // 5 > 4
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
+  }
+  {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.mutable_values()->RemoveLast();  // a short chunk that is not the last
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
+  }
+  {
+    auto a = Make();
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(a.Add(chunks_[i]).ok());
+    v1::MatrixChunk last = chunks_[6];
+    ASSERT_EQ(last.values_size(), 1);
+    last.add_values(0.0);  // the final partial chunk must be exactly 1 value
+    ExpectError(a.Add(last), absl::StatusCode::kInvalidArgument, "'values'");
+  }
+}
+
+TEST_F(AssemblerErrorTest, OutOfOrderIndex) {
+  auto a = Make();
+  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ExpectError(a.Add(chunks_[2]), absl::StatusCode::kInvalidArgument, "'index'");
+}
+
+TEST_F(AssemblerErrorTest, DuplicateIndex) {
+  auto a = Make();
+  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ASSERT_TRUE(a.Add(chunks_[1]).ok());
+  ExpectError(a.Add(chunks_[1]), absl::StatusCode::kInvalidArgument, "'index'");
+}
+
+TEST_F(AssemblerErrorTest, IndexBeyondTotal) {
+  auto a = Make();
+  for (const auto& c : chunks_) ASSERT_TRUE(a.Add(c).ok());
+  v1::MatrixChunk extra;
+  extra.set_index(6);  // empty: would match "zero values remain"
+  ExpectError(a.Add(extra), absl::StatusCode::kInvalidArgument, "'index'");
+}
+
+TEST_F(AssemblerErrorTest, NonFiniteValues) {
+  for (double bad : {std::numeric_limits<double>::quiet_NaN(),
+                     std::numeric_limits<double>::infinity(),
+                     -std::numeric_limits<double>::infinity()}) {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.set_values(2, bad);
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
+  }
+}
+
+TEST_F(AssemblerErrorTest, ChecksumMismatch) {
+  auto a = Make();
+  std::vector<v1::MatrixChunk> tampered = chunks_;
+  tampered[3].set_values(1, tampered[3].values(1) + 1e-12);
+  for (const auto& c : tampered) ASSERT_TRUE(a.Add(c).ok());
+  auto out = a.Finish();
+  ASSERT_FALSE(out.ok());
+  // Corruption in transit, not a malformed request: DATA_LOSS.
+  ExpectError(out.status(), absl::StatusCode::kDataLoss, "'header.sha256'");
+}
+
+TEST_F(AssemblerErrorTest, MissingChunksAtFinish) {
+  auto a = Make();
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(a.Add(chunks_[i]).ok());  // last chunk missing
+  auto out = a.Finish();
+  ASSERT_FALSE(out.ok());
+  ExpectError(out.status(), absl::StatusCode::kInvalidArgument, "'index'");
+}
+
+TEST_F(AssemblerErrorTest, NothingReceivedAtFinish) {
+  auto a = Make();
+  auto out = a.Finish();
+  ASSERT_FALSE(out.ok());
+  ExpectError(out.status(), absl::StatusCode::kInvalidArgument, "'header'");
+}
+
+TEST_F(AssemblerErrorTest, StaysFailedAfterAnError) {
+  auto a = Make();
+  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ASSERT_TRUE(a.Add(chunks_[1]).ok());
+  const absl::Status first = a.Add(chunks_[3]);  // skips chunk 1
+  ASSERT_FALSE(first.ok());
+  // The right chunks afterwards do not revive it.
+  for (size_t i = 2; i < chunks_.size(); ++i) EXPECT_EQ(a.Add(chunks_[i]), first);
+  auto out = a.Finish();
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status(), first);
+}
+
+TEST_F(AssemblerErrorTest, StaysFailedAfterHeaderError) {
+  MatrixAssembler a("other-job", kRound, 7, 3, 4);
+  const absl::Status first = a.Add(chunks_[0]);
+  ASSERT_FALSE(first.ok());
+  EXPECT_FALSE(a.has_header());
+  EXPECT_EQ(a.Add(chunks_[1]), first);
+  EXPECT_EQ(a.Finish().status(), first);
+}
+
+TEST_F(AssemblerErrorTest, NothingAfterFinish) {
+  auto a = Make();
+  for (const auto& c : chunks_) ASSERT_TRUE(a.Add(c).ok());
+  ASSERT_TRUE(a.Finish().ok());
+  EXPECT_EQ(a.Finish().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE(a.Add(chunks_[1]).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::net

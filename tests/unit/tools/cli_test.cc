@@ -1,0 +1,254 @@
+// The `fedmf` binary as an operator uses it: exit codes, messages, files and
+// JSON output. Runs FEDMF_BIN_DIR/fedmf as a subprocess.
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/pki/identity.h"
+#include "common/pki/tls_files.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace fedmf {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string Quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      q += "'\\''";
+    } else {
+      q += c;
+    }
+  }
+  return q + "'";
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(std::filesystem::exists(FEDMF_BIN_DIR "/fedmf"))
+        << FEDMF_BIN_DIR "/fedmf is missing: build the `fedmf` target";
+    std::string tmpl = ::testing::TempDir() + "/fedmf_cli_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  // Runs `fedmf args...`; stdout through the pipe, stderr through a file so
+  // the two stay separate.
+  RunResult Run(const std::vector<std::string>& args) {
+    std::vector<std::string> quoted = {Quote(FEDMF_BIN_DIR "/fedmf")};
+    for (const auto& a : args) quoted.push_back(Quote(a));
+    const std::string err_path = dir_ + "/stderr.txt";
+    const std::string cmd =
+        absl::StrCat(absl::StrJoin(quoted, " "), " 2>", Quote(err_path), " </dev/null");
+    RunResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) {
+      ADD_FAILURE() << "popen failed: " << cmd;
+      return r;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+    const int status = pclose(p);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.err = ReadFile(err_path);
+    std::filesystem::remove(err_path);
+    return r;
+  }
+
+  std::string Path(const std::string& sub) const { return dir_ + "/" + sub; }
+
+  std::string dir_;
+};
+
+std::string Describe(const RunResult& r) {
+  return absl::StrCat("exit ", r.exit_code, "\nstdout:\n", r.out, "\nstderr:\n", r.err);
+}
+
+// Whether the certificate's SANs match a host name / IP literal.
+bool CertMatchesHost(const std::string& pem, const std::string& host, bool ip) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  if (cert == nullptr) return false;
+  const int rc = ip ? X509_check_ip_asc(cert, host.c_str(), 0)
+                    : X509_check_host(cert, host.c_str(), host.size(), 0, nullptr);
+  X509_free(cert);
+  return rc == 1;
+}
+
+TEST_F(CliTest, CaInitThenIssue) {
+  const std::string ca = Path("ca");
+  RunResult init = Run({"ca", "init", "--dir", ca, "--federation", "demo"});
+  ASSERT_EQ(init.exit_code, 0) << Describe(init);
+  EXPECT_THAT(init.out, HasSubstr(ca + "/ca.crt"));
+  EXPECT_THAT(init.out, HasSubstr(ca + "/ca.key"));
+  EXPECT_TRUE(std::filesystem::exists(ca + "/ca.crt"));
+  EXPECT_TRUE(std::filesystem::exists(ca + "/ca.key"));
+
+  const std::string out = Path("party-a");
+  RunResult issue = Run({"ca", "issue", "--dir", ca, "--name", "party-a", "--role", "party",
+                         "--out", out});
+  ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
+  for (const char* f : {"/party-a.crt", "/party-a.key", "/ca.crt"}) {
+    EXPECT_THAT(issue.out, HasSubstr(out + f));
+    EXPECT_TRUE(std::filesystem::exists(out + f)) << f;
+  }
+  // What the daemons will load at startup.
+  auto files = pki::LoadTlsFiles(out, "party-a");
+  ASSERT_TRUE(files.ok()) << files.status();
+  auto id = pki::IdentityFromCertificatePem(files->cert_pem);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->name, "party-a");
+  EXPECT_EQ(id->role, pki::Role::kParty);
+  // Default SANs make loopback work out of the box.
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "localhost", false));
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "127.0.0.1", true));
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "party-a", false));
+}
+
+TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
+  const std::string ca = Path("ca");
+  ASSERT_EQ(Run({"ca", "init", "--dir", ca}).exit_code, 0);
+  RunResult issue = Run({"ca", "issue", "--dir", ca, "--name", "server", "--role", "server",
+                         "--san", "coord.example.org", "--san", "10.1.2.3", "--days", "30"});
+  ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
+  EXPECT_THAT(issue.out, HasSubstr(ca + "/server.crt"));
+  auto files = pki::LoadTlsFiles(ca, "server");
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "coord.example.org", false));
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "10.1.2.3", true));
+  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "server", false));
+  // --san replaces the loopback defaults.
+  EXPECT_FALSE(CertMatchesHost(files->cert_pem, "localhost", false));
+  auto id = pki::IdentityFromCertificatePem(files->cert_pem);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->role, pki::Role::kServer);
+}
+
+TEST_F(CliTest, SecondInitInSameDirectoryFails) {
+  const std::string ca = Path("ca");
+  ASSERT_EQ(Run({"ca", "init", "--dir", ca}).exit_code, 0);
+  const std::string before = ReadFile(ca + "/ca.crt");
+  RunResult again = Run({"ca", "init", "--dir", ca});
+  EXPECT_EQ(again.exit_code, 2) << Describe(again);
+  EXPECT_THAT(again.err, HasSubstr("fedmf ca init: "));
+  EXPECT_THAT(again.err, HasSubstr("already exists"));
+  EXPECT_THAT(again.err, HasSubstr(ca + "/ca."));
+  EXPECT_EQ(ReadFile(ca + "/ca.crt"), before);  // nothing overwritten
+}
+
+TEST_F(CliTest, IssueErrorsAreClear) {
+  const std::string ca = Path("ca");
+  ASSERT_EQ(Run({"ca", "init", "--dir", ca}).exit_code, 0);
+
+  RunResult role = Run({"ca", "issue", "--dir", ca, "--name", "p1", "--role", "admin"});
+  EXPECT_EQ(role.exit_code, 2) << Describe(role);
+  EXPECT_THAT(role.err, HasSubstr("fedmf ca issue: "));
+  EXPECT_THAT(role.err, HasSubstr("party"));  // lists the valid roles
+
+  RunResult name = Run({"ca", "issue", "--dir", ca, "--name", "Bad Name", "--role", "party"});
+  EXPECT_EQ(name.exit_code, 2) << Describe(name);
+  EXPECT_THAT(name.err, HasSubstr("fedmf ca issue: "));
+
+  RunResult no_ca =
+      Run({"ca", "issue", "--dir", Path("nowhere"), "--name", "p1", "--role", "party"});
+  EXPECT_EQ(no_ca.exit_code, 2) << Describe(no_ca);
+  EXPECT_THAT(no_ca.err, HasSubstr(Path("nowhere")));
+
+  ASSERT_EQ(Run({"ca", "issue", "--dir", ca, "--name", "p1", "--role", "party"}).exit_code, 0);
+  RunResult twice = Run({"ca", "issue", "--dir", ca, "--name", "p1", "--role", "party"});
+  EXPECT_EQ(twice.exit_code, 2) << Describe(twice);
+  EXPECT_THAT(twice.err, HasSubstr("already exists"));
+
+  RunResult days = Run({"ca", "issue", "--dir", ca, "--name", "p2", "--role", "party",
+                        "--days", "0"});
+  EXPECT_EQ(days.exit_code, 2) << Describe(days);
+  EXPECT_THAT(days.err, HasSubstr("--days"));
+
+  RunResult missing = Run({"ca", "issue", "--dir", ca, "--role", "party"});
+  EXPECT_NE(missing.exit_code, 0) << Describe(missing);
+  EXPECT_THAT(missing.out + missing.err, HasSubstr("--name"));
+}
+
+TEST_F(CliTest, PrivacyEpsilonJson) {
+  RunResult r = Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier", "1.1",
+                     "--steps", "1000", "--delta", "1e-5", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  ASSERT_TRUE(j.contains("epsilon") && j["epsilon"].is_number()) << r.out;
+  const double eps = j["epsilon"].get<double>();
+  EXPECT_TRUE(std::isfinite(eps));
+  EXPECT_GT(eps, 0.0);
+  // Known ballpark for q=0.01, z=1.1, 1000 steps, delta=1e-5 (about 1.0-1.3).
+  EXPECT_LT(eps, 3.0);
+  EXPECT_DOUBLE_EQ(j["delta"].get<double>(), 1e-5);
+}
+
+TEST_F(CliTest, PrivacyNoiseRoundTripsThroughEpsilon) {
+  RunResult noise = Run({"privacy", "noise", "--sample-rate", "0.01", "--steps", "1000",
+                         "--delta", "1e-5", "--epsilon", "1", "--json"});
+  ASSERT_EQ(noise.exit_code, 0) << Describe(noise);
+  const auto n = nlohmann::json::parse(noise.out, nullptr, false);
+  ASSERT_FALSE(n.is_discarded()) << noise.out;
+  ASSERT_TRUE(n["noise_multiplier"].is_number()) << noise.out;
+  const double z = n["noise_multiplier"].get<double>();
+  EXPECT_GT(z, 0.0);
+
+  RunResult eps = Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier",
+                       absl::StrFormat("%.17g", z), "--steps", "1000", "--delta", "1e-5",
+                       "--json"});
+  ASSERT_EQ(eps.exit_code, 0) << Describe(eps);
+  const auto e = nlohmann::json::parse(eps.out, nullptr, false);
+  ASSERT_FALSE(e.is_discarded()) << eps.out;
+  const double reached = e["epsilon"].get<double>();
+  EXPECT_NEAR(reached, 1.0, 1e-3);
+  EXPECT_LE(reached, 1.0 + 1e-9);  // calibration always meets the target
+}
+
+TEST_F(CliTest, PrivacyBadInputExitsNonZero) {
+  RunResult r = Run({"privacy", "noise", "--sample-rate", "0.01", "--steps", "1000", "--delta",
+                     "1e-5", "--epsilon", "-3"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--epsilon"));
+  EXPECT_THAT(r.out, Not(HasSubstr("noise multiplier")));
+}
+
+}  // namespace
+}  // namespace fedmf
