@@ -1,6 +1,7 @@
 // fedmf: the operator command line.
 #include "CLI/CLI.hpp"
 #include "tools/fedmf/ca_command.h"
+#include "tools/fedmf/client_commands.h"
 #include "tools/fedmf/demo_command.h"
 #include "tools/fedmf/privacy_command.h"
 #include "tools/fedmf/train_command.h"
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterDemoCommand(app, &exit_code);
   fedmf::cli::RegisterPrivacyCommand(app, &exit_code);
   fedmf::cli::RegisterCaCommand(app, &exit_code);
+  fedmf::cli::RegisterClientCommands(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

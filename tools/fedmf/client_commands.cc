@@ -1,0 +1,255 @@
+#include "tools/fedmf/client_commands.h"
+
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/config/yaml_reader.h"
+#include "common/net/credentials.h"
+#include "common/net/job_codec.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "tools/fedmf/cli_util.h"
+
+namespace fedmf::cli {
+namespace {
+
+struct ClientArgs {
+  std::string server;
+  std::string party;
+  std::string peer_name;
+  std::string cert_dir = "certs";
+  std::string name = "operator";
+  bool insecure = false;
+  std::string spec_path;
+  std::string job_id;
+  std::string user;
+  int32_t top = 10;
+  bool json = false;
+};
+
+void AddTlsFlags(CLI::App* cmd, ClientArgs* a) {
+  cmd->add_option("--cert-dir", a->cert_dir, "directory with ca.crt and NAME.crt/.key")
+      ->capture_default_str();
+  cmd->add_option("--name", a->name, "this operator's certificate name")->capture_default_str();
+  cmd->add_flag("--insecure", a->insecure, "plaintext (only against --insecure daemons)");
+}
+
+std::unique_ptr<grpc::ClientContext> Ctx() {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return c;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientArgs& a, const std::string& addr,
+                                                    const std::string& peer_name) {
+  return net::MakeChannel(addr, net::TlsConfig{a.insecure, a.cert_dir, a.name}, peer_name);
+}
+
+int Fail(const std::string& what, const absl::Status& s) {
+  std::cerr << "fedmf " << what << ": " << s.message() << "\n";
+  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+}
+
+int Submit(const ClientArgs& a) {
+  auto spec = LoadJobSpecFile(a.spec_path);
+  if (!spec.ok()) return Fail("job submit", spec.status());
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name);
+  if (!ch.ok()) return Fail("job submit", ch.status());
+  v1::SubmitJobRequest req;
+  *req.mutable_spec() = *spec;
+  v1::SubmitJobResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::Operator::NewStub(*ch)->SubmitJob(ctx.get(), req, &resp);
+  if (!s.ok()) return Fail("job submit", net::FromGrpc(s));
+  std::cout << "submitted job " << resp.job_id() << "\n";
+  return 0;
+}
+
+int Status(const ClientArgs& a) {
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name);
+  if (!ch.ok()) return Fail("job status", ch.status());
+  v1::GetJobRequest req;
+  req.set_job_id(a.job_id);
+  v1::JobStatus st;
+  auto ctx = Ctx();
+  auto s = v1::Operator::NewStub(*ch)->GetJob(ctx.get(), req, &st);
+  if (!s.ok()) return Fail("job status", net::FromGrpc(s));
+  if (a.json) {
+    nlohmann::json parties = nlohmann::json::array();
+    for (const auto& p : st.parties()) {
+      parties.push_back({{"name", p.name()}, {"accepted", p.accepted()}, {"refusal", p.refusal()},
+                         {"epsilon", p.epsilon_spent()}, {"test_mse", p.test_mse()},
+                         {"connected", p.connected()}});
+    }
+    std::cout << nlohmann::json{{"job_id", st.spec().job_id()},
+                                {"state", v1::JobState_Name(st.state())},
+                                {"round", st.round()},
+                                {"rounds_completed", st.rounds_size()},
+                                {"error", st.error()},
+                                {"parties", parties}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat("job %s: %s, round %d, %d rounds completed%s\n", st.spec().job_id(),
+                               v1::JobState_Name(st.state()), st.round(), st.rounds_size(),
+                               st.error().empty() ? "" : " — " + st.error());
+  for (const auto& p : st.parties()) {
+    std::cout << absl::StrFormat("  %-16s %-9s epsilon %.4f  test MSE %s  %s%s\n", p.name(),
+                                 p.accepted() ? "accepted" : "refused", p.epsilon_spent(),
+                                 p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
+                                 p.connected() ? "connected" : "disconnected",
+                                 p.refusal().empty() ? "" : " (" + p.refusal() + ")");
+  }
+  return 0;
+}
+
+int Recommend(const ClientArgs& a) {
+  auto ch = Dial(a, a.party, a.peer_name);
+  if (!ch.ok()) return Fail("recommend", ch.status());
+  v1::RecommendRequest req;
+  req.set_job_id(a.job_id);
+  req.set_user(a.user);
+  req.set_top(a.top);
+  v1::RecommendResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::PartyAdmin::NewStub(*ch)->Recommend(ctx.get(), req, &resp);
+  if (!s.ok()) return Fail("recommend", net::FromGrpc(s));
+  for (int i = 0; i < resp.items_size(); ++i) {
+    std::cout << absl::StrFormat("%2d. item %-10s predicted %.3f\n", i + 1, resp.items(i).item(),
+                                 resp.items(i).score());
+  }
+  return 0;
+}
+
+int Ledger(const ClientArgs& a) {
+  auto ch = Dial(a, a.party, a.peer_name);
+  if (!ch.ok()) return Fail("ledger", ch.status());
+  v1::LedgerResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::PartyAdmin::NewStub(*ch)->Ledger(ctx.get(), v1::LedgerRequest(), &resp);
+  if (!s.ok()) return Fail("ledger", net::FromGrpc(s));
+  if (a.json) {
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& e : resp.entries()) {
+      entries.push_back({{"job_id", e.job_id()}, {"round", e.round()},
+                         {"sample_rate", e.sample_rate()},
+                         {"noise_multiplier", e.noise_multiplier()}, {"steps", e.steps()}});
+    }
+    std::cout << nlohmann::json{{"max_epsilon", resp.max_epsilon()}, {"delta", resp.delta()},
+                                {"epsilon_spent", resp.epsilon_spent()}, {"entries", entries}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat("epsilon spent %.4f of %.4f (delta %g), %d charges\n",
+                               resp.epsilon_spent(), resp.max_epsilon(), resp.delta(),
+                               resp.entries_size());
+  for (const auto& e : resp.entries()) {
+    std::cout << absl::StrFormat("  %-20s round %4d  q=%g z=%.4f steps=%d\n", e.job_id(), e.round(),
+                                 e.sample_rate(), e.noise_multiplier(), e.steps());
+  }
+  return 0;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
+  auto root = config::YamlMap::FromFile(path);
+  if (!root.ok()) return root.status();
+  fmf::JobConfig c;
+  std::string setting = "hfl", granularity = "rating", epsilon = "1";
+  std::vector<std::string> roster;
+  double deadline = 0;
+  int32_t min_parties = 0;
+  int64_t seed = -1;
+  absl::Status s;
+  auto check = [&](absl::Status st) {
+    if (s.ok() && !st.ok()) s = st;
+  };
+  check(root->GetString("job_id", &c.job_id));
+  check(root->GetString("setting", &setting));
+  check(root->GetString("granularity", &granularity));
+  check(root->GetString("epsilon", &epsilon));
+  check(root->GetDouble("delta", &c.delta));
+  check(root->GetInt("rounds", &c.rounds));
+  check(root->GetInt("local_iters", &c.local_iters));
+  check(root->GetInt("dim", &c.dim));
+  check(root->GetDouble("sample_rate", &c.sample_rate));
+  check(root->GetInt("theta", &c.theta));
+  check(root->GetInt("vfl_finetune_iters", &c.vfl_finetune_iters));
+  check(root->GetDouble("learning_rate", &c.learning_rate));
+  check(root->GetDouble("lr_final_ratio", &c.lr_final_ratio));
+  check(root->GetDouble("sgd_learning_rate", &c.sgd_learning_rate));
+  check(root->GetDouble("sgd_l2", &c.sgd_l2));
+  check(root->GetInt("pretrain_epochs", &c.pretrain_epochs));
+  check(root->GetInt("finetune_epochs", &c.finetune_epochs));
+  check(root->GetDouble("rating_max", &c.rating_max));
+  check(root->GetInt("seed", &seed));
+  check(root->GetStringList("roster", &roster));
+  check(root->GetDouble("round_deadline_seconds", &deadline));
+  check(root->GetInt("min_parties", &min_parties));
+  if (!s.ok()) return s;
+  if (auto st = root->Finish(); !st.ok()) return st;
+  auto set = fmf::ParseSetting(setting);
+  if (!set.ok()) return set.status();
+  c.setting = *set;
+  c.split = c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
+  auto gran = fmf::ParseGranularity(granularity);
+  if (!gran.ok()) return gran.status();
+  c.granularity = *gran;
+  auto eps = ParseEpsilon(epsilon, "epsilon");
+  if (!eps.ok()) return eps.status();
+  c.epsilon = *eps;
+  if (seed >= 0) c.seed = static_cast<uint64_t>(seed);
+  if (auto st = fmf::ValidateJobConfig(c); !st.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
+  }
+  v1::JobSpec spec = net::SpecFromJobConfig(c);
+  for (const auto& r : roster) spec.add_roster(r);
+  spec.set_round_deadline_seconds(deadline);
+  spec.set_min_parties(min_parties);
+  // Validate the wire form too (only federated settings travel).
+  if (auto back = net::JobConfigFromSpec(spec); !back.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", back.status().message()));
+  }
+  return spec;
+}
+
+void RegisterClientCommands(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<ClientArgs>();
+  CLI::App* job = app.add_subcommand("job", "submit and inspect jobs on a running fedmf-server");
+  job->require_subcommand(1);
+  CLI::App* submit = job->add_subcommand("submit", "submit a job (YAML spec)");
+  submit->add_option("--server", a->server, "server address host:port")->required();
+  submit->add_option("--spec", a->spec_path, "job spec YAML (docs/configuration.md)")->required();
+  submit->add_option("--server-name", a->peer_name, "server certificate name (default server)");
+  AddTlsFlags(submit, a.get());
+  submit->callback([a, exit_code] { *exit_code = Submit(*a); });
+  CLI::App* status = job->add_subcommand("status", "a job's state, rounds and parties");
+  status->add_option("--server", a->server, "server address host:port")->required();
+  status->add_option("--job", a->job_id, "job id")->required();
+  status->add_option("--server-name", a->peer_name, "server certificate name (default server)");
+  status->add_flag("--json", a->json, "print one JSON object");
+  AddTlsFlags(status, a.get());
+  status->callback([a, exit_code] { *exit_code = Status(*a); });
+
+  CLI::App* rec = app.add_subcommand("recommend", "top-N items for a user, from a party's model");
+  rec->add_option("--party", a->party, "the party's admin address host:port")->required();
+  rec->add_option("--party-name", a->peer_name, "the party's certificate name")->required();
+  rec->add_option("--user", a->user, "user id as in the party's ratings file")->required();
+  rec->add_option("--top", a->top, "how many items")->capture_default_str();
+  rec->add_option("--job", a->job_id, "job id (default: the party's last finished job)");
+  AddTlsFlags(rec, a.get());
+  rec->callback([a, exit_code] { *exit_code = Recommend(*a); });
+
+  CLI::App* ledger = app.add_subcommand("ledger", "a party's privacy ledger");
+  ledger->add_option("--party", a->party, "the party's admin address host:port")->required();
+  ledger->add_option("--party-name", a->peer_name, "the party's certificate name")->required();
+  ledger->add_flag("--json", a->json, "print one JSON object");
+  AddTlsFlags(ledger, a.get());
+  ledger->callback([a, exit_code] { *exit_code = Ledger(*a); });
+}
+
+}  // namespace fedmf::cli
