@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine: installs what is
-# missing, builds (Release), runs every test, then rebuilds the libraries and
-# unit tests with ASan+UBSan and runs those too.
+# missing, builds (Release) and runs every test (unit + integration on real
+# processes), and builds the libraries with their unit tests under
+# ASan+UBSan and runs those too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
@@ -14,7 +15,7 @@ cmake --build build -j"$JOBS"
 
 echo "== ASan/UBSan build =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFEDMF_SANITIZE=ON \
-  -DFEDMF_BUILD_BENCHMARKS=OFF > /dev/null
+  -DFEDMF_BUILD_BENCHMARKS=OFF -DFEDMF_BUILD_DAEMONS=OFF > /dev/null
 cmake --build build-asan -j"$JOBS"
 
 echo "== Tests under ASan/UBSan (unit) =="

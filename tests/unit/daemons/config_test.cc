@@ -1,0 +1,130 @@
+#include <cmath>
+
+#include "gtest/gtest.h"
+#include "party/party_config.h"
+#include "server/server_config.h"
+
+namespace fedmf {
+namespace {
+
+TEST(ServerConfigTest, ParsesEveryKey) {
+  auto c = server::ParseServerConfig(R"(
+listen: 127.0.0.1:0
+port_file: /tmp/p
+database: /tmp/s.db
+max_chunk_values: 4096
+poll_seconds: 0.5
+liveness_seconds: 3
+offer_deadline_seconds: 9
+round_deadline_seconds: 30
+finish_deadline_seconds: 31
+allowed_parties: [a, b]
+log_format: json
+tls:
+  insecure: true
+  cert_dir: /c
+  name: srv
+)", "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->listen, "127.0.0.1:0");
+  EXPECT_EQ(c->max_chunk_values, 4096);
+  EXPECT_EQ(c->coordinator.poll, absl::Milliseconds(500));
+  EXPECT_EQ(c->coordinator.default_round_deadline, absl::Seconds(30));
+  EXPECT_EQ(c->coordinator.allowed_parties, (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(c->tls.insecure);
+  EXPECT_EQ(c->tls.name, "srv");
+  EXPECT_EQ(c->log_format, "json");
+}
+
+TEST(ServerConfigTest, RejectsUnknownAndOutOfRange) {
+  EXPECT_FALSE(server::ParseServerConfig("databse: x\n", "s.yaml").ok());
+  EXPECT_FALSE(server::ParseServerConfig("tls:\n  nmae: x\n", "s.yaml").ok());
+  EXPECT_FALSE(server::ParseServerConfig("max_chunk_values: 10\n", "s.yaml").ok());
+  EXPECT_FALSE(server::ParseServerConfig("poll_seconds: 0\n", "s.yaml").ok());
+  EXPECT_FALSE(server::ParseServerConfig("log_format: xml\n", "s.yaml").ok());
+  auto s = server::ParseServerConfig("listen: a\nfoo: 1\n", "s.yaml");
+  EXPECT_NE(s.status().message().find("s.yaml:2"), std::string::npos) << s.status();
+}
+
+constexpr const char* kParty = R"(
+name: bank-a
+server: 10.0.0.1:7443
+state_dir: /var/lib/p
+data:
+  spec: synthetic
+  setting: hfl
+  parties: 3
+  index: 2
+  seed: 9
+policy:
+  max_epsilon: 4
+  delta: 1e-6
+  allowed_settings: [hfl]
+  min_granularity: user
+)";
+
+TEST(PartyConfigTest, ParsesAndFillsTlsName) {
+  auto c = party::ParsePartyConfig(kParty, "p.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->name, "bank-a");
+  EXPECT_EQ(c->tls.name, "bank-a");
+  EXPECT_EQ(c->data.index, 2);
+  EXPECT_EQ(c->data.seed, 9u);
+  EXPECT_EQ(c->policy.max_epsilon, 4);
+  EXPECT_EQ(c->policy.min_granularity, "user");
+}
+
+TEST(PartyConfigTest, ErrorsNameTheKey) {
+  struct Case {
+    std::string yaml;
+    std::string key;
+  } cases[] = {
+      {"server: x\n", "data"},
+      {"name: a\ndata:\n  spec: synthetic\n  index: 3\n  parties: 3\n", "data.index"},
+      {"name: a\ndata:\n  spec: synthetic\n  setting: lfl\n", "data.setting"},
+      {"name: a\ndata:\n  spec: synthetic\npolicy:\n  max_epsilon: 0\n", "policy.max_epsilon"},
+      {"name: a\ndata:\n  spec: synthetic\npolicy:\n  allowed_settings: [hfl, x]\n",
+       "policy.allowed_settings"},
+      {"name: a\ndata:\n  spec: synthetic\n  sped: 1\n", "data.sped"},
+      {"data:\n  spec: synthetic\n", "name"},
+  };
+  for (const Case& k : cases) {
+    auto c = party::ParsePartyConfig(k.yaml, "p.yaml");
+    ASSERT_FALSE(c.ok()) << k.yaml;
+    EXPECT_NE(c.status().message().find(k.key), std::string::npos) << c.status();
+  }
+}
+
+TEST(PartyPolicyTest, RefusesWithReasons) {
+  auto c = party::ParsePartyConfig(kParty, "p.yaml");
+  ASSERT_TRUE(c.ok());
+  fmf::JobConfig job;
+  job.setting = fmf::Setting::kHfl;
+  job.split = fmf::SplitKind::kHorizontal;
+  job.granularity = fmf::Granularity::kUser;
+  job.epsilon = 1;
+  job.delta = 1e-6;
+  EXPECT_EQ(party::PolicyRefusal(c->policy, c->data, job, 1.0), "");
+  auto refusal = [&](fmf::JobConfig j, double eps_after) {
+    return party::PolicyRefusal(c->policy, c->data, j, eps_after);
+  };
+  fmf::JobConfig j = job;
+  j.epsilon = 5;
+  EXPECT_NE(refusal(j, 5).find("epsilon"), std::string::npos);
+  EXPECT_NE(refusal(job, 4.5).find("budget"), std::string::npos);
+  j = job;
+  j.granularity = fmf::Granularity::kRating;
+  EXPECT_NE(refusal(j, 1).find("per-user"), std::string::npos);
+  j = job;
+  j.delta = 1e-5;
+  EXPECT_NE(refusal(j, 1).find("delta"), std::string::npos);
+  j = job;
+  j.setting = fmf::Setting::kHflSynSgd;
+  EXPECT_NE(refusal(j, 1).find("not allowed"), std::string::npos);
+  j = job;
+  j.epsilon = INFINITY;
+  EXPECT_NE(refusal(j, 0).find("non-private"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fedmf

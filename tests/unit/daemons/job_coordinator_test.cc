@@ -1,0 +1,209 @@
+// The server's job lifecycle without gRPC: parties are driven in-process.
+#include "server/job_coordinator.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "common/net/job_codec.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::server {
+namespace {
+
+class JobCoordinatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (std::filesystem::temp_directory_path() / "fedmf-coord-XXXXXX").string();
+    ASSERT_NE(mkdtemp(t.data()), nullptr);
+    dir_ = t;
+    Open();
+  }
+  void TearDown() override {
+    coordinator_.reset();
+    store_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  void Open() {
+    auto store = ServerStore::Open(dir_ + "/s.db");
+    ASSERT_TRUE(store.ok());
+    store_ = std::move(*store);
+    CoordinatorOptions o;
+    o.poll = absl::Milliseconds(100);
+    o.liveness = absl::Seconds(5);
+    o.offer_deadline = absl::Seconds(5);
+    o.finish_deadline = absl::Seconds(5);
+    coordinator_ = std::make_unique<JobCoordinator>(store_.get(), o);
+    ASSERT_TRUE(coordinator_->Start().ok());
+  }
+
+  v1::JobSpec Spec(int rounds) {
+    fmf::JobConfig c;
+    c.job_id = "j";
+    c.setting = fmf::Setting::kHfl;
+    c.split = fmf::SplitKind::kHorizontal;
+    c.rounds = rounds;
+    c.dim = 2;
+    c.seed = 3;
+    v1::JobSpec s = net::SpecFromJobConfig(c);
+    s.add_roster("a");
+    s.add_roster("b");
+    s.set_round_deadline_seconds(10);
+    return s;
+  }
+
+  // Polls (long-poll, event driven) until the party's task has `kind`.
+  v1::Task WaitTask(const std::string& party, v1::TaskKind kind) {
+    for (int i = 0; i < 100; ++i) {
+      v1::Task t = coordinator_->GetTask(party);
+      if (t.kind() == kind) return t;
+    }
+    ADD_FAILURE() << "party " << party << " never got task " << v1::TaskKind_Name(kind);
+    return v1::Task();
+  }
+
+  void Accept(const std::string& party, int users) {
+    v1::OfferReply r;
+    r.set_party(party);
+    r.set_job_id("j");
+    r.set_accept(true);
+    r.set_users(users);
+    r.set_items(3);
+    r.set_global_users(10);
+    r.set_global_items(3);
+    ASSERT_TRUE(coordinator_->ReplyOffer(party, r).ok());
+  }
+
+  std::string dir_;
+  std::unique_ptr<ServerStore> store_;
+  std::unique_ptr<JobCoordinator> coordinator_;
+};
+
+TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(2)).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 2);
+  Accept("b", 6);
+  for (int t = 0; t < 2; ++t) {
+    v1::Task ta = WaitTask("a", v1::TASK_KIND_ROUND);
+    EXPECT_EQ(ta.round(), t);
+    auto shared = coordinator_->SharedFor("a", "j", t);
+    ASSERT_TRUE(shared.ok()) << shared.status();
+    EXPECT_EQ(shared->rows(), 3);
+    ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)).ok());
+    // A second upload for the same round is refused.
+    EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)).code(),
+              absl::StatusCode::kAlreadyExists);
+    WaitTask("b", v1::TASK_KIND_ROUND);
+    ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.6)).ok());
+  }
+  v1::Task fin = WaitTask("a", v1::TASK_KIND_FINISH);
+  EXPECT_EQ(fin.round(), 2);
+  auto final_shared = coordinator_->SharedFor("a", "j", 2);
+  ASSERT_TRUE(final_shared.ok());
+  // (2 * 0.2 + 6 * 0.6) / 8 = 0.5
+  EXPECT_NEAR((*final_shared)(1, 1), 0.5, 1e-12);
+  for (const std::string p : {"a", "b"}) {
+    v1::PrivacyReport r;
+    r.set_party(p);
+    r.set_job_id("j");
+    r.set_epsilon_spent(0.5);
+    r.set_finished(true);
+    r.set_test_mse(0.9);
+    r.set_test_count(10);
+    ASSERT_TRUE(coordinator_->ReportPrivacy(p, r).ok());
+  }
+  for (int i = 0; i < 100; ++i) {
+    auto st = coordinator_->GetJob("j");
+    ASSERT_TRUE(st.ok());
+    if (st->state() == v1::JOB_STATE_FINISHED) {
+      EXPECT_EQ(st->rounds_size(), 2);
+      EXPECT_EQ(st->parties(1).test_mse(), 0.9);
+      return;
+    }
+    coordinator_->GetTask("a");  // a bounded wait for the next state change
+  }
+  FAIL() << "job never finished";
+}
+
+TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(3)).ok());
+  EXPECT_EQ(coordinator_->SubmitJob(Spec(3)).status().code(), absl::StatusCode::kAlreadyExists);
+  v1::JobSpec bad = Spec(3);
+  bad.set_job_id("k");
+  bad.add_roster("a");
+  EXPECT_EQ(coordinator_->SubmitJob(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  EXPECT_EQ(coordinator_->GetTask("mallory").kind(), v1::TASK_KIND_IDLE);
+  v1::OfferReply r;
+  r.set_job_id("j");
+  r.set_accept(true);
+  EXPECT_EQ(coordinator_->ReplyOffer("mallory", r).code(), absl::StatusCode::kPermissionDenied);
+  Accept("a", 4);
+  Accept("b", 6);
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  EXPECT_EQ(coordinator_->SharedFor("mallory", "j", 0).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(coordinator_->SharedFor("a", "j", 1).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(coordinator_->SharedFor("a", "other", 0).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(coordinator_->UploadShape("a", "j", 1).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  mf::Matrix nan = mf::Matrix::Constant(3, 2, 0.1);
+  nan(0, 0) = NAN;
+  EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", 0, nan).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(coordinator_->counters().updates_rejected, 1);
+}
+
+TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(4)).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  Accept("b", 5);
+  for (int t = 0; t < 2; ++t) {
+    WaitTask("a", v1::TASK_KIND_ROUND);
+    ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.1 * (t + 1))).ok());
+    ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.3)).ok());
+  }
+  v1::Task t2 = WaitTask("a", v1::TASK_KIND_ROUND);
+  ASSERT_EQ(t2.round(), 2);
+  auto before = coordinator_->SharedFor("a", "j", 2);
+  ASSERT_TRUE(before.ok());
+  // Only a's half of round 2 arrives before the "crash": it is lost.
+  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)).ok());
+  coordinator_.reset();
+  Open();
+  v1::Task again = WaitTask("a", v1::TASK_KIND_ROUND);
+  EXPECT_EQ(again.round(), 2);
+  auto after = coordinator_->SharedFor("a", "j", 2);
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(*after, *before);
+  auto st = coordinator_->GetJob("j");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->rounds_size(), 2);
+  EXPECT_EQ(st->state(), v1::JOB_STATE_RUNNING);
+}
+
+TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
+  v1::JobSpec s = Spec(2);
+  s.set_min_parties(2);
+  ASSERT_TRUE(coordinator_->SubmitJob(s).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  v1::OfferReply no;
+  no.set_party("b");
+  no.set_job_id("j");
+  no.set_accept(false);
+  no.set_refusal("epsilon 1 exceeds the policy cap 0.5");
+  ASSERT_TRUE(coordinator_->ReplyOffer("b", no).ok());
+  v1::Task abort = WaitTask("a", v1::TASK_KIND_ABORT);
+  EXPECT_EQ(abort.job_id(), "j");
+  auto st = coordinator_->GetJob("j");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(st->error().find("policy cap"), std::string::npos) << st->error();
+}
+
+}  // namespace
+}  // namespace fedmf::server

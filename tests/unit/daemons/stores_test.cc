@@ -1,0 +1,103 @@
+#include <stdlib.h>
+
+#include <filesystem>
+
+#include "gtest/gtest.h"
+#include "party/party_store.h"
+#include "server/server_store.h"
+
+namespace fedmf {
+namespace {
+
+std::string TempDir() {
+  std::string t = (std::filesystem::temp_directory_path() / "fedmf-store-XXXXXX").string();
+  EXPECT_NE(mkdtemp(t.data()), nullptr);
+  return t;
+}
+
+v1::JobSpec Spec(const std::string& id) {
+  v1::JobSpec s;
+  s.set_job_id(id);
+  s.add_roster("a");
+  s.add_roster("b");
+  return s;
+}
+
+TEST(ServerStoreTest, RoundsCommitAtomicallyAndSurviveReopen) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/s.db";
+  {
+    auto store = server::ServerStore::Open(path);
+    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_TRUE((*store)->CreateJob(Spec("j1")).ok());
+    EXPECT_EQ((*store)->CreateJob(Spec("j1")).code(), absl::StatusCode::kAlreadyExists);
+    server::StoredParty a;
+    a.name = "a";
+    a.replied = a.accepted = true;
+    a.weight = 10;
+    ASSERT_TRUE((*store)->SaveParty("j1", a).ok());
+    mf::Matrix m = mf::Matrix::Constant(3, 2, 0.5);
+    ASSERT_TRUE((*store)->StartRunning("j1", m).ok());
+    v1::RoundRecord r;
+    r.set_round(0);
+    r.add_contributors("a");
+    r.add_missing("b");
+    r.set_seconds(1.5);
+    ASSERT_TRUE((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.75)).ok());
+    // A second commit of the same round is refused and changes nothing.
+    EXPECT_FALSE((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.9)).ok());
+  }
+  auto store = server::ServerStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto active = (*store)->ActiveJobId();
+  ASSERT_TRUE(active.ok() && active->has_value());
+  EXPECT_EQ(**active, "j1");
+  auto job = (*store)->LoadJob("j1");
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_EQ(job->state, v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job->round, 1);
+  ASSERT_TRUE(job->shared.has_value());
+  EXPECT_EQ(*job->shared, mf::Matrix::Constant(3, 2, 0.75));
+  ASSERT_EQ(job->rounds.size(), 1u);
+  EXPECT_EQ(job->rounds[0].contributors(0), "a");
+  EXPECT_EQ(job->rounds[0].missing(0), "b");
+  ASSERT_EQ(job->parties.size(), 2u);
+  EXPECT_TRUE(job->parties[0].accepted);
+  EXPECT_EQ(job->parties[0].weight, 10);
+  EXPECT_FALSE(job->parties[1].replied);
+  ASSERT_TRUE((*store)->SetJobState("j1", v1::JOB_STATE_FINISHED).ok());
+  EXPECT_FALSE((*store)->ActiveJobId()->has_value());
+  EXPECT_EQ((*store)->LoadJob("nope").status().code(), absl::StatusCode::kNotFound);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PartyStoreTest, LedgerAndReleaseAreDurableAndUnique) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/p.db";
+  const mf::Matrix up = mf::Matrix::Constant(4, 3, 0.125);
+  {
+    auto store = party::PartyStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->CommitRelease({"j", 0, 0.01, 1.2, 10}, up).ok());
+    ASSERT_TRUE((*store)->CommitRelease({"j", 1, 0.01, 1.2, 10}, up * 2).ok());
+    // The same (job, round) can never be charged twice; nothing changes.
+    EXPECT_FALSE((*store)->CommitRelease({"j", 1, 0.01, 1.2, 10}, up * 3).ok());
+    ASSERT_TRUE((*store)->CommitCharge({"j", 100, 0.01, 1.2, 5}).ok());
+  }
+  auto store = party::PartyStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto ledger = (*store)->LoadLedger();
+  ASSERT_TRUE(ledger.ok());
+  ASSERT_EQ(ledger->size(), 3u);
+  EXPECT_EQ((*ledger)[1].round, 1);
+  EXPECT_EQ((*ledger)[2].steps, 5);
+  auto r1 = (*store)->Released("j", 1);
+  ASSERT_TRUE(r1.ok() && r1->has_value());
+  EXPECT_EQ(**r1, up * 2);
+  // Only the latest release per job is kept for resending.
+  EXPECT_FALSE((*store)->Released("j", 0)->has_value());
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace fedmf
