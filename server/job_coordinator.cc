@@ -22,6 +22,15 @@ absl::Status JobCoordinator::Start() {
       spdlog::info("resuming job '{}' from the database at round {} ({})",
                    job_->stored.spec.job_id(), job_->stored.round,
                    v1::JobState_Name(job_->stored.state));
+      // A restarted server has an empty liveness map, so without a grace
+      // period the first party to reconnect (they retry with jittered
+      // backoff) would close the resumed round alone, and every party a few
+      // milliseconds slower would be dropped from a round whose update it
+      // had already computed, charged to its ledger and persisted (its
+      // resend then arrives too late): budget spent for nothing, and a
+      // result that differs from an uninterrupted run. Wait one liveness
+      // window for every acceptor, as if each had just been seen.
+      resume_grace_until_ = absl::Now() + options_.liveness;
     }
   }
   runner_ = std::thread([this] { RunLoop(); });
@@ -160,6 +169,10 @@ v1::ListPartiesResponse JobCoordinator::ListParties() {
 bool JobCoordinator::LiveLocked(const std::string& party) const {
   auto it = last_seen_.find(party);
   return it != last_seen_.end() && absl::Now() - it->second <= options_.liveness;
+}
+
+bool JobCoordinator::AwaitedLocked(const std::string& party, absl::Time now) const {
+  return LiveLocked(party) || now < resume_grace_until_;
 }
 
 absl::Status JobCoordinator::Register(const std::string& party) {
@@ -470,7 +483,8 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     bool waiting_for_live = false;
     for (size_t i = 0; i < job.stored.parties.size(); ++i) {
       const StoredParty& p = job.stored.parties[i];
-      if (p.accepted && !session.HasSubmitted(static_cast<int32_t>(i)) && LiveLocked(p.name)) {
+      if (p.accepted && !session.HasSubmitted(static_cast<int32_t>(i)) &&
+          AwaitedLocked(p.name, now)) {
         waiting_for_live = true;
       }
     }
@@ -529,7 +543,7 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
   // Stage 3: wait for the live acceptors' final reports.
   bool waiting = false;
   for (const StoredParty& p : job.stored.parties) {
-    if (p.accepted && !p.finished && LiveLocked(p.name)) waiting = true;
+    if (p.accepted && !p.finished && AwaitedLocked(p.name, now)) waiting = true;
   }
   if (waiting && now - job.phase_started < options_.finish_deadline) return false;
   (void)store_->SetJobState(job.stored.spec.job_id(), v1::JOB_STATE_FINISHED);

@@ -99,6 +99,9 @@ class JobCoordinator {
   absl::Status LoadActiveLocked();
   void FailJobLocked(const std::string& why);
   bool LiveLocked(const std::string& party) const;
+  // Whether a round (or Stage 3) should still wait for `party`: it is live,
+  // or the server restarted less than one liveness window ago.
+  bool AwaitedLocked(const std::string& party, absl::Time now) const;
   v1::Task ComputeTaskLocked(const std::string& party) const;
   absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
                                             const std::string& job_id) const;
@@ -114,6 +117,9 @@ class JobCoordinator {
   std::thread runner_;
   std::optional<ActiveJob> job_;
   std::map<std::string, absl::Time> last_seen_;
+  // After a restart the server has no memory of who was connected; until
+  // this time every acceptor is waited for as if live (see Start()).
+  absl::Time resume_grace_until_ = absl::InfinitePast();
   // Parties of the last failed job that still need to hear ABORT.
   std::string aborted_job_;
   std::map<std::string, bool> abort_pending_;

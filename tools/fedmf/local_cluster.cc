@@ -66,8 +66,16 @@ absl::Status LocalCluster::Prepare() {
       }
     }
   }
-  std::ofstream server_yaml(fs::path(work_dir_) / "server.yaml");
-  server_yaml << "listen: 127.0.0.1:0\n"
+  if (auto s = WriteServerConfig("127.0.0.1:0"); !s.ok()) return s;
+  for (int k = 0; k < options_.parties; ++k) {
+    if (auto s = WritePartyConfig(k); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::WriteServerConfig(const std::string& listen) {
+  std::ofstream server_yaml(fs::path(work_dir_) / "server.yaml", std::ios::trunc);
+  server_yaml << "listen: " << listen << "\n"
               << "port_file: " << (fs::path(work_dir_) / "server.port").string() << "\n"
               << "database: " << (fs::path(work_dir_) / "server.db").string() << "\n"
               << "poll_seconds: " << options_.poll_seconds << "\n"
@@ -76,9 +84,6 @@ absl::Status LocalCluster::Prepare() {
               << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
               << "  cert_dir: " << cert_dir_ << "\n  name: server\n";
   if (!server_yaml) return absl::UnavailableError("cannot write server.yaml");
-  for (int k = 0; k < options_.parties; ++k) {
-    if (auto s = WritePartyConfig(k); !s.ok()) return s;
-  }
   return absl::OkStatus();
 }
 
@@ -142,6 +147,37 @@ absl::Status LocalCluster::StartServer() {
 void LocalCluster::KillServer() {
   if (server_.has_value()) server_->Kill();
   server_.reset();
+}
+
+absl::Status LocalCluster::RestartServer() {
+  if (server_port_ == 0) return absl::FailedPreconditionError("start the server first");
+  const int port = server_port_;
+  KillServer();
+  if (auto s = WriteServerConfig(absl::StrCat("127.0.0.1:", port)); !s.ok()) return s;
+  // The killed process's listening socket is gone once it is reaped, but a
+  // bind can still lose a race for the port; retry a few times, bounded.
+  absl::Status last;
+  for (int attempt = 0; attempt < 10; ++attempt) {
+    last = StartServer();
+    if (last.ok()) {
+      if (server_port_ != port) {
+        return absl::InternalError(absl::StrCat("the server came back on port ", server_port_,
+                                                ", not ", port));
+      }
+      return absl::OkStatus();
+    }
+    KillServer();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100 * (attempt + 1)));  // retry delay
+  }
+  server_port_ = port;  // keep the address the parties were given
+  return last;
+}
+
+bool LocalCluster::ServerRunning() { return server_.has_value() && server_->running(); }
+
+bool LocalCluster::PartyRunning(int k) {
+  auto it = parties_.find(k);
+  return it != parties_.end() && it->second.running();
 }
 
 absl::Status LocalCluster::StartParty(int k) {

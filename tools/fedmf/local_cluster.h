@@ -48,9 +48,17 @@ class LocalCluster {
 
   absl::Status StartServer();
   void KillServer();  // SIGKILL
+  // Starts the server again with the same database, on the port it bound
+  // first, so parties started with `--server 127.0.0.1:<port>` find it again
+  // (a crash + restart as an operator would do it). The port is pinned in
+  // server.yaml. A server still running is SIGKILLed first.
+  absl::Status RestartServer();
   absl::Status StartParty(int k);
   void KillParty(int k);  // SIGKILL
   void StopAll();
+  // Whether the process is alive (reaps it if it exited).
+  bool ServerRunning();
+  bool PartyRunning(int k);
 
   static std::string PartyName(int k);
   const std::string& work_dir() const { return work_dir_; }
@@ -71,6 +79,7 @@ class LocalCluster {
  private:
   explicit LocalCluster(ClusterOptions options) : options_(std::move(options)) {}
   absl::Status Prepare();
+  absl::Status WriteServerConfig(const std::string& listen);
   absl::Status WritePartyConfig(int k);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
 

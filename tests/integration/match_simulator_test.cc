@@ -1,0 +1,85 @@
+// Acceptance 1: the daemons reproduce the single-process simulator. A seeded
+// job over real fedmf-server + fedmf-party processes (mTLS on loopback) gives
+// every party the test MSE `fedmf train` reports for the same seed and
+// settings, on MovieLens 100K, for VFL and HFL with s = 3 and T = 100.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "common/fmf/simulator.h"
+#include "tests/integration/cluster_test_util.h"
+
+namespace fedmf::it {
+namespace {
+
+class MatchSimulatorTest : public ClusterTest {
+ protected:
+  void RunAndCompare(const std::string& setting) {
+    if (!HaveMl100k()) {
+      GTEST_SKIP() << "MovieLens 100K not found at " << Ml100kRatingsPath()
+                   << " (download it to ../shared/data/ml-100k to run this test)";
+    }
+    cli::JobFlags flags;
+    flags.setting = setting;
+    flags.data = "movielens:" + Ml100kRatingsPath();
+    flags.parties = 3;
+    flags.seed = 1;
+    flags.epsilon = "1";  // default T = 100, T' = 10, p = 20 (as `fedmf train`)
+    auto plan = PlanJob(flags, "match-" + setting, /*round_deadline_seconds=*/120,
+                        /*min_parties=*/1);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_EQ(plan->config.rounds, 100);
+
+    // The reference: what `fedmf train --seed 1 --json` computes.
+    auto sim = fmf::Simulate(plan->config, plan->federation);
+    ASSERT_TRUE(sim.ok()) << sim.status();
+    ASSERT_EQ(sim->parties.size(), 3u);
+
+    ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+    auto id = cluster_->SubmitJob(plan->spec);
+    ASSERT_TRUE(id.ok()) << id.status();
+    auto st = cluster_->WaitJob(*id, absl::Minutes(10));
+    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+    ASSERT_EQ(st->rounds_size(), 100);
+    for (int t = 0; t < st->rounds_size(); ++t) {
+      EXPECT_EQ(st->rounds(t).round(), t);
+      EXPECT_EQ(st->rounds(t).contributors_size(), 3) << "round " << t;
+    }
+    ASSERT_EQ(st->parties_size(), 3);
+    double weighted = 0;
+    int64_t count = 0;
+    for (int k = 0; k < 3; ++k) {
+      const v1::PartyStatus& p = st->parties(k);  // roster order = party index
+      const fmf::PartyResult& want = sim->parties[k];
+      SCOPED_TRACE(p.name());
+      EXPECT_EQ(p.name(), cli::LocalCluster::PartyName(k));
+      EXPECT_TRUE(p.accepted());
+      EXPECT_EQ(p.test_count(), want.test.count);
+      EXPECT_NEAR(p.test_mse(), want.test.mse, 0.02);
+      EXPECT_LE(p.epsilon_spent(), 1.0 + 1e-9);
+      EXPECT_GT(p.epsilon_spent(), 0.5);  // a private job did spend budget
+      EXPECT_NEAR(p.epsilon_spent(), want.epsilon, 1e-6);
+      EXPECT_EQ(p.last_round(), 99);
+      weighted += p.test_mse() * p.test_count();
+      count += p.test_count();
+      // The party's own ledger agrees: one entry per round (+ VFL's Stage 3
+      // fine-tuning charge at round T), within budget.
+      auto ledger = cluster_->PartyLedger(k);
+      ASSERT_TRUE(ledger.ok()) << ledger.status();
+      EXPECT_LE(ledger->epsilon_spent(), 1.0 + 1e-9);
+      EXPECT_EQ(LedgerRounds(*ledger, *id).size(), setting == "vfl" ? 101u : 100u);
+    }
+    ASSERT_GT(count, 0);
+    EXPECT_NEAR(weighted / count, sim->test.mse, 0.02);
+    std::cout << setting << ": daemons test MSE " << weighted / count << ", simulator "
+              << sim->test.mse << "\n";
+  }
+};
+
+TEST_F(MatchSimulatorTest, VflOnMl100kMatchesFedmfTrain) { RunAndCompare("vfl"); }
+
+TEST_F(MatchSimulatorTest, HflOnMl100kMatchesFedmfTrain) { RunAndCompare("hfl"); }
+
+}  // namespace
+}  // namespace fedmf::it

@@ -1,0 +1,172 @@
+// Acceptance 5: a party's own policy decides before its data is touched, and
+// a party answers top-N recommendations after an HFL job.
+#include <cmath>
+#include <map>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "tests/integration/cluster_test_util.h"
+
+namespace fedmf::it {
+namespace {
+
+constexpr char kMissingData[] = "csv:/nonexistent/fedmf-integration/ratings.csv";
+
+cli::JobFlags SyntheticHfl(int rounds) {
+  cli::JobFlags flags;
+  flags.setting = "hfl";
+  flags.data = "synthetic";
+  flags.parties = 3;
+  flags.seed = 1;
+  flags.rounds = rounds;
+  flags.epsilon = "1";
+  return flags;
+}
+
+// party-2 caps epsilon at 0.5 (< the job's 1.0) and its data spec points at
+// a file that does not exist: only a refusal made before loading data says
+// "epsilon" rather than "cannot load the party's data".
+cli::ClusterOptions CappedThirdParty(const PlannedJob& plan) {
+  cli::ClusterOptions options = OptionsFor(plan);
+  cli::PartyOptions capped;
+  capped.max_epsilon = 0.5;
+  capped.data_spec = kMissingData;
+  options.party_overrides[2] = capped;
+  return options;
+}
+
+void ExpectEpsilonRefusal(const v1::JobStatus& st) {
+  const v1::PartyStatus* p2 = FindParty(st, "party-2");
+  ASSERT_NE(p2, nullptr);
+  EXPECT_FALSE(p2->accepted());
+  EXPECT_TRUE(absl::StrContains(p2->refusal(), "epsilon")) << p2->refusal();
+  EXPECT_TRUE(absl::StrContains(p2->refusal(), "0.5")) << p2->refusal();
+  EXPECT_FALSE(absl::StrContains(p2->refusal(), "data")) << p2->refusal();
+  EXPECT_FALSE(absl::StrContains(p2->refusal(), "nonexistent")) << p2->refusal();
+  EXPECT_EQ(p2->epsilon_spent(), 0);
+  EXPECT_EQ(p2->last_round(), -1);
+}
+
+class PolicyTest : public ClusterTest {
+ protected:
+  // party-2 spent nothing and never opened its (missing) data.
+  void ExpectUntouched() {
+    auto ledger = cluster_->PartyLedger(2);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    EXPECT_EQ(ledger->entries_size(), 0);
+    EXPECT_EQ(ledger->epsilon_spent(), 0);
+    EXPECT_EQ(ledger->max_epsilon(), 0.5);
+    const std::string log = ReadFile(cluster_->work_dir() + "/logs/party-2.log");
+    EXPECT_TRUE(absl::StrContains(log, "refusing job")) << log;
+    EXPECT_FALSE(absl::StrContains(log, "cannot load")) << log;
+    EXPECT_TRUE(cluster_->PartyRunning(2));
+  }
+};
+
+TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
+  auto plan = PlanJob(SyntheticHfl(10), "capped", 60, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  ExpectEpsilonRefusal(*st);
+  ASSERT_EQ(st->rounds_size(), 10);
+  for (const v1::RoundRecord& r : st->rounds()) {
+    EXPECT_EQ(r.contributors_size(), 2);
+    EXPECT_TRUE(Contains(r.contributors(), "party-0"));
+    EXPECT_TRUE(Contains(r.contributors(), "party-1"));
+    EXPECT_FALSE(Contains(r.missing(), "party-2")) << "a refusing party is not 'missing'";
+  }
+  for (int k : {0, 1}) {
+    const v1::PartyStatus& p = st->parties(k);
+    EXPECT_TRUE(p.accepted());
+    EXPECT_GT(p.test_count(), 0);
+    EXPECT_LE(p.epsilon_spent(), 1.0 + 1e-9);
+  }
+  ExpectUntouched();
+}
+
+TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
+  auto plan = PlanJob(SyntheticHfl(10), "all-or-nothing", 60, /*min_parties=*/3);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FAILED);
+  ExpectEpsilonRefusal(*st);
+  EXPECT_EQ(st->rounds_size(), 0);
+  EXPECT_TRUE(absl::StrContains(st->error(), "2 of 3 parties accepted")) << st->error();
+  EXPECT_TRUE(absl::StrContains(st->error(), "party-2")) << st->error();
+  EXPECT_TRUE(absl::StrContains(st->error(), "epsilon")) << st->error();
+  // The acceptors were told and charged nothing.
+  for (int k : {0, 1}) {
+    auto ledger = cluster_->PartyLedger(k);
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    EXPECT_EQ(ledger->entries_size(), 0);
+  }
+  ExpectUntouched();
+}
+
+TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
+  auto plan = PlanJob(SyntheticHfl(10), "recommend", 60, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+  // Before any job: nothing to recommend from.
+  auto early = cluster_->Recommend(0, plan->dataset.user_ids[0], 5);
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition) << early.status();
+
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+
+  constexpr int kTop = 10;
+  const data::PartyData& party = plan->federation.parties[0];
+  ASSERT_GE(party.num_users(), 3);
+  // Item ids each user rated in party-0's training split (local -> file ids).
+  std::map<int32_t, std::set<std::string>> rated;
+  for (const data::Rating& r : party.train) {
+    rated[r.user].insert(plan->dataset.item_ids[party.global_items[r.item]]);
+  }
+  std::set<std::string> all_items(plan->dataset.item_ids.begin(), plan->dataset.item_ids.end());
+  for (int32_t local : {0, party.num_users() / 2, party.num_users() - 1}) {
+    const std::string user = plan->dataset.user_ids[party.global_users[local]];
+    SCOPED_TRACE("user " + user);
+    auto recs = cluster_->Recommend(0, user, kTop);
+    ASSERT_TRUE(recs.ok()) << recs.status();
+    ASSERT_EQ(recs->items_size(), kTop);
+    std::set<std::string> seen;
+    for (int i = 0; i < recs->items_size(); ++i) {
+      const v1::Recommendation& rec = recs->items(i);
+      EXPECT_TRUE(all_items.count(rec.item())) << rec.item();
+      EXPECT_TRUE(seen.insert(rec.item()).second) << "item " << rec.item() << " twice";
+      EXPECT_FALSE(rated[local].count(rec.item())) << "recommended an item rated in training";
+      EXPECT_TRUE(std::isfinite(rec.score()));
+      EXPECT_GE(rec.score(), 0);
+      EXPECT_LE(rec.score(), plan->config.rating_max + 1e-9);
+      if (i > 0) {
+        EXPECT_LE(rec.score(), recs->items(i - 1).score()) << "not ranked at " << i;
+      }
+    }
+  }
+  // A user of another party is not party-0's to answer for; unknown users fail.
+  const data::PartyData& other = plan->federation.parties[1];
+  auto foreign = cluster_->Recommend(0, plan->dataset.user_ids[other.global_users[0]], kTop);
+  ASSERT_FALSE(foreign.ok());
+  EXPECT_EQ(foreign.status().code(), absl::StatusCode::kNotFound) << foreign.status();
+  auto unknown = cluster_->Recommend(0, "no-such-user", kTop);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound) << unknown.status();
+}
+
+}  // namespace
+}  // namespace fedmf::it
