@@ -269,22 +269,26 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
   return net::FromGrpc(stub_->ReportPrivacy(ctx.get(), report, &ack));
 }
 
+absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& task) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = runs_.find(task.job_id());
+    if (it != runs_.end()) return &it->second;
+  }
+  // Restarted (or never offered in this process): rebuild and rejoin.
+  auto created = CreateRun(task.spec());
+  if (created.ok()) {
+    spdlog::info("rejoining job '{}' at round {}", task.job_id(), task.round());
+  }
+  return created;
+}
+
 absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   const std::string& job_id = task.job_id();
   const int32_t round = task.round();
-  JobRun* run = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto it = runs_.find(job_id);
-    if (it != runs_.end()) run = &it->second;
-  }
-  if (run == nullptr) {
-    // Restarted (or never offered in this process): rebuild and rejoin.
-    auto created = CreateRun(task.spec());
-    if (!created.ok()) return created.status();
-    run = *created;
-    spdlog::info("rejoining job '{}' at round {}", job_id, round);
-  }
+  auto found = FindOrCreateRun(task);
+  if (!found.ok()) return found.status();
+  JobRun* run = *found;
   fmf::PartySession& session = *run->session;
   auto shared = Download(job_id, round, session.shared_rows(), session.dim());
   if (!shared.ok()) return shared.status();
@@ -326,17 +330,9 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
 
 absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
   const std::string& job_id = task.job_id();
-  JobRun* run = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto it = runs_.find(job_id);
-    if (it != runs_.end()) run = &it->second;
-  }
-  if (run == nullptr) {
-    auto created = CreateRun(task.spec());
-    if (!created.ok()) return created.status();
-    run = *created;
-  }
+  auto found = FindOrCreateRun(task);
+  if (!found.ok()) return found.status();
+  JobRun* run = *found;
   fmf::PartySession& session = *run->session;
   if (!run->finished) {
     auto final_shared = Download(job_id, task.round(), session.shared_rows(), session.dim());

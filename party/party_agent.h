@@ -64,6 +64,8 @@ class PartyAgent {
   absl::Status HandleFinish(const v1::Task& task);
   // Loads data and builds the session (Stage 1 not yet run).
   absl::StatusOr<JobRun*> CreateRun(const v1::JobSpec& spec);
+  // The job's run, rebuilt from the task's spec if this process has none.
+  absl::StatusOr<JobRun*> FindOrCreateRun(const v1::Task& task);
   absl::StatusOr<mf::Matrix> Download(const std::string& job_id, int32_t round, int32_t rows,
                                       int32_t cols);
   absl::Status Upload(const std::string& job_id, int32_t round, const mf::Matrix& m);

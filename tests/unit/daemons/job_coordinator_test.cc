@@ -183,6 +183,18 @@ TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->rounds_size(), 2);
   EXPECT_EQ(st->state(), v1::JOB_STATE_RUNNING);
+  // The restarted server has seen nobody yet; a's resend must not close the
+  // resumed round alone while b (within one liveness window) may still come.
+  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)).ok());
+  EXPECT_EQ(coordinator_->GetTask("a").kind(), v1::TASK_KIND_IDLE);  // one bounded long-poll
+  EXPECT_EQ(coordinator_->GetJob("j")->rounds_size(), 2);
+  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 2, mf::Matrix::Constant(3, 2, 0.3)).ok());
+  v1::Task next = WaitTask("a", v1::TASK_KIND_ROUND);
+  EXPECT_EQ(next.round(), 3);
+  auto closed = coordinator_->GetJob("j");
+  ASSERT_TRUE(closed.ok());
+  ASSERT_EQ(closed->rounds_size(), 3);
+  EXPECT_EQ(closed->rounds(2).contributors_size(), 2);
 }
 
 TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
