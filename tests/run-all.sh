@@ -20,7 +20,7 @@ cmake --build build-asan -j"$JOBS"
 
 echo "== Tests under ASan/UBSan (unit) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L unit
+  LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L unit
 
 echo "== Tests (Release, all) =="
 ctest --test-dir build --output-on-failure -j"$JOBS"
