@@ -1,0 +1,66 @@
+#include "common/lfl/two_round_dp.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/dp/noise.h"
+
+namespace fedmf::lfl {
+
+absl::Status ValidateTwoRoundParams(const TwoRoundParams& p) {
+  if (p.num_devices < 1) return absl::InvalidArgumentError("num_devices must be >= 1");
+  if (!(p.omega >= 0 && p.omega < 1)) return absl::InvalidArgumentError("omega must be in [0, 1)");
+  if (!(p.sigma_v >= 0) || !std::isfinite(p.sigma_v)) {
+    return absl::InvalidArgumentError("sigma_v must be finite and >= 0");
+  }
+  return absl::OkStatus();
+}
+
+int64_t MinSurvivors(const TwoRoundParams& p) {
+  // ceil with a tolerance so that e.g. (1 - 0.3) * 10 = 7.000000000000001 is 7.
+  const double need = (1.0 - p.omega) * static_cast<double>(p.num_devices);
+  return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(need - 1e-9)));
+}
+
+double Round1Variance(const TwoRoundParams& p) {
+  return p.sigma_v * p.sigma_v / ((1.0 - p.omega) * static_cast<double>(p.num_devices));
+}
+
+double Round2Variance(const TwoRoundParams& p, int64_t round1_survivors) {
+  return p.sigma_v * p.sigma_v / static_cast<double>(round1_survivors);
+}
+
+double RemainingVariance(const TwoRoundParams& p, int64_t round1_survivors,
+                         int64_t round2_survivors) {
+  return static_cast<double>(round1_survivors - round2_survivors) * Round1Variance(p) +
+         static_cast<double>(round2_survivors) * Round2Variance(p, round1_survivors);
+}
+
+void DeviceNoise::AddRound1Noise(std::vector<double>& gradient, random::Csprng& rng) {
+  xi_.assign(gradient.size(), 0.0);
+  dp::FillGaussian(rng, std::sqrt(Round1Variance(params_)), xi_.data(), xi_.size());
+  for (size_t k = 0; k < gradient.size(); ++k) gradient[k] += xi_[k];
+  round1_done_ = true;
+  round2_done_ = false;
+}
+
+absl::StatusOr<std::vector<double>> DeviceNoise::Round2Replacement(int64_t round1_survivors,
+                                                                   random::Csprng& rng) {
+  if (!round1_done_) return absl::FailedPreconditionError("round 2 before round 1");
+  if (round2_done_) return absl::FailedPreconditionError("round 2 already answered");
+  if (round1_survivors < MinSurvivors(params_) || round1_survivors > params_.num_devices) {
+    // Answering for a smaller |U1| would under-noise the aggregate.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "announced |U1| = ", round1_survivors, " outside [", MinSurvivors(params_), ", ",
+        params_.num_devices, "]"));
+  }
+  std::vector<double> out(xi_.size());
+  dp::FillGaussian(rng, std::sqrt(Round2Variance(params_, round1_survivors)), out.data(),
+                   out.size());
+  for (size_t k = 0; k < out.size(); ++k) out[k] -= xi_[k];
+  std::fill(xi_.begin(), xi_.end(), 0.0);
+  round2_done_ = true;
+  return out;
+}
+
+}  // namespace fedmf::lfl
