@@ -50,7 +50,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
 }
 
 void AddJobFlags(CLI::App* cmd, JobFlags* a) {
-  cmd->add_option("--setting", a->setting, "central | local | vfl | hfl | hfl-synsgd")
+  cmd->add_option("--setting", a->setting, "central | local | vfl | hfl | hfl-synsgd | lfl")
       ->capture_default_str();
   cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
       ->capture_default_str();
@@ -87,6 +87,11 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")
       ->capture_default_str();
   cmd->add_flag("--quiet", a->quiet, "no progress lines");
+  cmd->add_option("--omega", a->omega, "lfl: tolerated dropout fraction")->capture_default_str();
+  cmd->add_option("--dropout", a->dropout, "lfl: P1,P2 vanishing probabilities per round")
+      ->capture_default_str();
+  cmd->add_flag("--ideal-aggregation", a->ideal_aggregation,
+                "lfl: plaintext sum instead of secure aggregation (for comparison only)");
 }
 
 }  // namespace fedmf::cli

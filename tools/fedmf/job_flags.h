@@ -40,6 +40,10 @@ struct JobFlags {
   int32_t central_epochs = 40;
   int32_t eval_every = 10;
   bool quiet = false;
+  // LFL (cross-device) only.
+  double omega = 0.3;               // tolerated dropout fraction of the secure aggregation
+  std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
+  bool ideal_aggregation = false;   // plaintext sum instead of secure aggregation (tests)
 };
 
 // Registers every flag above on `cmd`.

@@ -12,6 +12,7 @@
 #include "common/fmf/simulator.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/job_flags.h"
+#include "tools/fedmf/lfl_train.h"
 
 namespace fedmf::cli {
 namespace {
@@ -72,6 +73,7 @@ void PrintSummary(const fmf::SimulationResult& r) {
 }
 
 int RunTrain(const JobFlags& a) {
+  if (a.setting == "lfl") return RunLflTrain(a);
   auto dataset = data::LoadDataSpec(a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
