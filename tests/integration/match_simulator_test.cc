@@ -16,7 +16,7 @@ class MatchSimulatorTest : public ClusterTest {
  protected:
   void RunAndCompare(const std::string& setting) {
     if (!HaveMl100k()) {
-      GTEST_SKIP() << "MovieLens 100K not found at " << Ml100kRatingsPath()
+      GTEST_SKIP() << "../shared dataset missing: MovieLens 100K not found at " << Ml100kRatingsPath()
                    << " (download it to ../shared/data/ml-100k to run this test)";
     }
     cli::JobFlags flags;
