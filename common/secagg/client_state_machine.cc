@@ -1,0 +1,132 @@
+#include "common/secagg/client_state_machine.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/mod2k.h"
+#include "common/secagg/client_phases.h"
+#include "common/secagg/graph.h"
+
+namespace fedmf::secagg {
+
+const char* ClientStateName(ClientState state) {
+  switch (state) {
+    case ClientState::kR0AdvertiseKeys:
+      return "R0AdvertiseKeys";
+    case ClientState::kR1ShareKeys:
+      return "R1ShareKeys";
+    case ClientState::kR2MaskedInput:
+      return "R2MaskedInput";
+    case ClientState::kR3Unmasking:
+      return "R3Unmasking";
+    case ClientState::kCompleted:
+      return "Completed";
+    case ClientState::kAborted:
+      return "Aborted";
+  }
+  return "Unknown";
+}
+
+ClientStateMachine::ClientStateMachine(std::unique_ptr<internal::ClientContext> ctx,
+                                       std::unique_ptr<internal::ClientPhase> phase)
+    : ctx_(std::move(ctx)), phase_(std::move(phase)) {}
+ClientStateMachine::ClientStateMachine(ClientStateMachine&&) noexcept = default;
+ClientStateMachine& ClientStateMachine::operator=(ClientStateMachine&&) noexcept = default;
+ClientStateMachine::~ClientStateMachine() = default;
+
+absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(SessionConfig config, DeviceId self,
+                                                              random::Csprng rng) {
+  // Validates the config and that `self` is in the roster.
+  absl::StatusOr<std::vector<DeviceId>> neighbours = NeighbourhoodGraph::NeighboursOf(config, self);
+  if (!neighbours.ok()) return neighbours.status();
+  auto ctx = std::make_unique<internal::ClientContext>(
+      internal::ClientContext{std::move(config), self, std::move(*neighbours), std::move(rng),
+                              std::nullopt});
+  return ClientStateMachine(std::move(ctx), internal::MakeClientInitialPhase());
+}
+
+DeviceId ClientStateMachine::id() const { return ctx_->self; }
+
+absl::Status ClientStateMachine::SetInput(std::vector<uint64_t> input) {
+  if (state_ != ClientState::kR0AdvertiseKeys && state_ != ClientState::kR1ShareKeys &&
+      state_ != ClientState::kR2MaskedInput) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("SetInput in state ", ClientStateName(state_)));
+  }
+  if (input.size() != ctx_->config.vector_length) {
+    return absl::InvalidArgumentError(absl::StrCat("input has ", input.size(),
+                                                   " elements, expected ",
+                                                   ctx_->config.vector_length));
+  }
+  const uint64_t mask = crypto::LowBitsMask(ctx_->config.bits);
+  for (size_t i = 0; i < input.size(); ++i) {
+    if ((input[i] & ~mask) != 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input element ", i, " is not below 2^", ctx_->config.bits));
+    }
+  }
+  ctx_->input = std::move(input);
+  return absl::OkStatus();
+}
+
+absl::Status ClientStateMachine::Abort(absl::Status reason) {
+  state_ = ClientState::kAborted;
+  phase_.reset();  // drops every secret the phase held
+  ctx_->input.reset();
+  abort_reason_ = reason;
+  return reason;
+}
+
+absl::StatusOr<ClientMessage> ClientStateMachine::Start() {
+  if (phase_ == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("Start() in state ", ClientStateName(state_)));
+  }
+  absl::StatusOr<internal::ClientTransition> t = phase_->Start(*ctx_);
+  if (!t.ok()) {
+    // Starting twice is the caller's bug, not the server's: no abort.
+    if (state_ != ClientState::kR0AdvertiseKeys) return t.status();
+    return Abort(t.status());
+  }
+  phase_ = std::move(t->next);
+  state_ = phase_->state();
+  return std::move(*t->out);
+}
+
+absl::Status ClientStateMachine::CheckHeader(const ServerMessage& message) const {
+  const MessageHeader& h = HeaderOf(message);
+  if (h.aggregation_id != ctx_->config.aggregation_id) {
+    return absl::InvalidArgumentError(absl::StrCat(MessageName(message), " for aggregation ",
+                                                   h.aggregation_id, ", expected ",
+                                                   ctx_->config.aggregation_id));
+  }
+  if (h.sender != kServerId || h.recipient != ctx_->self) {
+    return absl::InvalidArgumentError(absl::StrCat(MessageName(message), " addressed ", h.sender,
+                                                   " -> ", h.recipient, ", expected server -> ",
+                                                   ctx_->self));
+  }
+  if (h.phase != ExpectedPhase(message)) {
+    return absl::InvalidArgumentError(absl::StrCat(MessageName(message), " tagged with phase ",
+                                                   PhaseName(h.phase)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<ClientMessage>> ClientStateMachine::Handle(
+    const ServerMessage& message) {
+  if (phase_ == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "client ", ctx_->self, " is ", ClientStateName(state_), "; ignoring ", MessageName(message)));
+  }
+  if (absl::Status s = CheckHeader(message); !s.ok()) return Abort(s);
+  if (const auto* notice = std::get_if<AbortNotice>(&message)) {
+    return Abort(absl::AbortedError(absl::StrCat("server aborted: ", notice->reason)));
+  }
+  absl::StatusOr<internal::ClientTransition> t = phase_->Handle(*ctx_, message);
+  if (!t.ok()) return Abort(t.status());
+  phase_ = std::move(t->next);
+  state_ = phase_ == nullptr ? ClientState::kCompleted : phase_->state();
+  return std::move(t->out);
+}
+
+}  // namespace fedmf::secagg

@@ -1,0 +1,28 @@
+// The mask expansion secure aggregation uses: PRG(seed) as a vector in
+// Z_{2^bits}, added to or subtracted from an accumulator in place.
+//
+// Why not crypto::ApplyMaskMod2k directly: it spends 8 keystream bytes per
+// element, and expanding masks is half of a device's work (k+1 expansions of
+// the whole vector). For bits <= 32 we take 4 bytes per element instead —
+// still exactly uniform, since 2^bits divides 2^32 — halving the AES work.
+// Stream (all parties must agree): AesCtrPrg(seed) keystream (aes_ctr_prg.h);
+//   bits <= 32: element i = LE uint32 of bytes [4i, 4i+4) mod 2^bits;
+//   bits  > 32: element i = LE uint64 of bytes [8i, 8i+8) mod 2^bits
+//               (exactly crypto::ApplyMaskMod2k).
+#ifndef FEDMF_COMMON_SECAGG_MASK_H_
+#define FEDMF_COMMON_SECAGG_MASK_H_
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "common/crypto/aes_ctr_prg.h"
+
+namespace fedmf::secagg {
+
+absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign sign,
+                       std::span<uint64_t> acc);
+
+}  // namespace fedmf::secagg
+
+#endif  // FEDMF_COMMON_SECAGG_MASK_H_

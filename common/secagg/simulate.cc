@@ -1,0 +1,350 @@
+#include "common/secagg/simulate.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <type_traits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/mod2k.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::secagg {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+// Runs fn(i) for i in [0, n) on `threads` threads. Each i is independent (one
+// device), so the outcome does not depend on scheduling.
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  if (threads <= 1 || n < 2) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  const auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  std::vector<std::thread> pool;
+  const size_t extra = std::min(static_cast<size_t>(threads), n) - 1;
+  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& th : pool) th.join();
+}
+
+// When a device stops: it takes part in phase p iff stage > p (and in the
+// unmasking phase its response is delivered iff stage > kDuring).
+enum Stage : int {
+  kBefore = 0,
+  kAfterAdvertise = 1,
+  kAfterShareKeys = 2,
+  kAfterMaskedInput = 3,
+  kDuring = 4,
+  kNever = 5,
+};
+
+constexpr uint64_t kHeaderBytes = 25;  // agg id, sender, recipient, phase
+
+uint64_t PayloadBytes(const ClientMessage& message, int bits) {
+  return kHeaderBytes +
+         std::visit(
+             [bits](const auto& m) -> uint64_t {
+               using T = std::decay_t<decltype(m)>;
+               if constexpr (std::is_same_v<T, AdvertiseKeys>) {
+                 return m.c_pk.size() + m.s_pk.size();
+               } else if constexpr (std::is_same_v<T, ShareKeys>) {
+                 uint64_t b = m.b_commitment.size();
+                 for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
+                 return b;
+               } else if constexpr (std::is_same_v<T, MaskedInput>) {
+                 return m.masked.size() * static_cast<uint64_t>((bits + 7) / 8);  // packed
+               } else {
+                 uint64_t b = 0;
+                 for (const auto& rs : m.b_shares) b += 8 + rs.share.size();
+                 for (const auto& rs : m.s_sk_shares) b += 8 + rs.share.size();
+                 return b;
+               }
+             },
+             message);
+}
+
+uint64_t PayloadBytes(const ServerMessage& message) {
+  return kHeaderBytes +
+         std::visit(
+             [](const auto& m) -> uint64_t {
+               using T = std::decay_t<decltype(m)>;
+               if constexpr (std::is_same_v<T, KeysBroadcast>) {
+                 uint64_t b = 0;
+                 for (const auto& nk : m.neighbours) b += 8 + nk.c_pk.size() + nk.s_pk.size();
+                 return b;
+               } else if constexpr (std::is_same_v<T, MaskedInputRequest>) {
+                 uint64_t b = 0;
+                 for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
+                 return b;
+               } else if constexpr (std::is_same_v<T, UnmaskingRequest>) {
+                 return 8 * (m.survivors.size() + m.dropped.size());
+               } else {
+                 return m.reason.size();
+               }
+             },
+             message);
+}
+
+absl::StatusOr<std::vector<int>> Stages(const std::vector<DeviceId>& roster,
+                                        const DropoutPlan& plan) {
+  std::vector<int> stage(roster.size(), kNever);
+  const std::pair<const std::vector<DeviceId>*, Stage> lists[] = {
+      {&plan.before_advertise, kBefore},
+      {&plan.after_advertise, kAfterAdvertise},
+      {&plan.after_share_keys, kAfterShareKeys},
+      {&plan.after_masked_input, kAfterMaskedInput},
+      {&plan.during_unmasking, kDuring}};
+  for (const auto& [ids, s] : lists) {
+    for (DeviceId id : *ids) {
+      const auto it = std::lower_bound(roster.begin(), roster.end(), id);
+      if (it == roster.end() || *it != id) {
+        return absl::InvalidArgumentError(absl::StrCat("dropout plan names unknown device ", id));
+      }
+      int& slot = stage[static_cast<size_t>(it - roster.begin())];
+      if (slot != kNever) {
+        return absl::InvalidArgumentError(absl::StrCat("device ", id, " drops out twice"));
+      }
+      slot = s;
+    }
+  }
+  return stage;
+}
+
+class Simulation {
+ public:
+  Simulation(const SimulationSpec& spec, SessionConfig config, ServerStateMachine server,
+             std::vector<int> stage)
+      : spec_(spec),
+        config_(std::move(config)),
+        server_(std::move(server)),
+        stage_(std::move(stage)),
+        n_(config_.roster.size()),
+        clients_(n_),
+        inbox_(n_) {}
+
+  absl::StatusOr<SimulationResult> Run() {
+    result_.config = config_;
+    // Phase 0: each device builds its neighbourhood and keys.
+    std::vector<std::optional<ClientMessage>> out(n_);
+    const auto c0 = Clock::now();
+    std::vector<absl::Status> errors(n_);
+    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+      if (stage_[i] == kBefore) return;
+      absl::StatusOr<ClientStateMachine> c = ClientStateMachine::Create(
+          config_, config_.roster[i],
+          random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i])));
+      if (!c.ok()) {
+        errors[i] = c.status();
+        return;
+      }
+      clients_[i].emplace(std::move(*c));
+      absl::StatusOr<ClientMessage> m = clients_[i]->Start();
+      if (m.ok()) out[i] = std::move(*m);
+    });
+    for (const absl::Status& e : errors) {
+      if (!e.ok()) return e;
+    }
+    result_.client_seconds[kKeyAgreement] += Seconds(c0, Clock::now());
+    if (absl::Status s = DeliverAndClose(kKeyAgreement, out); !s.ok()) return s;
+
+    for (size_t phase : {kSharing, kMasking, kUnmasking}) {
+      if (server_.state() == ServerState::kAborted) break;
+      if (phase == kMasking) {
+        if (absl::Status s = RunMaskingPhase(); !s.ok()) return s;
+        continue;
+      }
+      const auto c = Clock::now();
+      ParallelFor(n_, spec_.num_threads, [&](size_t i) { out[i] = Act(i, phase); });
+      result_.client_seconds[phase] += Seconds(c, Clock::now());
+      if (absl::Status s = DeliverAndClose(phase, out); !s.ok()) return s;
+    }
+    return Finish();
+  }
+
+ private:
+  // Device i's answer to its pending server message in `phase`, if it is
+  // still around and has one.
+  std::optional<ClientMessage> Act(size_t i, size_t phase) {
+    if (stage_[i] <= static_cast<int>(phase) || !clients_[i].has_value() ||
+        !inbox_[i].has_value()) {
+      return std::nullopt;
+    }
+    absl::StatusOr<std::optional<ClientMessage>> reply = clients_[i]->Handle(*inbox_[i]);
+    inbox_[i].reset();
+    if (!reply.ok() || !reply->has_value()) return std::nullopt;
+    // A response computed during unmasking by a device that then vanishes.
+    if (phase == kUnmasking && stage_[i] == kDuring) return std::nullopt;
+    return std::move(**reply);
+  }
+
+  absl::Status RunMaskingPhase() {
+    // In chunks, so that only a few input vectors are alive at a time.
+    const size_t chunk = 16 * static_cast<size_t>(std::max(spec_.num_threads, 1));
+    std::vector<std::vector<uint64_t>> inputs(chunk);
+    std::vector<std::optional<ClientMessage>> out(chunk);
+    result_.expected_sum.assign(config_.vector_length, 0);
+    for (size_t begin = 0; begin < n_; begin += chunk) {
+      const size_t len = std::min(chunk, n_ - begin);
+      ParallelFor(len, spec_.num_threads, [&](size_t k) {
+        const size_t i = begin + k;
+        inputs[k].clear();
+        if (stage_[i] <= static_cast<int>(kMasking) || !clients_[i].has_value()) return;
+        inputs[k] = spec_.input ? spec_.input(i, config_.roster[i])
+                                : SimulationInput(spec_.seed, config_.roster[i],
+                                                  config_.vector_length, config_.bits);
+      });
+      const auto c = Clock::now();
+      ParallelFor(len, spec_.num_threads, [&](size_t k) {
+        const size_t i = begin + k;
+        out[k].reset();
+        if (inputs[k].empty() || !clients_[i]->SetInput(inputs[k]).ok()) return;
+        out[k] = Act(i, kMasking);
+      });
+      const auto s = Clock::now();
+      result_.client_seconds[kMasking] += Seconds(c, s);
+      for (size_t k = 0; k < len; ++k) {
+        if (!out[k].has_value()) continue;
+        result_.upload_bytes += PayloadBytes(*out[k], config_.bits);
+        const auto r0 = Clock::now();
+        const bool accepted = server_.Receive(*out[k]).ok();
+        result_.server_seconds[kMasking] += Seconds(r0, Clock::now());
+        if (!accepted) continue;
+        if (absl::Status st = crypto::AddMod2k(result_.expected_sum, inputs[k], config_.bits);
+            !st.ok()) {
+          return st;
+        }
+        if (spec_.record_masked_inputs) {
+          result_.masked_inputs[config_.roster[begin + k]] =
+              std::get<MaskedInput>(*out[k]).masked;
+        }
+      }
+    }
+    std::vector<std::optional<ClientMessage>> none;
+    return DeliverAndClose(kMasking, none);
+  }
+
+  absl::Status DeliverAndClose(size_t phase, std::vector<std::optional<ClientMessage>>& out) {
+    const auto s0 = Clock::now();
+    for (std::optional<ClientMessage>& m : out) {
+      if (!m.has_value()) continue;
+      result_.upload_bytes += PayloadBytes(*m, config_.bits);
+      server_.Receive(*m).IgnoreError();  // rejections are in server_.rejections()
+      m.reset();
+    }
+    absl::StatusOr<std::vector<ServerMessage>> next = server_.ClosePhase();
+    result_.server_seconds[phase] += Seconds(s0, Clock::now());
+    if (!next.ok()) return next.status();
+    for (ServerMessage& m : *next) {
+      result_.download_bytes += PayloadBytes(m);
+      const DeviceId to = HeaderOf(m).recipient;
+      const size_t i = static_cast<size_t>(
+          std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -
+          config_.roster.begin());
+      if (std::holds_alternative<AbortNotice>(m)) {
+        // Only devices still around hear it.
+        if (stage_[i] > static_cast<int>(phase) && clients_[i].has_value()) {
+          clients_[i]->Handle(m).IgnoreError();
+        }
+        continue;
+      }
+      inbox_[i] = std::move(m);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<SimulationResult> Finish() {
+    result_.server_state = server_.state();
+    result_.abort_reason = server_.abort_reason();
+    result_.rejections = server_.rejections();
+    for (size_t p = 0; p < 4; ++p) result_.survivors[p] = server_.Survivors(static_cast<Phase>(p));
+    for (size_t i = 0; i < n_; ++i) {
+      result_.client_states[config_.roster[i]] =
+          clients_[i].has_value() ? clients_[i]->state() : ClientState::kR0AdvertiseKeys;
+    }
+    if (server_.state() == ServerState::kCompleted) {
+      absl::StatusOr<AggregationResult> r = server_.Result();
+      if (!r.ok()) return r.status();
+      result_.sum = std::move(r->sum);
+      result_.included = std::move(r->included);
+    }
+    return std::move(result_);
+  }
+
+  const SimulationSpec& spec_;
+  SessionConfig config_;
+  ServerStateMachine server_;
+  std::vector<int> stage_;
+  size_t n_;
+  std::vector<std::optional<ClientStateMachine>> clients_;
+  std::vector<std::optional<ServerMessage>> inbox_;
+  SimulationResult result_;
+};
+
+}  // namespace
+
+std::vector<DeviceId> SimulationRoster(size_t n) {
+  std::vector<DeviceId> roster(n);
+  for (size_t i = 0; i < n; ++i) roster[i] = 1000 + 7919 * static_cast<DeviceId>(i);
+  return roster;
+}
+
+std::vector<uint64_t> SimulationInput(uint64_t seed, DeviceId id, size_t length, int bits) {
+  random::Csprng rng = random::Csprng::FromSeed(seed).Fork(absl::StrCat("input/", id));
+  std::vector<uint64_t> x(length);
+  rng.FillBytes(reinterpret_cast<uint8_t*>(x.data()), x.size() * sizeof(uint64_t));
+  const uint64_t mask = crypto::LowBitsMask(bits);
+  for (uint64_t& v : x) v &= mask;
+  return x;
+}
+
+absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
+  if (spec.num_devices < 2) return absl::InvalidArgumentError("simulate: need >= 2 devices");
+  absl::StatusOr<GraphParameters> params =
+      spec.parameters.has_value()
+          ? absl::StatusOr<GraphParameters>(*spec.parameters)
+          : (spec.graph == GraphKind::kHarary
+                 ? ChooseSecAggPlusParameters(spec.num_devices, spec.requirements)
+                 : ChooseCompleteGraphParameters(spec.num_devices, spec.requirements));
+  if (!params.ok()) return params.status();
+
+  random::Csprng master = random::Csprng::FromSeed(spec.seed);
+  SessionConfig config;
+  config.aggregation_id = master.Fork("simulate/aggregation-id").NextU64();
+  config.roster = SimulationRoster(spec.num_devices);
+  ApplyParameters(*params, config);
+  config.graph_seed = master.Fork("simulate/graph-seed").NextU64();
+  config.vector_length = spec.vector_length;
+  config.bits = spec.bits;
+
+  absl::StatusOr<std::vector<int>> stage = Stages(config.roster, spec.dropouts);
+  if (!stage.ok()) return stage.status();
+  absl::StatusOr<ServerStateMachine> server =
+      ServerStateMachine::Create(config, master.Fork("simulate/server"));
+  if (!server.ok()) return server.status();
+  Simulation sim(spec, std::move(config), std::move(*server), std::move(*stage));
+  return sim.Run();
+}
+
+absl::StatusOr<SimulationResult> Simulate(size_t n, size_t vector_length, int bits,
+                                          const DropoutPlan& dropouts, uint64_t seed) {
+  SimulationSpec spec;
+  spec.num_devices = n;
+  spec.vector_length = vector_length;
+  spec.bits = bits;
+  spec.dropouts = dropouts;
+  spec.seed = seed;
+  return Simulate(spec);
+}
+
+}  // namespace fedmf::secagg
