@@ -50,7 +50,9 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
 }
 
 void AddJobFlags(CLI::App* cmd, JobFlags* a) {
-  cmd->add_option("--setting", a->setting, "central | local | vfl | hfl | hfl-synsgd | lfl")
+  cmd->add_option("--setting", a->setting,
+                  "central | local | vfl | hfl | hfl-synsgd | lfl | hua-s1 | hua-s2 | hua-s2-tp | "
+                  "hua-s3")
       ->capture_default_str();
   cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
       ->capture_default_str();
@@ -92,6 +94,29 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
   cmd->add_flag("--ideal-aggregation", a->ideal_aggregation,
                 "lfl: plaintext sum instead of secure aggregation (for comparison only)");
+  cmd->add_option("--hua-noise", a->hua_noise,
+                  "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
+      ->capture_default_str();
+  cmd->add_option("--hua-gamma", a->hua_gamma, "hua: gain factor gamma")->capture_default_str();
+  cmd->add_option("--hua-lambda", a->hua_lambda, "hua: user ridge lambda")->capture_default_str();
+  cmd->add_option("--hua-mu", a->hua_mu, "hua: item ridge mu")->capture_default_str();
+  cmd->add_option("--hua-baseline-T", a->hua_baseline_rounds,
+                  "hua: iterations of the non-private baseline (and of S1's U)")
+      ->capture_default_str();
+  cmd->add_option("--hua-max-online", a->hua_max_online, "hua-s3: at most K users per iteration")
+      ->capture_default_str();
+  cmd->add_option("--hua-join", a->hua_join, "hua-s3: join probability per iteration")
+      ->capture_default_str();
+  cmd->add_option("--hua-leave", a->hua_leave, "hua-s3: leave probability per iteration")
+      ->capture_default_str();
+  cmd->add_option("--hua-initial-online", a->hua_initial_online,
+                  "hua-s3: fraction online at the start (< 0: join / (join + leave))")
+      ->capture_default_str();
+  cmd->add_option("--hua-dropout", a->hua_dropout,
+                  "hua-s3: probability a selected user disconnects mid-iteration")
+      ->capture_default_str();
+  cmd->add_option("--rating-min", a->rating_min,
+                  "hua: declared minimum rating of movielens/csv data (ML-100K: 1)");
 }
 
 }  // namespace fedmf::cli

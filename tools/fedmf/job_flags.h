@@ -44,6 +44,20 @@ struct JobFlags {
   double omega = 0.3;               // tolerated dropout fraction of the secure aggregation
   std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
   bool ideal_aggregation = false;   // plaintext sum instead of secure aggregation (tests)
+  // Hua et al. (hua-s1 | hua-s2 | hua-s2-tp | hua-s3) only; --dim defaults to
+  // the paper's 50 for them unless given (dim_given is set by `fedmf train`).
+  bool dim_given = false;
+  std::string hua_noise = "gamma-norm";  // S1: gamma-norm (Theorem 1) | laplace (Lemma 1)
+  double hua_gamma = 1.0 / 32.0;
+  double hua_lambda = 0.001;
+  double hua_mu = 0.001;
+  int32_t hua_baseline_rounds = 100;  // the non-private baseline's iterations (and S1's U)
+  int32_t hua_max_online = 100;     // S3: K
+  double hua_join = 0.005;          // S3: per iteration
+  double hua_leave = 0.01;
+  double hua_initial_online = -1;   // S3: < 0 is join / (join + leave)
+  double hua_dropout = 0;           // S3: mid-iteration disconnect probability
+  std::optional<double> rating_min; // declared minimum rating (ML-100K: 1)
 };
 
 // Registers every flag above on `cmd`.

@@ -11,6 +11,7 @@
 #include "common/data/loaders.h"
 #include "common/fmf/simulator.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/lfl_train.h"
 
@@ -74,6 +75,7 @@ void PrintSummary(const fmf::SimulationResult& r) {
 
 int RunTrain(const JobFlags& a) {
   if (a.setting == "lfl") return RunLflTrain(a);
+  if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
   auto dataset = data::LoadDataSpec(a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
@@ -122,7 +124,10 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<JobFlags>();
   CLI::App* cmd = app.add_subcommand("train", "run a whole federation in one process");
   AddJobFlags(cmd, a.get());
-  cmd->callback([a, exit_code] { *exit_code = RunTrain(*a); });
+  cmd->callback([a, cmd, exit_code] {
+    a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
+    *exit_code = RunTrain(*a);
+  });
 }
 
 }  // namespace fedmf::cli

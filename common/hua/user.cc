@@ -1,0 +1,213 @@
+#include "common/hua/user.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/dp/noise.h"
+#include "common/hua/model.h"
+#include "common/hua/perturbation.h"
+
+namespace fedmf::hua {
+namespace {
+
+absl::Status Bad(int32_t user, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat("user ", user, ": ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
+                                  const HuaParams& params, const data::RatingRange& range,
+                                  const ZpCodec* codec, random::Csprng rng) {
+  if (auto s = ValidateHuaParams(params); !s.ok()) return s;
+  std::sort(ratings.begin(), ratings.end(),
+            [](const RatedItem& a, const RatedItem& b) { return a.item < b.item; });
+  for (size_t k = 0; k < ratings.size(); ++k) {
+    if (ratings[k].item < 0) return Bad(id, "negative item id");
+    if (k > 0 && ratings[k].item == ratings[k - 1].item) return Bad(id, "duplicate item");
+    if (ratings[k].rating < range.min || ratings[k].rating > range.max) {
+      return Bad(id, "rating outside the declared range");
+    }
+  }
+  const bool masked = params.scenario == Scenario::kUntrustedThirdParty ||
+                      params.scenario == Scenario::kDynamic;
+  if (masked && codec == nullptr) return Bad(id, "masked scenarios need a Z_P codec");
+  return User(id, std::move(ratings), params, range, codec, std::move(rng));
+}
+
+User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
+           const data::RatingRange& range, const ZpCodec* codec, random::Csprng rng)
+    : id_(id),
+      ratings_(std::move(ratings)),
+      params_(params),
+      range_(range),
+      laplace_b_(LaplaceScale(params.epsilon, range, params.dim)),
+      codec_(codec),
+      rng_(std::move(rng)),
+      u_(params.dim),
+      eta_(ratings_.size()) {
+  random::Csprng init = rng_.Fork("init");
+  FillInitialProfile(init, u_);
+  u_prev_ = u_;
+}
+
+UserHello User::Hello() const {
+  UserHello h;
+  h.user = id_;
+  for (const RatedItem& r : ratings_) h.items.push_back(r.item);
+  return h;
+}
+
+int32_t User::Position(int32_t item) const {
+  auto it = std::lower_bound(ratings_.begin(), ratings_.end(), item,
+                             [](const RatedItem& r, int32_t j) { return r.item < j; });
+  if (it == ratings_.end() || it->item != item) return -1;
+  return static_cast<int32_t>(it - ratings_.begin());
+}
+
+// The blocks are drawn for ALL rated items at once, so the noise for item j
+// does not depend on which other items a request happens to contain (a repair
+// pass asks for a subset).
+std::span<const double> User::EtaZ(int32_t pos) {
+  const size_t d = static_cast<size_t>(params_.dim);
+  if (eta_z_.empty()) {
+    eta_z_.resize(ratings_.size() * d);
+    random::Csprng z = rng_.Fork("eta");
+    dp::FillGaussian(z, 1.0, eta_z_.data(), eta_z_.size());
+  }
+  return std::span<const double>(eta_z_).subspan(pos * d, d);
+}
+
+// Reusing iteration t's block in a repair pass is safe because the third
+// party never forwards a sum that misses a report, so the recommender sees at
+// most one decodable sum per (t, j).
+std::span<const double> User::RhoZ(int32_t iteration, int32_t pos) {
+  const size_t d = static_cast<size_t>(params_.dim);
+  if (rho_z_iteration_ != iteration) {
+    rho_z_.resize(ratings_.size() * d);
+    random::Csprng z = rng_.Fork(absl::StrCat("rho~/", iteration));
+    dp::FillGaussian(z, 1.0, rho_z_.data(), rho_z_.size());
+    rho_z_iteration_ = iteration;
+  }
+  return std::span<const double>(rho_z_).subspan(pos * d, d);
+}
+
+absl::Status User::Begin(const IterationRequest& req, std::vector<int32_t>& pos) {
+  if (req.user != id_) return Bad(id_, absl::StrCat("request addressed to user ", req.user));
+  const bool repair = req.iteration == iteration_ && req.pass > 0;
+  if (!repair && !(req.iteration > iteration_ && req.pass == 0)) {
+    return Bad(id_, absl::StrCat("unexpected iteration ", req.iteration, " pass ", req.pass,
+                                 " (at iteration ", iteration_, ")"));
+  }
+  pos.clear();
+  for (const ItemRequest& it : req.items) {
+    const int32_t p = Position(it.item);
+    if (p < 0) return Bad(id_, absl::StrCat("asked about item ", it.item, " it did not rate"));
+    if (it.v.size() != static_cast<size_t>(params_.dim)) return Bad(id_, "v_j has the wrong size");
+    pos.push_back(p);
+  }
+  if (!repair) {
+    iteration_ = req.iteration;
+    u_prev_ = u_;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<double> User::Gradient(const ItemRequest& item, int32_t pos) const {
+  std::vector<double> g(params_.dim, 0.0);
+  AddItemGradient(u_prev_, item.v, ratings_[pos].rating, g);
+  return g;
+}
+
+void User::StepProfile(const IterationRequest& req, const std::vector<int32_t>& pos) {
+  if (req.pass > 0) return;
+  std::vector<double> g(params_.dim, 0.0);
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    AddUserGradient(u_prev_, req.items[k].v, ratings_[pos[k]].rating, g);
+  }
+  StepUser(u_, g, static_cast<int32_t>(req.items.size()), params_);
+}
+
+absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
+  if (!item.h.empty()) {
+    if (item.h.size() != static_cast<size_t>(params_.dim) || item.eta_users < 1) {
+      return Bad(id_, "malformed H_j");
+    }
+    eta_[pos] = LaplacePiece(item.h, EtaZ(pos), item.eta_users, laplace_b_);
+  }
+  if (eta_[pos].empty()) return Bad(id_, absl::StrCat("no H_j yet for item ", item.item));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
+  if (params_.scenario != Scenario::kDynamic) return Bad(id_, "initialization is S3 only");
+  if (req.user != id_) return Bad(id_, "init request for another user");
+  MaskedReport out{Phase::kInit, req.round, 0, id_, {}};
+  for (const InitItem& it : req.items) {
+    const int32_t p = Position(it.item);
+    if (p < 0) return Bad(id_, absl::StrCat("init for item ", it.item, " it did not rate"));
+    if (it.h.size() != static_cast<size_t>(params_.dim) || it.beta.size() != it.h.size() ||
+        it.users < 1) {
+      return Bad(id_, "malformed init item");
+    }
+    auto tau = codec_->Encode(LaplacePiece(it.h, EtaZ(p), it.users, laplace_b_));
+    if (!tau.ok()) return tau.status();
+    ZpCodec::Add(*tau, it.beta);
+    out.items.push_back({it.item, std::move(*tau)});
+  }
+  return out;
+}
+
+absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
+  if (params_.scenario != Scenario::kUntrusted) return Bad(id_, "direct reports are S2 only");
+  std::vector<int32_t> pos;
+  if (auto s = Begin(req, pos); !s.ok()) return s;
+  DirectReport out{req.iteration, id_, {}};
+  // Fresh every iteration: defeats the difference attack (eq. 13).
+  random::Csprng rho = rng_.Fork(absl::StrCat("rho/", req.iteration, "/", req.pass));
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    if (auto s = StoreEta(req.items[k], pos[k]); !s.ok()) return s;
+    std::vector<double> g = Gradient(req.items[k], pos[k]);
+    const std::vector<double> r = DifferenceAttackNoise(rho, params_.dim, params_.epsilon, range_);
+    for (int32_t l = 0; l < params_.dim; ++l) g[l] += eta_[pos[k]][l] + r[l];
+    out.items.push_back({req.items[k].item, std::move(g)});
+  }
+  StepProfile(req, pos);
+  return out;
+}
+
+absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
+  const bool s3 = params_.scenario == Scenario::kDynamic;
+  if (params_.scenario != Scenario::kUntrustedThirdParty && !s3) {
+    return Bad(id_, "masked reports are S2-TP / S3 only");
+  }
+  std::vector<int32_t> pos;
+  if (auto s = Begin(req, pos); !s.ok()) return s;
+  MaskedReport out{Phase::kIteration, req.iteration, req.pass, id_, {}};
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    const ItemRequest& it = req.items[k];
+    if (it.h_rho.size() != static_cast<size_t>(params_.dim) || it.rho_users < 1 ||
+        it.mask.size() != it.h_rho.size()) {
+      return Bad(id_, absl::StrCat("malformed masked request for item ", it.item));
+    }
+    if (!s3) {
+      if (auto s = StoreEta(it, pos[k]); !s.ok()) return s;
+    }
+    std::vector<double> x = Gradient(it, pos[k]);
+    // Only the SUM of the k' pieces must be eps-DP (the third party hides
+    // each one), so each piece is a 1/sqrt(k') share of one Laplace vector.
+    const std::vector<double> rho =
+        LaplacePiece(it.h_rho, RhoZ(req.iteration, pos[k]), it.rho_users, laplace_b_);
+    for (int32_t l = 0; l < params_.dim; ++l) x[l] += rho[l] + (s3 ? 0.0 : eta_[pos[k]][l]);
+    auto phi = codec_->Encode(x);
+    if (!phi.ok()) return phi.status();
+    ZpCodec::Add(*phi, it.mask);
+    out.items.push_back({it.item, std::move(*phi)});
+  }
+  StepProfile(req, pos);
+  return out;
+}
+
+}  // namespace fedmf::hua

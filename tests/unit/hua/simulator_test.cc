@@ -1,0 +1,112 @@
+// SimulateHua end to end on a small synthetic dataset.
+#include "common/hua/simulator.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "common/data/partition.h"
+#include "common/data/synthetic.h"
+
+namespace fedmf::hua {
+namespace {
+
+const data::PartyData& Split() {
+  static const data::PartyData* split = [] {
+    data::SyntheticOptions o;
+    o.num_users = 150;
+    o.num_items = 80;
+    o.density = 0.2;
+    o.rank = 3;
+    auto dataset = data::GenerateSynthetic(o);
+    auto fed = data::PartitionCentral(*dataset, {0.1, 1});
+    return new data::PartyData(fed->parties[0]);
+  }();
+  return *split;
+}
+
+HuaParams Small(double epsilon) {
+  HuaParams p;
+  p.dim = 10;
+  p.iterations = 60;
+  p.baseline_iterations = 60;
+  p.epsilon = epsilon;
+  return p;
+}
+
+TEST(SimulateHua, WithoutNoiseS2IsTheBaseline) {
+  auto r = SimulateHua(Scenario::kUntrusted, Split(), Small(INFINITY), 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->mean_abs_error_increase, 0.0, 1e-9);
+  EXPECT_LT(r->baseline_test.mse, 1.2);  // it learned something
+  // S2-TP differs only by fixed-point rounding.
+  auto tp = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(INFINITY), 3);
+  ASSERT_TRUE(tp.ok()) << tp.status();
+  EXPECT_NEAR(tp->mean_abs_error_increase, 0.0, 1e-5);
+}
+
+TEST(SimulateHua, LargeEpsilonIsCloseToNonPrivate) {
+  for (Scenario s : {Scenario::kTrusted, Scenario::kUntrusted, Scenario::kUntrustedThirdParty}) {
+    auto r = SimulateHua(s, Split(), Small(1e5), 4);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05) << ScenarioName(s);
+    EXPECT_EQ(r->test.count, r->baseline_test.count);
+  }
+  HuaParams lemma1 = Small(1e5);
+  lemma1.s1_noise = ObjectiveNoise::kLaplace;
+  auto r = SimulateHua(Scenario::kTrusted, Split(), lemma1, 4);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05);
+}
+
+TEST(SimulateHua, SmallEpsilonCostsAccuracy) {
+  auto loose = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(1e5), 5);
+  auto tight = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(0.05), 5);
+  ASSERT_TRUE(loose.ok() && tight.ok());
+  EXPECT_GT(tight->test.mae, loose->test.mae + 0.1);
+}
+
+TEST(SimulateHua, DeterministicUnderASeed) {
+  auto a = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(1.0), 6);
+  auto b = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(1.0), 6);
+  auto c = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(1.0), 7);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ(a->test.mse, b->test.mse);
+  EXPECT_EQ(a->error_cdf.quantiles, b->error_cdf.quantiles);
+  EXPECT_NE(a->test.mse, c->test.mse);
+}
+
+TEST(SimulateHua, S3RunsWithDynamicUsersAndDropouts) {
+  HuaParams p = Small(INFINITY);
+  p.max_online = 30;
+  p.iterations = 150;
+  p.dropout_prob = 0.05;
+  auto r = SimulateHua(Scenario::kDynamic, Split(), p, 8);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_LE(r->mean_users_per_iteration, 30.0);
+  EXPECT_GT(r->mean_users_per_iteration, 5.0);
+  EXPECT_GT(r->dropped_users, 0);
+  EXPECT_GT(r->traffic.init_bytes, 0);
+  EXPECT_GT(r->traffic.down_per_user, r->traffic.up_per_user);
+  EXPECT_TRUE(std::isfinite(r->test.mse));
+  // Without noise, the dynamic run still learns (worse than the baseline,
+  // which sees every user every iteration).
+  EXPECT_LT(r->test.mse, 2.0);
+}
+
+// Bytes per user and iteration in S2-TP, from the layout in messages.h: a
+// MaskedReport is 1 + 3*4 + 4 bytes of header and 4 + (4 + 8d) per item.
+TEST(SimulateHua, TrafficMatchesTheMessageLayout) {
+  HuaParams p = Small(1.0);
+  p.iterations = 1;
+  auto r = SimulateHua(Scenario::kUntrustedThirdParty, Split(), p, 9);
+  ASSERT_TRUE(r.ok());
+  const double ratings = static_cast<double>(Split().train.size());
+  const double users = r->mean_users_per_iteration;
+  EXPECT_DOUBLE_EQ(r->traffic.up_per_user, 17 + ratings / users * (8 + 8 * p.dim));
+  // Down: 3*4 + 4 header; per item 3*4 + v, H_j (first time), H~, psi.
+  EXPECT_DOUBLE_EQ(r->traffic.down_per_user, 16 + ratings / users * (12 + 4 * (4 + 8 * p.dim)));
+}
+
+}  // namespace
+}  // namespace fedmf::hua

@@ -1,0 +1,162 @@
+#include "tools/fedmf/hua_train.h"
+
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "common/hua/simulator.h"
+#include "common/random/csprng.h"
+#include "tools/fedmf/cli_util.h"
+
+namespace fedmf::cli {
+namespace {
+
+absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
+  hua::HuaParams p;
+  auto scenario = hua::ParseScenario(a.setting);
+  if (!scenario.ok()) return scenario.status();
+  p.scenario = *scenario;
+  auto eps = ParseEpsilon(a.epsilon, "--epsilon");
+  if (!eps.ok()) return eps.status();
+  p.epsilon = *eps;
+  auto noise = hua::ParseObjectiveNoise(a.hua_noise);
+  if (!noise.ok()) return noise.status();
+  p.s1_noise = *noise;
+  p.dim = a.dim_given ? a.dim : 50;  // the paper's d unless asked otherwise
+  p.iterations = a.rounds;
+  p.baseline_iterations = a.hua_baseline_rounds;
+  p.gamma = a.hua_gamma;
+  p.lambda = a.hua_lambda;
+  p.mu = a.hua_mu;
+  p.max_online = a.hua_max_online;
+  p.join_prob = a.hua_join;
+  p.leave_prob = a.hua_leave;
+  p.initial_online = a.hua_initial_online;
+  p.dropout_prob = a.hua_dropout;
+  if (auto s = hua::ValidateHuaParams(p); !s.ok()) return s;
+  return p;
+}
+
+nlohmann::json CdfJson(const hua::ErrorCdf& c) {
+  return {{"levels", c.levels},
+          {"quantiles", c.quantiles},
+          {"thresholds", c.thresholds},
+          {"fractions", c.fractions}};
+}
+
+nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec) {
+  const hua::HuaParams& p = r.params;
+  nlohmann::json j = {{"setting", hua::ScenarioName(p.scenario)},
+                      {"data", data_spec},
+                      {"epsilon", JsonNumber(p.epsilon)},
+                      {"dim", p.dim},
+                      {"gamma", p.gamma},
+                      {"lambda", p.lambda},
+                      {"mu", p.mu},
+                      {"iterations", p.iterations},
+                      {"baseline_iterations", p.baseline_iterations},
+                      {"test_mse", r.test.mse},
+                      {"test_rmse", r.test.rmse},
+                      {"test_mae", r.test.mae},
+                      {"train_mse", r.train.mse},
+                      {"train_mae", r.train.mae},
+                      {"baseline_test_mse", r.baseline_test.mse},
+                      {"baseline_test_rmse", r.baseline_test.rmse},
+                      {"baseline_test_mae", r.baseline_test.mae},
+                      {"baseline_train_mae", r.baseline_train.mae},
+                      {"mean_abs_error_increase", r.mean_abs_error_increase},
+                      {"train_mean_abs_error_increase", r.train_mean_abs_error_increase},
+                      {"error_cdf", CdfJson(r.error_cdf)},
+                      {"baseline_error_cdf", CdfJson(r.baseline_error_cdf)},
+                      {"bytes_down_per_user", r.traffic.down_per_user},
+                      {"bytes_up_per_user", r.traffic.up_per_user},
+                      {"max_bytes_down_user_le20", r.traffic.max_down_le20},
+                      {"max_bytes_up_user_le20", r.traffic.max_up_le20},
+                      {"plan_bytes_per_iteration", r.traffic.plan_per_iteration},
+                      {"forward_bytes_per_iteration", r.traffic.forward_per_iteration},
+                      {"init_bytes", r.traffic.init_bytes},
+                      {"third_party_ms_per_iteration", r.third_party_ms_per_iteration},
+                      {"users_per_iteration", r.mean_users_per_iteration},
+                      {"dropped_users", r.dropped_users},
+                      {"abandoned_item_updates", r.abandoned_item_updates},
+                      {"test_ratings", r.test.count},
+                      {"seconds", r.seconds}};
+  if (p.scenario == hua::Scenario::kTrusted) j["objective_noise"] = ObjectiveNoiseName(p.s1_noise);
+  if (p.scenario == hua::Scenario::kDynamic) {
+    j["max_online"] = p.max_online;
+    j["join"] = p.join_prob;
+    j["leave"] = p.leave_prob;
+    j["dropout"] = p.dropout_prob;
+  }
+  return j;
+}
+
+}  // namespace
+
+bool IsHuaSetting(const std::string& setting) { return absl::StartsWith(setting, "hua-"); }
+
+int RunHuaTrain(const JobFlags& a) {
+  data::LoadOptions load;
+  if (a.rating_min) load.range.min = *a.rating_min;
+  auto dataset = data::LoadDataSpec(a.data, load);
+  if (!dataset.ok()) {
+    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
+    return 2;
+  }
+  auto params = BuildHuaParams(a);
+  if (!params.ok()) {
+    std::cerr << "fedmf train: " << params.status().message() << "\n";
+    return 2;
+  }
+  const uint64_t seed = a.seed ? *a.seed : random::Csprng::FromOsEntropy().NextU64();
+  auto federation = data::PartitionCentral(*dataset, {0.1, a.seed.value_or(1)});
+  if (!federation.ok()) {
+    std::cerr << "fedmf train: " << federation.status().message() << "\n";
+    return 2;
+  }
+  hua::HuaProgressFn progress;
+  if (!a.quiet) {
+    progress = [](const hua::HuaProgress& p) {
+      if (!p.test_mse) return;
+      std::cerr << absl::StrFormat("iteration %5d/%d  %7.2fs  users %4d  test MSE %.4f\n",
+                                   p.iteration, p.total, p.seconds, p.users, *p.test_mse);
+    };
+  }
+  auto r = hua::SimulateHua(params->scenario, federation->parties[0], *params, seed, progress,
+                            a.eval_every);
+  if (!r.ok()) {
+    std::cerr << "fedmf train: " << r.status().message() << "\n";
+    return 1;
+  }
+  if (a.json) {
+    std::cout << ResultJson(*r, a.data).dump() << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat(
+      "%s: epsilon %s (Delta = %g, d = %d), %d iterations: test MSE %.4f, RMSE %.4f, MAE %.4f; "
+      "non-private baseline MSE %.4f, MAE %.4f; mean |error| increase %+.4f (train %+.4f)\n",
+      hua::ScenarioName(r->params.scenario),
+      std::isinf(r->params.epsilon) ? "inf" : absl::StrFormat("%g", r->params.epsilon),
+      hua::RatingSpan(dataset->range), r->params.dim, r->params.iterations, r->test.mse,
+      r->test.rmse, r->test.mae, r->baseline_test.mse, r->baseline_test.mae,
+      r->mean_abs_error_increase, r->train_mean_abs_error_increase);
+  std::cout << "|error| quantiles:";
+  for (size_t k = 0; k < r->error_cdf.levels.size(); ++k) {
+    std::cout << absl::StrFormat(" q%g=%.3f", r->error_cdf.levels[k], r->error_cdf.quantiles[k]);
+  }
+  std::cout << "\n";
+  if (r->params.scenario != hua::Scenario::kTrusted) {
+    std::cout << absl::StrFormat(
+        "per user and iteration: %.0f B down, %.0f B up (users with <= 20 ratings: at most %d B "
+        "down, %d B up); %.1f users per iteration; third party %.2f ms per iteration; %.1f s\n",
+        r->traffic.down_per_user, r->traffic.up_per_user, r->traffic.max_down_le20,
+        r->traffic.max_up_le20, r->mean_users_per_iteration, r->third_party_ms_per_iteration,
+        r->seconds);
+  }
+  return 0;
+}
+
+}  // namespace fedmf::cli
