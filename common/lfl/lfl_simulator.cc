@@ -1,5 +1,6 @@
 #include "common/lfl/lfl_simulator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -7,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/partition.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/lfl/secagg_sum.h"
 #include "common/mf/clipping.h"
 #include "common/mf/sgd.h"
 
@@ -21,18 +23,10 @@ absl::Status ValidateLflConfig(const LflConfig& c) {
   for (double p : {c.dropout_round1, c.dropout_round2}) {
     if (!(p >= 0 && p < 1)) return absl::InvalidArgumentError("dropout must be in [0, 1)");
   }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<double>> IdealSum(const std::vector<const std::vector<double>*>& inputs,
-                                             int32_t) {
-  if (inputs.empty()) return absl::InvalidArgumentError("nothing to sum");
-  std::vector<double> sum(inputs[0]->size(), 0.0);
-  for (const auto* x : inputs) {
-    if (x->size() != sum.size()) return absl::InvalidArgumentError("inputs differ in length");
-    for (size_t k = 0; k < sum.size(); ++k) sum[k] += (*x)[k];
+  if (c.secagg_bits < 2 || c.secagg_bits > 64) {
+    return absl::InvalidArgumentError("secagg_bits must be in [2, 64]");
   }
-  return sum;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_multiplier,
@@ -93,50 +87,77 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   };
   result.stage1_test = evaluate(v);
 
+  absl::StatusOr<LflCodecs> codecs =
+      ChooseLflCodecs(dp, device_options.rating_max, config.secagg_bits);
+  if (!codecs.ok()) return codecs.status();
   random::Csprng dropout_rng = root.Fork("dropout");
   mf::LearningRateSchedule schedule(config.EffectiveLearningRate(), config.lr_final_ratio,
                                     config.iterations);
   for (int32_t t = 0; t < config.iterations; ++t) {
     LflIterationReport report;
     report.iteration = t;
-    std::vector<std::vector<double>> inputs;
-    std::vector<int64_t> u1;
-    inputs.reserve(n);
+    // Round 1: every device is asked; where each vanishes is drawn first so
+    // only those that get as far as the masked input compute one.
+    SecureSumRequest r1{t, 1, MinSurvivors(dp), &codecs->round1, {}, {}};
+    std::vector<std::vector<double>> inputs(n);
+    r1.inputs.assign(n, nullptr);
+    r1.drops.resize(n);
     for (int64_t i = 0; i < n; ++i) {
-      if (dropout_rng.Bernoulli(config.dropout_round1)) continue;  // vanished before submitting
+      r1.drops[i] = SampleDropPoint(dropout_rng, config.dropout_round1);
+      if (!Submits(r1.drops[i])) continue;
       auto x = devices[i].Round1(v);
       if (!x.ok()) return x.status();
-      inputs.push_back(std::move(*x));
-      u1.push_back(i);
+      inputs[i] = *std::move(x);
+      r1.inputs[i] = &inputs[i];
     }
-    report.round1_survivors = static_cast<int64_t>(u1.size());
-    if (report.round1_survivors < MinSurvivors(dp)) {
+    auto agg1 = secure_sum(r1);
+    if (!agg1.ok()) return agg1.status();
+    result.round1_cost.Add(agg1->cost);
+    if (agg1->aborted) {
       // Too few for the aggregation: the server learns nothing this time.
       report.skipped = true;
-      for (int64_t i : u1) devices[i].AbandonIteration();
+      for (auto& d : devices) d.AbandonIteration();
       result.iterations.push_back(report);
       continue;
     }
-    std::vector<const std::vector<double>*> ptrs;
-    for (const auto& x : inputs) ptrs.push_back(&x);
-    auto sum = secure_sum(ptrs, t);
-    if (!sum.ok()) return sum.status();
-    int64_t u2 = 0;
-    for (int64_t i : u1) {
-      if (dropout_rng.Bernoulli(config.dropout_round2)) {
-        devices[i].AbandonIteration();
-        continue;
-      }
-      auto bar = devices[i].Round2(report.round1_survivors);
-      if (!bar.ok()) return bar.status();
-      for (size_t k = 0; k < sum->size(); ++k) (*sum)[k] += (*bar)[k];
-      ++u2;
+    std::vector<double> sum = std::move(agg1->sum);
+    report.round1_survivors = static_cast<int64_t>(agg1->included.size());
+    inputs.clear();
+
+    // Round 2: the survivors of round 1 that are still around send their
+    // replacement noise through a second aggregation.
+    std::vector<int64_t> roster2;
+    for (size_t k : agg1->included) {
+      if (r1.drops[k] == DropPoint::kNone) roster2.push_back(static_cast<int64_t>(k));
     }
-    report.round2_survivors = u2;
+    const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())),
+                             config.omega, result.sigma_v};
+    SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs->round2, {}, {}};
+    std::vector<std::vector<double>> replacements(roster2.size());
+    r2.inputs.assign(roster2.size(), nullptr);
+    r2.drops.resize(roster2.size());
+    for (size_t k = 0; k < roster2.size(); ++k) {
+      r2.drops[k] = SampleDropPoint(dropout_rng, config.dropout_round2);
+      if (!Submits(r2.drops[k])) continue;
+      auto bar = devices[roster2[k]].Round2(report.round1_survivors);
+      if (!bar.ok()) return bar.status();
+      replacements[k] = *std::move(bar);
+      r2.inputs[k] = &replacements[k];
+    }
+    for (auto& d : devices) d.AbandonIteration();  // everyone else is done too
+    auto agg2 = secure_sum(r2);
+    if (!agg2.ok()) return agg2.status();
+    result.round2_cost.Add(agg2->cost);
+    if (agg2->aborted) {
+      report.round2_aborted = true;
+    } else {
+      report.round2_survivors = static_cast<int64_t>(agg2->included.size());
+      for (size_t e = 0; e < sum.size(); ++e) sum[e] += agg2->sum[e];
+    }
     report.remaining_noise_variance =
         RemainingVariance(dp, report.round1_survivors, report.round2_survivors);
     const double step = schedule.At(t) / static_cast<double>(report.round1_survivors);
-    for (int64_t k = 0; k < v.size(); ++k) v.data()[k] -= step * (*sum)[k];
+    for (int64_t k = 0; k < v.size(); ++k) v.data()[k] -= step * sum[k];
     mf::ClipEmbeddings(v, device_options.rating_max);
     result.iterations.push_back(report);
   }

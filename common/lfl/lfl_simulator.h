@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
 #include "common/lfl/lfl_device.h"
+#include "common/lfl/secure_sum.h"
 #include "common/mf/metrics.h"
 
 namespace fedmf::lfl {
@@ -23,8 +24,13 @@ struct LflConfig {
   double delta = 1e-5;
   double learning_rate = 0;     // 0 = default (see EffectiveLearningRate)
   double lr_final_ratio = 0.1;
-  double dropout_round1 = 0;    // actual probability a device vanishes in round 1
-  double dropout_round2 = 0;    // ... and in round 2
+  // Actual probability that a device vanishes during round 1 / round 2 of
+  // an iteration, at a phase boundary of that round's secure aggregation
+  // drawn uniformly (SampleDropPoint): 3/5 of the vanished are missing from
+  // the sum, 2/5 are in it but take no further part in the iteration.
+  double dropout_round1 = 0;
+  double dropout_round2 = 0;
+  int secagg_bits = 32;         // k of the fixed-point encoding (kDefaultLflBits)
   LflDeviceOptions device;
   double test_fraction = 0.1;
   std::optional<uint64_t> seed;
@@ -33,19 +39,12 @@ struct LflConfig {
 
 absl::Status ValidateLflConfig(const LflConfig& c);
 
-// Sums the round-1 inputs of the survivors. The production one runs the
-// secure aggregation protocol over fixed-point encodings; IdealSum is the
-// plaintext reference used in tests.
-using SecureSumFn = std::function<absl::StatusOr<std::vector<double>>(
-    const std::vector<const std::vector<double>*>& inputs, int32_t iteration)>;
-absl::StatusOr<std::vector<double>> IdealSum(const std::vector<const std::vector<double>*>& inputs,
-                                             int32_t iteration);
-
 struct LflIterationReport {
   int32_t iteration = 0;
   int64_t round1_survivors = 0;
-  int64_t round2_survivors = 0;
-  bool skipped = false;
+  int64_t round2_survivors = 0;  // |U2|: replacements in the sum (0 if round 2 aborted)
+  bool skipped = false;          // round 1 aborted: the server learned nothing
+  bool round2_aborted = false;   // round 2 aborted: all of U1's xi_i stay in
   double remaining_noise_variance = 0;  // per entry, analytic
 };
 
@@ -59,6 +58,8 @@ struct LflResult {
   std::vector<LflIterationReport> iterations;
   int64_t devices = 0;
   double seconds = 0;
+  SecureSumCost round1_cost;     // secure aggregations, summed over iterations
+  SecureSumCost round2_cost;
 };
 
 // The noise each iteration's aggregate must carry: sigma_v = z * Delta_2,v,
@@ -67,6 +68,11 @@ struct LflResult {
 absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_multiplier,
                                        double* epsilon);
 
+// Each iteration: round 1 over all n devices (min_survivors = (1 - omega) n,
+// the skip rule); round 2 over the round-1 survivors still present, with the
+// same omega (if it aborts, the update uses round 1 alone, whose noise
+// variance |U1| zeta1 sigma_v^2 >= sigma_v^2 already suffices). Both rounds
+// go through `secure_sum` with the codecs of ChooseLflCodecs.
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
                                       const SecureSumFn& secure_sum = IdealSum);
 

@@ -1,5 +1,6 @@
 #include "common/lfl/two_round_dp.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -36,9 +37,26 @@ double RemainingVariance(const TwoRoundParams& p, int64_t round1_survivors,
          static_cast<double>(round2_survivors) * Round2Variance(p, round1_survivors);
 }
 
+double Round2Bound(const TwoRoundParams& p, double tail_sigmas) {
+  return tail_sigmas *
+         (std::sqrt(Round1Variance(p)) + std::sqrt(Round2Variance(p, MinSurvivors(p))));
+}
+
+namespace {
+
+// n draws of N(0, variance), each clamped to +-kNoiseTailSigmas std-devs.
+void FillClampedGaussian(random::Csprng& rng, double variance, double* out, size_t n) {
+  const double sigma = std::sqrt(variance);
+  dp::FillGaussian(rng, sigma, out, n);
+  const double limit = kNoiseTailSigmas * sigma;
+  for (size_t k = 0; k < n; ++k) out[k] = std::clamp(out[k], -limit, limit);
+}
+
+}  // namespace
+
 void DeviceNoise::AddRound1Noise(std::vector<double>& gradient, random::Csprng& rng) {
   xi_.assign(gradient.size(), 0.0);
-  dp::FillGaussian(rng, std::sqrt(Round1Variance(params_)), xi_.data(), xi_.size());
+  FillClampedGaussian(rng, Round1Variance(params_), xi_.data(), xi_.size());
   for (size_t k = 0; k < gradient.size(); ++k) gradient[k] += xi_[k];
   round1_done_ = true;
   round2_done_ = false;
@@ -55,8 +73,7 @@ absl::StatusOr<std::vector<double>> DeviceNoise::Round2Replacement(int64_t round
         params_.num_devices, "]"));
   }
   std::vector<double> out(xi_.size());
-  dp::FillGaussian(rng, std::sqrt(Round2Variance(params_, round1_survivors)), out.data(),
-                   out.size());
+  FillClampedGaussian(rng, Round2Variance(params_, round1_survivors), out.data(), out.size());
   for (size_t k = 0; k < out.size(); ++k) out[k] -= xi_[k];
   std::fill(xi_.begin(), xi_.end(), 0.0);
   round2_done_ = true;

@@ -9,9 +9,35 @@
 #include "absl/strings/str_split.h"
 #include "common/data/loaders.h"
 #include "common/lfl/lfl_simulator.h"
+#include "common/lfl/secagg_sum.h"
+#include "common/random/csprng.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {
+namespace {
+
+// Per-phase seconds (devices' work and the server's, summed over the run)
+// and bytes of one round's secure aggregations.
+nlohmann::json CostJson(const lfl::SecureSumCost& c, int64_t devices) {
+  const char* names[] = {"key_agreement", "sharing", "masking", "unmasking"};
+  nlohmann::json client, server;
+  for (size_t p = 0; p < 4; ++p) {
+    client[names[p]] = c.client_seconds[p];
+    server[names[p]] = c.server_seconds[p];
+  }
+  const double per_device = c.aggregations > 0 && devices > 0
+                                ? 1.0 / (static_cast<double>(c.aggregations) * devices)
+                                : 0.0;
+  return {{"aggregations", c.aggregations},
+          {"client_seconds", client},
+          {"server_seconds", server},
+          {"upload_bytes", c.upload_bytes},
+          {"download_bytes", c.download_bytes},
+          {"upload_bytes_per_device_per_aggregation", c.upload_bytes * per_device},
+          {"download_bytes_per_device_per_aggregation", c.download_bytes * per_device}};
+}
+
+}  // namespace
 
 int RunLflTrain(const JobFlags& a) {
   auto dataset = data::LoadDataSpec(a.data);
@@ -48,21 +74,35 @@ int RunLflTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << s.message() << "\n";
     return 2;
   }
-  // Until the secure aggregation is wired in here, only the ideal sum runs.
-  auto r = lfl::SimulateLfl(c, *dataset, lfl::IdealSum);
+  c.secagg_bits = a.secagg_bits;
+  lfl::SecureSumFn sum = lfl::IdealSum;
+  if (a.aggregation != "ideal") {
+    lfl::SecAggSumOptions o;
+    o.graph = a.aggregation == "secagg" ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
+    o.requirements.dropout_rate = c.omega;  // k and t sized for the tolerated dropout
+    o.num_threads = a.secagg_threads;
+    // Fresh keys and masks per aggregation; seeded only if the run is.
+    sum = lfl::MakeSecAggSum(o, random::Csprng::FromOptionalSeed(c.seed).Fork("secagg"));
+  }
+  auto r = lfl::SimulateLfl(c, *dataset, sum);
   if (!r.ok()) {
     std::cerr << "fedmf train: " << r.status().message() << "\n";
     return 1;
   }
   if (!a.quiet) {
     for (const auto& it : r->iterations) {
-      std::cerr << absl::StrFormat("iteration %3d/%d  U1 %5d  U2 %5d  %s\n", it.iteration + 1,
-                                   c.iterations, it.round1_survivors, it.round2_survivors,
-                                   it.skipped ? "skipped (too few survivors)" : "");
+      std::cerr << absl::StrFormat(
+          "iteration %3d/%d  U1 %5d  U2 %5d  %s\n", it.iteration + 1, c.iterations,
+          it.round1_survivors, it.round2_survivors,
+          it.skipped ? "skipped (too few survivors)"
+                     : (it.round2_aborted ? "round 2 aborted (round-1 noise kept)" : ""));
     }
   }
-  int64_t skipped = 0;
-  for (const auto& it : r->iterations) skipped += it.skipped ? 1 : 0;
+  int64_t skipped = 0, round2_aborted = 0;
+  for (const auto& it : r->iterations) {
+    skipped += it.skipped ? 1 : 0;
+    round2_aborted += it.round2_aborted ? 1 : 0;
+  }
   if (a.json) {
     nlohmann::json j = {{"setting", "lfl"},
                         {"data", a.data},
@@ -79,18 +119,22 @@ int RunLflTrain(const JobFlags& a) {
                         {"dropout_round2", c.dropout_round2},
                         {"rounds", c.iterations},
                         {"skipped", skipped},
+                        {"round2_aborted", round2_aborted},
                         {"parties", r->devices},
                         {"learning_rate", c.EffectiveLearningRate()},
-                        {"aggregation", "ideal"},
+                        {"aggregation", a.aggregation},
+                        {"secagg_bits", c.secagg_bits},
+                        {"secure_aggregation", {{"round1", CostJson(r->round1_cost, r->devices)},
+                                                {"round2", CostJson(r->round2_cost, r->devices)}}},
                         {"seconds", r->seconds}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(
         "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f); epsilon %s at delta %g (z = %.4f, "
-        "sigma_v = %.3f); %d iterations, %d skipped; %.1f s\n",
+        "sigma_v = %.3f); %d iterations, %d skipped; %s aggregation; %.1f s\n",
         r->devices, r->test.mse, r->stage1_test.mse,
         std::isinf(r->epsilon) ? "inf" : absl::StrFormat("%.4f", r->epsilon), c.delta,
-        r->noise_multiplier, r->sigma_v, c.iterations, skipped, r->seconds);
+        r->noise_multiplier, r->sigma_v, c.iterations, skipped, a.aggregation, r->seconds);
   }
   return 0;
 }

@@ -1,9 +1,12 @@
 #include "common/lfl/two_round_dp.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/lfl/secagg_sum.h"
+#include "common/lfl/secure_sum.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::lfl {
@@ -21,50 +24,124 @@ TEST(TwoRoundDpTest, SkipRuleAndVariances) {
   EXPECT_FALSE(ValidateTwoRoundParams({10, 0.3, NAN}).ok());
 }
 
-// Simulates the noise of one iteration with d1 devices dropping in round 1
-// and d2 of the survivors dropping in round 2; the gradients are zero so the
-// aggregate IS the remaining noise. Each device's vector has many entries,
+// The noise left after one iteration whose two rounds go through `sum`
+// (IdealSum or the real secure aggregation). The gradients are zero, so the
+// aggregate IS the remaining noise; each device's vector has many entries,
 // giving many i.i.d. samples of the per-entry noise in one run.
-std::vector<double> RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t len,
-                                   uint64_t seed) {
+//
+// Dropouts: d1 devices miss round 1 (vanishing before their masked input,
+// at each of the three boundaries in turn); d2 of the round-1 survivors
+// miss round 2 — as many as round 1 can afford vanish after their round-1
+// masked input (in U1, absent from round 2), the rest before their round-2
+// masked input. When room is left, one more device vanishes after its
+// round-2 masked input (still in U2). Round 2 aborts (U2 = {}) when fewer
+// than ceil((1 - omega) |round-2 roster|) remain.
+struct IterationNoise {
+  std::vector<double> aggregate;
+  int64_t u1 = 0, u2 = 0, expected_u2 = 0;
+};
+
+constexpr DropPoint kBeforeInput[] = {DropPoint::kBeforeAdvertise, DropPoint::kAfterAdvertise,
+                                      DropPoint::kAfterShareKeys};
+constexpr DropPoint kAfterInput[] = {DropPoint::kAfterMaskedInput, DropPoint::kDuringUnmasking};
+
+IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t len, uint64_t seed,
+                              const SecureSumFn& sum, const LflCodecs& codecs) {
   random::Csprng root = random::Csprng::FromSeed(seed);
   const int64_t n = p.num_devices;
+  const int64_t m1 = MinSurvivors(p);
+  const int64_t a1 = std::min<int64_t>(d2, n - d1 - m1);  // gone right after round 1
   std::vector<DeviceNoise> devices(n, DeviceNoise(p));
-  std::vector<double> aggregate(len, 0.0);
-  const int64_t u1 = n - d1;
+  std::vector<random::Csprng> rngs;
+  SecureSumRequest r1{0, 1, m1, &codecs.round1, {}, {}};
+  std::vector<std::vector<double>> x(n);
   for (int64_t i = 0; i < n; ++i) {
-    random::Csprng rng = root.Fork(absl::StrCat("device-", i));
-    std::vector<double> x(len, 0.0);
-    devices[i].AddRound1Noise(x, rng);
-    if (i < d1) continue;  // dropped in round 1: its masked input never counted
-    for (size_t k = 0; k < len; ++k) aggregate[k] += x[k];
-    if (i < d1 + d2) continue;  // survived round 1, dropped in round 2
-    auto bar = devices[i].Round2Replacement(u1, rng);
-    EXPECT_TRUE(bar.ok()) << bar.status();
-    for (size_t k = 0; k < len; ++k) aggregate[k] += (*bar)[k];
+    rngs.push_back(root.Fork(absl::StrCat("device-", i)));
+    const DropPoint d = i < d1        ? kBeforeInput[i % 3]
+                        : i < d1 + a1 ? kAfterInput[i % 2]
+                                      : DropPoint::kNone;
+    r1.drops.push_back(d);
+    if (Submits(d)) {
+      x[i].assign(len, 0.0);
+      devices[i].AddRound1Noise(x[i], rngs[i]);
+    }
+    r1.inputs.push_back(Submits(d) ? &x[i] : nullptr);
   }
-  return aggregate;
+  IterationNoise out;
+  auto agg1 = sum(r1);
+  EXPECT_TRUE(agg1.ok()) << agg1.status();
+  EXPECT_FALSE(agg1->aborted) << agg1->abort_reason;
+  out.aggregate = agg1->sum;
+  out.u1 = static_cast<int64_t>(agg1->included.size());
+
+  const int64_t roster2 = n - d1 - a1;
+  const int64_t b2 = d2 - a1;  // miss round 2 before their input
+  const int64_t m2 = MinSurvivors({roster2, p.omega, p.sigma_v});
+  const int64_t c2 = roster2 - b2 - 1 >= m2 ? 1 : 0;  // in U2, then gone
+  SecureSumRequest r2{0, 2, m2, &codecs.round2, {}, {}};
+  std::vector<std::vector<double>> bars(roster2);
+  for (int64_t k = 0; k < roster2; ++k) {
+    const int64_t i = d1 + a1 + k;
+    const DropPoint d = k < b2        ? kBeforeInput[k % 3]
+                        : k < b2 + c2 ? DropPoint::kAfterMaskedInput
+                                      : DropPoint::kNone;
+    r2.drops.push_back(d);
+    if (Submits(d)) {
+      auto bar = devices[i].Round2Replacement(out.u1, rngs[i]);
+      EXPECT_TRUE(bar.ok()) << bar.status();
+      bars[k] = *bar;
+    }
+    r2.inputs.push_back(Submits(d) ? &bars[k] : nullptr);
+  }
+  auto agg2 = sum(r2);
+  EXPECT_TRUE(agg2.ok()) << agg2.status();
+  out.expected_u2 = roster2 - b2 - c2 >= m2 ? roster2 - b2 : 0;
+  EXPECT_EQ(agg2->aborted, out.expected_u2 == 0) << agg2->abort_reason;
+  if (!agg2->aborted) {
+    out.u2 = static_cast<int64_t>(agg2->included.size());
+    for (size_t k = 0; k < len; ++k) out.aggregate[k] += agg2->sum[k];
+  }
+  return out;
 }
 
-TEST(TwoRoundDpTest, RemainingNoiseIsAtLeastSigmaSquaredForEveryDropoutPattern) {
+void ExpectRemainingNoiseAtLeastSigmaSquared(const SecureSumFn& sum, size_t len) {
   const TwoRoundParams p{20, 0.3, 1.5};
   const int max_drop = static_cast<int>(p.num_devices - MinSurvivors(p));  // omega * n = 6
   ASSERT_EQ(max_drop, 6);
-  const size_t len = 6000;
+  auto codecs = ChooseLflCodecs(p, 5.0);
+  ASSERT_TRUE(codecs.ok()) << codecs.status();
   for (int d1 = 0; d1 <= max_drop; d1 += 2) {
     for (int d2 = 0; d2 <= max_drop; d2 += 2) {
-      std::vector<double> agg = RemainingNoise(p, d1, d2, len, 100 + d1 * 10 + d2);
+      IterationNoise it = RemainingNoise(p, d1, d2, len, 100 + d1 * 10 + d2, sum, *codecs);
+      ASSERT_EQ(it.aggregate.size(), len);
+      EXPECT_EQ(it.u1, p.num_devices - d1);
+      EXPECT_EQ(it.u2, it.expected_u2) << "d1=" << d1 << " d2=" << d2;
       double mean = 0, var = 0;
-      for (double v : agg) mean += v;
+      for (double v : it.aggregate) mean += v;
       mean /= len;
-      for (double v : agg) var += (v - mean) * (v - mean);
+      for (double v : it.aggregate) var += (v - mean) * (v - mean);
       var /= (len - 1);
-      const double analytic = RemainingVariance(p, p.num_devices - d1, p.num_devices - d1 - d2);
+      const double analytic = RemainingVariance(p, it.u1, it.u2);
       EXPECT_GE(analytic, p.sigma_v * p.sigma_v - 1e-12) << d1 << "," << d2;
       // Sampling error of a variance estimate over 6000 samples is ~1.8%.
       EXPECT_NEAR(var / analytic, 1.0, 0.08) << "d1=" << d1 << " d2=" << d2;
       EXPECT_NEAR(mean, 0.0, 5 * std::sqrt(analytic / len));
     }
+  }
+}
+
+TEST(TwoRoundDpTest, RemainingNoiseIsAtLeastSigmaSquaredForEveryDropoutPattern) {
+  ExpectRemainingNoiseAtLeastSigmaSquared(IdealSum, 6000);
+}
+
+// The same through the real protocol: drops at every phase boundary of both
+// aggregations, round-2 aborts included (d1 = 6, d2 >= 6).
+TEST(TwoRoundDpTest, RemainingNoiseThroughSecureAggregation) {
+  for (secagg::GraphKind g : {secagg::GraphKind::kComplete, secagg::GraphKind::kHarary}) {
+    SecAggSumOptions o;
+    o.graph = g;
+    o.requirements.dropout_rate = 0.3;
+    ExpectRemainingNoiseAtLeastSigmaSquared(MakeSecAggSum(o, random::Csprng::FromSeed(9)), 6000);
   }
 }
 

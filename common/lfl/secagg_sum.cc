@@ -1,0 +1,175 @@
+#include "common/lfl/secagg_sum.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/lfl/lfl_device.h"
+#include "common/secagg/simulate.h"
+
+namespace fedmf::lfl {
+
+absl::StatusOr<crypto::FixedPointCodec> MaxPrecisionCodec(int bits, double max_abs,
+                                                          uint64_t summands) {
+  if (bits < 2 || bits > 64) {
+    return absl::InvalidArgumentError(absl::StrCat("fixed point: bits = ", bits,
+                                                   " must be in [2, 64]"));
+  }
+  if (!(max_abs >= 0) || !std::isfinite(max_abs)) {
+    return absl::InvalidArgumentError(absl::StrCat("fixed point: bound ", max_abs,
+                                                   " must be finite"));
+  }
+  const double bound = max_abs > 0 ? max_abs : 1.0;
+  // Create() enforces the no-wrap condition; the first f it accepts, going
+  // down from the most precise, is the answer.
+  for (int f = bits - 1; f >= 0; --f) {
+    absl::StatusOr<crypto::FixedPointCodec> codec =
+        crypto::FixedPointCodec::Create(bits, f, bound, summands);
+    if (codec.ok()) return codec;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "fixed point: ", summands, " summands of magnitude <= ", bound, " wrap in ", bits,
+      " bits even without fractional bits; raise --secagg-bits or lower the bound"));
+}
+
+absl::StatusOr<LflCodecs> ChooseLflCodecs(const TwoRoundParams& dp, double rating_max, int bits) {
+  if (absl::Status s = ValidateTwoRoundParams(dp); !s.ok()) return s;
+  if (!(rating_max > 0)) return absl::InvalidArgumentError("rating_max must be > 0");
+  const uint64_t n = static_cast<uint64_t>(dp.num_devices);
+  absl::StatusOr<crypto::FixedPointCodec> r1 =
+      MaxPrecisionCodec(bits, Round1Bound(rating_max, dp, kNoiseTailSigmas), n);
+  if (!r1.ok()) return absl::InvalidArgumentError(absl::StrCat("round 1: ", r1.status().message()));
+  absl::StatusOr<crypto::FixedPointCodec> r2 =
+      MaxPrecisionCodec(bits, Round2Bound(dp, kNoiseTailSigmas), n);
+  if (!r2.ok()) return absl::InvalidArgumentError(absl::StrCat("round 2: ", r2.status().message()));
+  return LflCodecs{*std::move(r1), *std::move(r2)};
+}
+
+const char* AggregationName(secagg::GraphKind graph) {
+  return graph == secagg::GraphKind::kHarary ? "secagg+" : "secagg";
+}
+
+namespace {
+
+secagg::DropoutPlan PlanFor(const std::vector<DropPoint>& drops,
+                            const std::vector<secagg::DeviceId>& roster) {
+  secagg::DropoutPlan plan;
+  for (size_t k = 0; k < drops.size(); ++k) {
+    switch (drops[k]) {
+      case DropPoint::kBeforeAdvertise: plan.before_advertise.push_back(roster[k]); break;
+      case DropPoint::kAfterAdvertise: plan.after_advertise.push_back(roster[k]); break;
+      case DropPoint::kAfterShareKeys: plan.after_share_keys.push_back(roster[k]); break;
+      case DropPoint::kAfterMaskedInput: plan.after_masked_input.push_back(roster[k]); break;
+      case DropPoint::kDuringUnmasking: plan.during_unmasking.push_back(roster[k]); break;
+      case DropPoint::kNone: break;
+    }
+  }
+  return plan;
+}
+
+class SecAggSum {
+ public:
+  SecAggSum(SecAggSumOptions options, random::Csprng rng)
+      : options_(std::move(options)), rng_(std::make_shared<random::Csprng>(std::move(rng))) {}
+
+  absl::StatusOr<SecureSumOutcome> operator()(const SecureSumRequest& request) const {
+    absl::StatusOr<size_t> length = ValidateSecureSumRequest(request);
+    if (!length.ok()) return length.status();
+    if (request.codec == nullptr) return absl::InvalidArgumentError("secure sum: no codec");
+    const size_t n = request.inputs.size();
+    SecureSumOutcome out;
+    if (n < 2 || *length == 0) {
+      // One device's "sum" is its input: never run an aggregation for it.
+      out.aborted = true;
+      out.abort_reason = absl::StrCat(n, " participants, ", *length,
+                                      " entries: nothing a secure aggregation may reveal");
+      return out;
+    }
+    absl::StatusOr<secagg::GraphParameters> params = Parameters(n, request.min_survivors);
+    if (!params.ok()) return params.status();
+
+    secagg::SimulationSpec spec;
+    spec.num_devices = n;
+    spec.vector_length = *length;
+    spec.bits = request.codec->bits();
+    spec.parameters = *params;
+    spec.seed = rng_->NextU64();  // fresh aggregation id, keys and masks
+    spec.num_threads = options_.num_threads;
+    const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(n);
+    spec.dropouts = PlanFor(request.drops, roster);
+    // The devices encode their own inputs (in the simulator's worker
+    // threads); a failure is kept per device and reported after the run.
+    std::vector<absl::Status> encode_errors(n);
+    spec.input = [&](size_t index, secagg::DeviceId) -> std::vector<uint64_t> {
+      const std::vector<double>* x = request.inputs[index];
+      if (x == nullptr) {
+        encode_errors[index] = absl::InternalError("asked for the input of a dropped device");
+        return {};
+      }
+      absl::StatusOr<std::vector<uint64_t>> e = request.codec->EncodeVector(*x);
+      if (!e.ok()) {
+        encode_errors[index] = e.status();
+        return {};
+      }
+      return *std::move(e);
+    };
+    absl::StatusOr<secagg::SimulationResult> sim = secagg::Simulate(spec);
+    if (!sim.ok()) return sim.status();
+    for (size_t k = 0; k < n; ++k) {
+      if (!encode_errors[k].ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("round ", request.round, " device ", k,
+                                                       ": ", encode_errors[k].message()));
+      }
+    }
+    out.cost.aggregations = 1;
+    out.cost.client_seconds = sim->client_seconds;
+    out.cost.server_seconds = sim->server_seconds;
+    out.cost.upload_bytes = sim->upload_bytes;
+    out.cost.download_bytes = sim->download_bytes;
+    if (sim->server_state != secagg::ServerState::kCompleted) {
+      out.aborted = true;
+      out.abort_reason = std::string(sim->abort_reason.message());
+      return out;
+    }
+    out.sum = request.codec->DecodeSumVector(sim->sum);
+    out.included.reserve(sim->included.size());
+    for (secagg::DeviceId id : sim->included) {
+      out.included.push_back(static_cast<size_t>(
+          std::lower_bound(roster.begin(), roster.end(), id) - roster.begin()));
+    }
+    return out;
+  }
+
+ private:
+  // k and t from the security analysis; the abort threshold m from the LFL
+  // skip rule (t <= m, since every survivor holds at most one share of a
+  // secret and the complete graph's t is its m).
+  absl::StatusOr<secagg::GraphParameters> Parameters(size_t n, int64_t min_survivors) const {
+    absl::StatusOr<secagg::GraphParameters> p =
+        options_.graph == secagg::GraphKind::kHarary
+            ? secagg::ChooseSecAggPlusParameters(n, options_.requirements)
+            : secagg::ChooseCompleteGraphParameters(n, options_.requirements);
+    if (!p.ok()) return p.status();
+    if (min_survivors > static_cast<int64_t>(n)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("secure sum: min_survivors ", min_survivors, " > ", n, " participants"));
+    }
+    p->min_survivors = static_cast<int>(min_survivors);
+    p->threshold = std::min(p->threshold, p->min_survivors);
+    return p;
+  }
+
+  SecAggSumOptions options_;
+  std::shared_ptr<random::Csprng> rng_;  // shared by copies of the SecureSumFn
+};
+
+}  // namespace
+
+SecureSumFn MakeSecAggSum(SecAggSumOptions options, random::Csprng rng) {
+  return SecAggSum(std::move(options), std::move(rng));
+}
+
+}  // namespace fedmf::lfl

@@ -1,0 +1,290 @@
+#include "common/lfl/secagg_sum.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/crypto/mod2k.h"
+#include "common/data/synthetic.h"
+#include "common/lfl/lfl_device.h"
+#include "common/lfl/lfl_simulator.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::lfl {
+namespace {
+
+using secagg::GraphKind;
+
+SecureSumFn SecAgg(GraphKind graph, uint64_t seed, double omega = 0.3) {
+  SecAggSumOptions o;
+  o.graph = graph;
+  o.requirements.dropout_rate = omega;
+  return MakeSecAggSum(o, random::Csprng::FromSeed(seed));
+}
+
+TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
+  // ML-100K-sized federation at epsilon = 1.
+  const TwoRoundParams dp{943, 0.3, 270.0};
+  auto codecs = ChooseLflCodecs(dp, 5.0, 64);
+  ASSERT_TRUE(codecs.ok()) << codecs.status();
+  for (const auto* c : {&codecs->round1, &codecs->round2}) {
+    EXPECT_EQ(c->bits(), 64);
+    EXPECT_EQ(c->max_summands(), 943u);
+    // No wrap at f, a wrap would be possible at f + 1: f is the best there is.
+    const long double limit = std::ldexp(1.0L, 63);
+    EXPECT_LT(943.0L * c->max_encoded_magnitude(), limit);
+    EXPECT_GE(943.0L * std::ceil(std::ldexp(static_cast<long double>(c->max_abs()),
+                                            c->frac_bits() + 1)),
+              limit);
+  }
+  EXPECT_DOUBLE_EQ(codecs->round1.max_abs(), Round1Bound(5.0, dp, kNoiseTailSigmas));
+  EXPECT_DOUBLE_EQ(codecs->round2.max_abs(), Round2Bound(dp, kNoiseTailSigmas));
+  // sqrt(zeta1) sigma_v = 270 / sqrt(0.7 * 943); the gradient part is 2 * 5^1.5.
+  EXPECT_NEAR(codecs->round1.max_abs(), 2 * std::pow(5.0, 1.5) + 10 * 270 / std::sqrt(660.1), 1e-9);
+  // The clamp of DeviceNoise keeps every draw encodable, even a wild one.
+  EXPECT_TRUE(codecs->round1.Encode(codecs->round1.max_abs()).ok());
+  EXPECT_FALSE(codecs->round1.Encode(codecs->round1.max_abs() * 1.001).ok());
+
+  // Fewer bits: less precision, still no wrap; too few: a clear error.
+  auto narrow = ChooseLflCodecs(dp, 5.0);  // kDefaultLflBits = 32
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->round1.bits(), 32);
+  EXPECT_NEAR(narrow->round1.frac_bits(), codecs->round1.frac_bits() - 32, 1);
+  auto none = ChooseLflCodecs(dp, 5.0, 12);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.status().message().find("round 1"), std::string::npos) << none.status();
+  // No noise at all (epsilon = inf): round 2 carries zeros, any bound works.
+  EXPECT_TRUE(ChooseLflCodecs({943, 0.3, 0.0}, 5.0).ok());
+}
+
+TEST(LflCodecTest, DeviceNoiseIsClampedAtTheTail) {
+  // A huge vector makes a few 4-sigma draws certain; none exceeds 10 sigma.
+  const TwoRoundParams dp{10, 0.3, 3.0};
+  DeviceNoise noise(dp);
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  std::vector<double> x(200000, 0.0);
+  noise.AddRound1Noise(x, rng);
+  const double s1 = std::sqrt(Round1Variance(dp));
+  double biggest = 0;
+  for (double v : x) biggest = std::max(biggest, std::abs(v));
+  EXPECT_GT(biggest, 4 * s1);
+  EXPECT_LE(biggest, kNoiseTailSigmas * s1);
+  auto bar = noise.Round2Replacement(7, rng);
+  ASSERT_TRUE(bar.ok());
+  for (double v : *bar) ASSERT_LE(std::abs(v), Round2Bound(dp, kNoiseTailSigmas));
+}
+
+// Random inputs in [-B, B], random drop points at every boundary: the secure
+// sum decodes to exactly the fixed-point sum of the rounded inputs of the
+// devices in U3, and aborts exactly when IdealSum does (complete graph).
+TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
+  random::Csprng rng = random::Csprng::FromSeed(17);
+  int completed = 0, aborted = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    const size_t n = 5 + rng.UniformInt(26);
+    const size_t len = 1 + rng.UniformInt(40);
+    const double bound = 0.5 + 100 * rng.NextDouble();
+    auto codec = MaxPrecisionCodec(trial % 2 ? 64 : 40, bound, n);
+    ASSERT_TRUE(codec.ok()) << codec.status();
+    SecureSumRequest r;
+    r.iteration = trial;
+    r.codec = &*codec;
+    r.min_survivors = static_cast<int64_t>(std::ceil(0.7 * n - 1e-9));
+    std::vector<std::vector<double>> x(n);
+    // Drop probability around the threshold so both outcomes occur.
+    const double p = 0.1 + 0.4 * rng.NextDouble();
+    for (size_t k = 0; k < n; ++k) {
+      r.drops.push_back(SampleDropPoint(rng, p));
+      x[k].resize(len);
+      for (double& v : x[k]) v = bound * (2 * rng.NextDouble() - 1);
+      r.inputs.push_back(Submits(r.drops[k]) ? &x[k] : nullptr);
+    }
+    auto ideal = IdealSum(r);
+    ASSERT_TRUE(ideal.ok());
+    auto secure = SecAgg(GraphKind::kComplete, 100 + trial)(r);
+    ASSERT_TRUE(secure.ok()) << secure.status();
+    ASSERT_EQ(secure->aborted, ideal->aborted) << "trial " << trial << ": " << secure->abort_reason;
+    EXPECT_EQ(secure->cost.aggregations, 1);
+    if (secure->aborted) {
+      ++aborted;
+      EXPECT_TRUE(secure->sum.empty());
+      continue;
+    }
+    ++completed;
+    ASSERT_EQ(secure->included, ideal->included);
+    std::vector<uint64_t> expected(len, 0);
+    for (size_t k : ideal->included) {
+      auto e = codec->EncodeVector(x[k]);
+      ASSERT_TRUE(e.ok());
+      ASSERT_TRUE(crypto::AddMod2k(expected, *e, codec->bits()).ok());
+    }
+    ASSERT_EQ(secure->sum.size(), len);
+    // Rounding of the encodings, plus the double rounding of IdealSum itself.
+    const double precision =
+        static_cast<double>(n) * std::ldexp(1.0, -codec->frac_bits() - 1) + 1e-11;
+    for (size_t e = 0; e < len; ++e) {
+      EXPECT_EQ(secure->sum[e], codec->DecodeSum(expected[e])) << "trial " << trial << " e " << e;
+      EXPECT_NEAR(secure->sum[e], ideal->sum[e], precision);
+    }
+  }
+  EXPECT_GT(completed, 4);
+  EXPECT_GT(aborted, 2);
+}
+
+// The skip rule at its edge, in both graph modes and at every boundary: with
+// exactly ceil((1 - omega) n) devices left the sum is decoded, with one fewer
+// the aggregation aborts and the server gets nothing.
+TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
+  const size_t len = 6;
+  for (GraphKind g : {GraphKind::kComplete, GraphKind::kHarary}) {
+    // The complete graph costs n^2 key agreements: keep its n small.
+    for (size_t n : {size_t{10}, g == GraphKind::kComplete ? size_t{40} : size_t{120}}) {
+      const int64_t m = MinSurvivors({static_cast<int64_t>(n), 0.3, 1.0});
+      auto codec = MaxPrecisionCodec(64, 10.0, n);
+      ASSERT_TRUE(codec.ok());
+      std::vector<std::vector<double>> x(n, std::vector<double>(len, 1.25));
+      for (int at = 0; at < kNumDropPoints; ++at) {
+        for (int64_t dropped : {static_cast<int64_t>(n) - m, static_cast<int64_t>(n) - m + 1}) {
+          SecureSumRequest r;
+          r.codec = &*codec;
+          r.min_survivors = m;
+          for (size_t k = 0; k < n; ++k) {
+            r.drops.push_back(static_cast<int64_t>(k) < dropped ? static_cast<DropPoint>(at)
+                                                                : DropPoint::kNone);
+            r.inputs.push_back(Submits(r.drops.back()) ? &x[k] : nullptr);
+          }
+          auto out = SecAgg(g, 7 * n + at)(r);
+          ASSERT_TRUE(out.ok()) << out.status();
+          const bool should_abort = static_cast<int64_t>(n) - dropped < m;
+          ASSERT_EQ(out->aborted, should_abort)
+              << AggregationName(g) << " n=" << n << " at=" << at << " dropped=" << dropped
+              << ": " << out->abort_reason;
+          if (should_abort) continue;
+          const size_t in_sum = Submits(static_cast<DropPoint>(at)) ? n : n - dropped;
+          EXPECT_EQ(out->included.size(), in_sum);
+          for (double v : out->sum) EXPECT_EQ(v, 1.25 * static_cast<double>(in_sum));
+        }
+      }
+    }
+  }
+}
+
+TEST(SecAggSumTest, RejectsMalformedRequests) {
+  auto codec = MaxPrecisionCodec(64, 1.0, 4);
+  ASSERT_TRUE(codec.ok());
+  std::vector<double> a(3, 0.5), b(4, 0.5), big(3, 2.0);
+  auto sum = SecAgg(GraphKind::kComplete, 1);
+  SecureSumRequest r;
+  r.codec = &*codec;
+  r.min_survivors = 2;
+  r.drops.assign(3, DropPoint::kNone);
+  r.inputs = {&a, &b, &a};  // lengths differ
+  EXPECT_EQ(sum(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.inputs = {&a, nullptr, &a};  // a submitter without an input
+  EXPECT_EQ(sum(r).status().code(), absl::StatusCode::kInvalidArgument);
+  r.inputs = {&a, &big, &a};  // beyond the codec's bound: named, not wrapped
+  auto out = sum(r);
+  ASSERT_FALSE(out.ok());
+  EXPECT_NE(out.status().message().find("device 1"), std::string::npos) << out.status();
+  r.inputs = {&a, &a, &a};
+  r.codec = nullptr;
+  EXPECT_FALSE(sum(r).ok());
+  // One participant: never aggregated (its "sum" would be its input).
+  r.codec = &*codec;
+  r.min_survivors = 1;
+  r.inputs = {&a};
+  r.drops = {DropPoint::kNone};
+  auto one = sum(r);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->aborted);
+}
+
+// Fresh aggregation per call: the same request twice gives the same sum,
+// but the server sees different masked traffic (new keys, new ids).
+TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
+  auto codec = MaxPrecisionCodec(64, 4.0, 6);
+  ASSERT_TRUE(codec.ok());
+  std::vector<std::vector<double>> x(6, std::vector<double>(5, -3.5));
+  SecureSumRequest r;
+  r.codec = &*codec;
+  r.min_survivors = 5;
+  for (auto& v : x) {
+    r.inputs.push_back(&v);
+    r.drops.push_back(DropPoint::kNone);
+  }
+  auto sum = SecAgg(GraphKind::kHarary, 5);
+  auto first = sum(r);
+  auto second = sum(r);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->sum, second->sum);
+  EXPECT_EQ(first->sum, std::vector<double>(5, -21.0));
+  EXPECT_GT(first->cost.upload_bytes, 6u * 5 * 8);
+  EXPECT_GT(first->cost.client_seconds[0], 0);
+}
+
+data::Dataset Small() {
+  data::SyntheticOptions o;
+  o.num_users = 80;
+  o.num_items = 40;
+  o.density = 0.2;
+  auto d = data::GenerateSynthetic(o);
+  EXPECT_TRUE(d.ok());
+  return *d;
+}
+
+// End to end: SimulateLfl over the secure aggregation reproduces the ideal
+// run (same seed: same samples, noise and dropouts) up to fixed-point
+// rounding, including skipped and dropped iterations.
+TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
+  for (GraphKind g : {GraphKind::kHarary, GraphKind::kComplete}) {
+    LflConfig c;
+    c.iterations = 4;
+    c.dim = 5;
+    c.epsilon = 4.0;
+    c.seed = 11;
+    c.dropout_round1 = 0.15;
+    c.dropout_round2 = 0.15;
+    c.device.pretrain_epochs = 5;
+    c.device.finetune_epochs = 5;
+    auto ideal = SimulateLfl(c, Small(), IdealSum);
+    auto secure = SimulateLfl(c, Small(), SecAgg(g, 21));
+    ASSERT_TRUE(ideal.ok()) << ideal.status();
+    ASSERT_TRUE(secure.ok()) << secure.status();
+    EXPECT_EQ(secure->stage1_test.mse, ideal->stage1_test.mse);
+    ASSERT_EQ(secure->iterations.size(), ideal->iterations.size());
+    for (size_t t = 0; t < ideal->iterations.size(); ++t) {
+      const auto& a = secure->iterations[t];
+      const auto& b = ideal->iterations[t];
+      EXPECT_EQ(a.skipped, b.skipped);
+      EXPECT_EQ(a.round1_survivors, b.round1_survivors);
+      EXPECT_EQ(a.round2_survivors, b.round2_survivors);
+      EXPECT_EQ(a.round2_aborted, b.round2_aborted);
+      EXPECT_GT(a.round1_survivors, 0);
+    }
+    // The sums differ by fixed-point rounding only (<= n 2^{-f-1} per entry;
+    // the default 32-bit codec leaves f ~ 12-16 fractional bits here), which
+    // moves the final MSE by ~1e-8; a protocol error would move it by >> 1e-3.
+    EXPECT_NEAR(secure->test.mse, ideal->test.mse, 1e-6) << AggregationName(g);
+    EXPECT_EQ(secure->round1_cost.aggregations, 4);
+    EXPECT_GT(secure->round1_cost.upload_bytes, secure->round2_cost.upload_bytes / 2);
+    EXPECT_EQ(ideal->round1_cost.upload_bytes, 0u);
+  }
+  // Beyond omega every round 1 aborts: the iteration is skipped, V unchanged.
+  LflConfig c;
+  c.iterations = 3;
+  c.dim = 5;
+  c.epsilon = 4.0;
+  c.seed = 11;
+  c.dropout_round1 = 0.8;
+  c.device.pretrain_epochs = 5;
+  c.device.finetune_epochs = 0;
+  auto skipped = SimulateLfl(c, Small(), SecAgg(GraphKind::kHarary, 3));
+  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
+  EXPECT_EQ(skipped->test.mse, skipped->stage1_test.mse);
+  EXPECT_EQ(skipped->round2_cost.aggregations, 0);
+}
+
+}  // namespace
+}  // namespace fedmf::lfl
