@@ -1,0 +1,104 @@
+// fedmf-device: one process hosting many virtual devices (one user each),
+// dialing out to fedmf-server over mTLS. The role the devices play is chosen
+// with --setting; each setting is one runner below (LFL-SGDMF: lfl_host.h).
+#include <atomic>
+#include <csignal>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "client-device/lfl_host.h"
+#include "common/log/log.h"
+#include "common/log/log_setup.h"
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+struct Flags {
+  std::string setting = "lfl";
+  std::string dropout = "0,0";
+  int64_t seed = -1;
+  fedmf::device::LflHostOptions lfl;
+};
+
+int RunLfl(Flags& f) {
+  fedmf::device::LflHostOptions& o = f.lfl;
+  std::vector<std::string> parts = absl::StrSplit(f.dropout, ',');
+  if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &o.role.dropout_round1) ||
+      !absl::SimpleAtod(parts[1], &o.role.dropout_round2) ||
+      !(o.role.dropout_round1 >= 0 && o.role.dropout_round1 < 1) ||
+      !(o.role.dropout_round2 >= 0 && o.role.dropout_round2 < 1)) {
+    std::cerr << "fedmf-device: --dropout '" << f.dropout
+              << "': expected P1,P2 with each in [0, 1), e.g. 0.1,0.05\n";
+    return 2;
+  }
+  if (f.seed >= 0) {
+    o.role.seed = static_cast<uint64_t>(f.seed);
+    spdlog::warn("--seed given: keys, masks and noise are reproducible — for tests only");
+  }
+  if (o.ledger_path.empty()) o.ledger_path = o.host + ".ledger.db";
+  absl::Status s = fedmf::device::RunLflHost(o, g_stop);
+  if (!s.ok() && !absl::IsCancelled(s)) {
+    spdlog::error("host '{}': {}", o.host, s.message());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"fedmf-device — a host of virtual devices for cross-device jobs"};
+  Flags f;
+  fedmf::device::LflHostOptions& o = f.lfl;
+  o.tls = {false, "certs", ""};
+  std::string log_format = "text";
+  app.add_option("--setting", f.setting, "the devices' role: lfl")->capture_default_str();
+  app.add_option("--name", o.host, "this host's certificate name (role device)")->required();
+  app.add_option("--server", o.server, "fedmf-server address host:port")->required();
+  app.add_option("--server-name", o.server_cert_name, "the server's certificate name")
+      ->capture_default_str();
+  app.add_option("--cert-dir", o.tls.cert_dir, "holds ca.crt, <name>.crt, <name>.key")
+      ->capture_default_str();
+  app.add_flag("--insecure", o.tls.insecure, "plaintext gRPC without authentication (testing only)");
+  app.add_option("--devices-from", o.devices_from,
+                 "the users' ratings: movielens:PATH | csv:PATH | synthetic[:k=v,...]")
+      ->required();
+  app.add_option("--first", o.first, "first hosted device (0-based user index)")
+      ->capture_default_str();
+  app.add_option("--count", o.count, "number of hosted devices")->capture_default_str();
+  app.add_option("--ledger", o.ledger_path, "SQLite privacy ledger (default <name>.ledger.db)");
+  app.add_option("--dropout", f.dropout,
+                 "P1,P2: probability a device vanishes in round 1 / round 2 of an iteration")
+      ->capture_default_str();
+  app.add_option("--seed", f.seed, "TEST ONLY: seed keys, masks, dropouts and (with a seeded "
+                                   "job) the devices' noise");
+  app.add_option("--threads", o.role.threads, "worker threads for the devices' work")
+      ->capture_default_str();
+  app.add_option("--misbehave", o.misbehave,
+                 "TEST ONLY: short-vector:D | duplicate-share:D | foreign-device:D");
+  app.add_flag("--exit-after-job", o.exit_after_job, "exit once a job finished or failed");
+  app.add_option("--log-format", log_format, "text | json")->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  o.tls.name = o.host;
+  if (auto s = fedmf::log::ConfigureLogging(log_format, "fedmf-device"); !s.ok()) {
+    std::cerr << "fedmf-device: " << s.message() << "\n";
+    return 2;
+  }
+  if (o.tls.insecure) spdlog::warn("--insecure: plaintext gRPC, no authentication (testing only)");
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  // One runner per setting; another role plugs in here.
+  const std::map<std::string, std::function<int(Flags&)>> runners{{"lfl", RunLfl}};
+  auto it = runners.find(f.setting);
+  if (it == runners.end()) {
+    std::cerr << "fedmf-device: --setting '" << f.setting << "': expected lfl\n";
+    return 2;
+  }
+  return it->second(f);
+}

@@ -1,0 +1,372 @@
+#include "client-device/lfl_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "common/log/log.h"
+#include "common/net/lfl_job_codec.h"
+#include "common/net/matrix_codec.h"
+#include "fedmf/v1/device.grpc.pb.h"
+
+namespace fedmf::device {
+namespace {
+
+// Chunks of matrices the host accepts (the server sends <= its limit).
+constexpr int32_t kMaxChunkValues = 1 << 20;
+// Server messages answered per step of the masked-input phase, so only that
+// many input vectors are alive at once.
+constexpr size_t kAnswerChunk = 16;
+
+std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  return c;
+}
+
+struct Misbehaviour {
+  std::string kind;
+  uint64_t device = 0;
+};
+
+absl::StatusOr<std::optional<Misbehaviour>> ParseMisbehaviour(const std::string& spec) {
+  if (spec.empty()) return std::nullopt;
+  std::vector<std::string> parts = absl::StrSplit(spec, ':');
+  Misbehaviour m;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &m.device) ||
+      (parts[0] != "short-vector" && parts[0] != "duplicate-share" &&
+       parts[0] != "foreign-device")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--misbehave '", spec,
+        "': expected short-vector:D, duplicate-share:D or foreign-device:D"));
+  }
+  m.kind = parts[0];
+  return m;
+}
+
+class Host {
+ public:
+  Host(const LflHostOptions& options, const std::atomic<bool>& stop) : o_(options), stop_(stop) {}
+
+  absl::Status Run() {
+    absl::StatusOr<std::optional<Misbehaviour>> mis = ParseMisbehaviour(o_.misbehave);
+    if (!mis.ok()) return mis.status();
+    misbehave_ = *mis;
+    if (o_.count < 1 || o_.first < 0) {
+      return absl::InvalidArgumentError("--first must be >= 0 and --count >= 1");
+    }
+    absl::StatusOr<data::Dataset> ds = data::LoadDataSpec(o_.devices_from);
+    if (!ds.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--devices-from '", o_.devices_from, "': ", ds.status().message()));
+    }
+    if (o_.first + o_.count > ds->num_users) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--first ", o_.first, " --count ", o_.count, ": the data has only ", ds->num_users,
+          " users"));
+    }
+    dataset_ = *std::move(ds);
+    absl::StatusOr<std::unique_ptr<DeviceLedger>> ledger = DeviceLedger::Open(o_.ledger_path);
+    if (!ledger.ok()) return ledger.status();
+    ledger_ = *std::move(ledger);
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> ch =
+        net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
+    if (!ch.ok()) return ch.status();
+    stub_ = v1::DeviceCoordinator::NewStub(*ch);
+    for (int64_t d = o_.first; d < o_.first + o_.count; ++d) hello_.add_devices(d);
+    hello_.set_host(o_.host);
+    spdlog::info("device host '{}': devices {}..{} of {}, server {}", o_.host, o_.first,
+                 o_.first + o_.count - 1, o_.devices_from, o_.server);
+
+    double backoff = 0.5;
+    while (!stop_) {
+      v1::DeviceTask task;
+      auto ctx = Ctx(60);
+      grpc::Status s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
+      if (!s.ok()) {
+        spdlog::warn("server {}: {} (retrying in {:.1f}s)", o_.server, s.error_message(), backoff);
+        Sleep(backoff);
+        backoff = std::min(backoff * 2, o_.max_backoff_seconds);
+        continue;
+      }
+      backoff = 0.5;
+      absl::StatusOr<bool> done = Handle(task);
+      if (!done.ok()) {
+        spdlog::error("job '{}': {}", task.job_id(), done.status().message());
+        Sleep(1);  // do not spin on a task this host cannot do
+        continue;
+      }
+      if (*done && o_.exit_after_job) return absl::OkStatus();
+    }
+    return absl::CancelledError("stopped");
+  }
+
+ private:
+  void Sleep(double seconds) {
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+    while (!stop_ && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+
+  // true when the job ended (finished or failed).
+  absl::StatusOr<bool> Handle(const v1::DeviceTask& task) {
+    switch (task.kind()) {
+      case v1::DEVICE_TASK_KIND_ABORT:
+        if (role_ != nullptr && job_id_ == task.job_id()) {
+          spdlog::warn("job '{}' aborted: {}", task.job_id(), task.reason());
+          role_.reset();
+          return true;
+        }
+        return false;
+      case v1::DEVICE_TASK_KIND_PRETRAIN:
+        return Pretrain(task);
+      case v1::DEVICE_TASK_KIND_PHASE:
+        return Phase(task);
+      case v1::DEVICE_TASK_KIND_FINISH:
+        return Finish(task);
+      default:
+        return false;
+    }
+  }
+
+  absl::StatusOr<mf::Matrix> Download(const std::string& job_id, int32_t iteration) {
+    v1::ModelRequest req;
+    req.set_host(o_.host);
+    req.set_job_id(job_id);
+    req.set_iteration(iteration);
+    auto ctx = Ctx(120);
+    auto reader = stub_->DownloadModel(ctx.get(), req);
+    net::MatrixAssembler assembler(job_id, iteration, job_.num_items, job_.config.dim,
+                                   kMaxChunkValues);
+    v1::MatrixChunk chunk;
+    while (reader->Read(&chunk)) {
+      if (auto s = assembler.Add(chunk); !s.ok()) return s;
+    }
+    if (grpc::Status s = reader->Finish(); !s.ok()) return net::FromGrpc(s);
+    return assembler.Finish();
+  }
+
+  absl::Status Report(int stage, const mf::ErrorMetrics& m) {
+    v1::DeviceMetricsReport r;
+    r.set_host(o_.host);
+    r.set_job_id(job_id_);
+    r.set_stage(stage);
+    r.set_test_mse(m.mse);
+    r.set_test_count(m.count);
+    r.set_devices(static_cast<int32_t>(role_->size()));
+    if (stage == 3) {
+      absl::StatusOr<double> eps = role_->EpsilonSpent();
+      if (!eps.ok()) return eps.status();
+      r.set_epsilon_spent(*eps);
+    }
+    v1::Ack ack;
+    auto ctx = Ctx(30);
+    return net::FromGrpc(stub_->ReportMetrics(ctx.get(), r, &ack));
+  }
+
+  absl::StatusOr<bool> Pretrain(const v1::DeviceTask& task) {
+    absl::StatusOr<net::LflJobConfig> job = net::LflJobFromSpec(task.spec());
+    if (!job.ok()) return job.status();
+    job_ = *std::move(job);
+    job_id_ = task.job_id();
+    // The same split as lfl::SimulateLfl: a pure function of the data and seed.
+    absl::StatusOr<data::Federation> fed = data::PartitionLfl(
+        dataset_, {job_.config.test_fraction, job_.config.seed.value_or(1)});
+    if (!fed.ok()) return fed.status();
+    std::vector<std::pair<uint64_t, data::PartyData>> devices;
+    for (uint64_t d : task.devices()) {
+      if (d < static_cast<uint64_t>(o_.first) ||
+          d >= static_cast<uint64_t>(o_.first + o_.count)) {
+        return absl::InvalidArgumentError(absl::StrCat("the server assigned device ", d,
+                                                       ", which this host does not run"));
+      }
+      devices.emplace_back(d, std::move(fed->parties[d]));
+    }
+    absl::StatusOr<std::unique_ptr<LflRole>> role =
+        LflRole::Create(o_.role, job_, task.num_devices(), std::move(devices), ledger_.get());
+    if (!role.ok()) return role.status();
+    role_ = *std::move(role);
+    absl::StatusOr<mf::Matrix> v0 = Download(job_id_, 0);
+    if (!v0.ok()) return v0.status();
+    absl::StatusOr<mf::ErrorMetrics> m = role_->Pretrain(*v0);
+    if (!m.ok()) return m.status();
+    spdlog::info("job '{}': Stage 1 done on {} devices, test MSE {:.4f}", job_id_, role_->size(),
+                 m->mse);
+    if (auto s = Report(1, *m); !s.ok()) return s;
+    return false;
+  }
+
+  void Misbehave(const v1::BatchHeader& h, std::vector<v1::DeviceMessage>& msgs) {
+    if (!misbehave_.has_value() || h.iteration() != 0 || h.round() != 1) return;
+    const Misbehaviour& m = *misbehave_;
+    if (m.kind == "foreign-device" && h.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS &&
+        !msgs.empty()) {
+      v1::DeviceMessage copy = msgs.front();
+      copy.set_device(m.device);
+      msgs.push_back(copy);
+      spdlog::warn("misbehaving: speaking for device {}", m.device);
+      return;
+    }
+    for (v1::DeviceMessage& x : msgs) {
+      if (x.device() != m.device) continue;
+      if (m.kind == "short-vector" && x.has_masked_input()) {
+        std::string* b = x.mutable_masked_input()->mutable_masked();
+        b->resize(b->size() - 8);
+        spdlog::warn("misbehaving: device {} sends a short masked input", m.device);
+      } else if (m.kind == "duplicate-share" && x.has_share_keys() &&
+                 x.share_keys().shares_size() > 0) {
+        *x.mutable_share_keys()->add_shares() = x.share_keys().shares(0);
+        spdlog::warn("misbehaving: device {} sends a share twice", m.device);
+      }
+    }
+  }
+
+  // Streams `msgs` as batches under the server's size limit.
+  class Submission {
+   public:
+    Submission(v1::DeviceCoordinator::Stub* stub, const v1::BatchHeader& header, int32_t max_bytes)
+        : header_(header), max_bytes_(std::max<int32_t>(max_bytes, 1 << 16)) {
+      ctx_ = Ctx(300);
+      writer_ = stub->Submit(ctx_.get(), &response_);
+      *batch_.mutable_header() = header_;
+    }
+    bool Add(std::vector<v1::DeviceMessage>& msgs) {
+      for (v1::DeviceMessage& m : msgs) {
+        const size_t size = m.ByteSizeLong();
+        if (bytes_ > 0 && bytes_ + size > static_cast<size_t>(max_bytes_) && !Flush()) {
+          return false;
+        }
+        bytes_ += size;
+        *batch_.add_messages() = std::move(m);
+      }
+      // Sent per chunk, so the server sees a busy host make progress (a host
+      // silent for liveness_seconds is not waited for).
+      return batch_.messages_size() == 0 || Flush();
+    }
+    absl::StatusOr<v1::SubmitResponse> Finish() {
+      if (batch_.messages_size() > 0 || !wrote_) Flush();
+      writer_->WritesDone();
+      if (grpc::Status s = writer_->Finish(); !s.ok()) return net::FromGrpc(s);
+      return response_;
+    }
+
+   private:
+    bool Flush() {
+      const bool ok = writer_->Write(batch_);
+      wrote_ = true;
+      batch_.Clear();
+      *batch_.mutable_header() = header_;
+      bytes_ = 0;
+      return ok;
+    }
+    v1::BatchHeader header_;
+    int32_t max_bytes_;
+    std::unique_ptr<grpc::ClientContext> ctx_;
+    v1::SubmitResponse response_;
+    std::unique_ptr<grpc::ClientWriter<v1::DeviceBatch>> writer_;
+    v1::DeviceBatch batch_;
+    size_t bytes_ = 0;
+    bool wrote_ = false;
+  };
+
+  absl::StatusOr<bool> Phase(const v1::DeviceTask& task) {
+    if (role_ == nullptr || task.job_id() != job_id_) {
+      return absl::FailedPreconditionError(
+          "a phase task for a job this host did not pretrain for (restarted host?)");
+    }
+    v1::BatchHeader h;
+    h.set_host(o_.host);
+    h.set_job_id(job_id_);
+    h.set_iteration(task.iteration());
+    h.set_round(task.round());
+    h.set_aggregation_id(task.aggregation_id());
+    h.set_phase(task.phase());
+    Submission out(stub_.get(), h, task.max_batch_bytes());
+    if (task.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS) {
+      std::optional<mf::Matrix> v;
+      if (task.round() == 1) {
+        absl::StatusOr<mf::Matrix> got = Download(job_id_, task.iteration());
+        if (!got.ok()) return got.status();
+        v = *std::move(got);
+      }
+      const std::vector<uint64_t> devices(task.devices().begin(), task.devices().end());
+      absl::StatusOr<std::vector<v1::DeviceMessage>> msgs =
+          role_->OpenRound(task.iteration(), task.round(), task.session(),
+                           task.round1_survivors(), devices, v.has_value() ? &*v : nullptr);
+      if (!msgs.ok()) return msgs.status();
+      Misbehave(h, *msgs);
+      out.Add(*msgs);
+    } else {
+      std::vector<v1::InboxMessage> inbox;
+      {
+        auto ctx = Ctx(120);
+        auto reader = stub_->FetchInbox(ctx.get(), h);
+        v1::InboxBatch b;
+        while (reader->Read(&b)) {
+          for (auto& m : *b.mutable_messages()) inbox.push_back(std::move(m));
+        }
+        if (grpc::Status s = reader->Finish(); !s.ok()) return net::FromGrpc(s);
+      }
+      for (size_t begin = 0; begin < inbox.size(); begin += kAnswerChunk) {
+        const size_t end = std::min(inbox.size(), begin + kAnswerChunk);
+        std::vector<v1::InboxMessage> chunk(std::make_move_iterator(inbox.begin() + begin),
+                                            std::make_move_iterator(inbox.begin() + end));
+        absl::StatusOr<std::vector<v1::DeviceMessage>> msgs = role_->Answer(chunk);
+        if (!msgs.ok()) return msgs.status();
+        Misbehave(h, *msgs);
+        if (!out.Add(*msgs)) break;  // the stream broke; Finish() says why
+      }
+    }
+    absl::StatusOr<v1::SubmitResponse> r = out.Finish();
+    if (!r.ok()) return r.status();
+    for (const v1::DeviceRejection& x : r->rejected()) {
+      spdlog::warn("iteration {} round {} {}: device {} dropped: {}", task.iteration(),
+                   task.round(), v1::DevicePhase_Name(task.phase()), x.device(), x.reason());
+    }
+    return false;
+  }
+
+  absl::StatusOr<bool> Finish(const v1::DeviceTask& task) {
+    if (role_ == nullptr || task.job_id() != job_id_) {
+      return absl::FailedPreconditionError("a finish task for a job this host did not run");
+    }
+    absl::StatusOr<mf::Matrix> v = Download(job_id_, job_.config.iterations);
+    if (!v.ok()) return v.status();
+    absl::StatusOr<mf::ErrorMetrics> m = role_->Finish(*v);
+    if (!m.ok()) return m.status();
+    if (auto s = Report(3, *m); !s.ok()) return s;
+    spdlog::info("job '{}' finished: test MSE {:.4f} over {} devices", job_id_, m->mse,
+                 role_->size());
+    role_.reset();
+    return true;
+  }
+
+  const LflHostOptions& o_;
+  const std::atomic<bool>& stop_;
+  std::optional<Misbehaviour> misbehave_;
+  data::Dataset dataset_;
+  std::unique_ptr<DeviceLedger> ledger_;
+  std::unique_ptr<v1::DeviceCoordinator::Stub> stub_;
+  v1::HostHello hello_;
+  net::LflJobConfig job_;
+  std::string job_id_;
+  std::unique_ptr<LflRole> role_;
+};
+
+}  // namespace
+
+absl::Status RunLflHost(const LflHostOptions& options, const std::atomic<bool>& stop) {
+  Host host(options, stop);
+  return host.Run();
+}
+
+}  // namespace fedmf::device

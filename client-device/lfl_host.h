@@ -1,0 +1,43 @@
+// A device host's LFL-SGDMF loop over gRPC (proto/fedmf/v1/device.proto):
+// dials out to fedmf-server over mTLS, long-polls for tasks with its device
+// ids, and runs them through LflRole (Stage 1, every secure-aggregation
+// phase of both rounds of each iteration, Stage 3), reconnecting with
+// exponential backoff when the server is away.
+#ifndef FEDMF_CLIENT_DEVICE_LFL_HOST_H_
+#define FEDMF_CLIENT_DEVICE_LFL_HOST_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "client-device/lfl_role.h"
+#include "common/net/credentials.h"
+
+namespace fedmf::device {
+
+struct LflHostOptions {
+  std::string host;                 // certificate name (role device)
+  std::string server;               // fedmf-server address
+  std::string server_cert_name = "server";
+  net::TlsConfig tls;
+  std::string devices_from;         // movielens:PATH | synthetic[:...] | csv:PATH
+  int64_t first = 0;                // devices [first, first + count): users in the
+  int64_t count = 1;                //   dataset's dense order (lfl::SimulateLfl's)
+  std::string ledger_path;          // SQLite file of the host's device ledger
+  LflRoleOptions role;
+  // Tests only: make this host misbehave in iteration 0, round 1, for one
+  // device: "short-vector:D" (masked input one value short),
+  // "duplicate-share:D" (a share sent twice), "foreign-device:D" (speak for
+  // device D, which is not granted to this host). Empty = behave.
+  std::string misbehave;
+  bool exit_after_job = false;      // return once a job finished or failed
+  double max_backoff_seconds = 10;
+};
+
+// Runs until `stop` (or, with exit_after_job, the end of one job).
+absl::Status RunLflHost(const LflHostOptions& options, const std::atomic<bool>& stop);
+
+}  // namespace fedmf::device
+
+#endif  // FEDMF_CLIENT_DEVICE_LFL_HOST_H_

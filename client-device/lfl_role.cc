@@ -1,0 +1,274 @@
+#include "client-device/lfl_role.h"
+
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/dp/rdp_accountant.h"
+#include "common/log/log.h"
+#include "common/net/secagg_codec.h"
+
+namespace fedmf::device {
+namespace {
+
+// fn(i) for i in [0, n) on up to `threads` threads; each i touches one device.
+void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
+  if (threads <= 1 || n < 2) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::min<size_t>(static_cast<size_t>(threads), n); ++t) {
+    pool.emplace_back(worker);
+  }
+  worker();
+  for (auto& th : pool) th.join();
+}
+
+// Whether a device that vanishes at `drop` still sends its message of `phase`.
+bool Sends(lfl::DropPoint drop, secagg::Phase phase) {
+  switch (phase) {
+    case secagg::Phase::kAdvertiseKeys: return drop != lfl::DropPoint::kBeforeAdvertise;
+    case secagg::Phase::kShareKeys: return drop >= lfl::DropPoint::kAfterShareKeys;
+    case secagg::Phase::kMaskedInput: return lfl::Submits(drop);
+    case secagg::Phase::kUnmasking: return drop == lfl::DropPoint::kNone;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
+    const LflRoleOptions& options, const net::LflJobConfig& job, int64_t n,
+    std::vector<std::pair<uint64_t, data::PartyData>> devices, DeviceLedger* ledger) {
+  std::unique_ptr<LflRole> role(new LflRole(options, job, n, ledger));
+  double eps = 0;
+  absl::StatusOr<double> sigma = lfl::CalibrateSigmaV(job.config, &role->noise_multiplier_, &eps);
+  if (!sigma.ok()) return sigma.status();
+  const lfl::TwoRoundParams dp{n, job.config.omega, *sigma};
+  if (auto s = lfl::ValidateTwoRoundParams(dp); !s.ok()) return s;
+  absl::StatusOr<lfl::LflCodecs> codecs =
+      lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits);
+  if (!codecs.ok()) return codecs.status();
+  role->codecs_.emplace(*std::move(codecs));
+  if (options.seed.has_value()) {
+    role->dropout_rng_ = random::Csprng::FromSeed(*options.seed).Fork("dropout");
+  }
+  lfl::LflDeviceOptions device_options = job.config.device;
+  device_options.dim = job.config.dim;
+  // Training noise: seeded like lfl::SimulateLfl only in test mode.
+  const bool seeded = options.seed.has_value() && job.config.seed.has_value();
+  const random::Csprng root =
+      seeded ? random::Csprng::FromSeed(*job.config.seed) : random::Csprng::FromOsEntropy();
+  for (auto& [id, data] : devices) {
+    if (data.num_items() != job.num_items) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "device ", id, ": its data has ", data.num_items(), " items, the job has ",
+          job.num_items, " (lfl.num_items must match the catalogue of --devices-from)"));
+    }
+    Device d;
+    d.id = id;
+    d.lfl = std::make_unique<lfl::LflDevice>(
+        std::move(data), device_options, dp,
+        seeded ? root.Fork(absl::StrCat("device-", id)) : random::Csprng::FromOsEntropy());
+    role->devices_.emplace(id, std::move(d));
+  }
+  return role;
+}
+
+LflRole::Device* LflRole::Find(uint64_t id) {
+  auto it = devices_.find(id);
+  return it == devices_.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<mf::ErrorMetrics> LflRole::Pretrain(const mf::Matrix& v0) {
+  std::vector<Device*> all;
+  for (auto& [id, d] : devices_) all.push_back(&d);
+  std::vector<absl::Status> errors(all.size());
+  std::vector<mf::ErrorMetrics> parts(all.size());
+  ParallelFor(all.size(), options_.threads, [&](size_t k) {
+    errors[k] = all[k]->lfl->Pretrain(v0);
+    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest(v0);
+  });
+  for (const absl::Status& s : errors) {
+    if (!s.ok()) return s;
+  }
+  return mf::Combine(parts);
+}
+
+absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
+    int32_t iteration, int round, const v1::SecAggSession& session, int64_t round1_survivors,
+    const std::vector<uint64_t>& devices, const mf::Matrix* v) {
+  absl::StatusOr<secagg::SessionConfig> config = net::SessionFromProto(session);
+  if (!config.ok()) return config.status();
+  if (iteration != iteration_) {
+    // A new iteration: whoever still waits for round 2 of the last one left it.
+    for (auto& [id, d] : devices_) d.lfl->AbandonIteration();
+    iteration_ = iteration;
+  }
+  if (round == 1) {
+    if (v == nullptr) return absl::InvalidArgumentError("round 1 needs V(t)");
+    v_ = *v;
+  }
+  round_ = round;
+  aggregation_id_ = config->aggregation_id;
+  round1_survivors_ = round1_survivors;
+  const double p = round == 1 ? options_.dropout_round1 : options_.dropout_round2;
+  std::vector<Device*> asked;
+  for (uint64_t id : devices) {
+    Device* d = Find(id);
+    if (d == nullptr) continue;  // not ours: the server's task is wrong, ignore it
+    d->client.reset();
+    d->drop = lfl::SampleDropPoint(dropout_rng_, p);  // serial: reproducible under --seed
+    asked.push_back(d);
+  }
+  std::vector<std::optional<v1::DeviceMessage>> out(asked.size());
+  std::vector<absl::Status> errors(asked.size());
+  ParallelFor(asked.size(), options_.threads, [&](size_t k) {
+    Device& d = *asked[k];
+    if (!Sends(d.drop, secagg::Phase::kAdvertiseKeys)) return;
+    random::Csprng rng =
+        options_.seed.has_value()
+            ? random::Csprng::FromSeed(*options_.seed)
+                  .Fork(absl::StrCat("secagg/", config->aggregation_id, "/", d.id))
+            : random::Csprng::FromOsEntropy();
+    absl::StatusOr<secagg::ClientStateMachine> c =
+        secagg::ClientStateMachine::Create(*config, d.id, std::move(rng));
+    if (!c.ok()) {
+      errors[k] = c.status();
+      return;
+    }
+    d.client.emplace(*std::move(c));
+    absl::StatusOr<secagg::ClientMessage> m = d.client->Start();
+    if (!m.ok()) {
+      errors[k] = m.status();
+      return;
+    }
+    out[k] = net::ClientMessageToProto(*m, config->bits);
+  });
+  std::vector<v1::DeviceMessage> msgs;
+  for (size_t k = 0; k < asked.size(); ++k) {
+    if (!errors[k].ok()) {
+      // The server sent a session this device cannot take part in: it sits
+      // this round out (the server drops it), the others go on.
+      spdlog::warn("device {}: cannot open aggregation {}: {}", asked[k]->id,
+                   config->aggregation_id, errors[k].message());
+      continue;
+    }
+    if (out[k].has_value()) msgs.push_back(std::move(*out[k]));
+  }
+  return msgs;
+}
+
+absl::StatusOr<std::vector<uint64_t>> LflRole::Input(Device& d) {
+  absl::StatusOr<std::vector<double>> x =
+      round_ == 1 ? d.lfl->Round1(v_) : d.lfl->Round2(round1_survivors_);
+  if (!x.ok()) return x.status();
+  const crypto::FixedPointCodec& codec = round_ == 1 ? codecs_->round1 : codecs_->round2;
+  return codec.EncodeVector(*x);
+}
+
+absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::Answer(
+    const std::vector<v1::InboxMessage>& inbox) {
+  std::vector<Device*> targets(inbox.size(), nullptr);
+  std::vector<secagg::ServerMessage> decoded(inbox.size());
+  std::vector<bool> send(inbox.size(), false);
+  std::vector<uint64_t> releasing;
+  for (size_t k = 0; k < inbox.size(); ++k) {
+    Device* d = Find(inbox[k].device());
+    if (d == nullptr || !d->client.has_value()) continue;
+    absl::StatusOr<secagg::ServerMessage> m =
+        net::ServerMessageFromProto(inbox[k], aggregation_id_);
+    if (!m.ok()) {
+      spdlog::warn("device {}: malformed server message: {}", d->id, m.status().message());
+      continue;
+    }
+    targets[k] = d;
+    send[k] = Sends(d->drop, secagg::HeaderOf(*m).phase);
+    if (send[k] && round_ == 1 && std::holds_alternative<secagg::MaskedInputRequest>(*m)) {
+      releasing.push_back(d->id);
+    }
+    decoded[k] = *std::move(m);
+  }
+  // The ledger is charged before any round-1 input leaves a device.
+  if (!releasing.empty()) {
+    absl::StatusOr<std::vector<uint64_t>> charged =
+        ledger_->Charge(releasing, job_.job_id, iteration_, noise_multiplier_);
+    if (!charged.ok()) return charged.status();
+    const std::set<uint64_t> ok(charged->begin(), charged->end());
+    for (size_t k = 0; k < inbox.size(); ++k) {
+      if (targets[k] != nullptr && send[k] &&
+          std::holds_alternative<secagg::MaskedInputRequest>(decoded[k]) &&
+          ok.count(targets[k]->id) == 0) {
+        spdlog::warn("device {}: already released iteration {} of job '{}'; sitting it out",
+                     targets[k]->id, iteration_, job_.job_id);
+        send[k] = false;
+      }
+    }
+  }
+  std::vector<std::optional<v1::DeviceMessage>> out(inbox.size());
+  const int bits = codecs_->round1.bits();
+  ParallelFor(inbox.size(), options_.threads, [&](size_t k) {
+    Device* d = targets[k];
+    if (d == nullptr) return;
+    if (!send[k] && !std::holds_alternative<secagg::AbortNotice>(decoded[k])) {
+      d->client.reset();  // vanished: it takes no further part in this round
+      return;
+    }
+    if (std::holds_alternative<secagg::MaskedInputRequest>(decoded[k])) {
+      absl::StatusOr<std::vector<uint64_t>> x = Input(*d);
+      if (!x.ok() || !d->client->SetInput(*std::move(x)).ok()) {
+        spdlog::warn("device {}: no input this round: {}", d->id,
+                     x.ok() ? "SetInput refused" : x.status().message());
+        d->client.reset();
+        return;
+      }
+    }
+    absl::StatusOr<std::optional<secagg::ClientMessage>> reply = d->client->Handle(decoded[k]);
+    if (!reply.ok()) {
+      spdlog::warn("device {}: left aggregation {}: {}", d->id, aggregation_id_, reply.status().message());
+      return;
+    }
+    if (reply->has_value()) out[k] = net::ClientMessageToProto(**reply, bits);
+  });
+  std::vector<v1::DeviceMessage> msgs;
+  for (auto& m : out) {
+    if (m.has_value()) msgs.push_back(std::move(*m));
+  }
+  return msgs;
+}
+
+absl::StatusOr<mf::ErrorMetrics> LflRole::Finish(const mf::Matrix& v) {
+  std::vector<Device*> all;
+  for (auto& [id, d] : devices_) {
+    d.lfl->AbandonIteration();
+    d.client.reset();
+    all.push_back(&d);
+  }
+  std::vector<absl::Status> errors(all.size());
+  std::vector<mf::ErrorMetrics> parts(all.size());
+  ParallelFor(all.size(), options_.threads, [&](size_t k) {
+    errors[k] = all[k]->lfl->Finish(v);
+    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest(v);
+  });
+  for (const absl::Status& s : errors) {
+    if (!s.ok()) return s;
+  }
+  return mf::Combine(parts);
+}
+
+absl::StatusOr<double> LflRole::EpsilonSpent() const {
+  absl::StatusOr<int64_t> releases = ledger_->MaxReleases(job_.job_id);
+  if (!releases.ok()) return releases.status();
+  if (*releases == 0) return 0.0;
+  if (noise_multiplier_ <= 0) return std::numeric_limits<double>::infinity();
+  return dp::ComputeEpsilon(1.0, noise_multiplier_, *releases, job_.config.delta);
+}
+
+}  // namespace fedmf::device

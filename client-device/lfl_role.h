@@ -1,0 +1,103 @@
+// The LFL-SGDMF role of a device host: the host's virtual devices of one job,
+// each with its own LflDevice (u_i, xi_i — never leave it), its own secure-
+// aggregation client per round with fresh keys, and its dropout draw. No
+// gRPC: lfl_host.h feeds it decoded tasks and sends what it returns.
+//
+// Per iteration and round, a device's input is computed only when its
+// masked input is due (so at most one phase chunk of vectors is in memory),
+// after the host's ledger has been charged for it (round 1). Dropout
+// (--dropout P1,P2): with probability P_r a device vanishes during round r at
+// a phase boundary drawn uniformly (lfl::SampleDropPoint, as the simulator).
+#ifndef FEDMF_CLIENT_DEVICE_LFL_ROLE_H_
+#define FEDMF_CLIENT_DEVICE_LFL_ROLE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "client-device/device_ledger.h"
+#include "common/data/partition.h"
+#include "common/lfl/lfl_device.h"
+#include "common/lfl/secagg_sum.h"
+#include "common/lfl/secure_sum.h"
+#include "common/mf/metrics.h"
+#include "common/net/lfl_job_codec.h"
+#include "common/random/csprng.h"
+#include "common/secagg/client_state_machine.h"
+#include "fedmf/v1/device.pb.h"
+
+namespace fedmf::device {
+
+struct LflRoleOptions {
+  double dropout_round1 = 0;
+  double dropout_round2 = 0;
+  // Tests only: seeds the secagg keys and the dropout draws, and lets a
+  // seeded job seed the devices' training noise exactly as lfl::SimulateLfl
+  // does. Without it every stream is OS-seeded, whatever the job says.
+  std::optional<uint64_t> seed;
+  int threads = 2;
+};
+
+class LflRole {
+ public:
+  // `devices`: (device id, its data) for the devices of this host the job
+  // selected; `n` = the job's device count (for zeta1).
+  static absl::StatusOr<std::unique_ptr<LflRole>> Create(
+      const LflRoleOptions& options, const net::LflJobConfig& job, int64_t n,
+      std::vector<std::pair<uint64_t, data::PartyData>> devices, DeviceLedger* ledger);
+
+  // Stage 1 against V(0); the host's devices' test error afterwards.
+  absl::StatusOr<mf::ErrorMetrics> Pretrain(const mf::Matrix& v0);
+
+  // Opens round `round` of `iteration` for the listed devices (those the
+  // server asks): draws their dropout points, creates their secagg clients
+  // and returns their AdvertiseKeys. `v` is V(iteration) (round 1).
+  absl::StatusOr<std::vector<v1::DeviceMessage>> OpenRound(
+      int32_t iteration, int round, const v1::SecAggSession& session, int64_t round1_survivors,
+      const std::vector<uint64_t>& devices, const mf::Matrix* v);
+  // Answers one chunk of server messages of the current phase.
+  absl::StatusOr<std::vector<v1::DeviceMessage>> Answer(const std::vector<v1::InboxMessage>& inbox);
+
+  // Stage 3 against the final V.
+  absl::StatusOr<mf::ErrorMetrics> Finish(const mf::Matrix& v);
+  // The largest ε any device of this host spent in the job (its ledger).
+  absl::StatusOr<double> EpsilonSpent() const;
+
+  size_t size() const { return devices_.size(); }
+
+ private:
+  struct Device {
+    uint64_t id = 0;
+    std::unique_ptr<lfl::LflDevice> lfl;
+    std::optional<secagg::ClientStateMachine> client;
+    lfl::DropPoint drop = lfl::DropPoint::kNone;
+  };
+  LflRole(LflRoleOptions options, net::LflJobConfig job, int64_t n, DeviceLedger* ledger)
+      : options_(std::move(options)), job_(std::move(job)), n_(n), ledger_(ledger) {}
+  Device* Find(uint64_t id);
+  // Round 1: V(t) gradient + xi_i; round 2: the replacement noise. Encoded.
+  absl::StatusOr<std::vector<uint64_t>> Input(Device& d);
+
+  LflRoleOptions options_;
+  net::LflJobConfig job_;
+  int64_t n_;
+  DeviceLedger* ledger_;
+  double noise_multiplier_ = 0;
+  std::optional<lfl::LflCodecs> codecs_;
+  std::map<uint64_t, Device> devices_;
+  random::Csprng dropout_rng_ = random::Csprng::FromOsEntropy();
+  // The round in progress.
+  int32_t iteration_ = -1;
+  int round_ = 0;
+  uint64_t aggregation_id_ = 0;
+  int64_t round1_survivors_ = 0;
+  mf::Matrix v_;  // V(iteration) while round 1 needs it
+};
+
+}  // namespace fedmf::device
+
+#endif  // FEDMF_CLIENT_DEVICE_LFL_ROLE_H_

@@ -1,0 +1,205 @@
+#include "server/lfl_coordinator.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+
+namespace fedmf::server {
+namespace {
+
+v1::JobState StateOf(LflJob::Stage s) {
+  switch (s) {
+    case LflJob::Stage::kJoining: return v1::JOB_STATE_WAITING;
+    case LflJob::Stage::kFinished: return v1::JOB_STATE_FINISHED;
+    case LflJob::Stage::kFailed: return v1::JOB_STATE_FAILED;
+    default: return v1::JOB_STATE_RUNNING;
+  }
+}
+
+bool Terminal(LflJob::Stage s) {
+  return s == LflJob::Stage::kFinished || s == LflJob::Stage::kFailed;
+}
+
+}  // namespace
+
+LflCoordinator::~LflCoordinator() { Stop(); }
+
+absl::Status LflCoordinator::Start() {
+  absl::StatusOr<std::vector<std::string>> running = store_->RunningJobs();
+  if (!running.ok()) return running.status();
+  for (const std::string& id : *running) {
+    absl::StatusOr<v1::JobStatus> st = store_->LoadJob(id);
+    if (!st.ok()) return st.status();
+    spdlog::warn("LFL job '{}' was running when the server stopped; marking it failed", id);
+    if (auto s = store_->SaveJob(id, v1::JOB_STATE_FAILED,
+                                 "the server restarted; LFL jobs do not resume (device state "
+                                 "lives in the hosts' memory): submit it again",
+                                 st->lfl());
+        !s.ok()) {
+      return s;
+    }
+  }
+  runner_ = std::thread([this] { RunLoop(); });
+  return absl::OkStatus();
+}
+
+void LflCoordinator::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  if (runner_.joinable()) runner_.join();
+}
+
+void LflCoordinator::RunLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    AdvanceLocked();
+    // Deadlines are checked a few times a second; submissions wake us early.
+    changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+}
+
+void LflCoordinator::AdvanceLocked() {
+  if (job_ == nullptr) return;
+  bool any = false;
+  while (!Terminal(job_->stage()) && job_->Advance(absl::Now())) {
+    any = true;
+    PersistLocked();
+  }
+  if (any) {
+    PersistLocked();
+    changed_.notify_all();
+  }
+}
+
+void LflCoordinator::PersistLocked() {
+  for (const v1::LflIterationRecord& r : job_->TakeFinishedIterations()) {
+    if (auto s = store_->CommitIteration(job_->job_id(), r, job_->model(), job_->status());
+        !s.ok()) {
+      spdlog::error("LFL job '{}': cannot persist iteration {}: {}", job_->job_id(),
+                    r.iteration(), s.message());
+    }
+  }
+  if (job_->stage() != persisted_stage_) {
+    persisted_stage_ = job_->stage();
+    if (auto s = store_->SaveJob(job_->job_id(), StateOf(job_->stage()), job_->error(),
+                                 job_->status());
+        !s.ok()) {
+      spdlog::error("LFL job '{}': cannot persist its state: {}", job_->job_id(), s.message());
+    }
+  }
+}
+
+absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (job_ != nullptr && !Terminal(job_->stage())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("LFL job '", job_->job_id(), "' is still running; submit after it ends"));
+  }
+  v1::JobSpec s = spec;
+  if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(absl::Now())));
+  absl::StatusOr<std::unique_ptr<LflJob>> job = LflJob::Create(s, absl::Now(), options_.liveness);
+  if (!job.ok()) return job.status();
+  if (auto st = store_->CreateJob(s); !st.ok()) return st;
+  job_ = *std::move(job);
+  persisted_stage_ = LflJob::Stage::kJoining;
+  spdlog::info("LFL job '{}' submitted: {} devices granted to {} hosts, T = {}", s.job_id(),
+               job_->status().devices(), s.lfl().grants_size(), s.rounds());
+  changed_.notify_all();
+  return s.job_id();
+}
+
+v1::JobStatus LflCoordinator::StatusLocked() const {
+  v1::JobStatus st;
+  *st.mutable_spec() = job_->spec();
+  st.set_state(StateOf(job_->stage()));
+  st.set_round(job_->iteration());
+  st.set_error(job_->error());
+  *st.mutable_lfl() = job_->status();
+  return st;
+}
+
+absl::StatusOr<v1::JobStatus> LflCoordinator::GetJob(const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (job_ != nullptr && (job_id.empty() || job_id == job_->job_id())) return StatusLocked();
+  return store_->LoadJob(job_id);
+}
+
+absl::Status LflCoordinator::ActiveLocked(const std::string& job_id) const {
+  if (job_ == nullptr || Terminal(job_->stage()) || (!job_id.empty() && job_id != job_->job_id())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'job_id': '", job_id, "' is not an active LFL job"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
+                                                       const v1::HostHello& hello) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const absl::Time until = absl::Now() + options_.poll;
+  const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
+  for (;;) {
+    if (job_ != nullptr && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
+      if (auto s = job_->Hello(host, devices, absl::Now()); !s.ok()) return s;
+      v1::DeviceTask t = job_->TaskFor(host);
+      if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
+    }
+    if (absl::Now() >= until || stop_) break;
+    changed_.wait_for(lock, absl::ToChronoNanoseconds(until - absl::Now()));
+  }
+  v1::DeviceTask idle;
+  idle.set_kind(v1::DEVICE_TASK_KIND_IDLE);
+  if (job_ != nullptr) idle.set_job_id(job_->job_id());
+  return idle;
+}
+
+absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
+                                                 const std::string& job_id, int32_t iteration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = ActiveLocked(job_id); !s.ok()) return s;
+  job_->Touch(host, absl::Now());
+  return job_->Model(host, iteration);
+}
+
+absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(
+    const std::string& host, const v1::BatchHeader& header) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  job_->Touch(host, absl::Now());
+  return job_->Inbox(host, header);
+}
+
+absl::Status LflCoordinator::CheckBatch(const std::string& host, const v1::BatchHeader& header) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  return job_->CheckHeader(host, header);
+}
+
+absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchHeader& header,
+                                       const v1::DeviceMessage& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  // The phase may have closed while the stream was open.
+  if (auto s = job_->CheckHeader(host, header); !s.ok()) return s;
+  job_->Touch(host, absl::Now());
+  return job_->SubmitOne(host, message);
+}
+
+void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& header) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!ActiveLocked(header.job_id()).ok()) return;
+  job_->HostSubmitted(host, header);
+  AdvanceLocked();
+}
+
+absl::Status LflCoordinator::ReportMetrics(const std::string& host,
+                                           const v1::DeviceMetricsReport& report) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = ActiveLocked(report.job_id()); !s.ok()) return s;
+  if (auto s = job_->ReportMetrics(host, report); !s.ok()) return s;
+  AdvanceLocked();
+  return absl::OkStatus();
+}
+
+}  // namespace fedmf::server

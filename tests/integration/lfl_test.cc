@@ -1,0 +1,180 @@
+// LFL-SGDMF on real processes: fedmf-server and three fedmf-device hosts on
+// loopback with mTLS, real secure aggregation (SecAgg+) in both rounds.
+//  * a seeded job's test MSE (Stage 1 and final) and epsilon equal those of
+//    lfl::SimulateLfl over the in-process secure sum with the same seed: the
+//    decoded fixed-point sums are exact, so the only difference allowed is
+//    floating-point reassociation when the hosts' metrics are combined;
+//  * a host whose devices vanish (--dropout) does not stop the job;
+//  * malformed messages (a short masked vector, a duplicated share, a device
+//    id the host is not granted) drop only that device.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/data/loaders.h"
+#include "common/lfl/lfl_simulator.h"
+#include "common/lfl/secagg_sum.h"
+#include "common/net/lfl_job_codec.h"
+#include "tests/integration/cluster_test_util.h"
+#include "tools/fedmf/lfl_demo.h"
+
+namespace fedmf::it {
+namespace {
+
+// 60 devices with ~8 ratings each, 40 items: small enough for a few seconds.
+constexpr char kData[] = "synthetic:users=60,items=40,density=0.2,seed=7";
+constexpr int kHosts = 3;
+
+class LflClusterTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    auto ds = data::LoadDataSpec(kData);
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    dataset_ = *std::move(ds);
+  }
+
+  net::LflJobConfig Job(int iterations, double epsilon, double omega, uint64_t seed) {
+    cli::JobFlags f;
+    f.rounds = iterations;
+    f.dim = 5;
+    f.epsilon = absl::StrCat(epsilon);
+    f.omega = omega;
+    f.seed = seed;
+    f.pretrain_epochs = 5;
+    f.finetune_epochs = 5;
+    auto job = cli::LflJobFromFlags(f, dataset_, kHosts, 30);
+    EXPECT_TRUE(job.ok()) << job.status();
+    job->job_id = absl::StrCat("lfl-it-", seed);
+    return *job;
+  }
+
+  // Starts the server and the hosts (host k: args[k]) and runs `job`.
+  v1::JobStatus Run(const net::LflJobConfig& job, std::vector<cli::LflHostArgs> args) {
+    cli::ClusterOptions options;
+    options.parties = 0;
+    options.lfl_hosts = kHosts;
+    StartCluster(options, {});
+    if (HasFatalFailure()) return {};
+    for (int k = 0; k < kHosts; ++k) {
+      args[k].data_spec = kData;
+      args[k].first = static_cast<int64_t>(job.grants[k].first_device());
+      args[k].count = job.grants[k].count();
+      auto s = cluster_->StartLflHost(k, args[k]);
+      EXPECT_TRUE(s.ok()) << s;
+    }
+    auto id = cluster_->SubmitJob(net::SpecFromLflJob(job));
+    EXPECT_TRUE(id.ok()) << id.status();
+    if (!id.ok()) return {};
+    auto st = cluster_->WaitJob(*id, absl::Seconds(50));
+    EXPECT_TRUE(st.ok()) << st.status();
+    if (!st.ok()) return {};
+    EXPECT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+    return *st;
+  }
+
+  data::Dataset dataset_;
+};
+
+TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
+  const net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 100 + k;
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+
+  lfl::SecAggSumOptions o;
+  o.requirements.dropout_rate = job.config.omega;
+  auto sim = lfl::SimulateLfl(job.config, dataset_,
+                              lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
+  ASSERT_TRUE(sim.ok()) << sim.status();
+
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), 4);
+  for (const auto& r : l.iterations()) {
+    EXPECT_FALSE(r.skipped());
+    EXPECT_EQ(r.round1_survivors(), 60);
+    EXPECT_EQ(r.round2_survivors(), 60);
+    EXPECT_EQ(r.rejected_messages(), 0);
+  }
+  EXPECT_EQ(l.test_count(), sim->test.count);
+  EXPECT_NEAR(l.stage1_test_mse(), sim->stage1_test.mse, 1e-9);
+  EXPECT_NEAR(l.test_mse(), sim->test.mse, 1e-9);
+  EXPECT_NEAR(l.epsilon(), sim->epsilon, 1e-12);
+  EXPECT_NEAR(l.sigma_v(), sim->sigma_v, 1e-12);
+  // Training did something: the final model differs from Stage 1 alone.
+  EXPECT_NE(l.test_mse(), l.stage1_test_mse());
+}
+
+TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
+  const net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/12);
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  hosts[0].dropout = "0.4,0.4";
+  hosts[0].seed = 9;
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), 3);
+  int64_t missing1 = 0, missing2 = 0;
+  for (const auto& r : l.iterations()) {
+    ASSERT_FALSE(r.skipped()) << "iteration " << r.iteration();
+    EXPECT_GE(r.round1_survivors(), 30);  // ceil((1 - omega) n)
+    EXPECT_LE(r.round1_survivors(), 60);
+    EXPECT_LE(r.round2_survivors(), r.round1_survivors());
+    // Only host 0's 20 devices may vanish.
+    EXPECT_GE(r.round1_survivors(), 40);
+    missing1 += 60 - r.round1_survivors();
+    missing2 += r.round1_survivors() - r.round2_survivors();
+    EXPECT_GE(r.remaining_noise_variance(), l.sigma_v() * l.sigma_v() * (1 - 1e-12));
+  }
+  // 20 devices x 3 iterations at 0.4: some vanish in each round for sure
+  // (P[none] < 1e-6 per round even counting only those missing from the sum).
+  EXPECT_GT(missing1, 0);
+  EXPECT_GT(missing2, 0);
+  EXPECT_TRUE(std::isfinite(l.test_mse()));
+  EXPECT_GT(l.test_mse(), 0);
+  // Every device still ran Stage 3: all test ratings are counted.
+  int64_t expected_test = 0;
+  {
+    auto fed = data::PartitionLfl(dataset_, {job.config.test_fraction, 12});
+    ASSERT_TRUE(fed.ok());
+    for (const auto& p : fed->parties) expected_test += static_cast<int64_t>(p.test.size());
+  }
+  EXPECT_EQ(l.test_count(), expected_test);
+}
+
+TEST_F(LflClusterTest, MalformedMessagesDropOnlyTheirDevice) {
+  const net::LflJobConfig job = Job(/*iterations=*/2, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/13);
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  hosts[0].misbehave = "foreign-device:50";   // device 50 belongs to host 2
+  hosts[1].misbehave = "short-vector:25";     // one value short
+  hosts[2].misbehave = "duplicate-share:45";  // the same share twice
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), 2);
+  // Iteration 0: exactly devices 25 and 45 are missing from the sum.
+  EXPECT_EQ(l.iterations(0).round1_survivors(), 58);
+  EXPECT_EQ(l.iterations(0).round2_survivors(), 58);
+  // The three bad messages, plus possibly the secagg server's notes on the
+  // two devices that then went missing from their phase.
+  EXPECT_GE(l.iterations(0).rejected_messages(), 3);
+  // Iteration 1: everybody behaves again.
+  EXPECT_EQ(l.iterations(1).round1_survivors(), 60);
+  EXPECT_EQ(l.iterations(1).rejected_messages(), 0);
+  auto has = [&](const std::string& a, const std::string& b) {
+    for (const std::string& line : l.dropped()) {
+      if (line.find(a) != std::string::npos && line.find(b) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(has("device 50", "not authorized")) << absl::StrJoin(l.dropped(), "\n");
+  EXPECT_TRUE(has("device 25", "masked_input.masked")) << absl::StrJoin(l.dropped(), "\n");
+  EXPECT_TRUE(has("device 45", "")) << absl::StrJoin(l.dropped(), "\n");
+  EXPECT_TRUE(std::isfinite(l.test_mse()));
+  EXPECT_GT(l.test_count(), 0);
+}
+
+}  // namespace
+}  // namespace fedmf::it

@@ -1,0 +1,69 @@
+#include "tools/fedmf/lfl_cluster.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "common/pki/ca.h"
+#include "tools/fedmf/local_cluster.h"
+
+namespace fedmf::cli {
+namespace fs = std::filesystem;
+
+absl::Status IssueLflCertificates(const std::string& cert_dir, int hosts) {
+  const std::vector<std::string> sans{"localhost", "127.0.0.1"};
+  for (int k = 0; k < hosts; ++k) {
+    if (auto s = pki::IssueCertificate(cert_dir, cert_dir, LocalCluster::LflHostName(k),
+                                       pki::Role::kDevice, sans, absl::Hours(24 * 7));
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string LocalCluster::LflHostName(int k) { return absl::StrCat("device-host-", k); }
+
+absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
+  if (server_port_ == 0) return absl::FailedPreconditionError("start the server first");
+  std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-device").string(),
+                                "--setting", "lfl",
+                                "--name", LflHostName(k),
+                                "--server", absl::StrCat("127.0.0.1:", server_port_),
+                                "--cert-dir", cert_dir_,
+                                "--devices-from", a.data_spec,
+                                "--first", std::to_string(a.first),
+                                "--count", std::to_string(a.count),
+                                "--dropout", a.dropout,
+                                "--threads", std::to_string(a.threads),
+                                "--ledger",
+                                (fs::path(work_dir_) / absl::StrCat(LflHostName(k), ".ledger.db"))
+                                    .string()};
+  if (a.seed >= 0) {
+    argv.push_back("--seed");
+    argv.push_back(std::to_string(a.seed));
+  }
+  if (!a.misbehave.empty()) {
+    argv.push_back("--misbehave");
+    argv.push_back(a.misbehave);
+  }
+  if (options_.insecure) argv.push_back("--insecure");
+  auto p = ChildProcess::Spawn(
+      argv, (fs::path(work_dir_) / "logs" / absl::StrCat(LflHostName(k), ".log")).string());
+  if (!p.ok()) return p.status();
+  lfl_hosts_.erase(k);
+  lfl_hosts_.emplace(k, std::move(*p));
+  return absl::OkStatus();
+}
+
+bool LocalCluster::LflHostRunning(int k) {
+  auto it = lfl_hosts_.find(k);
+  return it != lfl_hosts_.end() && it->second.running();
+}
+
+std::string LocalCluster::LflHostLog(int k) const {
+  std::ifstream in(fs::path(work_dir_) / "logs" / absl::StrCat(LflHostName(k), ".log"));
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+}  // namespace fedmf::cli

@@ -1,0 +1,182 @@
+#include "tools/fedmf/lfl_demo.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/data/loaders.h"
+#include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/local_cluster.h"
+
+namespace fedmf::cli {
+namespace {
+
+int Fail(const std::string& what, const absl::Status& s) {
+  std::cerr << "fedmf " << what << ": " << s.message() << "\n";
+  return 1;
+}
+
+}  // namespace
+
+absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data::Dataset& dataset,
+                                                  int hosts, double phase_deadline_seconds) {
+  if (hosts < 1) return absl::InvalidArgumentError("--parties (device hosts) must be >= 1");
+  net::LflJobConfig j;
+  j.job_id = "demo-lfl";
+  lfl::LflConfig& c = j.config;
+  absl::StatusOr<double> eps = ParseEpsilon(a.epsilon, "--epsilon");
+  if (!eps.ok()) return eps.status();
+  c.epsilon = *eps;
+  c.delta = a.delta;
+  c.iterations = a.rounds;
+  c.dim = a.dim;
+  c.omega = a.omega;
+  c.learning_rate = a.lr;
+  c.lr_final_ratio = a.lr_final_ratio;
+  c.seed = a.seed;
+  c.device.rating_max = dataset.range.max;
+  c.device.sgd_learning_rate = a.sgd_lr;
+  c.device.sgd_l2 = a.sgd_l2;
+  c.device.pretrain_epochs = a.pretrain_epochs;
+  c.device.finetune_epochs = a.finetune_epochs;
+  c.device.dim = a.dim;
+  c.secagg_bits = a.secagg_bits;
+  if (auto s = lfl::ValidateLflConfig(c); !s.ok()) return s;
+  j.num_items = dataset.num_items;
+  j.phase_deadline_seconds = phase_deadline_seconds;
+  j.complete_graph = a.aggregation == "secagg";
+  const int64_t n = dataset.num_users;
+  for (int k = 0; k < hosts; ++k) {
+    const int64_t first = n * k / hosts, end = n * (k + 1) / hosts;
+    if (end <= first) continue;
+    v1::DeviceGrant g;
+    g.set_host(LocalCluster::LflHostName(k));
+    g.set_first_device(static_cast<uint64_t>(first));
+    g.set_count(static_cast<uint32_t>(end - first));
+    j.grants.push_back(g);
+    j.num_devices += end - first;
+  }
+  // Round trip through the wire form: the server validates exactly this.
+  return net::LflJobFromSpec(net::SpecFromLflJob(j));
+}
+
+int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
+  const absl::Time start = absl::Now();
+  JobFlags a = flags;
+  if (!args.rounds_given) a.rounds = 10;
+  if (a.aggregation == "ideal") {
+    std::cerr << "fedmf demo: --aggregation ideal runs in one process only (fedmf train)\n";
+    return 2;
+  }
+  auto dataset = data::LoadDataSpec(a.data);
+  if (!dataset.ok()) {
+    std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
+    return 2;
+  }
+  auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds);
+  if (!job.ok()) {
+    std::cerr << "fedmf demo: " << job.status().message() << "\n";
+    return 2;
+  }
+  ClusterOptions options;
+  options.parties = 0;
+  options.lfl_hosts = args.hosts;
+  // A host computing a phase for hundreds of devices on a shared core streams
+  // its answers chunk by chunk; give it room before it counts as gone.
+  options.liveness_seconds = 15;
+  options.keep_work_dir = args.keep;
+  options.insecure = args.insecure;
+  auto cluster = LocalCluster::Create(options);
+  if (!cluster.ok()) return Fail("demo", cluster.status());
+  LocalCluster& c = **cluster;
+  if (args.keep) std::cerr << "work dir: " << c.work_dir() << "\n";
+  if (auto s = c.StartServer(); !s.ok()) return Fail("demo: server", s);
+  for (const v1::DeviceGrant& g : job->grants) {
+    const int k = static_cast<int>(&g - job->grants.data());
+    LflHostArgs h{a.data, static_cast<int64_t>(g.first_device()), g.count(), a.dropout,
+                  a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1, "",
+                  args.threads_per_host};
+    if (auto s = c.StartLflHost(k, h); !s.ok()) return Fail("demo: device host", s);
+  }
+  std::cerr << absl::StrFormat(
+      "LFL-SGDMF on %s: %d devices on %d hosts, %d items, T = %d, omega = %g, epsilon = %s, "
+      "%s, dropout %s\n",
+      a.data, job->num_devices, job->grants.size(), job->num_items, job->config.iterations,
+      job->config.omega, a.epsilon, job->complete_graph ? "SecAgg" : "SecAgg+", a.dropout);
+  auto id = c.SubmitJob(net::SpecFromLflJob(*job));
+  if (!id.ok()) return Fail("demo: submit", id.status());
+  int shown = 0;
+  auto final_status = c.WaitJob(*id, absl::Seconds(args.timeout_seconds),
+                                [&](const v1::JobStatus& st) {
+                                  const auto& its = st.lfl().iterations();
+                                  for (; shown < its.size(); ++shown) {
+                                    const v1::LflIterationRecord& r = its[shown];
+                                    std::cerr << absl::StrFormat(
+                                        "iteration %3d/%d  U1 %5d  U2 %5d  %6.2fs  %s%s\n",
+                                        r.iteration() + 1, st.spec().rounds(),
+                                        r.round1_survivors(), r.round2_survivors(), r.seconds(),
+                                        r.skipped() ? "skipped (too few survivors) " : "",
+                                        r.rejected_messages() > 0
+                                            ? absl::StrCat(r.rejected_messages(), " rejected")
+                                            : "");
+                                  }
+                                });
+  if (!final_status.ok()) return Fail("demo", final_status.status());
+  c.StopAll();
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  const v1::LflStatus& l = final_status->lfl();
+  if (final_status->state() != v1::JOB_STATE_FINISHED) {
+    std::cerr << "fedmf demo: job failed: " << final_status->error() << "\n";
+    return 1;
+  }
+  int64_t skipped = 0;
+  for (const auto& r : l.iterations()) skipped += r.skipped() ? 1 : 0;
+  if (a.json) {
+    nlohmann::json j = {{"setting", "lfl"},
+                        {"data", a.data},
+                        {"devices", l.registered()},
+                        {"hosts", job->grants.size()},
+                        {"stage1_test_mse", l.stage1_test_mse()},
+                        {"test_mse", l.test_mse()},
+                        {"test_rmse", std::sqrt(l.test_mse())},
+                        {"test_count", l.test_count()},
+                        {"epsilon", JsonNumber(l.epsilon())},
+                        {"delta", job->config.delta},
+                        {"sigma_v", l.sigma_v()},
+                        {"iterations", l.iterations_size()},
+                        {"skipped", skipped},
+                        {"seconds", seconds}};
+    std::cout << j.dump() << "\n";
+    return 0;
+  }
+  // Per-phase wall time on the server (phase opened -> closed: the devices'
+  // work, the network and the server's processing), averaged over iterations.
+  std::array<double, 8> phase{};
+  double up = 0, down = 0;
+  for (const auto& r : l.iterations()) {
+    for (int p = 0; p < std::min(8, r.phase_seconds_size()); ++p) phase[p] += r.phase_seconds(p);
+    up += static_cast<double>(r.upload_bytes()) / std::max<int64_t>(1, r.selected());
+    down += static_cast<double>(r.download_bytes()) / std::max<int64_t>(1, r.selected());
+  }
+  const double iters = std::max(1, l.iterations_size());
+  std::cerr << absl::StrFormat(
+      "per iteration (mean): key agreement %.2f s, sharing %.2f s, masking %.2f s, unmasking %.2f s "
+      "(round 1) + %.2f / %.2f / %.2f / %.2f s (round 2); per device %.0f B up, %.0f B down\n",
+      phase[0] / iters, phase[1] / iters, phase[2] / iters, phase[3] / iters, phase[4] / iters,
+      phase[5] / iters, phase[6] / iters, phase[7] / iters, up / iters, down / iters);
+  std::cout << absl::StrFormat("%-28s %12s\n", "LFL-SGDMF (real daemons)", "test MSE");
+  std::cout << absl::StrFormat("%-28s %12.4f\n", "Stage 1 alone", l.stage1_test_mse());
+  std::cout << absl::StrFormat("%-28s %12.4f\n", "after Stage 2 + Stage 3", l.test_mse());
+  std::cout << absl::StrFormat(
+      "%d devices, %d test ratings; epsilon %s (delta %g, sigma_v %.4g); %d iterations "
+      "(%d skipped) in %.1f s\n",
+      l.registered(), l.test_count(),
+      std::isfinite(l.epsilon()) ? absl::StrFormat("%.4f", l.epsilon()) : std::string("inf"),
+      job->config.delta, l.sigma_v(), l.iterations_size(), skipped, seconds);
+  return 0;
+}
+
+}  // namespace fedmf::cli
