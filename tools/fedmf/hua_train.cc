@@ -12,8 +12,6 @@
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {
-namespace {
-
 absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   hua::HuaParams p;
   auto scenario = hua::ParseScenario(a.setting);
@@ -39,6 +37,8 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   if (auto s = hua::ValidateHuaParams(p); !s.ok()) return s;
   return p;
 }
+
+namespace {
 
 nlohmann::json CdfJson(const hua::ErrorCdf& c) {
   return {{"levels", c.levels},

@@ -5,12 +5,16 @@
 
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "common/hua/params.h"
 #include "tools/fedmf/job_flags.h"
 
 namespace fedmf::cli {
 
 bool IsHuaSetting(const std::string& setting);
 int RunHuaTrain(const JobFlags& flags);
+// The scenario's parameters from the --hua-* flags (also `fedmf demo --setting hua-s3`).
+absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& flags);
 
 }  // namespace fedmf::cli
 

@@ -1,0 +1,295 @@
+#include "client-device/hua_host.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client-device/hua_role.h"
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "common/log/log.h"
+#include "common/net/hua_codec.h"
+#include "fedmf/v1/hua.grpc.pb.h"
+
+namespace fedmf::device {
+namespace {
+
+using net::FromGrpc;
+
+std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
+  auto c = std::make_unique<grpc::ClientContext>();
+  c->set_deadline(std::chrono::system_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
+  return c;
+}
+
+// The host's users with the job's train/test split (the same split as
+// `fedmf train`: PartitionCentral with the job's test fraction and seed).
+absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o,
+                                                    const net::HuaJob& job) {
+  data::LoadOptions load;
+  load.range = job.range;  // the job's declared range: Delta and clamping as the server's
+  auto dataset = data::LoadDataSpec(o.data_spec, load);
+  if (!dataset.ok()) return dataset.status();
+  if (dataset->num_items > job.num_items) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        o.data_spec, ": ", dataset->num_items, " items, the job declares ", job.num_items));
+  }
+  auto fed = data::PartitionCentral(*dataset, {job.test_fraction, job.has_seed ? job.seed : 1});
+  if (!fed.ok()) return fed.status();
+  const data::PartyData& all = fed->parties[0];
+  if (o.first_user < 0 || o.count < 1 || o.first_user + o.count > all.num_users()) {
+    return absl::InvalidArgumentError(absl::StrCat("--first/--count: users [", o.first_user, ", ",
+                                                   o.first_user + o.count, ") but the data has ",
+                                                   all.num_users()));
+  }
+  std::vector<HuaLocalUser> users(o.count);
+  for (int32_t k = 0; k < o.count; ++k) users[k].user = o.first_user + k;
+  auto mine = [&](int32_t u) { return u >= o.first_user && u < o.first_user + o.count; };
+  for (const data::Rating& r : all.train) {
+    if (mine(r.user)) users[r.user - o.first_user].train.push_back({r.item, r.value});
+  }
+  for (const data::Rating& r : all.test) {
+    if (mine(r.user)) users[r.user - o.first_user].test.push_back(r);
+  }
+  return users;
+}
+
+class Host {
+ public:
+  Host(const HuaHostOptions& o, const std::atomic<bool>& stop) : o_(o), stop_(stop) {}
+  absl::StatusOr<HuaHostResult> Run();
+
+ private:
+  absl::Status Connect();
+  absl::StatusOr<v1::JobSpec> WaitForJob();
+  absl::Status HandleRound(const v1::HuaTasks& tasks);
+  absl::Status Finish();
+  void CountBytes(int32_t user, int64_t down, int64_t up);
+
+  const HuaHostOptions& o_;
+  const std::atomic<bool>& stop_;
+  std::unique_ptr<v1::HuaRecommender::Stub> server_;
+  std::unique_ptr<v1::HuaAggregator::Stub> aggregator_;
+  std::unique_ptr<HuaUserRole> role_;
+  net::HuaJob job_;
+  std::string job_id_;
+  double poll_seconds_ = 2;
+  std::tuple<int, int32_t, int32_t> last_round_{-1, -1, -1};  // (phase, round, pass) handled
+  HuaHostResult result_;
+};
+
+absl::Status Host::Connect() {
+  auto ch = net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
+  if (!ch.ok()) return ch.status();
+  server_ = v1::HuaRecommender::NewStub(*ch);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::JobSpec> Host::WaitForJob() {
+  v1::HuaJobQuery q;
+  q.set_host(o_.host);
+  while (!stop_) {
+    v1::HuaJobOffer offer;
+    auto ctx = Ctx(10);
+    grpc::Status s = server_->GetJob(ctx.get(), q, &offer);
+    if (s.ok() && offer.active()) {
+      poll_seconds_ = offer.poll_seconds() > 0 ? offer.poll_seconds() : 2;
+      return offer.spec();
+    }
+    if (!s.ok() && s.error_code() == grpc::StatusCode::PERMISSION_DENIED) return FromGrpc(s);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // poll interval
+  }
+  return absl::CancelledError("stopped");
+}
+
+void Host::CountBytes(int32_t user, int64_t down, int64_t up) {
+  HuaHostTraffic& t = result_.traffic;
+  ++t.user_rounds;
+  t.down_bytes += down;
+  t.up_bytes += up;
+  if (role_->num_ratings(user) <= 20) {
+    t.max_down_le20 = std::max(t.max_down_le20, down);
+    t.max_up_le20 = std::max(t.max_up_le20, up);
+  }
+}
+
+absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
+  const auto header = std::make_tuple(static_cast<int>(tasks.phase()), tasks.round(), tasks.pass());
+  if (header == last_round_) {
+    // Answered already (some of our users were rejected and stay pending
+    // until the round deadline): do not spin on the long poll.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    return absl::OkStatus();
+  }
+  const int32_t dim = job_.params.dim;
+  if (o_.drop_at_iteration > 0 && tasks.kind() == v1::HUA_TASK_KIND_ITERATION &&
+      tasks.round() >= o_.drop_at_iteration) {
+    spdlog::warn("host '{}': dropping out mid-iteration {} (after the download, as asked)",
+                 o_.host, tasks.round());
+    return absl::AbortedError("dropped out mid-iteration (--hua-drop-at-iteration)");
+  }
+  v1::HuaReportBatch batch;
+  batch.set_host(o_.host);
+  batch.set_job_id(job_id_);
+  batch.set_phase(tasks.phase());
+  batch.set_round(tasks.round());
+  batch.set_pass(tasks.pass());
+  auto add = [&](int32_t user, int64_t down, absl::StatusOr<hua::MaskedReport> report) {
+    if (!report.ok()) {
+      // One user's bad request must not stop the others: it simply does not
+      // report, and the server treats it as offline.
+      spdlog::warn("host '{}': user {}: {}", o_.host, user, report.status().message());
+      return;
+    }
+    *batch.add_reports() = net::ToWire(*report);
+    CountBytes(user, down, static_cast<int64_t>(batch.reports().rbegin()->ByteSizeLong()));
+  };
+  if (tasks.kind() == v1::HUA_TASK_KIND_INIT) {
+    for (const v1::HuaInitRequest& w : tasks.init()) {
+      auto req = net::FromWire(w, tasks.round(), dim);
+      if (!req.ok()) return req.status();
+      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleInit(*req));
+    }
+  } else {
+    for (const v1::HuaIterationRequest& w : tasks.iteration()) {
+      auto req = net::FromWire(w, tasks.round(), tasks.pass(), dim);
+      if (!req.ok()) return req.status();
+      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleIteration(*req));
+    }
+  }
+  last_round_ = header;
+  if (batch.reports().empty()) return absl::OkStatus();
+  v1::HuaSubmitResponse submitted;
+  {
+    auto ctx = Ctx(30);
+    if (auto s = FromGrpc(aggregator_->Submit(ctx.get(), batch, &submitted)); !s.ok()) {
+      return absl::UnavailableError(absl::StrCat("aggregator: ", s.message()));
+    }
+  }
+  for (const std::string& r : submitted.rejected()) {
+    spdlog::warn("host '{}': aggregator rejected {}", o_.host, r);
+  }
+  v1::HuaDoneRequest done;
+  done.set_host(o_.host);
+  done.set_job_id(job_id_);
+  done.set_phase(tasks.phase());
+  done.set_round(tasks.round());
+  done.set_pass(tasks.pass());
+  done.mutable_users()->Add(submitted.accepted().begin(), submitted.accepted().end());
+  v1::HuaAck ack;
+  auto ctx = Ctx(30);
+  return FromGrpc(server_->Done(ctx.get(), done, &ack));
+}
+
+absl::Status Host::Finish() {
+  v1::HuaFinalItemsRequest req;
+  req.set_host(o_.host);
+  req.set_job_id(job_id_);
+  v1::HuaFinalItems items;
+  {
+    auto ctx = Ctx(60);
+    if (auto s = FromGrpc(server_->FinalItems(ctx.get(), req, &items)); !s.ok()) return s;
+  }
+  if (items.cols() != job_.params.dim || items.rows() < 1 ||
+      static_cast<int64_t>(items.values_size()) != int64_t{items.rows()} * items.cols()) {
+    return absl::InvalidArgumentError("final V: the shape does not match its values");
+  }
+  mf::Matrix v(items.rows(), items.cols());
+  for (int32_t r = 0; r < items.rows(); ++r) {
+    for (int32_t c = 0; c < items.cols(); ++c) v(r, c) = items.values(r * items.cols() + c);
+  }
+  auto m = role_->Evaluate(v);
+  if (!m.ok()) return m.status();
+  result_.test_count = m->count;
+  result_.test_mse = m->mse;
+  result_.test_mae = m->mae;
+  v1::HuaResultReport report;
+  report.set_host(o_.host);
+  report.set_job_id(job_id_);
+  report.set_test_count(m->count);
+  report.set_test_mse(m->mse);
+  report.set_test_mae(m->mae);
+  v1::HuaAck ack;
+  auto ctx = Ctx(30);
+  return FromGrpc(server_->ReportResult(ctx.get(), report, &ack));
+}
+
+absl::StatusOr<HuaHostResult> Host::Run() {
+  if (auto s = Connect(); !s.ok()) return s;
+  auto spec = WaitForJob();
+  if (!spec.ok()) return spec.status();
+  auto job = net::HuaJobFromSpec(*spec);
+  if (!job.ok()) return job.status();
+  job_ = *job;
+  job_id_ = spec->job_id();
+  result_.job_id = job_id_;
+  const std::string agg = o_.aggregator.empty() ? spec->hua().aggregator() : o_.aggregator;
+  auto agg_ch = net::MakeChannel(agg, o_.tls, o_.aggregator_cert_name);
+  if (!agg_ch.ok()) return agg_ch.status();
+  aggregator_ = v1::HuaAggregator::NewStub(*agg_ch);
+  auto users = LoadUsers(o_, job_);
+  if (!users.ok()) return users.status();
+  auto role = HuaUserRole::Create(job_.params, job_.range, std::move(*users),
+                                  job_.has_seed ? std::optional<uint64_t>(job_.seed) : std::nullopt);
+  if (!role.ok()) return role.status();
+  role_ = std::move(*role);
+  result_.users = role_->num_users();
+  v1::HuaRegisterRequest reg;
+  reg.set_host(o_.host);
+  reg.set_job_id(job_id_);
+  for (const hua::UserHello& h : role_->Hellos()) {
+    v1::HuaUserHello* w = reg.add_users();
+    w->set_user(h.user);
+    w->mutable_items()->Add(h.items.begin(), h.items.end());
+  }
+  {
+    v1::HuaRegisterResponse resp;
+    auto ctx = Ctx(30);
+    if (auto s = FromGrpc(server_->Register(ctx.get(), reg, &resp)); !s.ok()) return s;
+    spdlog::info("host '{}': job '{}': {} users registered", o_.host, job_id_, resp.registered());
+  }
+  v1::HuaPollRequest poll;
+  poll.set_host(o_.host);
+  poll.set_job_id(job_id_);
+  while (!stop_) {
+    v1::HuaTasks tasks;
+    auto ctx = Ctx(poll_seconds_ + 10);
+    if (auto s = FromGrpc(server_->Poll(ctx.get(), poll, &tasks)); !s.ok()) {
+      spdlog::warn("host '{}': poll: {} (retrying)", o_.host, s.message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // server restarting
+      continue;
+    }
+    switch (tasks.kind()) {
+      case v1::HUA_TASK_KIND_INIT:
+      case v1::HUA_TASK_KIND_ITERATION:
+        if (auto s = HandleRound(tasks); !s.ok()) {
+          if (absl::IsAborted(s)) return s;
+          spdlog::warn("host '{}': round {} pass {}: {}", o_.host, tasks.round(), tasks.pass(),
+                       s.message());
+        }
+        break;
+      case v1::HUA_TASK_KIND_FINISH:
+        if (auto s = Finish(); !s.ok()) return s;
+        return result_;
+      case v1::HUA_TASK_KIND_ABORT:
+        return absl::AbortedError(absl::StrCat("job '", job_id_, "' failed: ", tasks.reason()));
+      default: break;
+    }
+  }
+  return absl::CancelledError("stopped");
+}
+
+}  // namespace
+
+absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
+                                         const std::atomic<bool>& stop) {
+  Host host(options, stop);
+  return host.Run();
+}
+
+}  // namespace fedmf::device

@@ -1,0 +1,58 @@
+// A device host's Hua S3 loop over gRPC: waits for a hua-s3 job that grants
+// it users, loads those users' ratings (the job's train/test split), registers
+// their rated item sets, answers each round (requests from fedmf-server,
+// masked reports to fedmf-aggregator, "done" to the server), and after the
+// last iteration fetches the published V and reports its users' test error.
+#ifndef FEDMF_CLIENT_DEVICE_HUA_HOST_H_
+#define FEDMF_CLIENT_DEVICE_HUA_HOST_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "common/net/credentials.h"
+
+namespace fedmf::device {
+
+struct HuaHostOptions {
+  std::string host;            // this host's certificate name (role device)
+  std::string server;          // fedmf-server address
+  std::string aggregator;      // fedmf-aggregator address; empty = the job's spec.hua.aggregator
+  std::string server_cert_name = "server";
+  std::string aggregator_cert_name = "aggregator";
+  net::TlsConfig tls;
+  std::string data_spec;       // e.g. movielens:/path/u.data
+  int32_t first_user = 0;      // the users (0-based dense ids) this host runs
+  int32_t count = 1;
+  // Testing: after downloading the first requests of an iteration >= `drop_at_iteration` the
+  // host vanishes without reporting (returns kAborted), like a phone that
+  // lost its connection mid-iteration. 0 = never.
+  int32_t drop_at_iteration = 0;
+};
+
+// Per (user, round) wire bytes of this host's users (serialized protobuf).
+struct HuaHostTraffic {
+  int64_t user_rounds = 0;
+  int64_t down_bytes = 0, up_bytes = 0;
+  int64_t max_down_le20 = 0, max_up_le20 = 0;  // users with <= 20 ratings
+};
+
+struct HuaHostResult {
+  std::string job_id;
+  int32_t users = 0;
+  int64_t test_count = 0;
+  double test_mse = 0, test_mae = 0;
+  HuaHostTraffic traffic;
+};
+
+// Runs one job to its end. Stops early (Cancelled) when `stop` becomes true.
+absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
+                                         const std::atomic<bool>& stop);
+
+}  // namespace fedmf::device
+
+#endif  // FEDMF_CLIENT_DEVICE_HUA_HOST_H_

@@ -1,0 +1,107 @@
+#include "client-device/hua_role.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/hua/model.h"
+#include "common/hua/streams.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::device {
+
+absl::StatusOr<std::unique_ptr<HuaUserRole>> HuaUserRole::Create(
+    const hua::HuaParams& params, const data::RatingRange& range,
+    std::vector<HuaLocalUser> users, std::optional<uint64_t> seed) {
+  if (params.scenario != hua::Scenario::kDynamic) {
+    return absl::InvalidArgumentError("the device role runs Hua S3 (hua-s3) jobs");
+  }
+  auto codec = hua::ZpCodec::Create(params.zp);
+  if (!codec.ok()) return codec.status();
+  std::unique_ptr<HuaUserRole> role(new HuaUserRole(params, range, *codec));
+  const std::optional<random::Csprng> root =
+      seed ? std::optional<random::Csprng>(random::Csprng::FromSeed(*seed)) : std::nullopt;
+  for (HuaLocalUser& u : users) {
+    if (role->users_.count(u.user) || role->untrained_.count(u.user)) {
+      return absl::InvalidArgumentError(absl::StrCat("user ", u.user, " listed twice"));
+    }
+    random::Csprng rng = root ? hua::UserStream(*root, u.user) : random::Csprng::FromOsEntropy();
+    if (u.train.empty()) {
+      if (u.test.empty()) continue;
+      std::vector<double> u0(params.dim);
+      random::Csprng init = rng.Fork("init");
+      hua::FillInitialProfile(init, u0);
+      role->untrained_[u.user] = std::move(u0);
+      role->test_[u.user] = std::move(u.test);
+      continue;
+    }
+    auto user = hua::User::Create(u.user, std::move(u.train), role->params_, role->range_,
+                                  &role->codec_, std::move(rng));
+    if (!user.ok()) return user.status();
+    role->users_.emplace(u.user, std::move(*user));
+    role->test_[u.user] = std::move(u.test);
+  }
+  return role;
+}
+
+std::vector<hua::UserHello> HuaUserRole::Hellos() const {
+  std::vector<hua::UserHello> out;
+  for (const auto& [id, u] : users_) out.push_back(u.Hello());
+  return out;
+}
+
+int32_t HuaUserRole::num_ratings(int32_t user) const {
+  auto it = users_.find(user);
+  return it == users_.end() ? 0 : it->second.num_ratings();
+}
+
+absl::StatusOr<hua::User*> HuaUserRole::Find(int32_t user) {
+  auto it = users_.find(user);
+  if (it == users_.end()) {
+    return absl::NotFoundError(absl::StrCat("this host does not run user ", user));
+  }
+  return &it->second;
+}
+
+absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleInit(const hua::InitRequest& request) {
+  auto u = Find(request.user);
+  if (!u.ok()) return u.status();
+  return (*u)->HandleInit(request);
+}
+
+absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
+    const hua::IterationRequest& request) {
+  auto u = Find(request.user);
+  if (!u.ok()) return u.status();
+  return (*u)->HandleMasked(request);
+}
+
+absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) const {
+  if (v.cols() != params_.dim) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("V has ", v.cols(), " columns, the job's dim is ", params_.dim));
+  }
+  // Only this host's users' rows are filled; mf::Evaluate reads only those.
+  int32_t max_user = 0;
+  for (const auto& [id, t] : test_) max_user = std::max(max_user, id);
+  mf::Matrix u_rows = mf::Matrix::Zero(max_user + 1, params_.dim);
+  for (const auto& [id, user] : users_) {
+    std::span<const double> p = user.profile();
+    for (int32_t l = 0; l < params_.dim; ++l) u_rows(id, l) = p[l];
+  }
+  for (const auto& [id, u0] : untrained_) {
+    for (int32_t l = 0; l < params_.dim; ++l) u_rows(id, l) = u0[l];
+  }
+  std::vector<data::Rating> test;
+  for (const auto& [id, ratings] : test_) {
+    for (const data::Rating& r : ratings) {
+      if (r.item < 0 || r.item >= v.rows()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("test item ", r.item, " is outside V's ", v.rows(), " rows"));
+      }
+      test.push_back(r);
+    }
+  }
+  return mf::Evaluate(test, u_rows, v, range_);
+}
+
+}  // namespace fedmf::device
