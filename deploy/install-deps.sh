@@ -10,6 +10,11 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libspdlog-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libsqlite3-dev libyaml-cpp-dev libcpp-httplib-dev
+  # The fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizer runtimes.
+  clang libclang-rt-14-dev
+  # The container test (tests/containers): podman as the Docker engine.
+  podman runc docker-compose debootstrap curl
+  golang-github-containernetworking-plugin-dnsname  # container names resolve in compose networks (CNI)
 )
 
 missing=()

@@ -23,6 +23,8 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   check(root.GetString("admin_listen", &c.admin_listen));
   check(root.GetString("admin_port_file", &c.admin_port_file));
   check(root.GetString("log_format", &c.log_format));
+  check(root.GetString("metrics_listen", &c.metrics_listen));
+  check(root.GetString("metrics_port_file", &c.metrics_port_file));
   if (root.Has("tls")) {
     auto tls = root.GetMap("tls");
     if (!tls.ok()) return tls.status();

@@ -45,6 +45,8 @@ struct PartyConfig {
   std::string admin_listen = "127.0.0.1:0";
   std::string admin_port_file;
   std::string log_format = "text";
+  std::string metrics_listen;       // host:port of GET /metrics; empty = off
+  std::string metrics_port_file;    // written with the bound metrics port
 };
 
 absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path);

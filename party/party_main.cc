@@ -11,10 +11,13 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
+#include "common/log/log_setup.h"
+#include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
 #include "party/admin_service.h"
 #include "party/party_agent.h"
 #include "party/party_config.h"
+#include "party/party_metrics.h"
 #include "party/party_store.h"
 #include "common/log/log.h"
 
@@ -25,11 +28,16 @@ void OnSignal(int) { g_stop = true; }
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-party — a party of an FMF federation"};
-  std::string config_path, server;
+  std::string config_path, server, log_format;
+  int metrics_port = -1;
   bool insecure = false;
   app.add_option("--config", config_path, "YAML config file (docs/configuration.md)")->required();
   app.add_option("--server", server, "override: server address");
   app.add_flag("--insecure", insecure, "plaintext gRPC without authentication (testing only)");
+  app.add_option("--log-format", log_format, "override: text | json");
+  app.add_option("--metrics-port", metrics_port,
+                 "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
   CLI11_PARSE(app, argc, argv);
 
   auto config = fedmf::party::LoadPartyConfig(config_path);
@@ -39,11 +47,11 @@ int main(int argc, char** argv) {
   }
   if (!server.empty()) config->server = server;
   if (insecure) config->tls.insecure = true;
-  if (config->log_format == "json") {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e","level":"%l","party":")" +
-                        config->name + R"(","msg":"%v"})");
-  } else {
-    spdlog::set_pattern("[%Y-%m-%d %H:%M:%S.%e] [" + config->name + "] [%l] %v");
+  if (!log_format.empty()) config->log_format = log_format;
+  if (metrics_port >= 0) config->metrics_listen = "0.0.0.0:" + std::to_string(metrics_port);
+  if (auto s = fedmf::log::ConfigureLogging(config->log_format, config->name); !s.ok()) {
+    std::cerr << "fedmf-party: " << s.message() << "\n";
+    return 2;
   }
 
   std::error_code ec;
@@ -85,6 +93,21 @@ int main(int argc, char** argv) {
     const std::string tmp = config->admin_port_file + ".tmp";
     std::ofstream(tmp) << admin_port << "\n";
     std::rename(tmp.c_str(), config->admin_port_file.c_str());
+  }
+  fedmf::metrics::Registry registry;
+  fedmf::party::PartyMetrics party_metrics(&registry);
+  std::unique_ptr<fedmf::metrics::HttpExporter> exporter;
+  if (!config->metrics_listen.empty()) {
+    auto started = fedmf::metrics::HttpExporter::Start(
+        config->metrics_listen, config->metrics_port_file, &registry,
+        [&] { party_metrics.Refresh(&agent); });
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    exporter = std::move(*started);
+    spdlog::info("metrics on http://{}/metrics (port {})", config->metrics_listen,
+                 exporter->port());
   }
   spdlog::info("party '{}' up: server {}, admin port {}", config->name, config->server, admin_port);
 

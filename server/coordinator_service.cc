@@ -132,6 +132,18 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
                                         const v1::SubmitJobRequest* req,
                                         v1::SubmitJobResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (hua_ != nullptr && req->spec().setting() == v1::SETTING_HUA_S3) {
+    auto hua_id = hua_->Submit(req->spec());
+    if (!hua_id.ok()) return ToGrpc(hua_id.status());
+    resp->set_job_id(*hua_id);
+    return grpc::Status::OK;
+  }
+  if (lfl_ != nullptr && req->spec().setting() == v1::SETTING_LFL) {
+    auto lfl_id = lfl_->SubmitJob(req->spec());
+    if (!lfl_id.ok()) return ToGrpc(lfl_id.status());
+    resp->set_job_id(*lfl_id);
+    return grpc::Status::OK;
+  }
   auto id = coordinator_->SubmitJob(req->spec());
   if (!id.ok()) return ToGrpc(id.status());
   resp->set_job_id(*id);
@@ -141,6 +153,20 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
 grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                      v1::JobStatus* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (hua_ != nullptr && hua_->Has(req->job_id())) {
+    auto hua_status = hua_->Status(req->job_id());
+    if (!hua_status.ok()) return ToGrpc(hua_status.status());
+    *resp = std::move(*hua_status);
+    return grpc::Status::OK;
+  }
+  if (lfl_ != nullptr) {
+    auto lfl_status = lfl_->GetJob(req->job_id());
+    if (lfl_status.ok()) {
+      *resp = std::move(*lfl_status);
+      return grpc::Status::OK;
+    }
+    if (!absl::IsNotFound(lfl_status.status())) return ToGrpc(lfl_status.status());
+  }
   auto status = coordinator_->GetJob(req->job_id());
   if (!status.ok()) return ToGrpc(status.status());
   *resp = std::move(*status);

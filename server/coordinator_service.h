@@ -11,7 +11,9 @@
 #include "absl/status/statusor.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "server/hua_runner.h"
 #include "server/job_coordinator.h"
+#include "server/lfl_coordinator.h"
 
 namespace fedmf::server {
 
@@ -58,6 +60,10 @@ class OperatorService final : public v1::Operator::Service {
  public:
   OperatorService(JobCoordinator* coordinator, bool insecure)
       : coordinator_(coordinator), insecure_(insecure) {}
+  // Hua S3 jobs (SETTING_HUA_S3) go to their own runner (hua_runner.h).
+  void set_hua(HuaRunner* hua) { hua_ = hua; }
+  // LFL jobs (SETTING_LFL) go to the device-side coordinator (lfl_coordinator.h).
+  void set_lfl(LflCoordinator* lfl) { lfl_ = lfl; }
 
   grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                          v1::SubmitJobResponse* resp) override;
@@ -71,6 +77,8 @@ class OperatorService final : public v1::Operator::Service {
 
   JobCoordinator* coordinator_;
   bool insecure_;
+  HuaRunner* hua_ = nullptr;
+  LflCoordinator* lfl_ = nullptr;
 };
 
 }  // namespace fedmf::server

@@ -372,6 +372,7 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
   if (report.epsilon_spent() < 0) return absl::InvalidArgumentError("field 'epsilon_spent': < 0");
   StoredParty& p = job_->stored.parties[*idx];
   p.epsilon = report.epsilon_spent();
+  counters_.epsilon_by_party[party] = report.epsilon_spent();
   if (report.finished()) {
     if (!std::isfinite(report.test_mse()) || report.test_count() < 0) {
       return absl::InvalidArgumentError("field 'test_mse': must be finite");
@@ -402,6 +403,7 @@ void JobCoordinator::FailJobLocked(const std::string& why) {
     if (p.accepted) abort_pending_[p.name] = true;
   }
   ++counters_.jobs_failed;
+  if (job_->session.has_value()) ++counters_.aggregation_aborts;
   job_.reset();
 }
 
@@ -531,6 +533,8 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     job.stored.round = session.round();
     job.stored.shared = session.shared();
     ++counters_.rounds_completed;
+    counters_.dropouts += record.missing_size();
+    if (options_.on_round) options_.on_round(record);
     spdlog::info("job '{}' round {}/{} closed in {:.2f}s: {} contributors{}",
                  job.stored.spec.job_id(), summary->round + 1, session.total_rounds(), seconds,
                  record.contributors_size(),

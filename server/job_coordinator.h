@@ -15,6 +15,7 @@
 #define FEDMF_SERVER_JOB_COORDINATOR_H_
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,9 @@ struct CoordinatorOptions {
   absl::Duration finish_deadline = absl::Seconds(120);
   absl::Duration default_round_deadline = absl::Seconds(120);
   std::vector<std::string> allowed_parties;          // empty = any certified party
+  // Called (under the coordinator's lock: keep it cheap) with every round
+  // committed, e.g. to feed the round-latency histogram.
+  std::function<void(const v1::RoundRecord&)> on_round;
 };
 
 // Observability hooks (metrics are wired by the daemon).
@@ -50,6 +54,10 @@ struct CoordinatorCounters {
   int64_t jobs_finished = 0;
   int64_t jobs_failed = 0;
   int64_t updates_rejected = 0;
+  int64_t dropouts = 0;            // accepted parties missing from a committed round
+  int64_t aggregation_aborts = 0;  // jobs failed after their rounds had started
+  // ε each party last reported (any job), for the per-party gauge.
+  std::map<std::string, double> epsilon_by_party;
 };
 
 class JobCoordinator {

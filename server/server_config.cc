@@ -27,6 +27,8 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   check(root.GetString("database", &c.database));
   check(root.GetInt("max_chunk_values", &c.max_chunk_values));
   check(root.GetString("log_format", &c.log_format));
+  check(root.GetString("metrics_listen", &c.metrics_listen));
+  check(root.GetString("metrics_port_file", &c.metrics_port_file));
   check(root.GetStringList("allowed_parties", &c.coordinator.allowed_parties));
   check(Seconds(root, "poll_seconds", &c.coordinator.poll));
   check(Seconds(root, "liveness_seconds", &c.coordinator.liveness));

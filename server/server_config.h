@@ -20,6 +20,8 @@ struct ServerConfig {
   int32_t max_chunk_values = 1 << 16;
   CoordinatorOptions coordinator;
   std::string log_format = "text";  // text | json
+  std::string metrics_listen;       // host:port of GET /metrics; empty = off
+  std::string metrics_port_file;    // written with the bound metrics port
 };
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);

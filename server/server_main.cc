@@ -8,10 +8,17 @@
 #include <grpcpp/grpcpp.h>
 
 #include "CLI/CLI.hpp"
+#include "common/log/log_setup.h"
+#include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
 #include "server/coordinator_service.h"
+#include "server/device_service.h"
+#include "server/hua_service.h"
+#include "server/lfl_coordinator.h"
+#include "server/lfl_store.h"
 #include "server/job_coordinator.h"
 #include "server/server_config.h"
+#include "server/server_metrics.h"
 #include "server/server_store.h"
 #include "common/log/log.h"
 
@@ -25,13 +32,18 @@ void OnSignal(int) { g_stop = true; }
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-server — FMF coordination server"};
   std::string config_path;
-  std::string listen, port_file, database;
+  std::string listen, port_file, database, log_format;
+  int metrics_port = -1;
   bool insecure = false;
   app.add_option("--config", config_path, "YAML config file (docs/configuration.md)");
   app.add_option("--listen", listen, "override: address:port to listen on (port 0 = any)");
   app.add_option("--port-file", port_file, "override: write the bound port here");
   app.add_option("--database", database, "override: SQLite database path");
   app.add_flag("--insecure", insecure, "plaintext gRPC without authentication (testing only)");
+  app.add_option("--log-format", log_format, "override: text | json");
+  app.add_option("--metrics-port", metrics_port,
+                 "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
   CLI11_PARSE(app, argc, argv);
 
   fedmf::server::ServerConfig config;
@@ -47,8 +59,11 @@ int main(int argc, char** argv) {
   if (!port_file.empty()) config.port_file = port_file;
   if (!database.empty()) config.database = database;
   if (insecure) config.tls.insecure = true;
-  if (config.log_format == "json") {
-    spdlog::set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%e","level":"%l","msg":"%v"})");
+  if (!log_format.empty()) config.log_format = log_format;
+  if (metrics_port >= 0) config.metrics_listen = "0.0.0.0:" + std::to_string(metrics_port);
+  if (auto s = fedmf::log::ConfigureLogging(config.log_format, "fedmf-server"); !s.ok()) {
+    std::cerr << "fedmf-server: " << s.message() << "\n";
+    return 2;
   }
 
   auto store = fedmf::server::ServerStore::Open(config.database);
@@ -61,11 +76,35 @@ int main(int argc, char** argv) {
     spdlog::critical("TLS: {}", creds.status().message());
     return 2;
   }
+  fedmf::metrics::Registry registry;
+  fedmf::server::ServerMetrics server_metrics(&registry);
+  config.coordinator.on_round = [&server_metrics](const fedmf::v1::RoundRecord& r) {
+    server_metrics.ObserveRound(r);
+  };
   fedmf::server::JobCoordinator coordinator(store->get(), config.coordinator);
   fedmf::server::TrafficCounters traffic;
   fedmf::server::CoordinatorService coordinator_service(&coordinator, config.tls.insecure,
                                                         config.max_chunk_values, &traffic);
   fedmf::server::OperatorService operator_service(&coordinator, config.tls.insecure);
+  // Hua et al. S3 jobs: devices speak HuaRecommender, the server dials fedmf-aggregator.
+  fedmf::server::HuaRunnerOptions hua_options;
+  hua_options.poll = config.coordinator.poll;
+  hua_options.liveness = config.coordinator.liveness;
+  fedmf::server::HuaRunner hua_runner(hua_options,
+                                      fedmf::server::MakeGrpcAggregatorLinks(config.tls));
+  fedmf::server::HuaRecommenderService hua_service(&hua_runner, config.tls.insecure);
+  operator_service.set_hua(&hua_runner);
+  // LFL-SGDMF jobs: device hosts speak DeviceCoordinator (device.proto).
+  auto lfl_store = fedmf::server::LflStore::Open(config.database);
+  if (!lfl_store.ok()) {
+    spdlog::critical("{}", lfl_store.status().message());
+    return 1;
+  }
+  fedmf::server::LflCoordinator lfl_coordinator(
+      lfl_store->get(), {config.coordinator.poll, config.coordinator.liveness});
+  fedmf::server::DeviceService device_service(&lfl_coordinator, config.tls.insecure,
+                                              config.max_chunk_values, &traffic);
+  operator_service.set_lfl(&lfl_coordinator);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -73,11 +112,18 @@ int main(int argc, char** argv) {
   builder.AddListeningPort(config.listen, *creds, &port);
   builder.RegisterService(&coordinator_service);
   builder.RegisterService(&operator_service);
+  builder.RegisterService(&hua_service);
+  builder.RegisterService(&device_service);
   builder.SetMaxReceiveMessageSize(8 << 20);
   builder.SetMaxSendMessageSize(8 << 20);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::critical("cannot listen on {}", config.listen);
+    return 1;
+  }
+  hua_runner.Start();
+  if (auto s = lfl_coordinator.Start(); !s.ok()) {
+    spdlog::critical("cannot open the LFL jobs in {}: {}", config.database, s.message());
     return 1;
   }
   if (auto s = coordinator.Start(); !s.ok()) {
@@ -89,6 +135,19 @@ int main(int argc, char** argv) {
     std::ofstream(tmp) << port << "\n";
     std::rename(tmp.c_str(), config.port_file.c_str());
   }
+  std::unique_ptr<fedmf::metrics::HttpExporter> exporter;
+  if (!config.metrics_listen.empty()) {
+    auto started = fedmf::metrics::HttpExporter::Start(
+        config.metrics_listen, config.metrics_port_file, &registry,
+        [&] { server_metrics.Refresh(&coordinator, traffic); });
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    exporter = std::move(*started);
+    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen,
+                 exporter->port());
+  }
   spdlog::info("fedmf-server listening on port {} ({}), database {}", port,
                config.tls.insecure ? "INSECURE" : "mTLS", config.database);
 
@@ -96,6 +155,8 @@ int main(int argc, char** argv) {
   std::signal(SIGTERM, OnSignal);
   while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   spdlog::info("shutting down");
+  hua_runner.Stop();
+  lfl_coordinator.Stop();
   coordinator.Stop();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;

@@ -22,5 +22,8 @@ echo "== Tests under ASan/UBSan (unit) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" ctest --test-dir build-asan --output-on-failure -j"$JOBS" -L unit
 
+echo "== Fuzz (libFuzzer + ASan/UBSan, 30 s per target) =="
+tests/fuzz/run.sh 30
+
 echo "== Tests (Release, all) =="
 ctest --test-dir build --output-on-failure -j"$JOBS"

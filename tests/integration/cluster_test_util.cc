@@ -23,6 +23,17 @@ bool HaveMl100k() {
   return fs::is_regular_file(Ml100kRatingsPath(), ec);
 }
 
+cli::JobFlags SyntheticHflFlags(int rounds) {
+  cli::JobFlags flags;
+  flags.setting = "hfl";
+  flags.data = "synthetic";
+  flags.parties = 3;
+  flags.seed = 1;
+  flags.rounds = rounds;
+  flags.epsilon = "1";
+  return flags;
+}
+
 absl::StatusOr<PlannedJob> PlanJob(const cli::JobFlags& flags, const std::string& job_id,
                                    double round_deadline_seconds, int min_parties) {
   PlannedJob plan;

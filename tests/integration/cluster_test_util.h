@@ -37,6 +37,9 @@ struct PlannedJob {
   data::Federation federation;
 };
 
+// HFL on the synthetic data: 3 parties, seed 1, epsilon 1, `rounds` rounds.
+cli::JobFlags SyntheticHflFlags(int rounds);
+
 // `flags.parties` parties, roster party-0..party-{s-1}; split seed = seed
 // (or 1) and test fraction as `fedmf train` uses them.
 absl::StatusOr<PlannedJob> PlanJob(const cli::JobFlags& flags, const std::string& job_id,

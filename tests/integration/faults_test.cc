@@ -22,17 +22,6 @@ namespace {
 
 constexpr double kTargetEpsilon = 1.0;
 
-cli::JobFlags SyntheticHfl(int rounds) {
-  cli::JobFlags flags;
-  flags.setting = "hfl";
-  flags.data = "synthetic";
-  flags.parties = 3;
-  flags.seed = 1;
-  flags.rounds = rounds;
-  flags.epsilon = "1";
-  return flags;
-}
-
 // The durable ledger of party k: within budget, no (job, round) twice.
 // Returns the job's ledger rounds.
 std::set<int> CheckLedger(cli::LocalCluster& cluster, int k, const std::string& job_id,
@@ -57,7 +46,7 @@ class FaultsTest : public ClusterTest {};
 
 TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   constexpr int kRounds = 80;
-  auto plan = PlanJob(SyntheticHfl(kRounds), "kill-party", /*round_deadline_seconds=*/60,
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-party", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   cli::ClusterOptions options = OptionsFor(*plan);
@@ -168,7 +157,7 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
 
 TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   constexpr int kRounds = 40;
-  auto plan = PlanJob(SyntheticHfl(kRounds), "kill-server", /*round_deadline_seconds=*/60,
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-server", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   cli::ClusterOptions options = OptionsFor(*plan);

@@ -14,17 +14,6 @@ namespace {
 
 constexpr char kMissingData[] = "csv:/nonexistent/fedmf-integration/ratings.csv";
 
-cli::JobFlags SyntheticHfl(int rounds) {
-  cli::JobFlags flags;
-  flags.setting = "hfl";
-  flags.data = "synthetic";
-  flags.parties = 3;
-  flags.seed = 1;
-  flags.rounds = rounds;
-  flags.epsilon = "1";
-  return flags;
-}
-
 // party-2 caps epsilon at 0.5 (< the job's 1.0) and its data spec points at
 // a file that does not exist: only a refusal made before loading data says
 // "epsilon" rather than "cannot load the party's data".
@@ -66,7 +55,7 @@ class PolicyTest : public ClusterTest {
 };
 
 TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
-  auto plan = PlanJob(SyntheticHfl(10), "capped", 60, /*min_parties=*/1);
+  auto plan = PlanJob(SyntheticHflFlags(10), "capped", 60, /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
   auto id = cluster_->SubmitJob(plan->spec);
@@ -92,7 +81,7 @@ TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
 }
 
 TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
-  auto plan = PlanJob(SyntheticHfl(10), "all-or-nothing", 60, /*min_parties=*/3);
+  auto plan = PlanJob(SyntheticHflFlags(10), "all-or-nothing", 60, /*min_parties=*/3);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
   auto id = cluster_->SubmitJob(plan->spec);
@@ -115,7 +104,7 @@ TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
 }
 
 TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
-  auto plan = PlanJob(SyntheticHfl(10), "recommend", 60, /*min_parties=*/1);
+  auto plan = PlanJob(SyntheticHflFlags(10), "recommend", 60, /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
   // Before any job: nothing to recommend from.

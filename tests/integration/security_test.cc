@@ -141,22 +141,11 @@ class ManualParty {
   int32_t max_chunk_values_ = net::kDefaultMaxChunkValues;
 };
 
-cli::JobFlags SyntheticHfl(int rounds) {
-  cli::JobFlags flags;
-  flags.setting = "hfl";
-  flags.data = "synthetic";
-  flags.parties = 3;
-  flags.seed = 1;
-  flags.rounds = rounds;
-  flags.epsilon = "1";
-  return flags;
-}
-
 class SecurityTest : public ClusterTest {};
 
 // (a) and (b): the transport refuses clients the federation CA did not certify.
 TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
-  auto plan = PlanJob(SyntheticHfl(10), "mtls", 60, 1);
+  auto plan = PlanJob(SyntheticHflFlags(10), "mtls", 60, 1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {}));
   const int port = cluster_->server_port();
@@ -219,7 +208,7 @@ TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
 // (c), (d), (e) during a running job.
 TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   constexpr int kRounds = 4;
-  auto plan = PlanJob(SyntheticHfl(kRounds), "guarded", /*round_deadline_seconds=*/300,
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "guarded", /*round_deadline_seconds=*/300,
                       /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   cli::ClusterOptions options = OptionsFor(*plan);

@@ -10,6 +10,7 @@
 #include "common/net/job_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/lfl_job_spec.h"
 
 namespace fedmf::cli {
 namespace {
@@ -158,6 +159,12 @@ int Ledger(const ClientArgs& a) {
 absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   auto root = config::YamlMap::FromFile(path);
   if (!root.ok()) return root.status();
+  if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
+    std::string setting;
+    if (peek->GetString("setting", &setting).ok() && setting == "lfl") {
+      return LflJobSpecFromYaml(*root, path);  // device hosts, not parties
+    }
+  }
   fmf::JobConfig c;
   std::string setting = "hfl", granularity = "rating", epsilon = "1";
   std::vector<std::string> roster;

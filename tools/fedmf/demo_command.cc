@@ -10,7 +10,9 @@
 #include "common/fmf/noise_plan.h"
 #include "common/net/job_codec.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"
+#include "tools/fedmf/lfl_demo.h"
 #include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::cli {
@@ -22,13 +24,30 @@ struct DemoArgs {
   bool insecure = false;
   double timeout_seconds = 1800;
   double round_deadline_seconds = 60;
+  bool rounds_given = false;  // lfl defaults to T = 10 unless --T is given
 };
 
 int RunDemo(DemoArgs& a) {
   const absl::Time start = absl::Now();
+  if (a.job.setting == "lfl") {
+    // Device hosts = --parties; the round deadline bounds each secure-aggregation phase.
+    LflDemoArgs l;
+    l.hosts = a.job.parties;
+    l.keep = a.keep;
+    l.insecure = a.insecure;
+    l.timeout_seconds = a.timeout_seconds;
+    l.phase_deadline_seconds = a.round_deadline_seconds;
+    l.rounds_given = a.rounds_given;
+    return RunLflDemo(a.job, l);
+  }
+  if (a.job.setting == "hua-s3") {
+    // Device hosts = --parties; the round deadline bounds a mid-iteration dropout's wait.
+    HuaDemoArgs h{a.job.parties, a.keep, a.insecure, a.timeout_seconds, a.round_deadline_seconds};
+    return RunHuaDemo(a.job, h);
+  }
   if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd") {
-    std::cerr << "fedmf demo: --setting must be hfl, vfl or hfl-synsgd (the others run in one "
-                 "process: fedmf train)\n";
+    std::cerr << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
+                 "one process: fedmf train)\n";
     return 2;
   }
   auto dataset = data::LoadDataSpec(a.job.data);
@@ -183,7 +202,11 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")
       ->capture_default_str();
-  cmd->callback([a, exit_code] { *exit_code = RunDemo(*a); });
+  cmd->callback([a, cmd, exit_code] {
+    a->job.dim_given = cmd->count("--dim") > 0;  // hua-s3 defaults to the paper's d = 50
+    a->rounds_given = cmd->count("--T") > 0;
+    *exit_code = RunDemo(*a);
+  });
 }
 
 }  // namespace fedmf::cli

@@ -92,8 +92,18 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--omega", a->omega, "lfl: tolerated dropout fraction")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "lfl: P1,P2 vanishing probabilities per round")
       ->capture_default_str();
-  cmd->add_flag("--ideal-aggregation", a->ideal_aggregation,
-                "lfl: plaintext sum instead of secure aggregation (for comparison only)");
+  cmd->add_option("--aggregation", a->aggregation,
+                  "lfl: secagg+ (SecAgg+ Harary graph) | secagg (complete graph) | ideal "
+                  "(plaintext sum, for comparison only)")
+      ->check(CLI::IsMember({"secagg+", "secagg", "ideal"}))
+      ->capture_default_str();
+  cmd->add_option("--secagg-bits", a->secagg_bits, "lfl: fixed-point bits k of Z_{2^k} (<= 64)")
+      ->check(CLI::Range(2, 64))
+      ->capture_default_str();
+  cmd->add_option("--secagg-threads", a->secagg_threads,
+                  "lfl: threads for the in-process devices' secure-aggregation work")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
   cmd->add_option("--hua-noise", a->hua_noise,
                   "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
       ->capture_default_str();

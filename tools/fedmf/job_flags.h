@@ -43,7 +43,9 @@ struct JobFlags {
   // LFL (cross-device) only.
   double omega = 0.3;               // tolerated dropout fraction of the secure aggregation
   std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
-  bool ideal_aggregation = false;   // plaintext sum instead of secure aggregation (tests)
+  std::string aggregation = "secagg+";  // secagg+ (Harary graph) | secagg (complete) | ideal
+  int32_t secagg_bits = 32;         // fixed-point width of the secure aggregation
+  int32_t secagg_threads = 2;       // in-process: threads for the devices' work
   // Hua et al. (hua-s1 | hua-s2 | hua-s2-tp | hua-s3) only; --dim defaults to
   // the paper's 50 for them unless given (dim_given is set by `fedmf train`).
   bool dim_given = false;

@@ -10,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
+#include "tools/fedmf/hua_cluster.h"
+#include "tools/fedmf/lfl_cluster.h"
 
 namespace fedmf::cli {
 namespace fs = std::filesystem;
@@ -65,6 +67,8 @@ absl::Status LocalCluster::Prepare() {
         return s;
       }
     }
+    if (auto s = IssueHuaCertificates(cert_dir_, options_.hua_hosts); !s.ok()) return s;
+    if (auto s = IssueLflCertificates(cert_dir_, options_.lfl_hosts); !s.ok()) return s;
   }
   if (auto s = WriteServerConfig("127.0.0.1:0"); !s.ok()) return s;
   for (int k = 0; k < options_.parties; ++k) {
@@ -83,6 +87,11 @@ absl::Status LocalCluster::WriteServerConfig(const std::string& listen) {
               << "offer_deadline_seconds: 60\n"
               << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
               << "  cert_dir: " << cert_dir_ << "\n  name: server\n";
+  if (options_.metrics) {
+    server_yaml << "metrics_listen: 127.0.0.1:0\n"
+                << "metrics_port_file: " << (fs::path(work_dir_) / "server.metrics.port").string()
+                << "\n";
+  }
   if (!server_yaml) return absl::UnavailableError("cannot write server.yaml");
   return absl::OkStatus();
 }
@@ -123,6 +132,12 @@ LocalCluster::~LocalCluster() {
 }
 
 void LocalCluster::StopAll() {
+  for (auto& [k, p] : hua_hosts_) p.Stop(absl::Seconds(3));
+  hua_hosts_.clear();
+  for (auto& [k, p] : lfl_hosts_) p.Stop(absl::Seconds(3));
+  lfl_hosts_.clear();
+  if (aggregator_.has_value()) aggregator_->Stop(absl::Seconds(3));
+  aggregator_.reset();
   for (auto& [k, p] : parties_) p.Stop(absl::Seconds(3));
   parties_.clear();
   if (server_.has_value()) server_->Stop(absl::Seconds(3));
@@ -131,8 +146,10 @@ void LocalCluster::StopAll() {
 
 absl::Status LocalCluster::StartServer() {
   const std::string port_file = (fs::path(work_dir_) / "server.port").string();
+  const std::string metrics_port_file = (fs::path(work_dir_) / "server.metrics.port").string();
   std::error_code ec;
   fs::remove(port_file, ec);
+  fs::remove(metrics_port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-server").string(), "--config",
                                 (fs::path(work_dir_) / "server.yaml").string()};
   auto p = ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "server.log").string());
@@ -141,6 +158,11 @@ absl::Status LocalCluster::StartServer() {
   auto port = WaitForPortFile(port_file, absl::Seconds(30), &*server_);
   if (!port.ok()) return port.status();
   server_port_ = *port;
+  if (options_.metrics) {
+    auto metrics_port = WaitForPortFile(metrics_port_file, absl::Seconds(30), &*server_);
+    if (!metrics_port.ok()) return metrics_port.status();
+    server_metrics_port_ = *metrics_port;
+  }
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "fedmf/v1/hua.grpc.pb.h"
 #include "tools/fedmf/process.h"
 
 namespace fedmf::cli {
@@ -38,7 +39,26 @@ struct ClusterOptions {
   double poll_seconds = 0.5;
   double liveness_seconds = 3;
   bool insecure = false;
+  bool metrics = false;       // the server serves /metrics on an ephemeral loopback port
   std::map<int, PartyOptions> party_overrides;
+  // Hua S3: certificates for fedmf-aggregator and `hua_hosts` device hosts
+  // (HuaHostName(k), role device) running fedmf-hua-device.
+  int hua_hosts = 0;
+  bool aggregator_record = false;  // fedmf-aggregator --record-for-tests
+  // LFL: certificates for `lfl_hosts` device hosts (LflHostName(k), role
+  // device) running fedmf-device (lfl_cluster.h).
+  int lfl_hosts = 0;
+};
+
+// How one fedmf-device host of an LFL job is started (lfl_cluster.cc).
+struct LflHostArgs {
+  std::string data_spec;   // --devices-from
+  int64_t first = 0;
+  int64_t count = 1;
+  std::string dropout = "0,0";
+  int64_t seed = -1;       // >= 0: --seed (tests)
+  std::string misbehave;   // --misbehave (tests)
+  int threads = 1;
 };
 
 class LocalCluster {
@@ -64,6 +84,7 @@ class LocalCluster {
   const std::string& work_dir() const { return work_dir_; }
   const std::string& cert_dir() const { return cert_dir_; }
   int server_port() const { return server_port_; }
+  int server_metrics_port() const { return server_metrics_port_; }  // 0 unless options.metrics
   int admin_port(int k) const;
   std::string ServerLog() const;
 
@@ -74,6 +95,24 @@ class LocalCluster {
                                         const std::function<void(const v1::JobStatus&)>& on_status =
                                             nullptr);
   absl::StatusOr<v1::LedgerResponse> PartyLedger(int k);
+
+  // ---- Hua S3 (hua_cluster.cc)
+  absl::Status StartAggregator();
+  int aggregator_port() const { return aggregator_port_; }
+  static std::string HuaHostName(int k);
+  // Host k runs users [first, first + count) of `data_spec`; with
+  // drop_at_iteration > 0 it vanishes mid-iteration (after downloading).
+  absl::Status StartHuaHost(int k, const std::string& data_spec, int first, int count,
+                            int drop_at_iteration = 0);
+  bool HuaHostRunning(int k);
+  // Test-only view of the aggregator (needs options.aggregator_record).
+  absl::StatusOr<v1::HuaRecordedResponse> AggregatorRecorded(const std::string& job_id);
+
+  // ---- LFL device hosts (lfl_cluster.cc)
+  static std::string LflHostName(int k);
+  absl::Status StartLflHost(int k, const LflHostArgs& args);
+  bool LflHostRunning(int k);
+  std::string LflHostLog(int k) const;
   absl::StatusOr<v1::RecommendResponse> Recommend(int k, const std::string& user, int top);
 
  private:
@@ -90,7 +129,12 @@ class LocalCluster {
   std::optional<ChildProcess> server_;
   std::map<int, ChildProcess> parties_;
   int server_port_ = 0;
+  int server_metrics_port_ = 0;
   std::map<int, int> admin_ports_;
+  std::optional<ChildProcess> aggregator_;
+  std::map<int, ChildProcess> hua_hosts_;
+  std::map<int, ChildProcess> lfl_hosts_;
+  int aggregator_port_ = 0;
 };
 
 }  // namespace fedmf::cli

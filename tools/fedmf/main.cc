@@ -3,6 +3,7 @@
 #include "tools/fedmf/ca_command.h"
 #include "tools/fedmf/client_commands.h"
 #include "tools/fedmf/demo_command.h"
+#include "tools/fedmf/health_command.h"
 #include "tools/fedmf/privacy_command.h"
 #include "tools/fedmf/train_command.h"
 
@@ -15,6 +16,7 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterPrivacyCommand(app, &exit_code);
   fedmf::cli::RegisterCaCommand(app, &exit_code);
   fedmf::cli::RegisterClientCommands(app, &exit_code);
+  fedmf::cli::RegisterHealthCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

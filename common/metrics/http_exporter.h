@@ -1,0 +1,45 @@
+// Serves a Registry's text exposition at GET /metrics over plain HTTP
+// (cpp-httplib), for Prometheus scrapes and `curl`. Runs its own thread.
+// Metrics carry no secrets (counts, timings, spent epsilon), hence no TLS;
+// bind it to an internal interface.
+#ifndef FEDMF_COMMON_METRICS_HTTP_EXPORTER_H_
+#define FEDMF_COMMON_METRICS_HTTP_EXPORTER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "common/metrics/metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace fedmf::metrics {
+
+class HttpExporter {
+ public:
+  // `listen` is host:port (port 0 = any free port); the bound port is
+  // written to `port_file` (atomically) unless it is empty. `before_scrape`
+  // (may be null) runs before every render, to refresh gauges from daemon
+  // state.
+  static absl::StatusOr<std::unique_ptr<HttpExporter>> Start(const std::string& listen,
+                                                             const std::string& port_file,
+                                                             const Registry* registry,
+                                                             std::function<void()> before_scrape);
+  ~HttpExporter();
+
+  int port() const { return port_; }
+
+ private:
+  HttpExporter() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+}  // namespace fedmf::metrics
+
+#endif  // FEDMF_COMMON_METRICS_HTTP_EXPORTER_H_

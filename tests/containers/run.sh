@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# The compose topology for real, under podman as the Docker engine:
+#   1. `docker-compose config` validates docker-compose.yml;
+#   2. a debian:bookworm base image from debootstrap (no registry is
+#      reachable), imported into podman and cached between runs;
+#   3. `podman system service` on this run's own socket, DOCKER_HOST at it;
+#   4. `docker-compose up -d --build` (server, three parties; the aggregator
+#      and device host too once their binaries are part of the build);
+#   5. every daemon's compose health check (`fedmf health`) reports SERVING;
+#   6. an HFL job runs to completion (job status via the `cli` service), and
+#      every party's ledger shows its spend within the job's ε;
+#   7. teardown of exactly what this run created (its compose project with
+#      its volumes, its podman service); the image and base are kept as cache.
+# Usage: tests/containers/run.sh        (root; ~20 min cold, less when cached)
+set -euo pipefail
+# All in main(): bash reads a script as it runs, so an edit during a run
+# must not change what this run executes.
+main() {
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${FEDMF_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fedmf-containers}
+WORK=$(mktemp -d /tmp/fedmf-containers-XXXXXX)
+PROJECT=fedmfct$$
+START=$(date +%s)
+log() { echo "[containers +$(( $(date +%s) - START ))s] $*"; }
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for tool in podman runc docker-compose debootstrap; do
+  command -v "$tool" > /dev/null ||
+    fail "$tool is missing: apt-get install podman runc docker-compose debootstrap (deploy/install-deps.sh)"
+done
+[ -x /usr/lib/cni/dnsname ] ||
+  fail "the CNI dnsname plugin is missing (compose services find each other by name): apt-get install golang-github-containernetworking-plugin-dnsname"
+[ "$(id -u)" -eq 0 ] || fail "run as root (podman system service with runc/cgroupfs)"
+
+export CONTAINERS_CONF="$WORK/containers.conf"
+cp "$ROOT/tests/containers/containers.conf" "$CONTAINERS_CONF"
+export DOCKER_HOST="unix://$WORK/podman.sock"
+export COMPOSE_PROJECT_NAME=$PROJECT
+export COMPOSE_FILE="$ROOT/docker-compose.yml"
+export COMPOSE_HTTP_TIMEOUT=600
+# The aggregator and device host join once their daemons are in the build.
+PROFILES=()
+grep -q "fedmf-aggregator" "$ROOT/server/CMakeLists.txt" && PROFILES+=(aggregator)
+grep -qs "fedmf-device" "$ROOT/client-device/CMakeLists.txt" && PROFILES+=(devices)
+export COMPOSE_PROFILES=$(IFS=,; echo "${PROFILES[*]:-}")
+SERVICE_PID=
+compose() { docker-compose --project-directory "$ROOT" "$@"; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ -n "$SERVICE_PID" ]; then
+    if [ $rc -ne 0 ]; then
+      log "failure: daemon logs (tail)"
+      compose logs --no-color --tail 30 2>&1 | tail -150
+    fi
+    compose --profile tools --profile aggregator --profile devices \
+      down -v --remove-orphans --timeout 5 > "$WORK/down.log" 2>&1 || cat "$WORK/down.log"
+    left=$(podman ps -a -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)
+    [ "$left" -eq 0 ] || log "warning: $left containers of $PROJECT left behind"
+    kill "$SERVICE_PID" 2> /dev/null
+    wait "$SERVICE_PID" 2> /dev/null
+  fi
+  rm -rf "$WORK"
+  log "done (exit $rc)"
+  exit $rc
+}
+trap cleanup EXIT
+trap 'exit 143' INT TERM  # so a killed run still tears down
+
+log "docker-compose config"
+compose config -q || fail "docker-compose.yml does not validate"
+
+# ---- base image: debootstrap once, then the cached tarball
+if ! podman image exists docker.io/library/debian:bookworm; then
+  mkdir -p "$CACHE"
+  if [ ! -s "$CACHE/bookworm-minbase.tar" ]; then
+    MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2> /dev/null | head -1)
+    [ -n "$MIRROR" ] || MIRROR=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list.d/*.list 2> /dev/null)
+    [ -n "$MIRROR" ] || fail "no apt mirror found in /etc/apt/sources.list.d"
+    log "debootstrap bookworm from $MIRROR"
+    rm -rf "$CACHE/rootfs"
+    debootstrap --variant=minbase bookworm "$CACHE/rootfs" "$MIRROR" > "$WORK/debootstrap.log" 2>&1 ||
+      { tail -20 "$WORK/debootstrap.log"; fail "debootstrap failed"; }
+    tar -C "$CACHE/rootfs" -cf "$CACHE/bookworm-minbase.tar.tmp" .
+    mv "$CACHE/bookworm-minbase.tar.tmp" "$CACHE/bookworm-minbase.tar"
+    rm -rf "$CACHE/rootfs"
+  fi
+  log "podman import debian:bookworm"
+  podman import "$CACHE/bookworm-minbase.tar" docker.io/library/debian:bookworm > /dev/null
+fi
+
+# ---- the Docker API, on this run's own socket
+podman system service --time=0 "$DOCKER_HOST" > "$WORK/podman-service.log" 2>&1 &
+SERVICE_PID=$!
+for _ in $(seq 100); do
+  [ -S "$WORK/podman.sock" ] && break
+  kill -0 "$SERVICE_PID" 2> /dev/null || { cat "$WORK/podman-service.log"; fail "podman system service exited"; }
+  sleep 0.1
+done
+[ -S "$WORK/podman.sock" ] || fail "podman socket did not appear"
+
+SERVICES=(server party-a party-b party-c)
+[[ ",$COMPOSE_PROFILES," == *,aggregator,* ]] && SERVICES+=(aggregator)
+[[ ",$COMPOSE_PROFILES," == *,devices,* ]] && SERVICES+=(device-host)
+log "docker-compose up --build (${SERVICES[*]})"
+compose up -d --build > "$WORK/up.log" 2>&1 || { tail -60 "$WORK/up.log"; fail "docker-compose up failed"; }
+log "up"
+
+# ---- health: run each service's own compose health check until it passes.
+# (Podman schedules health checks with systemd timers, absent here, so the
+# test runs them itself: the same command docker would run.)
+for svc in "${SERVICES[@]}"; do
+  [ "$svc" = device-host ] && continue  # dials out; no listening port
+  ctr=$(compose ps -q "$svc")
+  [ -n "$ctr" ] || fail "no container for $svc"
+  ok=
+  for attempt in $(seq 60); do
+    if podman healthcheck run "$ctr" > /dev/null 2>&1; then ok=1; break; fi
+    [ "$(podman inspect -f '{{.State.Running}}' "$ctr")" = true ] ||
+      { podman logs --tail 20 "$ctr"; fail "$svc is not running"; }
+    sleep 1
+  done
+  [ -n "$ok" ] || fail "$svc never became healthy"
+  state=$(podman inspect -f '{{.State.Health.Status}}' "$ctr")
+  [ "$state" = healthy ] || fail "$svc health state '$state' after a passing check"
+  log "$svc: healthy (fedmf health -> SERVING)"
+done
+
+# ---- one HFL job through the operator CLI
+cli() { compose run --rm -T cli fedmf "$@" --cert-dir /certs --name operator; }
+out=$(cli job submit --server server:7443 --spec /etc/fedmf/jobs/hfl.yaml) || fail "submit: $out"
+log "$out"
+deadline=$(( $(date +%s) + 600 ))
+while :; do
+  status=$(cli job status --server server:7443 --job hfl-demo --json) || fail "status: $status"
+  state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
+  [ "$state" = JOB_STATE_FINISHED ] && break
+  [ "$state" = JOB_STATE_FAILED ] && fail "HFL job failed: $status"
+  [ "$(date +%s)" -lt "$deadline" ] || fail "HFL job not finished in 10 min: $status"
+  sleep 2
+done
+python3 - "$status" << 'PY' || fail "HFL job result: $status"
+import json, sys
+st = json.loads(sys.argv[1])
+assert st["rounds_completed"] == 10, st
+names = sorted(p["name"] for p in st["parties"])
+assert names == ["party-a", "party-b", "party-c"], names
+for p in st["parties"]:
+    assert p["accepted"], p
+    assert 0 < p["epsilon"] <= 1.0 + 1e-9, p          # the job's target epsilon
+    assert p["test_mse"] is not None and 0 < p["test_mse"] < 10, p
+print("HFL job finished:", {p["name"]: (round(p["epsilon"], 4), round(p["test_mse"], 4)) for p in st["parties"]})
+PY
+for party in party-a party-b party-c; do
+  ledger=$(compose run --rm -T cli fedmf ledger --party "$party:7444" --party-name "$party" \
+             --cert-dir /certs --name operator --json) || fail "ledger $party: $ledger"
+  python3 - "$ledger" "$party" << 'PY' || fail "ledger $party: $ledger"
+import json, sys
+led = json.loads(sys.argv[1])
+rounds = sorted(e["round"] for e in led["entries"] if e["job_id"] == "hfl-demo")
+assert rounds == list(range(10)), rounds    # one charge per round, none twice
+assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 <= led["max_epsilon"], led
+print(sys.argv[2], "ledger:", len(rounds), "charges, epsilon", round(led["epsilon_spent"], 4))
+PY
+done
+# The device host dials out and serves no port: it must still be running.
+if [[ " ${SERVICES[*]} " == *" device-host "* ]]; then
+  ctr=$(compose ps -q device-host)
+  [ "$(podman inspect -f '{{.State.Running}}' "$ctr")" = true ] ||
+    { podman logs --tail 20 "$ctr"; fail "device-host is not running"; }
+  log "device-host: running"
+fi
+log "PASS"
+}
+main "$@"

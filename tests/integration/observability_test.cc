@@ -1,0 +1,154 @@
+// Operations surface of the real daemons: `fedmf health` (grpc.health.v1)
+// against fedmf-server and fedmf-party, and the server's Prometheus /metrics
+// scraped over HTTP while an HFL job runs, synchronized on the job's status.
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <httplib.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/metrics/metrics.h"
+#include "tests/integration/cluster_test_util.h"
+
+namespace fedmf::it {
+namespace {
+
+// Runs the fedmf binary; returns (exit code, stdout+stderr).
+std::pair<int, std::string> RunFedmf(const std::string& args) {
+  const std::string cmd = absl::StrCat(BinDir(), "/fedmf ", args, " 2>&1");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class ObservabilityTest : public ClusterTest {
+ protected:
+  std::string Tls() const {
+    return absl::StrCat("--cert-dir ", cluster_->cert_dir(), " --name operator");
+  }
+  // GET /metrics, parsed; fails the test on HTTP or format errors.
+  std::vector<metrics::Sample> Scrape() {
+    httplib::Client client("127.0.0.1", cluster_->server_metrics_port());
+    client.set_read_timeout(10, 0);
+    auto res = client.Get("/metrics");
+    std::vector<metrics::Sample> samples;
+    EXPECT_TRUE(res) << "scrape failed: " << httplib::to_string(res.error());
+    if (!res) return samples;
+    EXPECT_EQ(res->status, 200);
+    EXPECT_TRUE(absl::StartsWith(res->get_header_value("Content-Type"), "text/plain; version=0.0.4"));
+    absl::Status s = metrics::ParseExposition(res->body, &samples);
+    EXPECT_TRUE(s.ok()) << s << "\n" << res->body;
+    return samples;
+  }
+  static double Value(const std::vector<metrics::Sample>& samples, const std::string& name,
+                      const metrics::Labels& labels = {}) {
+    for (const auto& s : samples) {
+      if (s.name == name && s.labels == labels) return s.value;
+    }
+    ADD_FAILURE() << "no sample " << name;
+    return -1;
+  }
+};
+
+TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOtherwise) {
+  auto plan = PlanJob(SyntheticHflFlags(2), "health", 60, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+
+  auto [code, out] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ",
+                                           Tls(), " --peer-name server"));
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "SERVING\n");
+  for (int k = 0; k < 3; ++k) {
+    auto [pcode, pout] =
+        RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->admin_port(k), " ", Tls(),
+                              " --peer-name ", cli::LocalCluster::PartyName(k)));
+    EXPECT_EQ(pcode, 0) << pout;
+    EXPECT_EQ(pout, "SERVING\n");
+  }
+  // An unknown service is not SERVING: the RPC fails NOT_FOUND.
+  auto [scode, sout] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ",
+                                             Tls(), " --service no.such.Service"));
+  EXPECT_EQ(scode, 3) << sout;
+  EXPECT_TRUE(absl::StrContains(sout, "no.such.Service")) << sout;
+  // Plaintext against an mTLS daemon never reports SERVING.
+  auto [icode, iout] = RunFedmf(
+      absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " --insecure --timeout 2"));
+  EXPECT_EQ(icode, 3) << iout;
+  // A stopped server: unreachable, named in the error.
+  const int port = cluster_->server_port();
+  cluster_->KillServer();
+  auto [dcode, dout] =
+      RunFedmf(absl::StrCat("health 127.0.0.1:", port, " ", Tls(), " --timeout 1"));
+  EXPECT_EQ(dcode, 3) << dout;
+  EXPECT_TRUE(absl::StrContains(dout, absl::StrCat("127.0.0.1:", port))) << dout;
+  // Missing TLS material is a usage error naming the file.
+  auto [mcode, mout] = RunFedmf(absl::StrCat("health 127.0.0.1:", port,
+                                             " --cert-dir /nonexistent-fedmf --name operator"));
+  EXPECT_EQ(mcode, 2) << mout;
+  EXPECT_TRUE(absl::StrContains(mout, "/nonexistent-fedmf")) << mout;
+}
+
+TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
+  constexpr int kRounds = 6;
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "metrics", 60, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  cli::ClusterOptions options = OptionsFor(*plan);
+  options.metrics = true;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
+  ASSERT_GT(cluster_->server_metrics_port(), 0);
+
+  auto before = Scrape();
+  EXPECT_EQ(Value(before, "fedmf_server_rounds_completed_total"), 0);
+  EXPECT_EQ(Value(before, "fedmf_server_round_duration_seconds_count"), 0);
+
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  // Every time the job's status shows more committed rounds, the counter
+  // (incremented at the same commit) is at least that and never goes back.
+  std::vector<double> seen{0};
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3), [&](const v1::JobStatus& s) {
+    if (s.rounds_size() == 0 || s.state() != v1::JOB_STATE_RUNNING) return;
+    const double rounds = Value(Scrape(), "fedmf_server_rounds_completed_total");
+    EXPECT_GE(rounds, s.rounds_size());
+    EXPECT_LE(rounds, kRounds);
+    EXPECT_GE(rounds, seen.back());
+    if (rounds != seen.back()) seen.push_back(rounds);
+  });
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  ASSERT_EQ(st->rounds_size(), kRounds);
+
+  auto after = Scrape();
+  EXPECT_EQ(Value(after, "fedmf_server_rounds_completed_total"), kRounds);
+  EXPECT_EQ(Value(after, "fedmf_server_round_duration_seconds_count"), kRounds);
+  EXPECT_EQ(Value(after, "fedmf_server_round_duration_seconds_bucket", {{"le", "+Inf"}}), kRounds);
+  double total_seconds = 0;
+  for (const auto& r : st->rounds()) total_seconds += r.seconds();
+  EXPECT_NEAR(Value(after, "fedmf_server_round_duration_seconds_sum"), total_seconds, 1e-6);
+  EXPECT_EQ(Value(after, "fedmf_server_jobs_finished_total"), 1);
+  EXPECT_EQ(Value(after, "fedmf_server_aggregation_aborts_total"), 0);
+  EXPECT_EQ(Value(after, "fedmf_server_dropouts_total"), 0);
+  EXPECT_EQ(Value(after, "fedmf_server_parties_connected"), 3);
+  // Every round: each party downloads V and uploads V_k, so traffic grows
+  // with at least rounds x parties x (items x dim) doubles each way.
+  const double matrix_bytes = 8.0 * plan->config.dim * plan->dataset.num_items;
+  EXPECT_GE(Value(after, "fedmf_server_received_bytes_total"), kRounds * 3 * matrix_bytes);
+  EXPECT_GE(Value(after, "fedmf_server_sent_bytes_total"), kRounds * 3 * matrix_bytes);
+  for (const v1::PartyStatus& p : st->parties()) {
+    EXPECT_GT(p.epsilon_spent(), 0) << p.name();
+    EXPECT_DOUBLE_EQ(Value(after, "fedmf_server_epsilon_spent", {{"party", p.name()}}),
+                     p.epsilon_spent());
+  }
+}
+
+}  // namespace
+}  // namespace fedmf::it
