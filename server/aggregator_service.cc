@@ -5,6 +5,7 @@
 #include "common/net/credentials.h"
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
+#include "server/aggregator_round.h"
 
 namespace fedmf::server {
 
@@ -39,25 +40,8 @@ absl::StatusOr<std::string> AggregatorService::Caller(const grpc::ServerContext&
 grpc::Status AggregatorService::Begin(grpc::ServerContext* ctx, const v1::HuaPlan* req,
                                       v1::HuaAck*) {
   if (auto c = Caller(*ctx, pki::Role::kServer, ""); !c.ok()) return ToGrpc(c.status());
-  if (req->job_id().empty()) return ToGrpc(absl::InvalidArgumentError("field 'job_id': required"));
-  auto plan = net::FromWire(*req);
-  if (!plan.ok()) return ToGrpc(plan.status());
-  std::map<int32_t, std::string> hosts;
-  for (const v1::HuaPlannedUser& u : req->users()) {
-    if (u.host().empty()) {
-      return ToGrpc(absl::InvalidArgumentError(
-          absl::StrCat("field 'users': user ", u.user(), " has no host")));
-    }
-    hosts[u.user()] = u.host();
-  }
-  for (const hua::PlannedItem& it : plan->items) {
-    for (int32_t user : it.users) {
-      if (!hosts.count(user)) {
-        return ToGrpc(absl::InvalidArgumentError(
-            absl::StrCat("field 'users': planned user ", user, " has no host")));
-      }
-    }
-  }
+  auto planned = PlanFromWire(*req);
+  if (!planned.ok()) return ToGrpc(planned.status());
   std::lock_guard<std::mutex> lock(mu_);
   Job& job = jobs_[req->job_id()];
   if (!job.third_party.has_value()) {
@@ -79,14 +63,14 @@ grpc::Status AggregatorService::Begin(grpc::ServerContext* ctx, const v1::HuaPla
     (void)job.third_party->Flush();
     job.open.reset();
   }
-  if (auto s = job.third_party->Begin(*plan); !s.ok()) return ToGrpc(s);
+  if (auto s = job.third_party->Begin(planned->plan); !s.ok()) return ToGrpc(s);
   v1::HuaFlushRequest header;
   header.set_job_id(req->job_id());
   header.set_phase(req->phase());
   header.set_round(req->round());
   header.set_pass(req->pass());
   job.open = header;
-  job.hosts = std::move(hosts);
+  job.hosts = std::move(planned->hosts);
   return grpc::Status::OK;
 }
 
@@ -114,18 +98,7 @@ grpc::Status AggregatorService::Submit(grpc::ServerContext* ctx, const v1::HuaRe
       ++counters_.reports_rejected;
       resp->add_rejected(absl::StrCat("user ", r.user(), ": ", why));
     };
-    auto owner = job.hosts.find(r.user());
-    if (owner == job.hosts.end() || owner->second != *host) {
-      // Only the host the roster gives this user may report for it.
-      reject(absl::StrCat("not planned for host '", *host, "'"));
-      continue;
-    }
-    auto report = net::FromWire(r, *req, job.dim);
-    if (!report.ok()) {
-      reject(std::string(report.status().message()));
-      continue;
-    }
-    if (auto s = job.third_party->Accept(*report); !s.ok()) {
+    if (auto s = AcceptReport(job.hosts, *host, r, *req, job.dim, *job.third_party); !s.ok()) {
       reject(std::string(s.message()));
       continue;
     }

@@ -12,7 +12,8 @@ command -v clang++ > /dev/null || { echo "fuzz: clang++ is missing (apt-get inst
 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
   -DFEDMF_FUZZ=ON -DFEDMF_BUILD_DAEMONS=OFF -DFEDMF_BUILD_TESTS=OFF -DFEDMF_BUILD_BENCHMARKS=OFF \
   > /dev/null
-TARGETS=(fuzz_ratings fuzz_exposition fuzz_party_config)
+TARGETS=(fuzz_ratings fuzz_exposition fuzz_party_config fuzz_server_config fuzz_matrix_chunks
+  fuzz_secagg_messages fuzz_hua_reports)
 cmake --build build-fuzz -j"$(nproc)" --target "${TARGETS[@]}"
 mkdir -p build-fuzz/artifacts
 for t in "${TARGETS[@]}"; do
