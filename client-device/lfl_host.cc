@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <thread>
 
@@ -42,10 +43,11 @@ absl::StatusOr<std::optional<Misbehaviour>> ParseMisbehaviour(const std::string&
   Misbehaviour m;
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &m.device) ||
       (parts[0] != "short-vector" && parts[0] != "duplicate-share" &&
-       parts[0] != "foreign-device")) {
+       parts[0] != "foreign-device" && parts[0] != "crash-at-unmasking")) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--misbehave '", spec,
-        "': expected short-vector:D, duplicate-share:D or foreign-device:D"));
+        "': expected short-vector:D, duplicate-share:D, foreign-device:D or "
+        "crash-at-unmasking:R"));
   }
   m.kind = parts[0];
   return m;
@@ -279,6 +281,16 @@ class Host {
   };
 
   absl::StatusOr<bool> Phase(const v1::DeviceTask& task) {
+    // Fault drill: the host dies (SIGKILL, no cleanup) the moment the
+    // unmasking request of iteration 0, round R reaches it, after its devices'
+    // masked inputs were accepted and before any unmasking response.
+    if (misbehave_.has_value() && misbehave_->kind == "crash-at-unmasking" &&
+        task.iteration() == 0 && task.round() == static_cast<int32_t>(misbehave_->device) &&
+        task.phase() == v1::DEVICE_PHASE_UNMASKING) {
+      spdlog::warn("misbehaving: killed during unmasking (iteration 0 round {})", task.round());
+      spdlog::default_logger()->flush();
+      ::raise(SIGKILL);
+    }
     if (role_ == nullptr || task.job_id() != job_id_) {
       return absl::FailedPreconditionError(
           "a phase task for a job this host did not pretrain for (restarted host?)");

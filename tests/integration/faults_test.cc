@@ -6,8 +6,11 @@
 //    the job, which finishes with contiguous, non-duplicated round records
 //    and no party charged twice for a round.
 // Every wait is a bounded poll of the job status (LocalCluster::WaitJob).
+#include <signal.h>
+
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <set>
 
 #include <gtest/gtest.h>
@@ -21,6 +24,9 @@ namespace fedmf::it {
 namespace {
 
 constexpr double kTargetEpsilon = 1.0;
+// Epochs that stretch HFL Stage 1 or Stage 3 to seconds on the synthetic
+// data, so a kill during the stage does not race its end.
+constexpr int kLongStageEpochs = 20000;
 
 // The durable ledger of party k: within budget, no (job, round) twice.
 // Returns the job's ledger rounds.
@@ -225,6 +231,206 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
     for (int k = 0; k < 3; ++k) {
       EXPECT_NEAR(st->parties(k).test_mse(), sim->parties[k].test.mse, 1e-9) << "party " << k;
     }
+  }
+}
+
+
+// ---- drills of issue 6: a party killed and restarted in Stage 1 and in
+// Stage 3 (Stage 2 is above), a party SIGSTOPped past the round deadline,
+// and a connection reset (the party process dies and comes straight back).
+
+std::string PartyLog(const cli::LocalCluster& cluster, int k) {
+  return ReadFile(cluster.work_dir() + "/logs/" + cli::LocalCluster::PartyName(k) + ".log");
+}
+
+// Checks shared by the drills below: the job finished with T contiguous
+// round records, every party finished Stage 3 with a finite MSE within
+// budget, and every durable ledger holds each round it contributed exactly
+// once, plus at most `extra` rounds charged but never delivered.
+void CheckFinishedJob(cli::LocalCluster& cluster, const v1::JobStatus& st, const std::string& id,
+                      int rounds, int extra) {
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED) << st.error();
+  ASSERT_EQ(st.rounds_size(), rounds);
+  for (int t = 0; t < rounds; ++t) {
+    EXPECT_EQ(st.rounds(t).round(), t);
+    EXPECT_GE(st.rounds(t).contributors_size(), 1);
+  }
+  for (int k = 0; k < 3; ++k) {
+    const std::string name = cli::LocalCluster::PartyName(k);
+    SCOPED_TRACE(name);
+    const v1::PartyStatus* p = FindParty(st, name);
+    ASSERT_NE(p, nullptr);
+    EXPECT_GT(p->test_count(), 0) << "did not finish Stage 3";
+    EXPECT_TRUE(std::isfinite(p->test_mse()));
+    EXPECT_LE(p->epsilon_spent(), kTargetEpsilon + 1e-9);
+    const std::set<int> contributed = RoundsWith(st, name, true);
+    const std::set<int> ledger = CheckLedger(cluster, k, id, rounds);
+    for (int t : contributed) EXPECT_TRUE(ledger.count(t)) << "round " << t << " uncharged";
+    EXPECT_LE(ledger.size(), contributed.size() + extra);
+  }
+}
+
+// Stage 1 (pretraining U with the initial V) made long enough that the kill
+// lands in it: the party is killed once the job runs round 0 and before any
+// round closed, then restarted at once. Expected: it redoes Stage 1, joins,
+// and the job finishes with every round; nothing is charged twice.
+TEST_F(FaultsTest, PartyKilledInStage1RejoinsAndJobFinishes) {
+  constexpr int kRounds = 6;
+  cli::JobFlags flags = SyntheticHflFlags(kRounds);
+  flags.pretrain_epochs = kLongStageEpochs;
+  auto plan = PlanJob(flags, "kill-stage1", /*round_deadline_seconds=*/60, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  bool killed = false;
+  absl::Status restart_status;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
+    const v1::PartyStatus* p = FindParty(s, "party-1");
+    if (!killed && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() == 0 && p != nullptr &&
+        p->accepted()) {
+      cluster_->KillParty(1);
+      restart_status = cluster_->StartParty(1);
+      killed = true;
+    }
+  });
+  ASSERT_TRUE(killed) << "the job never showed round 0 running with party-1 in it";
+  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
+  // Back within the liveness window, it is waited for: it misses no round.
+  EXPECT_EQ(static_cast<int>(RoundsWith(*st, "party-1", true).size()), kRounds);
+  // The new process rebuilt its session and ran Stage 1 again for round 0.
+  EXPECT_NE(PartyLog(*cluster_, 1).find("rejoining job 'kill-stage1' at round 0"),
+            std::string::npos);
+}
+
+// Stage 3 (fine-tuning U and V locally with the final V, then the report)
+// made long: the party is killed after the last round closed and before it
+// reported, then restarted. Expected: the server still waits for it (it is
+// back within the liveness window), it rebuilds its session from the final
+// matrix and reports; the job finishes with every party's test MSE.
+TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
+  constexpr int kRounds = 4;
+  cli::JobFlags flags = SyntheticHflFlags(kRounds);
+  flags.finetune_epochs = kLongStageEpochs;
+  auto plan = PlanJob(flags, "kill-stage3", /*round_deadline_seconds=*/60, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  bool killed = false;
+  bool reported_before_kill = false;
+  absl::Status restart_status;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
+    const v1::PartyStatus* p = FindParty(s, "party-1");
+    if (!killed && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() == kRounds &&
+        p != nullptr) {
+      reported_before_kill = p->test_count() > 0;
+      cluster_->KillParty(1);
+      restart_status = cluster_->StartParty(1);
+      killed = true;
+    }
+  });
+  ASSERT_TRUE(killed) << "the job never showed Stage 3 running";
+  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  EXPECT_FALSE(reported_before_kill) << "the kill missed Stage 3 (the report was in)";
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cli::LocalCluster::PartyName(k), true).size()),
+              kRounds);
+  }
+  // The new process rebuilt its session from the final matrix (round T).
+  EXPECT_NE(PartyLog(*cluster_, 1).find(absl::StrCat("rejoining job 'kill-stage3' at round ", kRounds)),
+            std::string::npos);
+}
+
+// A party frozen (SIGSTOP) past the round deadline, with a liveness window
+// longer than the deadline so the server keeps waiting for it until the
+// deadline: the design closes each such round at the deadline without it
+// (recorded as missing), the job goes on, and once resumed (SIGCONT) the
+// party's stale upload is refused and it rejoins the open round.
+TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
+  // Rounds without the deadline take ~0.1 s, so the stop (first poll after
+  // round 2) may land several rounds in: leave room for two skipped rounds.
+  constexpr int kRounds = 40;
+  constexpr double kDeadline = 2;
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "slow-party", kDeadline, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  cli::ClusterOptions options = OptionsFor(*plan);
+  options.liveness_seconds = 60;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  const pid_t pid = cluster_->PartyPid(1);
+  ASSERT_GT(pid, 0);
+  int stopped_at = -1;
+  int resumed_at = -1;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
+    if (stopped_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() >= 2) {
+      ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+      stopped_at = s.rounds_size();
+    }
+    // Two rounds closed at the deadline without it, then wake it up.
+    if (stopped_at >= 0 && resumed_at < 0 && RoundsWith(s, "party-1", false).size() >= 2) {
+      ASSERT_EQ(::kill(pid, SIGCONT), 0);
+      resumed_at = s.rounds_size();
+    }
+  });
+  if (stopped_at >= 0 && resumed_at < 0) ::kill(pid, SIGCONT);
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_GE(stopped_at, 2);
+  ASSERT_GT(resumed_at, stopped_at) << "the job ended before two rounds skipped party-1";
+  ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/1));
+  const std::set<int> missing = RoundsWith(*st, "party-1", false);
+  const std::set<int> contributed = RoundsWith(*st, "party-1", true);
+  ASSERT_GE(missing.size(), 2u);
+  for (int t : missing) {
+    // Closed by the deadline, not by a fast liveness verdict.
+    EXPECT_GE(st->rounds(t).seconds(), kDeadline - 0.05) << "round " << t;
+    EXPECT_GE(t, stopped_at - 1) << "round " << t;
+  }
+  EXPECT_TRUE(contributed.count(kRounds - 1)) << "party-1 never came back";
+  for (int k : {0, 2}) {
+    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cli::LocalCluster::PartyName(k), true).size()),
+              kRounds);
+  }
+  std::cout << "party-1 stopped after round " << stopped_at - 1 << ", missing from "
+            << missing.size() << " rounds, resumed after round " << resumed_at - 1 << "\n";
+}
+
+// A connection reset mid Stage 2: party-1's process and its connections die
+// and it is back at once (as after a network blip that killed its streams).
+// Expected: within the liveness window the server keeps waiting for it, so
+// every round has all three contributors, and the ledgers hold every round
+// exactly once (a persisted release is resent, never recomputed).
+TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
+  constexpr int kRounds = 30;
+  auto plan = PlanJob(SyntheticHflFlags(kRounds), "blip", /*round_deadline_seconds=*/60,
+                      /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(plan->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  int blip_at = -1;
+  absl::Status restart_status;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
+    if (blip_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() >= 3) {
+      cluster_->KillParty(1);
+      restart_status = cluster_->StartParty(1);
+      blip_at = s.rounds_size();
+    }
+  });
+  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_GE(blip_at, 3);
+  ASSERT_LT(blip_at, kRounds) << "the job ended before the blip";
+  ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
+  for (int k = 0; k < 3; ++k) {
+    const std::string name = cli::LocalCluster::PartyName(k);
+    EXPECT_EQ(static_cast<int>(RoundsWith(*st, name, true).size()), kRounds) << name;
+    EXPECT_EQ(static_cast<int>(CheckLedger(*cluster_, k, *id, kRounds).size()), kRounds) << name;
   }
 }
 

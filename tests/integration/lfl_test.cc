@@ -176,5 +176,61 @@ TEST_F(LflClusterTest, MalformedMessagesDropOnlyTheirDevice) {
   EXPECT_GT(l.test_count(), 0);
 }
 
+
+// Fault drill: host 0 (20 of the 60 devices) is SIGKILLed the moment the
+// unmasking request of iteration 0, round 1 reaches it (--misbehave
+// crash-at-unmasking:1): its devices' masked inputs are already in U3, their
+// unmasking responses never come, and the host stays dead. The abort rule
+// (config.h) decides with m = ceil((1 - omega) n):
+//   omega = 0.5, m = 30 <= |U4| = 40: the aggregation completes with all 60
+//     inputs (U3), round 2 runs over the 40 still present, and every later
+//     iteration over the 40 left;
+//   omega = 0.2, m = 48 > 40: round 1 aborts at the unmasking boundary, the
+//     iteration is skipped (V unchanged), and so is every later one (|U1| =
+//     40 < 48) — the job itself still finishes.
+// Either way the job finishes and Stage 3 counts exactly the survivors' test
+// ratings (the dead host never reports).
+class LflHostKilledTest : public LflClusterTest, public ::testing::WithParamInterface<double> {};
+
+TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
+  const double omega = GetParam();
+  constexpr int kIterations = 3;
+  net::LflJobConfig job = Job(kIterations, /*epsilon=*/8, omega, /*seed=*/21);
+  job.join_deadline_seconds = 10;  // Stage 3 stops waiting for the dead host
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  hosts[0].misbehave = "crash-at-unmasking:1";
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+  EXPECT_FALSE(cluster_->LflHostRunning(0)) << "host 0 did not die";
+  EXPECT_NE(cluster_->LflHostLog(0).find("killed during unmasking"), std::string::npos);
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), kIterations);
+  const bool completes = omega == 0.5;
+  for (const auto& r : l.iterations()) {
+    SCOPED_TRACE(absl::StrCat("iteration ", r.iteration()));
+    EXPECT_EQ(r.skipped(), !completes);
+    if (!completes) continue;
+    EXPECT_EQ(r.round1_survivors(), r.iteration() == 0 ? 60 : 40);
+    EXPECT_EQ(r.round2_survivors(), 40);
+  }
+  EXPECT_TRUE(std::isfinite(l.test_mse()));
+  int64_t expected_test = 0;
+  auto fed = data::PartitionLfl(dataset_, {job.config.test_fraction, 21});
+  ASSERT_TRUE(fed.ok());
+  for (int k = 1; k < kHosts; ++k) {
+    const uint64_t first = job.grants[k].first_device();
+    for (uint64_t d = first; d < first + static_cast<uint64_t>(job.grants[k].count()); ++d) {
+      expected_test += static_cast<int64_t>(fed->parties[d].test.size());
+    }
+  }
+  EXPECT_EQ(l.test_count(), expected_test);
+}
+
+INSTANTIATE_TEST_SUITE_P(Omega, LflHostKilledTest, ::testing::Values(0.5, 0.2),
+                         [](const ::testing::TestParamInfo<double>& i) {
+                           return i.param == 0.5 ? std::string("Completes")
+                                                 : std::string("Aborts");
+                         });
+
 }  // namespace
 }  // namespace fedmf::it

@@ -230,6 +230,11 @@ void LocalCluster::KillParty(int k) {
   }
 }
 
+pid_t LocalCluster::PartyPid(int k) const {
+  auto it = parties_.find(k);
+  return it == parties_.end() ? -1 : it->second.pid();
+}
+
 int LocalCluster::admin_port(int k) const {
   auto it = admin_ports_.find(k);
   return it == admin_ports_.end() ? 0 : it->second;

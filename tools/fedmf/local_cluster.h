@@ -75,6 +75,8 @@ class LocalCluster {
   absl::Status RestartServer();
   absl::Status StartParty(int k);
   void KillParty(int k);  // SIGKILL
+  // The party's process id, -1 if not running (fault tests SIGSTOP/SIGCONT it).
+  pid_t PartyPid(int k) const;
   void StopAll();
   // Whether the process is alive (reaps it if it exited).
   bool ServerRunning();
