@@ -1,15 +1,22 @@
 // fedmf-device: one process hosting many virtual devices (one user each),
 // dialing out to fedmf-server over mTLS. The role the devices play is chosen
-// with --setting; each setting is one runner below (LFL-SGDMF: lfl_host.h).
+// with --setting; each setting is one runner below (LFL-SGDMF: lfl_host.h,
+// Hua et al. S3 users: hua_host.h). `--setting lfl,hua-s3` runs both roles
+// side by side (one thread each) for the same users, so one device host
+// serves whichever job grants it devices.
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "client-device/hua_host.h"
 #include "client-device/lfl_host.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
@@ -50,6 +57,31 @@ int RunLfl(Flags& f) {
   return 0;
 }
 
+// Hua S3 users: the same host, server, TLS and users as the LFL role; the
+// aggregator's address comes with each job (spec.hua.aggregator).
+int RunHua(Flags& f) {
+  const fedmf::device::LflHostOptions& o = f.lfl;
+  fedmf::device::HuaHostOptions h;
+  h.host = o.host;
+  h.server = o.server;
+  h.server_cert_name = o.server_cert_name;
+  h.tls = o.tls;
+  h.data_spec = o.devices_from;
+  h.first_user = static_cast<int32_t>(o.first);
+  h.count = static_cast<int32_t>(o.count);
+  absl::Status s =
+      fedmf::device::RunHuaHostJobs(h, g_stop, [&](const fedmf::device::HuaHostResult& r) {
+        spdlog::info("host '{}': hua-s3 job '{}' done: {} users, test MSE {:.4f} MAE {:.4f} over "
+                     "{} ratings",
+                     h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count);
+      });
+  if (!s.ok() && !absl::IsCancelled(s)) {
+    spdlog::error("host '{}' (hua-s3): {}", h.host, s.message());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -58,7 +90,7 @@ int main(int argc, char** argv) {
   fedmf::device::LflHostOptions& o = f.lfl;
   o.tls = {false, "certs", ""};
   std::string log_format = "text";
-  app.add_option("--setting", f.setting, "the devices' role: lfl")->capture_default_str();
+  app.add_option("--setting", f.setting, "the devices' roles: lfl | hua-s3 | lfl,hua-s3")->capture_default_str();
   app.add_option("--name", o.host, "this host's certificate name (role device)")->required();
   app.add_option("--server", o.server, "fedmf-server address host:port")->required();
   app.add_option("--server-name", o.server_cert_name, "the server's certificate name")
@@ -81,7 +113,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", o.role.threads, "worker threads for the devices' work")
       ->capture_default_str();
   app.add_option("--misbehave", o.misbehave,
-                 "TEST ONLY: short-vector:D | duplicate-share:D | foreign-device:D");
+                 "TEST ONLY: short-vector:D | duplicate-share:D | foreign-device:D | "
+                 "crash-at-unmasking:R");
   app.add_flag("--exit-after-job", o.exit_after_job, "exit once a job finished or failed");
   app.add_option("--log-format", log_format, "text | json")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
@@ -94,11 +127,27 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   // One runner per setting; another role plugs in here.
-  const std::map<std::string, std::function<int(Flags&)>> runners{{"lfl", RunLfl}};
-  auto it = runners.find(f.setting);
-  if (it == runners.end()) {
-    std::cerr << "fedmf-device: --setting '" << f.setting << "': expected lfl\n";
-    return 2;
+  const std::map<std::string, std::function<int(Flags&)>> runners{{"lfl", RunLfl},
+                                                                  {"hua-s3", RunHua}};
+  std::vector<std::string> settings = absl::StrSplit(f.setting, ',');
+  for (const std::string& name : settings) {
+    if (runners.count(name) == 0) {
+      std::cerr << "fedmf-device: --setting '" << f.setting
+                << "': expected lfl, hua-s3 or both (lfl,hua-s3)\n";
+      return 2;
+    }
   }
-  return it->second(f);
+  if (settings.size() == 1) return runners.at(settings[0])(f);
+  // Several roles: one thread each, with its own copy of the flags; the
+  // first role to fail stops the others, so a supervisor restarts the host.
+  std::vector<int> rcs(settings.size(), 0);
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < settings.size(); ++k) {
+    threads.emplace_back([&, k, copy = f]() mutable {
+      rcs[k] = runners.at(settings[k])(copy);
+      if (rcs[k] != 0) g_stop = true;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  return *std::max_element(rcs.begin(), rcs.end());
 }

@@ -63,6 +63,7 @@ class Host {
  public:
   Host(const HuaHostOptions& o, const std::atomic<bool>& stop) : o_(o), stop_(stop) {}
   absl::StatusOr<HuaHostResult> Run();
+  const std::string& job_id() const { return job_id_; }  // empty until a job was taken
 
  private:
   absl::Status Connect();
@@ -97,7 +98,7 @@ absl::StatusOr<v1::JobSpec> Host::WaitForJob() {
     v1::HuaJobOffer offer;
     auto ctx = Ctx(10);
     grpc::Status s = server_->GetJob(ctx.get(), q, &offer);
-    if (s.ok() && offer.active()) {
+    if (s.ok() && offer.active() && o_.skip_jobs.count(offer.spec().job_id()) == 0) {
       poll_seconds_ = offer.poll_seconds() > 0 ? offer.poll_seconds() : 2;
       return offer.spec();
     }
@@ -290,6 +291,26 @@ absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
                                          const std::atomic<bool>& stop) {
   Host host(options, stop);
   return host.Run();
+}
+
+absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<bool>& stop,
+                            const std::function<void(const HuaHostResult&)>& on_done) {
+  HuaHostOptions o = options;
+  while (!stop) {
+    Host host(o, stop);
+    absl::StatusOr<HuaHostResult> r = host.Run();
+    if (!host.job_id().empty()) o.skip_jobs.insert(host.job_id());
+    if (r.ok()) {
+      on_done(*r);
+      continue;
+    }
+    if (absl::IsCancelled(r.status())) break;
+    if (host.job_id().empty()) return r.status();  // e.g. this host is not a device
+    spdlog::error("host '{}': job '{}': {} (waiting for the next job)", o.host, host.job_id(),
+                  r.status().message());
+    for (int k = 0; k < 20 && !stop; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return absl::CancelledError("stopped");
 }
 
 }  // namespace fedmf::device

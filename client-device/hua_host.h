@@ -8,7 +8,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
@@ -32,6 +34,9 @@ struct HuaHostOptions {
   // host vanishes without reporting (returns kAborted), like a phone that
   // lost its connection mid-iteration. 0 = never.
   int32_t drop_at_iteration = 0;
+  // Jobs this host already ran (finished or failed): their offers are not
+  // taken again while the server still lists them (other hosts reporting).
+  std::set<std::string> skip_jobs;
 };
 
 // Per (user, round) wire bytes of this host's users (serialized protobuf).
@@ -52,6 +57,13 @@ struct HuaHostResult {
 // Runs one job to its end. Stops early (Cancelled) when `stop` becomes true.
 absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
                                          const std::atomic<bool>& stop);
+
+// The daemon's loop (fedmf-device --setting hua-s3): runs job after job until
+// `stop`, calling `on_done` after each finished one. A failed job (aborted by
+// the server, bad data for the grant) is logged and not taken again; only a
+// refusal of this host itself (PermissionDenied before any job) ends the loop.
+absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<bool>& stop,
+                            const std::function<void(const HuaHostResult&)>& on_done);
 
 }  // namespace fedmf::device
 

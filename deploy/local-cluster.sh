@@ -3,15 +3,19 @@
 # config files (deploy/config/*.yaml): only addresses and paths are rewritten
 # (service names -> 127.0.0.1, fixed ports -> ephemeral ones read back from
 # port files, /certs and /var/lib/fedmf -> the work directory). Certificates
-# come from the same bootstrap as the compose `certs` service.
+# come from the same bootstrap as the compose `certs` service. The job specs
+# (deploy/jobs/*.yaml) are rewritten the same way into WORK_DIR/jobs/.
 #
-#   deploy/local-cluster.sh start  BIN_DIR WORK_DIR   start server + party-a/b/c
+#   deploy/local-cluster.sh start  BIN_DIR WORK_DIR   start server, party-a/b/c,
+#                                                      aggregator, device-host
 #   deploy/local-cluster.sh health BIN_DIR WORK_DIR   `fedmf health` on every daemon
 #   deploy/local-cluster.sh cli    BIN_DIR WORK_DIR ARGS...   fedmf ARGS as the operator
-#   deploy/local-cluster.sh stop   BIN_DIR WORK_DIR   stop what `start` started
+#   deploy/local-cluster.sh stop   BIN_DIR WORK_DIR [NAME...]  stop what `start`
+#                                                      started (or only NAMEs)
 #
-# After `start`, WORK_DIR/env holds SERVER=127.0.0.1:PORT and
-# <PARTY>_ADMIN=127.0.0.1:PORT lines, and WORK_DIR/logs the daemons' logs.
+# After `start`, WORK_DIR/env holds SERVER=127.0.0.1:PORT,
+# AGGREGATOR=127.0.0.1:PORT and <PARTY>_ADMIN=127.0.0.1:PORT lines,
+# WORK_DIR/pids "NAME PID" lines, and WORK_DIR/logs the daemons' logs.
 set -euo pipefail
 DEPLOY=$(cd "$(dirname "$0")" && pwd)
 [ $# -ge 3 ] || { sed -n '2,14p' "$0"; exit 2; }
@@ -46,12 +50,12 @@ start() {
   [ ! -e "$WORK/pids" ] || { echo "$WORK already runs a cluster (stop it first)" >&2; exit 1; }
   mkdir -p "$WORK/logs" "$WORK/config"
   PATH="$BIN:$PATH" CA_DIR="$WORK/ca" OUT_ROOT="$WORK/certs" OWNER= \
-    "$DEPLOY/bootstrap-certs.sh" server:server "${PARTIES[@]/%/:party}" operator:operator \
-    > "$WORK/logs/certs.log"
+    "$DEPLOY/bootstrap-certs.sh" server:server aggregator:aggregator "${PARTIES[@]/%/:party}" \
+    device-host:device operator:operator > "$WORK/logs/certs.log"
   rewrite "$DEPLOY/config/server.yaml" server > "$WORK/config/server.yaml"
   mkdir -p "$WORK/server"
   "$BIN/fedmf-server" --config "$WORK/config/server.yaml" > "$WORK/logs/server.log" 2>&1 &
-  echo "$!" >> "$WORK/pids"
+  echo "server $!" >> "$WORK/pids"
   local port
   port=$(wait_port "$WORK/server.port" "$!")
   wait_port "$WORK/server.metrics_port" "$!" > /dev/null
@@ -60,10 +64,28 @@ start() {
   for p in "${PARTIES[@]}"; do
     rewrite "$DEPLOY/config/$p.yaml" "$p" "$port" > "$WORK/config/$p.yaml"
     "$BIN/fedmf-party" --config "$WORK/config/$p.yaml" > "$WORK/logs/$p.log" 2>&1 &
-    echo "$!" >> "$WORK/pids"
+    echo "$p $!" >> "$WORK/pids"
     local admin
     admin=$(wait_port "$WORK/$p.admin_port" "$!")
     echo "$(echo "${p^^}" | tr - _)_ADMIN=127.0.0.1:$admin" >> "$WORK/env"
+  done
+  # The aggregator and device host: docker-compose.yml's command lines.
+  "$BIN/fedmf-aggregator" --listen 127.0.0.1:0 --port-file "$WORK/aggregator.port" \
+    --cert-dir "$WORK/certs/aggregator" --name aggregator --log-format json \
+    > "$WORK/logs/aggregator.log" 2>&1 &
+  echo "aggregator $!" >> "$WORK/pids"
+  local agg
+  agg=$(wait_port "$WORK/aggregator.port" "$!")
+  echo "AGGREGATOR=127.0.0.1:$agg" >> "$WORK/env"
+  mkdir -p "$WORK/device-host"
+  "$BIN/fedmf-device" --setting lfl,hua-s3 --name device-host --server "127.0.0.1:$port" \
+    --server-name server --cert-dir "$WORK/certs/device-host" --devices-from synthetic \
+    --first 0 --count 50 --ledger "$WORK/device-host/device-host.ledger.db" --log-format json \
+    > "$WORK/logs/device-host.log" 2>&1 &
+  echo "device-host $!" >> "$WORK/pids"
+  mkdir -p "$WORK/jobs"
+  for job in "$DEPLOY"/jobs/*.yaml; do
+    sed "s#aggregator:7445#127.0.0.1:$agg#" "$job" > "$WORK/jobs/$(basename "$job")"
   done
   echo "local cluster up in $WORK:"
   cat "$WORK/env"
@@ -75,6 +97,8 @@ health() {
   local rc=0 addr
   local tls=(--cert-dir "$WORK/certs/operator" --name operator)
   printf 'server: '; "$BIN/fedmf" health "$SERVER" --peer-name server "${tls[@]}" || rc=1
+  printf 'aggregator: '
+  "$BIN/fedmf" health "$AGGREGATOR" --peer-name aggregator "${tls[@]}" || rc=1
   for p in "${PARTIES[@]}"; do
     addr=$(sed -n "s/^$(echo "${p^^}" | tr - _)_ADMIN=//p" "$WORK/env")
     printf '%s: ' "$p"; "$BIN/fedmf" health "$addr" --peer-name "$p" "${tls[@]}" || rc=1
@@ -82,17 +106,21 @@ health() {
   return $rc
 }
 
-stop() {
+stop() {  # [NAME...]: only those daemons (default: all)
   [ -e "$WORK/pids" ] || return 0
   local pids
-  pids=$(cat "$WORK/pids")
+  if [ $# -eq 0 ]; then
+    pids=$(awk '{print $2}' "$WORK/pids")
+  else
+    pids=$(awk -v names=" $* " 'index(names, " " $1 " ") {print $2}' "$WORK/pids")
+  fi
   # shellcheck disable=SC2086
   kill $pids 2> /dev/null || true
   for pid in $pids; do
     for _ in $(seq 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
     kill -9 "$pid" 2> /dev/null || true
   done
-  rm -f "$WORK/pids"
+  [ $# -ne 0 ] || rm -f "$WORK/pids"
   echo "stopped: $pids"
 }
 
@@ -100,6 +128,6 @@ case "$CMD" in
   start) start ;;
   health) health ;;
   cli) exec "$BIN/fedmf" "$@" --cert-dir "$WORK/certs/operator" --name operator ;;
-  stop) stop ;;
+  stop) stop "$@" ;;
   *) echo "unknown command '$CMD' (start|health|cli|stop)" >&2; exit 2 ;;
 esac

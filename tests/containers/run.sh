@@ -4,12 +4,16 @@
 #   2. a debian:bookworm base image from debootstrap (no registry is
 #      reachable), imported into podman and cached between runs;
 #   3. `podman system service` on this run's own socket, DOCKER_HOST at it;
-#   4. `docker-compose up -d --build` (server, three parties; the aggregator
-#      and device host too once their binaries are part of the build);
+#   4. `docker-compose up -d --build` (server, three parties, the aggregator
+#      and the device host: profiles aggregator and devices);
 #   5. every daemon's compose health check (`fedmf health`) reports SERVING;
 #   6. an HFL job runs to completion (job status via the `cli` service), and
 #      every party's ledger shows its spend within the job's ε;
-#   7. teardown of exactly what this run created (its compose project with
+#   7. a Hua S3 job (deploy/jobs/hua-s3.yaml: the device host's 50 users,
+#      masked reports through the aggregator) runs to completion; its
+#      iterations, test error and the aggregator's report counts are checked
+#      (tests/containers/check_hua.py, shared with the local-cluster test);
+#   8. teardown of exactly what this run created (its compose project with
 #      its volumes, its podman service); the image and base are kept as cache.
 # Usage: tests/containers/run.sh        (root; ~20 min cold, less when cached)
 set -euo pipefail
@@ -38,11 +42,7 @@ export DOCKER_HOST="unix://$WORK/podman.sock"
 export COMPOSE_PROJECT_NAME=$PROJECT
 export COMPOSE_FILE="$ROOT/docker-compose.yml"
 export COMPOSE_HTTP_TIMEOUT=600
-# The aggregator and device host join once their daemons are in the build.
-PROFILES=()
-grep -q "fedmf-aggregator" "$ROOT/server/CMakeLists.txt" && PROFILES+=(aggregator)
-grep -qs "fedmf-device" "$ROOT/client-device/CMakeLists.txt" && PROFILES+=(devices)
-export COMPOSE_PROFILES=$(IFS=,; echo "${PROFILES[*]:-}")
+export COMPOSE_PROFILES=aggregator,devices  # the whole topology
 SERVICE_PID=
 compose() { docker-compose --project-directory "$ROOT" "$@"; }
 
@@ -56,8 +56,31 @@ cleanup() {
     fi
     compose --profile tools --profile aggregator --profile devices \
       down -v --remove-orphans --timeout 5 > "$WORK/down.log" 2>&1 || cat "$WORK/down.log"
+    # A container in a restart loop can escape `down`: remove this project's
+    # leftovers by label (only ours), then its network and volumes.
+    left=$(podman ps -a -q --filter "label=com.docker.compose.project=$PROJECT")
+    if [ -n "$left" ]; then
+      log "removing $(echo "$left" | wc -l) leftover container(s) of $PROJECT"
+      # shellcheck disable=SC2086
+      podman rm -f $left > /dev/null
+      compose --profile tools --profile aggregator --profile devices \
+        down -v --remove-orphans --timeout 5 > "$WORK/down.log" 2>&1 || cat "$WORK/down.log"
+    fi
     left=$(podman ps -a -q --filter "label=com.docker.compose.project=$PROJECT" | wc -l)
     [ "$left" -eq 0 ] || log "warning: $left containers of $PROJECT left behind"
+    # `down` has left the network and volumes behind at least once (exit 0):
+    # remove what still carries this project's label.
+    local label="label=com.docker.compose.project=$PROJECT" vols nets
+    vols=$(podman volume ls -q --filter "$label")
+    nets=$(podman network ls -q --filter "$label")
+    if [ -n "$vols$nets" ]; then
+      log "down left $(echo $vols | wc -w) volume(s), $(echo $nets | wc -w) network(s); removing"
+      tail -5 "$WORK/down.log"
+      # shellcheck disable=SC2086
+      [ -z "$vols" ] || podman volume rm -f $vols > /dev/null
+      # shellcheck disable=SC2086
+      [ -z "$nets" ] || podman network rm -f $nets > /dev/null
+    fi
     kill "$SERVICE_PID" 2> /dev/null
     wait "$SERVICE_PID" 2> /dev/null
   fi
@@ -100,11 +123,13 @@ for _ in $(seq 100); do
 done
 [ -S "$WORK/podman.sock" ] || fail "podman socket did not appear"
 
-SERVICES=(server party-a party-b party-c)
-[[ ",$COMPOSE_PROFILES," == *,aggregator,* ]] && SERVICES+=(aggregator)
-[[ ",$COMPOSE_PROFILES," == *,devices,* ]] && SERVICES+=(device-host)
-log "docker-compose up --build (${SERVICES[*]})"
-compose up -d --build > "$WORK/up.log" 2>&1 || { tail -60 "$WORK/up.log"; fail "docker-compose up failed"; }
+SERVICES=(server party-a party-b party-c aggregator device-host)
+# The device host joins once the server is healthy (below): one that dialed
+# while the server was still starting stayed unable to connect for minutes in
+# one run (TLS handshake / SETTINGS timeouts; parties were not affected).
+log "docker-compose up --build (${SERVICES[*]:0:5}; then device-host)"
+compose up -d --build "${SERVICES[@]:0:5}" > "$WORK/up.log" 2>&1 ||
+  { tail -60 "$WORK/up.log"; fail "docker-compose up failed"; }
 log "up"
 
 # ---- health: run each service's own compose health check until it passes.
@@ -127,19 +152,26 @@ for svc in "${SERVICES[@]}"; do
   log "$svc: healthy (fedmf health -> SERVING)"
 done
 
+compose up -d device-host > "$WORK/up-device.log" 2>&1 ||
+  { tail -20 "$WORK/up-device.log"; fail "docker-compose up device-host failed"; }
+log "device-host: started"
+
 # ---- one HFL job through the operator CLI
 cli() { compose run --rm -T cli fedmf "$@" --cert-dir /certs --name operator; }
+wait_job() {  # JOB_ID: its final status (JSON) once FINISHED
+  local deadline=$(( $(date +%s) + 600 )) status state
+  while :; do
+    status=$(cli job status --server server:7443 --job "$1" --json) || fail "status: $status"
+    state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
+    [ "$state" = JOB_STATE_FINISHED ] && { echo "$status"; return 0; }
+    [ "$state" = JOB_STATE_FAILED ] && fail "job $1 failed: $status"
+    [ "$(date +%s)" -lt "$deadline" ] || fail "job $1 not finished in 10 min: $status"
+    sleep 2
+  done
+}
 out=$(cli job submit --server server:7443 --spec /etc/fedmf/jobs/hfl.yaml) || fail "submit: $out"
 log "$out"
-deadline=$(( $(date +%s) + 600 ))
-while :; do
-  status=$(cli job status --server server:7443 --job hfl-demo --json) || fail "status: $status"
-  state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
-  [ "$state" = JOB_STATE_FINISHED ] && break
-  [ "$state" = JOB_STATE_FAILED ] && fail "HFL job failed: $status"
-  [ "$(date +%s)" -lt "$deadline" ] || fail "HFL job not finished in 10 min: $status"
-  sleep 2
-done
+status=$(wait_job hfl-demo)
 python3 - "$status" << 'PY' || fail "HFL job result: $status"
 import json, sys
 st = json.loads(sys.argv[1])
@@ -164,13 +196,26 @@ assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 <= led["max_epsilon"], led
 print(sys.argv[2], "ledger:", len(rounds), "charges, epsilon", round(led["epsilon_spent"], 4))
 PY
 done
-# The device host dials out and serves no port: it must still be running.
-if [[ " ${SERVICES[*]} " == *" device-host "* ]]; then
-  ctr=$(compose ps -q device-host)
-  [ "$(podman inspect -f '{{.State.Running}}' "$ctr")" = true ] ||
-    { podman logs --tail 20 "$ctr"; fail "device-host is not running"; }
-  log "device-host: running"
-fi
+
+# ---- one Hua S3 job: the device host's users, the aggregator, the server
+out=$(cli job submit --server server:7443 --spec /etc/fedmf/jobs/hua-s3.yaml) || fail "submit: $out"
+log "$out"
+status=$(wait_job hua-s3-demo)
+# The device host dials out and serves no port: it must still be running
+# (it serves the next job), and it logged its users' result.
+ctr=$(compose ps -q device-host)
+[ "$(podman inspect -f '{{.State.Running}}' "$ctr")" = true ] ||
+  { podman logs --tail 20 "$ctr"; fail "device-host is not running"; }
+podman logs "$ctr" 2>&1 | grep -q "hua-s3 job 'hua-s3-demo' done: 50 users" ||
+  { podman logs --tail 20 "$ctr"; fail "device-host did not log the Hua job's result"; }
+log "device-host: running, Hua job done"
+# The aggregator's own count of the reports it accepted: its shutdown line.
+ctr=$(compose ps -q aggregator)
+compose stop --timeout 10 aggregator > /dev/null 2>&1 || fail "docker-compose stop aggregator"
+agg_line=$(podman logs "$ctr" 2>&1 | grep 'shutting down:') ||
+  { podman logs --tail 20 "$ctr"; fail "no aggregator shutdown line"; }
+python3 "$ROOT/tests/containers/check_hua.py" "$ROOT/deploy/jobs/hua-s3.yaml" "$status" \
+  "$agg_line" || fail "Hua S3 job result: $status / $agg_line"
 log "PASS"
 }
 main "$@"

@@ -3,7 +3,9 @@
 # processes. Starts it, checks `fedmf health` SERVING on every daemon and
 # valid Prometheus text on the server's metrics port (with curl, as an
 # operator would), runs deploy/jobs/hfl.yaml to completion, checks each
-# party's ledger, and stops exactly what it started.
+# party's ledger, runs deploy/jobs/hua-s3.yaml (device host + aggregator) to
+# completion, checks the aggregator's report counts, and stops exactly what
+# it started.
 #   local_cluster_script_test.sh BIN_DIR
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,7 +18,7 @@ trap '"${LC[@]}" stop "$BIN" "$WORK" > /dev/null; rm -rf "$WORK"' EXIT
 "${LC[@]}" start "$BIN" "$WORK"
 health=$("${LC[@]}" health "$BIN" "$WORK") || fail "health: $health"
 echo "$health"
-[ "$(grep -c ': SERVING$' <<< "$health")" -eq 4 ] || fail "not every daemon is SERVING: $health"
+[ "$(grep -c ': SERVING$' <<< "$health")" -eq 5 ] || fail "not every daemon is SERVING: $health"
 # shellcheck disable=SC1091
 . "$WORK/env"
 
@@ -26,15 +28,20 @@ metric() {  # NAME [ADDR]: its value in a fresh scrape (default: the server's)
 [ "$(metric fedmf_server_rounds_completed_total)" = 0 ] || fail "rounds before the job"
 
 cli() { "${LC[@]}" cli "$BIN" "$WORK" "$@"; }
-cli job submit --server "$SERVER" --spec "$ROOT/deploy/jobs/hfl.yaml"
-for _ in $(seq 600); do
-  status=$(cli job status --server "$SERVER" --job hfl-demo --json)
-  state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
-  [ "$state" = JOB_STATE_FINISHED ] && break
-  [ "$state" = JOB_STATE_FAILED ] && fail "job failed: $status"
-  sleep 0.5
-done
-[ "$state" = JOB_STATE_FINISHED ] || fail "job not finished in time: $status"
+wait_job() {  # JOB_ID: its final status (JSON) once FINISHED
+  local status state
+  for _ in $(seq 600); do
+    status=$(cli job status --server "$SERVER" --job "$1" --json)
+    state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
+    [ "$state" = JOB_STATE_FINISHED ] && { echo "$status"; return 0; }
+    [ "$state" = JOB_STATE_FAILED ] && fail "job $1 failed: $status"
+    sleep 0.5
+  done
+  fail "job $1 not finished in time: $status"
+}
+# The job specs as local-cluster.sh rewrote them (addresses only).
+cli job submit --server "$SERVER" --spec "$WORK/jobs/hfl.yaml"
+status=$(wait_job hfl-demo)
 python3 - "$status" << 'PY' || fail "job result: $status"
 import json, sys
 st = json.loads(sys.argv[1])
@@ -62,4 +69,14 @@ assert float(sys.argv[2]) == 10, sys.argv[2]
 assert abs(float(sys.argv[3]) - led["epsilon_spent"]) < 1e-9, (sys.argv[3], led)
 PY
 done
+
+# ---- Hua S3: the device host's 50 users, masked reports through the aggregator
+cli job submit --server "$SERVER" --spec "$WORK/jobs/hua-s3.yaml"
+status=$(wait_job hua-s3-demo)
+device_pid=$(awk '$1 == "device-host" {print $2}' "$WORK/pids")
+kill -0 "$device_pid" || fail "the device host exited after the job"
+# The aggregator's own count of what it accepted, from its shutdown line.
+"${LC[@]}" stop "$BIN" "$WORK" aggregator > /dev/null
+agg_line=$(grep 'shutting down:' "$WORK/logs/aggregator.log") || fail "no aggregator shutdown line"
+python3 "$ROOT/tests/containers/check_hua.py" "$ROOT/deploy/jobs/hua-s3.yaml" "$status" "$agg_line" || fail "hua-s3 result: $status"
 echo PASS

@@ -10,6 +10,7 @@
 #include "common/net/job_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/hua_job_spec.h"
 #include "tools/fedmf/lfl_job_spec.h"
 
 namespace fedmf::cli {
@@ -83,14 +84,28 @@ int Status(const ClientArgs& a) {
                          {"epsilon", p.epsilon_spent()}, {"test_mse", p.test_mse()},
                          {"connected", p.connected()}});
     }
-    std::cout << nlohmann::json{{"job_id", st.spec().job_id()},
-                                {"state", v1::JobState_Name(st.state())},
-                                {"round", st.round()},
-                                {"rounds_completed", st.rounds_size()},
-                                {"error", st.error()},
-                                {"parties", parties}}
-                     .dump()
-              << "\n";
+    nlohmann::json out{{"job_id", st.spec().job_id()},
+                       {"state", v1::JobState_Name(st.state())},
+                       {"round", st.round()},
+                       {"rounds_completed", st.rounds_size()},
+                       {"error", st.error()},
+                       {"parties", parties}};
+    if (st.has_hua()) {  // Hua S3: per-iteration records and the hosts' test error
+      const v1::HuaStatus& h = st.hua();
+      nlohmann::json iterations = nlohmann::json::array();
+      for (const auto& r : h.iterations()) {
+        iterations.push_back({{"iteration", r.iteration()}, {"users", r.users()},
+                              {"items_updated", r.items_updated()}, {"passes", r.passes()},
+                              {"dropped_users", r.dropped_users()}});
+      }
+      out["hua"] = {{"registered_users", h.registered_users()},
+                    {"init_rounds", h.init_rounds()},
+                    {"iterations", iterations},
+                    {"test_count", h.test_count()},
+                    {"test_mse", JsonNumber(h.test_mse())},
+                    {"test_mae", JsonNumber(h.test_mae())}};
+    }
+    std::cout << out.dump() << "\n";
     return 0;
   }
   std::cout << absl::StrFormat("job %s: %s, round %d, %d rounds completed%s\n", st.spec().job_id(),
@@ -164,6 +179,7 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
     if (peek->GetString("setting", &setting).ok() && setting == "lfl") {
       return LflJobSpecFromYaml(*root, path);  // device hosts, not parties
     }
+    if (setting == "hua-s3") return HuaJobSpecFromYaml(*root, path);  // device hosts + aggregator
   }
   fmf::JobConfig c;
   std::string setting = "hfl", granularity = "rating", epsilon = "1";

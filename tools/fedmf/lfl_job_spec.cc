@@ -10,6 +10,28 @@
 
 namespace fedmf::cli {
 
+absl::StatusOr<std::vector<v1::DeviceGrant>> ParseDeviceGrants(
+    const config::YamlMap& root, const std::vector<std::string>& hosts) {
+  std::vector<v1::DeviceGrant> grants;
+  for (const std::string& h : hosts) {
+    std::vector<std::string> parts = absl::StrSplit(h, ':');
+    uint64_t first = 0;
+    uint32_t count = 0;
+    if (parts.size() != 3 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &first) ||
+        !absl::SimpleAtoi(parts[2], &count)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          root.Where("device_hosts"), "'", h,
+          "': expected HOST:FIRST:COUNT, e.g. device-host-0:0:100 (devices 0..99)"));
+    }
+    v1::DeviceGrant g;
+    g.set_host(parts[0]);
+    g.set_first_device(first);
+    g.set_count(count);
+    grants.push_back(g);
+  }
+  return grants;
+}
+
 absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std::string& path) {
   net::LflJobConfig j;
   lfl::LflConfig& c = j.config;
@@ -49,22 +71,9 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   c.epsilon = *eps;
   c.device.dim = c.dim;
   if (seed >= 0) c.seed = static_cast<uint64_t>(seed);
-  for (const std::string& h : hosts) {
-    std::vector<std::string> parts = absl::StrSplit(h, ':');
-    uint64_t first = 0;
-    uint32_t count = 0;
-    if (parts.size() != 3 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &first) ||
-        !absl::SimpleAtoi(parts[2], &count)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          root.Where("device_hosts"), "'", h,
-          "': expected HOST:FIRST:COUNT, e.g. device-host-0:0:100 (devices 0..99)"));
-    }
-    v1::DeviceGrant g;
-    g.set_host(parts[0]);
-    g.set_first_device(first);
-    g.set_count(count);
-    j.grants.push_back(g);
-  }
+  auto grants = ParseDeviceGrants(root, hosts);
+  if (!grants.ok()) return grants.status();
+  j.grants = *std::move(grants);
   v1::JobSpec spec = net::SpecFromLflJob(j);
   if (auto back = net::LflJobFromSpec(spec); !back.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", back.status().message()));

@@ -4,6 +4,7 @@
 #define FEDMF_TOOLS_FEDMF_LFL_JOB_SPEC_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/config/yaml_reader.h"
@@ -13,6 +14,11 @@ namespace fedmf::cli {
 
 // `root` is the whole spec file (its `setting` is lfl); `path` names it in errors.
 absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std::string& path);
+
+// The `device_hosts` list of a device job (LFL, Hua S3): HOST:FIRST:COUNT
+// entries; errors point at the key in `root`.
+absl::StatusOr<std::vector<v1::DeviceGrant>> ParseDeviceGrants(
+    const config::YamlMap& root, const std::vector<std::string>& hosts);
 
 }  // namespace fedmf::cli
 
