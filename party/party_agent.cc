@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +15,7 @@
 #include "common/net/matrix_codec.h"
 #include "common/random/csprng.h"
 #include "common/log/log.h"
+#include "party/busy_heartbeat.h"
 
 namespace fedmf::party {
 namespace {
@@ -52,6 +54,18 @@ double PartyAgent::SpentEpsilonLocked() const {
   return e.ok() ? *e : std::numeric_limits<double>::infinity();
 }
 
+void PartyAgent::SendHeartbeat(const std::string& job_id) {
+  v1::HeartbeatRequest req;
+  req.set_party(config_.name);
+  req.set_job_id(job_id);
+  v1::Ack ack;
+  auto ctx = Context(std::chrono::seconds(5));
+  grpc::Status s = stub_->Heartbeat(ctx.get(), req, &ack);
+  // Not fatal: the task's own RPCs report a lost server; a missed beat only
+  // risks the server not waiting for this party.
+  if (!s.ok()) spdlog::debug("heartbeat for job '{}': {}", job_id, s.error_message());
+}
+
 absl::Status PartyAgent::Register() {
   v1::RegisterRequest req;
   req.set_party(config_.name);
@@ -61,6 +75,9 @@ absl::Status PartyAgent::Register() {
   grpc::Status s = stub_->Register(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   if (resp.max_chunk_values() > 0) max_chunk_values_ = resp.max_chunk_values();
+  if (resp.liveness_seconds() > 0) {
+    heartbeat_ms_ = std::max<int64_t>(100, std::llround(resp.liveness_seconds() * 1000 / 3));
+  }
   spdlog::info("registered with {} as '{}'", config_.server, config_.name);
   return absl::OkStatus();
 }
@@ -104,6 +121,14 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
       continue;
     }
     absl::Status s;
+    // The work below can outlast the liveness window (Stage 1/3 epochs):
+    // keep telling the server this party is alive while it runs.
+    std::optional<BusyHeartbeat> busy;
+    if (task.kind() == v1::TASK_KIND_OFFER || task.kind() == v1::TASK_KIND_PRETRAIN ||
+        task.kind() == v1::TASK_KIND_ROUND || task.kind() == v1::TASK_KIND_FINISH) {
+      busy.emplace(std::chrono::milliseconds(heartbeat_ms_.load()),
+                   [this, job_id = task.job_id()] { SendHeartbeat(job_id); });
+    }
     switch (task.kind()) {
       case v1::TASK_KIND_OFFER: s = HandleOffer(task); break;
       case v1::TASK_KIND_ROUND: s = HandleRound(task); break;

@@ -59,6 +59,8 @@ class PartyAgent {
   };
 
   absl::Status Register();
+  // One Heartbeat RPC (from the BusyHeartbeat thread while a task is computed).
+  void SendHeartbeat(const std::string& job_id);
   absl::Status HandleOffer(const v1::Task& task);
   absl::Status HandleRound(const v1::Task& task);
   absl::Status HandleFinish(const v1::Task& task);
@@ -76,6 +78,9 @@ class PartyAgent {
   PartyStore* store_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
   int32_t max_chunk_values_ = 1 << 16;
+  // A third of the server's liveness window (RegisterResponse), so two beats
+  // can be lost before the server stops waiting for a busy party.
+  std::atomic<int64_t> heartbeat_ms_{1000};
 
   std::mutex mu_;  // guards ledger_ and runs_ against the admin service
   dp::PrivacyLedger ledger_;

@@ -38,7 +38,15 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
   if (auto s = coordinator_->Register(*party); !s.ok()) return ToGrpc(s);
   resp->set_server_version("fedmf-server 0.1");
   resp->set_max_chunk_values(max_chunk_values_);
+  resp->set_liveness_seconds(absl::ToDoubleSeconds(coordinator_->liveness()));
   return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
+                                           const v1::HeartbeatRequest* req, v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->Heartbeat(*party));
 }
 
 grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,

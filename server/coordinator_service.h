@@ -33,6 +33,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
 
   grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                         v1::Ack* resp) override;
   grpc::Status GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
                        v1::Task* resp) override;
   grpc::Status ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,

@@ -251,6 +251,17 @@ v1::Task JobCoordinator::ComputeTaskLocked(const std::string& party) const {
   return task;
 }
 
+absl::Status JobCoordinator::Heartbeat(const std::string& party) {
+  std::unique_lock lock(mu_);
+  auto it = last_seen_.find(party);
+  if (it == last_seen_.end()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("party '", party, "' is not registered: call Register first"));
+  }
+  it->second = absl::Now();
+  return absl::OkStatus();
+}
+
 v1::Task JobCoordinator::GetTask(const std::string& party) {
   std::unique_lock lock(mu_);
   const absl::Time deadline = absl::Now() + options_.poll;

@@ -76,6 +76,9 @@ class JobCoordinator {
 
   // ---- parties (caller already authenticated as `party`)
   absl::Status Register(const std::string& party);
+  // A registered party is alive (busy with a task); unknown parties must Register first.
+  absl::Status Heartbeat(const std::string& party);
+  absl::Duration liveness() const { return options_.liveness; }
   v1::Task GetTask(const std::string& party);
   absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
   // The input matrix of `round` (round T = the final matrix for Stage 3).

@@ -30,7 +30,7 @@ class JobCoordinatorTest : public ::testing::Test {
     store_ = std::move(*store);
     CoordinatorOptions o;
     o.poll = absl::Milliseconds(100);
-    o.liveness = absl::Seconds(5);
+    o.liveness = liveness_;
     o.offer_deadline = absl::Seconds(5);
     o.finish_deadline = absl::Seconds(5);
     coordinator_ = std::make_unique<JobCoordinator>(store_.get(), o);
@@ -75,6 +75,7 @@ class JobCoordinatorTest : public ::testing::Test {
   }
 
   std::string dir_;
+  absl::Duration liveness_ = absl::Seconds(5);
   std::unique_ptr<ServerStore> store_;
   std::unique_ptr<JobCoordinator> coordinator_;
 };
@@ -215,6 +216,35 @@ TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
   ASSERT_TRUE(st.ok());
   EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(st->error().find("policy cap"), std::string::npos) << st->error();
+}
+
+// A party busy with a task is silent on GetTask; its heartbeats keep it
+// "connected" (waited for), and silence past the liveness window does not.
+TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
+  coordinator_.reset();
+  liveness_ = absl::Milliseconds(300);
+  Open();
+  auto connected = [&](const std::string& party) {
+    const v1::ListPartiesResponse list = coordinator_->ListParties();
+    for (const v1::PartyStatus& p : list.parties()) {
+      if (p.name() == party) return p.connected();
+    }
+    return false;
+  };
+  const absl::Status unknown = coordinator_->Heartbeat("a");
+  EXPECT_EQ(unknown.code(), absl::StatusCode::kFailedPrecondition) << unknown;
+  EXPECT_NE(unknown.message().find("call Register first"), std::string::npos) << unknown;
+
+  ASSERT_TRUE(coordinator_->Register("a").ok());
+  EXPECT_TRUE(connected("a"));
+  // Silent: after the liveness window the party is no longer connected
+  // (bounded poll of the observable state, not a fixed sleep).
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  while (connected("a") && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(20));
+  ASSERT_FALSE(connected("a")) << "still connected 10 s after a 300 ms liveness window";
+  ASSERT_TRUE(coordinator_->Heartbeat("a").ok());
+  EXPECT_TRUE(connected("a"));
+  EXPECT_EQ(coordinator_->liveness(), absl::Milliseconds(300));
 }
 
 }  // namespace
