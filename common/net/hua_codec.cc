@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/device_grants.h"
 
 namespace fedmf::net {
 namespace {
@@ -76,11 +77,10 @@ absl::StatusOr<HuaJob> HuaJobFromSpec(const v1::JobSpec& spec) {
   job.test_fraction = spec.test_fraction();
   job.has_seed = spec.has_seed();
   job.seed = spec.seed();
-  if (h.grants().empty()) return Bad("field 'hua.grants': at least one device host");
-  for (const v1::DeviceGrant& g : h.grants()) {
-    if (g.host().empty() || g.count() == 0 || g.first_device() + g.count() > (1ull << 31)) {
-      return Bad("field 'hua.grants': each needs a host and 1 <= count users below 2^31");
-    }
+  // User ids are int32 on the wire of the Hua messages.
+  if (auto granted = ValidateDeviceGrants(h.grants(), "hua.grants", uint64_t{1} << 31);
+      !granted.ok()) {
+    return granted.status();
   }
   if (h.expected_users() < 0) return Bad("field 'hua.expected_users': must be >= 0");
   return job;

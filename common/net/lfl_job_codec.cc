@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/lfl/secagg_sum.h"
+#include "common/net/device_grants.h"
 
 namespace fedmf::net {
 namespace {
@@ -54,23 +55,12 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   if (int64_t{j.num_items} * c.dim > kMaxLflVectorLength) {
     return Field("lfl.num_items", absl::StrCat("num_items * dim exceeds ", kMaxLflVectorLength));
   }
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const v1::DeviceGrant& g : l.grants()) {
-    if (g.host().empty()) return Field("lfl.grants.host", "required");
-    if (g.count() == 0) return Field("lfl.grants.count", absl::StrCat("host '", g.host(), "': 0"));
-    if (g.first_device() > (uint64_t{1} << 62)) return Field("lfl.grants.first_device", "too big");
-    ranges.push_back({g.first_device(), g.first_device() + g.count()});
-    j.num_devices += g.count();
-    j.grants.push_back(g);
-  }
+  auto granted = ValidateDeviceGrants(l.grants(), "lfl.grants", uint64_t{1} << 62);
+  if (!granted.ok()) return granted.status();
+  j.num_devices = static_cast<int64_t>(*granted);
+  j.grants.assign(l.grants().begin(), l.grants().end());
   if (j.num_devices < 2 || j.num_devices > kMaxLflDevices) {
     return Field("lfl.grants", absl::StrCat(j.num_devices, " devices; need 2..", kMaxLflDevices));
-  }
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i) {
-    if (ranges[i].first < ranges[i - 1].second) {
-      return Field("lfl.grants", absl::StrCat("device ", ranges[i].first, " is granted twice"));
-    }
   }
   return j;
 }

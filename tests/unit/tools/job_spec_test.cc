@@ -1,0 +1,139 @@
+// `fedmf job submit --spec FILE`: the shipped job files parse to the JobSpec
+// the server expects, and a bad file fails with its path, line and key.
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/fedmf/client_commands.h"
+
+namespace fedmf::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+class JobSpecTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / absl::StrCat("job_spec_test_", ::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes `text` to a spec file in the test's directory and returns its path.
+  std::string Write(const std::string& text) {
+    const std::string path = (dir_ / absl::StrCat("spec", n_++, ".yaml")).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  // A valid hua-s3 spec with `extra` lines appended and `drop` (a key) removed.
+  std::string Hua(const std::string& extra = "", const std::string& drop = "") {
+    std::string text;
+    for (const char* line :
+         {"job_id: h1", "setting: hua-s3", "epsilon: 2", "rounds: 3", "dim: 4", "max_online: 8",
+          "num_items: 30", "aggregator: agg:7445", "device_hosts: [host-a:0:5, host-b:5:3]",
+          "expected_users: 8", "round_deadline_seconds: 20"}) {
+      if (!drop.empty() && std::string(line).rfind(drop + ":", 0) == 0) continue;
+      absl::StrAppend(&text, line, "\n");
+    }
+    return Write(text + extra);
+  }
+
+  std::filesystem::path dir_;
+  int n_ = 0;
+};
+
+TEST_F(JobSpecTest, ShippedHuaSpecParsesToTheComposeTopology) {
+  auto spec = LoadJobSpecFile(std::string(FEDMF_SOURCE_DIR) + "/deploy/jobs/hua-s3.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->setting(), v1::SETTING_HUA_S3);
+  EXPECT_EQ(spec->job_id(), "hua-s3-demo");
+  EXPECT_EQ(spec->rounds(), 5);
+  EXPECT_EQ(spec->dim(), 10);
+  EXPECT_DOUBLE_EQ(spec->epsilon(), 1.0);
+  EXPECT_DOUBLE_EQ(spec->round_deadline_seconds(), 60);
+  const v1::HuaSpec& h = spec->hua();
+  EXPECT_EQ(h.aggregator(), "aggregator:7445");
+  EXPECT_EQ(h.max_online(), 50);
+  EXPECT_EQ(h.num_items(), 400);
+  EXPECT_EQ(h.expected_users(), 50);
+  EXPECT_DOUBLE_EQ(h.join_deadline_seconds(), 120);
+  ASSERT_EQ(h.grants_size(), 1);
+  EXPECT_EQ(h.grants(0).host(), "device-host");
+  EXPECT_EQ(h.grants(0).first_device(), 0u);
+  EXPECT_EQ(h.grants(0).count(), 50u);
+}
+
+TEST_F(JobSpecTest, ShippedHflSpecParses) {
+  auto spec = LoadJobSpecFile(std::string(FEDMF_SOURCE_DIR) + "/deploy/jobs/hfl.yaml");
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->setting(), v1::SETTING_HFL);
+  EXPECT_EQ(spec->rounds(), 10);
+  EXPECT_EQ(spec->roster_size(), 3);
+}
+
+TEST_F(JobSpecTest, HuaSpecKeysReachTheirFields) {
+  auto spec = LoadJobSpecFile(Hua("seed: 42\ngamma: 0.5\njoin_prob: 0.1\nleave_prob: 0.2\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->has_seed());
+  EXPECT_EQ(spec->seed(), 42u);
+  EXPECT_DOUBLE_EQ(spec->epsilon(), 2.0);
+  EXPECT_DOUBLE_EQ(spec->hua().gamma(), 0.5);
+  EXPECT_DOUBLE_EQ(spec->hua().join_prob(), 0.1);
+  EXPECT_DOUBLE_EQ(spec->hua().leave_prob(), 0.2);
+  ASSERT_EQ(spec->hua().grants_size(), 2);
+  EXPECT_EQ(spec->hua().grants(1).host(), "host-b");
+  EXPECT_EQ(spec->hua().grants(1).first_device(), 5u);
+  EXPECT_EQ(spec->hua().grants(1).count(), 3u);
+  // Without `seed` the job draws from the OS CSPRNG.
+  auto unseeded = LoadJobSpecFile(Hua());
+  ASSERT_TRUE(unseeded.ok()) << unseeded.status();
+  EXPECT_FALSE(unseeded->has_seed());
+}
+
+TEST_F(JobSpecTest, UnknownKeyNamesFileLineAndKey) {
+  const std::string path = Hua("aggregater: typo:1\n");
+  auto spec = LoadJobSpecFile(path);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(spec.status().message(), HasSubstr(path + ":12: unknown key 'aggregater'"));
+}
+
+TEST_F(JobSpecTest, HuaSpecErrorsSayWhatToWrite) {
+  auto no_agg = LoadJobSpecFile(Hua("", "aggregator"));
+  ASSERT_FALSE(no_agg.ok());
+  EXPECT_THAT(no_agg.status().message(), HasSubstr("'aggregator' is required"));
+
+  auto bad_host = LoadJobSpecFile(Hua("", "device_hosts"));
+  ASSERT_FALSE(bad_host.ok());  // no device hosts at all
+  EXPECT_THAT(bad_host.status().message(), HasSubstr("hua.grants"));
+
+  auto malformed = LoadJobSpecFile(Hua("device_hosts: [host-a:0]\n", "device_hosts"));
+  ASSERT_FALSE(malformed.ok());
+  EXPECT_THAT(malformed.status().message(), HasSubstr("expected HOST:FIRST:COUNT"));
+
+  auto twice = LoadJobSpecFile(Hua("device_hosts: [a:0:10, b:9:2]\n", "device_hosts"));
+  ASSERT_FALSE(twice.ok());
+  EXPECT_THAT(twice.status().message(), HasSubstr("device 9 is granted twice"));
+
+  auto eps = LoadJobSpecFile(Hua("epsilon: -1\n", "epsilon"));
+  ASSERT_FALSE(eps.ok());
+  EXPECT_THAT(eps.status().message(), HasSubstr("expected a positive number or 'inf'"));
+
+  auto dim = LoadJobSpecFile(Hua("dim: 0\n", "dim"));
+  ASSERT_FALSE(dim.ok());
+  EXPECT_THAT(dim.status().message(), HasSubstr("field 'hua' / 'dim'"));
+
+  auto range = LoadJobSpecFile(Hua("rating_min: 5\nrating_max: 1\n"));
+  ASSERT_FALSE(range.ok());
+  EXPECT_THAT(range.status().message(), HasSubstr("rating_min"));
+}
+
+}  // namespace
+}  // namespace fedmf::cli
