@@ -13,6 +13,7 @@
 #include "common/data/partition.h"
 #include "common/log/log.h"
 #include "common/net/hua_codec.h"
+#include "common/net/reconnect.h"
 #include "fedmf/v1/hua.grpc.pb.h"
 
 namespace fedmf::device {
@@ -74,6 +75,7 @@ class Host {
 
   const HuaHostOptions& o_;
   const std::atomic<bool>& stop_;
+  std::shared_ptr<grpc::Channel> channel_;  // to the server
   std::unique_ptr<v1::HuaRecommender::Stub> server_;
   std::unique_ptr<v1::HuaAggregator::Stub> aggregator_;
   std::unique_ptr<HuaUserRole> role_;
@@ -87,7 +89,8 @@ class Host {
 absl::Status Host::Connect() {
   auto ch = net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
   if (!ch.ok()) return ch.status();
-  server_ = v1::HuaRecommender::NewStub(*ch);
+  channel_ = *ch;
+  server_ = v1::HuaRecommender::NewStub(channel_);
   return absl::OkStatus();
 }
 
@@ -103,7 +106,11 @@ absl::StatusOr<v1::JobSpec> Host::WaitForJob() {
       return offer.spec();
     }
     if (!s.ok() && s.error_code() == grpc::StatusCode::PERMISSION_DENIED) return FromGrpc(s);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // poll interval
+    if (!s.ok()) {
+      net::WaitBeforeRetry(*channel_, absl::Milliseconds(200), stop_);
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // poll interval
+    }
   }
   return absl::CancelledError("stopped");
 }
@@ -262,7 +269,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
     auto ctx = Ctx(poll_seconds_ + 10);
     if (auto s = FromGrpc(server_->Poll(ctx.get(), poll, &tasks)); !s.ok()) {
       spdlog::warn("host '{}': poll: {} (retrying)", o_.host, s.message());
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));  // server restarting
+      net::WaitBeforeRetry(*channel_, absl::Milliseconds(500), stop_);  // server restarting
       continue;
     }
     switch (tasks.kind()) {

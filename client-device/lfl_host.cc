@@ -14,6 +14,7 @@
 #include "common/log/log.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/net/matrix_codec.h"
+#include "common/net/reconnect.h"
 #include "fedmf/v1/device.grpc.pb.h"
 
 namespace fedmf::device {
@@ -81,7 +82,8 @@ class Host {
     absl::StatusOr<std::shared_ptr<grpc::Channel>> ch =
         net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
     if (!ch.ok()) return ch.status();
-    stub_ = v1::DeviceCoordinator::NewStub(*ch);
+    channel_ = *ch;
+    stub_ = v1::DeviceCoordinator::NewStub(channel_);
     for (int64_t d = o_.first; d < o_.first + o_.count; ++d) hello_.add_devices(d);
     hello_.set_host(o_.host);
     spdlog::info("device host '{}': devices {}..{} of {}, server {}", o_.host, o_.first,
@@ -94,7 +96,7 @@ class Host {
       grpc::Status s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
       if (!s.ok()) {
         spdlog::warn("server {}: {} (retrying in {:.1f}s)", o_.server, s.error_message(), backoff);
-        Sleep(backoff);
+        net::WaitBeforeRetry(*channel_, absl::Seconds(backoff), stop_);
         backoff = std::min(backoff * 2, o_.max_backoff_seconds);
         continue;
       }
@@ -367,6 +369,7 @@ class Host {
   std::optional<Misbehaviour> misbehave_;
   data::Dataset dataset_;
   std::unique_ptr<DeviceLedger> ledger_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::DeviceCoordinator::Stub> stub_;
   v1::HostHello hello_;
   net::LflJobConfig job_;

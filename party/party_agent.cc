@@ -13,6 +13,7 @@
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
 #include "common/net/matrix_codec.h"
+#include "common/net/reconnect.h"
 #include "common/random/csprng.h"
 #include "common/log/log.h"
 #include "party/busy_heartbeat.h"
@@ -32,6 +33,7 @@ PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
                        std::shared_ptr<grpc::Channel> channel)
     : config_(std::move(config)),
       store_(store),
+      channel_(channel),
       stub_(v1::Coordinator::NewStub(channel)),
       ledger_(config_.policy.max_epsilon, config_.policy.delta) {}
 
@@ -87,13 +89,11 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
   auto backoff = std::chrono::milliseconds(200);
   const auto max_backoff = std::chrono::milliseconds(5000);
   auto wait_backoff = [&] {
-    // Retry delay (not synchronization): exponential with jitter, bounded.
+    // Retry delay: exponential with jitter, bounded; cut short once the
+    // server is reachable again (common/net/reconnect.h).
     random::Csprng jitter = random::Csprng::FromOsEntropy();
     const auto d = backoff + std::chrono::milliseconds(jitter.UniformInt(backoff.count() / 2 + 1));
-    for (auto waited = std::chrono::milliseconds(0); waited < d && !*stop;
-         waited += std::chrono::milliseconds(50)) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
+    net::WaitBeforeRetry(*channel_, absl::FromChrono(d), *stop);
     backoff = std::min(backoff * 2, max_backoff);
   };
   while (!*stop) {

@@ -76,6 +76,7 @@ class PartyAgent {
 
   PartyConfig config_;
   PartyStore* store_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::Coordinator::Stub> stub_;
   int32_t max_chunk_values_ = 1 << 16;
   // A third of the server's liveness window (RegisterResponse), so two beats

@@ -11,6 +11,8 @@ namespace {
 
 // Big enough for one chunk plus framing; matrices never travel whole.
 constexpr int kMaxMessageBytes = 8 << 20;
+// A TLS handshake on any network we run on takes well under a second.
+constexpr int kConnectAttemptMs = 5000;
 
 }  // namespace
 
@@ -57,6 +59,10 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
   // Reconnect quickly after a peer restart (the party's own loop adds backoff).
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 200);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
+  // The deadline of one connection attempt (TCP, TLS, HTTP/2 SETTINGS), 20 s
+  // by default: an attempt stuck on a peer that accepted but does not answer
+  // yet would hold the reconnection that long after the server is up.
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kConnectAttemptMs);
   if (!tls.insecure && !server_cert_name.empty()) {
     args.SetSslTargetNameOverride(server_cert_name);
   }

@@ -28,8 +28,9 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 // Client side: presents our certificate, verifies the server's against the CA.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
     const TlsConfig& tls);
-// A channel with fedmf's message limits and keepalive, and an SSL target name
-// override when the server's certificate name differs from the host we dial.
+// A channel with fedmf's message limits, keepalive and reconnect timing, and
+// an SSL target name override when the server's certificate name differs
+// from the host we dial.
 absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
     const std::string& address, const TlsConfig& tls,
     const std::string& server_cert_name = "server");

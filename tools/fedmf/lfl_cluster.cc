@@ -25,11 +25,12 @@ absl::Status IssueLflCertificates(const std::string& cert_dir, int hosts) {
 std::string LocalCluster::LflHostName(int k) { return absl::StrCat("device-host-", k); }
 
 absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
-  if (server_port_ == 0) return absl::FailedPreconditionError("start the server first");
+  auto server = DialServer();
+  if (!server.ok()) return server.status();
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-device").string(),
                                 "--setting", "lfl",
                                 "--name", LflHostName(k),
-                                "--server", absl::StrCat("127.0.0.1:", server_port_),
+                                "--server", *server,
                                 "--cert-dir", cert_dir_,
                                 "--devices-from", a.data_spec,
                                 "--first", std::to_string(a.first),

@@ -202,15 +202,22 @@ bool LocalCluster::PartyRunning(int k) {
   return it != parties_.end() && it->second.running();
 }
 
-absl::Status LocalCluster::StartParty(int k) {
+absl::StatusOr<std::string> LocalCluster::DialServer() const {
+  if (!options_.dial_server.empty()) return options_.dial_server;
   if (server_port_ == 0) return absl::FailedPreconditionError("start the server first");
+  return absl::StrCat("127.0.0.1:", server_port_);
+}
+
+absl::Status LocalCluster::StartParty(int k) {
+  auto server = DialServer();
+  if (!server.ok()) return server.status();
   const std::string port_file =
       (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
   std::error_code ec;
   fs::remove(port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
                                 (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(),
-                                "--server", absl::StrCat("127.0.0.1:", server_port_)};
+                                "--server", *server};
   auto p = ChildProcess::Spawn(
       argv, (fs::path(work_dir_) / "logs" / absl::StrCat(PartyName(k), ".log")).string());
   if (!p.ok()) return p.status();

@@ -48,6 +48,10 @@ struct ClusterOptions {
   // LFL: certificates for `lfl_hosts` device hosts (LflHostName(k), role
   // device) running fedmf-device (lfl_cluster.h).
   int lfl_hosts = 0;
+  // Tests: the address parties and device hosts dial instead of the server's
+  // own, e.g. a TCP proxy in front of it (tests/integration/tcp_proxy.h).
+  // They may then be started before the server. Empty = the server's port.
+  std::string dial_server;
 };
 
 // How one fedmf-device host of an LFL job is started (lfl_cluster.cc).
@@ -123,6 +127,8 @@ class LocalCluster {
   absl::Status WriteServerConfig(const std::string& listen);
   absl::Status WritePartyConfig(int k);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
+  // The --server address parties and device hosts are started with.
+  absl::StatusOr<std::string> DialServer() const;
 
   ClusterOptions options_;
   std::string work_dir_;
