@@ -62,6 +62,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
   // The deadline of one connection attempt (TCP, TLS, HTTP/2 SETTINGS), 20 s
   // by default: an attempt stuck on a peer that accepted but does not answer
   // yet would hold the reconnection that long after the server is up.
+  // (gRPC core reads this argument as the minimum connect timeout of a
+  // subchannel, despite its name.)
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kConnectAttemptMs);
   if (!tls.insecure && !server_cert_name.empty()) {
     args.SetSslTargetNameOverride(server_cert_name);
