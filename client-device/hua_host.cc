@@ -106,11 +106,8 @@ absl::StatusOr<v1::JobSpec> Host::WaitForJob() {
       return offer.spec();
     }
     if (!s.ok() && s.error_code() == grpc::StatusCode::PERMISSION_DENIED) return FromGrpc(s);
-    if (!s.ok()) {
-      net::WaitBeforeRetry(*channel_, absl::Milliseconds(200), stop_);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // poll interval
-    }
+    // The poll interval; after a failed call it ends as soon as the server is reachable.
+    net::WaitBeforeRetry(*channel_, absl::Milliseconds(200), stop_);
   }
   return absl::CancelledError("stopped");
 }

@@ -18,6 +18,11 @@ namespace fedmf::fuzz {
 // thousands of inputs a second that drowns the fuzzer's own output.
 inline void QuietProtobuf() { google::protobuf::SetLogHandler(nullptr); }
 
+// A property violation is a finding: crash so libFuzzer saves the input.
+inline void Check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
 class FuzzInput {
  public:
   FuzzInput(const uint8_t* data, size_t size)

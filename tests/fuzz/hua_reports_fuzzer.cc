@@ -20,10 +20,7 @@
 namespace {
 
 using namespace fedmf;  // NOLINT: a fuzz target, one function
-
-void Check(bool ok) {
-  if (!ok) __builtin_trap();
-}
+using fedmf::fuzz::Check;
 
 void Aggregate(fuzz::FuzzInput& in) {
   v1::HuaPlan wire_plan;

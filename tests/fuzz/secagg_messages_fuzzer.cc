@@ -31,13 +31,10 @@
 namespace {
 
 using namespace fedmf;  // NOLINT: a fuzz target, one function
+using fedmf::fuzz::Check;
 
 constexpr secagg::DeviceId kAdversary = 50;
 constexpr size_t kLength = 3;
-
-void Check(bool ok) {
-  if (!ok) __builtin_trap();
-}
 
 secagg::SessionConfig Config(uint8_t choice) {
   secagg::SessionConfig c;
