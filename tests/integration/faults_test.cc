@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/fmf/simulator.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/integration/round_gate.h"
 #include "tests/integration/tcp_proxy.h"
 
 namespace fedmf::it {
@@ -51,7 +52,42 @@ std::set<int> CheckLedger(cli::LocalCluster& cluster, int k, const std::string& 
   return distinct;
 }
 
-class FaultsTest : public ClusterTest {};
+// Rounds' worth of traffic between the moment a hold is armed and the hold
+// (RoundGate): small enough that every drill lands well inside its job.
+constexpr int kRoundsToHold = 8;
+
+class FaultsTest : public ClusterTest {
+ protected:
+  // The server and parties 0..2, each party dialing through `gate`.
+  void StartGatedCluster(cli::ClusterOptions options, RoundGate& gate) {
+    gate.Configure(options);
+    auto cluster = cli::LocalCluster::Create(options);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
+    gate.Forward(cluster_->server_port());
+    for (int k = 0; k < gate.parties(); ++k) {
+      auto s = cluster_->StartParty(k);
+      ASSERT_TRUE(s.ok()) << cli::LocalCluster::PartyName(k) << ": " << s;
+    }
+  }
+
+  // Waits for the hold armed on `gate` and returns the job's status there:
+  // running, in Stage 2 (a round closed), with rounds still to come.
+  void WaitHeld(RoundGate& gate, const std::string& id, int rounds, v1::JobStatus* out) {
+    ASSERT_TRUE(gate.WaitHeld(absl::Minutes(2))) << "the job never reached the hold";
+    auto st = cluster_->GetJob(id);
+    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_EQ(st->state(), v1::JOB_STATE_RUNNING) << st->error();
+    ASSERT_GE(st->rounds_size(), 1) << "held before Stage 2";
+    ASSERT_LT(st->rounds_size(), rounds) << "held after the last round";
+    *out = *st;
+  }
+
+  static absl::StatusOr<std::unique_ptr<RoundGate>> GateFor(const PlannedJob& plan) {
+    return RoundGate::Create(3, int64_t{plan.dataset.num_items} * plan.config.dim);
+  }
+};
 
 TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   constexpr int kRounds = 80;
@@ -61,35 +97,31 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 2;  // a dead party stops being waited for after 2 s
   options.poll_seconds = 0.5;
-  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
+  auto gate = GateFor(*plan);
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
 
   const std::string victim = cli::LocalCluster::PartyName(1);
-  int killed_at = -1;     // the job's next round when party-1 was killed
-  int restarted_at = -1;  // ... when it was started again
-  absl::Status restart_status;
-  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
-    if (killed_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.round() >= 5) {
-      cluster_->KillParty(1);
-      killed_at = s.round();
-    }
-    // Restart once a closed round shows the server noticed the crash.
-    if (killed_at >= 0 && restarted_at < 0 && !RoundsWith(s, victim, false).empty()) {
-      restart_status = cluster_->StartParty(1);
-      restarted_at = s.round();
-    }
-  });
+  // Killed while the job is held mid Stage 2.
+  (*gate)->HoldAfterRounds(kRoundsToHold);
+  v1::JobStatus held;
+  ASSERT_NO_FATAL_FAILURE(WaitHeld(**gate, *id, kRounds, &held));
+  const int killed_at = held.round();  // the job's next round when party-1 was killed
+  cluster_->KillParty(1);
+  // Held again a few rounds later: those rounds closed without the victim
+  // (once its liveness window passed), so the server noticed the crash.
+  (*gate)->HoldAfterRounds(kRoundsToHold);
+  (*gate)->Release();
+  ASSERT_NO_FATAL_FAILURE(WaitHeld(**gate, *id, kRounds, &held));
+  EXPECT_FALSE(RoundsWith(held, victim, false).empty()) << "no round closed without the victim";
+  const int restarted_at = held.round();  // restarted at or after this round
+  (*gate)->Release();
+  const absl::Status restart_status = cluster_->StartParty(1);
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5));
   ASSERT_TRUE(st.ok()) << st.status();
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
-  ASSERT_GE(killed_at, 5);
-  ASSERT_LT(killed_at, kRounds) << "the job ended before the kill: nothing was tested";
-  if (restarted_at < 0) {
-    // The job finished before a round recorded the absence (cannot happen
-    // with the kill at least one round before T; keep the ledger readable).
-    ADD_FAILURE() << "no round lists " << victim << " as missing";
-    restart_status = cluster_->StartParty(1);
-  }
   ASSERT_TRUE(restart_status.ok()) << restart_status;
 
   // Round records: contiguous, the survivors in every round, the victim in
@@ -171,25 +203,26 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 3;
-  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
+  auto gate = GateFor(*plan);
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   const int port = cluster_->server_port();
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
 
-  int killed_at = -1;
-  absl::Status restart_status;
-  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
-    if (killed_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.round() >= 5) {
-      killed_at = s.round();
-      cluster_->KillServer();
-      restart_status = cluster_->RestartServer();
-    }
-  });
+  // Killed (and restarted on its port and database) while the job is held
+  // mid Stage 2; the parties' connections die with it.
+  (*gate)->HoldAfterRounds(kRoundsToHold);
+  v1::JobStatus held;
+  ASSERT_NO_FATAL_FAILURE(WaitHeld(**gate, *id, kRounds, &held));
+  const int killed_at = held.round();
+  cluster_->KillServer();
+  const absl::Status restart_status = cluster_->RestartServer();
+  (*gate)->Release();
   ASSERT_TRUE(restart_status.ok()) << restart_status;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5));
   ASSERT_TRUE(st.ok()) << st.status();
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
-  ASSERT_GE(killed_at, 5);
-  ASSERT_LT(killed_at, kRounds) << "the job ended before the kill: nothing was tested";
   EXPECT_EQ(cluster_->server_port(), port);
   EXPECT_TRUE(cluster_->ServerRunning());
 
@@ -362,36 +395,43 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
 // (recorded as missing), the job goes on, and once resumed (SIGCONT) the
 // party's stale upload is refused and it rejoins the open round.
 TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
-  // Rounds without the deadline take ~0.1 s, so the stop (first poll after
-  // round 2) may land several rounds in: leave room for two skipped rounds.
+  // The stop lands within kRoundsToHold rounds; the skipped rounds then take
+  // the deadline each.
   constexpr int kRounds = 40;
   constexpr double kDeadline = 2;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "slow-party", kDeadline, /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 60;
-  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
+  auto gate = GateFor(*plan);
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
   const pid_t pid = cluster_->PartyPid(1);
   ASSERT_GT(pid, 0);
-  int stopped_at = -1;
-  int resumed_at = -1;
-  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
-    if (stopped_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() >= 2) {
-      ASSERT_EQ(::kill(pid, SIGSTOP), 0);
-      stopped_at = s.rounds_size();
-    }
-    // Two rounds closed at the deadline without it, then wake it up.
-    if (stopped_at >= 0 && resumed_at < 0 && RoundsWith(s, "party-1", false).size() >= 2) {
-      ASSERT_EQ(::kill(pid, SIGCONT), 0);
-      resumed_at = s.rounds_size();
-    }
-  });
-  if (stopped_at >= 0 && resumed_at < 0) ::kill(pid, SIGCONT);
+  // Stopped while the job is held mid Stage 2 ...
+  (*gate)->HoldAfterRounds(kRoundsToHold);
+  v1::JobStatus held;
+  ASSERT_NO_FATAL_FAILURE(WaitHeld(**gate, *id, kRounds, &held));
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  const int stopped_at = held.rounds_size();
+  // ... and woken up at the next hold, 12 rounds' worth of traffic later (at
+  // least 3 rounds in doubles): those rounds closed at the deadline without it.
+  (*gate)->HoldAfterRounds(12);
+  (*gate)->Release();
+  const bool held_again = (*gate)->WaitHeld(absl::Minutes(2));
+  auto again = cluster_->GetJob(*id);
+  ASSERT_EQ(::kill(pid, SIGCONT), 0);
+  (*gate)->Release();
+  ASSERT_TRUE(held_again) << "the job never reached the second hold";
+  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_EQ(again->state(), v1::JOB_STATE_RUNNING) << "the job ended before party-1 woke up";
+  ASSERT_GE(RoundsWith(*again, "party-1", false).size(), 2u);
+  const int resumed_at = again->rounds_size();
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5));
   ASSERT_TRUE(st.ok()) << st.status();
-  ASSERT_GE(stopped_at, 2);
-  ASSERT_GT(resumed_at, stopped_at) << "the job ended before two rounds skipped party-1";
+  ASSERT_GE(stopped_at, 1);
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/1));
   const std::set<int> missing = RoundsWith(*st, "party-1", false);
   const std::set<int> contributed = RoundsWith(*st, "party-1", true);
@@ -421,22 +461,21 @@ TEST_F(FaultsTest, PartyProcessRestartedMidStage2IsInvisibleInTheRounds) {
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "restart", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
+  auto gate = GateFor(*plan);
+  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_NO_FATAL_FAILURE(StartGatedCluster(OptionsFor(*plan), **gate));
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
-  int restart_at = -1;
-  absl::Status restart_status;
-  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
-    if (restart_at < 0 && s.state() == v1::JOB_STATE_RUNNING && s.rounds_size() >= 3) {
-      cluster_->KillParty(1);
-      restart_status = cluster_->StartParty(1);
-      restart_at = s.rounds_size();
-    }
-  });
+  // Restarted while the job is held mid Stage 2.
+  (*gate)->HoldAfterRounds(kRoundsToHold);
+  v1::JobStatus held;
+  ASSERT_NO_FATAL_FAILURE(WaitHeld(**gate, *id, kRounds, &held));
+  cluster_->KillParty(1);
+  const absl::Status restart_status = cluster_->StartParty(1);
+  (*gate)->Release();
   ASSERT_TRUE(restart_status.ok()) << restart_status;
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5));
   ASSERT_TRUE(st.ok()) << st.status();
-  ASSERT_GE(restart_at, 3);
-  ASSERT_LT(restart_at, kRounds) << "the job ended before the restart";
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
     const std::string name = cli::LocalCluster::PartyName(k);
@@ -445,72 +484,85 @@ TEST_F(FaultsTest, PartyProcessRestartedMidStage2IsInvisibleInTheRounds) {
   }
 }
 
-// A network blip mid Stage 2: every party dials the server through a TCP
-// proxy, which resets all live connections (an RST to both ends, as a
+// A network blip mid Stage 2: every party dials the server through its own
+// TCP proxy, which resets all live connections (an RST to both ends, as a
 // middlebox dropping its state would) three times, a few rounds apart, while
 // the parties' long polls and uploads are in flight. The processes live on.
 // Expected (the design: a party reconnects with backoff of at most a few
 // seconds, far inside the 30 s liveness window, and resends its persisted
 // release): the job finishes, every round has all three contributors, every
-// ledger holds each round exactly once, and the parties dialed again after
+// ledger holds each round exactly once, and every party dialed again after
 // each reset.
+//
+// Event-driven, not timed: each reset happens while the job is held by the
+// RoundGate (party 0's link frozen after a few rounds' worth of traffic), and
+// the next hold is armed only after every party has dialed again, so the
+// resets land mid Stage 2 and the job cannot end before the reconnections,
+// however fast the machine runs the rounds.
 TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
   constexpr int kRounds = 60;
   constexpr int kResets = 3;
+  constexpr int kRoundsBetween = 8;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "blip", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  auto proxy = TcpProxy::Start();
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  auto gate = RoundGate::Create(3, int64_t{plan->dataset.num_items} * plan->config.dim);
+  ASSERT_TRUE(gate.ok()) << gate.status();
   cli::ClusterOptions options = OptionsFor(*plan);
-  options.dial_server = (*proxy)->address();
+  (*gate)->Configure(options);
   auto cluster = cli::LocalCluster::Create(options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   cluster_ = std::move(*cluster);
   ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
-  (*proxy)->Forward(cluster_->server_port());
+  (*gate)->Forward(cluster_->server_port());
   for (int k = 0; k < 3; ++k) ASSERT_TRUE(cluster_->StartParty(k).ok()) << k;
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
 
-  struct Reset {
-    int round;          // rounds closed when it hit
-    int connections;    // live connections it reset
-    int64_t forwarded;  // connections forwarded until then
-  };
-  std::vector<Reset> resets;
-  auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
-    const int next = resets.empty() ? 3 : resets.back().round + 5;
-    if (static_cast<int>(resets.size()) < kResets && s.state() == v1::JOB_STATE_RUNNING &&
-        s.rounds_size() >= next) {
-      const int n = (*proxy)->ResetAll();
-      resets.push_back({s.rounds_size(), n, (*proxy)->forwarded()});
+  std::vector<int> reset_rounds;
+  int64_t total_resets = 0;
+  (*gate)->HoldAfterRounds(kRoundsBetween);
+  for (int i = 0; i < kResets; ++i) {
+    SCOPED_TRACE(absl::StrCat("reset ", i));
+    ASSERT_TRUE((*gate)->WaitHeld(absl::Minutes(2))) << "the job never reached the hold";
+    auto held = cluster_->GetJob(*id);
+    ASSERT_TRUE(held.ok()) << held.status();
+    ASSERT_EQ(held->state(), v1::JOB_STATE_RUNNING);
+    // Mid Stage 2: rounds closed, and many still to come.
+    ASSERT_GE(held->rounds_size(), 1);
+    ASSERT_LE(held->rounds_size(), (i + 1) * (kRoundsBetween + 1));
+    reset_rounds.push_back(held->rounds_size());
+    std::vector<int64_t> dialed(3);
+    for (int k = 0; k < 3; ++k) {
+      TcpProxy& proxy = (*gate)->proxy(k);
+      dialed[k] = proxy.forwarded();
+      const int n = proxy.ResetAll();
+      // Each party holds a live connection while the job runs.
+      EXPECT_GE(n, 1) << cli::LocalCluster::PartyName(k);
+      total_resets += n;
     }
-  });
-  ASSERT_TRUE(st.ok()) << st.status();
-  ASSERT_EQ(static_cast<int>(resets.size()), kResets) << "the job ended before every reset";
-  ASSERT_LT(resets.back().round, kRounds);
-  for (const Reset& r : resets) {
-    SCOPED_TRACE(absl::StrCat("reset after round ", r.round - 1));
-    // Each party holds a live connection while the job runs.
-    EXPECT_GE(r.connections, 3);
-    std::cout << "reset after round " << r.round - 1 << ": " << r.connections
-              << " connections reset\n";
+    if (i + 1 < kResets) (*gate)->HoldAfterRounds(kRoundsBetween);
+    (*gate)->Release();
+    // Every party dials again; the job cannot go on without all three.
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_TRUE((*gate)->proxy(k).WaitForwarded(dialed[k] + 1, absl::Seconds(30)))
+          << cli::LocalCluster::PartyName(k) << " did not dial again";
+    }
+    std::cout << "reset after round " << reset_rounds.back() - 1 << "\n";
   }
-  EXPECT_EQ((*proxy)->resets(), std::accumulate(resets.begin(), resets.end(), int64_t{0},
-                                                [](int64_t a, const Reset& r) {
-                                                  return a + r.connections;
-                                                }));
-  // They dialed again: connections forwarded after the last reset.
-  EXPECT_GT((*proxy)->forwarded(), resets.back().forwarded);
+  auto st = cluster_->WaitJob(*id, absl::Minutes(5));
+  ASSERT_TRUE(st.ok()) << st.status();
+  int64_t proxied_resets = 0;
+  for (int k = 0; k < 3; ++k) proxied_resets += (*gate)->proxy(k).resets();
+  EXPECT_EQ(proxied_resets, total_resets);
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
     const std::string name = cli::LocalCluster::PartyName(k);
     EXPECT_EQ(static_cast<int>(RoundsWith(*st, name, true).size()), kRounds) << name;
     EXPECT_EQ(static_cast<int>(CheckLedger(*cluster_, k, *id, kRounds).size()), kRounds) << name;
+    std::cout << name << ": " << (*gate)->proxy(k).forwarded() << " connections forwarded, "
+              << (*gate)->proxy(k).resets() << " reset\n";
   }
-  std::cout << "proxy: " << (*proxy)->accepted() << " accepted, " << (*proxy)->forwarded()
-            << " forwarded, " << (*proxy)->resets() << " reset\n";
 }
 
 }  // namespace

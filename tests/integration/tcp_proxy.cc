@@ -123,6 +123,7 @@ int TcpProxy::ResetAll() {
   for (Conn& c : conns_) {
     if (c.done || c.reset) continue;
     c.reset = true;
+    pause_changed_.notify_all();  // a paused pump must see it too
     const char b = 0;
     (void)!write(c.wake[1], &b, 1);
     ++n;
@@ -131,6 +132,34 @@ int TcpProxy::ResetAll() {
   // Only for those: clients may dial again (and be accepted) meanwhile.
   closed_.wait(lock, [&] { return resets_pending_ == 0; });
   return n;
+}
+
+void TcpProxy::PauseAfterDownstream(int64_t bytes) {
+  std::lock_guard lock(mu_);
+  pause_at_ = downstream_ + bytes;
+}
+
+bool TcpProxy::WaitPaused(absl::Duration timeout) {
+  std::unique_lock lock(mu_);
+  return pause_changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                                 [&] { return paused_; });
+}
+
+bool TcpProxy::paused() const {
+  std::lock_guard lock(mu_);
+  return paused_;
+}
+
+void TcpProxy::Resume() {
+  std::lock_guard lock(mu_);
+  paused_ = false;
+  pause_changed_.notify_all();
+}
+
+bool TcpProxy::WaitForwarded(int64_t n, absl::Duration timeout) {
+  std::unique_lock lock(mu_);
+  return pause_changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                                 [&] { return forwarded_ >= n; });
 }
 
 void TcpProxy::AcceptLoop() {
@@ -167,8 +196,9 @@ void TcpProxy::AcceptLoop() {
     const int one = 1;
     setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     setsockopt(upstream, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    ++forwarded_;
     std::lock_guard lock(mu_);
+    ++forwarded_;
+    pause_changed_.notify_all();
     // Join the pumps of connections that ended (they no longer take mu_).
     for (auto it = conns_.begin(); it != conns_.end();) {
       if (it->done) {
@@ -198,6 +228,13 @@ void TcpProxy::Pump(Conn* c) {
       break;
     }
     if (p[2].revents != 0) break;
+    {
+      // Paused: relay nothing more (the data waits in the kernel's buffers)
+      // until Resume() or a reset.
+      std::unique_lock lock(mu_);
+      pause_changed_.wait(lock, [&] { return !paused_ || c->reset; });
+      if (c->reset) break;
+    }
     for (int side = 0; side < 2 && open; ++side) {
       if (p[side].revents == 0) continue;
       const ssize_t r = recv(p[side].fd, buf, sizeof(buf), 0);
@@ -205,10 +242,21 @@ void TcpProxy::Pump(Conn* c) {
       // half-close its transport, so nothing is lost by closing both).
       open = r > 0 && WriteAll(side == 0 ? c->upstream : c->client, buf,
                                static_cast<size_t>(r), c->wake[0]);
+      if (open && side == 1) CountDownstream(r);
     }
   }
   std::lock_guard lock(mu_);
   Close(c, c->reset);
+}
+
+void TcpProxy::CountDownstream(int64_t n) {
+  std::lock_guard lock(mu_);
+  downstream_ += n;
+  if (pause_at_ >= 0 && downstream_ >= pause_at_) {
+    pause_at_ = -1;
+    paused_ = true;
+    pause_changed_.notify_all();
+  }
 }
 
 void TcpProxy::Close(Conn* c, bool rst) {

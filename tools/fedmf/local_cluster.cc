@@ -210,6 +210,9 @@ absl::StatusOr<std::string> LocalCluster::DialServer() const {
 
 absl::Status LocalCluster::StartParty(int k) {
   auto server = DialServer();
+  if (const auto own = options_.party_dial_server.find(k); own != options_.party_dial_server.end()) {
+    server = own->second;
+  }
   if (!server.ok()) return server.status();
   const std::string port_file =
       (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();

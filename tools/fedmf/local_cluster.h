@@ -52,6 +52,9 @@ struct ClusterOptions {
   // own, e.g. a TCP proxy in front of it (tests/integration/tcp_proxy.h).
   // They may then be started before the server. Empty = the server's port.
   std::string dial_server;
+  // Tests: per party, the address that party dials instead (one proxy per
+  // party, so a test sees each party dial again). Overrides dial_server.
+  std::map<int, std::string> party_dial_server;
 };
 
 // How one fedmf-device host of an LFL job is started (lfl_cluster.cc).
