@@ -87,7 +87,8 @@ class Host {
 };
 
 absl::Status Host::Connect() {
-  auto ch = net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
+  auto ch = net::MakeChannel(o_.server, o_.tls,
+                            net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
   if (!ch.ok()) return ch.status();
   channel_ = *ch;
   server_ = v1::HuaRecommender::NewStub(channel_);
@@ -234,7 +235,8 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   job_id_ = spec->job_id();
   result_.job_id = job_id_;
   const std::string agg = o_.aggregator.empty() ? spec->hua().aggregator() : o_.aggregator;
-  auto agg_ch = net::MakeChannel(agg, o_.tls, o_.aggregator_cert_name);
+  auto agg_ch = net::MakeChannel(
+      agg, o_.tls, net::ExpectedPeer{o_.aggregator_cert_name, pki::Role::kAggregator});
   if (!agg_ch.ok()) return agg_ch.status();
   aggregator_ = v1::HuaAggregator::NewStub(*agg_ch);
   auto users = LoadUsers(o_, job_);

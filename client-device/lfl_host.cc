@@ -80,7 +80,8 @@ class Host {
     if (!ledger.ok()) return ledger.status();
     ledger_ = *std::move(ledger);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> ch =
-        net::MakeChannel(o_.server, o_.tls, o_.server_cert_name);
+        net::MakeChannel(o_.server, o_.tls,
+                        net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
     if (!ch.ok()) return ch.status();
     channel_ = *ch;
     stub_ = v1::DeviceCoordinator::NewStub(channel_);

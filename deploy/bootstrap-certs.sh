@@ -20,8 +20,8 @@ for spec in "$@"; do
   out="$OUT_ROOT/$name"
   mkdir -p "$out"
   if [ ! -f "$out/$name.crt" ]; then
-    # SANs: NAME (the compose service name, the host peers dial) plus the
-    # default localhost/127.0.0.1 for the container's own health check.
+    # SANs: NAME only (the compose service name, the host peers dial; the
+    # container's own health check dials 127.0.0.1 with --peer-name NAME).
     fedmf ca issue --dir "$CA_DIR" --name "$name" --role "$role" --out "$out"
   fi
   [ -z "$OWNER" ] || chown -R "$OWNER" "$out"

@@ -62,7 +62,9 @@ int main(int argc, char** argv) {
     spdlog::critical("{}", store.status().message());
     return 1;
   }
-  auto channel = fedmf::net::MakeChannel(config->server, config->tls, config->server_name);
+  auto channel = fedmf::net::MakeChannel(
+      config->server, config->tls,
+      fedmf::net::ExpectedPeer{config->server_name, fedmf::pki::Role::kServer});
   if (!channel.ok()) {
     spdlog::critical("TLS: {}", channel.status().message());
     return 2;

@@ -128,7 +128,8 @@ absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
   if (insecure_) return absl::OkStatus();
   auto id = net::PeerIdentityOf(ctx);
   if (!id.ok()) return id.status();
-  if (id->role != pki::Role::kOperator && id->role != pki::Role::kServer) {
+  // Operators only: the server's own certificate is not an operator's.
+  if (id->role != pki::Role::kOperator) {
     return absl::PermissionDeniedError(absl::StrCat(
         "certificate '", id->name, "' has role ", pki::RoleToString(id->role),
         "; operator commands need an operator certificate"));

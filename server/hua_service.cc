@@ -73,7 +73,8 @@ AggregatorLinkFactory MakeGrpcAggregatorLinks(net::TlsConfig tls,
                                               std::string aggregator_cert_name) {
   return [tls, aggregator_cert_name](const std::string& address)
              -> absl::StatusOr<std::unique_ptr<AggregatorLink>> {
-    auto channel = net::MakeChannel(address, tls, aggregator_cert_name);
+    auto channel = net::MakeChannel(address, tls,
+                                   net::ExpectedPeer{aggregator_cert_name, pki::Role::kAggregator});
     if (!channel.ok()) return channel.status();
     return std::unique_ptr<AggregatorLink>(new GrpcAggregatorLink(*channel));
   };

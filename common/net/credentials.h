@@ -25,15 +25,33 @@ struct TlsConfig {
 // Server side: requires and verifies a client certificate from the CA.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     const TlsConfig& tls);
-// Client side: presents our certificate, verifies the server's against the CA.
+// Who a client expects at the other end of a channel. The peer's
+// certificate must chain to the federation CA and carry exactly this name
+// (subject CN) and, when `role` is set, this role (subject OU): a certificate
+// of another role that happens to carry the name (a party's named "server",
+// say) is refused in the handshake. An empty name checks the host dialed
+// against the certificate's SANs instead (hostname verification).
+struct ExpectedPeer {
+  std::string name = "server";
+  std::optional<pki::Role> role = pki::Role::kServer;
+};
+
+// Client side: presents our certificate, verifies the peer's against the CA,
+// its name and its role.
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials(
-    const TlsConfig& tls);
+    const TlsConfig& tls, const ExpectedPeer& peer = {});
 // A channel with fedmf's message limits, keepalive and reconnect timing, and
-// an SSL target name override when the server's certificate name differs
+// an SSL target name override when the peer's certificate name differs
 // from the host we dial.
-absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(
-    const std::string& address, const TlsConfig& tls,
-    const std::string& server_cert_name = "server");
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const TlsConfig& tls,
+                                                           const ExpectedPeer& peer = {});
+// The same, naming only the peer's certificate name: a "server" is expected
+// to hold the server role; any other name is checked by name only (the
+// callers that know the role pass an ExpectedPeer).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& address,
+                                                           const TlsConfig& tls,
+                                                           const std::string& peer_cert_name);
 
 // The authenticated peer of an RPC (from its verified certificate). In
 // insecure mode there is no identity: Unauthenticated.

@@ -296,6 +296,10 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
     EXPECT_FALSE(idle.has_spec());
     // A party certificate is not an operator's.
     EXPECT_EQ(GetJobCode(*ch9, *id), grpc::StatusCode::PERMISSION_DENIED);
+    // Nor is the server's own certificate.
+    auto as_server = net::MakeChannel(address, net::TlsConfig{false, cert_dir, "server"}, "server");
+    ASSERT_TRUE(as_server.ok()) << as_server.status();
+    EXPECT_EQ(GetJobCode(*as_server, *id), grpc::StatusCode::PERMISSION_DENIED);
   }
 
   // ---- (d) party-0 speaking for party-1.

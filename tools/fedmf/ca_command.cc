@@ -24,9 +24,10 @@ struct CaArgs {
   std::string name;
   std::string role;
   std::string out;
-  // Loopback by default so a local demo's daemons can dial each other by
-  // either spelling without any flags; --san replaces (not extends) the list.
-  std::vector<std::string> sans = {"localhost", "127.0.0.1"};
+  // Only what the operator asks for: DNS:<name> always, plus each --san. (No
+  // loopback by default: a certificate valid for "localhost" is one more name
+  // a peer may be reached under. fedmf's clients dial by certificate name.)
+  std::vector<std::string> sans;
   int issue_days = 365;
 };
 
@@ -108,9 +109,8 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
   issue->add_option("--role", args->role, "server|party|device|aggregator|operator")->required();
   issue->add_option("--out", args->out, "output directory (default: the CA directory)");
   issue->add_option("--san", args->sans,
-                    "DNS name or IP address the certificate is valid for, repeatable; "
-                    "replaces the default list (--name is always included)")
-      ->capture_default_str();
+                    "DNS name or IP address the certificate is also valid for, repeatable "
+                    "(--name is always included; nothing else unless given)");
   issue->add_option("--days", args->issue_days, "validity in days")
       ->capture_default_str();
   issue->callback([args, exit_code] { *exit_code = RunIssue(*args); });

@@ -44,8 +44,9 @@ std::unique_ptr<grpc::ClientContext> Ctx() {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientArgs& a, const std::string& addr,
-                                                    const std::string& peer_name) {
-  return net::MakeChannel(addr, net::TlsConfig{a.insecure, a.cert_dir, a.name}, peer_name);
+                                                    const std::string& peer_name, pki::Role role) {
+  return net::MakeChannel(addr, net::TlsConfig{a.insecure, a.cert_dir, a.name},
+                          net::ExpectedPeer{peer_name, role});
 }
 
 int Fail(const std::string& what, const absl::Status& s) {
@@ -56,7 +57,7 @@ int Fail(const std::string& what, const absl::Status& s) {
 int Submit(const ClientArgs& a) {
   auto spec = LoadJobSpecFile(a.spec_path);
   if (!spec.ok()) return Fail("job submit", spec.status());
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name);
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
   if (!ch.ok()) return Fail("job submit", ch.status());
   v1::SubmitJobRequest req;
   *req.mutable_spec() = *spec;
@@ -69,7 +70,7 @@ int Submit(const ClientArgs& a) {
 }
 
 int Status(const ClientArgs& a) {
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name);
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
   if (!ch.ok()) return Fail("job status", ch.status());
   v1::GetJobRequest req;
   req.set_job_id(a.job_id);
@@ -122,7 +123,7 @@ int Status(const ClientArgs& a) {
 }
 
 int Recommend(const ClientArgs& a) {
-  auto ch = Dial(a, a.party, a.peer_name);
+  auto ch = Dial(a, a.party, a.peer_name, pki::Role::kParty);
   if (!ch.ok()) return Fail("recommend", ch.status());
   v1::RecommendRequest req;
   req.set_job_id(a.job_id);
@@ -140,7 +141,7 @@ int Recommend(const ClientArgs& a) {
 }
 
 int Ledger(const ClientArgs& a) {
-  auto ch = Dial(a, a.party, a.peer_name);
+  auto ch = Dial(a, a.party, a.peer_name, pki::Role::kParty);
   if (!ch.ok()) return Fail("ledger", ch.status());
   v1::LedgerResponse resp;
   auto ctx = Ctx();

@@ -258,7 +258,11 @@ std::string LocalCluster::ServerLog() const {
 absl::StatusOr<std::shared_ptr<grpc::Channel>> LocalCluster::Channel(int port,
                                                                     const std::string& cert_name) {
   net::TlsConfig tls{options_.insecure, cert_dir_, "operator"};
-  return net::MakeChannel(absl::StrCat("127.0.0.1:", port), tls, cert_name);
+  // The peer's role follows from the certificate names this cluster issues.
+  pki::Role role = pki::Role::kParty;
+  if (cert_name == "server") role = pki::Role::kServer;
+  if (cert_name == "aggregator") role = pki::Role::kAggregator;
+  return net::MakeChannel(absl::StrCat("127.0.0.1:", port), tls, net::ExpectedPeer{cert_name, role});
 }
 
 absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {

@@ -80,6 +80,11 @@ class CredentialsTest : public ::testing::Test {
     ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("party"), "party-a", pki::Role::kParty,
                                       sans, year)
                     .ok());
+    // A party-role certificate that carries the name "server" (the CA issued
+    // it by mistake, or a party asked for that name): not a server.
+    ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("fake-server"), "server", pki::Role::kParty,
+                                      sans, year)
+                    .ok());
     // A second federation whose certificates must not be accepted.
     ASSERT_TRUE(pki::InitCa(Dir("other-ca"), "other", ten_years).ok());
     ASSERT_TRUE(pki::IssueCertificate(Dir("other-ca"), Dir("other-party"), "party-a",
@@ -153,6 +158,30 @@ TEST_F(CredentialsTest, DialByHostNameVerifiesSan) {
 TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
   StartServer(ServerTls());
   auto channel = MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server");
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+}
+
+TEST_F(CredentialsTest, ClientRejectsServerNameWithAnotherRole) {
+  StartServer({.insecure = false, .cert_dir = Dir("fake-server"), .name = "server"});
+  auto channel = MakeChannel(address_, PartyTls());  // expects "server" with the server role
+  ASSERT_TRUE(channel.ok()) << channel.status();
+  RpcResult r = CallRegister(*channel);
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+  EXPECT_TRUE(r.identity.empty());
+  // The same certificate is accepted by a client that expects that role.
+  auto party_channel =
+      MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
+  ASSERT_TRUE(party_channel.ok()) << party_channel.status();
+  EXPECT_TRUE(CallRegister(*party_channel).status.ok());
+}
+
+TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
+  StartServer(ServerTls());
+  // Dialed by a name the server's certificate does not carry.
+  const std::string port = address_.substr(address_.rfind(':') + 1);
+  auto channel = MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/"");
   ASSERT_TRUE(channel.ok()) << channel.status();
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();

@@ -136,10 +136,10 @@ TEST_F(CliTest, CaInitThenIssue) {
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(id->name, "party-a");
   EXPECT_EQ(id->role, pki::Role::kParty);
-  // Default SANs make loopback work out of the box.
-  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "localhost", false));
-  EXPECT_TRUE(CertMatchesHost(files->cert_pem, "127.0.0.1", true));
+  // The SANs are what the operator asked for: the name, nothing else.
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "party-a", false));
+  EXPECT_FALSE(CertMatchesHost(files->cert_pem, "localhost", false));
+  EXPECT_FALSE(CertMatchesHost(files->cert_pem, "127.0.0.1", true));
 }
 
 TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
@@ -154,7 +154,7 @@ TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "coord.example.org", false));
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "10.1.2.3", true));
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "server", false));
-  // --san replaces the loopback defaults.
+  // Only the SANs asked for.
   EXPECT_FALSE(CertMatchesHost(files->cert_pem, "localhost", false));
   auto id = pki::IdentityFromCertificatePem(files->cert_pem);
   ASSERT_TRUE(id.ok()) << id.status();
