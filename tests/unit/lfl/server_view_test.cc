@@ -127,10 +127,11 @@ TEST(ServerViewTest, RandomPatternsStayAboveTheReportedVariance) {
     EXPECT_GE(reported, accountant);
     EXPECT_NEAR(reported, WorstCaseServerViewVariance(p), 1e-9 * reported);
     const int64_t lo = MinSurvivors(p);
+    int decodable = 0;
     for (int trial = 0; trial < 300; ++trial) {
       std::vector<DeviceRole> roles(943);
       int64_t u1 = 0;
-      const double keep1 = 0.5 + 0.5 * rng.NextDouble();
+      const double keep1 = (1 - omega) + omega * rng.NextDouble();
       const double keep2 = rng.NextDouble();
       for (DeviceRole& r : roles) {
         r.in_u1 = rng.NextDouble() < keep1;
@@ -139,9 +140,11 @@ TEST(ServerViewTest, RandomPatternsStayAboveTheReportedVariance) {
         u1 += r.in_u1 ? 1 : 0;
       }
       if (u1 < lo) continue;  // the server decodes nothing
+      ++decodable;
       const double v = GlsVarianceFromCovariance(p, roles);
       EXPECT_GE(v, reported * (1 - 1e-12)) << "trial " << trial;
     }
+    EXPECT_GE(decodable, 100) << "omega " << omega;
     // The worst corner itself, built device by device.
     EXPECT_NEAR(GlsVarianceFromCovariance(p, Pattern(943, lo, lo, 943)), reported,
                 1e-9 * reported);
