@@ -63,13 +63,20 @@ absl::StatusOr<std::unique_ptr<LflJob>> LflJob::Create(const v1::JobSpec& spec, 
   job->status_.set_devices(job->config_.num_devices);
   job->status_.set_stage1_test_mse(-1);
   job->status_.set_test_mse(-1);
-  double z = 0, eps = 0;
-  absl::StatusOr<double> sigma = lfl::CalibrateSigmaV(job->config_.config, &z, &eps);
-  if (!sigma.ok()) return sigma.status();
-  job->status_.set_sigma_v(*sigma);
-  job->status_.set_noise_multiplier(z);
-  job->status_.set_epsilon(eps);
+  // For the granted device count; StartPretrain redoes it for the devices
+  // that joined (sigma_v does not depend on n, the view's z does).
+  if (absl::Status s = job->SetPrivacy(job->config_.num_devices); !s.ok()) return s;
   return job;
+}
+
+absl::Status LflJob::SetPrivacy(int64_t num_devices) {
+  absl::StatusOr<lfl::LflPrivacy> p = lfl::CalibrateLflPrivacy(config_.config, num_devices);
+  if (!p.ok()) return p.status();
+  status_.set_sigma_v(p->sigma_v);
+  status_.set_noise_multiplier(p->noise_multiplier);
+  status_.set_server_view_noise_multiplier(p->server_view_noise_multiplier);
+  status_.set_epsilon(p->epsilon);
+  return absl::OkStatus();
 }
 
 void LflJob::Fail(const std::string& why) {
@@ -124,6 +131,7 @@ absl::Status LflJob::StartPretrain(absl::Time now) {
   std::sort(selected_.begin(), selected_.end());
   const int64_t n = static_cast<int64_t>(selected_.size());
   if (n < 2) return absl::FailedPreconditionError(absl::StrCat("only ", n, " devices joined"));
+  if (absl::Status s = SetPrivacy(n); !s.ok()) return s;
   dp_ = {n, config_.config.omega, status_.sigma_v()};
   if (auto s = lfl::ValidateTwoRoundParams(dp_); !s.ok()) return s;
   absl::StatusOr<lfl::LflCodecs> codecs =

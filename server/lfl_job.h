@@ -105,6 +105,8 @@ class LflJob {
   };
 
   LflJob(net::LflJobConfig config, v1::JobSpec spec, absl::Duration liveness);
+  // sigma_v, z, the server view's z and epsilon for n devices into status_.
+  absl::Status SetPrivacy(int64_t num_devices);
   void Fail(const std::string& why);
   bool Live(const std::string& host, absl::Time now) const;
   std::set<std::string> HostsOf(const std::set<uint64_t>& devices) const;

@@ -42,7 +42,36 @@ absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_mu
   if (!eps.ok()) return eps.status();
   *noise_multiplier = *z;
   *epsilon = *eps;
-  return *z * mf::SensitivityOneMatrix(config.device.rating_max);
+  // The 1e-9 margin absorbs MinSurvivors' ceil tolerance (it may sit a hair
+  // below (1 - omega) n) so the server's view never rounds below z.
+  return *z * mf::SensitivityOneMatrix(config.device.rating_max) *
+         std::sqrt(ServerViewVarianceInflation(config.omega)) * (1.0 + 1e-9);
+}
+
+absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t num_devices) {
+  LflPrivacy out;
+  double accountant_epsilon = 0;
+  absl::StatusOr<double> sigma = CalibrateSigmaV(config, &out.noise_multiplier, &accountant_epsilon);
+  if (!sigma.ok()) return sigma.status();
+  out.sigma_v = *sigma;
+  if (out.noise_multiplier == 0) {
+    out.epsilon = accountant_epsilon;  // no noise: infinite
+    return out;
+  }
+  const TwoRoundParams dp{num_devices, config.omega, out.sigma_v};
+  if (absl::Status s = ValidateTwoRoundParams(dp); !s.ok()) return s;
+  out.server_view_noise_multiplier = std::sqrt(WorstCaseServerViewVariance(dp)) /
+                                     mf::SensitivityOneMatrix(config.device.rating_max);
+  if (out.server_view_noise_multiplier < out.noise_multiplier) {
+    return absl::InternalError(absl::StrCat("LFL calibration: the server's view has z = ",
+                                            out.server_view_noise_multiplier, " < ",
+                                            out.noise_multiplier));
+  }
+  absl::StatusOr<double> eps = dp::ComputeEpsilon(1.0, out.server_view_noise_multiplier,
+                                                  config.iterations, config.delta);
+  if (!eps.ok()) return eps.status();
+  out.epsilon = *eps;
+  return out;
 }
 
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
@@ -51,15 +80,18 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   if (auto s = ValidateLflConfig(config); !s.ok()) return s;
   LflResult result;
   result.config = config;
-  auto sigma = CalibrateSigmaV(config, &result.noise_multiplier, &result.epsilon);
-  if (!sigma.ok()) return sigma.status();
-  result.sigma_v = *sigma;
 
   random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
   auto federation = data::PartitionLfl(dataset, {config.test_fraction, config.seed.value_or(1)});
   if (!federation.ok()) return federation.status();
   const int64_t n = static_cast<int64_t>(federation->parties.size());
   result.devices = n;
+  absl::StatusOr<LflPrivacy> privacy = CalibrateLflPrivacy(config, n);
+  if (!privacy.ok()) return privacy.status();
+  result.sigma_v = privacy->sigma_v;
+  result.noise_multiplier = privacy->noise_multiplier;
+  result.server_view_noise_multiplier = privacy->server_view_noise_multiplier;
+  result.epsilon = privacy->epsilon;
   const TwoRoundParams dp{n, config.omega, result.sigma_v};
   if (auto s = ValidateTwoRoundParams(dp); !s.ok()) return s;
 

@@ -50,9 +50,12 @@ struct LflIterationReport {
 
 struct LflResult {
   LflConfig config;
-  double sigma_v = 0;            // per-entry std-dev the aggregate is guaranteed
-  double noise_multiplier = 0;   // z = sigma_v / Delta_2,v
-  double epsilon = 0;            // epsilon reached (RDP over T releases)
+  double sigma_v = 0;            // the protocol's noise scale (TwoRoundParams::sigma_v)
+  double noise_multiplier = 0;   // z the accountant was calibrated with
+  // z of the Gaussian mechanism the server's joint view (S1, S2) is
+  // equivalent to, worst case over the dropouts the protocol allows: >= z.
+  double server_view_noise_multiplier = 0;
+  double epsilon = 0;            // from server_view_noise_multiplier (RDP over T releases)
   mf::ErrorMetrics stage1_test;  // Stage 1 alone (initial V, pretrained u_i)
   mf::ErrorMetrics test;         // after Stage 2 and Stage 3
   std::vector<LflIterationReport> iterations;
@@ -62,16 +65,33 @@ struct LflResult {
   SecureSumCost round2_cost;
 };
 
-// The noise each iteration's aggregate must carry: sigma_v = z * Delta_2,v,
-// z calibrated with the RDP accountant for T Gaussian releases (no sampling
-// amplification is claimed).
+// The protocol's noise scale: sigma_v = z Delta_2,v sqrt((2 - omega) /
+// (1 - omega)) (1 + 1e-9), z calibrated with the RDP accountant for T
+// Gaussian releases (no sampling amplification is claimed). The square root
+// is ServerViewVarianceInflation: it makes the server's worst-case joint view
+// at least as noisy as N(0, (z Delta)^2) for every n (two_round_dp.h), so it
+// does not depend on the device count and the server and every device compute
+// the same sigma_v from the job's public parameters. *epsilon is the
+// accountant's epsilon at z (<= config.epsilon).
 absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_multiplier,
                                        double* epsilon);
+
+// What a job over `num_devices` devices reports: sigma_v and z as above, the
+// noise multiplier of the server's worst-case joint view
+// (sqrt(WorstCaseServerViewVariance) / Delta_2,v >= z) and the epsilon of T
+// such releases, which is <= config.epsilon.
+struct LflPrivacy {
+  double sigma_v = 0;
+  double noise_multiplier = 0;
+  double server_view_noise_multiplier = 0;
+  double epsilon = 0;
+};
+absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t num_devices);
 
 // Each iteration: round 1 over all n devices (min_survivors = (1 - omega) n,
 // the skip rule); round 2 over the round-1 survivors still present, with the
 // same omega (if it aborts, the update uses round 1 alone, whose noise
-// variance |U1| zeta1 sigma_v^2 >= sigma_v^2 already suffices). Both rounds
+// variance is |U1| zeta1 sigma_v^2 >= sigma_v^2). Both rounds
 // go through `secure_sum` with the codecs of ChooseLflCodecs.
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
                                       const SecureSumFn& secure_sum = IdealSum);

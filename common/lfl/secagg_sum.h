@@ -49,8 +49,8 @@ struct LflCodecs {
 
 // 32 bits: the masks cost half the AES keystream of 64 and uploads are half as
 // big, while the rounding error of a decoded sum (n 2^{-f-1}; ML-100K: ~0.007
-// per entry at eps = inf, ~0.06 at eps = 1) stays far below both the DP noise
-// (sigma_v ~ 270 at eps = 1) and the gradient signal. --secagg-bits 64 for more.
+// per entry at eps = inf, <= 0.12 at eps = 1) stays far below both the DP
+// noise (sigma_v ~ 446 at eps = 1, omega = 0.3) and the gradient signal. --secagg-bits 64 for more.
 inline constexpr int kDefaultLflBits = 32;
 
 // Both rounds' codecs for n = dp.num_devices devices with ratings in

@@ -37,6 +37,33 @@ double RemainingVariance(const TwoRoundParams& p, int64_t round1_survivors,
          static_cast<double>(round2_survivors) * Round2Variance(p, round1_survivors);
 }
 
+double ServerViewVariance(const TwoRoundParams& p, int64_t round1_survivors,
+                          int64_t round2_survivors, int64_t announced_round1_survivors) {
+  const double v1 = Round1Variance(p);
+  const double v2 = Round2Variance(p, announced_round1_survivors);
+  const double u1 = static_cast<double>(round1_survivors);
+  const double u2 = static_cast<double>(round2_survivors);
+  if (v1 + v2 == 0) return 0;  // no noise at all
+  // Cov(S1, S2) = [[u1 v1, -u2 v1], [-u2 v1, u2 (v1 + v2)]]; the GLS
+  // variance of G is the Schur complement u1 v1 - (u2 v1)^2 / (u2 (v1 + v2)).
+  return u1 * v1 - u2 * v1 * v1 / (v1 + v2);
+}
+
+double WorstCaseServerViewVariance(const TwoRoundParams& p) {
+  // Decreasing in |U2| and in the announcement, increasing in |U1| along
+  // U2 = U1 (docs/privacy.md): the minimum sits at the corner.
+  const int64_t m = MinSurvivors(p);
+  return ServerViewVariance(p, m, m, p.num_devices);
+}
+
+double ServerViewVarianceInflation(double omega) { return (2.0 - omega) / (1.0 - omega); }
+
+double ServerGlsWeight(const TwoRoundParams& p, int64_t announced_round1_survivors) {
+  const double v1 = Round1Variance(p);
+  const double v2 = Round2Variance(p, announced_round1_survivors);
+  return v1 + v2 == 0 ? 0.0 : v1 / (v1 + v2);
+}
+
 double Round2Bound(const TwoRoundParams& p, double tail_sigmas) {
   return tail_sigmas *
          (std::sqrt(Round1Variance(p)) + std::sqrt(Round2Variance(p, MinSurvivors(p))));

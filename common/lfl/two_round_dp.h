@@ -9,12 +9,26 @@
 // Round 2: the server announces |U1|; each survivor sends
 //          xibar_i = -xi_i + xi'_i,  xi'_i ~ N(0, zeta2 sigma_v^2 I),
 //          zeta2 = 1 / |U1|.
-// With U2 the round-2 survivors, the noise left in
+// With U2 the round-2 survivors, the noise left in the update
 //   sum_{U1} (grad_i + xi_i) + sum_{U2} xibar_i
 // is sum_{U1 \ U2} xi_i + sum_{U2} xi'_i, whose per-entry variance
 //   |U1 \ U2| zeta1 sigma_v^2 + |U2| zeta2 sigma_v^2  >=  sigma_v^2
-// because zeta1 >= 1/|U1| = zeta2: the aggregate is always at least as
-// noisy as one Gaussian mechanism with std-dev sigma_v, whoever drops out.
+// (RemainingVariance). That is the noise in the model, NOT the privacy of
+// the protocol: the server decodes S1 = G + sum_{U1} xi_i and
+// S2 = sum_{U2} (-xi_i + xi'_i) separately, and S2 is correlated with S1's
+// noise. Its best linear unbiased (GLS) estimate of G is
+//   G^ = S1 + v1 / (v1 + v2) S2,  v1 = zeta1 sigma_v^2, v2 = zeta2 sigma_v^2,
+// with per-entry variance (ServerViewVariance; proof in docs/privacy.md)
+//   |U1| v1 - |U2| v1^2 / (v1 + v2),
+// which is only sigma_v^2 / (2 - omega) without dropout (FMF paper
+// Theorem 5 claims sigma_v^2). The worst case over every pattern a server
+// can produce — |U1| = MinSurvivors, U2 = U1, and |U1| announced as n, which
+// a device cannot check — is sigma_v^2 MinSurvivors / ((2 - omega) n)
+// (WorstCaseServerViewVariance) >= sigma_v^2 (1 - omega) / (2 - omega). The
+// job therefore calibrates sigma_v = z Delta sqrt((2 - omega) / (1 - omega))
+// (ServerViewVarianceInflation), so that the server's joint view is at least
+// as noisy as the Gaussian mechanism with multiplier z whose epsilon it
+// reports.
 //
 // Both travel through secure aggregation as fixed-point integers, which needs
 // a bound on every entry (secagg_sum.h). So each Gaussian draw is clamped to
@@ -42,7 +56,9 @@ inline constexpr double kNoiseTailSigmas = 10.0;
 struct TwoRoundParams {
   int64_t num_devices = 0;  // n: devices selected for the iteration
   double omega = 0.3;       // tolerated dropout fraction
-  double sigma_v = 0;       // target noise std-dev of the aggregate, per entry
+  // Noise scale, per entry: the update's noise is >= sigma_v^2 (RemainingVariance),
+  // the server's view >= sigma_v^2 (1 - omega) / (2 - omega) (WorstCaseServerViewVariance).
+  double sigma_v = 0;
 };
 
 absl::Status ValidateTwoRoundParams(const TwoRoundParams& p);
@@ -56,6 +72,28 @@ double Round2Variance(const TwoRoundParams& p, int64_t round1_survivors);
 // The per-entry variance left after round 2 (the formula above).
 double RemainingVariance(const TwoRoundParams& p, int64_t round1_survivors,
                          int64_t round2_survivors);
+// The per-entry variance of the server's GLS estimate of G from its joint
+// view (S1, S2) when |U1| = round1_survivors inputs are in S1, |U2| =
+// round2_survivors (0 = round 2 aborted) of them in S2, and the devices were
+// told |U1| = announced_round1_survivors (zeta2 = 1 / announced). The view is
+// equivalent to one Gaussian mechanism with this variance (docs/privacy.md).
+// Requires 1 <= round1_survivors, 0 <= round2_survivors <= round1_survivors,
+// announced >= 1.
+double ServerViewVariance(const TwoRoundParams& p, int64_t round1_survivors,
+                          int64_t round2_survivors, int64_t announced_round1_survivors);
+// The minimum of ServerViewVariance over every pattern the protocol lets a
+// server produce: |U1| in [MinSurvivors, n] (fewer and it decodes nothing),
+// U2 any subset of U1 (round 2's own threshold is set by the server), and
+// any announcement in [MinSurvivors, n] (what DeviceNoise accepts). Attained
+// at |U1| = |U2| = MinSurvivors, announced n:
+//   sigma_v^2 MinSurvivors / (n + (1 - omega) n).
+double WorstCaseServerViewVariance(const TwoRoundParams& p);
+// sup over n of sigma_v^2 / WorstCaseServerViewVariance = (2 - omega) / (1 - omega):
+// the factor by which sigma_v^2 must exceed (z Delta)^2 for any n.
+double ServerViewVarianceInflation(double omega);
+// The weight of S2 in the server's GLS estimate G^ = S1 + w S2 for a given
+// announcement: w = v1 / (v1 + v2).
+double ServerGlsWeight(const TwoRoundParams& p, int64_t announced_round1_survivors);
 // Largest |entry| of a round-2 replacement xibar_i = -xi_i + xi'_i for any
 // announced |U1| >= MinSurvivors: tail * (sqrt(zeta1) + sqrt(zeta2_max)) sigma_v.
 double Round2Bound(const TwoRoundParams& p, double tail_sigmas);

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "common/dp/noise.h"
+#include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 #include "common/mf/row_kernels.h"
 
@@ -180,6 +181,14 @@ void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double norma
   // gradient is taken at clipped embeddings, so there is no "off" switch here
   // (ClipEmbeddings aborts on R <= 0 rather than silently skipping Pi).
   ClipEmbeddings(m, rating_max);
+  if (sigma > 0 && c > 0) {
+    // The noised matrix is what parties release: snap it to a grid far
+    // coarser than its floating-point resolution (common/dp/snapping.h), so
+    // the set of possible outputs does not depend on the data. Toward zero:
+    // entries stay >= 0 and row norms <= sqrt(R), so M stays feasible.
+    const double grid = dp::SnapGranularity(c * sigma, std::sqrt(rating_max));
+    dp::SnapTowardZero(md, n, grid);
+  }
 }
 
 double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,

@@ -18,7 +18,10 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
                          const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v);
 
 // One private mini-batch step on one matrix:
-//   M <- Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer).
+//   M <- Snap(Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer)),
+// Snap = dp::SnapTowardZero on the grid dp::SnapGranularity(lr sigma /
+// normalizer, sqrt(R)) when sigma > 0 (the floating-point defence, see
+// common/dp/snapping.h); no snapping when sigma == 0.
 // sigma == 0 means no noise (and no randomness is consumed). `normalizer` is
 // the expected batch size (public), > 0. rating_max must be > 0: a DP step is
 // always projected (aborts otherwise; use a huge R to make Pi a no-op in tests).

@@ -103,6 +103,8 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   EXPECT_NEAR(l.test_mse(), sim->test.mse, 1e-9);
   EXPECT_NEAR(l.epsilon(), sim->epsilon, 1e-12);
   EXPECT_NEAR(l.sigma_v(), sim->sigma_v, 1e-12);
+  EXPECT_NEAR(l.server_view_noise_multiplier(), sim->server_view_noise_multiplier, 1e-12);
+  EXPECT_LE(l.epsilon(), 8.0);
   // Training did something: the final model differs from Stage 1 alone.
   EXPECT_NE(l.test_mse(), l.stage1_test_mse());
 }

@@ -146,6 +146,8 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
                         {"epsilon", JsonNumber(l.epsilon())},
                         {"delta", job->config.delta},
                         {"sigma_v", l.sigma_v()},
+                        {"noise_multiplier", l.noise_multiplier()},
+                        {"server_view_noise_multiplier", l.server_view_noise_multiplier()},
                         {"iterations", l.iterations_size()},
                         {"skipped", skipped},
                         {"seconds", seconds}};

@@ -113,6 +113,7 @@ int RunLflTrain(const JobFlags& a) {
                         {"epsilon_target", JsonNumber(c.epsilon)},
                         {"delta", c.delta},
                         {"noise_multiplier", r->noise_multiplier},
+                        {"server_view_noise_multiplier", r->server_view_noise_multiplier},
                         {"sigma_v", r->sigma_v},
                         {"omega", c.omega},
                         {"dropout_round1", c.dropout_round1},
@@ -130,11 +131,11 @@ int RunLflTrain(const JobFlags& a) {
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(
-        "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f); epsilon %s at delta %g (z = %.4f, "
-        "sigma_v = %.3f); %d iterations, %d skipped; %s aggregation; %.1f s\n",
+        "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f); epsilon %s at delta %g (server's "
+        "view z = %.4f, sigma_v = %.3f); %d iterations, %d skipped; %s aggregation; %.1f s\n",
         r->devices, r->test.mse, r->stage1_test.mse,
         std::isinf(r->epsilon) ? "inf" : absl::StrFormat("%.4f", r->epsilon), c.delta,
-        r->noise_multiplier, r->sigma_v, c.iterations, skipped, a.aggregation, r->seconds);
+        r->server_view_noise_multiplier, r->sigma_v, c.iterations, skipped, a.aggregation, r->seconds);
   }
   return 0;
 }

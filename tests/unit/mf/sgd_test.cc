@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/dp/noise.h"
+#include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 #include "common/mf/sampling.h"
 #include "tests/unit/mf/test_util.h"
@@ -114,14 +116,19 @@ TEST(NoisyGradientStepTest, ZeroSigmaIsTheManualFormulaAndDrawsNothing) {
 }
 
 TEST(NoisyGradientStepTest, NoiseStdIsSigmaTimesLrOverNormalizer) {
-  // Zero gradient, entries far from 0 and a huge R so Pi changes nothing:
+  // Zero gradient, entries far from 0 and a large R so Pi changes nothing:
   // M_after - M_before = -lr/normalizer * N(0, sigma^2) on each entry.
   const double sigma = 3.0, lr = 0.01, normalizer = 2.0;
   const double expected_sd = sigma * lr / normalizer;
   Matrix m = Matrix::Constant(1682, 20, 1.0);
   const Matrix g = Matrix::Zero(1682, 20);
   Csprng rng = Csprng::FromSeed(52);
-  NoisyGradientStep(m, g, sigma, normalizer, lr, /*rating_max=*/1e9, rng);
+  // R = 25: rows of norm ~4.47 stay inside the ball (sqrt R = 5); a much
+  // larger R would coarsen the snapping grid (2^32 ulps of sqrt R) towards
+  // the noise.
+  const double r = 25.0;
+  NoisyGradientStep(m, g, sigma, normalizer, lr, r, rng);
+  const double grid = dp::SnapGranularity(expected_sd, std::sqrt(r));
   const Eigen::ArrayXd d = (m.array() - 1.0).reshaped();
   const double n = static_cast<double>(d.size());
   const double mean = d.mean();
@@ -129,8 +136,11 @@ TEST(NoisyGradientStepTest, NoiseStdIsSigmaTimesLrOverNormalizer) {
   EXPECT_NEAR(mean, 0.0, 5 * expected_sd / std::sqrt(n));
   // Relative sd of a sample sd over 33640 entries: 1/sqrt(2n) = 0.39%.
   EXPECT_NEAR(sd / expected_sd, 1.0, 0.02);
-  // Every entry was perturbed (noise on every entry, not just touched rows).
-  EXPECT_EQ((d == 0.0).count(), 0);
+  // Every entry was perturbed (noise on every entry, not just touched rows),
+  // except where the noise fell in [0, grid) and snapping took the entry
+  // back to 1.0: P ~ grid * phi(0) / sd per entry, a handful in 33640.
+  const double expect_zero = n * grid * 0.3989 / expected_sd;
+  EXPECT_LE(static_cast<double>((d == 0.0).count()), 3 * expect_zero + 5) << expect_zero;
   // ~68% of |noise| within one sd.
   const double within = static_cast<double>((d.abs() < expected_sd).count()) / n;
   EXPECT_NEAR(within, 0.6827, 0.015);
@@ -148,6 +158,63 @@ TEST(NoisyGradientStepTest, ResultIsFeasibleAndSeedDeterministic) {
   EXPECT_EQ(a, b);
   EXPECT_GE(a.minCoeff(), 0.0);
   EXPECT_LE(a.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+}
+
+// Issue #14 finding 6: every released entry is a multiple of the snapping
+// grid, the grid is far below the noise and far above the doubles'
+// resolution, and snapping happens after Pi without leaving the feasible set.
+TEST(NoisyGradientStepTest, ReleasedValuesLieOnTheSnappingGrid) {
+  Csprng data_rng = Csprng::FromSeed(55);
+  const Matrix m0 = UniformMatrix(200, 20, 0.0, 0.8, data_rng);
+  const Matrix g = UniformMatrix(200, 20, -5.0, 5.0, data_rng);
+  const double sigma = 40.0, normalizer = 3.0, lr = 0.1, r = 5.0;
+  const double noise_sd = sigma * lr / normalizer;
+  const double grid = dp::SnapGranularity(noise_sd, std::sqrt(r));
+  // The resolution floor decides here: 2^(floor(log2 sqrt 5) - 52 + 32).
+  EXPECT_EQ(grid, std::ldexp(1.0, -19));
+  EXPECT_LE(grid, noise_sd * std::ldexp(1.0, -18));
+  EXPECT_GE(grid, std::ldexp(std::nextafter(std::sqrt(r), 10.0) - std::sqrt(r), 32));
+  Matrix m = m0;
+  Csprng rng = Csprng::FromSeed(56);
+  NoisyGradientStep(m, g, sigma, normalizer, lr, r, rng);
+  int64_t positive = 0;
+  for (int64_t k = 0; k < m.size(); ++k) {
+    const double x = m.data()[k];
+    ASSERT_EQ(std::fmod(x, grid), 0.0) << "entry " << k << " = " << x;
+    positive += x > 0 ? 1 : 0;
+  }
+  EXPECT_GT(positive, m.size() / 4);  // not trivially all zero
+  EXPECT_GE(m.minCoeff(), 0.0);
+  EXPECT_LE(m.rowwise().norm().maxCoeff(), std::sqrt(r) + 1e-12);
+
+  // The same step without snapping (re-done by hand from the same noise)
+  // differs from the released one by less than one grid step per entry.
+  Matrix unsnapped = m0;
+  Csprng same = Csprng::FromSeed(56);
+  Matrix noise(m0.rows(), m0.cols());
+  for (int64_t off = 0; off < noise.size(); off += 1024) {  // NoisyGradientStep's chunks
+    dp::FillGaussian(same, sigma, noise.data() + off,
+                     static_cast<size_t>(std::min<int64_t>(1024, noise.size() - off)));
+  }
+  unsnapped -= (lr / normalizer) * (g + noise);
+  ClipEmbeddings(unsnapped, r);
+  EXPECT_LT((m - unsnapped).cwiseAbs().maxCoeff(), grid);
+  EXPECT_GT((m - unsnapped).cwiseAbs().maxCoeff(), 0.0);
+}
+
+TEST(SnappingTest, GridIsAPowerOfTwoBetweenTheFloorsAndSnapsTowardZero) {
+  // Noise decides: sd 1000 -> 2^(floor(log2 1000) - 20) = 2^-11.
+  EXPECT_EQ(dp::SnapGranularity(1000.0, std::sqrt(5.0)), std::ldexp(1.0, -11));
+  // Resolution decides: sd 1e-12 next to values up to 2^10 -> 2^(10 - 52 + 32).
+  EXPECT_EQ(dp::SnapGranularity(1e-12, 1024.0), std::ldexp(1.0, -10));
+  EXPECT_EQ(dp::SnapGranularity(0.1, std::sqrt(5.0)), std::ldexp(1.0, -19));
+  const double grid = std::ldexp(1.0, -10);
+  EXPECT_EQ(dp::SnapTowardZero(1.0 + 1.5 * grid, grid), 1.0 + grid);
+  EXPECT_EQ(dp::SnapTowardZero(-(1.0 + 1.5 * grid), grid), -(1.0 + grid));
+  EXPECT_EQ(dp::SnapTowardZero(0.3 * grid, grid), 0.0);
+  EXPECT_EQ(dp::SnapTowardZero(7 * grid, grid), 7 * grid);
+  EXPECT_DEATH(dp::SnapGranularity(0.0, 1.0), "noise_sd");
+  EXPECT_DEATH(dp::SnapGranularity(1.0, INFINITY), "magnitude_bound");
 }
 
 // A straightforward reference SgdEpoch: the same shuffle (iota + std::shuffle
