@@ -36,10 +36,19 @@ class HuaUserRole {
   // user draws from the OS CSPRNG. Users without training ratings do not
   // take part (nothing to contribute); their test ratings are predicted with
   // u_i(0), as in the simulator.
+  // `range` is the host's own declared range (Delta of the noise, the
+  // prediction clamp of the test error). Every v_j a request carries is
+  // projected onto the ball ||v_j|| <= MaxItemNorm(range) before a gradient is
+  // taken from it, so one rating's contribution is bounded whatever the
+  // server sends.
   static absl::StatusOr<std::unique_ptr<HuaUserRole>> Create(const hua::HuaParams& params,
                                                              const data::RatingRange& range,
                                                              std::vector<HuaLocalUser> users,
                                                              std::optional<uint64_t> seed);
+  // 2 max(|min|, |max|): with ||u_i|| <= 1, an item row this long already
+  // predicts twice the largest rating, so honest rows are not touched, and a
+  // user's per-item gradient ||-2 u (r - u^T v)|| stays <= 6 max|r|.
+  static double MaxItemNorm(const data::RatingRange& range);
 
   std::vector<hua::UserHello> Hellos() const;
   int32_t num_users() const { return static_cast<int32_t>(users_.size()); }
