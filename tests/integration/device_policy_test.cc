@@ -24,9 +24,9 @@ constexpr char kData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
 constexpr int kHosts = 3;
 constexpr int kIterations = 2;
 
-class DevicePolicyTest : public ClusterTest, public ::testing::WithParamInterface<std::string> {};
+class DeviceHostRefusalTest : public ClusterTest, public ::testing::WithParamInterface<std::string> {};
 
-TEST_P(DevicePolicyTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
+TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   auto ds = data::LoadDataSpec(kData);
   ASSERT_TRUE(ds.ok()) << ds.status();
   cli::JobFlags f;
@@ -89,7 +89,7 @@ TEST_P(DevicePolicyTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Epsilon, DevicePolicyTest, ::testing::Values("inf", "50"),
+INSTANTIATE_TEST_SUITE_P(Epsilon, DeviceHostRefusalTest, ::testing::Values("inf", "50"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
                            return i.param == "inf" ? std::string("NonPrivate")
                                                    : std::string("OverBudget");
