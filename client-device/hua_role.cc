@@ -70,9 +70,7 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleInit(const hua::InitRequest
   return (*u)->HandleInit(request);
 }
 
-double HuaUserRole::MaxItemNorm(const data::RatingRange& range) {
-  return 2.0 * std::max(std::abs(range.min), std::abs(range.max));
-}
+double HuaUserRole::MaxItemNorm(const hua::HuaParams& params) { return params.zp.max_abs / 8; }
 
 absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
     const hua::IterationRequest& request) {
@@ -80,7 +78,7 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
   if (!u.ok()) return u.status();
   // The server's v_j, projected onto the user's own clipping set first.
   hua::IterationRequest clipped = request;
-  const double bound = MaxItemNorm(range_);
+  const double bound = MaxItemNorm(params_);
   for (hua::ItemRequest& it : clipped.items) {
     double norm2 = 0;
     for (double x : it.v) {

@@ -38,17 +38,19 @@ class HuaUserRole {
   // u_i(0), as in the simulator.
   // `range` is the host's own declared range (Delta of the noise, the
   // prediction clamp of the test error). Every v_j a request carries is
-  // projected onto the ball ||v_j|| <= MaxItemNorm(range) before a gradient is
-  // taken from it, so one rating's contribution is bounded whatever the
-  // server sends.
+  // projected onto the ball ||v_j|| <= MaxItemNorm(params) before a gradient
+  // is taken from it, whatever the server sends.
   static absl::StatusOr<std::unique_ptr<HuaUserRole>> Create(const hua::HuaParams& params,
                                                              const data::RatingRange& range,
                                                              std::vector<HuaLocalUser> users,
                                                              std::optional<uint64_t> seed);
-  // 2 max(|min|, |max|): with ||u_i|| <= 1, an item row this long already
-  // predicts twice the largest rating, so honest rows are not touched, and a
-  // user's per-item gradient ||-2 u (r - u^T v)|| stays <= 6 max|r|.
-  static double MaxItemNorm(const data::RatingRange& range);
+  // Hua's per-release epsilon is for neighbours that differ in one rating's
+  // value: their gradients differ by 2 u (r - r'), ||u|| <= 1, whatever v_j
+  // is, so v_j needs no tighter bound for that. The ball keeps one user's
+  // term -2 u (r - u^T v) (|.| <= 2 (max|r| + ||v_j||) per coordinate) well
+  // inside the Z_P codec's range: an encoding failure, which would depend on
+  // r, cannot be provoked. zp.max_abs / 8 = 2^17: far above honest rows.
+  static double MaxItemNorm(const hua::HuaParams& params);
 
   std::vector<hua::UserHello> Hellos() const;
   int32_t num_users() const { return static_cast<int32_t>(users_.size()); }
