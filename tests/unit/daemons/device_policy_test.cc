@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "client-device/device_ledger.h"
+#include "client-device/hua_role.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::device {
@@ -130,6 +131,42 @@ TEST_F(DeviceLedgerTest, ReleaseWithoutNoiseIsRefusedUnlessAllowed) {
   auto d = (*ledger)->Charge({1}, "private-job", 0, 5.0);
   ASSERT_TRUE(d.ok());
   EXPECT_TRUE(d->empty());
+}
+
+}  // namespace
+}  // namespace fedmf::device
+
+namespace fedmf::device {
+namespace {
+
+// A Hua S3 user receiving a v_j of 1e12: without the projection the term
+// -2 u (r - u^T v) overflows the Z_P codec and the user fails to report (a
+// failure that depends on its rating); with it the report is produced.
+TEST(HuaUserRoleTest, HugeReceivedItemRowIsProjectedBeforeTheGradient) {
+  hua::HuaParams p;
+  p.scenario = hua::Scenario::kDynamic;
+  p.dim = 3;
+  p.epsilon = 1;
+  HuaLocalUser u;
+  u.user = 4;
+  u.train = {{2, 5.0}};
+  std::vector<HuaLocalUser> users{u};
+  auto role = HuaUserRole::Create(p, {1, 5}, std::move(users), 9);
+  ASSERT_TRUE(role.ok()) << role.status();
+  hua::IterationRequest req;
+  req.iteration = 1;
+  req.user = 4;
+  hua::ItemRequest it;
+  it.item = 2;
+  it.v = {1e12, 1e12, 1e12};
+  it.rho_users = 1;
+  it.h_rho = {1, 1, 1};
+  it.mask = {0, 0, 0};
+  req.items.push_back(it);
+  auto report = (*role)->HandleIteration(req);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->items.size(), 1u);
+  EXPECT_LE(HuaUserRole::MaxItemNorm(p), p.zp.max_abs / 8);
 }
 
 }  // namespace
