@@ -1,8 +1,15 @@
 #include "client-device/device_ledger.h"
 
+#include <cmath>
+#include <limits>
+
+#include "common/dp/rdp_accountant.h"
+#include "common/log/log.h"
+
 namespace fedmf::device {
 
-absl::StatusOr<std::unique_ptr<DeviceLedger>> DeviceLedger::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<DeviceLedger>> DeviceLedger::Open(const std::string& path,
+                                                                  Budget budget) {
   absl::StatusOr<std::unique_ptr<store::Database>> db = store::Database::Open(path);
   if (!db.ok()) return db.status();
   if (auto s = (*db)->Exec(
@@ -12,16 +19,34 @@ absl::StatusOr<std::unique_ptr<DeviceLedger>> DeviceLedger::Open(const std::stri
       !s.ok()) {
     return s;
   }
-  return std::unique_ptr<DeviceLedger>(new DeviceLedger(*std::move(db)));
+  return std::unique_ptr<DeviceLedger>(new DeviceLedger(*std::move(db), budget));
 }
 
 absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uint64_t>& devices,
                                                            const std::string& job_id,
                                                            int32_t iteration, double z) {
+  if (std::isnan(z) || z < 0) return absl::InvalidArgumentError("noise multiplier must be >= 0");
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
   std::vector<uint64_t> charged;
   for (uint64_t d : devices) {
+    // The budget check reads the same transaction, so two charges of one
+    // device cannot both pass it.
+    if (z == 0 && !budget_.allow_non_private) {
+      spdlog::warn("device {}: refusing a release without noise (epsilon = inf) in job '{}'", d,
+                   job_id);
+      continue;
+    }
+    if (z > 0) {
+      absl::StatusOr<double> eps = EpsilonIf(d, z, 1);
+      if (!eps.ok()) return eps.status();
+      if (!(*eps <= budget_.max_epsilon * (1 + 1e-9))) {
+        spdlog::warn("device {}: refusing iteration {} of job '{}': it would bring its epsilon to "
+                     "{:.4g}, over the budget {:.4g} (delta {:.2g})",
+                     d, iteration, job_id, *eps, budget_.max_epsilon, budget_.delta);
+        continue;
+      }
+    }
     auto st = db_->Prepare("INSERT OR IGNORE INTO device_ledger VALUES (?, ?, ?, ?)");
     if (!st.ok()) return st.status();
     if (auto s = st->Bind(1, static_cast<int64_t>(d)).Bind(2, job_id).Bind(3, int64_t{iteration})
@@ -38,6 +63,37 @@ absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uin
   }
   if (auto s = tx.Commit(); !s.ok()) return s;
   return charged;
+}
+
+absl::StatusOr<double> DeviceLedger::EpsilonIf(uint64_t device, double extra_z,
+                                               int64_t extra_steps) const {
+  auto st = db_->Prepare(
+      "SELECT noise_multiplier, COUNT(*) FROM device_ledger WHERE device = ? GROUP BY "
+      "noise_multiplier");
+  if (!st.ok()) return st.status();
+  st->Bind(1, static_cast<int64_t>(device));
+  // LFL releases are full-participation Gaussian releases (q = 1), as the
+  // job's own accounting (lfl::CalibrateSigmaV) counts them.
+  dp::RdpAccountant acc;
+  bool any = false;
+  while (true) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    const double z = st->ColumnDouble(0);
+    if (!(z > 0)) return std::numeric_limits<double>::infinity();
+    acc.AddSteps(1.0, z, st->ColumnInt(1));
+    any = true;
+  }
+  if (extra_steps > 0) {
+    if (!(extra_z > 0)) return std::numeric_limits<double>::infinity();
+    acc.AddSteps(1.0, extra_z, extra_steps);
+    any = true;
+  }
+  if (!any) return 0.0;
+  absl::StatusOr<dp::EpsilonResult> r = acc.GetEpsilon(budget_.delta);
+  if (!r.ok()) return r.status();
+  return r->epsilon;
 }
 
 absl::StatusOr<int64_t> DeviceLedger::Releases(uint64_t device, const std::string& job_id) const {

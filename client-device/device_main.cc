@@ -16,6 +16,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
 #include "client-device/lfl_host.h"
 #include "common/log/log.h"
@@ -30,6 +31,8 @@ struct Flags {
   std::string setting = "lfl";
   std::string dropout = "0,0";
   int64_t seed = -1;
+  std::string aggregator;  // hua-s3: the aggregator this host dials (its own config)
+  std::string aggregator_name = "aggregator";
   fedmf::device::LflHostOptions lfl;
 };
 
@@ -44,10 +47,7 @@ int RunLfl(Flags& f) {
               << "': expected P1,P2 with each in [0, 1), e.g. 0.1,0.05\n";
     return 2;
   }
-  if (f.seed >= 0) {
-    o.role.seed = static_cast<uint64_t>(f.seed);
-    spdlog::warn("--seed given: keys, masks and noise are reproducible — for tests only");
-  }
+  if (f.seed >= 0) o.role.seed = static_cast<uint64_t>(f.seed);
   if (o.ledger_path.empty()) o.ledger_path = o.host + ".ledger.db";
   absl::Status s = fedmf::device::RunLflHost(o, g_stop);
   if (!s.ok() && !absl::IsCancelled(s)) {
@@ -57,15 +57,25 @@ int RunLfl(Flags& f) {
   return 0;
 }
 
-// Hua S3 users: the same host, server, TLS and users as the LFL role; the
-// aggregator's address comes with each job (spec.hua.aggregator).
+// Hua S3 users: the same host, server, TLS, users and policy as the LFL
+// role; the aggregator is this host's own --aggregator (never the job's).
 int RunHua(Flags& f) {
   const fedmf::device::LflHostOptions& o = f.lfl;
   fedmf::device::HuaHostOptions h;
   h.host = o.host;
   h.server = o.server;
   h.server_cert_name = o.server_cert_name;
+  h.aggregator = f.aggregator;
+  h.aggregator_cert_name = f.aggregator_name;
   h.tls = o.tls;
+  h.policy = o.policy;
+  h.rating_range = o.rating_range;
+  if (f.seed >= 0) h.seed = static_cast<uint64_t>(f.seed);
+  if (h.aggregator.empty()) {
+    std::cerr << "fedmf-device: --setting hua-s3 needs --aggregator HOST:PORT (the host dials "
+                 "only the aggregator its own configuration names)\n";
+    return 2;
+  }
   h.data_spec = o.devices_from;
   h.first_user = static_cast<int32_t>(o.first);
   h.count = static_cast<int32_t>(o.count);
@@ -108,8 +118,14 @@ int main(int argc, char** argv) {
   app.add_option("--dropout", f.dropout,
                  "P1,P2: probability a device vanishes in round 1 / round 2 of an iteration")
       ->capture_default_str();
-  app.add_option("--seed", f.seed, "TEST ONLY: seed keys, masks, dropouts and (with a seeded "
-                                   "job) the devices' noise");
+  app.add_option("--seed", f.seed, "TEST ONLY: seed keys, masks, dropouts, the devices' noise "
+                                   "and the held-out split (never taken from the job)");
+  app.add_option("--aggregator", f.aggregator,
+                 "hua-s3: the fedmf-aggregator address this host dials (required for hua-s3)");
+  app.add_option("--aggregator-name", f.aggregator_name, "the aggregator's certificate name")
+      ->capture_default_str();
+  fedmf::device::PolicyFlags policy_flags;
+  fedmf::device::AddPolicyFlags(app, policy_flags);
   app.add_option("--threads", o.role.threads, "worker threads for the devices' work")
       ->capture_default_str();
   app.add_option("--misbehave", o.misbehave,
@@ -124,6 +140,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.tls.insecure) spdlog::warn("--insecure: plaintext gRPC, no authentication (testing only)");
+  if (f.seed >= 0) {
+    spdlog::warn("--seed {}: keys, masks, noise and the split are reproducible — for tests only",
+                 f.seed);
+  }
+  {
+    auto policy = fedmf::device::ResolvePolicy(policy_flags);
+    auto range = fedmf::device::ResolveRatingRange(policy_flags);
+    if (!policy.ok() || !range.ok()) {
+      std::cerr << "fedmf-device: "
+                << (policy.ok() ? range.status() : policy.status()).message() << "\n";
+      return 2;
+    }
+    o.policy = *policy;
+    o.rating_range = *range;
+  }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   // One runner per setting; another role plugs in here.

@@ -8,6 +8,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
+#include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
@@ -27,7 +28,14 @@ int main(int argc, char** argv) {
   app.add_option("--name", o.host, "this host's certificate name (role device)")->required();
   app.add_option("--server", o.server, "fedmf-server address host:port")->required();
   app.add_option("--aggregator", o.aggregator,
-                 "fedmf-aggregator address (default: the job's hua.aggregator)");
+                 "fedmf-aggregator address this host dials (its own; never the job's)")
+      ->required();
+  app.add_option("--aggregator-name", o.aggregator_cert_name, "the aggregator's certificate name")
+      ->capture_default_str();
+  int64_t seed = -1;
+  app.add_option("--seed", seed, "TEST ONLY: seed the users' noise and the held-out split");
+  fedmf::device::PolicyFlags policy_flags;
+  fedmf::device::AddPolicyFlags(app, policy_flags);
   app.add_option("--cert-dir", o.tls.cert_dir, "holds ca.crt, <name>.crt, <name>.key")
       ->capture_default_str();
   app.add_flag("--insecure", o.tls.insecure, "plaintext gRPC (testing only)");
@@ -44,6 +52,22 @@ int main(int argc, char** argv) {
   if (auto s = fedmf::log::ConfigureLogging(log_format, "fedmf-hua-device"); !s.ok()) {
     std::cerr << "fedmf-hua-device: " << s.message() << "\n";
     return 2;
+  }
+  if (seed >= 0) {
+    o.seed = static_cast<uint64_t>(seed);
+    spdlog::warn("--seed {}: the users' noise and the split are reproducible — for tests only",
+                 seed);
+  }
+  {
+    auto policy = fedmf::device::ResolvePolicy(policy_flags);
+    auto range = fedmf::device::ResolveRatingRange(policy_flags);
+    if (!policy.ok() || !range.ok()) {
+      std::cerr << "fedmf-hua-device: "
+                << (policy.ok() ? range.status() : policy.status()).message() << "\n";
+      return 2;
+    }
+    o.policy = *policy;
+    o.rating_range = *range;
   }
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);

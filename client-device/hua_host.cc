@@ -28,19 +28,32 @@ std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
   return c;
 }
 
-// The host's users with the job's train/test split (the same split as
-// `fedmf train`: PartitionCentral with the job's test fraction and seed).
+// The host's users with its own train/test split (PartitionCentral with the
+// job's test fraction and the host's seed: with --seed equal to the job's,
+// the same split as `fedmf train`), loaded under the host's declared range.
 absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o,
-                                                    const net::HuaJob& job) {
+                                                    const net::HuaJob& job,
+                                                    data::RatingRange* own_range) {
   data::LoadOptions load;
-  load.range = job.range;  // the job's declared range: Delta and clamping as the server's
+  if (o.rating_range.has_value()) load.range = *o.rating_range;
   auto dataset = data::LoadDataSpec(o.data_spec, load);
   if (!dataset.ok()) return dataset.status();
+  *own_range = dataset->range;
+  if (o.rating_range.has_value() &&
+      !RatingRangeRefusal(*o.rating_range, dataset->range.min, dataset->range.max).empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rating-range ", o.rating_range->min, ",", o.rating_range->max, ": ", o.data_spec,
+        " declares [", dataset->range.min, ", ", dataset->range.max, "]"));
+  }
+  if (std::string why = RatingRangeRefusal(dataset->range, job.range.min, job.range.max);
+      !why.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("REFUSED: ", why));
+  }
   if (dataset->num_items > job.num_items) {
     return absl::InvalidArgumentError(absl::StrCat(
         o.data_spec, ": ", dataset->num_items, " items, the job declares ", job.num_items));
   }
-  auto fed = data::PartitionCentral(*dataset, {job.test_fraction, job.has_seed ? job.seed : 1});
+  auto fed = data::PartitionCentral(*dataset, {job.test_fraction, o.seed.value_or(1)});
   if (!fed.ok()) return fed.status();
   const data::PartyData& all = fed->parties[0];
   if (o.first_user < 0 || o.count < 1 || o.first_user + o.count > all.num_users()) {
@@ -133,6 +146,16 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
     return absl::OkStatus();
   }
   const int32_t dim = job_.params.dim;
+  if (tasks.kind() == v1::HUA_TASK_KIND_ITERATION) {
+    // Iterations are numbered 1..T; nothing beyond the job's T or the policy.
+    if (std::string why = IterationRefusal(o_.policy, int64_t{tasks.round()} - 1,
+                                           job_.params.iterations);
+        !why.empty()) {
+      last_round_ = header;
+      return absl::FailedPreconditionError(
+          absl::StrCat("REFUSED iteration ", tasks.round(), ": ", why, "; no user reports"));
+    }
+  }
   if (o_.drop_at_iteration > 0 && tasks.kind() == v1::HUA_TASK_KIND_ITERATION &&
       tasks.round() >= o_.drop_at_iteration) {
     spdlog::warn("host '{}': dropping out mid-iteration {} (after the download, as asked)",
@@ -214,12 +237,16 @@ absl::Status Host::Finish() {
   result_.test_count = m->count;
   result_.test_mse = m->mse;
   result_.test_mae = m->mae;
+  // The server waits for every host's report; its metrics (computed on the
+  // users' data without noise) only when the host's policy opts in.
   v1::HuaResultReport report;
   report.set_host(o_.host);
   report.set_job_id(job_id_);
-  report.set_test_count(m->count);
-  report.set_test_mse(m->mse);
-  report.set_test_mae(m->mae);
+  if (o_.policy.report_metrics) {
+    report.set_test_count(m->count);
+    report.set_test_mse(m->mse);
+    report.set_test_mae(m->mae);
+  }
   v1::HuaAck ack;
   auto ctx = Ctx(30);
   return FromGrpc(server_->ReportResult(ctx.get(), report, &ack));
@@ -234,15 +261,37 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   job_ = *job;
   job_id_ = spec->job_id();
   result_.job_id = job_id_;
-  const std::string agg = o_.aggregator.empty() ? spec->hua().aggregator() : o_.aggregator;
+  // The policy decision, before any data is read. Hua's epsilon is per
+  // release (docs/hua.md): T releases compose to at most T epsilon.
+  const double job_epsilon = job_.params.epsilon * job_.params.iterations;
+  if (std::string why =
+          DevicePolicyRefusal(o_.policy, "hua-s3", job_epsilon, 0.0, job_.params.iterations);
+      !why.empty()) {
+    spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_, why);
+    return absl::FailedPreconditionError(absl::StrCat("REFUSED by the host's policy: ", why));
+  }
+  if (o_.aggregator.empty()) {
+    return absl::InvalidArgumentError(
+        "--aggregator is required for hua-s3: the host dials only the aggregator its own "
+        "configuration names, never the job's");
+  }
+  if (spec->hua().aggregator() != o_.aggregator) {
+    spdlog::warn("host '{}': job '{}' names aggregator '{}'; using this host's own '{}'", o_.host,
+                 job_id_, spec->hua().aggregator(), o_.aggregator);
+  }
   auto agg_ch = net::MakeChannel(
-      agg, o_.tls, net::ExpectedPeer{o_.aggregator_cert_name, pki::Role::kAggregator});
+      o_.aggregator, o_.tls, net::ExpectedPeer{o_.aggregator_cert_name, pki::Role::kAggregator});
   if (!agg_ch.ok()) return agg_ch.status();
   aggregator_ = v1::HuaAggregator::NewStub(*agg_ch);
-  auto users = LoadUsers(o_, job_);
-  if (!users.ok()) return users.status();
-  auto role = HuaUserRole::Create(job_.params, job_.range, std::move(*users),
-                                  job_.has_seed ? std::optional<uint64_t>(job_.seed) : std::nullopt);
+  data::RatingRange own_range;
+  auto users = LoadUsers(o_, job_, &own_range);
+  if (!users.ok()) {
+    spdlog::error("host '{}': job '{}': {}", o_.host, job_id_, users.status().message());
+    return users.status();
+  }
+  // From here on the range is the host's own (they agree; Delta is the host's).
+  job_.range = own_range;
+  auto role = HuaUserRole::Create(job_.params, own_range, std::move(*users), o_.seed);
   if (!role.ok()) return role.status();
   role_ = std::move(*role);
   result_.users = role_->num_users();

@@ -10,12 +10,15 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
+#include "client-device/device_policy.h"
+#include "common/data/ratings.h"
 #include "common/net/credentials.h"
 
 namespace fedmf::device {
@@ -23,9 +26,18 @@ namespace fedmf::device {
 struct HuaHostOptions {
   std::string host;            // this host's certificate name (role device)
   std::string server;          // fedmf-server address
-  std::string aggregator;      // fedmf-aggregator address; empty = the job's spec.hua.aggregator
+  // The fedmf-aggregator this host dials and its certificate name: the
+  // host's own configuration (required), never the job's spec.hua.aggregator.
+  std::string aggregator;
   std::string server_cert_name = "server";
   std::string aggregator_cert_name = "aggregator";
+  // The host's own policy and declared rating range (nullopt = the range
+  // data_spec declares); a job that disagrees is refused.
+  DevicePolicy policy;
+  std::optional<data::RatingRange> rating_range;
+  // Tests only (--seed): the users' noise streams and the test split.
+  // Otherwise the OS CSPRNG and split seed 1; the job's seed is never used.
+  std::optional<uint64_t> seed;
   net::TlsConfig tls;
   std::string data_spec;       // e.g. movielens:/path/u.data
   int32_t first_user = 0;      // the users (0-based dense ids) this host runs

@@ -1,5 +1,7 @@
 #include "client-device/hua_role.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -68,11 +70,30 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleInit(const hua::InitRequest
   return (*u)->HandleInit(request);
 }
 
+double HuaUserRole::MaxItemNorm(const hua::HuaParams& params) { return params.zp.max_abs / 8; }
+
 absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
     const hua::IterationRequest& request) {
   auto u = Find(request.user);
   if (!u.ok()) return u.status();
-  return (*u)->HandleMasked(request);
+  // The server's v_j, projected onto the user's own clipping set first.
+  hua::IterationRequest clipped = request;
+  const double bound = MaxItemNorm(params_);
+  for (hua::ItemRequest& it : clipped.items) {
+    double norm2 = 0;
+    for (double x : it.v) {
+      if (!std::isfinite(x)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("user ", request.user, ": v of item ", it.item, " is not finite"));
+      }
+      norm2 += x * x;
+    }
+    const double norm = std::sqrt(norm2);
+    if (norm > bound) {
+      for (double& x : it.v) x *= bound / norm;
+    }
+  }
+  return (*u)->HandleMasked(clipped);
 }
 
 absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) const {

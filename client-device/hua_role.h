@@ -36,10 +36,21 @@ class HuaUserRole {
   // user draws from the OS CSPRNG. Users without training ratings do not
   // take part (nothing to contribute); their test ratings are predicted with
   // u_i(0), as in the simulator.
+  // `range` is the host's own declared range (Delta of the noise, the
+  // prediction clamp of the test error). Every v_j a request carries is
+  // projected onto the ball ||v_j|| <= MaxItemNorm(params) before a gradient
+  // is taken from it, whatever the server sends.
   static absl::StatusOr<std::unique_ptr<HuaUserRole>> Create(const hua::HuaParams& params,
                                                              const data::RatingRange& range,
                                                              std::vector<HuaLocalUser> users,
                                                              std::optional<uint64_t> seed);
+  // Hua's per-release epsilon is for neighbours that differ in one rating's
+  // value: their gradients differ by 2 u (r - r'), ||u|| <= 1, whatever v_j
+  // is, so v_j needs no tighter bound for that. The ball keeps one user's
+  // term -2 u (r - u^T v) (|.| <= 2 (max|r| + ||v_j||) per coordinate) well
+  // inside the Z_P codec's range: an encoding failure, which would depend on
+  // r, cannot be provoked. zp.max_abs / 8 = 2^17: far above honest rows.
+  static double MaxItemNorm(const hua::HuaParams& params);
 
   std::vector<hua::UserHello> Hellos() const;
   int32_t num_users() const { return static_cast<int32_t>(users_.size()); }

@@ -65,18 +65,30 @@ class Host {
     if (o_.count < 1 || o_.first < 0) {
       return absl::InvalidArgumentError("--first must be >= 0 and --count >= 1");
     }
-    absl::StatusOr<data::Dataset> ds = data::LoadDataSpec(o_.devices_from);
+    if (auto s = ValidateDevicePolicy(o_.policy); !s.ok()) return s;
+    data::LoadOptions load;
+    if (o_.rating_range.has_value()) load.range = *o_.rating_range;
+    absl::StatusOr<data::Dataset> ds = data::LoadDataSpec(o_.devices_from, load);
     if (!ds.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--devices-from '", o_.devices_from, "': ", ds.status().message()));
     }
+    if (o_.rating_range.has_value() &&
+        !RatingRangeRefusal(*o_.rating_range, ds->range.min, ds->range.max).empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rating-range ", o_.rating_range->min, ",", o_.rating_range->max, ": --devices-from '",
+          o_.devices_from, "' declares [", ds->range.min, ", ", ds->range.max,
+          "] (synthetic data declares its own range: pass min=/max= there, or drop the flag)"));
+    }
+    own_range_ = ds->range;
     if (o_.first + o_.count > ds->num_users) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--first ", o_.first, " --count ", o_.count, ": the data has only ", ds->num_users,
           " users"));
     }
     dataset_ = *std::move(ds);
-    absl::StatusOr<std::unique_ptr<DeviceLedger>> ledger = DeviceLedger::Open(o_.ledger_path);
+    absl::StatusOr<std::unique_ptr<DeviceLedger>> ledger = DeviceLedger::Open(
+        o_.ledger_path, {o_.policy.max_epsilon, o_.policy.delta, o_.policy.allow_non_private});
     if (!ledger.ok()) return ledger.status();
     ledger_ = *std::move(ledger);
     absl::StatusOr<std::shared_ptr<grpc::Channel>> ch =
@@ -87,8 +99,13 @@ class Host {
     stub_ = v1::DeviceCoordinator::NewStub(channel_);
     for (int64_t d = o_.first; d < o_.first + o_.count; ++d) hello_.add_devices(d);
     hello_.set_host(o_.host);
-    spdlog::info("device host '{}': devices {}..{} of {}, server {}", o_.host, o_.first,
-                 o_.first + o_.count - 1, o_.devices_from, o_.server);
+    spdlog::info("device host '{}': devices {}..{} of {}, server {}; ratings in [{}, {}]; policy: "
+                 "max_epsilon {} per device at delta {}, max_iterations {}, non-private {}, "
+                 "metrics reports {}",
+                 o_.host, o_.first, o_.first + o_.count - 1, o_.devices_from, o_.server,
+                 own_range_.min, own_range_.max, o_.policy.max_epsilon, o_.policy.delta,
+                 o_.policy.max_iterations, o_.policy.allow_non_private ? "allowed" : "refused",
+                 o_.policy.report_metrics ? "on" : "off");
 
     double backoff = 0.5;
     while (!stop_) {
@@ -124,6 +141,16 @@ class Host {
 
   // true when the job ended (finished or failed).
   absl::StatusOr<bool> Handle(const v1::DeviceTask& task) {
+    if (!refused_job_.empty() && task.job_id() == refused_job_) {
+      // A job this host refused: its devices take no part. The server sees
+      // them silent and drops them; do not spin on its tasks.
+      if (task.kind() == v1::DEVICE_TASK_KIND_ABORT || task.kind() == v1::DEVICE_TASK_KIND_FINISH) {
+        refused_job_.clear();
+        return true;
+      }
+      Sleep(1);
+      return false;
+    }
     switch (task.kind()) {
       case v1::DEVICE_TASK_KIND_ABORT:
         if (role_ != nullptr && job_id_ == task.job_id()) {
@@ -160,15 +187,22 @@ class Host {
     return assembler.Finish();
   }
 
+  // The end of Stage 1 / Stage 3 (the server waits for it). Its metrics are
+  // computed on the devices' data without noise, so they are sent only when
+  // the host's policy opts in (report_metrics); otherwise the report carries
+  // only what the server already knows: the job, the stage and the number of
+  // devices it selected on this host.
   absl::Status Report(int stage, const mf::ErrorMetrics& m) {
     v1::DeviceMetricsReport r;
     r.set_host(o_.host);
     r.set_job_id(job_id_);
     r.set_stage(stage);
-    r.set_test_mse(m.mse);
-    r.set_test_count(m.count);
     r.set_devices(static_cast<int32_t>(role_->size()));
-    if (stage == 3) {
+    if (o_.policy.report_metrics) {
+      r.set_test_mse(m.mse);
+      r.set_test_count(m.count);
+    }
+    if (stage == 3 && o_.policy.report_metrics) {
       absl::StatusOr<double> eps = role_->EpsilonSpent();
       if (!eps.ok()) return eps.status();
       r.set_epsilon_spent(*eps);
@@ -181,11 +215,23 @@ class Host {
   absl::StatusOr<bool> Pretrain(const v1::DeviceTask& task) {
     absl::StatusOr<net::LflJobConfig> job = net::LflJobFromSpec(task.spec());
     if (!job.ok()) return job.status();
+    if (std::string why = Admission(*job, task.num_devices()); !why.empty()) {
+      spdlog::error("host '{}': REFUSED job '{}': {}; its devices take no part", o_.host,
+                    task.job_id(), why);
+      refused_job_ = task.job_id();
+      return false;
+    }
     job_ = *std::move(job);
     job_id_ = task.job_id();
-    // The same split as lfl::SimulateLfl: a pure function of the data and seed.
+    // Server values the host has its own copy of are replaced by it before
+    // the job reaches the role: R (clipping, sensitivity, codecs) and the
+    // seed (none: the devices' randomness is the OS CSPRNG or --seed).
+    job_.config.device.rating_max = own_range_.max;
+    job_.config.seed.reset();
+    // The held-out split is the host's own choice: --seed, else 1 (with
+    // --seed equal to the job's, the same split as lfl::SimulateLfl).
     absl::StatusOr<data::Federation> fed = data::PartitionLfl(
-        dataset_, {job_.config.test_fraction, job_.config.seed.value_or(1)});
+        dataset_, {job_.config.test_fraction, o_.role.seed.value_or(1)});
     if (!fed.ok()) return fed.status();
     std::vector<std::pair<uint64_t, data::PartyData>> devices;
     for (uint64_t d : task.devices()) {
@@ -199,6 +245,13 @@ class Host {
     absl::StatusOr<std::unique_ptr<LflRole>> role =
         LflRole::Create(o_.role, job_, task.num_devices(), std::move(devices), ledger_.get());
     if (!role.ok()) return role.status();
+    // The budget plan: all T releases of every device must fit its budget.
+    if (std::string why = BudgetRefusal(**role); !why.empty()) {
+      spdlog::error("host '{}': REFUSED job '{}': {}; its devices take no part", o_.host, job_id_,
+                    why);
+      refused_job_ = job_id_;
+      return false;
+    }
     role_ = *std::move(role);
     absl::StatusOr<mf::Matrix> v0 = Download(job_id_, 0);
     if (!v0.ok()) return v0.status();
@@ -298,6 +351,11 @@ class Host {
       return absl::FailedPreconditionError(
           "a phase task for a job this host did not pretrain for (restarted host?)");
     }
+    if (std::string why = IterationRefusal(o_.policy, task.iteration(), job_.config.iterations);
+        !why.empty()) {
+      // The host's devices drop out of it (the server sees them silent).
+      return absl::FailedPreconditionError(absl::StrCat("REFUSED a phase task: ", why));
+    }
     v1::BatchHeader h;
     h.set_host(o_.host);
     h.set_job_id(job_id_);
@@ -365,8 +423,49 @@ class Host {
     return true;
   }
 
+  // The job-level policy decision, before any data is touched. Empty = accept.
+  std::string Admission(const net::LflJobConfig& job, int64_t num_devices) const {
+    const lfl::LflConfig& c = job.config;
+    std::string why =
+        DevicePolicyRefusal(o_.policy, "lfl", c.epsilon, c.delta, c.iterations);
+    if (!why.empty()) return why;
+    if (own_range_.min < 0) {
+      return absl::StrCat("LFL assumes ratings in [0, R]; this host's ratings are in [",
+                          own_range_.min, ", ", own_range_.max,
+                          "] (shift them to start at 0 in the data, or declare --rating-range)");
+    }
+    why = RatingRangeRefusal(own_range_, own_range_.min, c.device.rating_max);
+    if (!why.empty()) return why;
+    if (num_devices != job.num_devices) {
+      // n sizes every device's share of the noise (zeta1): it must be the
+      // job's granted device count, not a number the task makes up.
+      return absl::StrCat("the task says ", num_devices, " devices, the job grants ",
+                          job.num_devices);
+    }
+    return "";
+  }
+
+  // Every device of the role must afford the job's T releases.
+  std::string BudgetRefusal(const LflRole& role) const {
+    const double z = role.noise_multiplier();
+    if (z == 0) return o_.policy.allow_non_private ? "" : "a release without noise";
+    for (int64_t d = o_.first; d < o_.first + o_.count; ++d) {
+      absl::StatusOr<double> eps =
+          ledger_->EpsilonIf(static_cast<uint64_t>(d), z, job_.config.iterations);
+      if (!eps.ok()) return std::string(eps.status().message());
+      if (!(*eps <= o_.policy.max_epsilon * (1 + 1e-9))) {
+        return absl::StrCat("device ", d, " would reach epsilon ", *eps, " after the job's ",
+                            job_.config.iterations, " releases, over its budget ",
+                            o_.policy.max_epsilon, " (max_epsilon, delta ", o_.policy.delta, ")");
+      }
+    }
+    return "";
+  }
+
   const LflHostOptions& o_;
   const std::atomic<bool>& stop_;
+  data::RatingRange own_range_;
+  std::string refused_job_;  // a job this host refused: its tasks are ignored
   std::optional<Misbehaviour> misbehave_;
   data::Dataset dataset_;
   std::unique_ptr<DeviceLedger> ledger_;

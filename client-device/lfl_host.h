@@ -8,10 +8,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
+#include "client-device/device_policy.h"
 #include "client-device/lfl_role.h"
+#include "common/data/ratings.h"
 #include "common/net/credentials.h"
 
 namespace fedmf::device {
@@ -25,6 +28,11 @@ struct LflHostOptions {
   int64_t first = 0;                // devices [first, first + count): users in the
   int64_t count = 1;                //   dataset's dense order (lfl::SimulateLfl's)
   std::string ledger_path;          // SQLite file of the host's device ledger
+  // The host's own policy and declared rating range (nullopt = the range
+  // --devices-from declares): every job and iteration is checked against
+  // them; R for clipping and sensitivity is the host's, never the job's.
+  DevicePolicy policy;
+  std::optional<data::RatingRange> rating_range;
   LflRoleOptions role;
   // Tests only: make this host misbehave in iteration 0, round 1, for one
   // device: "short-vector:D" (masked input one value short),

@@ -62,10 +62,12 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
   }
   lfl::LflDeviceOptions device_options = job.config.device;
   device_options.dim = job.config.dim;
-  // Training noise: seeded like lfl::SimulateLfl only in test mode.
-  const bool seeded = options.seed.has_value() && job.config.seed.has_value();
+  // Training noise: OS entropy, or (test mode) the host's own --seed, which
+  // fedmf demo/train pass equal to the job's seed to reproduce
+  // lfl::SimulateLfl. Nothing the server sends seeds a device.
+  const bool seeded = options.seed.has_value();
   const random::Csprng root =
-      seeded ? random::Csprng::FromSeed(*job.config.seed) : random::Csprng::FromOsEntropy();
+      seeded ? random::Csprng::FromSeed(*options.seed) : random::Csprng::FromOsEntropy();
   for (auto& [id, data] : devices) {
     if (data.num_items() != job.num_items) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -35,9 +35,9 @@ namespace fedmf::device {
 struct LflRoleOptions {
   double dropout_round1 = 0;
   double dropout_round2 = 0;
-  // Tests only: seeds the secagg keys and the dropout draws, and lets a
-  // seeded job seed the devices' training noise exactly as lfl::SimulateLfl
-  // does. Without it every stream is OS-seeded, whatever the job says.
+  // Tests only (the host's --seed): seeds the secagg keys, the dropout draws
+  // and the devices' training noise (as lfl::SimulateLfl with this seed).
+  // Without it every stream is OS-seeded; the job's seed is never used.
   std::optional<uint64_t> seed;
   int threads = 2;
 };
@@ -68,6 +68,8 @@ class LflRole {
   absl::StatusOr<double> EpsilonSpent() const;
 
   size_t size() const { return devices_.size(); }
+  // z of the job's Gaussian releases, as this host calibrated it (0 = no noise).
+  double noise_multiplier() const { return noise_multiplier_; }
 
  private:
   struct Device {

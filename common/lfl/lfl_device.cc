@@ -1,5 +1,6 @@
 #include "common/lfl/lfl_device.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -23,7 +24,11 @@ void LflDevice::RunSgd(const mf::Matrix& v, int32_t epochs) {
   o.update_u = true;
   o.update_v = false;
   o.rating_max = options_.rating_max;
-  mf::Matrix v_copy = v;  // SgdEpoch takes V mutable; the device must not change V
+  // SgdEpoch takes V mutable; the device must not change V. The copy is
+  // projected onto the device's own clipping set first: V comes from the
+  // server, which may send anything (u_i is fitted to it).
+  mf::Matrix v_copy = v;
+  mf::ClipEmbeddings(v_copy, options_.rating_max);
   for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_copy, o, rng_);
 }
 
@@ -45,9 +50,20 @@ absl::StatusOr<std::vector<double>> LflDevice::Round1(const mf::Matrix& v) {
   std::vector<double> grad(static_cast<size_t>(v.size()), 0.0);
   if (!data_.train.empty()) {
     const data::Rating& r = data_.train[rng_.UniformInt(data_.train.size())];
-    const double e = r.value - u_.row(0).dot(v.row(r.item));
+    // v_j and u_i projected onto the device's own clipping set (R is the
+    // device's, not the server's): with r in [0, R] the residual is in
+    // [-R, R] and the gradient's norm <= 2 R^{3/2}, the Delta the noise is
+    // calibrated to, whatever row the server sent. Rows already in the set
+    // are unchanged bit for bit.
+    std::vector<double> vj(v.row(r.item).data(), v.row(r.item).data() + options_.dim);
+    std::vector<double> ui(u_.row(0).data(), u_.row(0).data() + options_.dim);
+    mf::ClipRow(vj.data(), options_.dim, options_.rating_max);
+    mf::ClipRow(ui.data(), options_.dim, options_.rating_max);
+    const double value = std::clamp(static_cast<double>(r.value), 0.0, options_.rating_max);
+    const double e = value - Eigen::Map<const Eigen::RowVectorXd>(ui.data(), options_.dim)
+                                 .dot(Eigen::Map<const Eigen::RowVectorXd>(vj.data(), options_.dim));
     for (int32_t c = 0; c < options_.dim; ++c) {
-      grad[static_cast<size_t>(r.item) * options_.dim + c] = -2.0 * e * u_(0, c);
+      grad[static_cast<size_t>(r.item) * options_.dim + c] = -2.0 * e * ui[c];
     }
   }
   noise_.AddRound1Noise(grad, rng_);

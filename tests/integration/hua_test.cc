@@ -100,9 +100,12 @@ class HuaClusterTest : public ClusterTest {
     ASSERT_TRUE(id.ok()) << id.status();
     for (int k = 0; k < hosts; ++k) {
       const v1::DeviceGrant& g = s.spec.hua().grants(k);
+      // The hosts opt in to reporting their test metrics (off by default)
+      // and use the job's seed as their own test seed (never the job's).
       ASSERT_TRUE(cluster_->StartHuaHost(k, kData, static_cast<int>(g.first_device()),
                                          static_cast<int>(g.count()),
-                                         k == drop_host ? drop_at : 0)
+                                         k == drop_host ? drop_at : 0,
+                                         {"--report-metrics", "--seed", absl::StrCat(kSeed)})
                       .ok());
     }
     auto st = cluster_->WaitJob(*id, absl::Minutes(5));

@@ -61,6 +61,8 @@ class LflClusterTest : public ClusterTest {
       args[k].data_spec = kData;
       args[k].first = static_cast<int64_t>(job.grants[k].first_device());
       args[k].count = job.grants[k].count();
+      // The tests read the hosts' test metrics: opt in (off by default).
+      args[k].policy_flags.push_back("--report-metrics");
       auto s = cluster_->StartLflHost(k, args[k]);
       EXPECT_TRUE(s.ok()) << s;
     }
@@ -80,7 +82,9 @@ class LflClusterTest : public ClusterTest {
 TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   const net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
   std::vector<cli::LflHostArgs> hosts(kHosts);
-  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 100 + k;
+  // The hosts' own --seed, equal to the job's: the simulator's streams and
+  // split (the job's seed itself never reaches a device).
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 11;
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
 
@@ -113,7 +117,7 @@ TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
   const net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/12);
   std::vector<cli::LflHostArgs> hosts(kHosts);
   hosts[0].dropout = "0.4,0.4";
-  hosts[0].seed = 9;
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 12;  // the split counted below
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
   const v1::LflStatus& l = st.lfl();
@@ -201,6 +205,7 @@ TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
   job.join_deadline_seconds = 10;  // Stage 3 stops waiting for the dead host
   std::vector<cli::LflHostArgs> hosts(kHosts);
   hosts[0].misbehave = "crash-at-unmasking:1";
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 21;  // the split counted below
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
   EXPECT_FALSE(cluster_->LflHostRunning(0)) << "host 0 did not die";

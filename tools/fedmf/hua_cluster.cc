@@ -49,7 +49,8 @@ absl::Status LocalCluster::StartAggregator() {
 }
 
 absl::Status LocalCluster::StartHuaHost(int k, const std::string& data_spec, int first, int count,
-                                        int drop_at_iteration) {
+                                        int drop_at_iteration,
+                                        const std::vector<std::string>& extra_flags) {
   if (server_port_ == 0 || aggregator_port_ == 0) {
     return absl::FailedPreconditionError("start the server and the aggregator first");
   }
@@ -61,6 +62,7 @@ absl::Status LocalCluster::StartHuaHost(int k, const std::string& data_spec, int
                                 "--devices-from", data_spec,
                                 "--first", std::to_string(first),
                                 "--count", std::to_string(count)};
+  argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   if (drop_at_iteration > 0) {
     argv.push_back("--hua-drop-at-iteration");
     argv.push_back(std::to_string(drop_at_iteration));

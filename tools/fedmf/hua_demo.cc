@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
@@ -84,8 +85,15 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   if (!job_id.ok()) return Fail(absl::StrCat("submit: ", job_id.status().message()));
   for (int k = 0; k < hosts; ++k) {
     const v1::DeviceGrant& g = spec.hua().grants(k);
+    // The demo's own hosts: its policy opt-ins, the data's declared range,
+    // and (seeded demo) its seed as theirs — the job's seed never reaches them.
+    std::vector<std::string> flags = DemoDevicePolicyFlags(
+        params->epsilon * params->iterations, params->iterations);
+    flags.insert(flags.end(), {"--rating-range", absl::StrCat(dataset->range.min, ",",
+                                                              dataset->range.max)});
+    if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
     if (auto s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
-                                static_cast<int>(g.count()));
+                                static_cast<int>(g.count()), 0, flags);
         !s.ok()) {
       return Fail(absl::StrCat(LocalCluster::HuaHostName(k), ": ", s.message()));
     }

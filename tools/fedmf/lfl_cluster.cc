@@ -1,5 +1,7 @@
 #include "tools/fedmf/lfl_cluster.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -24,6 +26,18 @@ absl::Status IssueLflCertificates(const std::string& cert_dir, int hosts) {
 
 std::string LocalCluster::LflHostName(int k) { return absl::StrCat("device-host-", k); }
 
+std::vector<std::string> DemoDevicePolicyFlags(double whole_job_epsilon, int64_t iterations) {
+  std::vector<std::string> f{"--report-metrics", "--max-iterations",
+                             std::to_string(std::max<int64_t>(iterations, 1))};
+  if (std::isinf(whole_job_epsilon)) {
+    f.push_back("--allow-non-private");
+  } else if (whole_job_epsilon > 8) {
+    f.push_back("--max-epsilon");
+    f.push_back(absl::StrCat(whole_job_epsilon));
+  }
+  return f;
+}
+
 absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
   auto server = DialServer();
   if (!server.ok()) return server.status();
@@ -44,6 +58,7 @@ absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
     argv.push_back("--seed");
     argv.push_back(std::to_string(a.seed));
   }
+  argv.insert(argv.end(), a.policy_flags.begin(), a.policy_flags.end());
   if (!a.misbehave.empty()) {
     argv.push_back("--misbehave");
     argv.push_back(a.misbehave);

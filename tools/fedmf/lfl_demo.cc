@@ -96,9 +96,12 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   if (auto s = c.StartServer(); !s.ok()) return Fail("demo: server", s);
   for (const v1::DeviceGrant& g : job->grants) {
     const int k = static_cast<int>(&g - job->grants.data());
+    // A seeded demo passes its seed to the hosts it starts (their --seed),
+    // so they reproduce lfl::SimulateLfl; the job's seed never reaches them.
     LflHostArgs h{a.data, static_cast<int64_t>(g.first_device()), g.count(), a.dropout,
                   a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1, "",
-                  args.threads_per_host};
+                  args.threads_per_host,
+                  DemoDevicePolicyFlags(job->config.epsilon, job->config.iterations)};
     if (auto s = c.StartLflHost(k, h); !s.ok()) return Fail("demo: device host", s);
   }
   std::cerr << absl::StrFormat(

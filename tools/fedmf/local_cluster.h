@@ -66,7 +66,16 @@ struct LflHostArgs {
   int64_t seed = -1;       // >= 0: --seed (tests)
   std::string misbehave;   // --misbehave (tests)
   int threads = 1;
+  // The host's own policy flags (--report-metrics, --max-epsilon, ...): the
+  // default policy is the safe one, so a caller opts in explicitly.
+  std::vector<std::string> policy_flags;
 };
+
+// The device-host policy flags under which a demo's own hosts accept the job
+// the demo itself submits (the demo's user owns those hosts): metrics on, the
+// budget raised to the job's whole-job epsilon if above the default,
+// non-private jobs allowed only when the job is one.
+std::vector<std::string> DemoDevicePolicyFlags(double whole_job_epsilon, int64_t iterations);
 
 class LocalCluster {
  public:
@@ -111,8 +120,11 @@ class LocalCluster {
   static std::string HuaHostName(int k);
   // Host k runs users [first, first + count) of `data_spec`; with
   // drop_at_iteration > 0 it vanishes mid-iteration (after downloading).
+  // `extra_flags`: the host's policy, range and seed flags (--report-metrics,
+  // --max-epsilon, --rating-range, --seed ...).
   absl::Status StartHuaHost(int k, const std::string& data_spec, int first, int count,
-                            int drop_at_iteration = 0);
+                            int drop_at_iteration = 0,
+                            const std::vector<std::string>& extra_flags = {});
   bool HuaHostRunning(int k);
   // Test-only view of the aggregator (needs options.aggregator_record).
   absl::StatusOr<v1::HuaRecordedResponse> AggregatorRecorded(const std::string& job_id);

@@ -1,0 +1,99 @@
+// A device host's own policy against the server's job, on real processes
+// (fedmf-server and three fedmf-device hosts with the DEFAULT policy, mTLS):
+// a job asking epsilon = inf, or an epsilon above the hosts' max_epsilon, is
+// refused by every host before any device computes anything: the hosts log
+// the refusal, no device enters a sum (every iteration is skipped), and the
+// hosts' ledgers stay empty (nothing was released).
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "client-device/device_ledger.h"
+#include "common/data/loaders.h"
+#include "common/net/lfl_job_codec.h"
+#include "tests/integration/cluster_test_util.h"
+#include "tools/fedmf/lfl_demo.h"
+
+namespace fedmf::it {
+namespace {
+
+constexpr char kData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
+constexpr int kHosts = 3;
+constexpr int kIterations = 2;
+
+class DeviceHostRefusalTest : public ClusterTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
+  auto ds = data::LoadDataSpec(kData);
+  ASSERT_TRUE(ds.ok()) << ds.status();
+  cli::JobFlags f;
+  f.rounds = kIterations;
+  f.dim = 4;
+  f.epsilon = GetParam();  // "inf", or 50 > the default max_epsilon 8
+  f.omega = 0.3;
+  f.pretrain_epochs = 2;
+  f.finetune_epochs = 2;
+  auto job = cli::LflJobFromFlags(f, *ds, kHosts, /*phase_deadline_seconds=*/4);
+  ASSERT_TRUE(job.ok()) << job.status();
+  job->job_id = "lfl-refused";
+  job->join_deadline_seconds = 4;  // the server stops waiting for Stage-1/3 reports
+
+  cli::ClusterOptions options;
+  options.parties = 0;
+  options.lfl_hosts = kHosts;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
+  for (int k = 0; k < kHosts; ++k) {
+    cli::LflHostArgs a;
+    a.data_spec = kData;
+    a.first = static_cast<int64_t>(job->grants[k].first_device());
+    a.count = job->grants[k].count();
+    // No policy flags: the default policy (max_epsilon 8, no epsilon = inf).
+    ASSERT_TRUE(cluster_->StartLflHost(k, a).ok());
+  }
+  auto id = cluster_->SubmitJob(net::SpecFromLflJob(*job));
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto st = cluster_->WaitJob(*id, absl::Seconds(90));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_TRUE(st->state() == v1::JOB_STATE_FINISHED || st->state() == v1::JOB_STATE_FAILED)
+      << st->state();
+
+  // No device took part in any sum.
+  for (const v1::LflIterationRecord& r : st->lfl().iterations()) {
+    SCOPED_TRACE(absl::StrCat("iteration ", r.iteration()));
+    EXPECT_TRUE(r.skipped());
+    EXPECT_EQ(r.round1_survivors(), 0);
+  }
+  // No host sent metrics (it never pretrained).
+  EXPECT_EQ(st->lfl().test_count(), 0);
+
+  const std::string reason =
+      GetParam() == "inf" ? "epsilon = inf" : "exceeds the policy cap 8 (max_epsilon)";
+  for (int k = 0; k < kHosts; ++k) {
+    SCOPED_TRACE(cli::LocalCluster::LflHostName(k));
+    const std::string log = cluster_->LflHostLog(k);
+    EXPECT_NE(log.find("REFUSED job 'lfl-refused'"), std::string::npos) << TailOf(log, 20);
+    EXPECT_NE(log.find(reason), std::string::npos) << TailOf(log, 20);
+    // The ledger is empty: nothing was charged, so nothing was released.
+    const std::string path =
+        (std::filesystem::path(cluster_->work_dir()) /
+         absl::StrCat(cli::LocalCluster::LflHostName(k), ".ledger.db"))
+            .string();
+    auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
+    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    auto max = (*ledger)->MaxReleases("lfl-refused");
+    ASSERT_TRUE(max.ok()) << max.status();
+    EXPECT_EQ(*max, 0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Epsilon, DeviceHostRefusalTest, ::testing::Values("inf", "50"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return i.param == "inf" ? std::string("NonPrivate")
+                                                   : std::string("OverBudget");
+                         });
+
+}  // namespace
+}  // namespace fedmf::it
