@@ -38,6 +38,19 @@ PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
       ledger_(config_.policy.max_epsilon, config_.policy.delta) {}
 
 absl::Status PartyAgent::Init() {
+  // The declared range is checked against the data at start, not first at a
+  // job: a misconfigured party fails here with the file and the keys.
+  // A file not there yet (a volume mounted later) only defers the check to
+  // the first job; a file that is there must match the declared range.
+  if (auto d = LoadOwnData(); !d.ok()) {
+    if (!absl::IsNotFound(d.status()) && !absl::IsUnavailable(d.status())) return d.status();
+    spdlog::warn("the party's data is not readable yet ({}); every job is refused until it is",
+                 d.status().message());
+  }
+  if (config_.noise_seed.has_value()) {
+    spdlog::warn("noise_seed is set: this party's noise and sampling are reproducible by anyone "
+                 "who knows it (tests and demos only)");
+  }
   auto entries = store_->LoadLedger();
   if (!entries.ok()) return entries.status();
   std::lock_guard lock(mu_);
@@ -159,36 +172,18 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
   v1::OfferReply reply;
   reply.set_party(config_.name);
   reply.set_job_id(task.job_id());
-  auto job = net::JobConfigFromSpec(task.spec());
   std::string refusal;
-  if (!job.ok()) {
-    refusal = absl::StrCat("malformed job: ", job.status().message());
+  // Admission (range, policy, budget) runs before any data is read.
+  auto run = CreateRun(task.spec());
+  if (!run.ok()) {
+    refusal = std::string(run.status().message());
   } else {
-    // The policy decision uses only the job and the ledger: no data yet.
-    auto plan = fmf::PlanNoise(*job);
-    double would_be = 0;
-    if (!plan.ok()) {
-      refusal = absl::StrCat("cannot plan noise: ", plan.status().message());
-    } else if (plan->private_training) {
-      std::lock_guard lock(mu_);
-      auto e = ledger_.EpsilonWith(
-          {job->job_id, 0, plan->sample_rate, plan->noise_multiplier, plan->steps});
-      would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
-    }
-    if (refusal.empty()) refusal = PolicyRefusal(config_.policy, config_.data, *job, would_be);
-  }
-  if (refusal.empty()) {
-    auto run = CreateRun(task.spec());
-    if (!run.ok()) {
-      refusal = absl::StrCat("cannot load the party's data: ", run.status().message());
-    } else {
-      const data::PartyData& d = (*run)->session->data();
-      reply.set_accept(true);
-      reply.set_users(d.num_users());
-      reply.set_items(d.num_items());
-      reply.set_global_users(static_cast<int32_t>((*run)->user_ids.size()));
-      reply.set_global_items(static_cast<int32_t>((*run)->item_ids.size()));
-    }
+    const data::PartyData& d = (*run)->session->data();
+    reply.set_accept(true);
+    reply.set_users(d.num_users());
+    reply.set_items(d.num_items());
+    reply.set_global_users(static_cast<int32_t>((*run)->user_ids.size()));
+    reply.set_global_items(static_cast<int32_t>((*run)->item_ids.size()));
   }
   if (!refusal.empty()) {
     spdlog::warn("refusing job '{}': {}", task.job_id(), refusal);
@@ -202,38 +197,87 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
 }
 
-absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spec) {
-  auto config = net::JobConfigFromSpec(spec);
-  if (!config.ok()) return config.status();
-  auto plan = fmf::PlanNoise(*config);
-  if (!plan.ok()) return plan.status();
-  auto dataset = data::LoadDataSpec(config_.data.spec);
+absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
+  auto job = net::JobConfigFromSpec(spec);
+  if (!job.ok()) return absl::InvalidArgumentError(absl::StrCat("malformed job: ", job.status().message()));
+  // The policy sees the job as the party would run it (its own R) and the
+  // budget the rest of this job would take: the steps its plan charges minus
+  // what the ledger already holds for it (a rejoin after a restart).
+  auto policy = [this](const fmf::JobConfig& config, const fmf::NoisePlan& plan) {
+    double would_be = 0;
+    if (plan.private_training) {
+      std::lock_guard lock(mu_);
+      int64_t charged = 0;
+      for (const dp::LedgerEntry& e : ledger_.entries()) {
+        if (e.job_id == config.job_id) charged += e.steps;
+      }
+      const int64_t remaining = plan.steps - charged;
+      if (remaining <= 0) {
+        would_be = SpentEpsilonLocked();
+      } else {
+        auto e = ledger_.EpsilonWith(
+            {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining});
+        would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
+      }
+    }
+    return PolicyRefusal(config_.policy, config_.data, config, would_be);
+  };
+  return fmf::AdmittedJob::Admit(
+      *job,
+      {DeclaredRange(config_.data), config_.noise_seed, absl::StrCat("party-", config_.data.index)},
+      policy);
+}
+
+absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
+  data::LoadOptions options;
+  options.range = DeclaredRange(config_.data);
+  auto dataset = data::LoadDataSpec(config_.data.spec, options);
   if (!dataset.ok()) return dataset.status();
-  config->rating_max = spec.rating_max() > 0 ? spec.rating_max() : dataset->range.max;
+  // File loaders reject ratings outside options.range; a generated data set
+  // declares its own range, which must be the configured one.
+  if (dataset->range.min != config_.data.rating_min ||
+      dataset->range.max != config_.data.rating_max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.spec '", config_.data.spec, "' has rating range [", dataset->range.min, ", ",
+        dataset->range.max, "] but data.rating_min/rating_max declare [", config_.data.rating_min,
+        ", ", config_.data.rating_max, "]: make them agree"));
+  }
+  return dataset;
+}
+
+absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spec) {
+  // Every path to a session (OFFER, or ROUND/FINISH without one) goes
+  // through the same admission: the server's spec never reaches the session.
+  auto admitted = Admit(spec);
+  if (!admitted.ok()) return admitted.status();
+  if (admitted->seeded()) {
+    spdlog::warn("job '{}': noise from the local noise_seed (reproducible; not for production)",
+                 spec.job_id());
+  }
+  const fmf::JobConfig config = admitted->config();
+  const fmf::NoisePlan plan = admitted->plan();
+  auto dataset = LoadOwnData();
+  if (!dataset.ok()) return dataset.status();
   fmf::FederationOptions fed;
   fed.parties = config_.data.parties;
   fed.vfl_split = config_.data.vfl_split;
   fed.split_seed = config_.data.seed;
   fed.test_fraction = config_.data.test_fraction;
-  auto federation = fmf::BuildFederationFromSpec(*config, *dataset, config_.data.spec, fed);
+  auto federation = fmf::BuildFederationFromSpec(config, *dataset, config_.data.spec, fed);
   if (!federation.ok()) return federation.status();
   if (config_.data.index >= static_cast<int32_t>(federation->parties.size())) {
     return absl::InvalidArgumentError(absl::StrCat("data.index ", config_.data.index,
                                                    " but the split has ",
                                                    federation->parties.size(), " parties"));
   }
-  // The same derivation as the simulator: root seed -> "party-<index>".
-  random::Csprng rng = random::Csprng::FromOptionalSeed(config->seed)
-                           .Fork(absl::StrCat("party-", config_.data.index));
   std::lock_guard lock(mu_);
-  auto session = fmf::PartySession::Create(*config, *plan,
+  auto session = fmf::PartySession::Create(std::move(*admitted),
                                            federation->parties[config_.data.index],
-                                           federation->num_users, federation->num_items, &ledger_,
-                                           std::move(rng));
+                                           federation->num_users, federation->num_items, &ledger_);
   if (!session.ok()) return session.status();
   JobRun& run = runs_[spec.job_id()];
-  run.config = *config;
-  run.plan = *plan;
+  run.config = config;
+  run.plan = plan;
   run.user_ids = dataset->user_ids;
   run.item_ids = dataset->item_ids;
   run.session = std::move(*session);

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
 #include "common/dp/ledger.h"
+#include "common/fmf/admitted_job.h"
 #include "common/fmf/noise_plan.h"
 #include "common/fmf/party_session.h"
 #include "fedmf/v1/federation.grpc.pb.h"
@@ -64,7 +65,12 @@ class PartyAgent {
   absl::Status HandleOffer(const v1::Task& task);
   absl::Status HandleRound(const v1::Task& task);
   absl::Status HandleFinish(const v1::Task& task);
-  // Loads data and builds the session (Stage 1 not yet run).
+  // The trust boundary: the server's spec -> a job validated against this
+  // party's range, policy and budget, with the party's own randomness.
+  absl::StatusOr<fmf::AdmittedJob> Admit(const v1::JobSpec& spec);
+  // The party's data, checked against its declared rating range.
+  absl::StatusOr<data::Dataset> LoadOwnData() const;
+  // Admits the job, loads data and builds the session (Stage 1 not yet run).
   absl::StatusOr<JobRun*> CreateRun(const v1::JobSpec& spec);
   // The job's run, rebuilt from the task's spec if this process has none.
   absl::StatusOr<JobRun*> FindOrCreateRun(const v1::Task& task);

@@ -47,7 +47,19 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   c.data.seed = static_cast<uint64_t>(seed);
   check(data->GetString("vfl_split", &c.data.vfl_split));
   check(data->GetDouble("test_fraction", &c.data.test_fraction));
+  const bool has_range = data->Has("rating_min") && data->Has("rating_max");
+  check(data->GetDouble("rating_min", &c.data.rating_min));
+  check(data->GetDouble("rating_max", &c.data.rating_max));
   check(data->Finish());
+  if (root.Has("noise_seed")) {
+    int64_t noise_seed = -1;
+    check(root.GetInt("noise_seed", &noise_seed));
+    if (s.ok() && noise_seed < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(root.Where(), "key 'noise_seed': must be >= 0 (omit it for OS entropy)"));
+    }
+    c.noise_seed = static_cast<uint64_t>(noise_seed);
+  }
   if (root.Has("policy")) {
     auto policy = root.GetMap("policy");
     if (!policy.ok()) return policy.status();
@@ -76,6 +88,15 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   }
   if (!(c.data.test_fraction >= 0 && c.data.test_fraction < 1)) {
     return bad("data.test_fraction", "must be in [0, 1)");
+  }
+  if (!has_range) {
+    return bad("data.rating_min/rating_max",
+               "required: the range of the party's ratings, e.g. rating_min: 1, rating_max: 5 "
+               "for MovieLens (the DP sensitivity is computed from it, never from the job)");
+  }
+  if (!(std::isfinite(c.data.rating_min) && std::isfinite(c.data.rating_max) &&
+        c.data.rating_min < c.data.rating_max && c.data.rating_max > 0)) {
+    return bad("data.rating_max", "need finite rating_min < rating_max and rating_max > 0");
   }
   if (!(c.policy.max_epsilon > 0)) return bad("policy.max_epsilon", "must be > 0");
   if (!(c.policy.delta > 0 && c.policy.delta < 1)) return bad("policy.delta", "must be in (0, 1)");

@@ -4,10 +4,12 @@
 #define FEDMF_PARTY_PARTY_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 #include "common/net/credentials.h"
 
@@ -24,6 +26,11 @@ struct DataRole {
   uint64_t seed = 1;
   std::string vfl_split = "random"; // random | genre
   double test_fraction = 0.1;
+  // The party's own declared rating range (required): every rating of the
+  // file must lie in it, and the DP sensitivity derives from it alone; a job
+  // announcing another rating_max is refused (common/fmf/admitted_job.h).
+  double rating_min = 0;
+  double rating_max = 0;
 };
 
 struct Policy {
@@ -47,10 +54,19 @@ struct PartyConfig {
   std::string log_format = "text";
   std::string metrics_listen;       // host:port of GET /metrics; empty = off
   std::string metrics_port_file;    // written with the bound metrics port
+  // Local reproducibility seed for the party's noise and sampling (tests,
+  // demos). Unset = OS entropy. Never taken from a job: the server must not
+  // know the noise. Logged as a warning when set.
+  std::optional<uint64_t> noise_seed;
 };
 
 absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path);
 absl::StatusOr<PartyConfig> ParsePartyConfig(const std::string& text, const std::string& name);
+
+// The declared rating range of the party's data config.
+inline data::RatingRange DeclaredRange(const DataRole& role) {
+  return {role.rating_min, role.rating_max};
+}
 
 // The policy decision for a job offer, made before any data is read. Empty
 // string = accept; otherwise the reason the party refuses.

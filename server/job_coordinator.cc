@@ -96,6 +96,12 @@ absl::Status JobCoordinator::LoadActiveLocked() {
 // ------------------------------------------------------------------ operators
 
 absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
+  if (spec.has_seed() || spec.seed() != 0) {
+    // Whoever knows a party's seed can regenerate and subtract its noise.
+    return absl::InvalidArgumentError(
+        "field 'seed': a job must not carry a seed (each party draws its own noise; for a "
+        "reproducible run set noise_seed in the party configs and seed in the server's)");
+  }
   auto config = net::JobConfigFromSpec(spec);
   if (!config.ok()) return config.status();
   if (spec.roster_size() < 1) {
@@ -448,9 +454,9 @@ absl::Status JobCoordinator::StartRunningLocked() {
         accepted, " of ", job.stored.parties.size(), " parties accepted, ", min_parties,
         " needed (", absl::StrJoin(refusals, "; "), ")"));
   }
-  // Same derivation as the simulator (root seed -> "server"), so a seeded job
-  // starts from the same matrix in `fedmf train` and over the network.
-  random::Csprng server_rng = random::Csprng::FromOptionalSeed(job.config.seed).Fork("server");
+  // Same derivation as the simulator (root seed -> "server"), so a server
+  // started with the seed of `fedmf train` starts from the same matrix.
+  random::Csprng server_rng = random::Csprng::FromOptionalSeed(options_.seed).Fork("server");
   auto session = fmf::ServerSession::Create(job.config, shared_rows, infos, server_rng);
   if (!session.ok()) return session.status();
   if (auto s = store_->StartRunning(job.stored.spec.job_id(), session->shared()); !s.ok()) {

@@ -43,6 +43,9 @@ struct CoordinatorOptions {
   absl::Duration finish_deadline = absl::Seconds(120);
   absl::Duration default_round_deadline = absl::Seconds(120);
   std::vector<std::string> allowed_parties;          // empty = any certified party
+  // Local reproducibility seed of the server's own randomness (initial shared
+  // matrix); unset = OS entropy. Jobs never carry one.
+  std::optional<uint64_t> seed;
   // Called (under the coordinator's lock: keep it cheap) with every round
   // committed, e.g. to feed the round-latency histogram.
   std::function<void(const v1::RoundRecord&)> on_round;

@@ -35,6 +35,15 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   check(Seconds(root, "offer_deadline_seconds", &c.coordinator.offer_deadline));
   check(Seconds(root, "finish_deadline_seconds", &c.coordinator.finish_deadline));
   check(Seconds(root, "round_deadline_seconds", &c.coordinator.default_round_deadline));
+  if (root.Has("seed")) {
+    int64_t seed = -1;
+    check(root.GetInt("seed", &seed));
+    if (s.ok() && seed < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(root.Where("seed"), "key 'seed': must be >= 0 (omit it for OS entropy)"));
+    }
+    c.coordinator.seed = static_cast<uint64_t>(seed);
+  }
   if (root.Has("tls")) {
     auto tls = root.GetMap("tls");
     if (!tls.ok()) return tls.status();

@@ -24,11 +24,12 @@ mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Cs
   return mf::RandomEmbeddings(rows, config.dim, InitScale(config), config.rating_max, rng);
 }
 
-PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, data::PartyData data,
-                           int32_t global_users, int32_t global_items, dp::PrivacyLedger* ledger,
-                           random::Csprng rng)
+PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,
+                           data::PartyData data, int32_t global_users, int32_t global_items,
+                           dp::PrivacyLedger* ledger, random::Csprng rng)
     : config_(config),
       plan_(plan),
+      rating_offset_(rating_offset),
       data_(std::move(data)),
       global_users_(global_users),
       global_items_(global_items),
@@ -36,9 +37,12 @@ PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, data:
       rng_(std::move(rng)) {}
 
 absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
-    const JobConfig& config, const NoisePlan& plan, data::PartyData data, int32_t global_users,
-    int32_t global_items, dp::PrivacyLedger* ledger, random::Csprng rng) {
-  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
+    AdmittedJob job, data::PartyData data, int32_t global_users, int32_t global_items,
+    dp::PrivacyLedger* ledger) {
+  const JobConfig& config = job.config();
+  const NoisePlan& plan = job.plan();
+  const data::RatingRange range = job.range();
+  const double offset = job.rating_offset();
   if (plan.private_training && ledger == nullptr) {
     return absl::InvalidArgumentError("a private job needs a privacy ledger");
   }
@@ -62,25 +66,40 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
             "party ", data.party, " has a rating outside its local index space (user ", r.user,
             ", item ", r.item, ")"));
       }
+      // Ratings are floats: allow their rounding, nothing more.
+      if (r.value < range.min - 1e-6 || r.value > range.max + 1e-6) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "party ", data.party, " has rating ", r.value, " outside its declared range [",
+            range.min, ", ", range.max, "] (data.rating_min/rating_max)"));
+      }
     }
   }
-  std::unique_ptr<PartySession> session(new PartySession(config, plan, std::move(data),
-                                                         global_users, global_items, ledger,
-                                                         std::move(rng)));
+  // Shift to [0, R] (offset is 0 unless the range has negative ratings).
+  for (auto* part : {&data.train, &data.test}) {
+    for (data::Rating& r : *part) r.value = static_cast<float>(r.value - offset);
+  }
+  data.range = {range.min - offset, range.max - offset};
+  // TakeRng moves only the stream out of `job`; config and plan stay valid.
+  std::unique_ptr<PartySession> session(new PartySession(config, plan, offset,
+                                                         std::move(data), global_users,
+                                                         global_items, ledger,
+                                                         std::move(job).TakeRng()));
   PartySession& p = *session;
   p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
-  if (plan.private_training && config.granularity == Granularity::kUser) {
+  if (p.plan_.private_training && p.config_.granularity == Granularity::kUser) {
     random::Csprng trim_rng = p.rng_.Fork("trim");
-    p.dp_train_ = mf::RandomTrim(p.train_, plan.theta, trim_rng);
+    p.dp_train_ = mf::RandomTrim(p.train_, p.plan_.theta, trim_rng);
   } else {
     p.dp_train_ = p.train_;
   }
-  const double scale = InitScale(config);
+  const double scale = InitScale(p.config_);
   random::Csprng init_rng = p.rng_.Fork("init");
   // The shared matrix is overwritten by the server's in Pretrain; the local
   // one starts random (FMF Stage 1, step (1c)).
-  p.u_ = mf::RandomEmbeddings(p.data_.num_users(), config.dim, scale, config.rating_max, init_rng);
-  p.v_ = mf::RandomEmbeddings(p.data_.num_items(), config.dim, scale, config.rating_max, init_rng);
+  p.u_ = mf::RandomEmbeddings(p.data_.num_users(), p.config_.dim, scale, p.config_.rating_max,
+                              init_rng);
+  p.v_ = mf::RandomEmbeddings(p.data_.num_items(), p.config_.dim, scale, p.config_.rating_max,
+                              init_rng);
   return session;
 }
 
@@ -101,6 +120,11 @@ absl::Status PartySession::CheckShared(const mf::Matrix& m, const char* what) co
   }
   if (!m.allFinite()) return absl::InvalidArgumentError(absl::StrCat(what, ": non-finite entry"));
   return absl::OkStatus();
+}
+
+void PartySession::AdoptShared(const mf::Matrix& m) {
+  shared_matrix() = m;
+  mf::ClipEmbeddings(shared_matrix(), config_.rating_max);
 }
 
 absl::Status PartySession::Charge(int64_t round, int64_t steps) {
@@ -172,8 +196,7 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t st
     return absl::InvalidArgumentError(absl::StrCat("Pretrain: start round ", start_round,
                                                    " outside [0, ", config_.EffectiveRounds(), "]"));
   }
-  shared_matrix() = initial_shared;
-  mf::ClipEmbeddings(shared_matrix(), config_.rating_max);
+  AdoptShared(initial_shared);
   if (!vertical()) {
     // HFL Stage 1: pre-train U_k with V fixed at the server's initial value;
     // clipping, no noise, no trimming (nothing leaves the party).
@@ -202,7 +225,7 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   // untouched, and nothing computed from the data exists unaccounted.
   if (auto s = Charge(round, iters); !s.ok()) return s;
   steps_charged_ += plan_.private_training ? iters : 0;
-  shared_matrix() = shared;
+  AdoptShared(shared);
   RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
   next_round_ = round + 1;
   return shared_matrix();
@@ -213,7 +236,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     return absl::FailedPreconditionError("Finish: the session is not in Stage 2");
   }
   if (auto s = CheckShared(final_shared, "Finish"); !s.ok()) return s;
-  shared_matrix() = final_shared;
+  AdoptShared(final_shared);
   if (vertical()) {
     // VFL Stage 3: kappa DP iterations on V_{F_k} with U fixed; V is a
     // protected output, so these steps are charged too.
@@ -286,7 +309,8 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
   scored.reserve(data_.num_items());
   for (int32_t j = 0; j < data_.num_items(); ++j) {
     if (rated.count(j)) continue;
-    scored.emplace_back(data_.global_items[j], mf::Predict(u_, v_, local, j, data_.range));
+    scored.emplace_back(data_.global_items[j],
+                        mf::Predict(u_, v_, local, j, data_.range) + rating_offset_);
   }
   const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
   std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),

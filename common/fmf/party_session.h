@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"
 #include "common/dp/ledger.h"
+#include "common/fmf/admitted_job.h"
 #include "common/fmf/dp_iteration.h"
 #include "common/fmf/job_config.h"
 #include "common/fmf/noise_plan.h"
@@ -35,11 +36,14 @@ class PartySession {
  public:
   enum class Phase { kCreated, kTraining, kFinished };
 
+  // Only an admitted job (admitted_job.h) starts a session: its range, R,
+  // plan and randomness are the party's own. Every rating must lie in the
+  // admitted range; ratings are shifted by its offset (negative ranges).
   // `ledger` is not owned and must outlive the session (the daemon persists
   // it). `global_users`/`global_items` give the shared matrix's row count.
   static absl::StatusOr<std::unique_ptr<PartySession>> Create(
-      const JobConfig& config, const NoisePlan& plan, data::PartyData data, int32_t global_users,
-      int32_t global_items, dp::PrivacyLedger* ledger, random::Csprng rng);
+      AdmittedJob job, data::PartyData data, int32_t global_users, int32_t global_items,
+      dp::PrivacyLedger* ledger);
 
   // Rows and columns of the shared matrix (U for VFL: n x p; V for HFL: m x p).
   int32_t shared_rows() const;
@@ -50,6 +54,10 @@ class PartySession {
   // Stage 1: initialization and local pre-computation. A party that (re)joins
   // a running job passes the round it joins at and that round's shared matrix.
   absl::Status Pretrain(const mf::Matrix& initial_shared, int32_t start_round = 0);
+  // Every shared matrix received (Pretrain, RunRound, Finish) is first
+  // projected onto the party's own clipping set (mf::ClipEmbeddings with the
+  // party's R): the server's values never enter a gradient unclipped, so the
+  // sensitivity bound holds whatever the server sends.
   // Stage 2: one synchronization round of T' DP local iterations starting
   // from the server's shared matrix; returns the party's version of it.
   // Rounds only move forward: a round the party missed (deadline, restart) is
@@ -79,14 +87,16 @@ class PartySession {
   const mf::Matrix& item_embeddings() const { return v_; }
 
  private:
-  PartySession(const JobConfig& config, const NoisePlan& plan, data::PartyData data,
-               int32_t global_users, int32_t global_items, dp::PrivacyLedger* ledger,
-               random::Csprng rng);
+  PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,
+               data::PartyData data, int32_t global_users, int32_t global_items,
+               dp::PrivacyLedger* ledger, random::Csprng rng);
 
   bool vertical() const { return config_.split == SplitKind::kVertical; }
   mf::Matrix& shared_matrix() { return vertical() ? u_ : v_; }
   const mf::Matrix& shared_matrix() const { return vertical() ? u_ : v_; }
   absl::Status CheckShared(const mf::Matrix& m, const char* what) const;
+  // Takes the server's matrix as the shared one, projected onto the clipping set.
+  void AdoptShared(const mf::Matrix& m);
   absl::Status Charge(int64_t round, int64_t steps);
   // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
   void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
@@ -96,7 +106,8 @@ class PartySession {
 
   JobConfig config_;
   NoisePlan plan_;
-  data::PartyData data_;
+  double rating_offset_;      // subtracted from every rating (negative ranges)
+  data::PartyData data_;      // ratings and range already shifted
   int32_t global_users_;
   int32_t global_items_;
   dp::PrivacyLedger* ledger_;

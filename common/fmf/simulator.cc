@@ -81,9 +81,14 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
     ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
         plan->private_training ? config.epsilon * (1 + 1e-9) : std::numeric_limits<double>::infinity(),
         config.delta));
-    auto session = PartySession::Create(config, *plan, federation.parties[k], federation.num_users,
-                                        federation.num_items, ledgers.back().get(),
-                                        root.Fork(absl::StrCat("party-", k)));
+    // Each simulated party admits the job against its own range and derives
+    // its stream from the local seed, exactly as fedmf-party does.
+    auto admitted = AdmittedJob::Admit(
+        config, {federation.parties[k].range, config.seed, absl::StrCat("party-", k)}, nullptr);
+    if (!admitted.ok()) return admitted.status();
+    auto session = PartySession::Create(std::move(*admitted), federation.parties[k],
+                                        federation.num_users, federation.num_items,
+                                        ledgers.back().get());
     if (!session.ok()) return session.status();
     sessions.push_back(std::move(*session));
   }

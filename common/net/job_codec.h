@@ -10,6 +10,7 @@ namespace fedmf::net {
 
 // Fails (InvalidArgument naming the field) on unknown enums and on anything
 // ValidateJobConfig rejects. Only federated settings travel on the wire.
+// The seed does not travel in either direction: randomness is local.
 absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec);
 v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& config);
 

@@ -69,6 +69,9 @@ cli::ClusterOptions OptionsFor(const PlannedJob& plan) {
   o.data_spec = plan.flags.data;
   o.role = plan.config.split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   o.split_seed = plan.flags.seed.value_or(1);
+  o.seed = plan.flags.seed;
+  o.rating_min = plan.dataset.range.min;
+  o.rating_max = plan.dataset.range.max;
   o.vfl_split = plan.flags.vfl_split;
   o.poll_seconds = 0.5;
   o.liveness_seconds = 30;  // tests that kill a process lower this

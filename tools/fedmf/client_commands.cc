@@ -226,7 +226,11 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   auto eps = ParseEpsilon(epsilon, "epsilon");
   if (!eps.ok()) return eps.status();
   c.epsilon = *eps;
-  if (seed >= 0) c.seed = static_cast<uint64_t>(seed);
+  if (seed >= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": key 'seed': a cross-silo job carries no seed (the server refuses it); set "
+              "noise_seed in each party's config and seed in the server's for a reproducible run"));
+  }
   if (auto st = fmf::ValidateJobConfig(c); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
   }

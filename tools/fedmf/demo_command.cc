@@ -72,6 +72,9 @@ int RunDemo(DemoArgs& a) {
   options.data_spec = a.job.data;
   options.role = config->split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   options.split_seed = a.job.seed.value_or(1);
+  options.seed = a.job.seed;  // to the processes the demo starts, not in the job
+  options.rating_min = dataset->range.min;
+  options.rating_max = dataset->range.max;
   options.vfl_split = a.job.vfl_split;
   options.keep_work_dir = a.keep;
   options.insecure = a.insecure;

@@ -85,6 +85,7 @@ absl::Status LocalCluster::WriteServerConfig(const std::string& listen) {
               << "poll_seconds: " << options_.poll_seconds << "\n"
               << "liveness_seconds: " << options_.liveness_seconds << "\n"
               << "offer_deadline_seconds: 60\n"
+              << (options_.seed ? absl::StrCat("seed: ", *options_.seed, "\n") : "")
               << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
               << "  cert_dir: " << cert_dir_ << "\n  name: server\n";
   if (options_.metrics) {
@@ -114,7 +115,10 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "  cert_dir: " << cert_dir_ << "\n"
     << "data:\n  spec: \"" << data << "\"\n  setting: " << options_.role
     << "\n  parties: " << options_.parties << "\n  index: " << k
-    << "\n  seed: " << options_.split_seed << "\n  vfl_split: " << options_.vfl_split << "\n"
+    << "\n  seed: " << options_.split_seed << "\n  vfl_split: " << options_.vfl_split
+    << "\n  rating_min: " << options_.rating_min << "\n  rating_max: " << options_.rating_max
+    << "\n"
+    << (options_.seed ? absl::StrCat("noise_seed: ", *options_.seed, "\n") : "")
     << "policy:\n  max_epsilon: " << p.max_epsilon << "\n  delta: 1e-5\n"
     << "  allowed_settings: [" << absl::StrJoin(p.allowed_settings, ", ") << "]\n"
     << "  min_granularity: " << p.min_granularity << "\n"

@@ -35,6 +35,12 @@ struct ClusterOptions {
   std::string data_spec = "synthetic";
   std::string role = "hfl";   // the split the data follows: hfl | vfl
   uint64_t split_seed = 1;
+  // Reproducibility: given to the processes the cluster starts (server.yaml
+  // `seed`, each party's `noise_seed`), never put in a job. Unset = entropy.
+  std::optional<uint64_t> seed;
+  // The rating range every party declares (data.rating_min/rating_max).
+  double rating_min = 1;
+  double rating_max = 5;
   std::string vfl_split = "random";
   double poll_seconds = 0.5;
   double liveness_seconds = 3;

@@ -19,6 +19,7 @@ offer_deadline_seconds: 9
 round_deadline_seconds: 30
 finish_deadline_seconds: 31
 allowed_parties: [a, b]
+seed: 12
 log_format: json
 tls:
   insecure: true
@@ -31,6 +32,7 @@ tls:
   EXPECT_EQ(c->coordinator.poll, absl::Milliseconds(500));
   EXPECT_EQ(c->coordinator.default_round_deadline, absl::Seconds(30));
   EXPECT_EQ(c->coordinator.allowed_parties, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c->coordinator.seed, std::optional<uint64_t>(12));
   EXPECT_TRUE(c->tls.insecure);
   EXPECT_EQ(c->tls.name, "srv");
   EXPECT_EQ(c->log_format, "json");
@@ -42,6 +44,7 @@ TEST(ServerConfigTest, RejectsUnknownAndOutOfRange) {
   EXPECT_FALSE(server::ParseServerConfig("max_chunk_values: 10\n", "s.yaml").ok());
   EXPECT_FALSE(server::ParseServerConfig("poll_seconds: 0\n", "s.yaml").ok());
   EXPECT_FALSE(server::ParseServerConfig("log_format: xml\n", "s.yaml").ok());
+  EXPECT_FALSE(server::ParseServerConfig("seed: -3\n", "s.yaml").ok());
   auto s = server::ParseServerConfig("listen: a\nfoo: 1\n", "s.yaml");
   EXPECT_NE(s.status().message().find("s.yaml:2"), std::string::npos) << s.status();
 }
@@ -56,6 +59,9 @@ data:
   parties: 3
   index: 2
   seed: 9
+  rating_min: -2
+  rating_max: 3
+noise_seed: 17
 policy:
   max_epsilon: 4
   delta: 1e-6
@@ -70,6 +76,9 @@ TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   EXPECT_EQ(c->tls.name, "bank-a");
   EXPECT_EQ(c->data.index, 2);
   EXPECT_EQ(c->data.seed, 9u);
+  EXPECT_EQ(c->data.rating_min, -2);
+  EXPECT_EQ(c->data.rating_max, 3);
+  EXPECT_EQ(c->noise_seed, std::optional<uint64_t>(17));
   EXPECT_EQ(c->policy.max_epsilon, 4);
   EXPECT_EQ(c->policy.min_granularity, "user");
 }
@@ -80,13 +89,18 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
     std::string key;
   } cases[] = {
       {"server: x\n", "data"},
-      {"name: a\ndata:\n  spec: synthetic\n  index: 3\n  parties: 3\n", "data.index"},
-      {"name: a\ndata:\n  spec: synthetic\n  setting: lfl\n", "data.setting"},
-      {"name: a\ndata:\n  spec: synthetic\npolicy:\n  max_epsilon: 0\n", "policy.max_epsilon"},
-      {"name: a\ndata:\n  spec: synthetic\npolicy:\n  allowed_settings: [hfl, x]\n",
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  index: 3\n  parties: 3\n", "data.index"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  setting: lfl\n", "data.setting"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  max_epsilon: 0\n", "policy.max_epsilon"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  allowed_settings: [hfl, x]\n",
        "policy.allowed_settings"},
-      {"name: a\ndata:\n  spec: synthetic\n  sped: 1\n", "data.sped"},
-      {"data:\n  spec: synthetic\n", "name"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  sped: 1\n", "data.sped"},
+      {"data:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n", "name"},
+      {"name: a\ndata:\n  spec: synthetic\n", "rating_min/rating_max"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 5\n  rating_max: 1\n",
+       "data.rating_max"},
+      {"name: a\nnoise_seed: -1\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",
+       "noise_seed"},
   };
   for (const Case& k : cases) {
     auto c = party::ParsePartyConfig(k.yaml, "p.yaml");

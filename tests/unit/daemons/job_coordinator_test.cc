@@ -44,7 +44,6 @@ class JobCoordinatorTest : public ::testing::Test {
     c.split = fmf::SplitKind::kHorizontal;
     c.rounds = rounds;
     c.dim = 2;
-    c.seed = 3;
     v1::JobSpec s = net::SpecFromJobConfig(c);
     s.add_roster("a");
     s.add_roster("b");
@@ -134,6 +133,14 @@ TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
   bad.set_job_id("k");
   bad.add_roster("a");
   EXPECT_EQ(coordinator_->SubmitJob(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  // A seed in the job would let the server regenerate the parties' noise.
+  v1::JobSpec seeded = Spec(3);
+  seeded.set_job_id("s");
+  seeded.set_has_seed(true);
+  seeded.set_seed(42);
+  auto refused = coordinator_->SubmitJob(seeded);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("field 'seed'"), std::string::npos) << refused.status();
   WaitTask("a", v1::TASK_KIND_OFFER);
   EXPECT_EQ(coordinator_->GetTask("mallory").kind(), v1::TASK_KIND_IDLE);
   v1::OfferReply r;

@@ -1,10 +1,12 @@
 #include "common/fmf/party_session.h"
 
+#include <cmath>
 #include <limits>
 
 #include "common/data/partition.h"
 #include "common/data/synthetic.h"
 #include "common/fmf/server_session.h"
+#include "common/mf/clipping.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::fmf {
@@ -37,6 +39,13 @@ JobConfig HflJob(double epsilon) {
   return c;
 }
 
+// The job admitted against the party's own range with a local seed.
+AdmittedJob Admitted(const JobConfig& config, const data::PartyData& party, uint64_t seed = 5) {
+  auto a = AdmittedJob::Admit(config, {party.range, seed, "party-0"}, nullptr);
+  EXPECT_TRUE(a.ok()) << a.status();
+  return std::move(*a);
+}
+
 struct Fixture {
   data::Federation fed = SmallHfl(2);
   JobConfig config = HflJob(2.0);
@@ -46,8 +55,8 @@ struct Fixture {
   mf::Matrix shared;
 
   Fixture() {
-    party = *PartySession::Create(config, plan, fed.parties[0], fed.num_users, fed.num_items,
-                                  &ledger, random::Csprng::FromSeed(5));
+    party = *PartySession::Create(Admitted(config, fed.parties[0]), fed.parties[0], fed.num_users,
+                                  fed.num_items, &ledger);
     random::Csprng rng = random::Csprng::FromSeed(6);
     shared = InitialSharedMatrix(config, fed.num_items, rng);
   }
@@ -102,8 +111,8 @@ TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
 TEST(PartySessionTest, OverBudgetRoundIsRefusedAndNothingChanges) {
   Fixture f;
   dp::PrivacyLedger tiny(0.05, 1e-5);  // far below what one round costs
-  auto party = *PartySession::Create(f.config, f.plan, f.fed.parties[0], f.fed.num_users,
-                                     f.fed.num_items, &tiny, random::Csprng::FromSeed(5));
+  auto party = *PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
+                                     f.fed.num_users, f.fed.num_items, &tiny);
   ASSERT_TRUE(party->Pretrain(f.shared).ok());
   mf::Matrix before_v = party->item_embeddings();
   auto up = party->RunRound(0, f.shared);
@@ -134,6 +143,127 @@ TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
   }
   const int32_t other = f.fed.parties[1].global_users[0];
   EXPECT_EQ(f.party->Recommend(other, 5).status().code(), absl::StatusCode::kNotFound);
+}
+
+// A hostile server sends a shared matrix with one row of 1e6. The party
+// projects it onto its own clipping set before any gradient: what it releases
+// is bit-for-bit what it releases for the projected matrix (same seed), and
+// the step it takes from it is within lr * Delta (Delta = 2 R^{3/2}, one
+// rating's gradient norm at clipped embeddings), not ~1e6.
+TEST(PartySessionTest, HostileRowIsReclippedBeforeAnyGradient) {
+  Fixture honest, hostile;
+  ASSERT_TRUE(honest.party->Pretrain(honest.shared).ok());
+  ASSERT_TRUE(hostile.party->Pretrain(hostile.shared).ok());
+  mf::Matrix attack = hostile.shared;
+  attack.row(3).setConstant(1e6);
+  mf::Matrix projected = attack;
+  mf::ClipEmbeddings(projected, hostile.config.rating_max);
+  auto released_attack = hostile.party->RunRound(0, attack);
+  auto released_projected = honest.party->RunRound(0, projected);
+  ASSERT_TRUE(released_attack.ok()) << released_attack.status();
+  ASSERT_TRUE(released_projected.ok());
+  EXPECT_EQ(*released_attack, *released_projected);
+  // Finish takes the server's final matrix the same way.
+  mf::Matrix final_attack = *released_attack;
+  final_attack.row(0).setConstant(1e6);
+  mf::Matrix final_projected = final_attack;
+  mf::ClipEmbeddings(final_projected, hostile.config.rating_max);
+  ASSERT_TRUE(hostile.party->Finish(final_attack).ok());
+  ASSERT_TRUE(honest.party->Finish(final_projected).ok());
+  EXPECT_EQ(hostile.party->item_embeddings(), honest.party->item_embeddings());
+  EXPECT_EQ(hostile.party->user_embeddings(), honest.party->user_embeddings());
+}
+
+TEST(PartySessionTest, HostileRowMovesTheReleaseByAtMostTheOneRatingBound) {
+  // One user with one rating; non-private, every user sampled, one step, so
+  // the released row is Pi(v - lr * g): ||g|| = ||2 e u|| <= 2 R^{3/2} = Delta
+  // because the party clipped v before taking g (|e| <= R, ||u|| <= sqrt(R)).
+  data::PartyData one;
+  one.global_users = {0};
+  one.global_items = {0, 1};
+  one.train = {{0, 1, 5.0f}};
+  one.range = {1, 5};
+  JobConfig c;
+  c.setting = Setting::kHfl;
+  c.split = SplitKind::kHorizontal;
+  c.rounds = 1;
+  c.local_iters = 1;
+  c.dim = 4;
+  c.sample_rate = 1;
+  c.epsilon = std::numeric_limits<double>::infinity();
+  c.pretrain_epochs = 0;
+  c.learning_rate = 0.5;
+  c.lr_final_ratio = 1;
+  auto party = *PartySession::Create(Admitted(c, one), one, 1, 2, nullptr);
+  mf::Matrix v = mf::Matrix::Zero(2, 4);
+  ASSERT_TRUE(party->Pretrain(v).ok());
+  v.row(1).setConstant(1e6);
+  auto released = party->RunRound(0, v);
+  ASSERT_TRUE(released.ok()) << released.status();
+  mf::Matrix projected = v;
+  mf::ClipEmbeddings(projected, 5.0);
+  const double bound = c.learning_rate * mf::SensitivityOneMatrix(5.0);
+  EXPECT_LE((*released - projected).norm(), bound + 1e-12);
+  EXPECT_LE(released->row(1).norm(), std::sqrt(5.0) + 1e-12);
+  EXPECT_GT((v - projected).norm(), 1e5);  // the attack was real
+}
+
+TEST(AdmittedJobTest, RangeSeedAndPolicyAreThePartysOwn) {
+  JobConfig job = HflJob(2.0);
+  job.seed = 42;  // a server-chosen seed is dropped, never used
+  const data::RatingRange range{1, 5};
+  auto a = AdmittedJob::Admit(job, {range, std::nullopt, "party-0"}, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_FALSE(a->config().seed.has_value());
+  EXPECT_FALSE(a->seeded());
+  EXPECT_EQ(a->config().rating_max, 5.0);
+  // Two unseeded admissions of the same job draw different streams.
+  auto b = AdmittedJob::Admit(job, {range, std::nullopt, "party-0"}, nullptr);
+  EXPECT_NE(std::move(*a).TakeRng().NextU64(), std::move(*b).TakeRng().NextU64());
+
+  job.rating_max = 1;  // the server announces R = 1 to a party rating 1..5
+  auto wrong = AdmittedJob::Admit(job, {range, 7, "party-0"}, nullptr);
+  EXPECT_EQ(wrong.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(wrong.status().message().find("rating_max"), std::string::npos);
+
+  job.rating_max = 5;
+  auto refused = AdmittedJob::Admit(job, {range, 7, "party-0"},
+                                    [](const JobConfig&, const NoisePlan&) { return "no"; });
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST(AdmittedJobTest, NegativeRatingsAreShiftedAndTheSensitivityUsesTheWholeRange) {
+  JobConfig job = HflJob(1.0);
+  job.rating_max = 5;
+  auto a = AdmittedJob::Admit(job, {{-5, 5}, 1, "party-0"}, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->rating_offset(), -5.0);
+  EXPECT_EQ(a->config().rating_max, 10.0);
+  const NoisePlan naive = *PlanNoise(job);  // R = 5: what the job alone implies
+  EXPECT_NEAR(a->plan().sigma_one / naive.sigma_one, std::pow(2.0, 1.5), 1e-9);
+  EXPECT_EQ(a->plan().noise_multiplier, naive.noise_multiplier);
+  // The session sees ratings in [0, 10] and predicts back in [-5, 5].
+  data::PartyData d;
+  d.global_users = {0, 1};
+  d.global_items = {0, 1, 2};
+  d.train = {{0, 0, -5.0f}, {1, 1, 5.0f}, {0, 2, 0.0f}};
+  d.range = {-5, 5};
+  dp::PrivacyLedger ledger(10, 1e-5);
+  auto s = PartySession::Create(std::move(*a), d, 2, 3, &ledger);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_EQ((*s)->data().train[0].value, 0.0f);
+  EXPECT_EQ((*s)->data().train[1].value, 10.0f);
+  auto recs = (*s)->Recommend(1, 2);
+  ASSERT_TRUE(recs.ok());
+  for (const auto& [item, score] : *recs) {
+    EXPECT_GE(score, -5.0);
+    EXPECT_LE(score, 5.0);
+  }
+  // A rating outside the admitted range is refused.
+  d.train.push_back({1, 0, 6.0f});
+  auto again = AdmittedJob::Admit(job, {{-5, 5}, 1, "party-0"}, nullptr);
+  EXPECT_EQ(PartySession::Create(std::move(*again), d, 2, 3, &ledger).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

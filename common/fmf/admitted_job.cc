@@ -1,0 +1,44 @@
+#include "common/fmf/admitted_job.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::fmf {
+
+double RatingOffset(const data::RatingRange& range) { return std::min(0.0, range.min); }
+
+double ClippingBound(const data::RatingRange& range) { return range.max - RatingOffset(range); }
+
+absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const LocalTerms& local,
+                                               const AdmissionPolicy& policy) {
+  const data::RatingRange& range = local.range;
+  if (!std::isfinite(range.min) || !std::isfinite(range.max) || !(range.max > range.min) ||
+      !(range.max > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the party's rating range [", range.min, ", ", range.max,
+        "] is invalid: need finite rating_min < rating_max and rating_max > 0"));
+  }
+  if (auto s = ValidateJobConfig(offered); !s.ok()) return s;
+  // The job's R only has to agree with the party's own; it is never used.
+  if (std::abs(offered.rating_max - range.max) > 1e-9 * std::max(1.0, std::abs(range.max))) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job field 'rating_max' is ", offered.rating_max, " but the party's ratings lie in [",
+        range.min, ", ", range.max, "] (data.rating_min/rating_max): refusing the job"));
+  }
+  JobConfig config = offered;
+  config.rating_max = ClippingBound(range);
+  config.seed.reset();
+  auto plan = PlanNoise(config);
+  if (!plan.ok()) return plan.status();
+  if (policy) {
+    if (std::string refusal = policy(config, *plan); !refusal.empty()) {
+      return absl::PermissionDeniedError(refusal);
+    }
+  }
+  random::Csprng rng = random::Csprng::FromOptionalSeed(local.seed).Fork(local.stream);
+  return AdmittedJob(std::move(config), *plan, range, std::move(rng), local.seed.has_value());
+}
+
+}  // namespace fedmf::fmf
