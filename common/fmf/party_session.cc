@@ -176,10 +176,11 @@ void PartySession::RunStage1PerUser() {
   options.update_u = true;
   options.update_v = false;
   options.rating_max = config_.rating_max;
-  std::vector<data::Rating> mine;
-  for (int32_t i = 0; i < train_.num_users(); ++i) {
-    mine.clear();
-    for (const auto& e : train_.Row(i)) mine.push_back(data::Rating{i, e.item, e.value});
+  // The party's own ratings as given (full precision), grouped by user.
+  std::vector<std::vector<data::Rating>> by_user(static_cast<size_t>(data_.num_users()));
+  for (const data::Rating& r : data_.train) by_user[static_cast<size_t>(r.user)].push_back(r);
+  for (int32_t i = 0; i < data_.num_users(); ++i) {
+    const std::vector<data::Rating>& mine = by_user[static_cast<size_t>(i)];
     if (mine.empty()) continue;
     random::Csprng user_rng = rng_.Fork(absl::StrCat("stage1/", i));
     for (int32_t e = 0; e < config_.pretrain_epochs; ++e) {
