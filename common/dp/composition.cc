@@ -2,8 +2,9 @@
 #include "common/dp/composition.h"
 
 #include <algorithm>
-#include <cmath>
 #include <vector>
+
+#include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
 
@@ -18,20 +19,6 @@ PrivacyGuarantee ParallelComposition(const std::vector<PrivacyGuarantee>& parts)
   return out;
 }
 
-PrivacyGuarantee VflPerUserComposition(const std::vector<PrivacyGuarantee>& parts) {
-  // FMF Theorem 4: in VFL a user's ratings are split across parties by item,
-  // the per-party Gaussian mechanisms compose like one Gaussian whose
-  // epsilons add in quadrature; delta is the largest per-party delta.
-  PrivacyGuarantee out;
-  double sum_sq = 0;
-  for (const PrivacyGuarantee& p : parts) {
-    sum_sq += p.epsilon * p.epsilon;
-    out.delta = std::max(out.delta, p.delta);
-  }
-  out.epsilon = std::sqrt(sum_sq);
-  return out;
-}
-
 PrivacyGuarantee SequentialComposition(const std::vector<PrivacyGuarantee>& parts) {
   PrivacyGuarantee out;
   for (const PrivacyGuarantee& p : parts) {
@@ -39,6 +26,19 @@ PrivacyGuarantee SequentialComposition(const std::vector<PrivacyGuarantee>& part
     out.delta += p.delta;
   }
   return out;
+}
+
+absl::StatusOr<double> ComposeGaussianSchedules(const std::vector<GaussianSchedule>& parts,
+                                                double delta) {
+  // The accountant's AddSteps adds each schedule's RDP curve order by order:
+  // exactly the composition of independent mechanisms on the same record.
+  RdpAccountant accountant;
+  for (const GaussianSchedule& p : parts) {
+    if (p.steps > 0) accountant.AddSteps(p.sample_rate, p.noise_multiplier, p.steps);
+  }
+  auto eps = accountant.GetEpsilon(delta);
+  if (!eps.ok()) return eps.status();
+  return eps->epsilon;
 }
 
 }  // namespace fedmf::dp

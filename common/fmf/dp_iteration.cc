@@ -11,10 +11,19 @@ double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate) {
   return std::max(1.0, sample_rate * static_cast<double>(x.nnz()));
 }
 
-void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
-                    const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,
-                    DpScratch& scratch) {
-  const std::vector<int32_t> batch = mf::PoissonSampleRows(x.num_users(), spec.sample_rate, rng);
+mf::RatingMatrix BuildDpTrainingMatrix(int32_t num_users, int32_t num_items,
+                                       const std::vector<data::Rating>& ratings,
+                                       double rating_max, int32_t theta, random::Csprng& rng) {
+  std::vector<data::Rating> clamped = ratings;
+  for (data::Rating& r : clamped) r.value = std::clamp<double>(r.value, 0.0, rating_max);
+  mf::RatingMatrix x(num_users, num_items, clamped);
+  if (theta > 0) return mf::RandomTrim(x, theta, rng);
+  return x;
+}
+
+void ComputeDpGradients(const mf::RatingMatrix& x, const std::vector<int32_t>& batch,
+                        const mf::Matrix& u, const mf::Matrix& v, const DpIterationSpec& spec,
+                        DpScratch& scratch) {
   mf::Matrix* gu = nullptr;
   mf::Matrix* gv = nullptr;
   if (spec.update_u) {
@@ -27,6 +36,15 @@ void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
   }
   // Both gradients are taken at the same (U, V) before either moves.
   mf::AccumulateGradients(x, batch, u, v, gu, gv);
+}
+
+void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
+                    const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,
+                    DpScratch& scratch) {
+  const std::vector<int32_t> batch = mf::PoissonSampleRows(x.num_users(), spec.sample_rate, rng);
+  ComputeDpGradients(x, batch, u, v, spec, scratch);
+  mf::Matrix* gu = spec.update_u ? &scratch.grad_u : nullptr;
+  mf::Matrix* gv = spec.update_v ? &scratch.grad_v : nullptr;
   if (gu != nullptr) {
     mf::NoisyGradientStep(u, *gu, spec.sigma_u, spec.normalizer, learning_rate, spec.rating_max,
                           rng);

@@ -5,6 +5,10 @@
 #ifndef FEDMF_COMMON_FMF_DP_ITERATION_H_
 #define FEDMF_COMMON_FMF_DP_ITERATION_H_
 
+#include <cstdint>
+#include <vector>
+
+#include "common/data/ratings.h"
 #include "common/mf/embeddings.h"
 #include "common/random/csprng.h"
 
@@ -28,6 +32,21 @@ struct DpScratch {
   mf::Matrix grad_u;
   mf::Matrix grad_v;
 };
+
+// The pre-noise release of one DP iteration on `batch`: the summed per-rating
+// gradients into scratch.grad_u / grad_v (those spec updates; both at the same
+// U, V). RunDpIteration noises exactly these; the sensitivity tests measure them.
+void ComputeDpGradients(const mf::RatingMatrix& x, const std::vector<int32_t>& batch,
+                        const mf::Matrix& u, const mf::Matrix& v, const DpIterationSpec& spec,
+                        DpScratch& scratch);
+
+// The matrix the DP steps train on: every rating clamped into [0, R] (the
+// sensitivities assume |x - <u,v>| <= R, and R comes with the job, i.e. from
+// the server, so the data is made to fit rather than trusted to), then, for
+// per-user privacy (theta > 0), each user trimmed to theta random ratings.
+mf::RatingMatrix BuildDpTrainingMatrix(int32_t num_users, int32_t num_items,
+                                       const std::vector<data::Rating>& ratings,
+                                       double rating_max, int32_t theta, random::Csprng& rng);
 
 void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
                     const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,

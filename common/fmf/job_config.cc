@@ -36,6 +36,22 @@ absl::StatusOr<Granularity> ParseGranularity(const std::string& s) {
 
 std::string GranularityName(Granularity g) { return g == Granularity::kRating ? "rating" : "user"; }
 
+Granularity DefaultGranularity(Setting s) {
+  return s == Setting::kHfl || s == Setting::kHflSynSgd ? Granularity::kUser : Granularity::kRating;
+}
+
+std::string GranularityRefusal(Setting setting, Granularity granularity) {
+  if (granularity != Granularity::kRating) return "";
+  if (setting != Setting::kHfl && setting != Setting::kHflSynSgd) return "";
+  return absl::StrCat(
+      "per-rating privacy is not available for setting ", SettingName(setting),
+      ": Stage 1 pre-trains each user's embedding u_i without noise on all of that user's "
+      "ratings, so removing one rating moves u_i and changes the released V-gradient on every "
+      "item the user rated, which the per-rating sensitivity 2R^{3/2} does not bound "
+      "(docs/privacy.md, section hfl); use --granularity user (granularity: user in a job "
+      "file), which is valid and the default for ", SettingName(setting));
+}
+
 std::string SplitKindName(SplitKind k) {
   switch (k) {
     case SplitKind::kNone: return "none";
@@ -100,6 +116,11 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
   }
   if (!(c.rating_max > 0) || !std::isfinite(c.rating_max)) return bad("rating_max", "R must be > 0");
   if (!(c.test_fraction >= 0 && c.test_fraction < 1)) return bad("test_fraction", "must be in [0, 1)");
+  if (c.private_training()) {
+    if (std::string why = GranularityRefusal(c.setting, c.granularity); !why.empty()) {
+      return bad("granularity", why);
+    }
+  }
   switch (c.setting) {
     case Setting::kVfl:
       if (c.split != SplitKind::kVertical) return bad("split", "vfl needs a vertical split");

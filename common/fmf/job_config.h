@@ -30,6 +30,16 @@ enum class Granularity { kRating, kUser };
 absl::StatusOr<Setting> ParseSetting(const std::string& s);
 std::string SettingName(Setting s);
 absl::StatusOr<Granularity> ParseGranularity(const std::string& s);
+// The granularity a job gets when none is asked for: per user for HFL and
+// HFL-synSGD (the only one valid there, see GranularityRefusal), per rating
+// for the others.
+Granularity DefaultGranularity(Setting s);
+// Why `granularity` has no valid privacy analysis for a private job of
+// `setting` ("" when it has one). HFL and HFL-synSGD per rating: Stage 1
+// pre-trains u_i without noise on all of user i's ratings, so removing one
+// rating moves u_i and with it the Stage-2 V-gradient of every item the user
+// rated; 2 R^{3/2} does not bound that (docs/privacy.md, section hfl).
+std::string GranularityRefusal(Setting setting, Granularity granularity);
 std::string GranularityName(Granularity g);
 std::string SplitKindName(SplitKind k);
 
@@ -48,7 +58,8 @@ struct JobConfig {
   // Privacy target per party. epsilon = +inf means non-private (no noise).
   double epsilon = 1.0;
   double delta = 1e-5;
-  Granularity granularity = Granularity::kRating;
+  // Default: per user, the one valid for the default setting (HFL).
+  Granularity granularity = Granularity::kUser;
   int32_t theta = 0;          // trimming; 0 = paper default (VFL 5, HFL 10)
 
   int32_t vfl_finetune_iters = 100;  // kappa: VFL Stage 3 DP iterations on V

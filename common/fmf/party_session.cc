@@ -86,9 +86,14 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
   p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
-  if (p.plan_.private_training && p.config_.granularity == Granularity::kUser) {
+  if (plan.private_training) {
+    // Clamped into [0, R] and (per user) trimmed to theta: what the
+    // sensitivities behind sigma assume (docs/privacy.md). R is the party's
+    // own bound (AdmittedJob), the ratings already shifted into [0, R].
     random::Csprng trim_rng = p.rng_.Fork("trim");
-    p.dp_train_ = mf::RandomTrim(p.train_, p.plan_.theta, trim_rng);
+    p.dp_train_ = BuildDpTrainingMatrix(
+        p.data_.num_users(), p.data_.num_items(), p.data_.train, config.rating_max,
+        config.granularity == Granularity::kUser ? plan.theta : 0, trim_rng);
   } else {
     p.dp_train_ = p.train_;
   }
@@ -182,6 +187,33 @@ void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
   for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
 }
 
+void PartySession::RunStage1PerUser() {
+  // HFL Stage 1: pre-train U_k with V fixed at the server's initial value;
+  // clipping, no noise, no trimming. With V fixed, u_i moves only with user
+  // i's own ratings; each user also gets its own random stream, so u_i is a
+  // function of (user i's ratings, V0, the seed) alone. That is what makes
+  // per-user privacy hold exactly: removing a user leaves every other row of
+  // U bit-for-bit unchanged (docs/privacy.md, section hfl). It is also why
+  // per-rating privacy does not hold: one rating moves u_i.
+  mf::SgdOptions options;
+  options.learning_rate = config_.sgd_learning_rate;
+  options.l2 = config_.sgd_l2;
+  options.update_u = true;
+  options.update_v = false;
+  options.rating_max = config_.rating_max;
+  // The party's own ratings as given (full precision), grouped by user.
+  std::vector<std::vector<data::Rating>> by_user(static_cast<size_t>(data_.num_users()));
+  for (const data::Rating& r : data_.train) by_user[static_cast<size_t>(r.user)].push_back(r);
+  for (int32_t i = 0; i < data_.num_users(); ++i) {
+    const std::vector<data::Rating>& mine = by_user[static_cast<size_t>(i)];
+    if (mine.empty()) continue;
+    random::Csprng user_rng = rng_.Fork(absl::StrCat("stage1/", i));
+    for (int32_t e = 0; e < config_.pretrain_epochs; ++e) {
+      mf::SgdEpoch(mine, u_, v_, options, user_rng);
+    }
+  }
+}
+
 absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t start_round) {
   if (phase_ != Phase::kCreated) {
     return absl::FailedPreconditionError("Pretrain: the session has already started");
@@ -197,11 +229,9 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t st
                                                    " outside [0, ", config_.EffectiveRounds(), "]"));
   }
   AdoptShared(initial_shared);
-  if (!vertical()) {
-    // HFL Stage 1: pre-train U_k with V fixed at the server's initial value;
-    // clipping, no noise, no trimming (nothing leaves the party).
-    RunSgdEpochs(config_.pretrain_epochs, /*update_u=*/true, /*update_v=*/false);
-  }
+  // HFL Stage 1: pre-train each U row with V fixed at the server's initial
+  // (projected) value; clipping, no noise (nothing leaves the party).
+  if (!vertical()) RunStage1PerUser();
   next_round_ = start_round;
   phase_ = Phase::kTraining;
   return absl::OkStatus();
@@ -225,6 +255,10 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   // untouched, and nothing computed from the data exists unaccounted.
   if (auto s = Charge(round, iters); !s.ok()) return s;
   steps_charged_ += plan_.private_training ? iters : 0;
+  // The server is the adversary: its matrix is projected (Pi) before any
+  // gradient is taken at it, so |x - <u,v>| <= R and ||row|| <= sqrt(R) hold
+  // whatever it sent. An honest server's average of clipped rows is already
+  // feasible and left unchanged.
   AdoptShared(shared);
   RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
   next_round_ = round + 1;
@@ -236,7 +270,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     return absl::FailedPreconditionError("Finish: the session is not in Stage 2");
   }
   if (auto s = CheckShared(final_shared, "Finish"); !s.ok()) return s;
-  AdoptShared(final_shared);
+  AdoptShared(final_shared);  // as in RunRound
   if (vertical()) {
     // VFL Stage 3: kappa DP iterations on V_{F_k} with U fixed; V is a
     // protected output, so these steps are charged too.
@@ -278,6 +312,26 @@ absl::Status PartySession::TrainAlone() {
   }
   phase_ = Phase::kFinished;
   return absl::OkStatus();
+}
+
+absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_t>& batch,
+                                                         const mf::Matrix& shared) const {
+  if (auto s = CheckShared(shared, "PreNoiseRelease"); !s.ok()) return s;
+  for (int32_t i : batch) {
+    if (i < 0 || i >= dp_train_.num_users()) {
+      return absl::InvalidArgumentError(absl::StrCat("PreNoiseRelease: user ", i, " out of range"));
+    }
+  }
+  mf::Matrix clipped = shared;
+  mf::ClipEmbeddings(clipped, config_.rating_max);
+  DpScratch out;
+  const DpIterationSpec spec = Stage2Spec();
+  if (vertical()) {
+    ComputeDpGradients(dp_train_, batch, clipped, v_, spec, out);
+  } else {
+    ComputeDpGradients(dp_train_, batch, u_, clipped, spec, out);
+  }
+  return out;
 }
 
 mf::ErrorMetrics PartySession::EvaluateTest() const {

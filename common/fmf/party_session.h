@@ -68,6 +68,15 @@ class PartySession {
   // central / local-only baselines: the whole job on this party's data alone.
   absl::Status TrainAlone();
 
+  // The pre-noise release of one Stage-2 iteration on `batch` (local user
+  // ids) at the server's `shared` matrix (clipped as RunRound clips it): the
+  // gradient sums RunRound would noise, with the party's current private
+  // matrix. For the sensitivity tests; consumes no randomness, charges nothing.
+  absl::StatusOr<DpScratch> PreNoiseRelease(const std::vector<int32_t>& batch,
+                                            const mf::Matrix& shared) const;
+  // Which matrices a Stage-2 iteration updates and their noise.
+  DpIterationSpec Stage2Spec() const;
+
   Phase phase() const { return phase_; }
   int32_t next_round() const { return next_round_; }
   int64_t steps_charged() const { return steps_charged_; }
@@ -101,7 +110,7 @@ class PartySession {
   // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
   void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
   void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v);
-  DpIterationSpec Stage2Spec() const;
+  void RunStage1PerUser();
   DpIterationSpec VflFinetuneSpec() const;
 
   JobConfig config_;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/data/loaders.h"
+#include "common/dp/composition.h"
 #include "common/dp/ledger.h"
 #include "common/fmf/party_session.h"
 #include "common/fmf/server_session.h"
@@ -169,6 +170,16 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
     tests.push_back(r.test);
     trains.push_back(r.train);
     result.parties.push_back(r);
+  }
+  if (plan->private_training && config.setting == Setting::kVfl &&
+      config.granularity == Granularity::kUser) {
+    std::vector<dp::GaussianSchedule> schedules;
+    for (const PartyResult& r : result.parties) {
+      schedules.push_back({plan->sample_rate, plan->noise_multiplier, r.steps});
+    }
+    auto global = dp::ComposeGaussianSchedules(schedules, config.delta);
+    if (!global.ok()) return global.status();
+    result.epsilon_per_user_global = *global;
   }
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);

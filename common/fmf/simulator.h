@@ -64,6 +64,11 @@ struct SimulationResult {
   mf::ErrorMetrics test;   // all parties' test ratings pooled
   mf::ErrorMetrics train;
   double epsilon = 0;      // max over parties (parallel composition)
+  // VFL per user: a user's ratings sit at every party, so removing the user
+  // changes all s releases; the parties' RDP curves composed (not the FMF
+  // paper's sqrt(sum eps_k^2), Theorem 4, which does not hold). Unset for
+  // every other setting x granularity, where `epsilon` already is global.
+  std::optional<double> epsilon_per_user_global;
   int32_t rounds = 0;
   double seconds = 0;
 };

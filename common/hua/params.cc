@@ -56,6 +56,28 @@ absl::Status ValidateHuaParams(const HuaParams& p) {
   return absl::OkStatus();
 }
 
+int64_t ReleasesPerRating(const HuaParams& p) {
+  return p.scenario == Scenario::kTrusted ? 1 : static_cast<int64_t>(p.iterations);
+}
+
+double EpsilonPerRelease(const HuaParams& p) {
+  if (std::isinf(p.epsilon)) return p.epsilon;
+  return p.epsilon / static_cast<double>(ReleasesPerRating(p));
+}
+
+std::string PrivacyCaveat(Scenario s) {
+  if (s == Scenario::kTrusted) {
+    return "no valid epsilon: S1's U is trained on the same ratings without noise (Theorem 1 "
+           "needs a data-independent U) and V is an approximate minimizer after a fixed number "
+           "of gradient steps (objective perturbation covers the exact one); docs/privacy.md, "
+           "section hua";
+  }
+  return "no valid epsilon: each user's u_i is updated from all of her ratings between "
+         "releases, so one rating moves every item report of that user, and V is unbounded, so "
+         "that change has no bound (the per-release analysis assumes a fixed u_i); "
+         "docs/privacy.md, section hua";
+}
+
 double RatingSpan(const data::RatingRange& range) { return range.max - range.min; }
 
 double LaplaceScale(double epsilon, const data::RatingRange& range, int32_t dim) {

@@ -48,10 +48,12 @@ struct HuaParams {
   // The non-private baseline ("the original MF scheme without any
   // protection running 100 iterations"), also S1's non-private U.
   int32_t baseline_iterations = 100;
-  // As in the paper, per release: the published V (S1), and in S2/S3 each
-  // released gradient or sum on its own. The paper does not compose over
-  // iterations and neither does this code; T iterations of S2/S3 are
-  // T * epsilon under basic composition.  +inf: no noise (the non-private run).
+  // The whole job's budget (what --epsilon sets): the noise of every
+  // release is calibrated to EpsilonPerRelease(), and the releases compose
+  // to at most this (basic composition of pure eps-DP releases). The paper
+  // states eps per release and does not compose. +inf: no noise (the
+  // non-private run). Whether the per-release analysis itself holds is
+  // another matter: see PrivacyCaveat() and docs/privacy.md, section hua.
   double epsilon = 1.0;
   ObjectiveNoise s1_noise = ObjectiveNoise::kGammaNorm;
   // S3 dynamics (per iteration, between iterations).
@@ -66,6 +68,18 @@ struct HuaParams {
 };
 
 absl::Status ValidateHuaParams(const HuaParams& p);
+
+// How many releases one rating enters over the job: S1 publishes V once;
+// S2 / S2-TP / S3 release one noised sum (S2: one report) per rated item per
+// iteration, so `iterations` of them (S3's initial eta sums carry noise only).
+int64_t ReleasesPerRating(const HuaParams& p);
+// The eps each release is calibrated to: epsilon / ReleasesPerRating (pure
+// eps-DP mechanisms compose linearly; +inf stays +inf).
+double EpsilonPerRelease(const HuaParams& p);
+// Why the paper's per-release analysis does not give a valid end-to-end
+// guarantee for this scenario (never empty): fedmf reports epsilon = inf
+// for Hua runs and the paper's numbers under their own names.
+std::string PrivacyCaveat(Scenario s);
 
 // Delta = max_r - min_r: the largest change of one rating.
 double RatingSpan(const data::RatingRange& range);

@@ -43,7 +43,7 @@ User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
       ratings_(std::move(ratings)),
       params_(params),
       range_(range),
-      laplace_b_(LaplaceScale(params.epsilon, range, params.dim)),
+      laplace_b_(LaplaceScale(EpsilonPerRelease(params), range, params.dim)),
       codec_(codec),
       rng_(std::move(rng)),
       u_(params.dim),
@@ -170,7 +170,7 @@ absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
   for (size_t k = 0; k < req.items.size(); ++k) {
     if (auto s = StoreEta(req.items[k], pos[k]); !s.ok()) return s;
     std::vector<double> g = Gradient(req.items[k], pos[k]);
-    const std::vector<double> r = DifferenceAttackNoise(rho, params_.dim, params_.epsilon, range_);
+    const std::vector<double> r = DifferenceAttackNoise(rho, params_.dim, EpsilonPerRelease(params_), range_);
     for (int32_t l = 0; l < params_.dim; ++l) g[l] += eta_[pos[k]][l] + r[l];
     out.items.push_back({req.items[k].item, std::move(g)});
   }

@@ -183,7 +183,7 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
     if (setting == "hua-s3") return HuaJobSpecFromYaml(*root, path);  // device hosts + aggregator
   }
   fmf::JobConfig c;
-  std::string setting = "hfl", granularity = "rating", epsilon = "1";
+  std::string setting = "hfl", granularity = "default", epsilon = "1";
   std::vector<std::string> roster;
   double deadline = 0;
   int32_t min_parties = 0;
@@ -220,9 +220,14 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   if (!set.ok()) return set.status();
   c.setting = *set;
   c.split = c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
-  auto gran = fmf::ParseGranularity(granularity);
-  if (!gran.ok()) return gran.status();
-  c.granularity = *gran;
+  if (granularity == "default") {
+    // Absent: per user for hfl / hfl-synsgd (per rating is refused there).
+    c.granularity = fmf::DefaultGranularity(c.setting);
+  } else {
+    auto gran = fmf::ParseGranularity(granularity);
+    if (!gran.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", gran.status().message()));
+    c.granularity = *gran;
+  }
   auto eps = ParseEpsilon(epsilon, "epsilon");
   if (!eps.ok()) return eps.status();
   c.epsilon = *eps;

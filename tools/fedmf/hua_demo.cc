@@ -100,9 +100,9 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   }
   std::cerr << absl::StrFormat(
       "demo: fedmf-server :%d, fedmf-aggregator :%d, %d device hosts with %d users (%s); "
-      "%d iterations, K = %d, epsilon %g\n",
+      "%d iterations, K = %d, epsilon budget %g (%g per release)\n",
       c.server_port(), c.aggregator_port(), hosts, with_ratings, d.insecure ? "INSECURE" : "mTLS",
-      params->iterations, params->max_online, params->epsilon);
+      params->iterations, params->max_online, params->epsilon, hua::EpsilonPerRelease(*params));
 
   int printed = 0;
   auto progress = [&](const v1::JobStatus& st) {
@@ -131,7 +131,6 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   if (a.json) {
     nlohmann::json j = {{"setting", "hua-s3"},
                         {"data", a.data},
-                        {"epsilon", JsonNumber(params->epsilon)},
                         {"iterations", h.iterations_size()},
                         {"test_mse", h.test_mse()},
                         {"test_mae", h.test_mae()},
@@ -141,17 +140,16 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
                         {"hosts", hosts},
                         {"users", h.registered_users()},
                         {"seconds", seconds}};
+    AddHuaPrivacyJson(*params, j);
     std::cout << j.dump() << "\n";
     return 0;
   }
   std::cout << absl::StrFormat(
       "\nhua-s3 over %d real processes (server, aggregator, %d device hosts, %d users): "
       "%d iterations in %.1f s\ntest MAE %.4f (MSE %.4f) over %d ratings; non-private baseline "
-      "MAE %.4f; mean |error| increase %+.4f\nepsilon %g per released sum (the paper's "
-      "accounting; %d iterations compose to %g under basic composition)\n",
+      "MAE %.4f; mean |error| increase %+.4f\n%s\n",
       hosts + 2, hosts, h.registered_users(), h.iterations_size(), seconds, h.test_mae(),
-      h.test_mse(), h.test_count(), b.mae, increase, params->epsilon, params->iterations,
-      params->epsilon * params->iterations);
+      h.test_mse(), h.test_count(), b.mae, increase, HuaPrivacyLine(*params));
   return 0;
 }
 

@@ -25,9 +25,13 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   auto eps = ParseEpsilon(a.epsilon, "--epsilon");
   if (!eps.ok()) return eps.status();
   c.epsilon = *eps;
-  auto gran = fmf::ParseGranularity(a.granularity);
-  if (!gran.ok()) return gran.status();
-  c.granularity = *gran;
+  if (a.granularity == "default") {
+    c.granularity = fmf::DefaultGranularity(c.setting);
+  } else {
+    auto gran = fmf::ParseGranularity(a.granularity);
+    if (!gran.ok()) return gran.status();
+    c.granularity = *gran;
+  }
   c.delta = a.delta;
   c.theta = a.theta;
   c.rounds = a.rounds;
@@ -60,7 +64,9 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--epsilon", a->epsilon, "per-party epsilon, or inf")->capture_default_str();
   cmd->add_option("--delta", a->delta, "delta")->capture_default_str();
-  cmd->add_option("--granularity", a->granularity, "rating | user")->capture_default_str();
+  cmd->add_option("--granularity", a->granularity, "rating | user | default (user for hfl and hfl-synsgd, where "
+                  "per-rating privacy is refused; rating otherwise)")
+      ->capture_default_str();
   cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
       ->capture_default_str();
   cmd->add_option("--T", a->rounds, "synchronization rounds T")->capture_default_str();

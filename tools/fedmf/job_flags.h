@@ -20,7 +20,8 @@ struct JobFlags {
   int32_t parties = 5;
   std::string epsilon = "1";
   double delta = 1e-5;
-  std::string granularity = "rating";
+  // "default": per user for hfl / hfl-synsgd, per rating otherwise.
+  std::string granularity = "default";
   int32_t theta = 0;
   int32_t rounds = 100;
   int32_t local_iters = 10;

@@ -31,7 +31,7 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"epsilon", JsonNumber(p.epsilon)},
                        {"steps", p.steps}});
   }
-  return {{"setting", fmf::SettingName(r.config.setting)},
+  nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
           {"split", fmf::SplitKindName(r.config.split)},
           {"data", data_spec},
           {"granularity", fmf::GranularityName(r.config.granularity)},
@@ -53,6 +53,10 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
           {"parties", static_cast<int>(r.parties.size())},
           {"seconds", r.seconds},
           {"per_party", parties}};
+  if (r.epsilon_per_user_global) {
+    out["epsilon_per_user_global"] = JsonNumber(*r.epsilon_per_user_global);
+  }
+  return out;
 }
 
 void PrintSummary(const fmf::SimulationResult& r) {
@@ -71,6 +75,12 @@ void PrintSummary(const fmf::SimulationResult& r) {
       std::isinf(r.epsilon) ? "inf" : absl::StrFormat("%.4f", r.epsilon), r.config.delta,
       r.plan.noise_multiplier, r.plan.steps, static_cast<int>(r.parties.size()), r.rounds,
       r.seconds);
+  if (r.epsilon_per_user_global) {
+    std::cout << absl::StrFormat(
+        "per-user epsilon over all %d parties (a user's ratings sit at every party; RDP curves "
+        "composed): %.4f\n",
+        static_cast<int>(r.parties.size()), *r.epsilon_per_user_global);
+  }
 }
 
 int RunTrain(const JobFlags& a) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::dp {
@@ -13,15 +14,6 @@ TEST(CompositionTest, Parallel) {
   EXPECT_DOUBLE_EQ(g.delta, 1e-5);
 }
 
-TEST(CompositionTest, VflPerUserAddsEpsilonsInQuadrature) {
-  const PrivacyGuarantee g = VflPerUserComposition({{3.0, 1e-6}, {4.0, 1e-5}});
-  EXPECT_DOUBLE_EQ(g.epsilon, 5.0);
-  EXPECT_DOUBLE_EQ(g.delta, 1e-5);
-  // K equal parties: sqrt(K) * eps.
-  const PrivacyGuarantee four = VflPerUserComposition({{1.5, 1e-5}, {1.5, 1e-5}, {1.5, 1e-5}, {1.5, 1e-5}});
-  EXPECT_DOUBLE_EQ(four.epsilon, 3.0);
-}
-
 TEST(CompositionTest, SequentialSums) {
   const PrivacyGuarantee g = SequentialComposition({{1.0, 1e-6}, {0.5, 2e-6}});
   EXPECT_DOUBLE_EQ(g.epsilon, 1.5);
@@ -29,18 +21,58 @@ TEST(CompositionTest, SequentialSums) {
 }
 
 TEST(CompositionTest, EmptyIsFree) {
-  for (const PrivacyGuarantee& g :
-       {ParallelComposition({}), VflPerUserComposition({}), SequentialComposition({})}) {
+  for (const PrivacyGuarantee& g : {ParallelComposition({}), SequentialComposition({})}) {
     EXPECT_EQ(g.epsilon, 0);
     EXPECT_EQ(g.delta, 0);
   }
 }
 
-TEST(CompositionTest, Ordering) {
-  // parallel <= VFL quadrature <= sequential for the same parts.
-  const std::vector<PrivacyGuarantee> parts = {{0.7, 1e-6}, {1.2, 1e-6}, {0.3, 1e-6}};
-  EXPECT_LE(ParallelComposition(parts).epsilon, VflPerUserComposition(parts).epsilon);
-  EXPECT_LE(VflPerUserComposition(parts).epsilon, SequentialComposition(parts).epsilon);
+// The VFL per-user default job: T*T' + kappa = 1100 steps at eta = 0.01,
+// each party calibrated to eps_k = 1 at delta = 1e-5.
+constexpr double kQ = 0.01;
+constexpr int64_t kSteps = 1100;
+constexpr double kDelta = 1e-5;
+
+TEST(CompositionTest, OneScheduleIsTheAccountantsEpsilon) {
+  auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
+  ASSERT_TRUE(z.ok());
+  auto one = ComposeGaussianSchedules({{kQ, *z, kSteps}}, kDelta);
+  auto direct = ComputeEpsilon(kQ, *z, kSteps, kDelta);
+  ASSERT_TRUE(one.ok() && direct.ok());
+  EXPECT_DOUBLE_EQ(*one, *direct);
+  EXPECT_LE(*one, 1.0);
+}
+
+TEST(CompositionTest, TenVflPartiesCostMoreThanTheoremFour) {
+  auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
+  ASSERT_TRUE(z.ok());
+  auto eps_k = ComputeEpsilon(kQ, *z, kSteps, kDelta);
+  ASSERT_TRUE(eps_k.ok());
+  std::vector<GaussianSchedule> parties(10, GaussianSchedule{kQ, *z, kSteps});
+  auto global = ComposeGaussianSchedules(parties, kDelta);
+  ASSERT_TRUE(global.ok());
+  // The FMF paper's Theorem 4 would claim sqrt(10) * eps_k ~ 3.16; the RDP
+  // composition of the ten curves is the valid (and larger) number.
+  const double theorem4 = std::sqrt(10.0) * *eps_k;
+  EXPECT_GT(*global, theorem4 + 0.2) << "global " << *global << " theorem 4 " << theorem4;
+  EXPECT_NEAR(*global, 3.43, 0.03);
+  // Composing ten curves equals one schedule of ten times the steps.
+  auto as_one = ComputeEpsilon(kQ, *z, 10 * kSteps, kDelta);
+  ASSERT_TRUE(as_one.ok());
+  EXPECT_NEAR(*global, *as_one, 1e-9);
+  // ...and never exceeds basic composition.
+  EXPECT_LT(*global, 10 * *eps_k);
+}
+
+TEST(CompositionTest, HeterogeneousSchedulesAndBadDelta) {
+  auto a = ComposeGaussianSchedules({{0.01, 2.0, 100}, {0.02, 3.0, 50}}, kDelta);
+  auto b = ComposeGaussianSchedules({{0.02, 3.0, 50}, {0.01, 2.0, 100}}, kDelta);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(*a, *b);
+  auto only_first = ComposeGaussianSchedules({{0.01, 2.0, 100}}, kDelta);
+  ASSERT_TRUE(only_first.ok());
+  EXPECT_GT(*a, *only_first);
+  EXPECT_FALSE(ComposeGaussianSchedules({{0.01, 2.0, 100}}, 0.0).ok());
 }
 
 }  // namespace

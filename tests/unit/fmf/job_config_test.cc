@@ -46,6 +46,38 @@ TEST(JobConfigTest, ErrorsNameTheField) {
   }
 }
 
+TEST(JobConfigTest, HflRefusesPerRatingPrivacy) {
+  for (Setting setting : {Setting::kHfl, Setting::kHflSynSgd}) {
+    JobConfig c = Hfl();
+    c.setting = setting;
+    EXPECT_EQ(c.granularity, Granularity::kUser);  // the default is the valid one
+    EXPECT_EQ(DefaultGranularity(setting), Granularity::kUser);
+    c.granularity = Granularity::kRating;
+    absl::Status s = ValidateJobConfig(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+    // Names the field, the setting, why, and the fix.
+    for (const char* part : {"'granularity'", "per-rating privacy is not available",
+                             "Stage 1 pre-trains", "--granularity user"}) {
+      EXPECT_NE(s.message().find(part), std::string::npos) << part << ": " << s.message();
+    }
+    EXPECT_NE(s.message().find(SettingName(setting)), std::string::npos) << s.message();
+    EXPECT_FALSE(PlanNoise(c).ok());
+    // Without noise nothing is claimed, so nothing to refuse.
+    c.epsilon = std::numeric_limits<double>::infinity();
+    EXPECT_TRUE(ValidateJobConfig(c).ok());
+  }
+  // VFL and DP local-only keep per rating (no noise-free stage feeds their
+  // releases), and per rating stays their default.
+  JobConfig v;
+  v.setting = Setting::kVfl;
+  v.split = SplitKind::kVertical;
+  v.granularity = Granularity::kRating;
+  EXPECT_TRUE(ValidateJobConfig(v).ok());
+  EXPECT_EQ(DefaultGranularity(Setting::kVfl), Granularity::kRating);
+  EXPECT_EQ(DefaultGranularity(Setting::kLocal), Granularity::kRating);
+  EXPECT_TRUE(GranularityRefusal(Setting::kHfl, Granularity::kUser).empty());
+}
+
 TEST(JobConfigTest, ParsesNames) {
   EXPECT_EQ(*ParseSetting("hfl-synsgd"), Setting::kHflSynSgd);
   EXPECT_EQ(SettingName(Setting::kVfl), "vfl");
@@ -84,19 +116,25 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   EXPECT_DOUBLE_EQ(plan->noise_multiplier, *z);
   EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
   EXPECT_GT(plan->epsilon, 0.99);
-  EXPECT_DOUBLE_EQ(plan->sigma_one, *z * mf::SensitivityOneMatrix(5.0));
-  EXPECT_DOUBLE_EQ(plan->sigma_both, *z * mf::SensitivityBothMatrices(5.0));
+  // Per user (the HFL default): Delta scaled by theta = 10.
+  EXPECT_EQ(plan->theta, 10);
+  EXPECT_DOUBLE_EQ(plan->sigma_one, *z * 10 * mf::SensitivityOneMatrix(5.0));
+  EXPECT_DOUBLE_EQ(plan->sigma_both, *z * 10 * mf::SensitivityBothMatrices(5.0));
 }
 
 TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {
   JobConfig c = Hfl();
+  c.setting = Setting::kVfl;  // HFL refuses per rating; VFL offers both
+  c.split = SplitKind::kVertical;
+  c.granularity = Granularity::kRating;
   auto rating = PlanNoise(c);
   c.granularity = Granularity::kUser;
   auto user = PlanNoise(c);
   ASSERT_TRUE(rating.ok() && user.ok());
-  EXPECT_EQ(user->theta, 10);
+  EXPECT_EQ(user->theta, 5);
   EXPECT_DOUBLE_EQ(user->noise_multiplier, rating->noise_multiplier);
-  EXPECT_NEAR(user->sigma_one, 10 * rating->sigma_one, 1e-9);
+  EXPECT_NEAR(user->sigma_one, 5 * rating->sigma_one, 1e-9);
+  EXPECT_NEAR(user->sigma_both, 5 * rating->sigma_both, 1e-9);
 }
 
 TEST(NoisePlanTest, NonPrivateSettingsAddNoNoise) {

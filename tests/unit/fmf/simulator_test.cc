@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/dp/rdp_accountant.h"
 #include "common/data/synthetic.h"
 #include "gtest/gtest.h"
 
@@ -24,6 +25,7 @@ JobConfig Job(Setting setting, SplitKind split, double epsilon) {
   JobConfig c;
   c.setting = setting;
   c.split = split;
+  c.granularity = DefaultGranularity(setting);  // per user for HFL (per rating is refused)
   c.rounds = 10;
   c.local_iters = 5;
   c.dim = 5;
@@ -89,6 +91,23 @@ TEST(SimulatorTest, VflChargesStage2AndFinetune) {
     EXPECT_LE(p.epsilon, 4.0 + 1e-9);
     EXPECT_EQ(p.users, 200);
   }
+  // Per rating a rating sits at one party: the global epsilon is the max.
+  EXPECT_FALSE(r->epsilon_per_user_global.has_value());
+}
+
+TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
+  JobConfig c = Job(Setting::kVfl, SplitKind::kVertical, 4.0);
+  c.granularity = Granularity::kUser;
+  auto r = RunJob(c, 3);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->epsilon_per_user_global.has_value());
+  // Three parties each charged 60 steps on every user: three curves summed,
+  // i.e. 180 steps of one schedule.
+  auto three = dp::ComputeEpsilon(r->plan.sample_rate, r->plan.noise_multiplier, 180, c.delta);
+  ASSERT_TRUE(three.ok());
+  EXPECT_NEAR(*r->epsilon_per_user_global, *three, 1e-9);
+  EXPECT_GT(*r->epsilon_per_user_global, r->epsilon);
+  EXPECT_LE(r->epsilon, 4.0 + 1e-9);
 }
 
 TEST(SimulatorTest, SynSgdRunsTTimesTPrimeRounds) {

@@ -90,7 +90,7 @@ TEST(MaskedAggregation, DecodedSumIsTrueSumPlusIntendedNoise) {
   EXPECT_TRUE(next->requests.empty());
 
   const Expected e{*w};
-  const double b = LaplaceScale(1.0, w->range, kDim);
+  const double b = LaplaceScale(EpsilonPerRelease(w->params), w->range, kDim);
   for (int32_t j = 0; j < kItems; ++j) {
     const std::vector<double> v = e.ItemRow("init", j, false);
     const std::vector<double> h = e.ItemRow("h", j, true);
@@ -127,7 +127,7 @@ TEST(MaskedAggregation, S3DecodedSumCarriesTheFixedEta) {
   ASSERT_TRUE(RunMaskedPass(*w, *round, {}).ok());
 
   const Expected e{*w};
-  const double b = LaplaceScale(0.5, w->range, kDim);
+  const double b = LaplaceScale(EpsilonPerRelease(w->params), w->range, kDim);
   for (int32_t j = 0; j < kItems; ++j) {
     const std::vector<double> v = e.ItemRow("init", j, false);
     const std::vector<double> h = e.ItemRow("h", j, true);

@@ -2,11 +2,13 @@
 // decomposition sums to Laplace(0, 2 Delta sqrt(d) / eps) per coordinate,
 // Theorem 1's gamma-norm vectors and Lemma 1's Laplace entries.
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "common/dp/noise.h"
+#include "common/hua/params.h"
 #include "common/hua/perturbation.h"
 #include "tests/unit/dp/ks_test_util.h"
 
@@ -22,6 +24,31 @@ TEST(HuaNoise, LaplaceScaleIsTwoDeltaSqrtDOverEpsilon) {
   EXPECT_DOUBLE_EQ(LaplaceScale(0.5, {1, 5}, 50), 2 * 4 * std::sqrt(50.0) / 0.5);
   EXPECT_DOUBLE_EQ(GammaNormScale(0.5, {1, 5}), 16.0);
   EXPECT_EQ(LaplaceScale(INFINITY, {1, 5}, 50), 0.0);
+}
+
+// --epsilon is the whole job's budget: S1 releases V once; S2 / S2-TP / S3
+// release every rating's item sum once per iteration, so each release gets
+// epsilon / T and T of them compose (basic composition) to epsilon.
+TEST(HuaNoise, EpsilonIsTheJobsBudgetSplitOverReleases) {
+  HuaParams p;
+  p.epsilon = 2.0;
+  p.iterations = 40;
+  p.scenario = Scenario::kTrusted;
+  EXPECT_EQ(ReleasesPerRating(p), 1);
+  EXPECT_DOUBLE_EQ(EpsilonPerRelease(p), 2.0);
+  for (Scenario s : {Scenario::kUntrusted, Scenario::kUntrustedThirdParty, Scenario::kDynamic}) {
+    p.scenario = s;
+    EXPECT_EQ(ReleasesPerRating(p), 40);
+    EXPECT_DOUBLE_EQ(EpsilonPerRelease(p), 0.05);
+    EXPECT_LE(EpsilonPerRelease(p) * ReleasesPerRating(p), p.epsilon * (1 + 1e-12));
+    // The noise each release carries is calibrated to the per-release eps.
+    EXPECT_DOUBLE_EQ(LaplaceScale(EpsilonPerRelease(p), {1, 5}, 50),
+                     40 * LaplaceScale(p.epsilon, {1, 5}, 50));
+    EXPECT_NE(PrivacyCaveat(s).find("docs/privacy.md"), std::string::npos);
+  }
+  p.epsilon = INFINITY;
+  EXPECT_TRUE(std::isinf(EpsilonPerRelease(p)));
+  EXPECT_NE(PrivacyCaveat(Scenario::kTrusted).find("data-independent U"), std::string::npos);
 }
 
 // The recommender's H_j ~ Exp(1)^d, each of k users' C ~ N(0, 1/k):

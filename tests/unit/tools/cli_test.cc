@@ -250,5 +250,42 @@ TEST_F(CliTest, PrivacyBadInputExitsNonZero) {
   EXPECT_THAT(r.out, Not(HasSubstr("noise multiplier")));
 }
 
+TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
+  const std::string data = "synthetic:users=60,items=30,density=0.2";
+  for (const char* setting : {"hfl", "hfl-synsgd"}) {
+    RunResult r = Run({"train", "--setting", setting, "--data", data, "--granularity", "rating",
+                       "--epsilon", "1", "--quiet"});
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr("per-rating privacy is not available for setting"));
+    EXPECT_THAT(r.err, HasSubstr("--granularity user"));
+  }
+  RunResult d = Run({"train", "--setting", "hfl", "--data", data, "--parties", "2", "--T", "2",
+                     "--T-local", "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json"});
+  ASSERT_EQ(d.exit_code, 0) << Describe(d);
+  const auto j = nlohmann::json::parse(d.out);
+  EXPECT_EQ(j["granularity"], "user");
+  EXPECT_EQ(j["theta"], 10);
+  EXPECT_LE(j["epsilon"].get<double>(), 1.0 + 1e-9);
+  EXPECT_FALSE(j.contains("epsilon_per_user_global"));
+}
+
+TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
+  RunResult r = Run({"train", "--setting", "vfl", "--data", "synthetic:users=60,items=30,density=0.2",
+                     "--parties", "3", "--granularity", "user", "--T", "2", "--T-local", "2",
+                     "--kappa", "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  const double per_party = j["epsilon"].get<double>();
+  const double global = j["epsilon_per_user_global"].get<double>();
+  EXPECT_LE(per_party, 1.0 + 1e-9);
+  // Three parties' curves summed: 3 x 6 steps of the same mechanism.
+  RunResult e = Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier",
+                     absl::StrFormat("%.17g", j["noise_multiplier"].get<double>()), "--steps", "18", "--delta",
+                     "1e-5", "--json"});
+  ASSERT_EQ(e.exit_code, 0) << Describe(e);
+  EXPECT_NEAR(global, nlohmann::json::parse(e.out)["epsilon"].get<double>(), 1e-6);
+  EXPECT_GT(global, per_party);
+}
+
 }  // namespace
 }  // namespace fedmf
