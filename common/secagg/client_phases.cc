@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/aes_gcm.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/secret_bytes.h"
 #include "common/crypto/shamir.h"
 #include "common/crypto/x25519.h"
@@ -60,12 +61,43 @@ void Wipe(ShamirShare& s) {
   if (!s.y.empty()) OPENSSL_cleanse(s.y.data(), s.y.size());
 }
 
+// A neighbour's relayed advertisement: its signing key must be certified for
+// it (the caller's PKI) and must have signed exactly these X25519 keys.
+absl::StatusOr<crypto::Ed25519PublicKey> VerifyAdvertisement(const ClientContext& ctx,
+                                                             const NeighbourKeys& nk) {
+  absl::StatusOr<crypto::Ed25519PublicKey> vk = crypto::ParseEd25519PublicKey(nk.signing_key);
+  if (!vk.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat("advertisement of device ", nk.device,
+                                                   ": bad signing key: ", vk.status().message()));
+  }
+  if (absl::Status s = ctx.signing->certifier(nk.device, *vk, nk.credential); !s.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "signing key of device ", nk.device, " is not certified: ", s.message()));
+  }
+  if (absl::Status s = crypto::Ed25519Verify(
+          *vk,
+          AdvertisementStatement(ctx.config.aggregation_id, nk.device, nk.c_pk, nk.s_pk,
+                                 nk.signing_key),
+          nk.signature);
+      !s.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "advertisement of device ", nk.device,
+        " is not signed by its certified key (substituted keys?): ", s.message()));
+  }
+  return *vk;
+}
+
 // ---------------------------------------------------------------- kR3
 
 class UnmaskingPhase final : public ClientPhase {
  public:
-  UnmaskingPhase(std::vector<HeldShares> held, ShamirShare own_b_share)
-      : held_(std::move(held)), own_b_share_(std::move(own_b_share)) {}
+  // `signed_u3`: the survivor set this device signed in the consistency
+  // check (signing clients only).
+  UnmaskingPhase(std::vector<HeldShares> held, ShamirShare own_b_share,
+                 std::optional<std::vector<DeviceId>> signed_u3 = std::nullopt)
+      : held_(std::move(held)),
+        own_b_share_(std::move(own_b_share)),
+        signed_u3_(std::move(signed_u3)) {}
   ~UnmaskingPhase() override {
     for (HeldShares& h : held_) {
       Wipe(h.s_sk_share);
@@ -119,6 +151,12 @@ class UnmaskingPhase final : public ClientPhase {
           held_ids.size(), " (the survivor/dropped sets disagree with the shares it received)"));
     }
 
+    if (signed_u3_.has_value()) {
+      if (absl::Status s = CheckConsistency(ctx, *request, *survivors); !s.ok()) return s;
+    } else if (!request->signatures.empty()) {
+      return absl::InvalidArgumentError("unmasking request carries unexpected signatures");
+    }
+
     UnmaskingResponse response;
     response.header = ctx.Header(Phase::kUnmasking);
     response.b_shares.push_back({ctx.self, crypto::SerializeShamirShare(own_b_share_)});
@@ -130,6 +168,121 @@ class UnmaskingPhase final : public ClientPhase {
       }
     }
     return ClientTransition{nullptr, ClientMessage(std::move(response))};
+  }
+
+ private:
+  // The request must agree with the U3 we signed, and carry valid signatures
+  // over that same U3 from enough of our neighbours that, with ours, they
+  // reach the threshold. One invalid signature is proof of equivocation.
+  absl::Status CheckConsistency(const ClientContext& ctx, const UnmaskingRequest& request,
+                                const std::vector<DeviceId>& survivors) const {
+    const std::vector<DeviceId>& u3 = *signed_u3_;
+    for (const HeldShares& h : held_) {
+      if (Contains(u3, h.owner) != Contains(survivors, h.owner)) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "unmasking request treats device ", h.owner,
+            " differently from the survivor set this device signed (equivocation)"));
+      }
+    }
+    if (request.signatures.size() > ctx.peer_signing_keys.size()) {
+      return absl::InvalidArgumentError("more consistency signatures than neighbours");
+    }
+    const std::vector<uint8_t> statement = SurvivorSetStatement(ctx.config.aggregation_id, u3);
+    std::vector<DeviceId> signers;
+    for (const DeviceSignature& ds : request.signatures) {
+      const auto key = std::lower_bound(
+          ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end(), ds.device,
+          [](const auto& p, DeviceId id) { return p.first < id; });
+      if (key == ctx.peer_signing_keys.end() || key->first != ds.device) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency signature of ", ds.device, ", which is not a live neighbour"));
+      }
+      if (!Contains(u3, ds.device)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency signature of ", ds.device, ", which is not in the survivor set"));
+      }
+      if (absl::Status s = crypto::Ed25519Verify(key->second, statement, ds.signature); !s.ok()) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "device ", ds.device, " did not sign the survivor set this device signed ",
+            "(the server told devices different survivor sets?): ", s.message()));
+      }
+      signers.push_back(ds.device);
+    }
+    std::sort(signers.begin(), signers.end());
+    if (std::adjacent_find(signers.begin(), signers.end()) != signers.end()) {
+      return absl::InvalidArgumentError("two consistency signatures of one device");
+    }
+    if (signers.size() + 1 < static_cast<size_t>(ctx.config.threshold)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "only ", signers.size() + 1, " consistency signatures on the survivor set (this ",
+          "device's included); threshold is ", ctx.config.threshold));
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<HeldShares> held_;  // sorted by owner
+  ShamirShare own_b_share_;
+  std::optional<std::vector<DeviceId>> signed_u3_;  // sorted
+};
+
+// ---------------------------------------------------------------- consistency check
+
+// Signing clients only: sign the survivor set U3 the server announces, once.
+class ConsistencyCheckPhase final : public ClientPhase {
+ public:
+  ConsistencyCheckPhase(std::vector<HeldShares> held, ShamirShare own_b_share)
+      : held_(std::move(held)), own_b_share_(std::move(own_b_share)) {}
+  ~ConsistencyCheckPhase() override {
+    for (HeldShares& h : held_) {
+      Wipe(h.s_sk_share);
+      Wipe(h.b_share);
+    }
+    Wipe(own_b_share_);
+  }
+
+  ClientState state() const override { return ClientState::kConsistencyCheck; }
+
+  absl::StatusOr<ClientTransition> Handle(ClientContext& ctx,
+                                          const ServerMessage& message) override {
+    const auto* request = std::get_if<ConsistencyCheckRequest>(&message);
+    if (request == nullptr) return Unexpected(message, state());
+    if (request->survivors.size() > ctx.config.roster.size()) {
+      return absl::InvalidArgumentError("survivor set larger than the roster");
+    }
+    absl::StatusOr<std::vector<DeviceId>> u3 =
+        SortedUnique(request->survivors, "consistency-check survivor set");
+    if (!u3.ok()) return u3.status();
+    if (!Contains(*u3, ctx.self)) {
+      return absl::FailedPreconditionError(
+          "consistency check: this device, whose masked input was sent, is not in the survivor set");
+    }
+    if (u3->size() < static_cast<size_t>(ctx.config.min_survivors)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "consistency check: survivor set of ", u3->size(), " devices; min_survivors is ",
+          ctx.config.min_survivors));
+    }
+    std::vector<DeviceId> held_ids;
+    for (const HeldShares& h : held_) held_ids.push_back(h.owner);
+    for (DeviceId d : *u3) {
+      if (!std::binary_search(ctx.config.roster.begin(), ctx.config.roster.end(), d)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("consistency check names device ", d, ", not in the roster"));
+      }
+      // U3 ⊆ U2: a neighbour that survived must have shared keys with us.
+      if (d != ctx.self && Contains(ctx.neighbours, d) && !Contains(held_ids, d)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency check lists neighbour ", d, " as a survivor, but it never shared keys"));
+      }
+    }
+    absl::StatusOr<std::vector<uint8_t>> sig =
+        ctx.signing->key.Sign(SurvivorSetStatement(ctx.config.aggregation_id, *u3));
+    if (!sig.ok()) return sig.status();
+    ConsistencySignature out;
+    out.header = ctx.Header(Phase::kConsistencyCheck);
+    out.signature = std::move(*sig);
+    return ClientTransition{
+        std::make_unique<UnmaskingPhase>(std::move(held_), own_b_share_, std::move(*u3)),
+        ClientMessage(std::move(out))};
   }
 
  private:
@@ -233,8 +386,13 @@ class MaskedInputPhase final : public ClientPhase {
     MaskedInput out;
     out.header = ctx.Header(Phase::kMaskedInput);
     out.masked = std::move(y);
-    return ClientTransition{std::make_unique<UnmaskingPhase>(std::move(held), own_b_share_),
-                            ClientMessage(std::move(out))};
+    std::unique_ptr<ClientPhase> next;
+    if (ctx.signing.has_value()) {
+      next = std::make_unique<ConsistencyCheckPhase>(std::move(held), own_b_share_);
+    } else {
+      next = std::make_unique<UnmaskingPhase>(std::move(held), own_b_share_);
+    }
+    return ClientTransition{std::move(next), ClientMessage(std::move(out))};
   }
 
  private:
@@ -284,12 +442,20 @@ class ShareKeysPhase final : public ClientPhase {
       if (!c_pk.ok()) return c_pk.status();
       absl::StatusOr<X25519PublicKey> s_pk = crypto::ParseX25519PublicKey(nk.s_pk);
       if (!s_pk.ok()) return s_pk.status();
+      if (ctx.signing.has_value()) {
+        // Against an active server: these are the keys our shares get sealed
+        // to, so they must be the neighbour's own (certified, signed).
+        absl::StatusOr<crypto::Ed25519PublicKey> vk = VerifyAdvertisement(ctx, nk);
+        if (!vk.ok()) return vk.status();
+        ctx.peer_signing_keys.push_back({nk.device, *vk});
+      }
       announced.push_back({nk.device, *c_pk, *s_pk});
       all_keys.push_back(*c_pk);
       all_keys.push_back(*s_pk);
     }
     std::sort(announced.begin(), announced.end(),
               [](const Announced& a, const Announced& b) { return a.id < b.id; });
+    std::sort(ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end());
     if (std::adjacent_find(announced.begin(), announced.end(),
                            [](const Announced& a, const Announced& b) { return a.id == b.id; }) !=
         announced.end()) {
@@ -382,6 +548,15 @@ class AdvertiseKeysPhase final : public ClientPhase {
     out.header = ctx.Header(Phase::kAdvertiseKeys);
     out.c_pk.assign(c_sk->public_key().begin(), c_sk->public_key().end());
     out.s_pk.assign(s_sk->public_key().begin(), s_sk->public_key().end());
+    if (ctx.signing.has_value()) {
+      const crypto::Ed25519PublicKey& vk = ctx.signing->key.public_key();
+      out.signing_key.assign(vk.begin(), vk.end());
+      out.credential = ctx.signing->credential;
+      absl::StatusOr<std::vector<uint8_t>> sig = ctx.signing->key.Sign(AdvertisementStatement(
+          ctx.config.aggregation_id, ctx.self, out.c_pk, out.s_pk, out.signing_key));
+      if (!sig.ok()) return sig.status();
+      out.signature = std::move(*sig);
+    }
     return ClientTransition{std::make_unique<ShareKeysPhase>(std::move(*c_sk), std::move(*s_sk)),
                             ClientMessage(std::move(out))};
   }

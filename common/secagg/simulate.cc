@@ -57,7 +57,10 @@ uint64_t PayloadBytes(const ClientMessage& message, int bits) {
              [bits](const auto& m) -> uint64_t {
                using T = std::decay_t<decltype(m)>;
                if constexpr (std::is_same_v<T, AdvertiseKeys>) {
-                 return m.c_pk.size() + m.s_pk.size();
+                 return m.c_pk.size() + m.s_pk.size() + m.signing_key.size() +
+                        m.credential.size() + m.signature.size();
+               } else if constexpr (std::is_same_v<T, ConsistencySignature>) {
+                 return m.signature.size();
                } else if constexpr (std::is_same_v<T, ShareKeys>) {
                  uint64_t b = m.b_commitment.size();
                  for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
@@ -81,14 +84,21 @@ uint64_t PayloadBytes(const ServerMessage& message) {
                using T = std::decay_t<decltype(m)>;
                if constexpr (std::is_same_v<T, KeysBroadcast>) {
                  uint64_t b = 0;
-                 for (const auto& nk : m.neighbours) b += 8 + nk.c_pk.size() + nk.s_pk.size();
+                 for (const auto& nk : m.neighbours) {
+                   b += 8 + nk.c_pk.size() + nk.s_pk.size() + nk.signing_key.size() +
+                        nk.credential.size() + nk.signature.size();
+                 }
                  return b;
+               } else if constexpr (std::is_same_v<T, ConsistencyCheckRequest>) {
+                 return 8 * m.survivors.size();
                } else if constexpr (std::is_same_v<T, MaskedInputRequest>) {
                  uint64_t b = 0;
                  for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
                  return b;
                } else if constexpr (std::is_same_v<T, UnmaskingRequest>) {
-                 return 8 * (m.survivors.size() + m.dropped.size());
+                 uint64_t b = 8 * (m.survivors.size() + m.dropped.size());
+                 for (const auto& ds : m.signatures) b += 8 + ds.signature.size();
+                 return b;
                } else {
                  return m.reason.size();
                }

@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
 #include "common/secagg/client_state_machine.h"
 #include "common/secagg/config.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/signing.h"
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
 
@@ -37,17 +39,40 @@ class Harness {
  public:
   using Outbox = std::vector<std::optional<ClientMessage>>;
 
-  explicit Harness(SessionConfig config, uint64_t seed = 1)
+  // `signing`: every client defends against an active server (signing.h),
+  // with signing keys certified by a test authority (authority()).
+  explicit Harness(SessionConfig config, uint64_t seed = 1, bool signing = false)
       : config_(std::move(config)),
         server_(*ServerStateMachine::Create(config_, random::Csprng::FromSeed(seed).Fork("server"))),
+        authority_(*crypto::Ed25519PrivateKey::FromSeed(std::vector<uint8_t>(32, 0xCA))),
         inbox_(config_.roster.size()) {
     for (size_t i = 0; i < config_.roster.size(); ++i) {
       const DeviceId id = config_.roster[i];
-      clients_.push_back(*ClientStateMachine::Create(
-          config_, id, random::Csprng::FromSeed(seed).Fork("client/" + std::to_string(id))));
+      random::Csprng rng = random::Csprng::FromSeed(seed).Fork("client/" + std::to_string(id));
+      std::optional<ClientSigning> sign;
+      if (signing) {
+        random::Csprng key_rng = rng.Fork("signing");
+        crypto::Ed25519PrivateKey key = *crypto::Ed25519PrivateKey::Generate(key_rng);
+        std::vector<uint8_t> credential = Certify(id, key.public_key());
+        sign = ClientSigning{std::move(key), std::move(credential), Certifier()};
+      }
+      clients_.push_back(*ClientStateMachine::Create(config_, id, std::move(rng), std::move(sign)));
       inputs_.push_back(SimulationInput(seed, id, config_.vector_length, config_.bits));
       EXPECT_TRUE(clients_.back().SetInput(inputs_.back()).ok());
     }
+  }
+
+  // The test stand-in for the host certificate chain: the authority signs
+  // KeyBindingStatement(job, device, key); the certifier checks that.
+  std::vector<uint8_t> Certify(DeviceId id, const crypto::Ed25519PublicKey& key) const {
+    return *authority_.Sign(KeyBindingStatement("test-job", id, key));
+  }
+  KeyCertifier Certifier() const {
+    const crypto::Ed25519PublicKey ca = authority_.public_key();
+    return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
+                std::span<const uint8_t> credential) {
+      return crypto::Ed25519Verify(ca, KeyBindingStatement("test-job", device, key), credential);
+    };
   }
 
   size_t size() const { return clients_.size(); }
@@ -119,6 +144,7 @@ class Harness {
  private:
   SessionConfig config_;
   ServerStateMachine server_;
+  crypto::Ed25519PrivateKey authority_;
   std::vector<ClientStateMachine> clients_;
   std::vector<std::vector<uint64_t>> inputs_;
   std::vector<std::optional<ServerMessage>> inbox_;

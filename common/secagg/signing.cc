@@ -1,0 +1,60 @@
+#include "common/secagg/signing.h"
+
+#include <string_view>
+
+namespace fedmf::secagg {
+namespace {
+
+void PutU64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int b = 7; b >= 0; --b) out.push_back(static_cast<uint8_t>(v >> (8 * b)));
+}
+
+// Length-prefixed, so no two different field sequences give the same bytes.
+void PutBytes(std::vector<uint8_t>& out, std::span<const uint8_t> bytes) {
+  PutU64(out, bytes.size());
+  out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+void PutLabel(std::vector<uint8_t>& out, std::string_view label) {
+  PutU64(out, label.size());
+  out.insert(out.end(), label.begin(), label.end());
+}
+
+}  // namespace
+
+std::vector<uint8_t> AdvertisementStatement(uint64_t aggregation_id, DeviceId device,
+                                            std::span<const uint8_t> c_pk,
+                                            std::span<const uint8_t> s_pk,
+                                            std::span<const uint8_t> signing_key) {
+  std::vector<uint8_t> out;
+  PutLabel(out, "fedmf secagg advertise-keys v1");
+  PutU64(out, aggregation_id);
+  PutU64(out, device);
+  PutBytes(out, c_pk);
+  PutBytes(out, s_pk);
+  PutBytes(out, signing_key);
+  return out;
+}
+
+std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
+                                          std::span<const DeviceId> survivors) {
+  std::vector<uint8_t> out;
+  out.reserve(64 + 8 * survivors.size());
+  PutLabel(out, "fedmf secagg consistency-check v1");
+  PutU64(out, aggregation_id);
+  PutU64(out, survivors.size());
+  for (DeviceId d : survivors) PutU64(out, d);
+  return out;
+}
+
+std::vector<uint8_t> KeyBindingStatement(std::string_view job, DeviceId device,
+                                         std::span<const uint8_t> signing_key) {
+  std::vector<uint8_t> out;
+  PutLabel(out, "fedmf secagg device-key binding v1");
+  PutLabel(out, job);
+  PutU64(out, device);
+  PutBytes(out, signing_key);
+  return out;
+}
+
+}  // namespace fedmf::secagg
