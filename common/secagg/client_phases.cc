@@ -3,6 +3,8 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -63,16 +65,21 @@ void Wipe(ShamirShare& s) {
 
 // A neighbour's relayed advertisement: its signing key must be certified for
 // it (the caller's PKI) and must have signed exactly these X25519 keys.
-absl::StatusOr<crypto::Ed25519PublicKey> VerifyAdvertisement(const ClientContext& ctx,
-                                                             const NeighbourKeys& nk) {
+struct CertifiedKey {
+  crypto::Ed25519PublicKey key;
+  std::string host;
+};
+absl::StatusOr<CertifiedKey> VerifyAdvertisement(const ClientContext& ctx,
+                                                 const NeighbourKeys& nk) {
   absl::StatusOr<crypto::Ed25519PublicKey> vk = crypto::ParseEd25519PublicKey(nk.signing_key);
   if (!vk.ok()) {
     return absl::UnauthenticatedError(absl::StrCat("advertisement of device ", nk.device,
                                                    ": bad signing key: ", vk.status().message()));
   }
-  if (absl::Status s = ctx.signing->certifier(nk.device, *vk, nk.credential); !s.ok()) {
+  absl::StatusOr<std::string> host = ctx.signing->certifier(nk.device, *vk, nk.credential);
+  if (!host.ok()) {
     return absl::UnauthenticatedError(absl::StrCat(
-        "signing key of device ", nk.device, " is not certified: ", s.message()));
+        "signing key of device ", nk.device, " is not certified: ", host.status().message()));
   }
   if (absl::Status s = crypto::Ed25519Verify(
           *vk,
@@ -84,7 +91,7 @@ absl::StatusOr<crypto::Ed25519PublicKey> VerifyAdvertisement(const ClientContext
         "advertisement of device ", nk.device,
         " is not signed by its certified key (substituted keys?): ", s.message()));
   }
-  return *vk;
+  return CertifiedKey{*vk, std::move(*host)};
 }
 
 // ---------------------------------------------------------------- kR3
@@ -433,6 +440,7 @@ class ShareKeysPhase final : public ClientPhase {
     // own key to us (or one device's key under two ids) would otherwise make
     // us derive channel keys or masks it can predict or cancel.
     std::vector<X25519PublicKey> all_keys = {c_sk_.public_key(), s_sk_.public_key()};
+    std::map<std::string, size_t> per_host;  // certified neighbours per other host
     for (const NeighbourKeys& nk : broadcast->neighbours) {
       if (!Contains(ctx.neighbours, nk.device)) {
         return absl::InvalidArgumentError(
@@ -445,9 +453,15 @@ class ShareKeysPhase final : public ClientPhase {
       if (ctx.signing.has_value()) {
         // Against an active server: these are the keys our shares get sealed
         // to, so they must be the neighbour's own (certified, signed).
-        absl::StatusOr<crypto::Ed25519PublicKey> vk = VerifyAdvertisement(ctx, nk);
+        absl::StatusOr<CertifiedKey> vk = VerifyAdvertisement(ctx, nk);
         if (!vk.ok()) return vk.status();
-        ctx.peer_signing_keys.push_back({nk.device, *vk});
+        ctx.peer_signing_keys.push_back({nk.device, vk->key});
+        if (vk->host != ctx.signing->host &&
+            ++per_host[vk->host] >= static_cast<size_t>(ctx.config.threshold)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              ">= ", ctx.config.threshold, " (the threshold) of this device's neighbours run on ",
+              "host '", vk->host, "': that host and the server could reconstruct its secrets"));
+        }
       }
       announced.push_back({nk.device, *c_pk, *s_pk});
       all_keys.push_back(*c_pk);

@@ -1,6 +1,10 @@
 #include "common/secagg/signing.h"
 
+#include <map>
 #include <string_view>
+
+#include "absl/strings/str_cat.h"
+#include "common/secagg/graph.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -45,6 +49,33 @@ std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
   PutU64(out, survivors.size());
   for (DeviceId d : survivors) PutU64(out, d);
   return out;
+}
+
+absl::Status CheckHostCollusion(const SessionConfig& config,
+                                const std::vector<std::string>& host_of) {
+  if (host_of.size() != config.roster.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("host map has ", host_of.size(),
+                                                   " entries for a roster of ",
+                                                   config.roster.size()));
+  }
+  absl::StatusOr<NeighbourhoodGraph> graph = NeighbourhoodGraph::Create(config);
+  if (!graph.ok()) return graph.status();
+  for (size_t i = 0; i < config.roster.size(); ++i) {
+    std::map<std::string, int> per_host;
+    for (size_t j : graph->NeighbourIndices(i)) {
+      if (host_of[j] != host_of[i]) ++per_host[host_of[j]];
+    }
+    for (const auto& [host, count] : per_host) {
+      if (count >= config.threshold) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "secagg: device ", config.roster[i], " (host '", host_of[i], "') has ", count,
+            " neighbours on host '", host, "' but the threshold is ", config.threshold,
+            ": that host and the server together could reconstruct its secrets. Spread the ",
+            "devices over more hosts, raise the threshold, or lower the degree"));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 std::vector<uint8_t> KeyBindingStatement(std::string_view job, DeviceId device,

@@ -24,25 +24,36 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "common/crypto/ed25519.h"
+#include "common/secagg/config.h"
 #include "common/secagg/messages.h"
 
 namespace fedmf::secagg {
 
-// OK iff `credential` certifies `signing_key` as device `device`'s key for
-// this aggregation. Called on untrusted bytes relayed by the server.
-using KeyCertifier = std::function<absl::Status(
+// The name of the host that certified `signing_key` as device `device`'s key
+// for this job, if `credential` proves it; an error otherwise. Called on
+// untrusted bytes relayed by the server.
+using KeyCertifier = std::function<absl::StatusOr<std::string>(
     DeviceId device, const crypto::Ed25519PublicKey& signing_key,
     std::span<const uint8_t> credential)>;
 
+// Collusion in hosts: one fedmf-device host runs many devices and holds all
+// of their keys and shares. A host that colludes with the server must not
+// reach t shares of a device of ANOTHER host, so a signing client refuses to
+// share its secrets (aborts at the key broadcast) when more than t-1 of its
+// live neighbours were certified by any single host other than its own. (Its
+// own host already holds its input; shares held there reveal nothing new.)
 struct ClientSigning {
   crypto::Ed25519PrivateKey key;
   std::vector<uint8_t> credential;  // certifies key.public_key() for this device
   KeyCertifier certifier;           // checks the neighbours' credentials
+  std::string host;                 // the host that certified this device
 };
 
 // The bytes a device signs in AdvertiseKeys: a domain label, the aggregation,
@@ -57,6 +68,14 @@ std::vector<uint8_t> AdvertisementStatement(uint64_t aggregation_id, DeviceId de
 // aggregation and the sorted survivor set U3.
 std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
                                           std::span<const DeviceId> survivors);
+
+// The configuration-time form of the host rule above, for whoever builds a
+// session and knows which host runs each device (`host_of`: roster order):
+// refuses, naming the device, the host and the count, any configuration in
+// which some device has >= threshold neighbours on one host other than its
+// own. Devices enforce the same rule themselves on certified keys.
+absl::Status CheckHostCollusion(const SessionConfig& config,
+                                const std::vector<std::string>& host_of);
 
 // What a device's certifier signs to bind a signing key to a device of a job
 // (in the daemons: the fedmf-device host, with its device-certificate key;

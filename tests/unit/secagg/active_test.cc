@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/crypto/ed25519.h"
 #include "common/crypto/x25519.h"
 #include "common/secagg/signing.h"
@@ -126,7 +128,7 @@ TEST(ActiveSecAggTest, SubstitutedKeysAbortTheVictimAndItsInputIsNeverUnmasked) 
       if (forgery == kOwnSigningKey) {
         nk.credential.assign(64, 0x5A);
       } else {
-        nk.credential = h.Certify(victim_id, k.public_key()) /* not nk.device's */;
+        nk.credential = h.Certify(victim_id, k.public_key(), "host-x") /* not nk.device's */;
       }
     }
 
@@ -326,6 +328,58 @@ TEST(ActiveSecAggTest, ConsistencyRequestWithoutThisDeviceIsRefused) {
   Outbox out = h.Act();
   EXPECT_FALSE(out[2].has_value());
   EXPECT_EQ(h.client(2).state(), ClientState::kAborted);
+}
+
+// Collusion in hosts: complete graph, n = 8, t = 5.
+std::vector<std::string> Hosts(const std::vector<int>& host_index) {
+  std::vector<std::string> out;
+  for (int h : host_index) out.push_back(absl::StrCat("h", h));
+  return out;
+}
+
+TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
+  const SessionConfig c = Complete();
+  // Two hosts of 4: every device has 4 < t neighbours on the other host.
+  EXPECT_TRUE(CheckHostCollusion(c, Hosts({0, 0, 0, 0, 1, 1, 1, 1})).ok());
+  // 6 devices on one host: the devices of host 1 have 6 >= t neighbours there.
+  const absl::Status s = CheckHostCollusion(c, Hosts({0, 0, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("device " + std::to_string(c.roster[6])), std::string::npos) << s;
+  EXPECT_NE(s.message().find("6 neighbours on host 'h0'"), std::string::npos) << s;
+  EXPECT_EQ(CheckHostCollusion(c, Hosts({0, 1})).code(), absl::StatusCode::kInvalidArgument);
+  // Harary: with one host per device the rule always holds (t >= 2).
+  const SessionConfig g = Harary();
+  std::vector<int> one_each(g.roster.size());
+  for (size_t i = 0; i < one_each.size(); ++i) one_each[i] = static_cast<int>(i);
+  EXPECT_TRUE(CheckHostCollusion(g, Hosts(one_each)).ok());
+  // ...and fails with one big host and one small one (degree 6 > t = 4).
+  std::vector<int> lopsided(g.roster.size(), 0);
+  lopsided[0] = 1;
+  EXPECT_EQ(CheckHostCollusion(g, Hosts(lopsided)).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The device enforces the same rule on the hosts that CERTIFIED its
+// neighbours' keys, whatever the server claims.
+TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostHoldsThresholdShares) {
+  const std::vector<int> bad = {0, 0, 0, 0, 0, 0, 1, 1};
+  Harness h(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", bad[i]); });
+  h.Phase(true);
+  Outbox out = h.Act();
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (bad[i] == 1) {
+      EXPECT_FALSE(out[i].has_value()) << i;
+      EXPECT_EQ(h.client(i).abort_reason().code(), absl::StatusCode::kFailedPrecondition)
+          << h.client(i).abort_reason();
+    } else {
+      EXPECT_TRUE(out[i].has_value()) << i;  // host 1 holds only 2 < t of their shares
+    }
+  }
+
+  const std::vector<int> good = {0, 1, 0, 1, 0, 1, 0, 1};
+  Harness g(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", good[i]); });
+  RunHonest(g);
+  ASSERT_EQ(g.server().state(), ServerState::kCompleted) << g.server().abort_reason();
+  EXPECT_EQ(g.server().Result()->sum, g.ExpectedSum(g.config().roster));
 }
 
 TEST(ActiveSecAggTest, StatementsBindEveryField) {

@@ -4,10 +4,12 @@
 #define FEDMF_TESTS_UNIT_SECAGG_HARNESS_H_
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
@@ -41,7 +43,9 @@ class Harness {
 
   // `signing`: every client defends against an active server (signing.h),
   // with signing keys certified by a test authority (authority()).
-  explicit Harness(SessionConfig config, uint64_t seed = 1, bool signing = false)
+  // `host_of(i)`: the host of roster device i (default: one host per device).
+  explicit Harness(SessionConfig config, uint64_t seed = 1, bool signing = false,
+                   std::function<std::string(size_t)> host_of = nullptr)
       : config_(std::move(config)),
         server_(*ServerStateMachine::Create(config_, random::Csprng::FromSeed(seed).Fork("server"))),
         authority_(*crypto::Ed25519PrivateKey::FromSeed(std::vector<uint8_t>(32, 0xCA))),
@@ -53,8 +57,9 @@ class Harness {
       if (signing) {
         random::Csprng key_rng = rng.Fork("signing");
         crypto::Ed25519PrivateKey key = *crypto::Ed25519PrivateKey::Generate(key_rng);
-        std::vector<uint8_t> credential = Certify(id, key.public_key());
-        sign = ClientSigning{std::move(key), std::move(credential), Certifier()};
+        const std::string host = host_of ? host_of(i) : absl::StrCat("host-", id);
+        std::vector<uint8_t> credential = Certify(id, key.public_key(), host);
+        sign = ClientSigning{std::move(key), std::move(credential), Certifier(), host};
       }
       clients_.push_back(*ClientStateMachine::Create(config_, id, std::move(rng), std::move(sign)));
       inputs_.push_back(SimulationInput(seed, id, config_.vector_length, config_.bits));
@@ -62,16 +67,33 @@ class Harness {
     }
   }
 
-  // The test stand-in for the host certificate chain: the authority signs
-  // KeyBindingStatement(job, device, key); the certifier checks that.
-  std::vector<uint8_t> Certify(DeviceId id, const crypto::Ed25519PublicKey& key) const {
-    return *authority_.Sign(KeyBindingStatement("test-job", id, key));
+  // The test stand-in for the host certificate chain: the credential is the
+  // host name followed by the authority's signature over
+  // KeyBindingStatement(job, device, key) with the host name as the job label
+  // suffix; the certifier checks it and returns the host.
+  std::vector<uint8_t> Certify(DeviceId id, const crypto::Ed25519PublicKey& key,
+                               const std::string& host) const {
+    std::vector<uint8_t> out(host.begin(), host.end());
+    out.push_back(0);
+    const std::vector<uint8_t> sig =
+        *authority_.Sign(KeyBindingStatement(absl::StrCat("test-job/", host), id, key));
+    out.insert(out.end(), sig.begin(), sig.end());
+    return out;
   }
   KeyCertifier Certifier() const {
     const crypto::Ed25519PublicKey ca = authority_.public_key();
     return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
-                std::span<const uint8_t> credential) {
-      return crypto::Ed25519Verify(ca, KeyBindingStatement("test-job", device, key), credential);
+                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+      const auto nul = std::find(credential.begin(), credential.end(), uint8_t{0});
+      if (nul == credential.end()) return absl::UnauthenticatedError("malformed credential");
+      std::string host(credential.begin(), nul);
+      if (absl::Status s = crypto::Ed25519Verify(
+              ca, KeyBindingStatement(absl::StrCat("test-job/", host), device, key),
+              std::span<const uint8_t>(nul + 1, credential.end()));
+          !s.ok()) {
+        return s;
+      }
+      return host;
     };
   }
 
