@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -141,7 +146,12 @@ class Simulation {
         stage_(std::move(stage)),
         n_(config_.roster.size()),
         clients_(n_),
-        inbox_(n_) {}
+        inbox_(n_) {
+    if (spec_.signing) {
+      random::Csprng rng = random::Csprng::FromSeed(spec_.seed).Fork("simulate/authority");
+      authority_.emplace(*crypto::Ed25519PrivateKey::Generate(rng));
+    }
+  }
 
   absl::StatusOr<SimulationResult> Run() {
     result_.config = config_;
@@ -151,9 +161,27 @@ class Simulation {
     std::vector<absl::Status> errors(n_);
     ParallelFor(n_, spec_.num_threads, [&](size_t i) {
       if (stage_[i] == kBefore) return;
+      random::Csprng rng =
+          random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i]));
+      std::optional<ClientSigning> signing;
+      if (spec_.signing) {
+        random::Csprng key_rng = rng.Fork("signing");
+        absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::Generate(key_rng);
+        if (!key.ok()) {
+          errors[i] = key.status();
+          return;
+        }
+        absl::StatusOr<std::vector<uint8_t>> credential = authority_->Sign(
+            KeyBindingStatement(kSimulatedJob, config_.roster[i], key->public_key()));
+        if (!credential.ok()) {
+          errors[i] = credential.status();
+          return;
+        }
+        signing = ClientSigning{std::move(*key), std::move(*credential), Certifier(),
+                                absl::StrCat("host/", config_.roster[i])};
+      }
       absl::StatusOr<ClientStateMachine> c = ClientStateMachine::Create(
-          config_, config_.roster[i],
-          random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i])));
+          config_, config_.roster[i], std::move(rng), std::move(signing));
       if (!c.ok()) {
         errors[i] = c.status();
         return;
@@ -172,6 +200,9 @@ class Simulation {
       if (server_.state() == ServerState::kAborted) break;
       if (phase == kMasking) {
         if (absl::Status s = RunMaskingPhase(); !s.ok()) return s;
+        if (spec_.signing && server_.state() != ServerState::kAborted) {
+          if (absl::Status s = RunConsistencyCheck(); !s.ok()) return s;
+        }
         continue;
       }
       const auto c = Clock::now();
@@ -196,6 +227,45 @@ class Simulation {
     // A response computed during unmasking by a device that then vanishes.
     if (phase == kUnmasking && stage_[i] == kDuring) return std::nullopt;
     return std::move(**reply);
+  }
+
+  static constexpr const char* kSimulatedJob = "simulate";
+
+  // One host per device, named after it; the authority stands in for the
+  // host certificate chain.
+  KeyCertifier Certifier() const {
+    const crypto::Ed25519PublicKey ca = authority_->public_key();
+    return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
+                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+      if (absl::Status s =
+              crypto::Ed25519Verify(ca, KeyBindingStatement(kSimulatedJob, device, key), credential);
+          !s.ok()) {
+        return s;
+      }
+      return absl::StrCat("host/", device);
+    };
+  }
+
+  // Devices gone after their masked input do not sign; those that vanish
+  // during unmasking still do.
+  absl::Status RunConsistencyCheck() {
+    std::vector<std::optional<ClientMessage>> out(n_);
+    const auto c = Clock::now();
+    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+      if (stage_[i] <= static_cast<int>(kAfterMaskedInput) || !clients_[i].has_value() ||
+          !inbox_[i].has_value()) {
+        return;
+      }
+      absl::StatusOr<std::optional<ClientMessage>> reply = clients_[i]->Handle(*inbox_[i]);
+      inbox_[i].reset();
+      if (reply.ok() && reply->has_value()) out[i] = std::move(**reply);
+    });
+    result_.consistency_client_seconds += Seconds(c, Clock::now());
+    const double before = result_.server_seconds[kMasking];
+    absl::Status s = DeliverAndClose(kMasking, out);
+    result_.consistency_server_seconds += result_.server_seconds[kMasking] - before;
+    result_.server_seconds[kMasking] = before;
+    return s;
   }
 
   absl::Status RunMaskingPhase() {
@@ -298,6 +368,7 @@ class Simulation {
   size_t n_;
   std::vector<std::optional<ClientStateMachine>> clients_;
   std::vector<std::optional<ServerMessage>> inbox_;
+  std::optional<crypto::Ed25519PrivateKey> authority_;
   SimulationResult result_;
 };
 
@@ -336,6 +407,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
   config.graph_seed = master.Fork("simulate/graph-seed").NextU64();
   config.vector_length = spec.vector_length;
   config.bits = spec.bits;
+  config.consistency_check = spec.signing;
 
   absl::StatusOr<std::vector<int>> stage = Stages(config.roster, spec.dropouts);
   if (!stage.ok()) return stage.status();

@@ -382,6 +382,26 @@ TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostHoldsThresholdShares)
   EXPECT_EQ(g.server().Result()->sum, g.ExpectedSum(g.config().roster));
 }
 
+TEST(ActiveSecAggTest, SimulatorWithSigningAndDropoutsSumsExactly) {
+  SimulationSpec spec;
+  spec.num_devices = 40;
+  spec.vector_length = 32;
+  spec.signing = true;
+  spec.seed = 21;
+  spec.num_threads = 2;
+  const std::vector<DeviceId> roster = SimulationRoster(40);
+  spec.dropouts.after_share_keys = {roster[3]};
+  spec.dropouts.after_masked_input = {roster[10]};
+  spec.dropouts.during_unmasking = {roster[20]};
+  absl::StatusOr<SimulationResult> r = Simulate(spec);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
+  EXPECT_TRUE(r->config.consistency_check);
+  EXPECT_EQ(r->sum, r->expected_sum);
+  EXPECT_EQ(r->included.size(), 39u);  // all but roster[3], which sent no masked input
+  EXPECT_GT(r->consistency_client_seconds, 0.0);
+}
+
 TEST(ActiveSecAggTest, StatementsBindEveryField) {
   const std::vector<uint8_t> a(32, 1), b(32, 2), k(32, 3);
   const auto base = AdvertisementStatement(1, 2, a, b, k);
