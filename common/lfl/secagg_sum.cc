@@ -98,6 +98,7 @@ class SecAggSum {
     spec.parameters = *params;
     spec.seed = rng_->NextU64();  // fresh aggregation id, keys and masks
     spec.num_threads = options_.num_threads;
+    spec.signing = options_.active;
     const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(n);
     spec.dropouts = PlanFor(request.drops, roster);
     // The devices encode their own inputs (in the simulator's worker
