@@ -73,7 +73,11 @@ secagg::DropoutPlan PlanFor(const std::vector<DropPoint>& drops,
 class SecAggSum {
  public:
   SecAggSum(SecAggSumOptions options, random::Csprng rng)
-      : options_(std::move(options)), rng_(std::make_shared<random::Csprng>(std::move(rng))) {}
+      : options_(std::move(options)),
+        rng_(std::make_shared<random::Csprng>(std::move(rng))),
+        // A fork, so the main stream (aggregation seeds) is unchanged.
+        signing_seed_(rng_->Fork("secagg-sum/signing-identities").NextU64()),
+        credential_cache_(std::make_shared<secagg::CredentialCache>()) {}
 
   absl::StatusOr<SecureSumOutcome> operator()(const SecureSumRequest& request) const {
     absl::StatusOr<size_t> length = ValidateSecureSumRequest(request);
@@ -99,6 +103,10 @@ class SecAggSum {
     spec.seed = rng_->NextU64();  // fresh aggregation id, keys and masks
     spec.num_threads = options_.num_threads;
     spec.signing = options_.active;
+    // One SecAggSum is one job: its devices keep their signing keys across
+    // aggregations and check each credential once.
+    spec.signing_seed = signing_seed_;
+    spec.credential_cache = credential_cache_;
     const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(n);
     spec.dropouts = PlanFor(request.drops, roster);
     // The devices encode their own inputs (in the simulator's worker
@@ -165,6 +173,8 @@ class SecAggSum {
 
   SecAggSumOptions options_;
   std::shared_ptr<random::Csprng> rng_;  // shared by copies of the SecureSumFn
+  uint64_t signing_seed_;                  // options_.active: the job's device identities
+  std::shared_ptr<secagg::CredentialCache> credential_cache_;
 };
 
 }  // namespace

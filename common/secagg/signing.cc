@@ -1,6 +1,9 @@
 #include "common/secagg/signing.h"
 
 #include <map>
+#include <mutex>
+#include <memory>
+#include <tuple>
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
@@ -49,6 +52,33 @@ std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
   PutU64(out, survivors.size());
   for (DeviceId d : survivors) PutU64(out, d);
   return out;
+}
+
+struct CredentialCache::State {
+  std::mutex mu;
+  // guarded by mu
+  std::map<std::tuple<DeviceId, crypto::Ed25519PublicKey, std::vector<uint8_t>>, std::string>
+      accepted;
+};
+
+KeyCertifier CredentialCache::Wrap(KeyCertifier inner) {
+  if (state_ == nullptr) state_ = std::make_shared<State>();
+  return [state = state_, inner = std::move(inner)](
+             DeviceId device, const crypto::Ed25519PublicKey& key,
+             std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+    auto entry = std::make_tuple(device, key, std::vector<uint8_t>(credential.begin(), credential.end()));
+    {
+      std::lock_guard<std::mutex> lock(state->mu);
+      const auto it = state->accepted.find(entry);
+      if (it != state->accepted.end()) return it->second;
+    }
+    absl::StatusOr<std::string> host = inner(device, key, credential);
+    if (host.ok()) {
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->accepted.emplace(std::move(entry), *host);
+    }
+    return host;
+  };
 }
 
 absl::Status CheckHostCollusion(const SessionConfig& config,

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -42,6 +43,20 @@ namespace fedmf::secagg {
 using KeyCertifier = std::function<absl::StatusOr<std::string>(
     DeviceId device, const crypto::Ed25519PublicKey& signing_key,
     std::span<const uint8_t> credential)>;
+
+// Remembers the credentials a certifier accepted, so that a host checks each
+// device's credential once per job (signing keys and credentials are per job)
+// instead of once per neighbour and aggregation. Only successes are kept, keyed
+// by the exact (device, key, credential) bytes. Thread-safe; share one per
+// host and job.
+class CredentialCache {
+ public:
+  KeyCertifier Wrap(KeyCertifier inner);
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
 
 // Collusion in hosts: one fedmf-device host runs many devices and holds all
 // of their keys and shares. A host that colludes with the server must not

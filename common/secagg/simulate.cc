@@ -148,7 +148,8 @@ class Simulation {
         clients_(n_),
         inbox_(n_) {
     if (spec_.signing) {
-      random::Csprng rng = random::Csprng::FromSeed(spec_.seed).Fork("simulate/authority");
+      random::Csprng rng = random::Csprng::FromSeed(spec_.signing_seed.value_or(spec_.seed))
+                               .Fork("simulate/authority");
       authority_.emplace(*crypto::Ed25519PrivateKey::Generate(rng));
     }
   }
@@ -165,7 +166,11 @@ class Simulation {
           random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i]));
       std::optional<ClientSigning> signing;
       if (spec_.signing) {
-        random::Csprng key_rng = rng.Fork("signing");
+        random::Csprng key_rng =
+            spec_.signing_seed.has_value()
+                ? random::Csprng::FromSeed(*spec_.signing_seed)
+                      .Fork(absl::StrCat("signing/", config_.roster[i]))
+                : rng.Fork("signing");
         absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::Generate(key_rng);
         if (!key.ok()) {
           errors[i] = key.status();
@@ -177,7 +182,10 @@ class Simulation {
           errors[i] = credential.status();
           return;
         }
-        signing = ClientSigning{std::move(*key), std::move(*credential), Certifier(),
+        signing = ClientSigning{std::move(*key), std::move(*credential),
+                                spec_.credential_cache != nullptr
+                                    ? spec_.credential_cache->Wrap(Certifier())
+                                    : Certifier(),
                                 absl::StrCat("host/", config_.roster[i])};
       }
       absl::StatusOr<ClientStateMachine> c = ClientStateMachine::Create(

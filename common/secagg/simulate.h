@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "common/secagg/config.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
 
@@ -53,6 +55,12 @@ struct SimulationSpec {
   // certified by a simulated authority, one host per device) and the
   // consistency-check round.
   bool signing = false;
+  // With signing: the long-term identities (the authority and every device's
+  // signing key, i.e. one job) derive from this seed rather than `seed`, so
+  // consecutive aggregations of a job reuse them; and, if set, neighbours'
+  // credentials are checked through this cache (one check per job).
+  std::optional<uint64_t> signing_seed;
+  std::shared_ptr<CredentialCache> credential_cache;
   // x_i for the device at roster index i; default: uniform in Z_{2^bits}
   // from the seed. Must be deterministic and thread-safe.
   std::function<std::vector<uint64_t>(size_t index, DeviceId id)> input;

@@ -402,6 +402,29 @@ TEST(ActiveSecAggTest, SimulatorWithSigningAndDropoutsSumsExactly) {
   EXPECT_GT(r->consistency_client_seconds, 0.0);
 }
 
+TEST(ActiveSecAggTest, CredentialCacheChecksEachCredentialOnceAndNeverCachesFailures) {
+  int calls = 0;
+  KeyCertifier inner = [&calls](DeviceId device, const crypto::Ed25519PublicKey&,
+                                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+    ++calls;
+    if (credential.empty()) return absl::UnauthenticatedError("no credential");
+    return absl::StrCat("host-of-", device);
+  };
+  CredentialCache cache;
+  KeyCertifier certify = cache.Wrap(inner);
+  const crypto::Ed25519PublicKey key{};
+  const std::vector<uint8_t> good = {1, 2}, other = {1, 3}, none;
+  EXPECT_EQ(*certify(5, key, good), "host-of-5");
+  EXPECT_EQ(*certify(5, key, good), "host-of-5");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(*certify(6, key, good), "host-of-6");  // another device: checked
+  EXPECT_EQ(*certify(5, key, other), "host-of-5");  // another credential: checked
+  EXPECT_EQ(calls, 3);
+  EXPECT_FALSE(certify(5, key, none).ok());
+  EXPECT_FALSE(certify(5, key, none).ok());
+  EXPECT_EQ(calls, 5);
+}
+
 TEST(ActiveSecAggTest, StatementsBindEveryField) {
   const std::vector<uint8_t> a(32, 1), b(32, 2), k(32, 3);
   const auto base = AdvertisementStatement(1, 2, a, b, k);
