@@ -141,7 +141,11 @@ class ConsistencyCollection final : public ServerPhase {
       for (size_t j : ctx.graph.NeighbourIndices(i)) {
         if (u3[j]) req.survivors.push_back(ctx.config.roster[j]);
         if (dropped_[j]) req.dropped.push_back(ctx.config.roster[j]);
-        if (signers[j]) req.signatures.push_back({ctx.config.roster[j], signatures_[j]});
+        // t-1 are what the device checks (client_phases.cc); all of them
+        // were verified here already.
+        if (signers[j] && req.signatures.size() + 1 < static_cast<size_t>(ctx.config.threshold)) {
+          req.signatures.push_back({ctx.config.roster[j], signatures_[j]});
+        }
       }
       t.out.push_back(std::move(req));
     }
