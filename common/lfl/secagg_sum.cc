@@ -157,10 +157,13 @@ class SecAggSum {
   // skip rule (t <= m, since every survivor holds at most one share of a
   // secret and the complete graph's t is its m).
   absl::StatusOr<secagg::GraphParameters> Parameters(size_t n, int64_t min_survivors) const {
+    secagg::SecurityRequirements req = options_.requirements;
+    // Signing devices refuse thresholds with 2t <= holders (client_phases.cc).
+    if (options_.active) req.adversary = secagg::AdversaryModel::kSemiMalicious;
     absl::StatusOr<secagg::GraphParameters> p =
         options_.graph == secagg::GraphKind::kHarary
-            ? secagg::ChooseSecAggPlusParameters(n, options_.requirements)
-            : secagg::ChooseCompleteGraphParameters(n, options_.requirements);
+            ? secagg::ChooseSecAggPlusParameters(n, req)
+            : secagg::ChooseCompleteGraphParameters(n, req);
     if (!p.ok()) return p.status();
     if (min_survivors > static_cast<int64_t>(n)) {
       return absl::InvalidArgumentError(

@@ -488,6 +488,16 @@ class ShareKeysPhase final : public ClientPhase {
       return absl::InvalidArgumentError("key broadcast contains a repeated public key");
     }
     const size_t t = static_cast<size_t>(ctx.config.threshold);
+    // Against an active server: the holders it tells "survived" give b-shares,
+    // those it tells "dropped" give s_sk-shares; with 2t > |holders| the two
+    // (disjoint) honest groups cannot both reach t, whatever it tells whom.
+    // In SecAgg+ this counting, not the neighbour-local consistency check, is
+    // what stops equivocation (parameters.h, AdversaryModel::kSemiMalicious).
+    if (ctx.signing.has_value() && 2 * t <= announced.size() + 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "threshold ", t, " with ", announced.size() + 1, " holders: against an active server ",
+          "2t must exceed the holders (choose parameters for AdversaryModel::kSemiMalicious)"));
+    }
     if (announced.size() + 1 < t) {
       return absl::FailedPreconditionError(absl::StrCat(
           "only ", announced.size(), " live neighbours; need ", t - 1, " to share secrets"));

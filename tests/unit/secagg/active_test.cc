@@ -387,6 +387,7 @@ TEST(ActiveSecAggTest, SimulatorWithSigningAndDropoutsSumsExactly) {
   spec.num_devices = 40;
   spec.vector_length = 32;
   spec.signing = true;
+  spec.requirements.adversary = AdversaryModel::kSemiMalicious;  // signing devices insist
   spec.seed = 21;
   spec.num_threads = 2;
   const std::vector<DeviceId> roster = SimulationRoster(40);
@@ -400,6 +401,20 @@ TEST(ActiveSecAggTest, SimulatorWithSigningAndDropoutsSumsExactly) {
   EXPECT_EQ(r->sum, r->expected_sum);
   EXPECT_EQ(r->included.size(), 39u);  // all but roster[3], which sent no masked input
   EXPECT_GT(r->consistency_client_seconds, 0.0);
+}
+
+TEST(ActiveSecAggTest, SigningDeviceRefusesThresholdsAnEquivocatingServerCouldSplit) {
+  // 8 devices, t = 4: the 8 holders of a device split 4/4 into "survived"
+  // and "dropped" would give the server t of each share.
+  SessionConfig c = MakeConfig(8, GraphKind::kComplete, 0, 4, 4, 6, 20, 17);
+  c.consistency_check = true;
+  Harness h(c, 17, /*signing=*/true);
+  h.Phase(true);
+  EXPECT_EQ(CountMessages(h.Act()), 0u);
+  for (size_t i = 0; i < h.size(); ++i) {
+    EXPECT_EQ(h.client(i).abort_reason().code(), absl::StatusCode::kFailedPrecondition)
+        << h.client(i).abort_reason();
+  }
 }
 
 TEST(ActiveSecAggTest, CredentialCacheChecksEachCredentialOnceAndNeverCachesFailures) {
