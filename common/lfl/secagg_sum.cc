@@ -73,7 +73,11 @@ secagg::DropoutPlan PlanFor(const std::vector<DropPoint>& drops,
 class SecAggSum {
  public:
   SecAggSum(SecAggSumOptions options, random::Csprng rng)
-      : options_(std::move(options)), rng_(std::make_shared<random::Csprng>(std::move(rng))) {}
+      : options_(std::move(options)),
+        rng_(std::make_shared<random::Csprng>(std::move(rng))),
+        // A fork, so the main stream (aggregation seeds) is unchanged.
+        signing_seed_(rng_->Fork("secagg-sum/signing-identities").NextU64()),
+        credential_cache_(std::make_shared<secagg::CredentialCache>()) {}
 
   absl::StatusOr<SecureSumOutcome> operator()(const SecureSumRequest& request) const {
     absl::StatusOr<size_t> length = ValidateSecureSumRequest(request);
@@ -98,6 +102,11 @@ class SecAggSum {
     spec.parameters = *params;
     spec.seed = rng_->NextU64();  // fresh aggregation id, keys and masks
     spec.num_threads = options_.num_threads;
+    spec.signing = options_.active;
+    // One SecAggSum is one job: its devices keep their signing keys across
+    // aggregations and check each credential once.
+    spec.signing_seed = signing_seed_;
+    spec.credential_cache = credential_cache_;
     const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(n);
     spec.dropouts = PlanFor(request.drops, roster);
     // The devices encode their own inputs (in the simulator's worker
@@ -148,10 +157,13 @@ class SecAggSum {
   // skip rule (t <= m, since every survivor holds at most one share of a
   // secret and the complete graph's t is its m).
   absl::StatusOr<secagg::GraphParameters> Parameters(size_t n, int64_t min_survivors) const {
+    secagg::SecurityRequirements req = options_.requirements;
+    // Signing devices refuse thresholds with 2t <= holders (client_phases.cc).
+    if (options_.active) req.adversary = secagg::AdversaryModel::kSemiMalicious;
     absl::StatusOr<secagg::GraphParameters> p =
         options_.graph == secagg::GraphKind::kHarary
-            ? secagg::ChooseSecAggPlusParameters(n, options_.requirements)
-            : secagg::ChooseCompleteGraphParameters(n, options_.requirements);
+            ? secagg::ChooseSecAggPlusParameters(n, req)
+            : secagg::ChooseCompleteGraphParameters(n, req);
     if (!p.ok()) return p.status();
     if (min_survivors > static_cast<int64_t>(n)) {
       return absl::InvalidArgumentError(
@@ -164,6 +176,8 @@ class SecAggSum {
 
   SecAggSumOptions options_;
   std::shared_ptr<random::Csprng> rng_;  // shared by copies of the SecureSumFn
+  uint64_t signing_seed_;                  // options_.active: the job's device identities
+  std::shared_ptr<secagg::CredentialCache> credential_cache_;
 };
 
 }  // namespace

@@ -63,6 +63,9 @@ struct SecAggSumOptions {
   // dropout_rate should be the protocol's omega (used to size k and t).
   secagg::SecurityRequirements requirements;
   int num_threads = 2;  // devices' work per phase; results do not depend on it
+  // Against an active server: signed advertisements + the consistency check
+  // (common/secagg/signing.h; secagg::SimulationSpec::signing).
+  bool active = false;
 };
 
 // "secagg+" for the Harary graph, "secagg" for the complete one.

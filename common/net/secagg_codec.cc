@@ -67,6 +67,7 @@ v1::SecAggSession SessionToProto(const secagg::SessionConfig& c) {
   p.set_min_survivors(c.min_survivors);
   p.set_vector_length(c.vector_length);
   p.set_bits(c.bits);
+  p.set_consistency_check(c.consistency_check);
   return p;
 }
 
@@ -84,6 +85,7 @@ absl::StatusOr<secagg::SessionConfig> SessionFromProto(const v1::SecAggSession& 
   c.min_survivors = p.min_survivors();
   c.vector_length = p.vector_length();
   c.bits = p.bits();
+  c.consistency_check = p.consistency_check();
   if (auto s = secagg::ValidateSessionConfig(c); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("field 'session': ", s.message()));
   }
@@ -96,6 +98,7 @@ v1::DevicePhase DevicePhaseOf(secagg::Phase phase) {
     case secagg::Phase::kShareKeys: return v1::DEVICE_PHASE_SHARE_KEYS;
     case secagg::Phase::kMaskedInput: return v1::DEVICE_PHASE_MASKED_INPUT;
     case secagg::Phase::kUnmasking: return v1::DEVICE_PHASE_UNMASKING;
+    case secagg::Phase::kConsistencyCheck: return v1::DEVICE_PHASE_CONSISTENCY_CHECK;
     default: return v1::DEVICE_PHASE_UNSPECIFIED;
   }
 }
@@ -110,6 +113,11 @@ v1::DeviceMessage ClientMessageToProto(const secagg::ClientMessage& message, int
           auto* a = out.mutable_advertise_keys();
           a->set_c_pk(String(m.c_pk));
           a->set_s_pk(String(m.s_pk));
+          a->set_signing_key(String(m.signing_key));
+          a->set_credential(String(m.credential));
+          a->set_signature(String(m.signature));
+        } else if constexpr (std::is_same_v<T, secagg::ConsistencySignature>) {
+          out.mutable_consistency_signature()->set_signature(String(m.signature));
         } else if constexpr (std::is_same_v<T, secagg::ShareKeys>) {
           auto* s = out.mutable_share_keys();
           s->set_b_commitment(String(m.b_commitment));
@@ -148,7 +156,16 @@ absl::StatusOr<secagg::ClientMessage> ClientMessageFromProto(const v1::DeviceMes
       a.header = ToServer(agg, dev, secagg::Phase::kAdvertiseKeys);
       a.c_pk = Bytes(m.advertise_keys().c_pk());
       a.s_pk = Bytes(m.advertise_keys().s_pk());
+      a.signing_key = Bytes(m.advertise_keys().signing_key());
+      a.credential = Bytes(m.advertise_keys().credential());
+      a.signature = Bytes(m.advertise_keys().signature());
       return a;
+    }
+    case v1::DeviceMessage::kConsistencySignature: {
+      secagg::ConsistencySignature c;
+      c.header = ToServer(agg, dev, secagg::Phase::kConsistencyCheck);
+      c.signature = Bytes(m.consistency_signature().signature());
+      return c;
     }
     case v1::DeviceMessage::kShareKeys: {
       secagg::ShareKeys s;
@@ -201,6 +218,9 @@ v1::InboxMessage ServerMessageToProto(const secagg::ServerMessage& message) {
             x->set_device(n.device);
             x->set_c_pk(String(n.c_pk));
             x->set_s_pk(String(n.s_pk));
+            x->set_signing_key(String(n.signing_key));
+            x->set_credential(String(n.credential));
+            x->set_signature(String(n.signature));
           }
         } else if constexpr (std::is_same_v<T, secagg::MaskedInputRequest>) {
           auto* s = out.mutable_shares();
@@ -213,6 +233,14 @@ v1::InboxMessage ServerMessageToProto(const secagg::ServerMessage& message) {
           auto* u = out.mutable_unmasking();
           for (auto d : m.survivors) u->add_survivors(d);
           for (auto d : m.dropped) u->add_dropped(d);
+          for (const auto& ds : m.signatures) {
+            auto* x = u->add_signatures();
+            x->set_device(ds.device);
+            x->set_signature(String(ds.signature));
+          }
+        } else if constexpr (std::is_same_v<T, secagg::ConsistencyCheckRequest>) {
+          auto* c = out.mutable_consistency_check();
+          for (auto d : m.survivors) c->add_survivors(d);
         } else {
           out.set_abort_reason(m.reason);
         }
@@ -229,7 +257,9 @@ absl::StatusOr<secagg::ServerMessage> ServerMessageFromProto(const v1::InboxMess
       secagg::KeysBroadcast k;
       k.header = FromServer(agg, dev, secagg::Phase::kShareKeys);
       for (const auto& n : m.keys().neighbours()) {
-        k.neighbours.push_back({n.device(), Bytes(n.c_pk()), Bytes(n.s_pk())});
+        k.neighbours.push_back({n.device(), Bytes(n.c_pk()), Bytes(n.s_pk()),
+                                Bytes(n.signing_key()), Bytes(n.credential()),
+                                Bytes(n.signature())});
       }
       return k;
     }
@@ -244,7 +274,17 @@ absl::StatusOr<secagg::ServerMessage> ServerMessageFromProto(const v1::InboxMess
       r.header = FromServer(agg, dev, secagg::Phase::kUnmasking);
       r.survivors.assign(m.unmasking().survivors().begin(), m.unmasking().survivors().end());
       r.dropped.assign(m.unmasking().dropped().begin(), m.unmasking().dropped().end());
+      for (const auto& ds : m.unmasking().signatures()) {
+        r.signatures.push_back({ds.device(), Bytes(ds.signature())});
+      }
       return r;
+    }
+    case v1::InboxMessage::kConsistencyCheck: {
+      secagg::ConsistencyCheckRequest c;
+      c.header = FromServer(agg, dev, secagg::Phase::kConsistencyCheck);
+      c.survivors.assign(m.consistency_check().survivors().begin(),
+                         m.consistency_check().survivors().end());
+      return c;
     }
     case v1::InboxMessage::kAbortReason: {
       secagg::AbortNotice a;

@@ -3,11 +3,14 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/aes_gcm.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/secret_bytes.h"
 #include "common/crypto/shamir.h"
 #include "common/crypto/x25519.h"
@@ -60,12 +63,48 @@ void Wipe(ShamirShare& s) {
   if (!s.y.empty()) OPENSSL_cleanse(s.y.data(), s.y.size());
 }
 
+// A neighbour's relayed advertisement: its signing key must be certified for
+// it (the caller's PKI) and must have signed exactly these X25519 keys.
+struct CertifiedKey {
+  crypto::Ed25519PublicKey key;
+  std::string host;
+};
+absl::StatusOr<CertifiedKey> VerifyAdvertisement(const ClientContext& ctx,
+                                                 const NeighbourKeys& nk) {
+  absl::StatusOr<crypto::Ed25519PublicKey> vk = crypto::ParseEd25519PublicKey(nk.signing_key);
+  if (!vk.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat("advertisement of device ", nk.device,
+                                                   ": bad signing key: ", vk.status().message()));
+  }
+  absl::StatusOr<std::string> host = ctx.signing->certifier(nk.device, *vk, nk.credential);
+  if (!host.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "signing key of device ", nk.device, " is not certified: ", host.status().message()));
+  }
+  if (absl::Status s = crypto::Ed25519Verify(
+          *vk,
+          AdvertisementStatement(ctx.config.aggregation_id, nk.device, nk.c_pk, nk.s_pk,
+                                 nk.signing_key),
+          nk.signature);
+      !s.ok()) {
+    return absl::UnauthenticatedError(absl::StrCat(
+        "advertisement of device ", nk.device,
+        " is not signed by its certified key (substituted keys?): ", s.message()));
+  }
+  return CertifiedKey{*vk, std::move(*host)};
+}
+
 // ---------------------------------------------------------------- kR3
 
 class UnmaskingPhase final : public ClientPhase {
  public:
-  UnmaskingPhase(std::vector<HeldShares> held, ShamirShare own_b_share)
-      : held_(std::move(held)), own_b_share_(std::move(own_b_share)) {}
+  // `signed_u3`: the survivor set this device signed in the consistency
+  // check (signing clients only).
+  UnmaskingPhase(std::vector<HeldShares> held, ShamirShare own_b_share,
+                 std::optional<std::vector<DeviceId>> signed_u3 = std::nullopt)
+      : held_(std::move(held)),
+        own_b_share_(std::move(own_b_share)),
+        signed_u3_(std::move(signed_u3)) {}
   ~UnmaskingPhase() override {
     for (HeldShares& h : held_) {
       Wipe(h.s_sk_share);
@@ -119,6 +158,12 @@ class UnmaskingPhase final : public ClientPhase {
           held_ids.size(), " (the survivor/dropped sets disagree with the shares it received)"));
     }
 
+    if (signed_u3_.has_value()) {
+      if (absl::Status s = CheckConsistency(ctx, *request, *survivors); !s.ok()) return s;
+    } else if (!request->signatures.empty()) {
+      return absl::InvalidArgumentError("unmasking request carries unexpected signatures");
+    }
+
     UnmaskingResponse response;
     response.header = ctx.Header(Phase::kUnmasking);
     response.b_shares.push_back({ctx.self, crypto::SerializeShamirShare(own_b_share_)});
@@ -130,6 +175,129 @@ class UnmaskingPhase final : public ClientPhase {
       }
     }
     return ClientTransition{nullptr, ClientMessage(std::move(response))};
+  }
+
+ private:
+  // The request must agree with the U3 we signed, and carry valid signatures
+  // over that same U3 from enough of our neighbours that, with ours, they
+  // reach the threshold. One invalid signature is proof of equivocation.
+  absl::Status CheckConsistency(const ClientContext& ctx, const UnmaskingRequest& request,
+                                const std::vector<DeviceId>& survivors) const {
+    const std::vector<DeviceId>& u3 = *signed_u3_;
+    for (const HeldShares& h : held_) {
+      if (Contains(u3, h.owner) != Contains(survivors, h.owner)) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "unmasking request treats device ", h.owner,
+            " differently from the survivor set this device signed (equivocation)"));
+      }
+    }
+    if (request.signatures.size() > ctx.peer_signing_keys.size()) {
+      return absl::InvalidArgumentError("more consistency signatures than neighbours");
+    }
+    const std::vector<uint8_t> statement = SurvivorSetStatement(ctx.config.aggregation_id, u3);
+    // t-1 valid neighbour signatures (t with ours) are what the argument
+    // needs; verifying more would cost k Ed25519 verifications per device
+    // for nothing a server forwarding only t-1 could not also have done.
+    // Every entry is still checked for who it claims to be from.
+    const size_t wanted = static_cast<size_t>(ctx.config.threshold) - 1;
+    std::vector<DeviceId> signers;
+    size_t verified = 0;
+    for (const DeviceSignature& ds : request.signatures) {
+      const auto key = std::lower_bound(
+          ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end(), ds.device,
+          [](const auto& p, DeviceId id) { return p.first < id; });
+      if (key == ctx.peer_signing_keys.end() || key->first != ds.device) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency signature of ", ds.device, ", which is not a live neighbour"));
+      }
+      if (!Contains(u3, ds.device)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency signature of ", ds.device, ", which is not in the survivor set"));
+      }
+      signers.push_back(ds.device);
+      if (verified == wanted) continue;
+      if (absl::Status s = crypto::Ed25519Verify(key->second, statement, ds.signature); !s.ok()) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "device ", ds.device, " did not sign the survivor set this device signed ",
+            "(the server told devices different survivor sets?): ", s.message()));
+      }
+      ++verified;
+    }
+    std::sort(signers.begin(), signers.end());
+    if (std::adjacent_find(signers.begin(), signers.end()) != signers.end()) {
+      return absl::InvalidArgumentError("two consistency signatures of one device");
+    }
+    if (verified < wanted) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "only ", verified + 1, " consistency signatures on the survivor set (this ",
+          "device's included); threshold is ", ctx.config.threshold));
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<HeldShares> held_;  // sorted by owner
+  ShamirShare own_b_share_;
+  std::optional<std::vector<DeviceId>> signed_u3_;  // sorted
+};
+
+// ---------------------------------------------------------------- consistency check
+
+// Signing clients only: sign the survivor set U3 the server announces, once.
+class ConsistencyCheckPhase final : public ClientPhase {
+ public:
+  ConsistencyCheckPhase(std::vector<HeldShares> held, ShamirShare own_b_share)
+      : held_(std::move(held)), own_b_share_(std::move(own_b_share)) {}
+  ~ConsistencyCheckPhase() override {
+    for (HeldShares& h : held_) {
+      Wipe(h.s_sk_share);
+      Wipe(h.b_share);
+    }
+    Wipe(own_b_share_);
+  }
+
+  ClientState state() const override { return ClientState::kConsistencyCheck; }
+
+  absl::StatusOr<ClientTransition> Handle(ClientContext& ctx,
+                                          const ServerMessage& message) override {
+    const auto* request = std::get_if<ConsistencyCheckRequest>(&message);
+    if (request == nullptr) return Unexpected(message, state());
+    if (request->survivors.size() > ctx.config.roster.size()) {
+      return absl::InvalidArgumentError("survivor set larger than the roster");
+    }
+    absl::StatusOr<std::vector<DeviceId>> u3 =
+        SortedUnique(request->survivors, "consistency-check survivor set");
+    if (!u3.ok()) return u3.status();
+    if (!Contains(*u3, ctx.self)) {
+      return absl::FailedPreconditionError(
+          "consistency check: this device, whose masked input was sent, is not in the survivor set");
+    }
+    if (u3->size() < static_cast<size_t>(ctx.config.min_survivors)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "consistency check: survivor set of ", u3->size(), " devices; min_survivors is ",
+          ctx.config.min_survivors));
+    }
+    std::vector<DeviceId> held_ids;
+    for (const HeldShares& h : held_) held_ids.push_back(h.owner);
+    for (DeviceId d : *u3) {
+      if (!std::binary_search(ctx.config.roster.begin(), ctx.config.roster.end(), d)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("consistency check names device ", d, ", not in the roster"));
+      }
+      // U3 ⊆ U2: a neighbour that survived must have shared keys with us.
+      if (d != ctx.self && Contains(ctx.neighbours, d) && !Contains(held_ids, d)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "consistency check lists neighbour ", d, " as a survivor, but it never shared keys"));
+      }
+    }
+    absl::StatusOr<std::vector<uint8_t>> sig =
+        ctx.signing->key.Sign(SurvivorSetStatement(ctx.config.aggregation_id, *u3));
+    if (!sig.ok()) return sig.status();
+    ConsistencySignature out;
+    out.header = ctx.Header(Phase::kConsistencyCheck);
+    out.signature = std::move(*sig);
+    return ClientTransition{
+        std::make_unique<UnmaskingPhase>(std::move(held_), own_b_share_, std::move(*u3)),
+        ClientMessage(std::move(out))};
   }
 
  private:
@@ -233,8 +401,13 @@ class MaskedInputPhase final : public ClientPhase {
     MaskedInput out;
     out.header = ctx.Header(Phase::kMaskedInput);
     out.masked = std::move(y);
-    return ClientTransition{std::make_unique<UnmaskingPhase>(std::move(held), own_b_share_),
-                            ClientMessage(std::move(out))};
+    std::unique_ptr<ClientPhase> next;
+    if (ctx.signing.has_value()) {
+      next = std::make_unique<ConsistencyCheckPhase>(std::move(held), own_b_share_);
+    } else {
+      next = std::make_unique<UnmaskingPhase>(std::move(held), own_b_share_);
+    }
+    return ClientTransition{std::move(next), ClientMessage(std::move(out))};
   }
 
  private:
@@ -275,6 +448,7 @@ class ShareKeysPhase final : public ClientPhase {
     // own key to us (or one device's key under two ids) would otherwise make
     // us derive channel keys or masks it can predict or cancel.
     std::vector<X25519PublicKey> all_keys = {c_sk_.public_key(), s_sk_.public_key()};
+    std::map<std::string, size_t> per_host;  // certified neighbours per other host
     for (const NeighbourKeys& nk : broadcast->neighbours) {
       if (!Contains(ctx.neighbours, nk.device)) {
         return absl::InvalidArgumentError(
@@ -284,12 +458,26 @@ class ShareKeysPhase final : public ClientPhase {
       if (!c_pk.ok()) return c_pk.status();
       absl::StatusOr<X25519PublicKey> s_pk = crypto::ParseX25519PublicKey(nk.s_pk);
       if (!s_pk.ok()) return s_pk.status();
+      if (ctx.signing.has_value()) {
+        // Against an active server: these are the keys our shares get sealed
+        // to, so they must be the neighbour's own (certified, signed).
+        absl::StatusOr<CertifiedKey> vk = VerifyAdvertisement(ctx, nk);
+        if (!vk.ok()) return vk.status();
+        ctx.peer_signing_keys.push_back({nk.device, vk->key});
+        if (vk->host != ctx.signing->host &&
+            ++per_host[vk->host] >= static_cast<size_t>(ctx.config.threshold)) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              ">= ", ctx.config.threshold, " (the threshold) of this device's neighbours run on ",
+              "host '", vk->host, "': that host and the server could reconstruct its secrets"));
+        }
+      }
       announced.push_back({nk.device, *c_pk, *s_pk});
       all_keys.push_back(*c_pk);
       all_keys.push_back(*s_pk);
     }
     std::sort(announced.begin(), announced.end(),
               [](const Announced& a, const Announced& b) { return a.id < b.id; });
+    std::sort(ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end());
     if (std::adjacent_find(announced.begin(), announced.end(),
                            [](const Announced& a, const Announced& b) { return a.id == b.id; }) !=
         announced.end()) {
@@ -300,6 +488,16 @@ class ShareKeysPhase final : public ClientPhase {
       return absl::InvalidArgumentError("key broadcast contains a repeated public key");
     }
     const size_t t = static_cast<size_t>(ctx.config.threshold);
+    // Against an active server: the holders it tells "survived" give b-shares,
+    // those it tells "dropped" give s_sk-shares; with 2t > |holders| the two
+    // (disjoint) honest groups cannot both reach t, whatever it tells whom.
+    // In SecAgg+ this counting, not the neighbour-local consistency check, is
+    // what stops equivocation (parameters.h, AdversaryModel::kSemiMalicious).
+    if (ctx.signing.has_value() && 2 * t <= announced.size() + 1) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "threshold ", t, " with ", announced.size() + 1, " holders: against an active server ",
+          "2t must exceed the holders (choose parameters for AdversaryModel::kSemiMalicious)"));
+    }
     if (announced.size() + 1 < t) {
       return absl::FailedPreconditionError(absl::StrCat(
           "only ", announced.size(), " live neighbours; need ", t - 1, " to share secrets"));
@@ -382,6 +580,15 @@ class AdvertiseKeysPhase final : public ClientPhase {
     out.header = ctx.Header(Phase::kAdvertiseKeys);
     out.c_pk.assign(c_sk->public_key().begin(), c_sk->public_key().end());
     out.s_pk.assign(s_sk->public_key().begin(), s_sk->public_key().end());
+    if (ctx.signing.has_value()) {
+      const crypto::Ed25519PublicKey& vk = ctx.signing->key.public_key();
+      out.signing_key.assign(vk.begin(), vk.end());
+      out.credential = ctx.signing->credential;
+      absl::StatusOr<std::vector<uint8_t>> sig = ctx.signing->key.Sign(AdvertisementStatement(
+          ctx.config.aggregation_id, ctx.self, out.c_pk, out.s_pk, out.signing_key));
+      if (!sig.ok()) return sig.status();
+      out.signature = std::move(*sig);
+    }
     return ClientTransition{std::make_unique<ShareKeysPhase>(std::move(*c_sk), std::move(*s_sk)),
                             ClientMessage(std::move(out))};
   }

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -13,6 +14,7 @@
 #include "common/secagg/client_state_machine.h"
 #include "common/secagg/config.h"
 #include "common/secagg/messages.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg::internal {
 
@@ -23,6 +25,10 @@ struct ClientContext {
   std::vector<DeviceId> neighbours;  // N(self), sorted
   random::Csprng rng;
   std::optional<std::vector<uint64_t>> input;
+  // Present iff this device defends against an active server (signing.h).
+  std::optional<ClientSigning> signing;
+  // The certified signing keys of N(self) ∩ U1, sorted by device (signing only).
+  std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> peer_signing_keys;
 
   MessageHeader Header(Phase phase) const {
     return MessageHeader{config.aggregation_id, self, kServerId, phase};

@@ -23,6 +23,8 @@ const char* ClientStateName(ClientState state) {
       return "Completed";
     case ClientState::kAborted:
       return "Aborted";
+    case ClientState::kConsistencyCheck:
+      return "ConsistencyCheck";
   }
   return "Unknown";
 }
@@ -34,14 +36,18 @@ ClientStateMachine::ClientStateMachine(ClientStateMachine&&) noexcept = default;
 ClientStateMachine& ClientStateMachine::operator=(ClientStateMachine&&) noexcept = default;
 ClientStateMachine::~ClientStateMachine() = default;
 
-absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(SessionConfig config, DeviceId self,
-                                                              random::Csprng rng) {
+absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(
+    SessionConfig config, DeviceId self, random::Csprng rng,
+    std::optional<ClientSigning> signing) {
+  if (signing.has_value() && !signing->certifier) {
+    return absl::InvalidArgumentError("ClientSigning without a certifier");
+  }
   // Validates the config and that `self` is in the roster.
   absl::StatusOr<std::vector<DeviceId>> neighbours = NeighbourhoodGraph::NeighboursOf(config, self);
   if (!neighbours.ok()) return neighbours.status();
   auto ctx = std::make_unique<internal::ClientContext>(
       internal::ClientContext{std::move(config), self, std::move(*neighbours), std::move(rng),
-                              std::nullopt});
+                              std::nullopt, std::move(signing), {}});
   return ClientStateMachine(std::move(ctx), internal::MakeClientInitialPhase());
 }
 

@@ -3,6 +3,9 @@
 //
 //   kR0AdvertiseKeys --Start()--> kR1ShareKeys --KeysBroadcast--> kR2MaskedInput
 //   --MaskedInputRequest--> kR3Unmasking --UnmaskingRequest--> kCompleted
+// With ClientSigning (signing.h; against an active server):
+//   ... --MaskedInputRequest--> kConsistencyCheck --ConsistencyCheckRequest-->
+//   kR3Unmasking --UnmaskingRequest (with >= t valid signatures on U3)--> kCompleted
 //   any state --AbortNotice or a message it cannot accept--> kAborted
 //
 // A client trusts nothing it receives: a message of the wrong type or phase,
@@ -29,6 +32,7 @@
 #include "common/random/csprng.h"
 #include "common/secagg/config.h"
 #include "common/secagg/messages.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
 
@@ -39,6 +43,7 @@ enum class ClientState : uint8_t {
   kR3Unmasking,
   kCompleted,
   kAborted,
+  kConsistencyCheck,  // between kR2MaskedInput and kR3Unmasking, signing clients only
 };
 const char* ClientStateName(ClientState state);
 
@@ -51,8 +56,12 @@ class ClientStateMachine {
  public:
   // `rng` must be OS-seeded in production (it makes the keys and b_i); a
   // seeded stream makes simulations reproducible.
-  static absl::StatusOr<ClientStateMachine> Create(SessionConfig config, DeviceId self,
-                                                   random::Csprng rng);
+  // With `signing` the client signs its advertisement, accepts only
+  // neighbour keys certified by signing->certifier and signed under the
+  // certified key, and runs the consistency check before unmasking.
+  static absl::StatusOr<ClientStateMachine> Create(
+      SessionConfig config, DeviceId self, random::Csprng rng,
+      std::optional<ClientSigning> signing = std::nullopt);
 
   ClientStateMachine(ClientStateMachine&&) noexcept;
   ClientStateMachine& operator=(ClientStateMachine&&) noexcept;

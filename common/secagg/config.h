@@ -52,6 +52,10 @@ struct SessionConfig {
   int min_survivors = 0;
   size_t vector_length = 0;
   int bits = 32;  // inputs and sums live in Z_{2^bits}, 1 <= bits <= 64
+  // Run the ConsistencyCheck round between MaskedInput and Unmasking
+  // (signing.h). The server's switch only: a device that signs (ClientSigning)
+  // requires the round whatever this says, and aborts if the server skips it.
+  bool consistency_check = false;
 };
 
 absl::Status ValidateSessionConfig(const SessionConfig& config);

@@ -23,6 +23,10 @@ constexpr Phase PhaseOfType() {
   if constexpr (std::is_same_v<T, UnmaskingRequest> || std::is_same_v<T, UnmaskingResponse>) {
     return Phase::kUnmasking;
   }
+  if constexpr (std::is_same_v<T, ConsistencyCheckRequest> ||
+                std::is_same_v<T, ConsistencySignature>) {
+    return Phase::kConsistencyCheck;
+  }
   return Phase::kAbort;
 }
 
@@ -35,6 +39,8 @@ constexpr const char* NameOfType() {
   if constexpr (std::is_same_v<T, KeysBroadcast>) return "KeysBroadcast";
   if constexpr (std::is_same_v<T, MaskedInputRequest>) return "MaskedInputRequest";
   if constexpr (std::is_same_v<T, UnmaskingRequest>) return "UnmaskingRequest";
+  if constexpr (std::is_same_v<T, ConsistencyCheckRequest>) return "ConsistencyCheckRequest";
+  if constexpr (std::is_same_v<T, ConsistencySignature>) return "ConsistencySignature";
   return "AbortNotice";
 }
 
@@ -64,6 +70,8 @@ const char* PhaseName(Phase phase) {
       return "Unmasking";
     case Phase::kAbort:
       return "Abort";
+    case Phase::kConsistencyCheck:
+      return "ConsistencyCheck";
   }
   return "Unknown";
 }

@@ -10,7 +10,9 @@
 //   device → server  ShareKeys            one AES-GCM ciphertext per j ∈ N(i) ∩ U1 → U2
 //   server → device  MaskedInputRequest   the ciphertexts addressed to i from N(i) ∩ U2
 //   device → server  MaskedInput          y_i                            → U3
-//   server → device  UnmaskingRequest     N(i) ∩ U3 and N(i) ∩ (U2 \ U3)
+//   server → device  ConsistencyCheckRequest  U3            (only if config.consistency_check)
+//   device → server  ConsistencySignature  sig_i(aggregation, U3)        → U3' ⊆ U3
+//   server → device  UnmaskingRequest     N(i) ∩ U3 and N(i) ∩ (U2 \ U3) [+ neighbours' signatures]
 //   device → server  UnmaskingResponse    b-shares of survivors, s_sk-shares of dropped → U4
 //   server → device  AbortNotice          when the server gives up
 #ifndef FEDMF_COMMON_SECAGG_MESSAGES_H_
@@ -35,6 +37,9 @@ enum class Phase : uint8_t {
   kMaskedInput = 2,
   kUnmasking = 3,
   kAbort = 4,
+  // Against an active server (Bonawitz et al. CCS'17 round 'ConsistencyCheck'):
+  // every device signs the survivor set U3 before any unmasking share leaves.
+  kConsistencyCheck = 5,
 };
 const char* PhaseName(Phase phase);
 
@@ -52,10 +57,19 @@ struct MessageHeader {
 // Two fresh X25519 public keys (32 bytes each): c_pk keys the channels that
 // carry Shamir shares, s_pk the pairwise masks. Separate keys because s_sk is
 // revealed when the device drops, and that must not open its channels.
+//
+// Against an active server (signing.h) the advertisement also carries the
+// device's Ed25519 signing key, a credential certifying that key for this
+// device (opaque here; checked by the receiving device's KeyCertifier), and an
+// Ed25519 signature over AdvertisementStatement(aggregation, device, c_pk,
+// s_pk). All three are empty in a semi-honest session.
 struct AdvertiseKeys {
   MessageHeader header;
   std::vector<uint8_t> c_pk;
   std::vector<uint8_t> s_pk;
+  std::vector<uint8_t> signing_key;
+  std::vector<uint8_t> credential;
+  std::vector<uint8_t> signature;
 };
 
 // A sealed share bundle; `peer` is the recipient in ShareKeys and the sender
@@ -88,6 +102,13 @@ struct RevealedShare {
   std::vector<uint8_t> share;
 };
 
+// The device's Ed25519 signature over SurvivorSetStatement(aggregation, U3),
+// U3 as the ConsistencyCheckRequest announced it.
+struct ConsistencySignature {
+  MessageHeader header;
+  std::vector<uint8_t> signature;
+};
+
 // b-shares for the responder itself and every j in the request's survivors;
 // s_sk-shares for every j in its dropped list. Never both for one owner.
 struct UnmaskingResponse {
@@ -98,10 +119,15 @@ struct UnmaskingResponse {
 
 // ---- server → device ----
 
+// The neighbour's advertisement, relayed as it was received (signing fields
+// included, so the recipient can check them itself).
 struct NeighbourKeys {
   DeviceId device = 0;
   std::vector<uint8_t> c_pk;
   std::vector<uint8_t> s_pk;
+  std::vector<uint8_t> signing_key;
+  std::vector<uint8_t> credential;
+  std::vector<uint8_t> signature;
 };
 
 // Opens the ShareKeys phase: the keys of N(i) ∩ U1.
@@ -118,10 +144,24 @@ struct MaskedInputRequest {
 
 // Opens the Unmasking phase, restricted to i's neighbourhood so it costs
 // O(k): `survivors` = N(i) ∩ U3 \ {i}, `dropped` = N(i) ∩ (U2 \ U3).
+// Opens the ConsistencyCheck phase: the full survivor set U3, sorted.
+struct ConsistencyCheckRequest {
+  MessageHeader header;
+  std::vector<DeviceId> survivors;
+};
+
+struct DeviceSignature {
+  DeviceId device = 0;
+  std::vector<uint8_t> signature;
+};
+
+// With the consistency check, `signatures` are the ConsistencySignatures of
+// i's neighbours that answered it (each over the same U3); empty otherwise.
 struct UnmaskingRequest {
   MessageHeader header;
   std::vector<DeviceId> survivors;
   std::vector<DeviceId> dropped;
+  std::vector<DeviceSignature> signatures;
 };
 
 struct AbortNotice {
@@ -129,8 +169,10 @@ struct AbortNotice {
   std::string reason;
 };
 
-using ClientMessage = std::variant<AdvertiseKeys, ShareKeys, MaskedInput, UnmaskingResponse>;
-using ServerMessage = std::variant<KeysBroadcast, MaskedInputRequest, UnmaskingRequest, AbortNotice>;
+using ClientMessage =
+    std::variant<AdvertiseKeys, ShareKeys, MaskedInput, UnmaskingResponse, ConsistencySignature>;
+using ServerMessage = std::variant<KeysBroadcast, MaskedInputRequest, UnmaskingRequest, AbortNotice,
+                                   ConsistencyCheckRequest>;
 
 const MessageHeader& HeaderOf(const ClientMessage& message);
 const MessageHeader& HeaderOf(const ServerMessage& message);

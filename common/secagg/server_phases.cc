@@ -8,6 +8,8 @@
 #include "common/crypto/mod2k.h"
 #include "common/secagg/key_derivation.h"
 #include "common/secagg/share_bundle.h"
+#include "common/secagg/signing.h"
+#include "common/crypto/ed25519.h"
 
 namespace fedmf::secagg::internal {
 
@@ -95,10 +97,81 @@ ServerTransition ServerPhase::AbortWith(ServerContext& ctx, absl::Status reason)
 
 namespace {
 
+// Credentials are certificate-sized; bounds what one device can make the
+// server store and relay to all of its neighbours.
+constexpr size_t kMaxCredentialBytes = 16 * 1024;
+
 absl::Status TooFew(Phase phase, size_t have, int need) {
   return absl::AbortedError(absl::StrCat("only ", have, " devices left after ", PhaseName(phase),
                                          "; min_survivors is ", need));
 }
+
+// ---------------------------------------------------------------- consistency check
+
+// Collects every U3 member's signature over U3 and hands each signer the
+// signatures of its neighbours that signed too. Members that do not sign stay
+// in the sum (their input is committed) but are not asked to unmask.
+class ConsistencyCollection final : public ServerPhase {
+ public:
+  ConsistencyCollection(DeviceSet u3, DeviceSet dropped, std::vector<uint8_t> statement)
+      : ServerPhase(std::move(u3)),
+        dropped_(std::move(dropped)),
+        statement_(std::move(statement)),
+        signatures_(eligible_.size()) {}
+  ServerState state() const override { return ServerState::kConsistencyCheck; }
+  Phase phase() const override { return Phase::kConsistencyCheck; }
+
+  absl::StatusOr<ServerTransition> Close(ServerContext& ctx) override {
+    const DeviceSet signers = Survivors();
+    const size_t have = Count(signers);
+    if (have < static_cast<size_t>(ctx.config.min_survivors)) {
+      return AbortWith(ctx, TooFew(phase(), have, ctx.config.min_survivors));
+    }
+    const DeviceSet& u3 = eligible_;
+    DeviceSet not_asked(u3.size(), 0);
+    ServerTransition t;
+    for (size_t i = 0; i < u3.size(); ++i) {
+      if (!u3[i]) continue;
+      if (!signers[i]) {
+        not_asked[i] = 1;
+        continue;
+      }
+      UnmaskingRequest req;
+      req.header = ctx.HeaderTo(i, Phase::kUnmasking);
+      for (size_t j : ctx.graph.NeighbourIndices(i)) {
+        if (u3[j]) req.survivors.push_back(ctx.config.roster[j]);
+        if (dropped_[j]) req.dropped.push_back(ctx.config.roster[j]);
+        // t-1 are what the device checks (client_phases.cc); all of them
+        // were verified here already.
+        if (signers[j] && req.signatures.size() + 1 < static_cast<size_t>(ctx.config.threshold)) {
+          req.signatures.push_back({ctx.config.roster[j], signatures_[j]});
+        }
+      }
+      t.out.push_back(std::move(req));
+    }
+    t.next = MakeUnmaskingPhase(u3, std::move(dropped_), std::move(not_asked));
+    return t;
+  }
+
+ protected:
+  absl::Status Accept(ServerContext& ctx, size_t index, const ClientMessage& message) override {
+    const auto& m = std::get<ConsistencySignature>(message);
+    absl::StatusOr<crypto::Ed25519PublicKey> vk =
+        crypto::ParseEd25519PublicKey(ctx.signing_key[index]);
+    if (!vk.ok()) return vk.status();
+    // A device signing something else would make its honest neighbours abort;
+    // drop it here instead.
+    if (absl::Status s = crypto::Ed25519Verify(*vk, statement_, m.signature); !s.ok()) return s;
+    signatures_[index] = m.signature;
+    return absl::OkStatus();
+  }
+  void Discard(ServerContext&, size_t index) override { signatures_[index].clear(); }
+
+ private:
+  DeviceSet dropped_;
+  std::vector<uint8_t> statement_;
+  std::vector<std::vector<uint8_t>> signatures_;
+};
 
 // ---------------------------------------------------------------- kR2
 
@@ -118,6 +191,18 @@ class MaskedInputCollection final : public ServerPhase {
     DeviceSet dropped(u3.size(), 0);
     for (size_t i = 0; i < u3.size(); ++i) dropped[i] = eligible_[i] && !u3[i];
     ServerTransition t;
+    if (ctx.config.consistency_check) {
+      std::vector<DeviceId> ids;
+      for (size_t i = 0; i < u3.size(); ++i) {
+        if (u3[i]) ids.push_back(ctx.config.roster[i]);
+      }
+      for (size_t i = 0; i < u3.size(); ++i) {
+        if (u3[i]) t.out.push_back(ConsistencyCheckRequest{ctx.HeaderTo(i, Phase::kConsistencyCheck), ids});
+      }
+      t.next = std::make_unique<ConsistencyCollection>(std::move(u3), std::move(dropped),
+                                                       SurvivorSetStatement(ctx.config.aggregation_id, ids));
+      return t;
+    }
     for (size_t i = 0; i < u3.size(); ++i) {
       if (!u3[i]) continue;
       UnmaskingRequest req;
@@ -266,7 +351,8 @@ class AdvertiseKeysCollection final : public ServerPhase {
       for (size_t j : ctx.NeighboursIn(i, u1)) {
         b.neighbours.push_back({ctx.config.roster[j],
                                 std::vector<uint8_t>(ctx.c_pk[j].begin(), ctx.c_pk[j].end()),
-                                std::vector<uint8_t>(ctx.s_pk[j].begin(), ctx.s_pk[j].end())});
+                                std::vector<uint8_t>(ctx.s_pk[j].begin(), ctx.s_pk[j].end()),
+                                ctx.signing_key[j], ctx.credential[j], ctx.advert_signature[j]});
       }
       t.out.push_back(std::move(b));
     }
@@ -284,6 +370,27 @@ class AdvertiseKeysCollection final : public ServerPhase {
     if (*c_pk == *s_pk) return absl::InvalidArgumentError("c_pk and s_pk are equal");
     if (IsLowOrderX25519Key(*c_pk) || IsLowOrderX25519Key(*s_pk)) {
       return absl::InvalidArgumentError("public key of small order");
+    }
+    if (ctx.config.consistency_check) {
+      // Checked here too, so that one device's bad signature is its own
+      // exclusion rather than every honest neighbour's abort.
+      absl::StatusOr<crypto::Ed25519PublicKey> vk = crypto::ParseEd25519PublicKey(m.signing_key);
+      if (!vk.ok()) return vk.status();
+      if (m.credential.size() > kMaxCredentialBytes) {
+        return absl::InvalidArgumentError(absl::StrCat("credential of ", m.credential.size(),
+                                                       " bytes; at most ", kMaxCredentialBytes));
+      }
+      if (absl::Status s = crypto::Ed25519Verify(
+              *vk,
+              AdvertisementStatement(ctx.config.aggregation_id, ctx.config.roster[index], m.c_pk,
+                                     m.s_pk, m.signing_key),
+              m.signature);
+          !s.ok()) {
+        return s;
+      }
+      ctx.signing_key[index] = m.signing_key;
+      ctx.credential[index] = m.credential;
+      ctx.advert_signature[index] = m.signature;
     }
     ctx.c_pk[index] = *c_pk;
     ctx.s_pk[index] = *s_pk;

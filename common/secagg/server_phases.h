@@ -36,6 +36,10 @@ struct ServerContext {
   std::vector<crypto::X25519PublicKey> c_pk;
   std::vector<crypto::X25519PublicKey> s_pk;
   std::vector<std::vector<uint8_t>> b_commitment;
+  // Consistency-check sessions only: what each device advertised for signing.
+  std::vector<std::vector<uint8_t>> signing_key;
+  std::vector<std::vector<uint8_t>> credential;
+  std::vector<std::vector<uint8_t>> advert_signature;
   // Complete graph: H(i) = U1 for every i, so a holder's x is its rank in U1.
   std::vector<uint32_t> u1_rank;
   std::vector<uint64_t> sum;  // running Σ y_i over accepted masked inputs
@@ -101,7 +105,10 @@ class ServerPhase {
 std::unique_ptr<ServerPhase> MakeServerInitialPhase(const SessionConfig& config);
 
 // server_unmasking.cc: the last phase.
-std::unique_ptr<ServerPhase> MakeUnmaskingPhase(DeviceSet u3, DeviceSet dropped);
+// `not_asked`: members of U3 that are not sent an unmasking request (they did
+// not sign the survivor set); their inputs stay in the sum.
+std::unique_ptr<ServerPhase> MakeUnmaskingPhase(DeviceSet u3, DeviceSet dropped,
+                                                DeviceSet not_asked = {});
 
 size_t Count(const DeviceSet& set);
 

@@ -17,6 +17,8 @@ const char* ServerStateName(ServerState state) {
       return "R2MaskedInput";
     case ServerState::kR3Unmasking:
       return "R3Unmasking";
+    case ServerState::kConsistencyCheck:
+      return "ConsistencyCheck";
     case ServerState::kCompleted:
       return "Completed";
     case ServerState::kAborted:
@@ -41,7 +43,9 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::Create(SessionConfig conf
   auto ctx = std::unique_ptr<internal::ServerContext>(new internal::ServerContext{
       std::move(config), std::move(*graph), std::move(rng), {}, {}, {},
       std::vector<crypto::X25519PublicKey>(n), std::vector<crypto::X25519PublicKey>(n),
-      std::vector<std::vector<uint8_t>>(n), {}, {}, std::nullopt});
+      std::vector<std::vector<uint8_t>>(n), std::vector<std::vector<uint8_t>>(n),
+      std::vector<std::vector<uint8_t>>(n), std::vector<std::vector<uint8_t>>(n), {}, {},
+      std::nullopt});
   return ServerStateMachine(std::move(ctx), std::move(phase));
 }
 

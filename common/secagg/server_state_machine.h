@@ -4,6 +4,8 @@
 // passed — the caller decides, since there is no clock here).
 //
 //   kR0AdvertiseKeys → kR1ShareKeys → kR2MaskedInput → kR3Unmasking → kCompleted
+//   (config.consistency_check: kR2MaskedInput → kConsistencyCheck → kR3Unmasking;
+//   the server then also requires signed advertisements, signing.h)
 //   any phase boundary with fewer than min_survivors devices → kAborted
 //
 // Untrusted input never aborts the aggregation and never corrupts the sum of
@@ -42,6 +44,7 @@ enum class ServerState : uint8_t {
   kR3Unmasking,
   kCompleted,
   kAborted,
+  kConsistencyCheck,  // between kR2MaskedInput and kR3Unmasking, if config.consistency_check
 };
 const char* ServerStateName(ServerState state);
 

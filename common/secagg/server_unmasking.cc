@@ -33,8 +33,10 @@ struct ParsedResponse {
 
 class Unmasking final : public ServerPhase {
  public:
-  Unmasking(DeviceSet u3, DeviceSet dropped)
-      : ServerPhase(std::move(u3)), dropped_(std::move(dropped)), responses_(eligible_.size()) {}
+  Unmasking(DeviceSet u3, DeviceSet dropped, DeviceSet not_asked)
+      : ServerPhase(std::move(u3)), dropped_(std::move(dropped)), responses_(eligible_.size()) {
+    if (!not_asked.empty()) excluded_ = std::move(not_asked);
+  }
   ServerState state() const override { return ServerState::kR3Unmasking; }
   Phase phase() const override { return Phase::kUnmasking; }
 
@@ -210,8 +212,9 @@ class Unmasking final : public ServerPhase {
 
 }  // namespace
 
-std::unique_ptr<ServerPhase> MakeUnmaskingPhase(DeviceSet u3, DeviceSet dropped) {
-  return std::make_unique<Unmasking>(std::move(u3), std::move(dropped));
+std::unique_ptr<ServerPhase> MakeUnmaskingPhase(DeviceSet u3, DeviceSet dropped,
+                                                DeviceSet not_asked) {
+  return std::make_unique<Unmasking>(std::move(u3), std::move(dropped), std::move(not_asked));
 }
 
 }  // namespace fedmf::secagg::internal

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
+#include <span>
+#include <string>
 #include <thread>
 #include <type_traits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -57,7 +62,10 @@ uint64_t PayloadBytes(const ClientMessage& message, int bits) {
              [bits](const auto& m) -> uint64_t {
                using T = std::decay_t<decltype(m)>;
                if constexpr (std::is_same_v<T, AdvertiseKeys>) {
-                 return m.c_pk.size() + m.s_pk.size();
+                 return m.c_pk.size() + m.s_pk.size() + m.signing_key.size() +
+                        m.credential.size() + m.signature.size();
+               } else if constexpr (std::is_same_v<T, ConsistencySignature>) {
+                 return m.signature.size();
                } else if constexpr (std::is_same_v<T, ShareKeys>) {
                  uint64_t b = m.b_commitment.size();
                  for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
@@ -81,14 +89,21 @@ uint64_t PayloadBytes(const ServerMessage& message) {
                using T = std::decay_t<decltype(m)>;
                if constexpr (std::is_same_v<T, KeysBroadcast>) {
                  uint64_t b = 0;
-                 for (const auto& nk : m.neighbours) b += 8 + nk.c_pk.size() + nk.s_pk.size();
+                 for (const auto& nk : m.neighbours) {
+                   b += 8 + nk.c_pk.size() + nk.s_pk.size() + nk.signing_key.size() +
+                        nk.credential.size() + nk.signature.size();
+                 }
                  return b;
+               } else if constexpr (std::is_same_v<T, ConsistencyCheckRequest>) {
+                 return 8 * m.survivors.size();
                } else if constexpr (std::is_same_v<T, MaskedInputRequest>) {
                  uint64_t b = 0;
                  for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
                  return b;
                } else if constexpr (std::is_same_v<T, UnmaskingRequest>) {
-                 return 8 * (m.survivors.size() + m.dropped.size());
+                 uint64_t b = 8 * (m.survivors.size() + m.dropped.size());
+                 for (const auto& ds : m.signatures) b += 8 + ds.signature.size();
+                 return b;
                } else {
                  return m.reason.size();
                }
@@ -131,7 +146,13 @@ class Simulation {
         stage_(std::move(stage)),
         n_(config_.roster.size()),
         clients_(n_),
-        inbox_(n_) {}
+        inbox_(n_) {
+    if (spec_.signing) {
+      random::Csprng rng = random::Csprng::FromSeed(spec_.signing_seed.value_or(spec_.seed))
+                               .Fork("simulate/authority");
+      authority_.emplace(*crypto::Ed25519PrivateKey::Generate(rng));
+    }
+  }
 
   absl::StatusOr<SimulationResult> Run() {
     result_.config = config_;
@@ -141,9 +162,34 @@ class Simulation {
     std::vector<absl::Status> errors(n_);
     ParallelFor(n_, spec_.num_threads, [&](size_t i) {
       if (stage_[i] == kBefore) return;
+      random::Csprng rng =
+          random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i]));
+      std::optional<ClientSigning> signing;
+      if (spec_.signing) {
+        random::Csprng key_rng =
+            spec_.signing_seed.has_value()
+                ? random::Csprng::FromSeed(*spec_.signing_seed)
+                      .Fork(absl::StrCat("signing/", config_.roster[i]))
+                : rng.Fork("signing");
+        absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::Generate(key_rng);
+        if (!key.ok()) {
+          errors[i] = key.status();
+          return;
+        }
+        absl::StatusOr<std::vector<uint8_t>> credential = authority_->Sign(
+            KeyBindingStatement(kSimulatedJob, config_.roster[i], key->public_key()));
+        if (!credential.ok()) {
+          errors[i] = credential.status();
+          return;
+        }
+        signing = ClientSigning{std::move(*key), std::move(*credential),
+                                spec_.credential_cache != nullptr
+                                    ? spec_.credential_cache->Wrap(Certifier())
+                                    : Certifier(),
+                                absl::StrCat("host/", config_.roster[i])};
+      }
       absl::StatusOr<ClientStateMachine> c = ClientStateMachine::Create(
-          config_, config_.roster[i],
-          random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i])));
+          config_, config_.roster[i], std::move(rng), std::move(signing));
       if (!c.ok()) {
         errors[i] = c.status();
         return;
@@ -162,6 +208,9 @@ class Simulation {
       if (server_.state() == ServerState::kAborted) break;
       if (phase == kMasking) {
         if (absl::Status s = RunMaskingPhase(); !s.ok()) return s;
+        if (spec_.signing && server_.state() != ServerState::kAborted) {
+          if (absl::Status s = RunConsistencyCheck(); !s.ok()) return s;
+        }
         continue;
       }
       const auto c = Clock::now();
@@ -186,6 +235,45 @@ class Simulation {
     // A response computed during unmasking by a device that then vanishes.
     if (phase == kUnmasking && stage_[i] == kDuring) return std::nullopt;
     return std::move(**reply);
+  }
+
+  static constexpr const char* kSimulatedJob = "simulate";
+
+  // One host per device, named after it; the authority stands in for the
+  // host certificate chain.
+  KeyCertifier Certifier() const {
+    const crypto::Ed25519PublicKey ca = authority_->public_key();
+    return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
+                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+      if (absl::Status s =
+              crypto::Ed25519Verify(ca, KeyBindingStatement(kSimulatedJob, device, key), credential);
+          !s.ok()) {
+        return s;
+      }
+      return absl::StrCat("host/", device);
+    };
+  }
+
+  // Devices gone after their masked input do not sign; those that vanish
+  // during unmasking still do.
+  absl::Status RunConsistencyCheck() {
+    std::vector<std::optional<ClientMessage>> out(n_);
+    const auto c = Clock::now();
+    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+      if (stage_[i] <= static_cast<int>(kAfterMaskedInput) || !clients_[i].has_value() ||
+          !inbox_[i].has_value()) {
+        return;
+      }
+      absl::StatusOr<std::optional<ClientMessage>> reply = clients_[i]->Handle(*inbox_[i]);
+      inbox_[i].reset();
+      if (reply.ok() && reply->has_value()) out[i] = std::move(**reply);
+    });
+    result_.consistency_client_seconds += Seconds(c, Clock::now());
+    const double before = result_.server_seconds[kMasking];
+    absl::Status s = DeliverAndClose(kMasking, out);
+    result_.consistency_server_seconds += result_.server_seconds[kMasking] - before;
+    result_.server_seconds[kMasking] = before;
+    return s;
   }
 
   absl::Status RunMaskingPhase() {
@@ -288,6 +376,7 @@ class Simulation {
   size_t n_;
   std::vector<std::optional<ClientStateMachine>> clients_;
   std::vector<std::optional<ServerMessage>> inbox_;
+  std::optional<crypto::Ed25519PrivateKey> authority_;
   SimulationResult result_;
 };
 
@@ -326,6 +415,7 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
   config.graph_seed = master.Fork("simulate/graph-seed").NextU64();
   config.vector_length = spec.vector_length;
   config.bits = spec.bits;
+  config.consistency_check = spec.signing;
 
   absl::StatusOr<std::vector<int>> stage = Stages(config.roster, spec.dropouts);
   if (!stage.ok()) return stage.status();

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -24,6 +25,7 @@
 #include "common/secagg/config.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
 
@@ -49,6 +51,16 @@ struct SimulationSpec {
   int num_threads = 1;
   // Keep every y_i the server accepted (the server's view), for tests.
   bool record_masked_inputs = false;
+  // Against an active server (signing.h): signed advertisements (keys
+  // certified by a simulated authority, one host per device) and the
+  // consistency-check round.
+  bool signing = false;
+  // With signing: the long-term identities (the authority and every device's
+  // signing key, i.e. one job) derive from this seed rather than `seed`, so
+  // consecutive aggregations of a job reuse them; and, if set, neighbours'
+  // credentials are checked through this cache (one check per job).
+  std::optional<uint64_t> signing_seed;
+  std::shared_ptr<CredentialCache> credential_cache;
   // x_i for the device at roster index i; default: uniform in Z_{2^bits}
   // from the seed. Must be deterministic and thread-safe.
   std::function<std::vector<uint64_t>(size_t index, DeviceId id)> input;
@@ -71,6 +83,10 @@ struct SimulationResult {
   // of that phase's messages + ClosePhase).
   std::array<double, 4> client_seconds{};
   std::array<double, 4> server_seconds{};
+  // The consistency-check round (spec.signing only); signing and verifying
+  // the advertisements is inside key_agreement and sharing.
+  double consistency_client_seconds = 0;
+  double consistency_server_seconds = 0;
   // Payload bytes (keys, ciphertexts, vectors, shares, ids), all devices.
   uint64_t upload_bytes = 0;
   uint64_t download_bytes = 0;

@@ -12,8 +12,9 @@
 // payload mp * bits/8 of the paper's O(log n + mp).
 //
 // Args: n, threads for the devices' work, graph (1 = SecAgg+, 0 = complete),
-// bits of Z_{2^k}. The CPU time column is the main thread's only; read the
-// real time.
+// bits of Z_{2^k}, active (1 = signed keys + consistency check against an
+// active server, common/secagg/signing.h). The CPU time column is the main
+// thread's only; read the real time.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,6 +63,7 @@ void BM_LflStage2Iteration(benchmark::State& state) {
   o.graph = state.range(2) == 1 ? secagg::GraphKind::kHarary : secagg::GraphKind::kComplete;
   o.requirements.dropout_rate = dp.omega;
   o.num_threads = static_cast<int>(state.range(1));
+  o.active = state.range(4) == 1;
   SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(2));
   SecureSumCost cost;
   for (auto _ : state) {
@@ -91,11 +93,14 @@ void BM_LflStage2Iteration(benchmark::State& state) {
 }
 
 BENCHMARK(BM_LflStage2Iteration)
-    ->ArgNames({"n", "threads", "harary", "bits"})
-    ->Args({943, 2, 1, 32})  // ML-100K: one device per user
-    ->Args({943, 2, 1, 64})
-    ->Args({1000, 2, 1, 32})
-    ->Args({1000, 1, 1, 32})
+    ->ArgNames({"n", "threads", "harary", "bits", "active"})
+    ->Args({943, 2, 1, 32, 0})  // ML-100K: one device per user
+    ->Args({943, 2, 1, 64, 0})
+    ->Args({1000, 2, 1, 32, 0})
+    ->Args({1000, 1, 1, 32, 0})
+    // Against an active server (signed keys + consistency check).
+    ->Args({943, 2, 1, 32, 1})
+    ->Args({1000, 2, 1, 32, 1})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();

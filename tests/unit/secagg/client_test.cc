@@ -106,7 +106,7 @@ TEST(ClientTest, RejectsBadKeyBroadcasts) {
         const auto nb = *NeighbourhoodGraph::NeighboursOf(h.config(), h.id(0));
         for (size_t i = 1; i < h.size(); ++i) {
           if (!std::binary_search(nb.begin(), nb.end(), h.id(i))) {
-            b.neighbours.push_back({h.id(i), b.neighbours[0].c_pk, b.neighbours[0].s_pk});
+            b.neighbours.push_back({h.id(i), b.neighbours[0].c_pk, b.neighbours[0].s_pk, {}, {}, {}});
             b.neighbours.back().c_pk[0] ^= 1;
             b.neighbours.back().s_pk[0] ^= 1;
             return;

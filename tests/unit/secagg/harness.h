@@ -4,15 +4,19 @@
 #define FEDMF_TESTS_UNIT_SECAGG_HARNESS_H_
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
 #include "common/secagg/client_state_machine.h"
 #include "common/secagg/config.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/signing.h"
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
 
@@ -37,17 +41,60 @@ class Harness {
  public:
   using Outbox = std::vector<std::optional<ClientMessage>>;
 
-  explicit Harness(SessionConfig config, uint64_t seed = 1)
+  // `signing`: every client defends against an active server (signing.h),
+  // with signing keys certified by a test authority (authority()).
+  // `host_of(i)`: the host of roster device i (default: one host per device).
+  explicit Harness(SessionConfig config, uint64_t seed = 1, bool signing = false,
+                   std::function<std::string(size_t)> host_of = nullptr)
       : config_(std::move(config)),
         server_(*ServerStateMachine::Create(config_, random::Csprng::FromSeed(seed).Fork("server"))),
+        authority_(*crypto::Ed25519PrivateKey::FromSeed(std::vector<uint8_t>(32, 0xCA))),
         inbox_(config_.roster.size()) {
     for (size_t i = 0; i < config_.roster.size(); ++i) {
       const DeviceId id = config_.roster[i];
-      clients_.push_back(*ClientStateMachine::Create(
-          config_, id, random::Csprng::FromSeed(seed).Fork("client/" + std::to_string(id))));
+      random::Csprng rng = random::Csprng::FromSeed(seed).Fork("client/" + std::to_string(id));
+      std::optional<ClientSigning> sign;
+      if (signing) {
+        random::Csprng key_rng = rng.Fork("signing");
+        crypto::Ed25519PrivateKey key = *crypto::Ed25519PrivateKey::Generate(key_rng);
+        const std::string host = host_of ? host_of(i) : absl::StrCat("host-", id);
+        std::vector<uint8_t> credential = Certify(id, key.public_key(), host);
+        sign = ClientSigning{std::move(key), std::move(credential), Certifier(), host};
+      }
+      clients_.push_back(*ClientStateMachine::Create(config_, id, std::move(rng), std::move(sign)));
       inputs_.push_back(SimulationInput(seed, id, config_.vector_length, config_.bits));
       EXPECT_TRUE(clients_.back().SetInput(inputs_.back()).ok());
     }
+  }
+
+  // The test stand-in for the host certificate chain: the credential is the
+  // host name followed by the authority's signature over
+  // KeyBindingStatement(job, device, key) with the host name as the job label
+  // suffix; the certifier checks it and returns the host.
+  std::vector<uint8_t> Certify(DeviceId id, const crypto::Ed25519PublicKey& key,
+                               const std::string& host) const {
+    std::vector<uint8_t> out(host.begin(), host.end());
+    out.push_back(0);
+    const std::vector<uint8_t> sig =
+        *authority_.Sign(KeyBindingStatement(absl::StrCat("test-job/", host), id, key));
+    out.insert(out.end(), sig.begin(), sig.end());
+    return out;
+  }
+  KeyCertifier Certifier() const {
+    const crypto::Ed25519PublicKey ca = authority_.public_key();
+    return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
+                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+      const auto nul = std::find(credential.begin(), credential.end(), uint8_t{0});
+      if (nul == credential.end()) return absl::UnauthenticatedError("malformed credential");
+      std::string host(credential.begin(), nul);
+      if (absl::Status s = crypto::Ed25519Verify(
+              ca, KeyBindingStatement(absl::StrCat("test-job/", host), device, key),
+              std::span<const uint8_t>(nul + 1, credential.end()));
+          !s.ok()) {
+        return s;
+      }
+      return host;
+    };
   }
 
   size_t size() const { return clients_.size(); }
@@ -119,6 +166,7 @@ class Harness {
  private:
   SessionConfig config_;
   ServerStateMachine server_;
+  crypto::Ed25519PrivateKey authority_;
   std::vector<ClientStateMachine> clients_;
   std::vector<std::vector<uint64_t>> inputs_;
   std::vector<std::optional<ServerMessage>> inbox_;

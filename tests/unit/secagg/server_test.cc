@@ -250,7 +250,7 @@ TEST(ServerTest, LifecycleErrors) {
   ASSERT_EQ(h.server().state(), ServerState::kCompleted);
   EXPECT_EQ(h.server().ClosePhase().status().code(), absl::StatusCode::kFailedPrecondition);
   MessageHeader hdr{h.config().aggregation_id, h.id(0), kServerId, Phase::kAdvertiseKeys};
-  EXPECT_FALSE(h.server().Receive(AdvertiseKeys{hdr, {}, {}}).ok());
+  EXPECT_FALSE(h.server().Receive(AdvertiseKeys{hdr, {}, {}, {}, {}, {}}).ok());
   EXPECT_TRUE(h.server().Result().ok());
   SessionConfig bad = Complete();
   bad.threshold = 1;

@@ -1,0 +1,96 @@
+#include "common/pki/certificate_signature.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "common/pki/ca.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::pki {
+namespace {
+
+constexpr absl::Duration kYear = absl::Hours(24 * 365);
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CertificateSignatureTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fedmf_certsig_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ASSERT_TRUE(InitCa(root_ + "/ca", "testfed", 10 * kYear).ok());
+    ASSERT_TRUE(IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kYear)
+                    .ok());
+    ASSERT_TRUE(IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kYear)
+                    .ok());
+    ASSERT_TRUE(InitCa(root_ + "/other", "testfed", 10 * kYear).ok());
+    ASSERT_TRUE(IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {},
+                                 kYear)
+                    .ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+  std::string Read(const std::string& rel) const { return ReadFile(root_ + "/" + rel); }
+
+  std::string root_;
+};
+
+TEST_F(CertificateSignatureTest, HostSignatureVerifiesAgainstTheCaAndNamesTheHost) {
+  const std::vector<uint8_t> statement = {1, 2, 3, 4};
+  absl::StatusOr<std::vector<uint8_t>> sig =
+      SignWithCertificateKey(Read("out/host-a.key"), statement);
+  ASSERT_TRUE(sig.ok()) << sig.status();
+  absl::StatusOr<PeerIdentity> id = VerifyCertificateSignature(
+      Read("out/host-a.crt"), Read("ca/ca.crt"), Role::kDevice, statement, *sig);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(id->name, "host-a");
+  EXPECT_EQ(id->role, Role::kDevice);
+}
+
+TEST_F(CertificateSignatureTest, RefusesOtherStatementSignatureRoleOrCa) {
+  const std::vector<uint8_t> statement = {1, 2, 3, 4};
+  const std::vector<uint8_t> other = {1, 2, 3, 5};
+  std::vector<uint8_t> sig = *SignWithCertificateKey(Read("out/host-a.key"), statement);
+  const std::string cert = Read("out/host-a.crt");
+  const std::string ca = Read("ca/ca.crt");
+  EXPECT_EQ(VerifyCertificateSignature(cert, ca, Role::kDevice, other, sig).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  std::vector<uint8_t> bad = sig;
+  bad[bad.size() / 2] ^= 1;
+  EXPECT_EQ(VerifyCertificateSignature(cert, ca, Role::kDevice, statement, bad).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  // A party certificate is not a device host.
+  const std::vector<uint8_t> party_sig =
+      *SignWithCertificateKey(Read("out/party-1.key"), statement);
+  EXPECT_EQ(VerifyCertificateSignature(Read("out/party-1.crt"), ca, Role::kDevice, statement,
+                                       party_sig)
+                .status()
+                .code(),
+            absl::StatusCode::kUnauthenticated);
+  // The same name under another CA (whoever runs a rogue CA) is refused.
+  const std::vector<uint8_t> rogue_sig = *SignWithCertificateKey(Read("out2/host-a.key"), statement);
+  EXPECT_EQ(VerifyCertificateSignature(Read("out2/host-a.crt"), ca, Role::kDevice, statement,
+                                       rogue_sig)
+                .status()
+                .code(),
+            absl::StatusCode::kUnauthenticated);
+  // Someone else's key over a valid certificate.
+  EXPECT_EQ(VerifyCertificateSignature(cert, ca, Role::kDevice, statement, party_sig)
+                .status()
+                .code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+}  // namespace
+}  // namespace fedmf::pki
