@@ -168,6 +168,38 @@ absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_part
   return Build(dataset, split, own);
 }
 
+absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis axis,
+                                            std::vector<int32_t> owner, int32_t num_parties,
+                                            const SplitOptions& split) {
+  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  const bool users = axis == OwnedAxis::kUsers;
+  const int32_t count = users ? dataset.num_users : dataset.num_items;
+  const char* what = users ? "user" : "item";
+  if (auto s = ValidatePartyCount(num_parties, count, what, users ? "HFL" : "VFL"); !s.ok()) {
+    return s;
+  }
+  if (owner.size() != static_cast<size_t>(count)) {
+    return absl::InvalidArgumentError(absl::StrCat("owner list has ", owner.size(),
+                                                   " entries but the dataset has ", count, " ",
+                                                   what, "s"));
+  }
+  std::vector<int64_t> owned(num_parties, 0);
+  for (size_t e = 0; e < owner.size(); ++e) {
+    if (owner[e] < 0 || owner[e] >= num_parties) {
+      return absl::InvalidArgumentError(absl::StrCat(what, " ", e, " has owner ", owner[e],
+                                                     ", outside [0, ", num_parties, ")"));
+    }
+    ++owned[owner[e]];
+  }
+  for (int32_t k = 0; k < num_parties; ++k) {
+    if (owned[k] == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("party ", k, " owns no ", what));
+    }
+  }
+  Ownership own{users ? Ownership::kUsers : Ownership::kItems, num_parties, std::move(owner)};
+  return Build(dataset, split, own);
+}
+
 absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split) {
   if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
   Ownership own{Ownership::kUsers, dataset.num_users, std::vector<int32_t>(dataset.num_users)};

@@ -65,6 +65,13 @@ absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
 // HFL: users assigned uniformly at random to parties (each party >= 1 user).
 absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_parties,
                                         const SplitOptions& split);
+// Parties that bring their own data rather than one file split at random:
+// owner[e] is the party (in [0, num_parties)) that holds user e (kUsers:
+// HFL) or item e (kItems: VFL); every party must own at least one.
+enum class OwnedAxis { kUsers, kItems };
+absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis axis,
+                                            std::vector<int32_t> owner, int32_t num_parties,
+                                            const SplitOptions& split);
 // LFL: one party (device) per user, all items.
 absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split);
 // The whole dataset as one party (central baseline), split 90/10.

@@ -65,6 +65,16 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
 absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
                                           const data::Federation& federation,
                                           const ProgressFn& progress, int32_t eval_every) {
+  return SimulateWithPartyEpsilons(
+      config, federation, std::vector<double>(federation.parties.size(), config.epsilon), progress,
+      eval_every);
+}
+
+absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
+                                                           const data::Federation& federation,
+                                                           const std::vector<double>& party_epsilon,
+                                                           const ProgressFn& progress,
+                                                           int32_t eval_every) {
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -75,18 +85,27 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
 
   random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
   const size_t s = federation.parties.size();
-  // Each party has its own ledger with exactly the job's budget.
+  if (party_epsilon.size() != s) {
+    return absl::InvalidArgumentError(absl::StrCat("party_epsilon has ", party_epsilon.size(),
+                                                   " entries for ", s, " parties"));
+  }
+  // Each party has its own ledger with exactly its budget.
   std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
   std::vector<std::unique_ptr<PartySession>> sessions;
+  std::vector<NoisePlan> party_plans;
   for (size_t k = 0; k < s; ++k) {
-    ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
-        plan->private_training ? config.epsilon * (1 + 1e-9) : std::numeric_limits<double>::infinity(),
-        config.delta));
+    JobConfig own = config;
+    own.epsilon = party_epsilon[k];
     // Each simulated party admits the job against its own range and derives
     // its stream from the local seed, exactly as fedmf-party does.
     auto admitted = AdmittedJob::Admit(
-        config, {federation.parties[k].range, config.seed, absl::StrCat("party-", k)}, nullptr);
+        own, {federation.parties[k].range, config.seed, absl::StrCat("party-", k)}, nullptr);
     if (!admitted.ok()) return admitted.status();
+    party_plans.push_back(admitted->plan());
+    ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
+        admitted->plan().private_training ? own.epsilon * (1 + 1e-9)
+                                          : std::numeric_limits<double>::infinity(),
+        config.delta));
     auto session = PartySession::Create(std::move(*admitted), federation.parties[k],
                                         federation.num_users, federation.num_items,
                                         ledgers.back().get());
@@ -159,7 +178,7 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
     r.test = sessions[k]->EvaluateTest();
     r.train = sessions[k]->EvaluateTrain();
     r.steps = sessions[k]->steps_charged();
-    if (plan->private_training) {
+    if (party_plans[k].private_training) {
       auto e = ledgers[k]->SpentEpsilon();
       if (!e.ok()) return e.status();
       r.epsilon = *e;
@@ -171,11 +190,13 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
     trains.push_back(r.train);
     result.parties.push_back(r);
   }
-  if (plan->private_training && config.setting == Setting::kVfl &&
-      config.granularity == Granularity::kUser) {
+  const bool all_private = std::all_of(party_plans.begin(), party_plans.end(),
+                                       [](const NoisePlan& p) { return p.private_training; });
+  if (all_private && config.setting == Setting::kVfl && config.granularity == Granularity::kUser) {
     std::vector<dp::GaussianSchedule> schedules;
-    for (const PartyResult& r : result.parties) {
-      schedules.push_back({plan->sample_rate, plan->noise_multiplier, r.steps});
+    for (size_t k = 0; k < s; ++k) {
+      schedules.push_back({party_plans[k].sample_rate, party_plans[k].noise_multiplier,
+                           result.parties[k].steps});
     }
     auto global = dp::ComposeGaussianSchedules(schedules, config.delta);
     if (!global.ok()) return global.status();

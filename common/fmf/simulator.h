@@ -82,6 +82,16 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
                                           const ProgressFn& progress = nullptr,
                                           int32_t eval_every = 0);
 
+// As above, but party k targets party_epsilon[k] instead of config.epsilon
+// (+inf: that party adds no noise): each party admits the job at its own
+// privacy level, as in the CoL game where each player picks its own
+// (fedmf advise). party_epsilon must have one entry per party, each > 0.
+absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
+                                                           const data::Federation& federation,
+                                                           const std::vector<double>& party_epsilon,
+                                                           const ProgressFn& progress = nullptr,
+                                                           int32_t eval_every = 0);
+
 }  // namespace fedmf::fmf
 
 #endif  // FEDMF_COMMON_FMF_SIMULATOR_H_
