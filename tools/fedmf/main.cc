@@ -1,5 +1,6 @@
 // fedmf: the operator command line.
 #include "CLI/CLI.hpp"
+#include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
 #include "tools/fedmf/client_commands.h"
 #include "tools/fedmf/demo_command.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterCaCommand(app, &exit_code);
   fedmf::cli::RegisterClientCommands(app, &exit_code);
   fedmf::cli::RegisterHealthCommand(app, &exit_code);
+  fedmf::cli::RegisterAdviseCommand(app, &exit_code);
   CLI11_PARSE(app, argc, argv);
   return exit_code;
 }

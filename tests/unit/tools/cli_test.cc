@@ -287,5 +287,62 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
   EXPECT_GT(global, per_party);
 }
 
+TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
+  const std::vector<std::string> common = {
+      "advise", "--setting", "hfl", "--party-data", "synthetic:users=50,items=30,density=0.25,seed=1",
+      "--party-data", "synthetic:users=50,items=30,density=0.25,seed=2", "--epsilons", "2",
+      "--T", "3", "--T-local", "2", "--dim", "4", "--seed", "3", "--quiet"};
+  std::vector<std::string> args = common;
+  for (const char* a : {"--json", "--plot"}) args.push_back(a);
+  args.push_back(Path("advice.svg"));
+  RunResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["grid"]["epsilon"], nlohmann::json::parse(R"(["inf", 2.0, "alone"])"));
+  EXPECT_EQ(j["grid"]["rmse_player1"].size(), 3u);
+  // Theorem 1: (alone, alone) is always among the equilibria.
+  bool alone_alone = false;
+  for (const auto& e : j["equilibria"]) {
+    if (e["epsilon"] == nlohmann::json::parse(R"(["alone", "alone"])")) alone_alone = true;
+  }
+  EXPECT_TRUE(alone_alone) << j["equilibria"].dump();
+  ASSERT_TRUE(j["recommendation"].contains("collaborate"));
+  EXPECT_EQ(j["recommendation"]["epsilon"].size(), 2u);
+  if (!j["price_of_privacy"].is_null()) {
+    EXPECT_GE(j["price_of_privacy"].get<double>(), -1e-12);
+    EXPECT_LE(j["price_of_privacy"].get<double>(), 1.0 + 1e-12);
+  }
+  // Joint mode: an inf cell releases without noise, so the grid costs inf.
+  EXPECT_EQ(j["measurement_cost"]["epsilon_per_party"][0], "inf");
+  const std::string svg = ReadFile(Path("advice.svg"));
+  EXPECT_THAT(svg, HasSubstr("<svg"));
+  EXPECT_THAT(svg, HasSubstr("player 2: gain b2"));
+
+  // Proxy mode reads nothing but the shape and costs nothing.
+  args = common;
+  for (const char* a : {"--json", "--mode", "proxy"}) args.push_back(a);
+  RunResult p = Run(args);
+  ASSERT_EQ(p.exit_code, 0) << Describe(p);
+  EXPECT_EQ(nlohmann::json::parse(p.out)["measurement_cost"]["epsilon_per_party"][0], 0.0);
+}
+
+TEST_F(CliTest, AdviseErrorsNameTheFlag) {
+  RunResult one = Run({"advise", "--party-data", "synthetic", "--quiet"});
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_THAT(one.err, HasSubstr("give --party-data exactly twice"));
+  RunResult w = Run({"advise", "--party-data", "synthetic", "--party-data", "synthetic",
+                     "--weights", "1,0.1,1", "--quiet"});
+  EXPECT_EQ(w.exit_code, 2);
+  EXPECT_THAT(w.err, HasSubstr("--weights has 3 values; give B1,C1,B2,C2"));
+  RunResult m = Run({"advise", "--party-data", "synthetic", "--party-data", "synthetic",
+                     "--mode", "guess", "--quiet"});
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_THAT(m.err, HasSubstr("use joint, self-division or proxy"));
+  RunResult s = Run({"advise", "--setting", "central", "--party-data", "synthetic",
+                     "--party-data", "synthetic", "--quiet"});
+  EXPECT_EQ(s.exit_code, 2);
+  EXPECT_THAT(s.err, HasSubstr("use hfl, hfl-synsgd or vfl"));
+}
+
 }  // namespace
 }  // namespace fedmf

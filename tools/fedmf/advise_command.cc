@@ -1,0 +1,372 @@
+#include "tools/fedmf/advise_command.h"
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/advise/col_game.h"
+#include "common/advise/tradeoff.h"
+#include "common/data/loaders.h"
+#include "tools/fedmf/advise_plot.h"
+#include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_flags.h"
+
+namespace fedmf::cli {
+namespace {
+
+struct AdviseFlags {
+  JobFlags job;  // setting, hyperparameters, seed (its epsilon and data are unused)
+  std::vector<std::string> party_data;
+  std::string mode = "joint";
+  std::string epsilons = "8,4,2,1";
+  std::string weights = "1,0.1,1,0.1";
+  std::string plot;
+  std::string grid_from;
+  double validation_fraction = 0.1;
+};
+
+// The measured grid of an earlier `fedmf advise --json` run, so the game can
+// be replayed with other weights without measuring again.
+absl::StatusOr<advise::TradeoffTable> LoadGrid(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("--grid-from ", path, ": cannot read the file"));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+    const nlohmann::json& g = j.at("grid");
+    advise::TradeoffTable t;
+    for (const auto& e : g.at("epsilon")) {
+      if (e == "alone") {
+        t.actions.push_back({true, 0});
+      } else if (e == "inf") {
+        t.actions.push_back({false, std::numeric_limits<double>::infinity()});
+      } else {
+        t.actions.push_back({false, e.get<double>()});
+      }
+    }
+    for (int n = 0; n < 2; ++n) {
+      t.alone_error[n] = g.at("alone_rmse").at(n).get<double>();
+      t.error[n] = g.at(absl::StrCat("rmse_player", n + 1)).get<std::vector<std::vector<double>>>();
+    }
+    return t;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--grid-from ", path, ": not the JSON of `fedmf advise --json` (", e.what(), ")"));
+  }
+}
+
+absl::StatusOr<std::vector<double>> ParseList(const std::string& text, const std::string& flag) {
+  std::vector<double> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    auto e = ParseEpsilon(std::string(part), flag);
+    if (!e.ok()) return e.status();
+    out.push_back(*e);
+  }
+  if (out.empty()) return absl::InvalidArgumentError(flag + " is empty");
+  return out;
+}
+
+absl::StatusOr<std::pair<advise::PlayerWeights, advise::PlayerWeights>> ParseWeights(
+    const std::string& text) {
+  std::vector<double> v;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    double x = 0;
+    if (!absl::SimpleAtod(part, &x)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--weights: \"", part, "\" is not a number; give B1,C1,B2,C2 (accuracy and privacy "
+          "weight of each player), e.g. 1,0.1,1,0.1"));
+    }
+    v.push_back(x);
+  }
+  if (v.size() != 4) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--weights has ", v.size(), " values; give B1,C1,B2,C2, e.g. 1,0.1,1,0.1"));
+  }
+  return std::make_pair(advise::PlayerWeights{v[0], v[1]}, advise::PlayerWeights{v[2], v[3]});
+}
+
+nlohmann::json ActionJson(const advise::Action& a) {
+  if (a.alone) return "alone";
+  return JsonNumber(a.epsilon);
+}
+
+nlohmann::json EquilibriumJson(const advise::CoLGame& game, const advise::Equilibrium& e) {
+  const auto& acts = game.table().actions;
+  nlohmann::json pop = nullptr;
+  if (e.price_of_privacy) pop = *e.price_of_privacy;
+  return {{"epsilon", {ActionJson(acts[e.cell.i]), ActionJson(acts[e.cell.j])}},
+          {"utility", {e.utility[0], e.utility[1]}},
+          {"gain", {e.benefit[0], e.benefit[1]}},
+          {"rmse", {game.Error(0, e.cell), game.Error(1, e.cell)}},
+          {"price_of_privacy", pop}};
+}
+
+int Fail(const std::string& message) {
+  std::cerr << "fedmf advise: " << message << "\n";
+  return 2;
+}
+
+int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
+           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& w,
+           std::array<double, 2> cost, const std::string& cost_note);
+
+int RunAdvise(const AdviseFlags& a) {
+  if (a.party_data.size() != 2 && a.grid_from.empty()) {
+    return Fail(absl::StrCat("give --party-data exactly twice (player 1, player 2); got ",
+                             a.party_data.size()));
+  }
+  auto grid = ParseList(a.epsilons, "--epsilons");
+  if (!grid.ok()) return Fail(std::string(grid.status().message()));
+  std::vector<double> finite;
+  for (double e : *grid) {
+    if (!std::isinf(e)) finite.push_back(e);  // inf is always measured
+  }
+  auto weights = ParseWeights(a.weights);
+  if (!weights.ok()) return Fail(std::string(weights.status().message()));
+
+  if (!a.grid_from.empty()) {
+    auto t = LoadGrid(a.grid_from);
+    if (!t.ok()) return Fail(std::string(t.status().message()));
+    return Report(a, *t, *weights, {0, 0}, "replayed from --grid-from: no new measurement");
+  }
+  data::LoadOptions load;
+  if (a.job.rating_min) load.range.min = *a.job.rating_min;
+  std::vector<data::Dataset> parties;
+  for (size_t k = 0; k < 2; ++k) {
+    auto d = data::LoadDataSpec(a.party_data[k], load);
+    if (!d.ok()) {
+      return Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k],
+                               "): ", d.status().message()));
+    }
+    parties.push_back(std::move(*d));
+  }
+  auto config = BuildJobConfig(a.job, parties[0].range);
+  if (!config.ok()) return Fail(std::string(config.status().message()));
+  data::SplitOptions split;
+  split.test_fraction = a.validation_fraction;
+  split.seed = a.job.seed.value_or(1);
+
+  advise::MeasureOptions options;
+  options.job = *config;
+  options.epsilons = finite;
+  advise::MeasureProgress progress;
+  if (!a.job.quiet) {
+    progress = [](const advise::CellRun& run, int done, int total) {
+      std::cerr << absl::StrFormat("[%3d/%d] eps (%-5s, %-5s)  rmse %.4f %.4f  %.1fs\n", done,
+                                   total, advise::ActionLabel(run.action[0]),
+                                   advise::ActionLabel(run.action[1]), run.error[0],
+                                   run.error[1], run.seconds);
+    };
+  }
+
+  advise::TradeoffTable table;
+  double cost[2] = {0, 0};
+  std::string cost_note;
+  if (a.mode == "joint" || a.mode == "proxy") {
+    auto fed = a.mode == "joint"
+                   ? advise::JoinParties(parties[0], parties[1], config->setting, split)
+                   : advise::ProxyFederation(parties[0], parties[1], config->setting, split,
+                                             a.job.seed.value_or(1));
+    if (!fed.ok()) return Fail(std::string(fed.status().message()));
+    auto m = advise::MeasureTradeoff(*fed, options, progress);
+    if (!m.ok()) return Fail(std::string(m.status().message()));
+    table = m->table;
+    if (a.mode == "joint") {
+      cost[0] = m->total_epsilon[0];
+      cost[1] = m->total_epsilon[1];
+      cost_note =
+          "joint: the grid's runs train on both parties' real data; run as federated jobs each "
+          "party pays the sum of the epsilons it used (basic composition, plus every inf cell "
+          "releases without noise); run here in one process, whoever runs it holds both files";
+    } else {
+      cost_note =
+          "proxy: synthetic data of the parties' shape (users, items, rating count, range); no "
+          "rating is read beyond that shape";
+    }
+  } else if (a.mode == "self-division") {
+    advise::TradeoffTable views[2];
+    for (int k = 0; k < 2; ++k) {
+      auto fed = advise::SelfDivision(parties[k], config->setting, split);
+      if (!fed.ok()) return Fail(absl::StrCat("player ", k + 1, ": ", fed.status().message()));
+      auto m = advise::MeasureTradeoff(*fed, options, progress);
+      if (!m.ok()) return Fail(absl::StrCat("player ", k + 1, ": ", m.status().message()));
+      views[k] = m->table;
+    }
+    auto combined = advise::CombineOwnViews(views[0], views[1]);
+    if (!combined.ok()) return Fail(std::string(combined.status().message()));
+    table = *combined;
+    cost_note =
+        "self-division: each player measured on its own data split in two; nothing crosses "
+        "parties, but the table a player shares is computed without noise on its own ratings";
+  } else {
+    return Fail(absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy"));
+  }
+
+  return Report(a, table, *weights, {cost[0], cost[1]}, cost_note);
+}
+
+int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
+           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& w,
+           std::array<double, 2> cost, const std::string& cost_note) {
+  const auto* weights = &w;
+  auto game = advise::CoLGame::Create(table, weights->first, weights->second);
+  if (!game.ok()) return Fail(std::string(game.status().message()));
+  const advise::Recommendation rec = advise::Recommend(*game);
+  const std::vector<advise::Equilibrium> equilibria = game->PureNashEquilibria();
+  const std::optional<advise::Equilibrium> dynamics = game->BestResponseDynamics();
+  const auto& acts = game->table().actions;
+
+  if (!a.plot.empty()) {
+    std::ofstream out(a.plot);
+    out << AdvisePlotSvg(*game, rec,
+                         absl::StrFormat("fedmf advise: %s, %s mode", a.job.setting, a.mode));
+    if (!out) return Fail(absl::StrCat("--plot ", a.plot, ": cannot write the file"));
+  }
+
+  if (a.job.json) {
+    nlohmann::json grid_json;
+    nlohmann::json labels = nlohmann::json::array(), levels = nlohmann::json::array();
+    for (const auto& act : acts) {
+      labels.push_back(ActionJson(act));
+      levels.push_back(advise::PrivacyLevel(act));
+    }
+    grid_json["epsilon"] = labels;
+    grid_json["privacy_level"] = levels;
+    grid_json["alone_rmse"] = {table.alone_error[0], table.alone_error[1]};
+    for (int n = 0; n < 2; ++n) {
+      nlohmann::json rows = nlohmann::json::array(), gains = nlohmann::json::array();
+      for (size_t i = 0; i < acts.size(); ++i) {
+        nlohmann::json row = nlohmann::json::array(), gain = nlohmann::json::array();
+        for (size_t j = 0; j < acts.size(); ++j) {
+          row.push_back(game->Error(n, {i, j}));
+          gain.push_back(game->Benefit(n, {i, j}));
+        }
+        rows.push_back(row);
+        gains.push_back(gain);
+      }
+      grid_json[absl::StrCat("rmse_player", n + 1)] = rows;
+      grid_json[absl::StrCat("gain_player", n + 1)] = gains;
+    }
+    nlohmann::json eq = nlohmann::json::array();
+    for (const auto& e : equilibria) eq.push_back(EquilibriumJson(*game, e));
+    nlohmann::json out = {
+        {"setting", a.job.setting},
+        {"mode", a.grid_from.empty() ? a.mode : std::string("replay")},
+        {"party_data", a.party_data},
+        {"weights",
+         {{{"accuracy", weights->first.accuracy}, {"privacy", weights->first.privacy}},
+          {{"accuracy", weights->second.accuracy}, {"privacy", weights->second.privacy}}}},
+        {"grid", grid_json},
+        {"equilibria", eq},
+        {"best_response_dynamics",
+         dynamics ? EquilibriumJson(*game, *dynamics) : nlohmann::json(nullptr)},
+        {"price_of_privacy", rec.equilibrium.price_of_privacy
+                                 ? nlohmann::json(*rec.equilibrium.price_of_privacy)
+                                 : nlohmann::json(nullptr)},
+        {"recommendation",
+         {{"collaborate", rec.collaborate},
+          {"epsilon", {ActionJson(acts[rec.equilibrium.cell.i]),
+                       ActionJson(acts[rec.equilibrium.cell.j])}},
+          {"reason", rec.reason}}},
+        {"measurement_cost",
+         {{"epsilon_per_party", {JsonNumber(cost[0]), JsonNumber(cost[1])}}, {"note", cost_note}}}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+
+  std::cout << absl::StrFormat("\nvalidation RMSE alone: player 1 %.4f, player 2 %.4f\n",
+                               table.alone_error[0], table.alone_error[1]);
+  for (int n = 0; n < 2; ++n) {
+    std::cout << absl::StrFormat("\nplayer %d: validation RMSE together (rows: player 1's "
+                                 "epsilon, columns: player 2's)\n%8s",
+                                 n + 1, "");
+    for (const auto& act : acts) std::cout << absl::StrFormat("%9s", advise::ActionLabel(act));
+    std::cout << "\n";
+    for (size_t i = 0; i < acts.size(); ++i) {
+      std::cout << absl::StrFormat("%8s", advise::ActionLabel(acts[i]));
+      for (size_t j = 0; j < acts.size(); ++j) {
+        std::cout << absl::StrFormat("%9.4f", game->Error(n, {i, j}));
+      }
+      std::cout << "\n";
+    }
+  }
+  std::cout << "\nNash equilibria (epsilon 1, epsilon 2): utilities, Price of Privacy\n";
+  for (const auto& e : equilibria) {
+    std::cout << absl::StrFormat(
+        "  (%s, %s): %.4f, %.4f  PoP %s\n", advise::ActionLabel(acts[e.cell.i]),
+        advise::ActionLabel(acts[e.cell.j]), e.utility[0], e.utility[1],
+        e.price_of_privacy ? absl::StrFormat("%.3f", *e.price_of_privacy) : "undefined");
+  }
+  std::cout << "\nrecommendation: " << rec.reason << "\n";
+  std::cout << "measurement cost: " << cost_note;
+  if (a.mode == "joint" && a.grid_from.empty()) {
+    std::cout << absl::StrFormat(" (epsilon %s / %s)",
+                                 std::isinf(cost[0]) ? "inf" : absl::StrFormat("%.2f", cost[0]),
+                                 std::isinf(cost[1]) ? "inf" : absl::StrFormat("%.2f", cost[1]));
+  }
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void RegisterAdviseCommand(CLI::App& app, int* exit_code) {
+  auto a = std::make_shared<AdviseFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "advise", "should two parties collaborate, and how privately? (Price of Privacy game)");
+  cmd->add_option("--setting", a->job.setting, "hfl | hfl-synsgd | vfl")->capture_default_str();
+  cmd->add_option("--party-data", a->party_data,
+                  "a party's ratings (movielens:PATH | csv:PATH | synthetic:...); give it twice")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd->add_option("--mode", a->mode,
+                  "joint (both parties' data) | self-division (each on its own data split in "
+                  "two) | proxy (synthetic data of the same shape: costs no privacy)")
+      ->capture_default_str();
+  cmd->add_option("--epsilons", a->epsilons,
+                  "the finite epsilons of the grid; inf (no noise) and alone are always added")
+      ->capture_default_str();
+  cmd->add_option("--weights", a->weights,
+                  "B1,C1,B2,C2: accuracy and privacy weight of each player")
+      ->capture_default_str();
+  cmd->add_option("--plot", a->plot, "write the gain maps and equilibria as SVG");
+  cmd->add_option("--grid-from", a->grid_from,
+                  "replay the game on the grid of an earlier --json output (no measurement)");
+  cmd->add_option("--validation-fraction", a->validation_fraction,
+                  "share of each party's ratings held out to measure its error")
+      ->capture_default_str();
+  cmd->add_option("--granularity", a->job.granularity, "rating | user | default")
+      ->capture_default_str();
+  cmd->add_option("--delta", a->job.delta, "delta")->capture_default_str();
+  cmd->add_option("--T", a->job.rounds, "rounds")->capture_default_str();
+  cmd->add_option("--T-local", a->job.local_iters, "local iterations per round")
+      ->capture_default_str();
+  cmd->add_option("--kappa", a->job.kappa, "VFL Stage-3 iterations")->capture_default_str();
+  cmd->add_option("--pretrain-epochs", a->job.pretrain_epochs, "Stage-1 epochs")
+      ->capture_default_str();
+  cmd->add_option("--finetune-epochs", a->job.finetune_epochs, "Stage-3 epochs")
+      ->capture_default_str();
+  cmd->add_option("--central-epochs", a->job.central_epochs, "epochs of training alone")
+      ->capture_default_str();
+  cmd->add_option("--dim", a->job.dim, "latent dimension")->capture_default_str();
+  cmd->add_option("--sample-rate", a->job.sample_rate, "eta")->capture_default_str();
+  cmd->add_option("--lr", a->job.lr, "Stage-2 learning rate (0: the default)")
+      ->capture_default_str();
+  cmd->add_option("--rating-min", a->job.rating_min, "declared minimum rating");
+  cmd->add_option("--seed", a->job.seed, "local reproducibility seed (splits and noise)");
+  cmd->add_flag("--json", a->job.json, "print one JSON object");
+  cmd->add_flag("--quiet", a->job.quiet, "no progress lines");
+  cmd->callback([a, exit_code] { *exit_code = RunAdvise(*a); });
+}
+
+}  // namespace fedmf::cli
