@@ -489,14 +489,15 @@ absl::Status JobCoordinator::StartRunningLocked() {
         accepted, " of ", job.stored.parties.size(), " parties accepted, ", min_parties,
         " needed (", absl::StrJoin(refusals, "; "), ")"));
   }
-  // Same derivation as the simulator (root seed -> "server"), so a server
-  // started with the seed of `fedmf train` starts from the same matrix.
+  // Replies were bounded one by one; the matrix they imply is bounded too.
   if (auto s = CheckBound("shared matrix values (rows x dim)",
                           int64_t{shared_rows} * job.config.dim, "max_matrix_values",
                           options_.limits.max_matrix_values);
       !s.ok()) {
     return s;
   }
+  // Same derivation as the simulator (root seed -> "server"), so a server
+  // started with the seed of `fedmf train` starts from the same matrix.
   random::Csprng server_rng = random::Csprng::FromOptionalSeed(options_.seed).Fork("server");
   auto session = fmf::ServerSession::Create(job.config, shared_rows, infos, server_rng);
   if (!session.ok()) return session.status();
