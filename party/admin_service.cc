@@ -1,19 +1,34 @@
 #include "party/admin_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
 
 namespace fedmf::party {
 
+absl::Status CheckAdminCaller(const pki::PeerIdentity& id, const std::vector<std::string>& allowed) {
+  // Only the caller's own name and role appear in the message: nothing about
+  // the request, the party's users or its jobs.
+  if (allowed.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "certificate '", id.name, "' is refused: this party's admin endpoint admits no one "
+        "until its config lists operator certificate names in 'admin_operators'"));
+  }
+  if (id.role != pki::Role::kOperator ||
+      std::find(allowed.begin(), allowed.end(), id.name) == allowed.end()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "certificate '", id.name, "' is refused: this party's admin endpoint admits only the "
+        "operator certificates its config lists in 'admin_operators'"));
+  }
+  return absl::OkStatus();
+}
+
 grpc::Status AdminService::CheckCaller(const grpc::ServerContext& ctx) const {
   if (insecure_) return grpc::Status::OK;
   auto id = net::PeerIdentityOf(ctx);
   if (!id.ok()) return net::ToGrpc(id.status());
-  if (id->role != pki::Role::kOperator) {
-    return net::ToGrpc(absl::PermissionDeniedError(
-        absl::StrCat("certificate '", id->name, "' is not an operator's")));
-  }
-  return grpc::Status::OK;
+  return net::ToGrpc(CheckAdminCaller(*id, allowed_));
 }
 
 grpc::Status AdminService::Recommend(grpc::ServerContext* ctx, const v1::RecommendRequest* req,

@@ -22,6 +22,7 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   check(root.GetString("state_dir", &c.state_dir));
   check(root.GetString("admin_listen", &c.admin_listen));
   check(root.GetString("admin_port_file", &c.admin_port_file));
+  check(root.GetStringList("admin_operators", &c.admin_operators));
   check(root.GetString("log_format", &c.log_format));
   check(root.GetString("metrics_listen", &c.metrics_listen));
   check(root.GetString("metrics_port_file", &c.metrics_port_file));

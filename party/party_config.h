@@ -51,6 +51,9 @@ struct PartyConfig {
   std::string state_dir = ".";      // ledger database lives here
   std::string admin_listen = "127.0.0.1:0";
   std::string admin_port_file;
+  // Operator certificate names allowed on the admin endpoint (recommendations,
+  // ledger). Empty = the endpoint refuses everyone (PERMISSION_DENIED).
+  std::vector<std::string> admin_operators;
   std::string log_format = "text";
   std::string metrics_listen;       // host:port of GET /metrics; empty = off
   std::string metrics_port_file;    // written with the bound metrics port

@@ -80,7 +80,12 @@ int main(int argc, char** argv) {
     spdlog::critical("TLS: {}", admin_creds.status().message());
     return 2;
   }
-  fedmf::party::AdminService admin(&agent, config->tls.insecure);
+  fedmf::party::AdminService admin(&agent, config->tls.insecure, config->admin_operators);
+  if (!config->tls.insecure && config->admin_operators.empty()) {
+    spdlog::warn("admin_operators is empty: the admin endpoint refuses every caller (list the "
+                 "operator certificate names allowed to read this party's ledger and "
+                 "recommendations)");
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int admin_port = 0;

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
+#include "server/size_limits.h"
 #include "common/log/log.h"
 
 namespace fedmf::server {
@@ -53,6 +54,10 @@ grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::Get
                                          v1::Task* resp) {
   auto party = Caller(*ctx, req->party());
   if (!party.ok()) return ToGrpc(party.status());
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
   *resp = coordinator_->GetTask(*party);
   return grpc::Status::OK;
 }
@@ -141,6 +146,8 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
                                         const v1::SubmitJobRequest* req,
                                         v1::SubmitJobResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  // Every setting's declared sizes, before any job state is allocated.
+  if (auto s = CheckJobSpecSizes(req->spec(), coordinator_->limits()); !s.ok()) return ToGrpc(s);
   if (hua_ != nullptr && req->spec().setting() == v1::SETTING_HUA_S3) {
     auto hua_id = hua_->Submit(req->spec());
     if (!hua_id.ok()) return ToGrpc(hua_id.status());

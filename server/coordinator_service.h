@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "server/poll_limiter.h"
 #include "server/hua_runner.h"
 #include "server/job_coordinator.h"
 #include "server/lfl_coordinator.h"
@@ -46,6 +47,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   grpc::Status ReportPrivacy(grpc::ServerContext* ctx, const v1::PrivacyReport* req,
                              v1::Ack* resp) override;
 
+  // Caps concurrent long-polls (null = no cap); owned by the caller.
+  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
+
  private:
   // The caller's party name: from its certificate (role must be party), and
   // the name the message claims must be the same — a party speaks only for
@@ -56,6 +60,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   bool insecure_;
   int32_t max_chunk_values_;
   TrafficCounters* traffic_;
+  PollLimiter* poll_limiter_ = nullptr;
 };
 
 class OperatorService final : public v1::Operator::Service {

@@ -4,6 +4,7 @@
 #include "common/log/log.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
+#include "server/size_limits.h"
 
 namespace fedmf::server {
 namespace {
@@ -40,6 +41,11 @@ grpc::Status DeviceService::GetDeviceTask(grpc::ServerContext* ctx, const v1::Ho
                                           v1::DeviceTask* resp) {
   auto host = Caller(*ctx, req->host());
   if (!host.ok()) return ToGrpc(host.status());
+  if (auto s = CheckHostHello(*req, coordinator_->limits()); !s.ok()) return ToGrpc(s);
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
   auto task = coordinator_->GetTask(*host, *req);
   if (!task.ok()) return ToGrpc(task.status());
   *resp = std::move(*task);

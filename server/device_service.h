@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "fedmf/v1/device.grpc.pb.h"
+#include "server/poll_limiter.h"
 #include "server/coordinator_service.h"
 #include "server/lfl_coordinator.h"
 
@@ -35,6 +36,9 @@ class DeviceService final : public v1::DeviceCoordinator::Service {
   grpc::Status ReportMetrics(grpc::ServerContext* ctx, const v1::DeviceMetricsReport* req,
                              v1::Ack* resp) override;
 
+  // Caps concurrent long-polls (null = no cap); owned by the caller.
+  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
+
  private:
   absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx, const std::string& claimed);
 
@@ -42,6 +46,7 @@ class DeviceService final : public v1::DeviceCoordinator::Service {
   bool insecure_;
   int32_t max_chunk_values_;
   TrafficCounters* traffic_;
+  PollLimiter* poll_limiter_ = nullptr;
 };
 
 }  // namespace fedmf::server

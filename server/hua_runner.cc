@@ -1,6 +1,7 @@
 #include "server/hua_runner.h"
 
 #include <algorithm>
+#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -76,7 +77,13 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   auto link = links_(spec.hua().aggregator());
   if (!link.ok()) return link.status();
   // Deadlines (join) count from submission.
-  auto machine = HuaS3Job::Create(std::move(c), absl::Now());
+  absl::StatusOr<std::unique_ptr<HuaS3Job>> machine = absl::InternalError("unset");
+  try {
+    machine = HuaS3Job::Create(std::move(c), absl::Now());
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the server ran out of memory creating this Hua job: lower its sizes or limits.*");
+  }
   if (!machine.ok()) return machine.status();
   const std::string id = spec.job_id();
   jobs_[id] = Entry{std::move(spec), std::move(*machine), std::move(*link)};
@@ -290,7 +297,18 @@ bool HuaRunner::StepLocked(std::unique_lock<std::mutex>& lock) {
 void HuaRunner::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    if (!StepLocked(lock)) {
+    bool stepped = false;
+    try {
+      stepped = StepLocked(lock);
+    } catch (const std::bad_alloc&) {
+      // An allocation failure fails the job it happened in, never the daemon.
+      if (!lock.owns_lock()) lock.lock();  // thrown while the aggregator was called
+      if (Entry* e = ActiveLocked(); e != nullptr) {
+        e->job->Fail("the server ran out of memory for this job");
+      }
+      stepped = true;
+    }
+    if (!stepped) {
       changed_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick));
     }
   }

@@ -126,6 +126,10 @@ grpc::Status HuaRecommenderService::Poll(grpc::ServerContext* ctx, const v1::Hua
                                          v1::HuaTasks* resp) {
   auto host = Caller(*ctx, req->host());
   if (!host.ok()) return ToGrpc(host.status());
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
   auto t = runner_->Poll(*host, req->job_id());
   if (!t.ok()) return ToGrpc(t.status());
   *resp = std::move(*t);

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/net/credentials.h"
 #include "fedmf/v1/hua.grpc.pb.h"
+#include "server/poll_limiter.h"
 #include "server/hua_runner.h"
 
 namespace fedmf::server {
@@ -31,12 +32,16 @@ class HuaRecommenderService final : public v1::HuaRecommender::Service {
   grpc::Status ReportResult(grpc::ServerContext* ctx, const v1::HuaResultReport* req,
                             v1::HuaAck* resp) override;
 
+  // Caps concurrent long-polls (null = no cap); owned by the caller.
+  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
+
  private:
   // The host's certificate name (role device); it must equal `claimed`.
   absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx, const std::string& claimed);
 
   HuaRunner* runner_;
   bool insecure_;
+  PollLimiter* poll_limiter_ = nullptr;
 };
 
 // Dials fedmf-aggregator with the server's own certificate; the aggregator's

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
+#include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -47,22 +49,47 @@ void JobCoordinator::Stop() {
 }
 
 absl::Status JobCoordinator::LoadActiveLocked() {
-  auto id = store_->ActiveJobId();
-  if (!id.ok()) return id.status();
-  if (!id->has_value()) {
+  job_.reset();
+  // Each pass loads the oldest active job or marks it FAILED, so this ends.
+  while (true) {
+    auto id = store_->ActiveJobId();
+    if (!id.ok()) return id.status();
+    if (!id->has_value()) return absl::OkStatus();
+    absl::Status s;
+    try {
+      s = LoadJobLocked(**id);
+    } catch (const std::bad_alloc&) {
+      s = absl::ResourceExhaustedError("out of memory restoring it");
+    } catch (const std::length_error& e) {
+      s = absl::ResourceExhaustedError(absl::StrCat("cannot allocate its state: ", e.what()));
+    }
+    if (s.ok()) return absl::OkStatus();
     job_.reset();
-    return absl::OkStatus();
+    const std::string why = absl::StrCat("cannot resume from the stored state: ", s.message());
+    spdlog::error("job '{}' failed: {}", **id, why);
+    // If even this write fails, the database is the problem: report it
+    // rather than loop on the same job.
+    if (auto st = store_->SetJobState(**id, v1::JOB_STATE_FAILED, why); !st.ok()) return st;
+    ++counters_.jobs_failed;
   }
-  auto stored = store_->LoadJob(**id);
+}
+
+absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
+  auto stored = store_->LoadJob(id);
   if (!stored.ok()) return stored.status();
+  // A spec that passed validation at submission can only fail here if the
+  // code or the limits changed underneath, or a previous version stored it.
   auto config = net::JobConfigFromSpec(stored->spec);
-  if (!config.ok()) {
-    // A spec that passed validation at submission can only fail here if the
-    // code changed underneath; fail the job rather than crash-loop.
-    (void)store_->SetJobState(**id, v1::JOB_STATE_FAILED,
-                              absl::StrCat("stored spec no longer valid: ", config.status().message()));
-    job_.reset();
-    return absl::OkStatus();
+  if (!config.ok()) return config.status();
+  if (auto s = CheckJobSpecSizes(stored->spec, options_.limits); !s.ok()) return s;
+  const bool vertical = config->split == fmf::SplitKind::kVertical;
+  for (const StoredParty& p : stored->parties) {
+    if (auto s = CheckDeclaredSizes(absl::StrCat("stored OfferReply of party '", p.name, "'"),
+                                    p.users, p.items, p.global_users, p.global_items, vertical,
+                                    config->dim, options_.limits);
+        !s.ok()) {
+      return s;
+    }
   }
   ActiveJob job;
   job.stored = std::move(*stored);
@@ -102,6 +129,7 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
         "field 'seed': a job must not carry a seed (each party draws its own noise; for a "
         "reproducible run set noise_seed in the party configs and seed in the server's)");
   }
+  if (auto s = CheckJobSpecSizes(spec, options_.limits); !s.ok()) return s;
   auto config = net::JobConfigFromSpec(spec);
   if (!config.ok()) return config.status();
   if (spec.roster_size() < 1) {
@@ -294,6 +322,13 @@ absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::Offe
   if (p.replied) return absl::AlreadyExistsError("offer already answered");
   if (reply.accept()) {
     const bool vertical = job_->config.split == fmf::SplitKind::kVertical;
+    // Bounded before anything is stored: a stored reply is what the shared
+    // matrix is allocated from, at this start and at every restart.
+    if (auto s = CheckOfferReply(reply, vertical, job_->config.dim, options_.limits); !s.ok()) {
+      spdlog::warn("party '{}' offer reply for job '{}' refused: {}", party, reply.job_id(),
+                   s.message());
+      return s;
+    }
     if (reply.users() < 1 || reply.items() < 1 || reply.global_users() < reply.users() ||
         reply.global_items() < reply.items()) {
       return absl::InvalidArgumentError("fields 'users/items/global_*': inconsistent data sizes");
@@ -454,6 +489,13 @@ absl::Status JobCoordinator::StartRunningLocked() {
         accepted, " of ", job.stored.parties.size(), " parties accepted, ", min_parties,
         " needed (", absl::StrJoin(refusals, "; "), ")"));
   }
+  // Replies were bounded one by one; the matrix they imply is bounded too.
+  if (auto s = CheckBound("shared matrix values (rows x dim)",
+                          int64_t{shared_rows} * job.config.dim, "max_matrix_values",
+                          options_.limits.max_matrix_values);
+      !s.ok()) {
+    return s;
+  }
   // Same derivation as the simulator (root seed -> "server"), so a server
   // started with the seed of `fedmf train` starts from the same matrix.
   random::Csprng server_rng = random::Csprng::FromOptionalSeed(options_.seed).Fork("server");
@@ -577,7 +619,20 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
 void JobCoordinator::RunLoop() {
   std::unique_lock lock(mu_);
   while (!stop_) {
-    if (AdvanceLocked(lock)) {
+    bool changed = false;
+    try {
+      changed = AdvanceLocked(lock);
+    } catch (const std::bad_alloc&) {
+      // An allocation failure fails the job it happened in, not the daemon.
+      if (job_.has_value()) FailJobLocked("the server ran out of memory for this job");
+      changed = true;
+    } catch (const std::length_error& e) {
+      if (job_.has_value()) {
+        FailJobLocked(absl::StrCat("the server cannot allocate this job's state: ", e.what()));
+      }
+      changed = true;
+    }
+    if (changed) {
       changed_.notify_all();
       continue;
     }

@@ -33,6 +33,7 @@
 #include "common/random/csprng.h"
 #include "fedmf/v1/federation.pb.h"
 #include "server/server_store.h"
+#include "server/size_limits.h"
 
 namespace fedmf::server {
 
@@ -49,6 +50,8 @@ struct CoordinatorOptions {
   // Called (under the coordinator's lock: keep it cheap) with every round
   // committed, e.g. to feed the round-latency histogram.
   std::function<void(const v1::RoundRecord&)> on_round;
+  // Upper bounds on what a party or operator may declare (server/size_limits.h).
+  SizeLimits limits;
 };
 
 // Observability hooks (metrics are wired by the daemon).
@@ -82,6 +85,7 @@ class JobCoordinator {
   // A registered party is alive (busy with a task); unknown parties must Register first.
   absl::Status Heartbeat(const std::string& party);
   absl::Duration liveness() const { return options_.liveness; }
+  const SizeLimits& limits() const { return options_.limits; }
   v1::Task GetTask(const std::string& party);
   absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
   // The input matrix of `round` (round T = the final matrix for Stage 3).
@@ -110,7 +114,12 @@ class JobCoordinator {
   void RunLoop();
   // One step of the lifecycle; returns true if it changed state.
   bool AdvanceLocked(std::unique_lock<std::mutex>& lock);
+  // Loads the oldest active job. Stored state that violates the size limits
+  // or cannot be restored fails that job (with the reason) and moves on: a
+  // restart never crash-loops on what a previous run stored. Only a storage
+  // failure is returned.
   absl::Status LoadActiveLocked();
+  absl::Status LoadJobLocked(const std::string& id);
   void FailJobLocked(const std::string& why);
   bool LiveLocked(const std::string& party) const;
   // Whether a round (or Stage 3) should still wait for `party`: it is live,

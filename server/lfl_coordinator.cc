@@ -1,5 +1,8 @@
 #include "server/lfl_coordinator.h"
 
+#include <new>
+#include <stdexcept>
+
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
 
@@ -63,9 +66,18 @@ void LflCoordinator::RunLoop() {
 void LflCoordinator::AdvanceLocked() {
   if (job_ == nullptr) return;
   bool any = false;
-  while (!Terminal(job_->stage()) && job_->Advance(absl::Now())) {
+  try {
+    while (!Terminal(job_->stage()) && job_->Advance(absl::Now())) {
+      any = true;
+      PersistLocked();
+    }
+  } catch (const std::bad_alloc&) {
+    // An allocation failure fails this job, never the daemon.
+    job_->Abort("the server ran out of memory for this job");
     any = true;
-    PersistLocked();
+  } catch (const std::length_error& e) {
+    job_->Abort(absl::StrCat("the server cannot allocate this job's state: ", e.what()));
+    any = true;
   }
   if (any) {
     PersistLocked();
@@ -99,7 +111,14 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
   }
   v1::JobSpec s = spec;
   if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(absl::Now())));
-  absl::StatusOr<std::unique_ptr<LflJob>> job = LflJob::Create(s, absl::Now(), options_.liveness);
+  if (auto st = CheckJobSpecSizes(s, options_.limits); !st.ok()) return st;
+  absl::StatusOr<std::unique_ptr<LflJob>> job = absl::InternalError("unset");
+  try {
+    job = LflJob::Create(s, absl::Now(), options_.liveness);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the server ran out of memory creating this LFL job: lower its sizes or limits.*");
+  }
   if (!job.ok()) return job.status();
   if (auto st = store_->CreateJob(s); !st.ok()) return st;
   job_ = *std::move(job);

@@ -18,12 +18,14 @@
 #include "fedmf/v1/federation.pb.h"
 #include "server/lfl_job.h"
 #include "server/lfl_store.h"
+#include "server/size_limits.h"
 
 namespace fedmf::server {
 
 struct LflCoordinatorOptions {
   absl::Duration poll = absl::Seconds(2);       // long-poll length
   absl::Duration liveness = absl::Seconds(10);  // a host silent longer is not waited for
+  SizeLimits limits;                            // server/size_limits.h
 };
 
 class LflCoordinator {
@@ -40,6 +42,7 @@ class LflCoordinator {
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   // NotFound if the id is no LFL job.
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  const SizeLimits& limits() const { return options_.limits; }
 
   // ---- device hosts (already authenticated as `host`)
   absl::StatusOr<v1::DeviceTask> GetTask(const std::string& host, const v1::HostHello& hello);

@@ -80,6 +80,9 @@ class LflJob {
 
   // Closes whatever is due; true if the state changed.
   bool Advance(absl::Time now);
+  // Fails the job from outside its state machine (e.g. the coordinator
+  // caught an allocation failure while advancing it).
+  void Abort(const std::string& why) { Fail(why); }
   // Iterations finished since the last call (for persistence).
   std::vector<v1::LflIterationRecord> TakeFinishedIterations();
 

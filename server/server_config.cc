@@ -30,6 +30,8 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   check(root.GetString("metrics_listen", &c.metrics_listen));
   check(root.GetString("metrics_port_file", &c.metrics_port_file));
   check(root.GetStringList("allowed_parties", &c.coordinator.allowed_parties));
+  check(root.GetInt("max_threads", &c.max_threads));
+  check(root.GetInt("max_concurrent_polls", &c.max_concurrent_polls));
   check(Seconds(root, "poll_seconds", &c.coordinator.poll));
   check(Seconds(root, "liveness_seconds", &c.coordinator.liveness));
   check(Seconds(root, "offer_deadline_seconds", &c.coordinator.offer_deadline));
@@ -52,8 +54,35 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     check(tls->GetString("name", &c.tls.name));
     check(tls->Finish());
   }
+  if (root.Has("limits")) {
+    auto limits = root.GetMap("limits");
+    if (!limits.ok()) return limits.status();
+    SizeLimits& l = c.coordinator.limits;
+    check(limits->GetInt("max_users", &l.max_users));
+    check(limits->GetInt("max_items", &l.max_items));
+    check(limits->GetInt("max_dim", &l.max_dim));
+    check(limits->GetInt("max_devices", &l.max_devices));
+    check(limits->GetInt("max_parties", &l.max_parties));
+    check(limits->GetInt("max_matrix_values", &l.max_matrix_values));
+    check(limits->Finish());
+    if (s.ok()) {
+      if (auto st = ValidateSizeLimits(l); !st.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(root.Where("limits"), st.message()));
+      }
+    }
+  }
   if (!s.ok()) return s;
   if (auto st = root.Finish(); !st.ok()) return st;
+  if (c.max_threads < 8) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where("max_threads"), "key 'max_threads': must be >= 8"));
+  }
+  if (c.max_concurrent_polls < 1 || c.max_concurrent_polls >= c.max_threads) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        root.Where("max_concurrent_polls"),
+        "key 'max_concurrent_polls': must be in [1, max_threads - 1] so that uploads and "
+        "replies always find a thread"));
+  }
   if (c.max_chunk_values < 1024 || c.max_chunk_values > (1 << 20)) {
     return absl::InvalidArgumentError(absl::StrCat(
         root.Where("max_chunk_values"), "key 'max_chunk_values': must be in [1024, 1048576]"));

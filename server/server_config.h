@@ -22,6 +22,12 @@ struct ServerConfig {
   std::string log_format = "text";  // text | json
   std::string metrics_listen;       // host:port of GET /metrics; empty = off
   std::string metrics_port_file;    // written with the bound metrics port
+  // Concurrency caps, so no client can exhaust the server: gRPC threads
+  // (ResourceQuota; a call beyond it gets RESOURCE_EXHAUSTED) and concurrent
+  // long-polls (GetTask, GetDeviceTask, Hua Poll; one beyond it gets
+  // RESOURCE_EXHAUSTED at once instead of holding a thread).
+  int32_t max_threads = 256;
+  int32_t max_concurrent_polls = 128;
 };
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);

@@ -6,6 +6,7 @@
 
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
 
 #include "CLI/CLI.hpp"
 #include "common/log/log_setup.h"
@@ -16,6 +17,7 @@
 #include "server/hua_service.h"
 #include "server/lfl_coordinator.h"
 #include "server/lfl_store.h"
+#include "server/poll_limiter.h"
 #include "server/job_coordinator.h"
 #include "server/server_config.h"
 #include "server/server_metrics.h"
@@ -101,10 +103,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   fedmf::server::LflCoordinator lfl_coordinator(
-      lfl_store->get(), {config.coordinator.poll, config.coordinator.liveness});
+      lfl_store->get(),
+      {config.coordinator.poll, config.coordinator.liveness, config.coordinator.limits});
   fedmf::server::DeviceService device_service(&lfl_coordinator, config.tls.insecure,
                                               config.max_chunk_values, &traffic);
   operator_service.set_lfl(&lfl_coordinator);
+  // One cap shared by every long-poll (parties, LFL hosts, Hua hosts).
+  fedmf::server::PollLimiter poll_limiter(config.max_concurrent_polls);
+  coordinator_service.set_poll_limiter(&poll_limiter);
+  device_service.set_poll_limiter(&poll_limiter);
+  hua_service.set_poll_limiter(&poll_limiter);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -116,6 +124,11 @@ int main(int argc, char** argv) {
   builder.RegisterService(&device_service);
   builder.SetMaxReceiveMessageSize(8 << 20);
   builder.SetMaxSendMessageSize(8 << 20);
+  // A call that would need a thread beyond max_threads is refused with
+  // RESOURCE_EXHAUSTED by gRPC itself rather than queued without bound.
+  grpc::ResourceQuota quota("fedmf-server");
+  quota.SetMaxThreads(config.max_threads);
+  builder.SetResourceQuota(quota);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     spdlog::critical("cannot listen on {}", config.listen);

@@ -87,7 +87,8 @@ absl::Status LocalCluster::WriteServerConfig(const std::string& listen) {
               << "offer_deadline_seconds: 60\n"
               << (options_.seed ? absl::StrCat("seed: ", *options_.seed, "\n") : "")
               << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
-              << "  cert_dir: " << cert_dir_ << "\n  name: server\n";
+              << "  cert_dir: " << cert_dir_ << "\n  name: server\n"
+              << options_.server_extra_yaml;
   if (options_.metrics) {
     server_yaml << "metrics_listen: 127.0.0.1:0\n"
                 << "metrics_port_file: " << (fs::path(work_dir_) / "server.metrics.port").string()
@@ -109,6 +110,7 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "server_name: server\n"
     << "state_dir: " << (fs::path(work_dir_) / PartyName(k)).string() << "\n"
     << "admin_listen: 127.0.0.1:0\n"
+    << "admin_operators: [operator]\n"
     << "admin_port_file: " << (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string()
     << "\n"
     << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"

@@ -46,6 +46,7 @@ struct ClusterOptions {
   double liveness_seconds = 3;
   bool insecure = false;
   bool metrics = false;       // the server serves /metrics on an ephemeral loopback port
+  std::string server_extra_yaml;  // tests: appended to server.yaml (e.g. "max_concurrent_polls: 2\n")
   std::map<int, PartyOptions> party_overrides;
   // Hua S3: certificates for fedmf-aggregator and `hua_hosts` device hosts
   // (HuaHostName(k), role device) running fedmf-hua-device.

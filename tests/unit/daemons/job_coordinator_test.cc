@@ -61,10 +61,10 @@ class JobCoordinatorTest : public ::testing::Test {
     return v1::Task();
   }
 
-  void Accept(const std::string& party, int users) {
+  void Accept(const std::string& party, int users, const std::string& job_id = "j") {
     v1::OfferReply r;
     r.set_party(party);
-    r.set_job_id("j");
+    r.set_job_id(job_id);
     r.set_accept(true);
     r.set_users(users);
     r.set_items(3);
@@ -252,6 +252,102 @@ TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
   ASSERT_TRUE(coordinator_->Heartbeat("a").ok());
   EXPECT_TRUE(connected("a"));
   EXPECT_EQ(coordinator_->liveness(), absl::Milliseconds(300));
+}
+
+// Issue 13 item 6: a party declaring 2^31-1 items is refused before its
+// reply is stored, naming the field; the job then runs with honest replies.
+TEST_F(JobCoordinatorTest, OfferReplyOverTheSizeLimitsIsRefusedAndNotStored) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  v1::OfferReply r;
+  r.set_party("a");
+  r.set_job_id("j");
+  r.set_accept(true);
+  r.set_users(5);
+  r.set_items(2147483647);
+  r.set_global_users(10);
+  r.set_global_items(2147483647);
+  const absl::Status s = coordinator_->ReplyOffer("a", r);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("OfferReply.items = 2147483647 exceeds the server's max_items = "
+                             "1000000"),
+            std::string::npos)
+      << s;
+  auto stored = store_->LoadJob("j");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_FALSE(stored->parties[0].replied);
+  EXPECT_EQ(stored->parties[0].items, 0);
+  // The party is still asked (its offer is unanswered) and can answer honestly.
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  Accept("b", 5);
+  WaitTask("a", v1::TASK_KIND_ROUND);
+}
+
+// A job spec over the limits is refused at submission, naming the field.
+TEST_F(JobCoordinatorTest, JobSpecOverTheSizeLimitsIsRefused) {
+  v1::JobSpec big = Spec(1);
+  big.set_dim(100000);
+  const auto s = coordinator_->SubmitJob(big);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.status().message().find("JobSpec.dim = 100000 exceeds the server's max_dim = 1024"),
+            std::string::npos)
+      << s.status();
+  EXPECT_FALSE(store_->LoadJob("j").ok());
+}
+
+// Stored state a previous run (or version) left that violates the limits or
+// cannot be restored fails that job with the reason; the coordinator starts
+// and serves the next job. Before: std::bad_alloc on every restart.
+TEST_F(JobCoordinatorTest, BadStoredStateFailsThatJobNotTheServer) {
+  coordinator_.reset();
+  store_.reset();
+  {
+    auto raw = ServerStore::Open(dir_ + "/s.db");
+    ASSERT_TRUE(raw.ok());
+    // Job "j": both parties "replied" with 2^31-1 items (as an older server stored them).
+    ASSERT_TRUE((*raw)->CreateJob(Spec(1)).ok());
+    for (const std::string name : {"a", "b"}) {
+      StoredParty p;
+      p.name = name;
+      p.replied = true;
+      p.accepted = true;
+      p.weight = 5;
+      p.users = 5;
+      p.global_users = 10;
+      p.items = 2147483647;
+      p.global_items = 2147483647;
+      ASSERT_TRUE((*raw)->SaveParty("j", p).ok());
+    }
+    // Job "r": RUNNING, but its shared matrix is missing.
+    v1::JobSpec r = Spec(1);
+    r.set_job_id("r");
+    ASSERT_TRUE((*raw)->CreateJob(r).ok());
+    ASSERT_TRUE((*raw)->SetJobState("r", v1::JOB_STATE_RUNNING).ok());
+    // Job "k": a healthy job queued behind them.
+    v1::JobSpec k = Spec(1);
+    k.set_job_id("k");
+    ASSERT_TRUE((*raw)->CreateJob(k).ok());
+  }
+  Open();  // asserts that Start() succeeds
+  auto j = coordinator_->GetJob("j");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(j->error().find("cannot resume from the stored state: stored OfferReply of party "
+                            "'a'.items = 2147483647 exceeds the server's max_items = 1000000"),
+            std::string::npos)
+      << j->error();
+  // "r" fails when the coordinator reaches it, "k" is then offered.
+  v1::Task t = WaitTask("a", v1::TASK_KIND_OFFER);
+  EXPECT_EQ(t.job_id(), "k");
+  auto r = coordinator_->GetJob("r");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(r->error().find("no stored shared matrix"), std::string::npos) << r->error();
+  EXPECT_EQ(coordinator_->counters().jobs_failed, 2);
+  Accept("a", 5, "k");
+  Accept("b", 5, "k");
+  EXPECT_EQ(WaitTask("a", v1::TASK_KIND_ROUND).job_id(), "k");
 }
 
 }  // namespace

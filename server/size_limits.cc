@@ -1,0 +1,146 @@
+#include "server/size_limits.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::server {
+namespace {
+
+int64_t GrantedDevices(const google::protobuf::RepeatedPtrField<v1::DeviceGrant>& grants) {
+  int64_t n = 0;
+  for (const v1::DeviceGrant& g : grants) n += g.count();  // count is uint32: no overflow
+  return n;
+}
+
+absl::Status CheckProduct(const std::string& what, int64_t a, int64_t b,
+                          const SizeLimits& limits) {
+  // a, b are already bounded (< 2^31 each), so the product fits int64.
+  if (a > 0 && b > 0 && a * b > limits.max_matrix_values) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " = ", a, " x ", b, " = ", a * b, " values exceeds the server's max_matrix_values = ",
+        limits.max_matrix_values,
+        ": declare the real data size and dim, or ask the server's operator to raise "
+        "limits.max_matrix_values in the server config (docs/configuration.md)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateSizeLimits(const SizeLimits& l) {
+  const std::pair<const char*, int64_t> all[] = {
+      {"max_users", l.max_users},     {"max_items", l.max_items},
+      {"max_dim", l.max_dim},         {"max_devices", l.max_devices},
+      {"max_parties", l.max_parties}, {"max_matrix_values", l.max_matrix_values}};
+  for (const auto& [key, v] : all) {
+    if (v < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("key 'limits.", key, "': must be >= 1 (got ", v, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBound(const std::string& field, int64_t value, const std::string& limit_key,
+                        int64_t limit) {
+  if (value < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is negative"));
+  }
+  if (value > limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        field, " = ", value, " exceeds the server's ", limit_key, " = ", limit,
+        ": declare the real size, or ask the server's operator to raise limits.", limit_key,
+        " in the server config (docs/configuration.md)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeclaredSizes(const std::string& what, int64_t users, int64_t items,
+                                int64_t global_users, int64_t global_items, bool vertical,
+                                int64_t dim, const SizeLimits& l) {
+  if (auto s = CheckBound(absl::StrCat(what, ".users"), users, "max_users", l.max_users); !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckBound(absl::StrCat(what, ".items"), items, "max_items", l.max_items); !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckBound(absl::StrCat(what, ".global_users"), global_users, "max_users",
+                          l.max_users);
+      !s.ok()) {
+    return s;
+  }
+  if (auto s = CheckBound(absl::StrCat(what, ".global_items"), global_items, "max_items",
+                          l.max_items);
+      !s.ok()) {
+    return s;
+  }
+  // The shared matrix: users x dim for VFL, items x dim for HFL.
+  return vertical ? CheckProduct(absl::StrCat(what, ".global_users x JobSpec.dim"), global_users,
+                                 dim, l)
+                  : CheckProduct(absl::StrCat(what, ".global_items x JobSpec.dim"), global_items,
+                                 dim, l);
+}
+
+absl::Status CheckOfferReply(const v1::OfferReply& r, bool vertical, int64_t dim,
+                             const SizeLimits& l) {
+  return CheckDeclaredSizes("OfferReply", r.users(), r.items(), r.global_users(),
+                            r.global_items(), vertical, dim, l);
+}
+
+absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& l) {
+  if (auto s = CheckBound("JobSpec.dim", spec.dim(), "max_dim", l.max_dim); !s.ok()) return s;
+  if (auto s = CheckBound("JobSpec.roster (parties)", spec.roster_size(), "max_parties",
+                          l.max_parties);
+      !s.ok()) {
+    return s;
+  }
+  if (spec.setting() == v1::SETTING_LFL) {
+    const v1::LflSpec& lfl = spec.lfl();
+    if (auto s = CheckBound("JobSpec.lfl.num_items", lfl.num_items(), "max_items", l.max_items);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckBound("JobSpec.lfl.grants (devices)", GrantedDevices(lfl.grants()),
+                            "max_devices", l.max_devices);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckProduct("JobSpec.lfl.num_items x JobSpec.dim", lfl.num_items(), spec.dim(), l);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (spec.setting() == v1::SETTING_HUA_S3) {
+    const v1::HuaSpec& hua = spec.hua();
+    if (auto s = CheckBound("JobSpec.hua.num_items", hua.num_items(), "max_items", l.max_items);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckBound("JobSpec.hua.expected_users", hua.expected_users(), "max_users",
+                            l.max_users);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckBound("JobSpec.hua.max_online", hua.max_online(), "max_users", l.max_users);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckBound("JobSpec.hua.grants (users)", GrantedDevices(hua.grants()),
+                            "max_users", l.max_users);
+        !s.ok()) {
+      return s;
+    }
+    if (auto s = CheckProduct("JobSpec.hua.num_items x JobSpec.dim", hua.num_items(), spec.dim(), l);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckHostHello(const v1::HostHello& hello, const SizeLimits& l) {
+  return CheckBound("HostHello.devices", hello.devices_size(), "max_devices", l.max_devices);
+}
+
+}  // namespace fedmf::server

@@ -1,0 +1,177 @@
+// The server's size bounds (server/size_limits.h), its long-poll cap
+// (server/poll_limiter.h) and the party admin endpoint's caller check
+// (party/admin_service.h): pure functions, asserted on codes and messages.
+#include "server/size_limits.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "party/admin_service.h"
+#include "server/poll_limiter.h"
+#include "server/server_config.h"
+
+namespace fedmf::server {
+namespace {
+
+bool Has(const absl::Status& s, const std::string& text) {
+  return std::string(s.message()).find(text) != std::string::npos;
+}
+
+v1::OfferReply Reply(int32_t users, int32_t items, int32_t gu, int32_t gi) {
+  v1::OfferReply r;
+  r.set_accept(true);
+  r.set_users(users);
+  r.set_items(items);
+  r.set_global_users(gu);
+  r.set_global_items(gi);
+  return r;
+}
+
+TEST(SizeLimitsTest, OfferReplyOverABoundNamesTheFieldTheLimitAndTheFix) {
+  const SizeLimits l;  // defaults: max_items = 1000000
+  const absl::Status s = CheckOfferReply(Reply(10, 2147483647, 10, 2147483647), false, 8, l);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(s, "OfferReply.items = 2147483647 exceeds the server's max_items = 1000000"))
+      << s;
+  EXPECT_TRUE(Has(s, "limits.max_items in the server config")) << s;
+  const absl::Status u = CheckOfferReply(Reply(2147483647, 5, 2147483647, 5), true, 8, l);
+  EXPECT_TRUE(Has(u, "OfferReply.users = 2147483647 exceeds the server's max_users = 10000000"))
+      << u;
+  const absl::Status g = CheckOfferReply(Reply(5, 5, 5, 1000001), false, 8, l);
+  EXPECT_TRUE(Has(g, "OfferReply.global_items = 1000001 exceeds")) << g;
+  const absl::Status neg = CheckOfferReply(Reply(-1, 5, 5, 5), false, 8, l);
+  EXPECT_EQ(neg.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(neg, "OfferReply.users = -1 is negative")) << neg;
+}
+
+TEST(SizeLimitsTest, TheSharedMatrixIsBoundedAsAProduct) {
+  SizeLimits l;
+  l.max_matrix_values = 1000;
+  // HFL: global_items x dim; VFL: global_users x dim.
+  EXPECT_TRUE(CheckOfferReply(Reply(10, 100, 10, 100), false, 10, l).ok());
+  const absl::Status h = CheckOfferReply(Reply(10, 101, 10, 101), false, 10, l);
+  EXPECT_EQ(h.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Has(h, "OfferReply.global_items x JobSpec.dim = 101 x 10 = 1010 values exceeds "
+                     "the server's max_matrix_values = 1000"))
+      << h;
+  EXPECT_TRUE(CheckOfferReply(Reply(500, 101, 500, 101), true, 2, l).ok());
+  const absl::Status v = CheckOfferReply(Reply(501, 101, 501, 101), true, 2, l);
+  EXPECT_TRUE(Has(v, "OfferReply.global_users x JobSpec.dim = 501 x 2")) << v;
+}
+
+TEST(SizeLimitsTest, JobSpecSizesOfEverySetting) {
+  SizeLimits l;
+  l.max_dim = 64;
+  l.max_devices = 100;
+  l.max_items = 1000;
+  l.max_parties = 3;
+  v1::JobSpec s;
+  s.set_setting(v1::SETTING_HFL);
+  s.set_dim(64);
+  s.add_roster("a");
+  EXPECT_TRUE(CheckJobSpecSizes(s, l).ok());
+  s.set_dim(65);
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.dim = 65 exceeds the server's max_dim = 64"));
+  s.set_dim(8);
+  for (const char* p : {"b", "c", "d"}) s.add_roster(p);
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.roster (parties) = 4 exceeds"));
+  s.clear_roster();
+  s.set_setting(v1::SETTING_LFL);
+  s.mutable_lfl()->set_num_items(1001);
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.lfl.num_items = 1001 exceeds"));
+  s.mutable_lfl()->set_num_items(1000);
+  v1::DeviceGrant* g = s.mutable_lfl()->add_grants();
+  g->set_count(60);
+  *s.mutable_lfl()->add_grants() = *g;
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l),
+                  "JobSpec.lfl.grants (devices) = 120 exceeds the server's max_devices = 100"));
+  s.set_setting(v1::SETTING_HUA_S3);
+  s.mutable_hua()->set_num_items(5000);
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.hua.num_items = 5000 exceeds"));
+  s.mutable_hua()->set_num_items(10);
+  s.mutable_hua()->set_expected_users(2147483647);
+  EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.hua.expected_users = 2147483647 exceeds"));
+}
+
+TEST(SizeLimitsTest, HostHelloAndTheLimitsThemselves) {
+  SizeLimits l;
+  l.max_devices = 2;
+  v1::HostHello h;
+  h.add_devices(1);
+  h.add_devices(2);
+  EXPECT_TRUE(CheckHostHello(h, l).ok());
+  h.add_devices(3);
+  EXPECT_TRUE(Has(CheckHostHello(h, l), "HostHello.devices = 3 exceeds"));
+  EXPECT_TRUE(ValidateSizeLimits(SizeLimits{}).ok());
+  l.max_dim = 0;
+  EXPECT_TRUE(Has(ValidateSizeLimits(l), "key 'limits.max_dim': must be >= 1"));
+}
+
+TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
+  auto c = ParseServerConfig(
+      "limits:\n  max_users: 5\n  max_items: 6\n  max_dim: 7\n  max_devices: 8\n"
+      "  max_parties: 9\n  max_matrix_values: 10\nmax_threads: 40\nmax_concurrent_polls: 20\n",
+      "s.yaml");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->coordinator.limits.max_users, 5);
+  EXPECT_EQ(c->coordinator.limits.max_items, 6);
+  EXPECT_EQ(c->coordinator.limits.max_dim, 7);
+  EXPECT_EQ(c->coordinator.limits.max_devices, 8);
+  EXPECT_EQ(c->coordinator.limits.max_parties, 9);
+  EXPECT_EQ(c->coordinator.limits.max_matrix_values, 10);
+  EXPECT_EQ(c->max_threads, 40);
+  EXPECT_EQ(c->max_concurrent_polls, 20);
+  auto d = ParseServerConfig("listen: x\n", "s.yaml");
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->coordinator.limits.max_items, 1000000);
+  EXPECT_EQ(d->max_threads, 256);
+  EXPECT_EQ(d->max_concurrent_polls, 128);
+  auto zero = ParseServerConfig("limits:\n  max_items: 0\n", "s.yaml");
+  EXPECT_TRUE(Has(zero.status(), "limits.max_items")) << zero.status();
+  auto typo = ParseServerConfig("limits:\n  max_itemz: 5\n", "s.yaml");
+  EXPECT_FALSE(typo.ok());
+  auto polls = ParseServerConfig("max_threads: 16\nmax_concurrent_polls: 16\n", "s.yaml");
+  EXPECT_TRUE(Has(polls.status(), "key 'max_concurrent_polls'")) << polls.status();
+}
+
+TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {
+  PollLimiter limiter(2);
+  PollLimiter::Slot a, b, c;
+  ASSERT_TRUE(limiter.Acquire(&a).ok());
+  ASSERT_TRUE(limiter.Acquire(&b).ok());
+  EXPECT_EQ(limiter.in_use(), 2);
+  const absl::Status over = limiter.Acquire(&c);
+  EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(Has(over, "max_concurrent_polls = 2")) << over;
+  EXPECT_EQ(limiter.in_use(), 2);
+  { PollLimiter::Slot gone = std::move(a); }
+  EXPECT_EQ(limiter.in_use(), 1);
+  EXPECT_TRUE(limiter.Acquire(&c).ok());
+  EXPECT_EQ(limiter.in_use(), 2);
+}
+
+}  // namespace
+}  // namespace fedmf::server
+
+namespace fedmf::party {
+namespace {
+
+TEST(AdminCallerTest, OnlyListedOperatorsAndTheSameRefusalForAnyRequest) {
+  const std::vector<std::string> allowed{"alice"};
+  EXPECT_TRUE(CheckAdminCaller({"alice", pki::Role::kOperator}, allowed).ok());
+  // Right name, wrong role; operator role, wrong name.
+  const absl::Status party = CheckAdminCaller({"alice", pki::Role::kParty}, allowed);
+  const absl::Status other = CheckAdminCaller({"mallory", pki::Role::kOperator}, allowed);
+  EXPECT_EQ(party.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(std::string(other.message()),
+            "certificate 'mallory' is refused: this party's admin endpoint admits only the "
+            "operator certificates its config lists in 'admin_operators'");
+  // An empty list refuses everyone and says which key to set.
+  const absl::Status none = CheckAdminCaller({"alice", pki::Role::kOperator}, {});
+  EXPECT_EQ(none.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_NE(std::string(none.message()).find("'admin_operators'"), std::string::npos) << none;
+}
+
+}  // namespace
+}  // namespace fedmf::party
