@@ -189,8 +189,9 @@ void TcpProxy::AcceptLoop() {
       continue;
     }
     if (upstream < 0) {  // nobody to forward to: as a closed port would
-      CloseWithRst(client);
+      // Count first: the client may read the counter as soon as it sees the RST.
       ++refused_;
+      CloseWithRst(client);
       continue;
     }
     const int one = 1;
