@@ -526,10 +526,17 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
   // 5 per release x 2 releases = 10 > the default max_epsilon 8.
   const std::vector<Attack> attacks{
       {"hua-inf", std::numeric_limits<double>::infinity(), "epsilon = inf"},
-      {"hua-over-cap", 5, "exceeds the policy cap 8 (max_epsilon)"}};
+      {"hua-over-cap", 5, "exceeds the policy cap 8 (max_epsilon)"},
+      // A spec that does not even parse: refused like the others, and the
+      // host (and any other role it runs) stays up for the next job.
+      {"hua-malformed", 1, "field 'hua' / 'dim'"}};
   for (const Attack& at : attacks) {
     SCOPED_TRACE(at.id);
-    if (at.id != "hua-inf") double_->OfferHuaJob(spec(at.id, at.epsilon));
+    if (at.id != "hua-inf") {
+      v1::JobSpec s = spec(at.id, at.epsilon);
+      if (at.id == "hua-malformed") s.set_dim(0);
+      double_->OfferHuaJob(s);
+    }
     // The host asks again only after it dealt with (refused) the offer.
     ASSERT_TRUE(double_->WaitHuaQueries(host, 2, kWait).ok()) << TailOf(ReadFile(log_path), 20);
     EXPECT_TRUE(double_->HuaRegistrations(at.id).empty());
