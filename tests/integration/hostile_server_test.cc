@@ -6,7 +6,8 @@
 //   1. a job spec carrying a seed: the party's noise is its own, two runs on
 //      identical data release different matrices (and, as the control, a
 //      party's LOCAL noise_seed does reproduce them byte for byte);
-//   2. a shared matrix with a huge row (2^20 ~ 1e6) in ROUND and FINISH: the
+//   2. a shared matrix (HFL, HFL-synSGD: V; VFL: U) with a huge row
+//      (2^20 ~ 1e6) in ROUND and FINISH: the
 //      party releases exactly what it releases for that row's projection onto
 //      its clipping set, a matrix an honest server could have sent, so the DP
 //      bound holds as accounted; a different feasible row does change it;
@@ -84,7 +85,8 @@ class HostileServerTest : public ClusterTest {
   // `noise_seed`: the party's LOCAL reproducibility seed (unset = entropy).
   void StartParty(std::optional<uint64_t> noise_seed, const cli::PartyOptions& policy = {}) {
     cli::JobFlags f;
-    f.setting = "hfl";
+    f.setting = setting_;
+    f.kappa = 2;  // VFL Stage 3 DP steps
     f.data = kPartyData;
     f.parties = 1;
     f.rounds = 2;
@@ -109,7 +111,7 @@ class HostileServerTest : public ClusterTest {
     ASSERT_TRUE(s.ok()) << s;
     // The server's initial V (what an honest server broadcasts).
     random::Csprng rng = random::Csprng::FromSeed(11);
-    v0_ = fmf::InitialSharedMatrix(plan_.config, plan_.federation.num_items, rng);
+    v0_ = fmf::InitialSharedMatrix(plan_.config, SharedRows(), rng);
   }
 
   void StartDouble() {
@@ -162,6 +164,13 @@ class HostileServerTest : public ClusterTest {
     return ReadFile((fs::path(cluster_->work_dir()) / "logs" / "party-0.log").string());
   }
 
+  bool vertical() const { return plan_.config.split == fmf::SplitKind::kVertical; }
+  // The shared matrix is V (items) in HFL, U (users) in VFL.
+  int32_t SharedRows() const {
+    return vertical() ? plan_.federation.num_users : plan_.federation.num_items;
+  }
+
+  std::string setting_ = "hfl";
   PlannedJob plan_;
   mf::Matrix v0_;
   std::unique_ptr<HostileServer> double_;
@@ -212,13 +221,19 @@ TEST_F(HostileServerTest, LocalNoiseSeedReproducesTheRelease) {
 
 // ------------------------------------------------------------------ 2. huge row
 
-TEST_F(HostileServerTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
+class HugeRowTest : public HostileServerTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
   // A local noise seed makes two runs comparable byte for byte (the control
-  // test above shows it does); the row under attack is the item with the most
-  // ratings, where a raw 2^20 would dominate every gradient.
+  // test above shows it does); the row under attack is the item (HFL: V) or
+  // user (VFL: U) with the most ratings, where a raw 2^20 would dominate
+  // every gradient.
+  setting_ = GetParam();
   ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
-  std::vector<int> count(plan_.federation.num_items, 0);
-  for (const data::Rating& r : plan_.federation.parties[0].train) ++count[r.item];
+  std::vector<int> count(SharedRows(), 0);
+  for (const data::Rating& r : plan_.federation.parties[0].train) {
+    ++count[vertical() ? r.user : r.item];
+  }
   const int j = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
   ASSERT_GT(count[j], 0);
   const double sqrt_r = 2.0;  // R = 4 (kPartyData)
@@ -251,7 +266,10 @@ TEST_F(HostileServerTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWoul
     auto report = double_->WaitFinalReport(kParty, run.id, kWait);
     ASSERT_TRUE(report.ok()) << report.status();
     run.final_mse = report->test_mse();
-    EXPECT_EQ(Charged(run.id), std::vector<int>{0});
+    // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
+    const std::vector<int> expected =
+        vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0};
+    EXPECT_EQ(Charged(run.id), expected);
   }
   // Every released row is on the clipping set whatever the server sent.
   for (int r = 0; r < runs[0].released.rows(); ++r) {
@@ -267,6 +285,13 @@ TEST_F(HostileServerTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWoul
   // Not vacuous: another feasible row does change the release.
   EXPECT_GT(MaxAbsDiff(runs[1].released, runs[2].released), 1e-6);
 }
+
+INSTANTIATE_TEST_SUITE_P(Setting, HugeRowTest, ::testing::Values("hfl", "hfl-synsgd", "vfl"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return i.param == "hfl" ? std::string("Hfl")
+                                  : i.param == "vfl" ? std::string("Vfl")
+                                                     : std::string("HflSynSgd");
+                         });
 
 // ------------------------------------------------------------------ 3. no OFFER
 
