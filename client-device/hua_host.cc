@@ -77,7 +77,9 @@ class Host {
  public:
   Host(const HuaHostOptions& o, const std::atomic<bool>& stop) : o_(o), stop_(stop) {}
   absl::StatusOr<HuaHostResult> Run();
-  const std::string& job_id() const { return job_id_; }  // empty until a job was taken
+  const std::string& job_id() const { return job_id_; }
+  // Whether the server offered this host a job (valid or not).
+  bool offered() const { return offered_; }
 
  private:
   absl::Status Connect();
@@ -94,6 +96,7 @@ class Host {
   std::unique_ptr<HuaUserRole> role_;
   net::HuaJob job_;
   std::string job_id_;
+  bool offered_ = false;
   double poll_seconds_ = 2;
   std::tuple<int, int32_t, int32_t> last_round_{-1, -1, -1};  // (phase, round, pass) handled
   HuaHostResult result_;
@@ -256,11 +259,18 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   if (auto s = Connect(); !s.ok()) return s;
   auto spec = WaitForJob();
   if (!spec.ok()) return spec.status();
-  auto job = net::HuaJobFromSpec(*spec);
-  if (!job.ok()) return job.status();
-  job_ = *job;
+  // From here on a failure ends this job only: the spec is the server's, and
+  // a malformed one must not stop the daemon (RunHuaHostJobs skips the job).
+  offered_ = true;
   job_id_ = spec->job_id();
   result_.job_id = job_id_;
+  auto job = net::HuaJobFromSpec(*spec);
+  if (!job.ok()) {
+    spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_,
+                  job.status().message());
+    return job.status();
+  }
+  job_ = *job;
   // The policy decision, before any data is read. Hua's epsilon is per
   // release (docs/hua.md): T releases compose to at most T epsilon.
   const double job_epsilon = job_.params.epsilon * job_.params.iterations;
@@ -354,13 +364,13 @@ absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<boo
   while (!stop) {
     Host host(o, stop);
     absl::StatusOr<HuaHostResult> r = host.Run();
-    if (!host.job_id().empty()) o.skip_jobs.insert(host.job_id());
+    if (host.offered()) o.skip_jobs.insert(host.job_id());
     if (r.ok()) {
       on_done(*r);
       continue;
     }
     if (absl::IsCancelled(r.status())) break;
-    if (host.job_id().empty()) return r.status();  // e.g. this host is not a device
+    if (!host.offered()) return r.status();  // e.g. this host is not a device
     spdlog::error("host '{}': job '{}': {} (waiting for the next job)", o.host, host.job_id(),
                   r.status().message());
     for (int k = 0; k < 20 && !stop; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(50));

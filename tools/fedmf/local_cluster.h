@@ -106,6 +106,9 @@ class LocalCluster {
   bool PartyRunning(int k);
 
   static std::string PartyName(int k);
+  // Tests: options.dial_server set after Create, for a stand-in server that
+  // needs this cluster's CA to start (tests/integration/hostile_server.h).
+  void set_dial_server(std::string address) { options_.dial_server = std::move(address); }
   const std::string& work_dir() const { return work_dir_; }
   const std::string& cert_dir() const { return cert_dir_; }
   int server_port() const { return server_port_; }

@@ -1,0 +1,585 @@
+// The server is the adversary (issue #13): a scripted fedmf.v1 server
+// (tests/integration/hostile_server.h) attacks real fedmf-party and
+// fedmf-device processes over mTLS, and each test asserts on the bytes they
+// upload, their ledgers and their refusals:
+//
+//   1. a job spec carrying a seed: the party's noise is its own, two runs on
+//      identical data release different matrices (and, as the control, a
+//      party's LOCAL noise_seed does reproduce them byte for byte);
+//   2. a shared matrix (HFL, HFL-synSGD: V; VFL: U) with a huge row
+//      (2^20 ~ 1e6) in ROUND and FINISH: the
+//      party releases exactly what it releases for that row's projection onto
+//      its clipping set, a matrix an honest server could have sent, so the DP
+//      bound holds as accounted; a different feasible row does change it;
+//   3. ROUND / FINISH without an OFFER for a job the policy refuses: refused,
+//      nothing downloaded or released, no ledger charge;
+//      and a replayed ROUND resends the persisted bytes, a ROUND beyond T is
+//      refused (no extra release, no second charge);
+//   4. a rating range that is not the party's own: refused before its data
+//      is read, nothing charged;
+//   5. epsilon = inf or above the device policy, LFL and Hua S3, to real
+//      fedmf-device hosts: refused, nothing downloaded/registered/submitted,
+//      LFL device ledgers empty; and a PRETRAIN with a device count n that is
+//      not the job's is refused.
+// Each refusal test has a control the same process accepts, so "nothing was
+// released" is not vacuous.
+#include <cmath>
+#include <filesystem>
+#include <limits>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "client-device/device_ledger.h"
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "common/fmf/party_session.h"
+#include "common/net/hua_codec.h"
+#include "common/net/lfl_job_codec.h"
+#include "common/net/matrix_codec.h"
+#include "common/random/csprng.h"
+#include "tests/integration/cluster_test_util.h"
+#include "tests/integration/hostile_server.h"
+#include "tools/fedmf/lfl_demo.h"
+#include "tools/fedmf/process.h"
+
+namespace fedmf::it {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Ratings in [1, 4]: R = 4, so sqrt(R) = 2 and the projection of a row
+// (2^20, 0, ..., 0) onto {x >= 0, ||x|| <= sqrt(R)} is exactly (2, 0, ..., 0).
+constexpr char kPartyData[] = "synthetic:users=40,items=16,density=0.3,min=1,max=4,seed=5";
+constexpr double kHugeValue = 1048576.0;  // 2^20
+constexpr char kDeviceData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
+constexpr absl::Duration kWait = absl::Seconds(60);
+const std::string kParty = "party-0";
+
+v1::Task MakeTask(v1::TaskKind kind, const v1::JobSpec& spec, int32_t round) {
+  v1::Task t;
+  t.set_kind(kind);
+  t.set_job_id(spec.job_id());
+  t.set_round(round);
+  *t.mutable_spec() = spec;  // the real server sends it with every task (rejoin)
+  return t;
+}
+
+// The released bytes' digest, printable in failure messages.
+std::string Digest(const mf::Matrix& m) { return absl::BytesToHexString(net::MatrixSha256(m)); }
+
+double MaxAbsDiff(const mf::Matrix& a, const mf::Matrix& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return std::numeric_limits<double>::infinity();
+  return (a - b).cwiseAbs().maxCoeff();
+}
+
+class HostileServerTest : public ClusterTest {
+ protected:
+  void TearDown() override {
+    ClusterTest::TearDown();  // stops the daemons first
+    double_.reset();
+  }
+
+  // One HFL party (party-0, all users of kPartyData) dialing the double.
+  // `noise_seed`: the party's LOCAL reproducibility seed (unset = entropy).
+  void StartParty(std::optional<uint64_t> noise_seed, const cli::PartyOptions& policy = {}) {
+    cli::JobFlags f;
+    f.setting = setting_;
+    f.kappa = 2;  // VFL Stage 3 DP steps
+    f.data = kPartyData;
+    f.parties = 1;
+    f.rounds = 2;
+    f.local_iters = 2;
+    f.dim = 4;
+    f.sample_rate = 0.3;
+    f.epsilon = "1";
+    f.pretrain_epochs = 2;
+    f.finetune_epochs = 2;
+    auto plan = PlanJob(f, "template", 60, 1);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plan_ = std::move(*plan);
+    cli::ClusterOptions o = OptionsFor(plan_);
+    o.seed = noise_seed;
+    o.party_overrides[0] = policy;
+    auto cluster = cli::LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    StartDouble();
+    cluster_->set_dial_server(double_->address());
+    auto s = cluster_->StartParty(0);
+    ASSERT_TRUE(s.ok()) << s;
+    // The server's initial V (what an honest server broadcasts).
+    random::Csprng rng = random::Csprng::FromSeed(11);
+    v0_ = fmf::InitialSharedMatrix(plan_.config, SharedRows(), rng);
+  }
+
+  void StartDouble() {
+    HostileServerOptions ho;
+    ho.cert_dir = cluster_->cert_dir();
+    auto d = HostileServer::Start(ho);
+    ASSERT_TRUE(d.ok()) << d.status();
+    double_ = std::move(*d);
+  }
+
+  v1::JobSpec Spec(const std::string& job_id) const {
+    v1::JobSpec spec = plan_.spec;
+    spec.set_job_id(job_id);
+    return spec;
+  }
+
+  // OFFER (must be accepted), then ROUND 0 at `shared`: the party's release.
+  mf::Matrix OfferAndRound(const v1::JobSpec& spec, const mf::Matrix& shared) {
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
+    auto reply = double_->WaitOfferReply(kParty, spec.job_id(), kWait);
+    EXPECT_TRUE(reply.ok()) << reply.status();
+    if (!reply.ok()) return {};
+    EXPECT_TRUE(reply->accept()) << reply->refusal();
+    double_->SetShared(spec.job_id(), 0, shared);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
+    auto up = double_->WaitUpload(kParty, spec.job_id(), 0, kWait);
+    EXPECT_TRUE(up.ok()) << up.status();
+    if (!up.ok()) return {};
+    return up->matrix;
+  }
+
+  // The ledger entries of `job_id` as the party's admin endpoint reports them.
+  std::vector<int> Charged(const std::string& job_id) {
+    auto ledger = cluster_->PartyLedger(0);
+    EXPECT_TRUE(ledger.ok()) << ledger.status();
+    return ledger.ok() ? LedgerRounds(*ledger, job_id) : std::vector<int>{};
+  }
+
+  // Nothing of `job_id` left the party: no download, no upload, no report,
+  // no ledger charge.
+  void ExpectNothingReleased(const std::string& job_id) {
+    SCOPED_TRACE(job_id);
+    EXPECT_TRUE(double_->Downloads(job_id).empty());
+    EXPECT_TRUE(double_->Uploads(job_id).empty());
+    EXPECT_TRUE(double_->Reports(job_id).empty());
+    EXPECT_TRUE(Charged(job_id).empty());
+  }
+
+  std::string PartyLog() const {
+    return ReadFile((fs::path(cluster_->work_dir()) / "logs" / "party-0.log").string());
+  }
+
+  bool vertical() const { return plan_.config.split == fmf::SplitKind::kVertical; }
+  // The shared matrix is V (items) in HFL, U (users) in VFL.
+  int32_t SharedRows() const {
+    return vertical() ? plan_.federation.num_users : plan_.federation.num_items;
+  }
+
+  std::string setting_ = "hfl";
+  PlannedJob plan_;
+  mf::Matrix v0_;
+  std::unique_ptr<HostileServer> double_;
+};
+
+// ------------------------------------------------------------------ 1. seed
+
+TEST_F(HostileServerTest, SeededJobDoesNotFixThePartysNoise) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/std::nullopt));
+  std::vector<mf::Matrix> released;
+  for (const std::string id : {"seeded-a", "seeded-b"}) {
+    v1::JobSpec spec = Spec(id);
+    spec.set_has_seed(true);
+    spec.set_seed(42);  // the server's attempt to regenerate the noise
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
+    auto reply = double_->WaitOfferReply(kParty, id, kWait);
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    if (!reply->accept()) {
+      // A party may refuse a seeded spec outright; then nothing may leave it.
+      ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(id));
+      continue;
+    }
+    double_->SetShared(id, 0, v0_);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
+    auto up = double_->WaitUpload(kParty, id, 0, kWait);
+    ASSERT_TRUE(up.ok()) << up.status();
+    released.push_back(up->matrix);
+    EXPECT_EQ(Charged(id), std::vector<int>{0});
+  }
+  if (released.size() == 2) {
+    // Same data, same job, same server matrix, same server seed: only the
+    // party's own randomness differs, and it must show in every entry's noise.
+    const double diff = MaxAbsDiff(released[0], released[1]);
+    EXPECT_GT(diff, 1e-3) << "two runs of a seeded job released (nearly) the same matrix";
+    EXPECT_NE(Digest(released[0]), Digest(released[1]));
+  }
+}
+
+// Control for the test above: the comparison does detect reproducible noise
+// when there is some, i.e. with the party's LOCAL noise_seed.
+TEST_F(HostileServerTest, LocalNoiseSeedReproducesTheRelease) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
+  const mf::Matrix a = OfferAndRound(Spec("local-a"), v0_);
+  const mf::Matrix b = OfferAndRound(Spec("local-b"), v0_);
+  ASSERT_GT(a.size(), 0);
+  EXPECT_EQ(Digest(a), Digest(b));
+}
+
+// ------------------------------------------------------------------ 2. huge row
+
+class HugeRowTest : public HostileServerTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
+  // A local noise seed makes two runs comparable byte for byte (the control
+  // test above shows it does); the row under attack is the item (HFL: V) or
+  // user (VFL: U) with the most ratings, where a raw 2^20 would dominate
+  // every gradient.
+  setting_ = GetParam();
+  ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
+  std::vector<int> count(SharedRows(), 0);
+  for (const data::Rating& r : plan_.federation.parties[0].train) {
+    ++count[vertical() ? r.user : r.item];
+  }
+  const int j = static_cast<int>(std::max_element(count.begin(), count.end()) - count.begin());
+  ASSERT_GT(count[j], 0);
+  const double sqrt_r = 2.0;  // R = 4 (kPartyData)
+
+  auto with_row = [&](double a, double b) {
+    mf::Matrix m = v0_;
+    m.row(j).setZero();
+    m(j, 0) = a;
+    m(j, 1) = b;
+    return m;
+  };
+  struct Run {
+    std::string id;
+    mf::Matrix shared;
+    mf::Matrix released;
+    double final_mse = 0;
+  };
+  std::vector<Run> runs{{"huge", with_row(kHugeValue, 0), {}, 0},
+                        {"projected", with_row(sqrt_r, 0), {}, 0},
+                        {"other-feasible", with_row(0, sqrt_r), {}, 0}};
+  for (Run& run : runs) {
+    SCOPED_TRACE(run.id);
+    const v1::JobSpec spec = Spec(run.id);
+    run.released = OfferAndRound(spec, run.shared);  // Stage 1 + round 0 at it
+    ASSERT_GT(run.released.size(), 0);
+    // FINISH at the same matrix: Stage 3 fine-tunes from it, and the final
+    // report's test MSE is the one value of Stage 3 that leaves the party.
+    double_->SetShared(run.id, spec.rounds(), run.shared);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_FINISH, spec, spec.rounds()));
+    auto report = double_->WaitFinalReport(kParty, run.id, kWait);
+    ASSERT_TRUE(report.ok()) << report.status();
+    run.final_mse = report->test_mse();
+    // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
+    const std::vector<int> expected =
+        vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0};
+    EXPECT_EQ(Charged(run.id), expected);
+  }
+  // Every released row is on the clipping set whatever the server sent.
+  for (int r = 0; r < runs[0].released.rows(); ++r) {
+    EXPECT_LE(runs[0].released.row(r).norm(), sqrt_r * (1 + 1e-12)) << "row " << r;
+  }
+  // The huge row released exactly what its projection releases: byte-equal
+  // update, equal Stage-3 report. The projection is a matrix an honest server
+  // could send, for which the ledger's epsilon (sensitivity 2 R^{3/2} with the
+  // party's own R) holds; so it holds for the huge row.
+  EXPECT_EQ(Digest(runs[0].released), Digest(runs[1].released))
+      << "max |diff| " << MaxAbsDiff(runs[0].released, runs[1].released);
+  EXPECT_EQ(runs[0].final_mse, runs[1].final_mse);
+  // Not vacuous: another feasible row does change the release.
+  EXPECT_GT(MaxAbsDiff(runs[1].released, runs[2].released), 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Setting, HugeRowTest, ::testing::Values("hfl", "hfl-synsgd", "vfl"),
+                         [](const ::testing::TestParamInfo<std::string>& i) {
+                           return i.param == "hfl" ? std::string("Hfl")
+                                  : i.param == "vfl" ? std::string("Vfl")
+                                                     : std::string("HflSynSgd");
+                         });
+
+// ------------------------------------------------------------------ 3. no OFFER
+
+TEST_F(HostileServerTest, RoundOrFinishWithoutOfferIsRefusedAndNothingCharged) {
+  cli::PartyOptions policy;
+  policy.allow_non_private = false;
+  ASSERT_NO_FATAL_FAILURE(StartParty(std::nullopt, policy));
+  struct Attack {
+    std::string id;
+    double epsilon;
+    std::string reason;
+  };
+  const std::vector<Attack> attacks{
+      {"no-offer-inf", std::numeric_limits<double>::infinity(), "epsilon = inf"},
+      {"no-offer-over-cap", 50, "exceeds the policy cap"}};
+  for (const Attack& a : attacks) {
+    SCOPED_TRACE(a.id);
+    v1::JobSpec spec = Spec(a.id);
+    spec.set_epsilon(a.epsilon);
+    double_->SetShared(a.id, 0, v0_);
+    double_->SetShared(a.id, spec.rounds(), v0_);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_FINISH, spec, spec.rounds()));
+    ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(a.id));
+    const std::string log = PartyLog();
+    EXPECT_NE(log.find(absl::StrCat("task TASK_KIND_ROUND for job '", a.id)), std::string::npos)
+        << TailOf(log, 20);
+    EXPECT_NE(log.find(absl::StrCat("task TASK_KIND_FINISH for job '", a.id)), std::string::npos)
+        << TailOf(log, 20);
+    EXPECT_NE(log.find(a.reason), std::string::npos) << TailOf(log, 20);
+  }
+  // Control: a job within the policy is run from a ROUND without an OFFER
+  // (a party rejoining after a restart), released and charged.
+  const v1::JobSpec ok = Spec("no-offer-within-policy");
+  double_->SetShared(ok.job_id(), 0, v0_);
+  double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, ok, 0));
+  ASSERT_TRUE(double_->WaitUpload(kParty, ok.job_id(), 0, kWait).ok());
+  EXPECT_EQ(Charged(ok.job_id()), std::vector<int>{0});
+}
+
+// A replayed ROUND gets the persisted bytes again (no fresh noise to average
+// out, no second charge); a ROUND beyond the job's T (an extra release the
+// plan never accounted for) is refused.
+TEST_F(HostileServerTest, ReplayedOrExtraRoundsAreNotReleasedAgain) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(std::nullopt));
+  const v1::JobSpec spec = Spec("replay");
+  const mf::Matrix first = OfferAndRound(spec, v0_);
+  ASSERT_GT(first.size(), 0);
+  double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
+  ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+  const std::vector<RecordedUpload> ups = double_->Uploads("replay");
+  ASSERT_EQ(ups.size(), 2u);
+  EXPECT_EQ(Digest(ups[1].matrix), Digest(first));
+  const int32_t beyond = spec.rounds() + 3;
+  double_->SetShared("replay", beyond, v0_);
+  double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, beyond));
+  ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+  EXPECT_EQ(double_->Uploads("replay").size(), 2u);
+  EXPECT_EQ(Charged("replay"), std::vector<int>{0});
+  EXPECT_NE(PartyLog().find(absl::StrCat("beyond T = ", spec.rounds())), std::string::npos)
+      << TailOf(PartyLog(), 20);
+}
+
+// ------------------------------------------------------------------ 4. rating range
+
+TEST_F(HostileServerTest, ForeignRatingRangeIsRefusedBeforeDataIsRead) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(std::nullopt));
+  // R = 1 to a party whose ratings reach 4 (sensitivity 8x too small), and
+  // R = 100 (noise for the wrong data); both by OFFER and by a bare ROUND.
+  for (double r : {1.0, 100.0}) {
+    const std::string id = absl::StrCat("range-", r);
+    SCOPED_TRACE(id);
+    v1::JobSpec spec = Spec(id);
+    spec.set_rating_max(r);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
+    auto reply = double_->WaitOfferReply(kParty, id, kWait);
+    ASSERT_TRUE(reply.ok()) << reply.status();
+    EXPECT_FALSE(reply->accept());
+    EXPECT_NE(reply->refusal().find("rating_max"), std::string::npos) << reply->refusal();
+    // Refused before the data was read: no data-derived count in the reply.
+    EXPECT_EQ(reply->users(), 0);
+    EXPECT_EQ(reply->items(), 0);
+    EXPECT_EQ(reply->global_items(), 0);
+    double_->SetShared(id, 0, v0_);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
+    ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+    ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(id));
+  }
+  // Control: the party's own range is accepted.
+  const mf::Matrix released = OfferAndRound(Spec("range-own"), v0_);
+  EXPECT_GT(released.size(), 0);
+}
+
+// ------------------------------------------------------------------ 5. devices
+
+class HostileServerDeviceTest : public HostileServerTest {
+ protected:
+  void StartCluster(int lfl_hosts, int hua_hosts) {
+    cli::ClusterOptions o;
+    o.parties = 0;
+    o.lfl_hosts = lfl_hosts;
+    o.hua_hosts = hua_hosts;  // also issues the "aggregator" certificate
+    auto cluster = cli::LocalCluster::Create(o);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = std::move(*cluster);
+    StartDouble();
+    cluster_->set_dial_server(double_->address());
+    auto ds = data::LoadDataSpec(kDeviceData);
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    dataset_ = std::move(*ds);
+  }
+
+  absl::StatusOr<net::LflJobConfig> LflJob(const std::string& id, const std::string& epsilon) {
+    cli::JobFlags f;
+    f.rounds = 2;
+    f.dim = 4;
+    f.epsilon = epsilon;
+    f.omega = 0.3;
+    f.pretrain_epochs = 2;
+    f.finetune_epochs = 2;
+    auto job = cli::LflJobFromFlags(f, dataset_, /*hosts=*/1, /*phase_deadline_seconds=*/10);
+    if (job.ok()) job->job_id = id;
+    return job;
+  }
+
+  v1::DeviceTask Pretrain(const net::LflJobConfig& job, int64_t num_devices) {
+    v1::DeviceTask t;
+    t.set_kind(v1::DEVICE_TASK_KIND_PRETRAIN);
+    t.set_job_id(job.job_id);
+    *t.mutable_spec() = net::SpecFromLflJob(job);
+    for (uint64_t d = 0; d < job.grants[0].count(); ++d) t.add_devices(d);
+    t.set_num_devices(num_devices);
+    return t;
+  }
+
+  v1::DeviceTask Phase(const net::LflJobConfig& job) {
+    v1::DeviceTask t;
+    t.set_kind(v1::DEVICE_TASK_KIND_PHASE);
+    t.set_job_id(job.job_id);
+    *t.mutable_spec() = net::SpecFromLflJob(job);
+    t.set_iteration(0);
+    t.set_round(1);
+    t.set_phase(v1::DEVICE_PHASE_ADVERTISE_KEYS);
+    t.set_aggregation_id(1);
+    for (uint64_t d = 0; d < job.grants[0].count(); ++d) t.add_devices(d);
+    t.set_num_devices(job.num_devices);
+    return t;
+  }
+
+  int64_t LedgerReleases(const std::string& job_id) {
+    const std::string path =
+        (fs::path(cluster_->work_dir()) / absl::StrCat(cli::LocalCluster::LflHostName(0), ".ledger.db"))
+            .string();
+    auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
+    EXPECT_TRUE(ledger.ok()) << ledger.status();
+    if (!ledger.ok()) return -1;
+    auto max = (*ledger)->MaxReleases(job_id);
+    EXPECT_TRUE(max.ok()) << max.status();
+    return max.ok() ? *max : -1;
+  }
+
+  data::Dataset dataset_;
+};
+
+TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/1, /*hua_hosts=*/0));
+  cli::LflHostArgs a;
+  a.data_spec = kDeviceData;
+  a.first = 0;
+  a.count = dataset_.num_users;
+  // No policy flags: the default policy (max_epsilon 8, no epsilon = inf).
+  ASSERT_TRUE(cluster_->StartLflHost(0, a).ok());
+  struct Attack {
+    std::string id, epsilon, reason;
+    bool wrong_n = false;
+  };
+  const std::vector<Attack> attacks{
+      {"lfl-inf", "inf", "epsilon = inf"},
+      {"lfl-over-cap", "50", "exceeds the policy cap 8 (max_epsilon)"},
+      {"lfl-wrong-n", "1", "devices, the job grants", /*wrong_n=*/true}};
+  for (const Attack& at : attacks) {
+    SCOPED_TRACE(at.id);
+    auto job = LflJob(at.id, at.epsilon);
+    ASSERT_TRUE(job.ok()) << job.status();
+    random::Csprng rng = random::Csprng::FromSeed(3);
+    double_->SetModel(at.id, 0, mf::RandomEmbeddings(job->num_items, 4, 0.5, 5, rng));
+    // PRETRAIN, then a phase of the refused job as if the host had accepted.
+    // (n = 1 instead of 30 would shrink every device's noise share 30-fold.)
+    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
+                            Pretrain(*job, at.wrong_n ? 1 : job->num_devices));
+    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Phase(*job));
+    ASSERT_TRUE(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait).ok());
+    EXPECT_TRUE(double_->ModelDownloads(at.id).empty());
+    EXPECT_TRUE(double_->DeviceBatches(at.id).empty());
+    EXPECT_TRUE(double_->DeviceReports(at.id).empty());
+    EXPECT_EQ(LedgerReleases(at.id), 0);
+    const std::string log = cluster_->LflHostLog(0);
+    EXPECT_NE(log.find(absl::StrCat("REFUSED job '", at.id, "'")), std::string::npos)
+        << TailOf(log, 20);
+    EXPECT_NE(log.find(at.reason), std::string::npos) << TailOf(log, 20);
+    EXPECT_TRUE(cluster_->LflHostRunning(0));
+  }
+  // Control: a job within the policy is taken (V(0) downloaded, Stage 1
+  // reported), so the empty records above are refusals, not a deaf host.
+  auto ok = LflJob("lfl-within-policy", "1");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  double_->SetModel(ok->job_id, 0, mf::RandomEmbeddings(ok->num_items, 4, 0.5, 5, rng));
+  double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Pretrain(*ok, ok->num_devices));
+  ASSERT_TRUE(double_->WaitDeviceReport(ok->job_id, 1, kWait).ok());
+  EXPECT_EQ(double_->ModelDownloads(ok->job_id).size(), 1u);
+}
+
+TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
+  ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/0, /*hua_hosts=*/1));
+  auto aggregator = HostileAggregator::Start(cluster_->cert_dir(), "aggregator");
+  ASSERT_TRUE(aggregator.ok()) << aggregator.status();
+  auto fed = data::PartitionCentral(dataset_, {0.1, 1});
+  ASSERT_TRUE(fed.ok()) << fed.status();
+  auto spec = [&](const std::string& id, double epsilon) {
+    net::HuaJob job;
+    job.params.scenario = hua::Scenario::kDynamic;
+    job.params.dim = 4;
+    job.params.iterations = 2;
+    job.params.epsilon = epsilon;  // per release: the whole job is 2 epsilon
+    job.params.max_online = 10;
+    job.range = dataset_.range;
+    job.num_items = fed->parties[0].num_items();
+    v1::JobSpec s = net::SpecFromHuaJob(job);
+    s.set_job_id(id);
+    s.set_round_deadline_seconds(10);
+    // The server's own choice of third party: the host must not dial it.
+    s.mutable_hua()->set_aggregator("127.0.0.1:9");
+    v1::DeviceGrant* g = s.mutable_hua()->add_grants();
+    g->set_host(cli::LocalCluster::HuaHostName(0));
+    g->set_first_device(0);
+    g->set_count(dataset_.num_users);
+    return s;
+  };
+  const std::string host = cli::LocalCluster::HuaHostName(0);
+  const std::string log_path = (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
+  double_->OfferHuaJob(spec("hua-inf", std::numeric_limits<double>::infinity()));
+  auto proc = cli::ChildProcess::Spawn(
+      {(fs::path(BinDir()) / "fedmf-device").string(), "--setting", "hua-s3", "--name", host,
+       "--server", double_->address(), "--aggregator", (*aggregator)->address(), "--cert-dir",
+       cluster_->cert_dir(), "--devices-from", kDeviceData, "--first", "0", "--count",
+       std::to_string(dataset_.num_users), "--ledger",
+       (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()},
+      log_path);
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  struct Attack {
+    std::string id;
+    double epsilon;
+    std::string reason;
+  };
+  // 5 per release x 2 releases = 10 > the default max_epsilon 8.
+  const std::vector<Attack> attacks{
+      {"hua-inf", std::numeric_limits<double>::infinity(), "epsilon = inf"},
+      {"hua-over-cap", 5, "exceeds the policy cap 8 (max_epsilon)"},
+      // A spec that does not even parse: refused like the others, and the
+      // host (and any other role it runs) stays up for the next job.
+      {"hua-malformed", 1, "field 'hua' / 'dim'"}};
+  for (const Attack& at : attacks) {
+    SCOPED_TRACE(at.id);
+    if (at.id != "hua-inf") {
+      v1::JobSpec s = spec(at.id, at.epsilon);
+      if (at.id == "hua-malformed") s.set_dim(0);
+      double_->OfferHuaJob(s);
+    }
+    // The host asks again only after it dealt with (refused) the offer.
+    ASSERT_TRUE(double_->WaitHuaQueries(host, 2, kWait).ok()) << TailOf(ReadFile(log_path), 20);
+    EXPECT_TRUE(double_->HuaRegistrations(at.id).empty());
+    EXPECT_EQ(double_->HuaCalls(at.id), 0);
+    const std::string log = ReadFile(log_path);
+    EXPECT_NE(log.find(absl::StrCat("REFUSED job '", at.id, "'")), std::string::npos)
+        << TailOf(log, 20);
+    EXPECT_NE(log.find(at.reason), std::string::npos) << TailOf(log, 20);
+    EXPECT_TRUE(proc->running());
+  }
+  EXPECT_TRUE((*aggregator)->Submitted().empty());
+  // Control: a job within the policy gets the host's users registered.
+  double_->OfferHuaJob(spec("hua-within-policy", 1.0));
+  auto reg = double_->WaitHuaRegistration("hua-within-policy", kWait);
+  ASSERT_TRUE(reg.ok()) << reg.status() << "\n" << TailOf(ReadFile(log_path), 20);
+  EXPECT_GT(reg->users_size(), 0);
+  proc->Stop(absl::Seconds(3));
+}
+
+}  // namespace
+}  // namespace fedmf::it
