@@ -201,11 +201,15 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     return;
   }
   // The largest host's share of the roster (active secure aggregation
-  // counts collusion in hosts).
+  // counts collusion in hosts). With a single host there is no OTHER host
+  // to collude: it holds its devices' inputs anyway.
   std::map<std::string, size_t> per_host;
   size_t largest_host = 0;
   for (uint64_t d : roster) largest_host = std::max(largest_host, ++per_host[host_of_.at(d)]);
-  const double host_rate = static_cast<double>(largest_host) / static_cast<double>(roster.size());
+  const double host_rate =
+      per_host.size() < 2
+          ? 0.0
+          : static_cast<double>(largest_host) / static_cast<double>(roster.size());
   absl::StatusOr<secagg::GraphParameters> params =
       Parameters(config_.complete_graph, config_.active_secagg, config_.config.omega, host_rate,
                  roster.size(), min_survivors);
