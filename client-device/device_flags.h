@@ -27,6 +27,9 @@ struct PolicyFlags {
   bool allow_non_private = false;
   int32_t max_iterations = 0;
   bool report_metrics = false;
+  bool require_active_secagg = true;
+  int64_t min_devices = 0;
+  double max_omega = 0;
   std::string rating_range;  // MIN,MAX
   CLI::Option* o_max_epsilon = nullptr;
   CLI::Option* o_delta = nullptr;
@@ -34,12 +37,16 @@ struct PolicyFlags {
   CLI::Option* o_non_private = nullptr;
   CLI::Option* o_max_iterations = nullptr;
   CLI::Option* o_report = nullptr;
+  CLI::Option* o_require_active = nullptr;
+  CLI::Option* o_min_devices = nullptr;
+  CLI::Option* o_max_omega = nullptr;
 };
 
 inline void AddPolicyFlags(CLI::App& app, PolicyFlags& f) {
   app.add_option("--policy", f.policy_file,
                  "the host's privacy policy (YAML: max_epsilon, delta, allowed_settings, "
-                 "allow_non_private, max_iterations, report_metrics); the flags below override it");
+                 "allow_non_private, max_iterations, report_metrics, require_active_secagg, "
+                 "min_devices, max_omega); the flags below override it");
   f.o_max_epsilon = app.add_option("--max-epsilon", f.max_epsilon,
                                    "every device's total epsilon budget, all jobs (default 8)");
   f.o_delta = app.add_option("--max-delta", f.delta,
@@ -54,6 +61,14 @@ inline void AddPolicyFlags(CLI::App& app, PolicyFlags& f) {
   f.o_report = app.add_flag("--report-metrics", f.report_metrics,
                             "send the devices' test metrics (computed without noise) to the "
                             "server (default off)");
+  f.o_require_active = app.add_option(
+      "--require-active-secagg", f.require_active_secagg,
+      "true|false: take part only in secure aggregation that is secure against an active "
+      "server (signed keys, consistency check); default true");
+  f.o_min_devices = app.add_option("--min-devices", f.min_devices,
+                                   "least number of devices an LFL job may have (default 2)");
+  f.o_max_omega = app.add_option("--max-omega", f.max_omega,
+                                 "largest tolerated dropout omega an LFL job may ask (default 0.5)");
   app.add_option("--rating-range", f.rating_range,
                  "MIN,MAX: the hosted ratings' declared range (default: the one --devices-from "
                  "declares); sensitivity uses it, a job with another range is refused");
@@ -72,6 +87,9 @@ inline absl::StatusOr<DevicePolicy> ResolvePolicy(const PolicyFlags& f) {
   if (*f.o_non_private) p.allow_non_private = f.allow_non_private;
   if (*f.o_max_iterations) p.max_iterations = f.max_iterations;
   if (*f.o_report) p.report_metrics = f.report_metrics;
+  if (*f.o_require_active) p.require_active_secagg = f.require_active_secagg;
+  if (*f.o_min_devices) p.min_devices = f.min_devices;
+  if (*f.o_max_omega) p.max_omega = f.max_omega;
   if (auto s = ValidateDevicePolicy(p); !s.ok()) return s;
   return p;
 }

@@ -22,6 +22,9 @@ absl::StatusOr<DevicePolicy> FromMap(config::YamlMap root) {
   check(root.GetBool("allow_non_private", &p.allow_non_private));
   check(root.GetInt("max_iterations", &p.max_iterations));
   check(root.GetBool("report_metrics", &p.report_metrics));
+  check(root.GetBool("require_active_secagg", &p.require_active_secagg));
+  check(root.GetInt("min_devices", &p.min_devices));
+  check(root.GetDouble("max_omega", &p.max_omega));
   if (!s.ok()) return s;
   if (auto st = root.Finish(); !st.ok()) return st;
   if (auto st = ValidateDevicePolicy(p); !st.ok()) {
@@ -53,6 +56,8 @@ absl::Status ValidateDevicePolicy(const DevicePolicy& p) {
   }
   if (!(p.delta > 0 && p.delta < 1)) return bad("delta", "must be in (0, 1), e.g. 1e-5");
   if (p.max_iterations < 1) return bad("max_iterations", "must be >= 1");
+  if (p.min_devices < 2) return bad("min_devices", "must be >= 2");
+  if (!(p.max_omega >= 0 && p.max_omega < 1)) return bad("max_omega", "must be in [0, 1), e.g. 0.3");
   for (const std::string& st : p.allowed_settings) {
     if (st != "lfl" && st != "hua-s3") {
       return bad("allowed_settings", absl::StrCat("unknown setting '", st, "' (lfl, hua-s3)"));

@@ -24,6 +24,15 @@ struct DevicePolicy {
   // Opt-in: send DeviceMetricsReport / HuaResultReport test metrics (test
   // MSE/MAE and counts, computed on the devices' data without noise).
   bool report_metrics = false;
+  // LFL secure aggregation (secagg_guard.h). The server is the adversary:
+  // by default a device takes part only in actively secure aggregation
+  // (signed keys, consistency check) and never lets the server downgrade it.
+  bool require_active_secagg = true;
+  // Least n (devices of the job) and largest omega (tolerated dropout) this
+  // host accepts: together they bound the survivors ceil((1 - omega) n)
+  // below which its devices release no unmasking share.
+  int64_t min_devices = 2;
+  double max_omega = 0.5;
 };
 
 // The policy from YAML text (keys as DevicePolicy; unknown keys are errors

@@ -15,6 +15,7 @@
 #include "common/net/lfl_job_codec.h"
 #include "common/net/matrix_codec.h"
 #include "common/net/reconnect.h"
+#include "common/pki/tls_files.h"
 #include "fedmf/v1/device.grpc.pb.h"
 
 namespace fedmf::device {
@@ -87,6 +88,18 @@ class Host {
           " users"));
     }
     dataset_ = *std::move(ds);
+    if (!o_.tls.insecure) {
+      // The host certifies its devices' secure-aggregation keys with its own
+      // device certificate (secagg_keys.h, docs/security.md).
+      absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(o_.tls.cert_dir, o_.tls.name);
+      if (!files.ok()) return files.status();
+      absl::StatusOr<HostKeyAuthority> authority = HostKeyAuthority::Create(*std::move(files));
+      if (!authority.ok()) return authority.status();
+      key_authority_.emplace(*std::move(authority));
+    } else if (o_.policy.require_active_secagg) {
+      spdlog::warn("--insecure: no device certificate to certify secure-aggregation keys; with "
+                   "require_active_secagg every LFL job will be refused");
+    }
     absl::StatusOr<std::unique_ptr<DeviceLedger>> ledger = DeviceLedger::Open(
         o_.ledger_path, {o_.policy.max_epsilon, o_.policy.delta, o_.policy.allow_non_private});
     if (!ledger.ok()) return ledger.status();
@@ -101,11 +114,13 @@ class Host {
     hello_.set_host(o_.host);
     spdlog::info("device host '{}': devices {}..{} of {}, server {}; ratings in [{}, {}]; policy: "
                  "max_epsilon {} per device at delta {}, max_iterations {}, non-private {}, "
-                 "metrics reports {}",
+                 "metrics reports {}, active secure aggregation {}, n >= {}, omega <= {}",
                  o_.host, o_.first, o_.first + o_.count - 1, o_.devices_from, o_.server,
                  own_range_.min, own_range_.max, o_.policy.max_epsilon, o_.policy.delta,
                  o_.policy.max_iterations, o_.policy.allow_non_private ? "allowed" : "refused",
-                 o_.policy.report_metrics ? "on" : "off");
+                 o_.policy.report_metrics ? "on" : "off",
+                 o_.policy.require_active_secagg ? "required" : "optional", o_.policy.min_devices,
+                 o_.policy.max_omega);
 
     double backoff = 0.5;
     while (!stop_) {
@@ -242,8 +257,11 @@ class Host {
       }
       devices.emplace_back(d, std::move(fed->parties[d]));
     }
+    LflRoleOptions role_options = o_.role;
+    role_options.key_authority = key_authority_.has_value() ? &*key_authority_ : nullptr;
+    role_options.require_active_secagg = o_.policy.require_active_secagg;
     absl::StatusOr<std::unique_ptr<LflRole>> role =
-        LflRole::Create(o_.role, job_, task.num_devices(), std::move(devices), ledger_.get());
+        LflRole::Create(role_options, job_, task.num_devices(), std::move(devices), ledger_.get());
     if (!role.ok()) return role.status();
     // The budget plan: all T releases of every device must fit its budget.
     if (std::string why = BudgetRefusal(**role); !why.empty()) {
@@ -436,6 +454,24 @@ class Host {
     }
     why = RatingRangeRefusal(own_range_, own_range_.min, c.device.rating_max);
     if (!why.empty()) return why;
+    if (o_.policy.require_active_secagg && !job.active_secagg) {
+      return "the job runs semi-honest secure aggregation (lfl.semi_honest_secagg), which an "
+             "active server can break; this host's policy requires the active variant "
+             "(require_active_secagg)";
+    }
+    if (job.active_secagg && !key_authority_.has_value()) {
+      return "the job runs active secure aggregation, but this host has no device certificate "
+             "to certify its devices' signing keys (--insecure)";
+    }
+    if (num_devices < o_.policy.min_devices) {
+      return absl::StrCat("the task says ", num_devices, " devices; this host's policy needs at "
+                          "least ", o_.policy.min_devices, " (min_devices)");
+    }
+    if (!(c.omega <= o_.policy.max_omega)) {
+      return absl::StrCat("the job tolerates omega = ", c.omega, " dropout; this host's policy "
+                          "allows at most ", o_.policy.max_omega, " (max_omega): the server "
+                          "could unmask sums of ceil((1 - omega) n) devices");
+    }
     if (num_devices != job.num_devices) {
       // n sizes every device's share of the noise (zeta1): it must be the
       // job's granted device count, not a number the task makes up.
@@ -469,6 +505,7 @@ class Host {
   std::optional<Misbehaviour> misbehave_;
   data::Dataset dataset_;
   std::unique_ptr<DeviceLedger> ledger_;
+  std::optional<HostKeyAuthority> key_authority_;  // null with --insecure
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::DeviceCoordinator::Stub> stub_;
   v1::HostHello hello_;

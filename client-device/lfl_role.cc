@@ -37,7 +37,8 @@ bool Sends(lfl::DropPoint drop, secagg::Phase phase) {
     case secagg::Phase::kAdvertiseKeys: return drop != lfl::DropPoint::kBeforeAdvertise;
     case secagg::Phase::kShareKeys: return drop >= lfl::DropPoint::kAfterShareKeys;
     case secagg::Phase::kMaskedInput: return lfl::Submits(drop);
-    case secagg::Phase::kUnmasking: return drop == lfl::DropPoint::kNone;
+    case secagg::Phase::kUnmasking:
+    case secagg::Phase::kConsistencyCheck: return drop == lfl::DropPoint::kNone;
     default: return false;
   }
 }
@@ -57,6 +58,26 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
       lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits);
   if (!codecs.ok()) return codecs.status();
   role->codecs_.emplace(*std::move(codecs));
+  role->expect_ = {n, job.config.omega, options.require_active_secagg};
+  if (options.require_active_secagg && !job.active_secagg) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job '", job.job_id, "' runs semi-honest secure aggregation "
+                     "(lfl.semi_honest_secagg); this host's policy requires the active-server "
+                     "defence (require_active_secagg)"));
+  }
+  std::optional<random::Csprng> key_rng;
+  if (job.active_secagg) {
+    if (options.key_authority == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job '", job.job_id, "' runs active secure aggregation, but this host has no device "
+          "certificate to certify its devices' signing keys (--insecure?)"));
+    }
+    role->certifier_ =
+        MakeKeyCertifier(options.key_authority->ca_pem(), job, role->credential_cache_);
+    key_rng.emplace(options.seed.has_value()
+                        ? random::Csprng::FromSeed(*options.seed).Fork("secagg-signing-keys")
+                        : random::Csprng::FromOsEntropy());
+  }
   if (options.seed.has_value()) {
     role->dropout_rng_ = random::Csprng::FromSeed(*options.seed).Fork("dropout");
   }
@@ -76,6 +97,12 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
     }
     Device d;
     d.id = id;
+    if (key_rng.has_value()) {
+      absl::StatusOr<DeviceSigningIdentity> identity =
+          options.key_authority->Issue(job.job_id, id, *key_rng);
+      if (!identity.ok()) return identity.status();
+      d.signing.emplace(*std::move(identity));
+    }
     d.lfl = std::make_unique<lfl::LflDevice>(
         std::move(data), device_options, dp,
         seeded ? root.Fork(absl::StrCat("device-", id)) : random::Csprng::FromOsEntropy());
@@ -109,6 +136,22 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     const std::vector<uint64_t>& devices, const mf::Matrix* v) {
   absl::StatusOr<secagg::SessionConfig> config = net::SessionFromProto(session);
   if (!config.ok()) return config.status();
+  if (std::string why = SessionRefusal(expect_, round, *config, round1_survivors); !why.empty()) {
+    // Every device of this host sits the round out (the server sees them
+    // silent); nothing is computed or sent.
+    spdlog::error("job '{}' iteration {} round {}: REFUSED aggregation {}: {}", job_.job_id,
+                  iteration, round, config->aggregation_id, why);
+    for (uint64_t id : devices) {
+      if (Device* d = Find(id)) d->client.reset();
+    }
+    return std::vector<v1::DeviceMessage>{};
+  }
+  if (config->consistency_check && !certifier_) {
+    spdlog::error("job '{}': aggregation {} is active but this job was admitted without signing "
+                  "keys; sitting it out", job_.job_id, config->aggregation_id);
+    return std::vector<v1::DeviceMessage>{};
+  }
+  own_min_survivors_ = OwnMinSurvivors(expect_, config->roster.size());
   if (iteration != iteration_) {
     // A new iteration: whoever still waits for round 2 of the last one left it.
     for (auto& [id, d] : devices_) d.lfl->AbandonIteration();
@@ -140,8 +183,22 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
             ? random::Csprng::FromSeed(*options_.seed)
                   .Fork(absl::StrCat("secagg/", config->aggregation_id, "/", d.id))
             : random::Csprng::FromOsEntropy();
+    std::optional<secagg::ClientSigning> signing;
+    if (config->consistency_check) {
+      if (!d.signing.has_value()) {
+        errors[k] = absl::FailedPreconditionError("no signing key for this job");
+        return;
+      }
+      absl::StatusOr<secagg::ClientSigning> sg =
+          options_.key_authority->Signing(*d.signing, certifier_);
+      if (!sg.ok()) {
+        errors[k] = sg.status();
+        return;
+      }
+      signing.emplace(*std::move(sg));
+    }
     absl::StatusOr<secagg::ClientStateMachine> c =
-        secagg::ClientStateMachine::Create(*config, d.id, std::move(rng));
+        secagg::ClientStateMachine::Create(*config, d.id, std::move(rng), std::move(signing));
     if (!c.ok()) {
       errors[k] = c.status();
       return;
@@ -190,6 +247,16 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::Answer(
     if (!m.ok()) {
       spdlog::warn("device {}: malformed server message: {}", d->id, m.status().message());
       continue;
+    }
+    if (const auto* cc = std::get_if<secagg::ConsistencyCheckRequest>(&*m)) {
+      // |U3| of this aggregation is LFL's U1 of this round: below this
+      // device's own minimum nothing may be unmasked (secagg_guard.h).
+      if (std::string why = SurvivorRefusal(round_, cc->survivors.size(), own_min_survivors_);
+          !why.empty()) {
+        spdlog::error("device {}: ABORTS aggregation {}: {}", d->id, aggregation_id_, why);
+        d->client.reset();
+        continue;
+      }
     }
     targets[k] = d;
     send[k] = Sends(d->drop, secagg::HeaderOf(*m).phase);

@@ -20,6 +20,8 @@
 
 #include "absl/status/statusor.h"
 #include "client-device/device_ledger.h"
+#include "client-device/secagg_guard.h"
+#include "client-device/secagg_keys.h"
 #include "common/data/partition.h"
 #include "common/lfl/lfl_device.h"
 #include "common/lfl/secagg_sum.h"
@@ -40,6 +42,12 @@ struct LflRoleOptions {
   // Without it every stream is OS-seeded; the job's seed is never used.
   std::optional<uint64_t> seed;
   int threads = 2;
+  // Secure aggregation against an active server (secagg_keys.h): the host's
+  // key authority (null: it has no device certificate, e.g. --insecure, and
+  // cannot take part in an active aggregation) and its policy
+  // require_active_secagg (refuse semi-honest sessions; secagg_guard.h).
+  const HostKeyAuthority* key_authority = nullptr;
+  bool require_active_secagg = true;
 };
 
 class LflRole {
@@ -77,6 +85,7 @@ class LflRole {
     std::unique_ptr<lfl::LflDevice> lfl;
     std::optional<secagg::ClientStateMachine> client;
     lfl::DropPoint drop = lfl::DropPoint::kNone;
+    std::optional<DeviceSigningIdentity> signing;  // active jobs: its key for the job
   };
   LflRole(LflRoleOptions options, net::LflJobConfig job, int64_t n, DeviceLedger* ledger)
       : options_(std::move(options)), job_(std::move(job)), n_(n), ledger_(ledger) {}
@@ -98,6 +107,11 @@ class LflRole {
   uint64_t aggregation_id_ = 0;
   int64_t round1_survivors_ = 0;
   mf::Matrix v_;  // V(iteration) while round 1 needs it
+  // What this host expects of the server's sessions (secagg_guard.h).
+  SecAggExpectations expect_;
+  int64_t own_min_survivors_ = 0;  // of the round in progress
+  secagg::CredentialCache credential_cache_;
+  secagg::KeyCertifier certifier_;  // active jobs only
 };
 
 }  // namespace fedmf::device

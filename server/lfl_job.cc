@@ -9,6 +9,7 @@
 #include "common/mf/clipping.h"
 #include "common/net/secagg_codec.h"
 #include "common/secagg/parameters.h"
+#include "common/secagg/signing.h"
 
 namespace fedmf::server {
 namespace {
@@ -19,10 +20,21 @@ constexpr int32_t kMaxBatchBytes = 4 << 20;
 
 // k and t from the security analysis, the abort threshold m from the LFL
 // skip rule, t <= m — the same choice as lfl::MakeSecAggSum.
-absl::StatusOr<secagg::GraphParameters> Parameters(bool complete, double omega, size_t n,
+// With `active` (signing devices) the thresholds must be those an
+// equivocating server cannot split: 2t > holders (AdversaryModel::
+// kSemiMalicious; devices refuse anything else, client_phases.cc).
+// A colluding host is `corrupt_rate` n corrupt devices (its share of the
+// roster): with an equivocating server they count on both sides, so the
+// parameters must give 2t > holders + (its devices among them).
+absl::StatusOr<secagg::GraphParameters> Parameters(bool complete, bool active, double omega,
+                                                   double corrupt_rate, size_t n,
                                                    int64_t min_survivors) {
   secagg::SecurityRequirements req;
   req.dropout_rate = omega;
+  if (active) {
+    req.adversary = secagg::AdversaryModel::kSemiMalicious;
+    req.corrupt_rate = corrupt_rate;
+  }
   absl::StatusOr<secagg::GraphParameters> p =
       complete ? secagg::ChooseCompleteGraphParameters(n, req)
                : secagg::ChooseSecAggPlusParameters(n, req);
@@ -32,7 +44,29 @@ absl::StatusOr<secagg::GraphParameters> Parameters(bool complete, double omega, 
   return p;
 }
 
-int PhaseIndex(secagg::Phase p) { return static_cast<int>(p); }
+// Slot of LflIterationRecord.phase_seconds: round 1's four phases, round 2's
+// four, then the consistency checks of round 1 and round 2.
+int PhaseSlot(int round, secagg::Phase p) {
+  if (p == secagg::Phase::kConsistencyCheck) return 8 + (round - 1);
+  return (round - 1) * 4 + static_cast<int>(p);
+}
+constexpr int kPhaseSlots = 10;
+
+// The phase a server in `state` collects.
+secagg::Phase PhaseOfState(secagg::ServerState state) {
+  switch (state) {
+    case secagg::ServerState::kR0AdvertiseKeys: return secagg::Phase::kAdvertiseKeys;
+    case secagg::ServerState::kR1ShareKeys: return secagg::Phase::kShareKeys;
+    case secagg::ServerState::kR2MaskedInput: return secagg::Phase::kMaskedInput;
+    case secagg::ServerState::kConsistencyCheck: return secagg::Phase::kConsistencyCheck;
+    case secagg::ServerState::kR3Unmasking: return secagg::Phase::kUnmasking;
+    default: return secagg::Phase::kAbort;
+  }
+}
+
+// Graph seeds tried before giving up on the host-collusion rule (SecAgg+
+// only: a complete graph has one placement).
+constexpr int kGraphSeedAttempts = 32;
 
 }  // namespace
 
@@ -166,15 +200,76 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     round_->sa.reset();
     return;
   }
+  // The largest host's share of the roster (active secure aggregation
+  // counts collusion in hosts). With a single host there is no OTHER host
+  // to collude: it holds its devices' inputs anyway.
+  std::map<std::string, size_t> per_host;
+  size_t largest_host = 0;
+  for (uint64_t d : roster) largest_host = std::max(largest_host, ++per_host[host_of_.at(d)]);
+  const double host_rate =
+      per_host.size() < 2
+          ? 0.0
+          : static_cast<double>(largest_host) / static_cast<double>(roster.size());
   absl::StatusOr<secagg::GraphParameters> params =
-      Parameters(config_.complete_graph, config_.config.omega, roster.size(), min_survivors);
-  if (!params.ok()) return Fail(std::string(params.status().message()));
+      Parameters(config_.complete_graph, config_.active_secagg, config_.config.omega, host_rate,
+                 roster.size(), min_survivors);
+  if (!params.ok()) {
+    const std::string why = absl::StrCat(
+        "round ", number, ": ", params.status().message(),
+        config_.active_secagg
+            ? absl::StrCat(" (active secure aggregation with the largest host holding ",
+                           largest_host, " of ", roster.size(),
+                           " devices: spread the devices over more hosts or lower omega)")
+            : "");
+    if (number == 1) return Fail(why);
+    spdlog::warn("LFL job '{}' iteration {}: {}; round 2 aborted", config_.job_id, iteration_, why);
+    round_ = std::move(r);
+    round_->sa.reset();
+    return;
+  }
   r.session.aggregation_id = rng_.NextU64();
   r.session.roster = std::move(roster);
   secagg::ApplyParameters(*params, r.session);
   r.session.graph_seed = rng_.NextU64();
   r.session.vector_length = static_cast<size_t>(v_.size());
   r.session.bits = r.codec->bits();
+  r.session.consistency_check = config_.active_secagg;
+  if (iteration_ == 0) {
+    spdlog::info("LFL job '{}' round {}: {} secure aggregation over {} devices ({} hosts, largest "
+                 "{}): {}, k {}, t {}, min survivors {}",
+                 config_.job_id, number, config_.active_secagg ? "active" : "semi-honest",
+                 r.session.roster.size(), per_host.size(), largest_host,
+                 r.session.graph == secagg::GraphKind::kHarary ? "SecAgg+" : "complete graph",
+                 r.session.degree, r.session.threshold, r.session.min_survivors);
+  }
+  if (config_.active_secagg) {
+    // Collusion is counted in hosts: no host may hold >= t shares of a
+    // device of another host (signing.h). The devices check it themselves
+    // on certified keys and would abort; choose a graph they accept.
+    std::vector<std::string> host_of;
+    host_of.reserve(r.session.roster.size());
+    for (uint64_t d : r.session.roster) host_of.push_back(host_of_.at(d));
+    absl::Status placement = secagg::CheckHostCollusion(r.session, host_of);
+    for (int attempt = 1; !placement.ok() && r.session.graph == secagg::GraphKind::kHarary &&
+                          attempt < kGraphSeedAttempts;
+         ++attempt) {
+      r.session.graph_seed = rng_.NextU64();
+      placement = secagg::CheckHostCollusion(r.session, host_of);
+    }
+    if (!placement.ok()) {
+      const std::string why = absl::StrCat("round ", number, ": ", placement.message(),
+                                           " (active secure aggregation counts collusion in hosts)");
+      // Round 1 has the same roster every iteration: the job cannot run.
+      if (number == 1) return Fail(why);
+      // Round 2 runs over the round-1 survivors: it aborts (the round-1 noise
+      // stays in the update, as after any round-2 abort).
+      spdlog::warn("LFL job '{}' iteration {}: {}; round 2 aborted", config_.job_id, iteration_,
+                   why);
+      round_ = std::move(r);
+      round_->sa.reset();
+      return;
+    }
+  }
   absl::StatusOr<secagg::ServerStateMachine> sa =
       secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
   if (!sa.ok()) return Fail(std::string(sa.status().message()));
@@ -381,7 +476,7 @@ bool LflJob::PhaseDue(absl::Time now) const {
 
 void LflJob::ClosePhase(absl::Time now) {
   Round& r = *round_;
-  const int slot = (r.number - 1) * 4 + PhaseIndex(r.phase);
+  const int slot = PhaseSlot(r.number, r.phase);
   record_.set_phase_seconds(slot, record_.phase_seconds(slot) +
                                       absl::ToDoubleSeconds(now - r.phase_started));
   const auto before = r.sa->rejections().size();
@@ -399,7 +494,7 @@ void LflJob::ClosePhase(absl::Time now) {
       r.sa->state() == secagg::ServerState::kCompleted) {
     return;  // Advance() handles the end of the round
   }
-  r.phase = static_cast<secagg::Phase>(PhaseIndex(r.phase) + 1);
+  r.phase = PhaseOfState(r.sa->state());
   for (const secagg::ServerMessage& m : *next) {
     if (std::holds_alternative<secagg::AbortNotice>(m)) continue;
     v1::InboxMessage w = net::ServerMessageToProto(m);
@@ -435,7 +530,7 @@ void LflJob::FinishIteration(absl::Time now) {
   record_.Clear();
   record_.set_iteration(iteration_);
   record_.set_selected(static_cast<int64_t>(selected_.size()));
-  for (int k = 0; k < 8; ++k) record_.add_phase_seconds(0);
+  for (int k = 0; k < kPhaseSlots; ++k) record_.add_phase_seconds(0);
   iteration_started_ = now;
   StartRound(1, selected_, lfl::MinSurvivors(dp_), now);
 }
@@ -460,7 +555,7 @@ bool LflJob::Advance(absl::Time now) {
       record_.Clear();
       record_.set_iteration(0);
       record_.set_selected(static_cast<int64_t>(selected_.size()));
-      for (int k = 0; k < 8; ++k) record_.add_phase_seconds(0);
+      for (int k = 0; k < kPhaseSlots; ++k) record_.add_phase_seconds(0);
       StartRound(1, selected_, lfl::MinSurvivors(dp_), now);
       return true;
     }

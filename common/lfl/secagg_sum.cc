@@ -159,7 +159,12 @@ class SecAggSum {
   absl::StatusOr<secagg::GraphParameters> Parameters(size_t n, int64_t min_survivors) const {
     secagg::SecurityRequirements req = options_.requirements;
     // Signing devices refuse thresholds with 2t <= holders (client_phases.cc).
-    if (options_.active) req.adversary = secagg::AdversaryModel::kSemiMalicious;
+    if (options_.active) {
+      req.adversary = secagg::AdversaryModel::kSemiMalicious;
+      // The simulated devices are one host each: a colluding host is one
+      // corrupt neighbour, which they count (secagg::HostCollusionBound).
+      req.corrupt_rate = std::max(req.corrupt_rate, 1.0 / static_cast<double>(n));
+    }
     absl::StatusOr<secagg::GraphParameters> p =
         options_.graph == secagg::GraphKind::kHarary
             ? secagg::ChooseSecAggPlusParameters(n, req)

@@ -39,6 +39,7 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   c.omega = l.omega();
   j.num_items = l.num_items();
   j.complete_graph = l.complete_graph();
+  j.active_secagg = !l.semi_honest_secagg();
   c.secagg_bits = l.secagg_bits() == 0 ? lfl::kDefaultLflBits : l.secagg_bits();
   if (c.secagg_bits < 8 || c.secagg_bits > 64) return Field("lfl.secagg_bits", "must be in [8, 64]");
   if (l.phase_deadline_seconds() > 0) j.phase_deadline_seconds = l.phase_deadline_seconds();
@@ -93,6 +94,7 @@ v1::JobSpec SpecFromLflJob(const LflJobConfig& j) {
   l->set_phase_deadline_seconds(j.phase_deadline_seconds);
   l->set_join_deadline_seconds(j.join_deadline_seconds);
   l->set_complete_graph(j.complete_graph);
+  l->set_semi_honest_secagg(!j.active_secagg);
   l->set_secagg_bits(c.secagg_bits);
   for (const auto& g : j.grants) s.add_roster(g.host());
   return s;

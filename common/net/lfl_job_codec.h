@@ -27,6 +27,9 @@ struct LflJobConfig {
   double phase_deadline_seconds = 60;
   double join_deadline_seconds = 60;
   bool complete_graph = false;
+  // Secure aggregation against an active server (signed advertisements and
+  // the consistency check; LflSpec.semi_honest_secagg opts out).
+  bool active_secagg = true;
 };
 
 // kInvalidArgument naming the field for anything out of range.

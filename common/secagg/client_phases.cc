@@ -498,6 +498,18 @@ class ShareKeysPhase final : public ClientPhase {
           "threshold ", t, " with ", announced.size() + 1, " holders: against an active server ",
           "2t must exceed the holders (choose parameters for AdversaryModel::kSemiMalicious)"));
     }
+    // A host colluding with the server gives both kinds of shares of every
+    // device it holds shares of, so the honest holders split by equivocation
+    // need only t - c each: 2t must exceed the holders plus the c holders on
+    // any one other host (HostCollusionBound, signing.h).
+    for (const auto& [host, c] : per_host) {
+      if (!HostCollusionBound(t, announced.size() + 1, c)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            c, " of this device's ", announced.size() + 1, " share holders run on host '", host,
+            "': with threshold ", t, " that host and an equivocating server could collect t ",
+            "shares of both of its secrets (need 2t > holders + ", c, ")"));
+      }
+    }
     if (announced.size() + 1 < t) {
       return absl::FailedPreconditionError(absl::StrCat(
           "only ", announced.size(), " live neighbours; need ", t - 1, " to share secrets"));

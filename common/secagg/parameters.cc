@@ -124,7 +124,9 @@ absl::StatusOr<GraphParameters> ChooseSecAggPlusParameters(size_t n,
     }
     size_t t_min = t1 + 1;
     if (req.adversary == AdversaryModel::kSemiMalicious) {
-      t_min = std::max(t_min, (k + t1) / 2 + 1);  // 2t > k + t1
+      // 2t > holders + t1 = (k + 1) + t1: the device itself holds a share
+      // and always counts as "survived" (signing.h, HostCollusionBound).
+      t_min = std::max(t_min, (k + 1 + t1) / 2 + 1);
     }
     t_min = std::max<size_t>(t_min, 2);
     // (C): t2 = largest x with Pr[S < x] <= bound.

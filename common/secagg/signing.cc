@@ -92,16 +92,20 @@ absl::Status CheckHostCollusion(const SessionConfig& config,
   if (!graph.ok()) return graph.status();
   for (size_t i = 0; i < config.roster.size(); ++i) {
     std::map<std::string, int> per_host;
-    for (size_t j : graph->NeighbourIndices(i)) {
+    const auto neighbours = graph->NeighbourIndices(i);
+    for (size_t j : neighbours) {
       if (host_of[j] != host_of[i]) ++per_host[host_of[j]];
     }
+    const size_t holders = neighbours.size() + 1;
     for (const auto& [host, count] : per_host) {
-      if (count >= config.threshold) {
+      if (!HostCollusionBound(static_cast<size_t>(config.threshold), holders,
+                              static_cast<size_t>(count))) {
         return absl::FailedPreconditionError(absl::StrCat(
             "secagg: device ", config.roster[i], " (host '", host_of[i], "') has ", count,
-            " neighbours on host '", host, "' but the threshold is ", config.threshold,
-            ": that host and the server together could reconstruct its secrets. Spread the ",
-            "devices over more hosts, raise the threshold, or lower the degree"));
+            " neighbours on host '", host, "' of ", holders, " share holders, but the threshold is ",
+            config.threshold, " (needs ", count, " < t and 2t > holders + ", count,
+            "): that host and an equivocating server together could reconstruct its secrets. ",
+            "Spread the devices over more hosts, raise the threshold, or lower the degree"));
       }
     }
   }

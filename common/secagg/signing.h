@@ -64,6 +64,10 @@ class CredentialCache {
 // share its secrets (aborts at the key broadcast) when more than t-1 of its
 // live neighbours were certified by any single host other than its own. (Its
 // own host already holds its input; shares held there reveal nothing new.)
+// With the server equivocating about dropouts the colluding host's c holders
+// give b- AND s_sk-shares, so the honest holders need only reach t - c in
+// each of the two groups the server splits them into: the client also
+// refuses unless 2t > holders + c (HostCollusionBound) for every other host.
 struct ClientSigning {
   crypto::Ed25519PrivateKey key;
   std::vector<uint8_t> credential;  // certifies key.public_key() for this device
@@ -87,10 +91,18 @@ std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
 // The configuration-time form of the host rule above, for whoever builds a
 // session and knows which host runs each device (`host_of`: roster order):
 // refuses, naming the device, the host and the count, any configuration in
-// which some device has >= threshold neighbours on one host other than its
-// own. Devices enforce the same rule themselves on certified keys.
+// which some device has c neighbours on one host other than its own with
+// !HostCollusionBound(threshold, neighbours + 1, c). Devices enforce the same
+// rule themselves on certified keys.
 absl::Status CheckHostCollusion(const SessionConfig& config,
                                 const std::vector<std::string>& host_of);
+
+// Whether a device with `holders` share holders (itself included), `c` of
+// them on one other host colluding with an equivocating server, keeps both
+// of its secrets below t shares: c < t and 2t > holders + c.
+inline bool HostCollusionBound(size_t t, size_t holders, size_t c) {
+  return c < t && 2 * t > holders + c;
+}
 
 // What a device's certifier signs to bind a signing key to a device of a job
 // (in the daemons: the fedmf-device host, with its device-certificate key;

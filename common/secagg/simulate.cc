@@ -399,12 +399,17 @@ std::vector<uint64_t> SimulationInput(uint64_t seed, DeviceId id, size_t length,
 
 absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
   if (spec.num_devices < 2) return absl::InvalidArgumentError("simulate: need >= 2 devices");
+  SecurityRequirements req = spec.requirements;
+  if (spec.signing) {
+    // One host per simulated device: a host colluding with the server is one
+    // corrupt neighbour, which signing devices count (HostCollusionBound).
+    req.corrupt_rate = std::max(req.corrupt_rate, 1.0 / static_cast<double>(spec.num_devices));
+  }
   absl::StatusOr<GraphParameters> params =
       spec.parameters.has_value()
           ? absl::StatusOr<GraphParameters>(*spec.parameters)
-          : (spec.graph == GraphKind::kHarary
-                 ? ChooseSecAggPlusParameters(spec.num_devices, spec.requirements)
-                 : ChooseCompleteGraphParameters(spec.num_devices, spec.requirements));
+          : (spec.graph == GraphKind::kHarary ? ChooseSecAggPlusParameters(spec.num_devices, req)
+                                              : ChooseCompleteGraphParameters(spec.num_devices, req));
   if (!params.ok()) return params.status();
 
   random::Csprng master = random::Csprng::FromSeed(spec.seed);

@@ -13,8 +13,12 @@
 //
 // Args: n, threads for the devices' work, graph (1 = SecAgg+, 0 = complete),
 // bits of Z_{2^k}, active (1 = signed keys + consistency check against an
-// active server, common/secagg/signing.h). The CPU time column is the main
-// thread's only; read the real time.
+// active server, common/secagg/signing.h), design_dropout_pct: the dropout rate in
+// percent that k and t are chosen for (SecurityRequirements::dropout_rate;
+// default 30 = the LFL omega). The LFL skip rule keeps omega = 0.3 either
+// way; a design rate below omega buys a smaller neighbourhood at the price of
+// aborting (skipping the iteration) when more than ~design% of the devices
+// drop. The CPU time column is the main thread's only; read the real time.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -22,6 +26,7 @@
 #include "benchmark/benchmark.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/two_round_dp.h"
+#include "common/secagg/parameters.h"
 
 namespace fedmf::lfl {
 namespace {
@@ -61,7 +66,7 @@ void BM_LflStage2Iteration(benchmark::State& state) {
 
   SecAggSumOptions o;
   o.graph = state.range(2) == 1 ? secagg::GraphKind::kHarary : secagg::GraphKind::kComplete;
-  o.requirements.dropout_rate = dp.omega;
+  o.requirements.dropout_rate = state.range(5) / 100.0;
   o.num_threads = static_cast<int>(state.range(1));
   o.active = state.range(4) == 1;
   SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(2));
@@ -93,17 +98,50 @@ void BM_LflStage2Iteration(benchmark::State& state) {
 }
 
 BENCHMARK(BM_LflStage2Iteration)
-    ->ArgNames({"n", "threads", "harary", "bits", "active"})
-    ->Args({943, 2, 1, 32, 0})  // ML-100K: one device per user
-    ->Args({943, 2, 1, 64, 0})
-    ->Args({1000, 2, 1, 32, 0})
-    ->Args({1000, 1, 1, 32, 0})
+    ->ArgNames({"n", "threads", "harary", "bits", "active", "design_dropout_pct"})
+    ->Args({943, 2, 1, 32, 0, 30})  // ML-100K: one device per user
+    ->Args({943, 2, 1, 64, 0, 30})
+    ->Args({1000, 2, 1, 32, 0, 30})
+    ->Args({1000, 1, 1, 32, 0, 30})
     // Against an active server (signed keys + consistency check).
-    ->Args({943, 2, 1, 32, 1})
-    ->Args({1000, 2, 1, 32, 1})
+    ->Args({943, 2, 1, 32, 1, 30})
+    ->Args({1000, 2, 1, 32, 1, 30})
+    // ... with k and t designed for 10% / 20% dropout (docs/benchmarks.md).
+    ->Args({943, 2, 1, 32, 1, 10})
+    ->Args({1000, 2, 1, 32, 1, 10})
+    ->Args({943, 2, 1, 32, 1, 20})
+    ->Args({1000, 2, 1, 32, 1, 20})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+// Not a timing: the parameters the server's LFL job chooses for active
+// secure aggregation (server/lfl_job.cc) when n devices run on `hosts` equal
+// hosts (a colluding host is corrupt_rate = 1/hosts of the devices), for a
+// design dropout rate; k = 0 means the complete graph (k = n - 1). The
+// counters are what docs/benchmarks.md tabulates.
+void BM_ActiveSecAggParameters(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  secagg::SecurityRequirements req;
+  req.dropout_rate = state.range(1) / 100.0;
+  req.adversary = secagg::AdversaryModel::kSemiMalicious;
+  req.corrupt_rate = state.range(2) == 0 ? 1.0 / static_cast<double>(n)
+                                         : 1.0 / static_cast<double>(state.range(2));
+  absl::StatusOr<secagg::GraphParameters> p;
+  for (auto _ : state) p = secagg::ChooseSecAggPlusParameters(n, req);
+  if (!p.ok()) {
+    state.SkipWithError(std::string(p.status().message()).c_str());
+    return;
+  }
+  state.counters["k"] = p->graph == secagg::GraphKind::kHarary ? p->degree : n - 1;
+  state.counters["t"] = p->threshold;
+  state.counters["complete"] = p->graph == secagg::GraphKind::kComplete ? 1 : 0;
+}
+
+BENCHMARK(BM_ActiveSecAggParameters)
+    ->ArgNames({"n", "design_dropout_pct", "hosts"})  // hosts 0: one per device
+    ->ArgsProduct({{943, 1000}, {10, 20, 30}, {0, 100, 50, 20, 10, 4}})
+    ->Iterations(1);
 
 }  // namespace
 }  // namespace fedmf::lfl

@@ -1,6 +1,7 @@
 // A device host's own policy against the server's job, on real processes
 // (fedmf-server and three fedmf-device hosts with the DEFAULT policy, mTLS):
-// a job asking epsilon = inf, or an epsilon above the hosts' max_epsilon, is
+// a job asking epsilon = inf, an epsilon above the hosts' max_epsilon, or
+// semi-honest secure aggregation (require_active_secagg, on by default) is
 // refused by every host before any device computes anything: the hosts log
 // the refusal, no device enters a sum (every iteration is skipped), and the
 // hosts' ledgers stay empty (nothing was released).
@@ -32,13 +33,16 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   cli::JobFlags f;
   f.rounds = kIterations;
   f.dim = 4;
-  f.epsilon = GetParam();  // "inf", or 50 > the default max_epsilon 8
+  // "inf", 50 > the default max_epsilon 8, or a semi-honest secure
+  // aggregation (the default policy has require_active_secagg).
+  f.epsilon = GetParam() == "semi-honest" ? "4" : GetParam();
   f.omega = 0.3;
   f.pretrain_epochs = 2;
   f.finetune_epochs = 2;
   auto job = cli::LflJobFromFlags(f, *ds, kHosts, /*phase_deadline_seconds=*/4);
   ASSERT_TRUE(job.ok()) << job.status();
   job->job_id = "lfl-refused";
+  if (GetParam() == "semi-honest") job->active_secagg = false;
   job->join_deadline_seconds = 4;  // the server stops waiting for Stage-1/3 reports
 
   cli::ClusterOptions options;
@@ -69,8 +73,9 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   // No host sent metrics (it never pretrained).
   EXPECT_EQ(st->lfl().test_count(), 0);
 
-  const std::string reason =
-      GetParam() == "inf" ? "epsilon = inf" : "exceeds the policy cap 8 (max_epsilon)";
+  const std::string reason = GetParam() == "inf"           ? "epsilon = inf"
+                             : GetParam() == "semi-honest" ? "require_active_secagg"
+                                                           : "exceeds the policy cap 8 (max_epsilon)";
   for (int k = 0; k < kHosts; ++k) {
     SCOPED_TRACE(cli::LocalCluster::LflHostName(k));
     const std::string log = cluster_->LflHostLog(k);
@@ -89,10 +94,12 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Epsilon, DeviceHostRefusalTest, ::testing::Values("inf", "50"),
+INSTANTIATE_TEST_SUITE_P(Epsilon, DeviceHostRefusalTest,
+                         ::testing::Values("inf", "50", "semi-honest"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
-                           return i.param == "inf" ? std::string("NonPrivate")
-                                                   : std::string("OverBudget");
+                           return i.param == "inf"           ? std::string("NonPrivate")
+                                  : i.param == "semi-honest" ? std::string("SemiHonestSecAgg")
+                                                             : std::string("OverBudget");
                          });
 
 }  // namespace

@@ -1,5 +1,7 @@
 // LFL-SGDMF on real processes: fedmf-server and three fedmf-device hosts on
-// loopback with mTLS, real secure aggregation (SecAgg+) in both rounds.
+// loopback with mTLS, real secure aggregation (SecAgg+) in both rounds,
+// actively secure by default (host-certified signed keys and the consistency
+// check; docs/security.md).
 //  * a seeded job's test MSE (Stage 1 and final) and epsilon equal those of
 //    lfl::SimulateLfl over the in-process secure sum with the same seed: the
 //    decoded fixed-point sums are exact, so the only difference allowed is
@@ -101,6 +103,10 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
     EXPECT_EQ(r.round1_survivors(), 60);
     EXPECT_EQ(r.round2_survivors(), 60);
     EXPECT_EQ(r.rejected_messages(), 0);
+    // Active secure aggregation: both rounds ran the consistency check.
+    ASSERT_EQ(r.phase_seconds_size(), 10);
+    EXPECT_GT(r.phase_seconds(8), 0);
+    EXPECT_GT(r.phase_seconds(9), 0);
   }
   EXPECT_EQ(l.test_count(), sim->test.count);
   EXPECT_NEAR(l.stage1_test_mse(), sim->stage1_test.mse, 1e-9);
@@ -114,8 +120,13 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
 }
 
 TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
-  const net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/12);
+  // omega 0.5 is beyond what active secure aggregation allows with 3 hosts
+  // (2t > n + the largest other host): this drill of the threshold runs the
+  // semi-honest variant, which the hosts must opt into.
+  net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/12);
+  job.active_secagg = false;
   std::vector<cli::LflHostArgs> hosts(kHosts);
+  for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
   hosts[0].dropout = "0.4,0.4";
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 12;  // the split counted below
   const v1::JobStatus st = Run(job, hosts);
@@ -203,7 +214,10 @@ TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
   constexpr int kIterations = 3;
   net::LflJobConfig job = Job(kIterations, /*epsilon=*/8, omega, /*seed=*/21);
   job.join_deadline_seconds = 10;  // Stage 3 stops waiting for the dead host
+  // As above: omega 0.5 needs the semi-honest variant (opted into by the hosts).
+  job.active_secagg = false;
   std::vector<cli::LflHostArgs> hosts(kHosts);
+  for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
   hosts[0].misbehave = "crash-at-unmasking:1";
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 21;  // the split counted below
   const v1::JobStatus st = Run(job, hosts);

@@ -103,6 +103,9 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "(plaintext sum, for comparison only)")
       ->check(CLI::IsMember({"secagg+", "secagg", "ideal"}))
       ->capture_default_str();
+  cmd->add_flag("--semi-honest-secagg", a->semi_honest_secagg,
+                "lfl (fedmf demo): secure aggregation without the active-server defence "
+                "(no signed keys, no consistency check); the demo's hosts opt out too");
   cmd->add_option("--secagg-bits", a->secagg_bits, "lfl: fixed-point bits k of Z_{2^k} (<= 64)")
       ->check(CLI::Range(2, 64))
       ->capture_default_str();

@@ -46,6 +46,7 @@ struct JobFlags {
   std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
   std::string aggregation = "secagg+";  // secagg+ (Harary graph) | secagg (complete) | ideal
   int32_t secagg_bits = 32;         // fixed-point width of the secure aggregation
+  bool semi_honest_secagg = false;  // lfl over daemons: opt out of active secure aggregation
   int32_t secagg_threads = 2;       // in-process: threads for the devices' work
   // Hua et al. (hua-s1 | hua-s2 | hua-s2-tp | hua-s3) only; --dim defaults to
   // the paper's 50 for them unless given (dim_given is set by `fedmf train`).

@@ -63,6 +63,9 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("phase_deadline_seconds", &j.phase_deadline_seconds));
   check(root.GetDouble("join_deadline_seconds", &j.join_deadline_seconds));
   check(root.GetBool("complete_graph", &j.complete_graph));
+  bool semi_honest = false;
+  check(root.GetBool("semi_honest_secagg", &semi_honest));
+  j.active_secagg = !semi_honest;
   check(root.GetInt("secagg_bits", &c.secagg_bits));
   if (!s.ok()) return s;
   if (auto st = root.Finish(); !st.ok()) return st;

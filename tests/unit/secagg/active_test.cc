@@ -28,7 +28,9 @@ SessionConfig Complete(bool consistency_check = true) {
   return c;
 }
 SessionConfig Harary() {
-  SessionConfig c = MakeConfig(16, GraphKind::kHarary, 6, 4, 8, 6, 20, 12);
+  // t = 5: 2t > holders (7) + 1, so one colluding neighbour (a host of one
+  // device, the harness's default) cannot make an equivocation pay.
+  SessionConfig c = MakeConfig(16, GraphKind::kHarary, 6, 5, 8, 6, 20, 12);
   c.consistency_check = true;
   return c;
 }
@@ -338,44 +340,65 @@ std::vector<std::string> Hosts(const std::vector<int>& host_index) {
 }
 
 TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
-  const SessionConfig c = Complete();
-  // Two hosts of 4: every device has 4 < t neighbours on the other host.
-  EXPECT_TRUE(CheckHostCollusion(c, Hosts({0, 0, 0, 0, 1, 1, 1, 1})).ok());
-  // 6 devices on one host: the devices of host 1 have 6 >= t neighbours there.
-  const absl::Status s = CheckHostCollusion(c, Hosts({0, 0, 0, 0, 0, 0, 1, 1}));
+  const SessionConfig c = Complete();  // n = 8 holders, t = 5
+  // One host per device: c = 1, 2t = 10 > 8 + 1.
+  EXPECT_TRUE(CheckHostCollusion(c, Hosts({0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  // Two hosts of 4: c = 4 < t, but an equivocating server splits the 4
+  // honest holders 2/2 and adds the other host's 4 to both: 6 >= t shares
+  // of each secret. Refused (2t = 10 <= 8 + 4).
+  absl::Status s = CheckHostCollusion(c, Hosts({0, 0, 0, 0, 1, 1, 1, 1}));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(s.message().find("device " + std::to_string(c.roster[6])), std::string::npos) << s;
-  EXPECT_NE(s.message().find("6 neighbours on host 'h0'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("4 neighbours on host 'h1' of 8 share holders"), std::string::npos)
+      << s;
+  // 6 devices on one host: device 6 (host 1) has 6 >= t neighbours there;
+  // device 0 (host 0) already fails with 2 on host 1 (10 <= 8 + 2).
+  s = CheckHostCollusion(c, Hosts({0, 0, 0, 0, 0, 0, 1, 1}));
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("device " + std::to_string(c.roster[0])), std::string::npos) << s;
+  EXPECT_NE(s.message().find("2 neighbours on host 'h1'"), std::string::npos) << s;
   EXPECT_EQ(CheckHostCollusion(c, Hosts({0, 1})).code(), absl::StatusCode::kInvalidArgument);
-  // Harary: with one host per device the rule always holds (t >= 2).
+  // Harary (t = 5, 7 holders): with one host per device the rule holds.
   const SessionConfig g = Harary();
   std::vector<int> one_each(g.roster.size());
   for (size_t i = 0; i < one_each.size(); ++i) one_each[i] = static_cast<int>(i);
   EXPECT_TRUE(CheckHostCollusion(g, Hosts(one_each)).ok());
-  // ...and fails with one big host and one small one (degree 6 > t = 4).
+  // ...and fails with one big host and one small one (degree 6 > t).
   std::vector<int> lopsided(g.roster.size(), 0);
   lopsided[0] = 1;
   EXPECT_EQ(CheckHostCollusion(g, Hosts(lopsided)).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(HostCollusionBound(5, 8, 1));
+  EXPECT_FALSE(HostCollusionBound(5, 8, 2));
+  EXPECT_FALSE(HostCollusionBound(5, 20, 5));  // c >= t
 }
 
 // The device enforces the same rule on the hosts that CERTIFIED its
 // neighbours' keys, whatever the server claims.
-TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostHoldsThresholdShares) {
-  const std::vector<int> bad = {0, 0, 0, 0, 0, 0, 1, 1};
-  Harness h(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", bad[i]); });
-  h.Phase(true);
-  Outbox out = h.Act();
-  for (size_t i = 0; i < h.size(); ++i) {
-    if (bad[i] == 1) {
+TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostCouldCollectThresholdShares) {
+  // Two hosts of 4 (c = 4 < t = 5, but 2t <= 8 + 4) and 6 + 2: every device
+  // refuses at the key broadcast, before sealing a share.
+  for (const std::vector<int>& bad : {std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1},
+                                      std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1}}) {
+    Harness h(Complete(), 16, /*signing=*/true,
+              [&](size_t i) { return absl::StrCat("h", bad[i]); });
+    h.Phase(true);
+    Outbox out = h.Act();
+    for (size_t i = 0; i < h.size(); ++i) {
       EXPECT_FALSE(out[i].has_value()) << i;
       EXPECT_EQ(h.client(i).abort_reason().code(), absl::StatusCode::kFailedPrecondition)
           << h.client(i).abort_reason();
-    } else {
-      EXPECT_TRUE(out[i].has_value()) << i;  // host 1 holds only 2 < t of their shares
+      EXPECT_NE(h.client(i).abort_reason().message().find("host 'h"), std::string::npos)
+          << h.client(i).abort_reason();
     }
   }
+  // One device per host, but two of them on host "h6": c = 2 for the other
+  // six devices (they refuse), c = 1 for the two on h6 (they share).
+  const std::vector<int> pair = {0, 1, 2, 3, 4, 5, 6, 6};
+  Harness p(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", pair[i]); });
+  p.Phase(true);
+  Outbox out = p.Act();
+  for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(out[i].has_value(), pair[i] == 6) << i;
 
-  const std::vector<int> good = {0, 1, 0, 1, 0, 1, 0, 1};
+  const std::vector<int> good = {0, 1, 2, 3, 4, 5, 6, 7};
   Harness g(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", good[i]); });
   RunHonest(g);
   ASSERT_EQ(g.server().state(), ServerState::kCompleted) << g.server().abort_reason();

@@ -1,0 +1,446 @@
+// Active secure aggregation wired through the daemons' state machines, in
+// process: the server's LflJob (server/lfl_job.h) and two device hosts'
+// LflRoles (client-device/lfl_role.h) with real device certificates from a
+// test CA, exchanging the wire messages of proto/fedmf/v1/device.proto. A
+// hook between the server and the hosts plays a hostile server: it edits
+// tasks and inbox messages, and the test asserts on what each device sends
+// (no unmasking share of a device that refused) and on the job's result.
+#include <stdlib.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "client-device/device_ledger.h"
+#include "client-device/lfl_role.h"
+#include "client-device/secagg_guard.h"
+#include "client-device/secagg_keys.h"
+#include "common/crypto/ed25519.h"
+#include "common/data/loaders.h"
+#include "common/data/partition.h"
+#include "common/net/lfl_job_codec.h"
+#include "common/pki/ca.h"
+#include "common/pki/tls_files.h"
+#include "common/secagg/signing.h"
+#include "server/lfl_job.h"
+
+namespace fedmf {
+namespace {
+
+constexpr absl::Duration kYear = absl::Hours(24 * 365);
+constexpr int kPerHost = 5;
+const std::vector<std::string> kHosts = {"host-a", "host-b"};
+
+// What every device sent, by device and phase.
+struct Sent {
+  std::map<uint64_t, std::set<v1::DevicePhase>> phases;
+  // Owners of every revealed b- or s_sk-share.
+  std::multiset<uint64_t> revealed_owners;
+  int consistency_signatures = 0;
+};
+
+class LflActiveSecAggTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fedmf_lfl_active_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ASSERT_TRUE(pki::InitCa(root_ + "/ca", "testfed", 10 * kYear).ok());
+    for (const std::string& h : kHosts) {
+      ASSERT_TRUE(
+          pki::IssueCertificate(root_ + "/ca", root_ + "/certs", h, pki::Role::kDevice, {}, kYear)
+              .ok());
+      // The TLS loader wants ca.crt next to the host's files.
+      std::filesystem::copy_file(root_ + "/ca/ca.crt", root_ + "/certs/ca.crt",
+                                 std::filesystem::copy_options::skip_existing);
+      absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(root_ + "/certs", h);
+      ASSERT_TRUE(files.ok()) << files.status();
+      absl::StatusOr<device::HostKeyAuthority> a =
+          device::HostKeyAuthority::Create(*std::move(files));
+      ASSERT_TRUE(a.ok()) << a.status();
+      authorities_.push_back(std::make_unique<device::HostKeyAuthority>(*std::move(a)));
+    }
+    absl::StatusOr<data::Dataset> ds =
+        data::LoadDataSpec("synthetic:users=10,items=8,density=0.6,seed=3");
+    ASSERT_TRUE(ds.ok()) << ds.status();
+    dataset_ = *std::move(ds);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  net::LflJobConfig Job(int iterations, bool active = true) const {
+    net::LflJobConfig j;
+    j.job_id = "active-job";
+    j.config.iterations = iterations;
+    j.config.dim = 3;
+    // omega 0.1: with two hosts of 5 the active variant needs
+    // t = n - floor(omega n) = 9 > (n + 5) / 2 (2t > holders + the other host).
+    j.config.omega = 0.1;
+    j.config.epsilon = 4;
+    j.config.delta = 1e-5;
+    j.config.device.dim = 3;
+    j.config.device.rating_max = dataset_.range.max;
+    j.config.device.pretrain_epochs = 2;
+    j.config.device.finetune_epochs = 2;
+    j.config.test_fraction = 0.2;
+    j.num_items = dataset_.num_items;
+    j.complete_graph = true;
+    j.active_secagg = active;
+    for (size_t h = 0; h < kHosts.size(); ++h) {
+      v1::DeviceGrant g;
+      g.set_host(kHosts[h]);
+      g.set_first_device(h * kPerHost);
+      g.set_count(kPerHost);
+      j.grants.push_back(g);
+    }
+    j.num_devices = kPerHost * static_cast<int64_t>(kHosts.size());
+    return j;
+  }
+
+  // Hooks of the hostile server: may edit a host's task, or the inbox of a
+  // phase before the host answers it.
+  std::function<void(const std::string& host, v1::DeviceTask&)> edit_task;
+  std::function<void(const std::string& host, v1::DevicePhase,
+                     std::vector<v1::InboxMessage>&)>
+      edit_inbox;
+
+  // Runs the job to its end; returns the server's job.
+  std::unique_ptr<server::LflJob> Run(const net::LflJobConfig& job, Sent& sent,
+                                      bool require_active = true) {
+    absl::Time now = absl::UnixEpoch() + absl::Hours(1);
+    absl::StatusOr<net::LflJobConfig> checked = net::LflJobFromSpec(net::SpecFromLflJob(job));
+    EXPECT_TRUE(checked.ok()) << checked.status();
+    absl::StatusOr<std::unique_ptr<server::LflJob>> server =
+        server::LflJob::Create(net::SpecFromLflJob(job), now, absl::Hours(1));
+    EXPECT_TRUE(server.ok()) << server.status();
+    if (!server.ok()) return nullptr;
+    server::LflJob& s = **server;
+    absl::StatusOr<data::Federation> fed = data::PartitionLfl(dataset_, {0.2, 1});
+    EXPECT_TRUE(fed.ok());
+    std::vector<std::unique_ptr<device::DeviceLedger>> ledgers;
+    std::vector<std::unique_ptr<device::LflRole>> roles;
+    for (size_t h = 0; h < kHosts.size(); ++h) {
+      std::vector<uint64_t> ids;
+      for (int k = 0; k < kPerHost; ++k) ids.push_back(h * kPerHost + k);
+      EXPECT_TRUE(s.Hello(kHosts[h], ids, now).ok());
+      auto ledger = device::DeviceLedger::Open(absl::StrCat(root_, "/ledger-", h, ".db"),
+                                               {100.0, 1e-5, false});
+      EXPECT_TRUE(ledger.ok()) << ledger.status();
+      device::LflRoleOptions o;
+      o.seed = 5 + h;
+      o.threads = 1;
+      o.key_authority = authorities_[h].get();
+      o.require_active_secagg = require_active;
+      ledgers.push_back(*std::move(ledger));
+      roles.push_back(CreateRole(o, *checked, job.num_devices, h, *fed, ledgers.back().get()));
+      if (roles.back() == nullptr) return nullptr;
+    }
+    s.Advance(now);
+    EXPECT_EQ(s.stage(), server::LflJob::Stage::kPretrain) << s.error();
+    for (size_t h = 0; h < kHosts.size(); ++h) {
+      absl::StatusOr<mf::Matrix> v0 = s.Model(kHosts[h], 0);
+      EXPECT_TRUE(v0.ok());
+      absl::StatusOr<mf::ErrorMetrics> m = roles[h]->Pretrain(*v0);
+      EXPECT_TRUE(m.ok()) << m.status();
+      v1::DeviceMetricsReport r;
+      r.set_job_id(job.job_id);
+      r.set_stage(1);
+      r.set_test_mse(m->mse);
+      r.set_test_count(m->count);
+      EXPECT_TRUE(s.ReportMetrics(kHosts[h], r).ok());
+    }
+    s.Advance(now);
+    for (int step = 0; step < 1000 && s.stage() == server::LflJob::Stage::kRound; ++step) {
+      for (size_t h = 0; h < kHosts.size(); ++h) {
+        v1::DeviceTask t = s.TaskFor(kHosts[h]);
+        if (t.kind() != v1::DEVICE_TASK_KIND_PHASE) continue;
+        if (edit_task) edit_task(kHosts[h], t);
+        v1::BatchHeader hd;
+        hd.set_host(kHosts[h]);
+        hd.set_job_id(job.job_id);
+        hd.set_iteration(t.iteration());
+        hd.set_round(t.round());
+        hd.set_aggregation_id(t.aggregation_id());
+        hd.set_phase(t.phase());
+        absl::StatusOr<std::vector<v1::DeviceMessage>> out;
+        if (t.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS) {
+          absl::StatusOr<mf::Matrix> v = s.Model(kHosts[h], t.iteration());
+          EXPECT_TRUE(v.ok());
+          out = roles[h]->OpenRound(t.iteration(), t.round(), t.session(), t.round1_survivors(),
+                                    {t.devices().begin(), t.devices().end()}, &*v);
+        } else {
+          absl::StatusOr<std::vector<v1::InboxMessage>> in = s.Inbox(kHosts[h], hd);
+          EXPECT_TRUE(in.ok()) << in.status();
+          if (edit_inbox) edit_inbox(kHosts[h], t.phase(), *in);
+          out = roles[h]->Answer(*in);
+        }
+        EXPECT_TRUE(out.ok()) << out.status();
+        if (!out.ok()) continue;
+        for (const v1::DeviceMessage& m : *out) {
+          sent.phases[m.device()].insert(t.phase());
+          if (m.has_unmasking()) {
+            for (const auto& x : m.unmasking().b_shares()) sent.revealed_owners.insert(x.owner());
+            for (const auto& x : m.unmasking().s_sk_shares()) {
+              sent.revealed_owners.insert(x.owner());
+            }
+          }
+          if (m.has_consistency_signature()) ++sent.consistency_signatures;
+          (void)s.SubmitOne(kHosts[h], m);
+        }
+        s.HostSubmitted(kHosts[h], hd);
+      }
+      now += absl::Seconds(1);
+      s.Advance(now);
+    }
+    for (size_t h = 0; h < kHosts.size() && s.stage() == server::LflJob::Stage::kFinish; ++h) {
+      v1::DeviceMetricsReport r;
+      r.set_job_id(job.job_id);
+      r.set_stage(3);
+      r.set_test_mse(1);
+      r.set_test_count(1);
+      EXPECT_TRUE(s.ReportMetrics(kHosts[h], r).ok());
+    }
+    s.Advance(now);
+    return *std::move(server);
+  }
+
+  std::unique_ptr<device::LflRole> CreateRole(const device::LflRoleOptions& o,
+                                              const net::LflJobConfig& job, int64_t n, size_t h,
+                                              const data::Federation& fed,
+                                              device::DeviceLedger* ledger) {
+    std::vector<std::pair<uint64_t, data::PartyData>> devices;
+    for (int k = 0; k < kPerHost; ++k) {
+      const uint64_t id = h * kPerHost + k;
+      devices.emplace_back(id, fed.parties[id]);
+    }
+    absl::StatusOr<std::unique_ptr<device::LflRole>> role =
+        device::LflRole::Create(o, job, n, std::move(devices), ledger);
+    create_status_ = role.status();
+    return role.ok() ? *std::move(role) : nullptr;
+  }
+
+  std::string root_;
+  data::Dataset dataset_;
+  std::vector<std::unique_ptr<device::HostKeyAuthority>> authorities_;
+  absl::Status create_status_;
+  uint64_t aggregation_ = 0;
+};
+
+
+bool DidSend(const Sent& s, uint64_t device, v1::DevicePhase phase) {
+  auto it = s.phases.find(device);
+  return it != s.phases.end() && it->second.count(phase) > 0;
+}
+
+TEST_F(LflActiveSecAggTest, HonestActiveJobRunsTheConsistencyCheckAndFinishes) {
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(2), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  ASSERT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
+  ASSERT_EQ(job->status().iterations_size(), 2);
+  for (const v1::LflIterationRecord& r : job->status().iterations()) {
+    EXPECT_FALSE(r.skipped());
+    EXPECT_EQ(r.round1_survivors(), 10);
+    EXPECT_EQ(r.round2_survivors(), 10);
+    EXPECT_EQ(r.rejected_messages(), 0);
+    EXPECT_EQ(r.phase_seconds_size(), 10);
+    EXPECT_GT(r.phase_seconds(8), 0);  // round 1's consistency check ran
+    EXPECT_GT(r.phase_seconds(9), 0);  // round 2's
+  }
+  // 10 devices x 2 rounds x 2 iterations signed the survivor set.
+  EXPECT_EQ(sent.consistency_signatures, 40);
+  for (uint64_t d = 0; d < 10; ++d) EXPECT_TRUE(DidSend(sent, d, v1::DEVICE_PHASE_UNMASKING)) << d;
+}
+
+TEST_F(LflActiveSecAggTest, HostRequiringActiveSecAggRefusesASemiHonestJob) {
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1, /*active=*/false), sent);
+  EXPECT_EQ(job, nullptr);
+  EXPECT_EQ(create_status_.code(), absl::StatusCode::kFailedPrecondition) << create_status_;
+  EXPECT_NE(create_status_.message().find("require_active_secagg"), std::string::npos)
+      << create_status_;
+  // Opting out locally lets it run (semi-honest sessions, no signatures).
+  Sent sent2;
+  job = Run(Job(1, /*active=*/false), sent2, /*require_active=*/false);
+  ASSERT_NE(job, nullptr) << create_status_;
+  EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
+  EXPECT_EQ(sent2.consistency_signatures, 0);
+}
+
+// A server that downgrades one host's sessions to semi-honest (no consistency
+// check) gets nothing from that host's devices.
+TEST_F(LflActiveSecAggTest, DowngradedSessionIsRefusedBeforeAnyKeyIsSent) {
+  edit_task = [](const std::string& host, v1::DeviceTask& t) {
+    if (host == "host-a") t.mutable_session()->set_consistency_check(false);
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  for (uint64_t d = 0; d < kPerHost; ++d) EXPECT_EQ(sent.phases.count(d), 0u) << d;
+  // Half the devices left: below ceil(0.9 n), so the iteration is skipped.
+  ASSERT_EQ(job->status().iterations_size(), 1);
+  EXPECT_TRUE(job->status().iterations(0).skipped());
+  EXPECT_TRUE(sent.revealed_owners.empty());
+}
+
+// The server lowers min_survivors (so that it could unmask the sum of a few
+// devices): the hosts refuse the session.
+TEST_F(LflActiveSecAggTest, LoweredMinSurvivorsIsRefused) {
+  edit_task = [](const std::string&, v1::DeviceTask& t) {
+    if (t.round() != 1) return;
+    t.mutable_session()->set_min_survivors(2);
+    t.mutable_session()->set_threshold(2);
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  EXPECT_TRUE(sent.phases.empty());
+  EXPECT_TRUE(job->status().iterations(0).skipped());
+}
+
+// n: a round-1 roster that is not the job's n devices is refused.
+TEST_F(LflActiveSecAggTest, RosterOtherThanTheJobsDevicesIsRefused) {
+  edit_task = [](const std::string& host, v1::DeviceTask& t) {
+    if (host != "host-a" || t.round() != 1) return;
+    auto* roster = t.mutable_session()->mutable_roster();
+    roster->RemoveLast();  // drops device 9 of host-b from host-a's view
+    t.mutable_session()->set_min_survivors(9);
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  for (uint64_t d = 0; d < kPerHost; ++d) EXPECT_EQ(sent.phases.count(d), 0u) << d;
+}
+
+// Round 2 with a made-up small |U1| (the devices' replacement noise is scaled
+// by 1/|U1|): refused.
+TEST_F(LflActiveSecAggTest, Round2WithTooFewAnnouncedRound1SurvivorsIsRefused) {
+  edit_task = [](const std::string&, v1::DeviceTask& t) {
+    if (t.round() == 2) t.set_round1_survivors(8);  // ceil(0.9 * 10) = 9
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  ASSERT_EQ(job->status().iterations_size(), 1);
+  EXPECT_EQ(job->status().iterations(0).round1_survivors(), 10);
+  EXPECT_EQ(job->status().iterations(0).round2_survivors(), 0);  // round 2 aborted
+}
+
+// |U1| too small at the consistency check: the server tells device 0 that
+// only 6 devices (< ceil(0.9 * 10)) survived the masking step. Device 0
+// aborts; it signs nothing and releases no share of anybody.
+TEST_F(LflActiveSecAggTest, TooFewSurvivorsAtTheConsistencyCheckAbortsBeforeAnyShare) {
+  edit_inbox = [](const std::string& host, v1::DevicePhase phase,
+                  std::vector<v1::InboxMessage>& in) {
+    if (host != "host-a" || phase != v1::DEVICE_PHASE_CONSISTENCY_CHECK) return;
+    for (v1::InboxMessage& m : in) {
+      if (m.device() != 0) continue;
+      auto* s = m.mutable_consistency_check()->mutable_survivors();
+      s->Truncate(6);
+    }
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  EXPECT_TRUE(DidSend(sent, 0, v1::DEVICE_PHASE_MASKED_INPUT));
+  EXPECT_FALSE(DidSend(sent, 0, v1::DEVICE_PHASE_CONSISTENCY_CHECK));
+  EXPECT_FALSE(DidSend(sent, 0, v1::DEVICE_PHASE_UNMASKING));
+  for (uint64_t d = 1; d < 10; ++d) EXPECT_TRUE(DidSend(sent, d, v1::DEVICE_PHASE_UNMASKING)) << d;
+}
+
+// Key substitution: the server replaces device 5's keys in device 0's key
+// broadcast (a) with keys under a signing key certified by host-a for device
+// 5 (host-a colluding; job grants 5 to host-b), (b) keeping 5's signature.
+// Device 0 aborts before sharing: it sends no ShareKeys and nothing of it is
+// ever unmasked.
+TEST_F(LflActiveSecAggTest, SubstitutedKeysAbortTheVictimAndNoShareOfItIsReleased) {
+  for (bool collusion : {true, false}) {
+    SCOPED_TRACE(collusion);
+    random::Csprng adversary = random::Csprng::FromSeed(77);
+    edit_inbox = [&](const std::string& host, v1::DevicePhase phase,
+                     std::vector<v1::InboxMessage>& in) {
+      if (host != "host-a" || phase != v1::DEVICE_PHASE_SHARE_KEYS) return;
+      for (v1::InboxMessage& m : in) {
+        if (m.device() != 0) continue;
+        for (v1::NeighbourKeys& nk : *m.mutable_keys()->mutable_neighbours()) {
+          if (nk.device() != 5) continue;
+          std::string c(32, '\0'), s(32, '\0');
+          adversary.FillBytes(reinterpret_cast<uint8_t*>(c.data()), 32);
+          adversary.FillBytes(reinterpret_cast<uint8_t*>(s.data()), 32);
+          // Valid X25519 public keys are any 32 bytes.
+          nk.set_c_pk(c);
+          nk.set_s_pk(s);
+          if (!collusion) continue;
+          absl::StatusOr<device::DeviceSigningIdentity> id =
+              authorities_[0]->Issue("active-job", 5, adversary);
+          ASSERT_TRUE(id.ok());
+          auto key = crypto::Ed25519PrivateKey::FromSeed(id->seed);
+          const std::vector<uint8_t> vk(key->public_key().begin(), key->public_key().end());
+          const std::vector<uint8_t> cv(c.begin(), c.end()), sv(s.begin(), s.end());
+          absl::StatusOr<std::vector<uint8_t>> sig =
+              key->Sign(secagg::AdvertisementStatement(aggregation_, 5, cv, sv, vk));
+          ASSERT_TRUE(sig.ok());
+          nk.set_signature(std::string(sig->begin(), sig->end()));
+          nk.set_signing_key(std::string(vk.begin(), vk.end()));
+          nk.set_credential(std::string(id->credential.begin(), id->credential.end()));
+        }
+      }
+    };
+    edit_task = [&](const std::string&, v1::DeviceTask& t) { aggregation_ = t.aggregation_id(); };
+    Sent sent;
+    std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+    ASSERT_NE(job, nullptr) << create_status_;
+    EXPECT_TRUE(DidSend(sent, 0, v1::DEVICE_PHASE_ADVERTISE_KEYS));
+    EXPECT_FALSE(DidSend(sent, 0, v1::DEVICE_PHASE_SHARE_KEYS));
+    EXPECT_FALSE(DidSend(sent, 0, v1::DEVICE_PHASE_MASKED_INPUT));
+    EXPECT_EQ(sent.revealed_owners.count(0), 0u);
+    // The others finish the iteration without device 0.
+    ASSERT_EQ(job->status().iterations_size(), 1);
+    EXPECT_EQ(job->status().iterations(0).round1_survivors(), 9);
+    std::filesystem::remove(root_ + "/ledger-0.db");
+    std::filesystem::remove(root_ + "/ledger-1.db");
+  }
+}
+
+TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
+  device::SecAggExpectations e{100, 0.3, true};
+  secagg::SessionConfig s;
+  for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
+  s.min_survivors = 70;
+  s.consistency_check = true;
+  EXPECT_EQ(device::OwnMinSurvivors(e, 100), 70);
+  EXPECT_EQ(device::SessionRefusal(e, 1, s, 0), "");
+  s.min_survivors = 69;
+  EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("at least ceil((1 - omega) * 100) = 70"),
+            std::string::npos);
+  s.min_survivors = 70;
+  s.consistency_check = false;
+  EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("require_active_secagg"), std::string::npos);
+  EXPECT_EQ(device::SessionRefusal({100, 0.3, false}, 1, s, 0), "");
+  s.consistency_check = true;
+  s.roster.pop_back();
+  s.min_survivors = 70;
+  EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("n = 100"), std::string::npos);
+  // Round 2 over 80 of |U1| = 90: fine; |U1| = 69 or > n or roster > |U1|: refused.
+  s.roster.resize(80);
+  s.min_survivors = 56;
+  EXPECT_EQ(device::SessionRefusal(e, 2, s, 90), "");
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 69).find("|U1| = 69"), std::string::npos);
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 101), "");
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 79).find("more than |U1|"), std::string::npos);
+  s.min_survivors = 55;
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 90), "");
+  EXPECT_EQ(device::SurvivorRefusal(1, 70, 70), "");
+  EXPECT_NE(device::SurvivorRefusal(1, 69, 70).find("no unmasking share is released"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fedmf
