@@ -176,6 +176,7 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
     std::vector<dp::GaussianSchedule> schedules;
     for (const PartyResult& r : result.parties) {
       schedules.push_back({plan->sample_rate, plan->noise_multiplier, r.steps});
+      schedules.push_back({1.0, plan->count_noise_multiplier, 1});  // its size release
     }
     auto global = dp::ComposeGaussianSchedules(schedules, config.delta);
     if (!global.ok()) return global.status();
