@@ -23,6 +23,9 @@ cli::ClusterOptions CappedThirdParty(const PlannedJob& plan) {
   capped.max_epsilon = 0.5;
   capped.data_spec = kMissingData;
   options.party_overrides[2] = capped;
+  cli::PartyOptions silent;  // fedmf-party's default: no test metrics sent
+  silent.report_metrics = false;
+  options.party_overrides[1] = silent;
   return options;
 }
 
@@ -74,9 +77,15 @@ TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
   for (int k : {0, 1}) {
     const v1::PartyStatus& p = st->parties(k);
     EXPECT_TRUE(p.accepted());
-    EXPECT_GT(p.test_count(), 0);
     EXPECT_LE(p.epsilon_spent(), 1.0 + 1e-9);
   }
+  // party-0 opted in to report_metrics; party-1 has fedmf-party's default
+  // (off): it finished, but its noise-free test MSE never left it.
+  EXPECT_GT(st->parties(0).test_count(), 0);
+  EXPECT_GE(st->parties(0).test_mse(), 0);
+  EXPECT_EQ(st->parties(1).test_count(), 0);
+  EXPECT_EQ(st->parties(1).test_mse(), -1);
+  EXPECT_GT(st->parties(1).epsilon_spent(), 0);
   ExpectUntouched();
 }
 
