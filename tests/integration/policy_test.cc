@@ -103,11 +103,14 @@ TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
   EXPECT_TRUE(absl::StrContains(st->error(), "2 of 3 parties accepted")) << st->error();
   EXPECT_TRUE(absl::StrContains(st->error(), "party-2")) << st->error();
   EXPECT_TRUE(absl::StrContains(st->error(), "epsilon")) << st->error();
-  // The acceptors were told and charged nothing.
+  // The acceptors were told and charged nothing but the size release their
+  // offer reply carried (docs/privacy.md section size-release): one step.
   for (int k : {0, 1}) {
     auto ledger = cluster_->PartyLedger(k);
     ASSERT_TRUE(ledger.ok()) << ledger.status();
-    EXPECT_EQ(ledger->entries_size(), 0);
+    ASSERT_EQ(ledger->entries_size(), 1);
+    EXPECT_EQ(ledger->entries(0).steps(), 1);
+    EXPECT_EQ(ledger->entries(0).sample_rate(), 1.0);
   }
   ExpectUntouched();
 }
