@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -271,9 +272,10 @@ absl::StatusOr<HuaHostResult> Host::Run() {
     return job.status();
   }
   job_ = *job;
-  // The policy decision, before any data is read. Hua's epsilon is per
-  // release (docs/hua.md): T releases compose to at most T epsilon.
-  const double job_epsilon = job_.params.epsilon * job_.params.iterations;
+  // The policy decision, before any data is read. No Hua scenario has a
+  // valid epsilon (docs/privacy.md, section hua): whatever noise the job
+  // adds, the host treats it as non-private (allow_non_private).
+  const double job_epsilon = std::numeric_limits<double>::infinity();
   if (std::string why =
           DevicePolicyRefusal(o_.policy, "hua-s3", job_epsilon, 0.0, job_.params.iterations);
       !why.empty()) {

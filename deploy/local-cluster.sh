@@ -81,7 +81,7 @@ start() {
   "$BIN/fedmf-device" --setting lfl,hua-s3 --name device-host --server "127.0.0.1:$port" \
     --server-name server --cert-dir "$WORK/certs/device-host" --aggregator "127.0.0.1:$agg" \
     --devices-from synthetic --first 0 --count 50 \
-    --ledger "$WORK/device-host/device-host.ledger.db" --report-metrics --log-format json \
+    --ledger "$WORK/device-host/device-host.ledger.db" --report-metrics --allow-non-private --log-format json \
     > "$WORK/logs/device-host.log" 2>&1 &
   echo "device-host $!" >> "$WORK/pids"
   mkdir -p "$WORK/jobs"

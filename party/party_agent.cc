@@ -178,12 +178,19 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
   if (!run.ok()) {
     refusal = std::string(run.status().message());
   } else {
-    const data::PartyData& d = (*run)->session->data();
+    // Sizes (docs/privacy.md, party-bytes): the global catalogues are public;
+    // a VFL party's item count is its share of the catalogue (public); an
+    // HFL party's user count is the DP size release's estimate (weight()).
+    const fmf::PartySession& session = *(*run)->session;
+    const int32_t global_users = static_cast<int32_t>((*run)->user_ids.size());
+    const int32_t global_items = static_cast<int32_t>((*run)->item_ids.size());
+    const bool vertical = (*run)->config.split == fmf::SplitKind::kVertical;
+    const int32_t weight = static_cast<int32_t>(session.weight());
     reply.set_accept(true);
-    reply.set_users(d.num_users());
-    reply.set_items(d.num_items());
-    reply.set_global_users(static_cast<int32_t>((*run)->user_ids.size()));
-    reply.set_global_items(static_cast<int32_t>((*run)->item_ids.size()));
+    reply.set_users(vertical ? global_users : weight);
+    reply.set_items(vertical ? weight : global_items);
+    reply.set_global_users(global_users);
+    reply.set_global_items(global_items);
   }
   if (!refusal.empty()) {
     spdlog::warn("refusing job '{}': {}", task.job_id(), refusal);
@@ -208,17 +215,26 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
     if (plan.private_training) {
       std::lock_guard lock(mu_);
       int64_t charged = 0;
+      // The size release (one step at the count's z) and the gradient steps
+      // are separate entries; count each only if not yet charged.
+      const int64_t count_round = fmf::CountReleaseRound(config);
+      bool count_charged = false;
+      int64_t grad_charged = 0;
       for (const dp::LedgerEntry& e : ledger_.entries()) {
-        if (e.job_id == config.job_id) charged += e.steps;
+        if (e.job_id != config.job_id) continue;
+        if (e.round == count_round) {
+          count_charged = true;
+        } else {
+          grad_charged += e.steps;
+        }
       }
-      const int64_t remaining = plan.steps - charged;
-      if (remaining <= 0) {
-        would_be = SpentEpsilonLocked();
-      } else {
-        auto e = ledger_.EpsilonWith(
-            {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining});
-        would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
-      }
+      charged = grad_charged;
+      const int64_t remaining = std::max<int64_t>(0, plan.steps - charged);
+      auto e = ledger_.EpsilonWith(std::vector<dp::LedgerEntry>{
+          {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining},
+          {config.job_id, count_round, 1.0, plan.count_noise_multiplier,
+           count_charged ? 0 : 1}});
+      would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
     }
     return PolicyRefusal(config_.policy, config_.data, config, would_be);
   };
@@ -270,11 +286,31 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
                                                    " but the split has ",
                                                    federation->parties.size(), " parties"));
   }
+  // The size release is made once per job: a run rebuilt after a restart
+  // reuses the persisted one (PartySession::Create).
+  const int32_t count_round = static_cast<int32_t>(fmf::CountReleaseRound(config));
+  std::optional<double> released_count;
+  if (plan.private_training) {
+    auto stored = store_->Released(spec.job_id(), count_round);
+    if (!stored.ok()) return stored.status();
+    if (stored->has_value() && (*stored)->size() == 1) released_count = (**stored)(0, 0);
+  }
   std::lock_guard lock(mu_);
+  const size_t before = ledger_.entries().size();
   auto session = fmf::PartySession::Create(std::move(*admitted),
                                            federation->parties[config_.data.index],
-                                           federation->num_users, federation->num_items, &ledger_);
+                                           federation->num_users, federation->num_items, &ledger_,
+                                           released_count);
   if (!session.ok()) return session.status();
+  if (ledger_.entries().size() > before) {
+    // Durable with its value before a byte derived from it leaves.
+    mf::Matrix count(1, 1);
+    count(0, 0) = *(*session)->released_count();
+    if (auto s = store_->CommitRelease(ledger_.entries().back(), count); !s.ok()) {
+      spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
+      std::abort();
+    }
+  }
   JobRun& run = runs_[spec.job_id()];
   run.config = config;
   run.plan = plan;
@@ -328,10 +364,13 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
   report.set_delta(config_.policy.delta);
   report.set_steps(run.session->steps_charged());
   if (run.finished) {
-    const mf::ErrorMetrics m = run.session->EvaluateTest();
     report.set_finished(true);
-    report.set_test_mse(m.mse);
-    report.set_test_count(m.count);
+    // Noise-free metrics leave only with the party's consent (policy).
+    if (config_.policy.report_metrics) {
+      const mf::ErrorMetrics m = run.session->EvaluateTest();
+      report.set_test_mse(m.mse);
+      report.set_test_count(m.count);
+    }
   }
   v1::Ack ack;
   auto ctx = Context(std::chrono::seconds(10));

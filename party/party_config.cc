@@ -69,6 +69,7 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
     check(policy->GetStringList("allowed_settings", &c.policy.allowed_settings));
     check(policy->GetString("min_granularity", &c.policy.min_granularity));
     check(policy->GetBool("allow_non_private", &c.policy.allow_non_private));
+    check(policy->GetBool("report_metrics", &c.policy.report_metrics));
     check(policy->Finish());
   }
   if (!s.ok()) return s;

@@ -39,6 +39,11 @@ struct Policy {
   std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
   std::string min_granularity = "rating";  // rating | user (user is stronger)
   bool allow_non_private = false;   // accept epsilon = inf jobs
+  // Send the Stage-3 test MSE and count in the final PrivacyReport. They are
+  // computed on the party's held-out ratings without noise and are not
+  // charged to the ledger: a release outside the accounting, so off unless
+  // the party opts in (local simulations such as `fedmf demo` do).
+  bool report_metrics = false;
 };
 
 struct PartyConfig {

@@ -60,10 +60,12 @@ absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::M
   if (!tx.begin_status().ok()) return tx.begin_status();
   if (auto s = InsertEntry(entry); !s.ok()) return s;
   // Only the latest release of a job is ever resent; keep the table small.
+  // Rounds only grow, and the size release (round T + 1, made first) sits
+  // above every Stage-2 round, so it is kept for a restart to reuse.
   {
-    auto del = db_->Prepare("DELETE FROM releases WHERE job_id = ?");
+    auto del = db_->Prepare("DELETE FROM releases WHERE job_id = ? AND round < ?");
     if (!del.ok()) return del.status();
-    del->Bind(1, entry.job_id);
+    del->Bind(1, entry.job_id).Bind(2, entry.round);
     if (auto s = del->Run(); !s.ok()) return s;
   }
   auto st = db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");

@@ -426,12 +426,17 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
   p.epsilon = report.epsilon_spent();
   counters_.epsilon_by_party[party] = report.epsilon_spent();
   if (report.finished()) {
-    if (!std::isfinite(report.test_mse()) || report.test_count() < 0) {
-      return absl::InvalidArgumentError("field 'test_mse': must be finite");
+    // Metrics are the party's opt-in (policy report_metrics): absent = unknown.
+    if (report.has_test_mse() || report.has_test_count()) {
+      if (!std::isfinite(report.test_mse()) || report.test_mse() < 0 ||
+          report.test_count() < 0) {
+        return absl::InvalidArgumentError(
+            "fields 'test_mse/test_count': must be finite and >= 0");
+      }
+      p.test_mse = report.test_mse();
+      p.test_count = report.test_count();
     }
     p.finished = true;
-    p.test_mse = report.test_mse();
-    p.test_count = report.test_count();
   }
   if (auto s = store_->SaveParty(report.job_id(), p); !s.ok()) return s;
   changed_.notify_all();

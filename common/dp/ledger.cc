@@ -52,6 +52,17 @@ absl::StatusOr<double> PrivacyLedger::EpsilonWith(const LedgerEntry& entry) cons
   return r->epsilon;
 }
 
+absl::StatusOr<double> PrivacyLedger::EpsilonWith(const std::vector<LedgerEntry>& entries) const {
+  RdpAccountant with = accountant_;
+  for (const LedgerEntry& entry : entries) {
+    if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+    with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  }
+  absl::StatusOr<EpsilonResult> r = with.GetEpsilon(delta_);
+  if (!r.ok()) return r.status();
+  return r->epsilon;
+}
+
 absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
   if (!(max_epsilon_ >= 0) || !std::isfinite(max_epsilon_)) {
     return absl::InvalidArgumentError(

@@ -32,6 +32,8 @@ class PrivacyLedger {
   absl::StatusOr<double> SpentEpsilon() const;
   // Epsilon if `entry` were charged too.
   absl::StatusOr<double> EpsilonWith(const LedgerEntry& entry) const;
+  // Epsilon if all of `entries` were charged too.
+  absl::StatusOr<double> EpsilonWith(const std::vector<LedgerEntry>& entries) const;
   // Charges the entry if the budget allows; FailedPrecondition (naming the
   // budget and the would-be spend) otherwise, leaving the ledger unchanged.
   // AlreadyExists if (job_id, round) was charged before.

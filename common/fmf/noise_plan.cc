@@ -1,9 +1,33 @@
 #include "common/fmf/noise_plan.h"
 
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "common/dp/rdp_accountant.h"
 #include "common/mf/clipping.h"
 
 namespace fedmf::fmf {
+namespace {
+
+// epsilon of `steps` subsampled Gaussian steps at (q, z) composed with one
+// full-batch Gaussian step at z_count, in RDP (Mironov 2017, Prop. 1).
+absl::StatusOr<dp::EpsilonResult> EpsilonWithCount(double q, double z, int64_t steps,
+                                                   double z_count, double delta) {
+  const std::vector<double>& orders = dp::DefaultRdpOrders();
+  std::vector<double> rdp = dp::ComputeRdp(q, z, steps, orders);
+  if (z_count > 0) {
+    const std::vector<double> count = dp::ComputeRdp(1.0, z_count, 1, orders);
+    for (size_t i = 0; i < rdp.size(); ++i) rdp[i] += count[i];
+  }
+  return dp::RdpToEpsilon(orders, rdp, delta);
+}
+
+}  // namespace
+
+int64_t CountReleaseRound(const JobConfig& config) {
+  return static_cast<int64_t>(config.EffectiveRounds()) + 1;
+}
 
 absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   if (auto s = ValidateJobConfig(config); !s.ok()) return s;
@@ -22,19 +46,59 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
     plan.epsilon = std::numeric_limits<double>::infinity();
     return plan;
   }
-  auto z = dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta,
-                                        config.epsilon);
-  if (!z.ok()) return z.status();
-  plan.noise_multiplier = *z;
-  auto eps = dp::ComputeEpsilon(config.sample_rate, plan.noise_multiplier, plan.steps,
-                                config.delta);
+  // 1. The gradient steps alone, to find the order that matters and their
+  //    RDP there; 2. the count's z so that it costs kCountRdpShare of that
+  //    (a public function of the public plan); 3. the gradient steps' z again,
+  //    now for the composition of both, so that `epsilon` <= the target.
+  auto z_alone = dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta,
+                                              config.epsilon);
+  if (!z_alone.ok()) return z_alone.status();
+  auto alone = EpsilonWithCount(config.sample_rate, *z_alone, plan.steps, 0, config.delta);
+  if (!alone.ok()) return alone.status();
+  const double order = alone->order;
+  const double rdp_at_order =
+      dp::ComputeRdp(config.sample_rate, *z_alone, plan.steps, {order})[0];
+  if (!(rdp_at_order > 0) || !std::isfinite(rdp_at_order)) {
+    return absl::InternalError("noise plan: the gradient steps' RDP is not positive and finite");
+  }
+  plan.count_noise_multiplier = std::sqrt(order / (2 * kCountRdpShare * rdp_at_order));
+  // Bisection on z (epsilon is non-increasing in z): hi meets the target.
+  auto meets = [&](double z) -> absl::StatusOr<bool> {
+    auto e = EpsilonWithCount(config.sample_rate, z, plan.steps, plan.count_noise_multiplier,
+                              config.delta);
+    if (!e.ok()) return e.status();
+    return e->epsilon <= config.epsilon;
+  };
+  double lo = *z_alone, hi = *z_alone * 1.25;
+  for (;;) {
+    auto ok = meets(hi);
+    if (!ok.ok()) return ok.status();
+    if (*ok) break;
+    lo = hi;
+    hi *= 2;
+    if (hi > dp::kMaxCalibratedNoiseMultiplier) {
+      return absl::OutOfRangeError("noise plan: the target epsilon is unreachable with the count");
+    }
+  }
+  while (hi - lo > 1e-9 * hi) {
+    const double mid = 0.5 * (lo + hi);
+    auto ok = meets(mid);
+    if (!ok.ok()) return ok.status();
+    (*ok ? hi : lo) = mid;
+  }
+  plan.noise_multiplier = hi;
+  auto eps = EpsilonWithCount(config.sample_rate, plan.noise_multiplier, plan.steps,
+                              plan.count_noise_multiplier, config.delta);
   if (!eps.ok()) return eps.status();
-  plan.epsilon = *eps;
+  plan.epsilon = eps->epsilon;
   const double scale =
       config.granularity == Granularity::kUser ? static_cast<double>(config.EffectiveTheta()) : 1.0;
   if (config.granularity == Granularity::kUser) plan.theta = config.EffectiveTheta();
   plan.sigma_both = plan.noise_multiplier * scale * mf::SensitivityBothMatrices(config.rating_max);
   plan.sigma_one = plan.noise_multiplier * scale * mf::SensitivityOneMatrix(config.rating_max);
+  // The count moves by at most theta (a user's trimmed ratings) or 1 (a rating).
+  plan.count_sensitivity = scale;
+  plan.count_sigma = plan.count_noise_multiplier * plan.count_sensitivity;
   return plan;
 }
 

@@ -20,7 +20,26 @@ struct NoisePlan {
   // Per-entry noise std-dev sigma = z * Delta for each kind of step:
   double sigma_both = 0;  // a step updating U and V together (VFL Stage 2, DP local-only)
   double sigma_one = 0;   // a step updating one matrix (HFL Stage 2, VFL Stage 3)
+  // The size release (issue #14 finding 5): once per job, before Stage 2, the
+  // party releases c~ = nnz + N(0, count_sigma^2), where nnz is the number of
+  // ratings its DP steps train on (clamped, trimmed to theta per user). It is
+  // the only data-dependent size that leaves the party or shapes a release:
+  // the step normaliser is eta * c~, and an HFL party's aggregation weight
+  // (the n_k it sends) is c~ / theta. One full-batch Gaussian step at
+  // count_noise_multiplier, sensitivity count_sensitivity (theta per user, 1
+  // per rating), composed with the Stage-2 steps in RDP: `epsilon` covers both.
+  double count_noise_multiplier = 0;
+  double count_sensitivity = 0;
+  double count_sigma = 0;
 };
+
+// The count's share of the budget: at the order that is optimal for the
+// gradient steps alone, the count costs this fraction of their RDP.
+inline constexpr double kCountRdpShare = 0.05;
+
+// The ledger key (round) of the size release: after every round the job can
+// charge (0..T-1 Stage 2, T for VFL Stage 3), so it never collides.
+int64_t CountReleaseRound(const JobConfig& config);
 
 // Calibrates z with the RDP accountant so that ChargedSteps() Poisson-
 // subsampled Gaussian steps at rate eta give (epsilon, delta); sensitivities

@@ -5,6 +5,8 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "common/dp/noise.h"
+#include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
@@ -38,7 +40,7 @@ PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, doubl
 
 absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     AdmittedJob job, data::PartyData data, int32_t global_users, int32_t global_items,
-    dp::PrivacyLedger* ledger) {
+    dp::PrivacyLedger* ledger, std::optional<double> released_count) {
   const JobConfig& config = job.config();
   const NoisePlan& plan = job.plan();
   const data::RatingRange range = job.range();
@@ -97,6 +99,9 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
   } else {
     p.dp_train_ = p.train_;
   }
+  if (plan.private_training) {
+    if (auto s = p.ReleaseCount(released_count); !s.ok()) return s;
+  }
   const double scale = InitScale(p.config_);
   random::Csprng init_rng = p.rng_.Fork("init");
   // The shared matrix is overwritten by the server's in Pretrain; the local
@@ -113,8 +118,60 @@ int32_t PartySession::shared_rows() const {
 }
 
 double PartySession::weight() const {
-  return vertical() ? static_cast<double>(data_.num_items())
-                    : static_cast<double>(data_.num_users());
+  if (vertical()) return static_cast<double>(data_.num_items());
+  if (!released_count_.has_value()) return static_cast<double>(data_.num_users());
+  const double theta = std::max(1, plan_.theta);
+  return std::clamp(std::round(*released_count_ / theta), 1.0,
+                    static_cast<double>(std::max(1, global_users_)));
+}
+
+double PartySession::CountBound() const {
+  const double users = static_cast<double>(dp_train_.num_users());
+  const double per_user = plan_.theta > 0 ? static_cast<double>(plan_.theta)
+                                          : static_cast<double>(dp_train_.num_items());
+  return std::max(1.0, users * per_user);
+}
+
+double PartySession::StepNormalizer() const {
+  const double count =
+      released_count_.has_value() ? *released_count_ : static_cast<double>(dp_train_.nnz());
+  return std::max(1.0, config_.sample_rate * count);
+}
+
+absl::Status PartySession::ReleaseCount(std::optional<double> already_released) {
+  const int64_t key = CountReleaseRound(config_);
+  if (already_released.has_value()) {
+    bool charged = false;
+    for (const dp::LedgerEntry& e : ledger_->entries()) {
+      charged |= e.job_id == config_.job_id && e.round == key;
+    }
+    if (!charged) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job '", config_.job_id, "': a size release is given but the ledger holds no charge "
+          "for it (round ", key, ")"));
+    }
+    if (!std::isfinite(*already_released) || *already_released < 1 ||
+        *already_released > CountBound()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job '", config_.job_id, "': stored size release ", *already_released,
+          " outside [1, ", CountBound(), "]"));
+    }
+    released_count_ = *already_released;
+    return absl::OkStatus();
+  }
+  // Charge first: nothing computed from the data exists unaccounted.
+  dp::LedgerEntry entry{config_.job_id, key, 1.0, plan_.count_noise_multiplier, 1};
+  if (auto s = ledger_->Charge(entry); !s.ok()) return s;
+  random::Csprng count_rng = rng_.Fork("count");
+  const double noisy = static_cast<double>(dp_train_.nnz()) +
+                       dp::SampleGaussian(count_rng, plan_.count_sigma);
+  // Clamped into the public range and snapped (post-processing; the set of
+  // possible values is the grid whatever the data, docs/privacy.md).
+  const double bound = CountBound();
+  const double grid = dp::SnapGranularity(plan_.count_sigma, bound);
+  released_count_ = dp::SnapTowardZero(std::clamp(noisy, 1.0, bound), grid);
+  released_count_ = std::max(1.0, *released_count_);
+  return absl::OkStatus();
 }
 
 absl::Status PartySession::CheckShared(const mf::Matrix& m, const char* what) const {
@@ -142,7 +199,9 @@ DpIterationSpec PartySession::Stage2Spec() const {
   DpIterationSpec spec;
   spec.sample_rate = config_.sample_rate;
   spec.rating_max = config_.rating_max;
-  spec.normalizer = ExpectedBatchRatings(dp_train_, config_.sample_rate);
+  // eta * the released count, not eta * nnz: the step must not depend on a
+  // size outside the accounting (issue #14 finding 5).
+  spec.normalizer = StepNormalizer();
   if (vertical()) {
     // VFL-SGDMF: U and V together, Delta_rating; V's step scaled by m_k/m.
     spec.update_u = spec.update_v = true;

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -41,15 +42,36 @@ class PartySession {
   // admitted range; ratings are shifted by its offset (negative ranges).
   // `ledger` is not owned and must outlive the session (the daemon persists
   // it). `global_users`/`global_items` give the shared matrix's row count.
+  //
+  // A private job's size release (NoisePlan::count_*) happens here: the
+  // ledger is charged (key CountReleaseRound) before the noisy count exists.
+  // A party that already released it for this job (restart, rejoin) passes
+  // `released_count`; the ledger must then already hold that charge, and
+  // nothing is drawn or charged again (a second draw would be a second,
+  // unaccounted release).
   static absl::StatusOr<std::unique_ptr<PartySession>> Create(
       AdmittedJob job, data::PartyData data, int32_t global_users, int32_t global_items,
-      dp::PrivacyLedger* ledger);
+      dp::PrivacyLedger* ledger, std::optional<double> released_count = std::nullopt);
 
   // Rows and columns of the shared matrix (U for VFL: n x p; V for HFL: m x p).
   int32_t shared_rows() const;
   int32_t dim() const { return config_.dim; }
-  // Aggregation weight: m_k for VFL, n_k for HFL.
+  // Aggregation weight the party declares to the server. VFL: m_k, the size
+  // of its item catalogue (public by construction: the split of the job's
+  // catalogue). HFL, private: c~ / theta, the DP size release's estimate of
+  // n_k, rounded into [1, global_users]; non-private: n_k.
   double weight() const;
+  // The size release (private jobs): the noisy count as released (snapped,
+  // clamped into [1, CountBound()]); unset for non-private jobs.
+  std::optional<double> released_count() const { return released_count_; }
+  // The count before noise: ratings the DP steps train on (for the
+  // sensitivity tests; the party never sends it).
+  int64_t PreNoiseCount() const { return dp_train_.nnz(); }
+  // Public upper bound on the count: theta * users (per user) or users *
+  // items of the party's index space, both public sizes.
+  double CountBound() const;
+  // eta * (released count, or nnz when non-private), at least 1.
+  double StepNormalizer() const;
 
   // Stage 1: initialization and local pre-computation. A party that (re)joins
   // a running job passes the round it joins at and that round's shared matrix.
@@ -107,6 +129,8 @@ class PartySession {
   // Takes the server's matrix as the shared one, projected onto the clipping set.
   void AdoptShared(const mf::Matrix& m);
   absl::Status Charge(int64_t round, int64_t steps);
+  // The size release (Create): charge, draw, clamp, snap; or adopt an earlier one.
+  absl::Status ReleaseCount(std::optional<double> already_released);
   // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
   void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
   void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v);
@@ -130,6 +154,7 @@ class PartySession {
   Phase phase_ = Phase::kCreated;
   int32_t next_round_ = 0;
   int64_t steps_charged_ = 0;
+  std::optional<double> released_count_;
 };
 
 // The initial shared matrix the server broadcasts (entries uniform, clipped).

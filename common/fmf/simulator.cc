@@ -197,6 +197,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     for (size_t k = 0; k < s; ++k) {
       schedules.push_back({party_plans[k].sample_rate, party_plans[k].noise_multiplier,
                            result.parties[k].steps});
+      schedules.push_back({1.0, party_plans[k].count_noise_multiplier, 1});  // its size release
     }
     auto global = dp::ComposeGaussianSchedules(schedules, config.delta);
     if (!global.ok()) return global.status();

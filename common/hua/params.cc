@@ -78,6 +78,16 @@ std::string PrivacyCaveat(Scenario s) {
          "docs/privacy.md, section hua";
 }
 
+absl::Status HuaPrivacyRefusal(const HuaParams& p) {
+  if (std::isinf(p.epsilon) || p.paper_noise) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      ScenarioName(p.scenario), " with --epsilon ", p.epsilon,
+      " (job spec 'epsilon') is refused: ", PrivacyCaveat(p.scenario),
+      ". Fix: run it non-private with --epsilon inf, or add --hua-paper-noise (job spec "
+      "'hua.paper_noise: true') to add the paper's noise calibrated to this budget and report "
+      "epsilon = inf (device hosts then need allow_non_private)"));
+}
+
 double RatingSpan(const data::RatingRange& range) { return range.max - range.min; }
 
 double LaplaceScale(double epsilon, const data::RatingRange& range, int32_t dim) {

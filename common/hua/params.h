@@ -55,6 +55,11 @@ struct HuaParams {
   // non-private run). Whether the per-release analysis itself holds is
   // another matter: see PrivacyCaveat() and docs/privacy.md, section hua.
   double epsilon = 1.0;
+  // No Hua scenario has a valid end-to-end sensitivity (PrivacyCaveat), so a
+  // finite epsilon is refused (HuaPrivacyRefusal) unless the caller opts in to
+  // running the paper's mechanism as it is: noise calibrated to `epsilon`,
+  // reported epsilon = inf, the run non-private (issue #14 finding 2/4).
+  bool paper_noise = false;
   ObjectiveNoise s1_noise = ObjectiveNoise::kGammaNorm;
   // S3 dynamics (per iteration, between iterations).
   double join_prob = 0.005;
@@ -80,6 +85,11 @@ double EpsilonPerRelease(const HuaParams& p);
 // guarantee for this scenario (never empty): fedmf reports epsilon = inf
 // for Hua runs and the paper's numbers under their own names.
 std::string PrivacyCaveat(Scenario s);
+// The entry points' check (fedmf train/demo, a job spec at the server and at
+// every device host): a finite epsilon without paper_noise is refused with
+// an error naming the flag and the fix, since no epsilon it could report
+// would hold. OK for epsilon = inf, or with paper_noise (a non-private run).
+absl::Status HuaPrivacyRefusal(const HuaParams& p);
 
 // Delta = max_r - min_r: the largest change of one rating.
 double RatingSpan(const data::RatingRange& range);

@@ -62,9 +62,12 @@ absl::StatusOr<HuaJob> HuaJobFromSpec(const v1::JobSpec& spec) {
   p.zp.frac_bits = h.zp_frac_bits();
   p.zp.max_abs = h.zp_max_abs();
   p.zp.max_summands = h.zp_max_summands();
+  p.paper_noise = h.paper_noise();
   if (auto s = hua::ValidateHuaParams(p); !s.ok()) {
     return Bad(absl::StrCat("field 'hua' / 'dim' / 'rounds' / 'epsilon': ", s.message()));
   }
+  // No finite epsilon of a Hua job holds: refused unless it says so itself.
+  if (auto s = hua::HuaPrivacyRefusal(p); !s.ok()) return s;
   job.range = {h.rating_min(), spec.rating_max()};
   if (!(job.range.max > job.range.min)) {
     return Bad("fields 'hua.rating_min' < 'rating_max' required");
@@ -98,6 +101,7 @@ v1::JobSpec SpecFromHuaJob(const HuaJob& job) {
   spec.set_has_seed(job.has_seed);
   spec.set_seed(job.seed);
   v1::HuaSpec* h = spec.mutable_hua();
+  h->set_paper_noise(p.paper_noise);
   h->set_gamma(p.gamma);
   h->set_lambda(p.lambda);
   h->set_mu(p.mu);

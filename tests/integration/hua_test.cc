@@ -35,6 +35,7 @@ hua::HuaParams Params() {
   p.dim = 8;
   p.iterations = 8;
   p.epsilon = 1.0;
+  p.paper_noise = true;  // no valid epsilon exists: the paper's noise, reported inf
   p.join_prob = 0.3;
   p.leave_prob = 0.1;
   p.max_online = 20;
@@ -105,7 +106,8 @@ class HuaClusterTest : public ClusterTest {
       ASSERT_TRUE(cluster_->StartHuaHost(k, kData, static_cast<int>(g.first_device()),
                                          static_cast<int>(g.count()),
                                          k == drop_host ? drop_at : 0,
-                                         {"--report-metrics", "--seed", absl::StrCat(kSeed)})
+                                         {"--report-metrics", "--allow-non-private", "--seed",
+                                          absl::StrCat(kSeed)})
                       .ok());
     }
     auto st = cluster_->WaitJob(*id, absl::Minutes(5));

@@ -23,6 +23,9 @@ cli::ClusterOptions CappedThirdParty(const PlannedJob& plan) {
   capped.max_epsilon = 0.5;
   capped.data_spec = kMissingData;
   options.party_overrides[2] = capped;
+  cli::PartyOptions silent;  // fedmf-party's default: no test metrics sent
+  silent.report_metrics = false;
+  options.party_overrides[1] = silent;
   return options;
 }
 
@@ -74,9 +77,15 @@ TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
   for (int k : {0, 1}) {
     const v1::PartyStatus& p = st->parties(k);
     EXPECT_TRUE(p.accepted());
-    EXPECT_GT(p.test_count(), 0);
     EXPECT_LE(p.epsilon_spent(), 1.0 + 1e-9);
   }
+  // party-0 opted in to report_metrics; party-1 has fedmf-party's default
+  // (off): it finished, but its noise-free test MSE never left it.
+  EXPECT_GT(st->parties(0).test_count(), 0);
+  EXPECT_GE(st->parties(0).test_mse(), 0);
+  EXPECT_EQ(st->parties(1).test_count(), 0);
+  EXPECT_EQ(st->parties(1).test_mse(), -1);
+  EXPECT_GT(st->parties(1).epsilon_spent(), 0);
   ExpectUntouched();
 }
 
@@ -94,11 +103,14 @@ TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
   EXPECT_TRUE(absl::StrContains(st->error(), "2 of 3 parties accepted")) << st->error();
   EXPECT_TRUE(absl::StrContains(st->error(), "party-2")) << st->error();
   EXPECT_TRUE(absl::StrContains(st->error(), "epsilon")) << st->error();
-  // The acceptors were told and charged nothing.
+  // The acceptors were told and charged nothing but the size release their
+  // offer reply carried (docs/privacy.md section size-release): one step.
   for (int k : {0, 1}) {
     auto ledger = cluster_->PartyLedger(k);
     ASSERT_TRUE(ledger.ok()) << ledger.status();
-    EXPECT_EQ(ledger->entries_size(), 0);
+    ASSERT_EQ(ledger->entries_size(), 1);
+    EXPECT_EQ(ledger->entries(0).steps(), 1);
+    EXPECT_EQ(ledger->entries(0).sample_rate(), 1.0);
   }
   ExpectUntouched();
 }

@@ -161,7 +161,9 @@ int RunDemo(DemoArgs& a) {
       config->granularity == fmf::Granularity::kUser) {
     std::vector<dp::GaussianSchedule> schedules;
     for (const v1::PartyStatus& p : final_status->parties()) {
-      if (p.accepted()) schedules.push_back({plan->sample_rate, plan->noise_multiplier, plan->steps});
+      if (!p.accepted()) continue;
+      schedules.push_back({plan->sample_rate, plan->noise_multiplier, plan->steps});
+      schedules.push_back({1.0, plan->count_noise_multiplier, 1});  // its size release
     }
     auto g = dp::ComposeGaussianSchedules(schedules, config->delta);
     if (!g.ok()) {
@@ -173,8 +175,10 @@ int RunDemo(DemoArgs& a) {
   if (a.job.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const v1::PartyStatus& p : final_status->parties()) {
+      // A party that does not opt in to report_metrics sends none: null.
       parties.push_back({{"party", p.name()},
-                         {"test_mse", p.test_mse()},
+                         {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse())
+                                                        : nlohmann::json(nullptr)},
                          {"test_ratings", p.test_count()},
                          {"epsilon", config->private_training() ? JsonNumber(p.epsilon_spent())
                                                                 : JsonNumber(INFINITY)}});
@@ -196,7 +200,9 @@ int RunDemo(DemoArgs& a) {
     std::cout << absl::StrFormat("\n%-10s %10s %10s %10s\n", "party", "test MSE", "ratings",
                                  "epsilon");
     for (const v1::PartyStatus& p : final_status->parties()) {
-      std::cout << absl::StrFormat("%-10s %10.4f %10d %10s\n", p.name(), p.test_mse(),
+      std::cout << absl::StrFormat("%-10s %10s %10d %10s\n", p.name(),
+                                   p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse())
+                                                     : std::string("-"),
                                    p.test_count(),
                                    config->private_training()
                                        ? absl::StrFormat("%.4f", p.epsilon_spent())

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <iostream>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -87,8 +88,9 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
     const v1::DeviceGrant& g = spec.hua().grants(k);
     // The demo's own hosts: its policy opt-ins, the data's declared range,
     // and (seeded demo) its seed as theirs — the job's seed never reaches them.
-    std::vector<std::string> flags = DemoDevicePolicyFlags(
-        params->epsilon * params->iterations, params->iterations);
+    // A Hua job has no valid epsilon (reported inf): its hosts must allow that.
+    std::vector<std::string> flags =
+        DemoDevicePolicyFlags(std::numeric_limits<double>::infinity(), params->iterations);
     flags.insert(flags.end(), {"--rating-range", absl::StrCat(dataset->range.min, ",",
                                                               dataset->range.max)});
     if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});

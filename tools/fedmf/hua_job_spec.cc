@@ -41,6 +41,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("test_fraction", &j.test_fraction));
   check(root.GetInt("seed", &seed));
   check(root.GetString("aggregator", &aggregator));
+  check(root.GetBool("paper_noise", &p.paper_noise));  // see hua::HuaPrivacyRefusal
   check(root.GetStringList("device_hosts", &hosts));
   check(root.GetInt("expected_users", &expected_users));
   check(root.GetDouble("join_deadline_seconds", &join_deadline));

@@ -34,7 +34,9 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   p.leave_prob = a.hua_leave;
   p.initial_online = a.hua_initial_online;
   p.dropout_prob = a.hua_dropout;
+  p.paper_noise = a.hua_paper_noise;
   if (auto s = hua::ValidateHuaParams(p); !s.ok()) return s;
+  if (auto s = hua::HuaPrivacyRefusal(p); !s.ok()) return s;
   return p;
 }
 

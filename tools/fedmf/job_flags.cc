@@ -131,6 +131,10 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-initial-online", a->hua_initial_online,
                   "hua-s3: fraction online at the start (< 0: join / (join + leave))")
       ->capture_default_str();
+  cmd->add_flag("--hua-paper-noise", a->hua_paper_noise,
+                "hua: no scenario has a valid epsilon, so a finite --epsilon is refused; with "
+                "this flag the paper's noise is calibrated to --epsilon and epsilon is reported "
+                "as inf (a non-private run)");
   cmd->add_option("--hua-dropout", a->hua_dropout,
                   "hua-s3: probability a selected user disconnects mid-iteration")
       ->capture_default_str();

@@ -61,6 +61,7 @@ struct JobFlags {
   double hua_leave = 0.01;
   double hua_initial_online = -1;   // S3: < 0 is join / (join + leave)
   double hua_dropout = 0;           // S3: mid-iteration disconnect probability
+  bool hua_paper_noise = false;     // run the paper's noise at a finite epsilon, reported inf
   std::optional<double> rating_min; // declared minimum rating (ML-100K: 1)
 };
 

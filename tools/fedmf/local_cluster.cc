@@ -124,7 +124,8 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "policy:\n  max_epsilon: " << p.max_epsilon << "\n  delta: 1e-5\n"
     << "  allowed_settings: [" << absl::StrJoin(p.allowed_settings, ", ") << "]\n"
     << "  min_granularity: " << p.min_granularity << "\n"
-    << "  allow_non_private: " << (p.allow_non_private ? "true" : "false") << "\n";
+    << "  allow_non_private: " << (p.allow_non_private ? "true" : "false") << "\n"
+    << "  report_metrics: " << (p.report_metrics ? "true" : "false") << "\n";
   if (!y) return absl::UnavailableError("cannot write a party config");
   return absl::OkStatus();
 }

@@ -24,6 +24,9 @@ struct PartyOptions {
   std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
   std::string min_granularity = "rating";
   bool allow_non_private = true;
+  // A local cluster (fedmf demo, tests) is one operator's simulation of a
+  // federation: its parties report their test MSE. fedmf-party's default is off.
+  bool report_metrics = true;
   std::string data_spec;  // empty = the cluster's
 };
 

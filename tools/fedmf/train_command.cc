@@ -44,6 +44,9 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
           {"epsilon_target", JsonNumber(r.config.epsilon)},
           {"delta", r.config.delta},
           {"noise_multiplier", r.plan.noise_multiplier},
+          // The size release (docs/privacy.md, section size-release).
+          {"count_noise_multiplier", r.plan.count_noise_multiplier},
+          {"count_sigma", r.plan.count_sigma},
           {"steps", r.plan.steps},
           {"sample_rate", r.config.sample_rate},
           {"rounds", r.rounds},

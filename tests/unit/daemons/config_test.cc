@@ -81,6 +81,11 @@ TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   EXPECT_EQ(c->noise_seed, std::optional<uint64_t>(17));
   EXPECT_EQ(c->policy.max_epsilon, 4);
   EXPECT_EQ(c->policy.min_granularity, "user");
+  // Noise-free test metrics stay home unless the party opts in.
+  EXPECT_FALSE(c->policy.report_metrics);
+  auto opted = party::ParsePartyConfig(std::string(kParty) + "  report_metrics: true\n", "p.yaml");
+  ASSERT_TRUE(opted.ok()) << opted.status();
+  EXPECT_TRUE(opted->policy.report_metrics);
 }
 
 TEST(PartyConfigTest, ErrorsNameTheKey) {

@@ -111,15 +111,28 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(plan->private_training);
   EXPECT_EQ(plan->steps, 1000);
-  auto z = dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0);
-  ASSERT_TRUE(z.ok());
-  EXPECT_DOUBLE_EQ(plan->noise_multiplier, *z);
+  auto z_alone = dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0);
+  ASSERT_TRUE(z_alone.ok());
+  // The size release takes a small share: the steps need a little more noise
+  // than alone (1.541 vs 1.513 here), and the composition of both meets 1.
+  const double z = plan->noise_multiplier;
+  EXPECT_GT(z, *z_alone);
+  EXPECT_LT(z, 1.03 * *z_alone);
+  EXPECT_GT(plan->count_noise_multiplier, 5 * z);
+  dp::RdpAccountant both;
+  both.AddSteps(0.01, z, 1000);
+  both.AddSteps(1.0, plan->count_noise_multiplier, 1);
+  auto eps = both.GetEpsilon(1e-5);
+  ASSERT_TRUE(eps.ok());
+  EXPECT_DOUBLE_EQ(plan->epsilon, eps->epsilon);
   EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
   EXPECT_GT(plan->epsilon, 0.99);
-  // Per user (the HFL default): Delta scaled by theta = 10.
+  // Per user (the HFL default): Delta scaled by theta = 10, the count's too.
   EXPECT_EQ(plan->theta, 10);
-  EXPECT_DOUBLE_EQ(plan->sigma_one, *z * 10 * mf::SensitivityOneMatrix(5.0));
-  EXPECT_DOUBLE_EQ(plan->sigma_both, *z * 10 * mf::SensitivityBothMatrices(5.0));
+  EXPECT_DOUBLE_EQ(plan->sigma_one, z * 10 * mf::SensitivityOneMatrix(5.0));
+  EXPECT_DOUBLE_EQ(plan->sigma_both, z * 10 * mf::SensitivityBothMatrices(5.0));
+  EXPECT_EQ(plan->count_sensitivity, 10);
+  EXPECT_DOUBLE_EQ(plan->count_sigma, plan->count_noise_multiplier * 10);
 }
 
 TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {

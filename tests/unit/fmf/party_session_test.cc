@@ -1,5 +1,6 @@
 #include "common/fmf/party_session.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -82,7 +83,9 @@ TEST(PartySessionTest, RejectsMalformedSharedMatrix) {
   bad(0, 0) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(f.party->RunRound(0, bad).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(f.party->next_round(), 0);
-  EXPECT_TRUE(f.ledger.entries().empty());
+  // Only the size release (charged at Create), no round.
+  ASSERT_EQ(f.ledger.entries().size(), 1u);
+  EXPECT_EQ(f.ledger.entries()[0].round, CountReleaseRound(f.config));
 }
 
 TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
@@ -92,7 +95,7 @@ TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
   for (int t = 0; t < f.config.rounds; ++t) {
     auto up = f.party->RunRound(t, current);
     ASSERT_TRUE(up.ok()) << up.status();
-    ASSERT_EQ(f.ledger.entries().size(), static_cast<size_t>(t + 1));
+    ASSERT_EQ(f.ledger.entries().size(), static_cast<size_t>(t + 2));  // + the size release
     EXPECT_EQ(f.ledger.entries().back().round, t);
     EXPECT_EQ(f.ledger.entries().back().steps, f.config.local_iters);
     // Released matrices satisfy the clipping invariant.
@@ -110,16 +113,68 @@ TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
 
 TEST(PartySessionTest, OverBudgetRoundIsRefusedAndNothingChanges) {
   Fixture f;
-  dp::PrivacyLedger tiny(0.05, 1e-5);  // far below what one round costs
+  // Enough for the size release, far below what one round costs.
+  dp::PrivacyLedger probe(100, 1e-5);
+  auto count_eps = probe.EpsilonWith(
+      dp::LedgerEntry{"job", 9, 1.0, f.plan.count_noise_multiplier, 1});
+  ASSERT_TRUE(count_eps.ok());
+  dp::PrivacyLedger tiny(*count_eps * (1 + 1e-6), 1e-5);
   auto party = *PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
                                      f.fed.num_users, f.fed.num_items, &tiny);
   ASSERT_TRUE(party->Pretrain(f.shared).ok());
   mf::Matrix before_v = party->item_embeddings();
   auto up = party->RunRound(0, f.shared);
   EXPECT_EQ(up.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(tiny.entries().empty());
+  EXPECT_EQ(tiny.entries().size(), 1u);  // the size release only
   EXPECT_EQ(party->next_round(), 0);
   EXPECT_EQ(party->item_embeddings(), before_v);
+}
+
+// Issue #14 finding 5: the only data-dependent size that leaves the party
+// (the HFL weight) or shapes a release (the step normaliser) is the DP size
+// release, charged before it exists and made once per job.
+TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
+  Fixture f;
+  // Over budget: no session, nothing charged.
+  dp::PrivacyLedger tiny(0.05, 1e-5);
+  auto refused = PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
+                                      f.fed.num_users, f.fed.num_items, &tiny);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(tiny.entries().empty());
+  // The fixture's release: charged under its key, clamped into the public
+  // range, and it (not nnz) sets the normaliser and the HFL weight.
+  const dp::LedgerEntry& e = f.ledger.entries().at(0);
+  EXPECT_EQ(e.round, CountReleaseRound(f.config));
+  EXPECT_EQ(e.sample_rate, 1.0);
+  EXPECT_EQ(e.noise_multiplier, f.plan.count_noise_multiplier);
+  ASSERT_TRUE(f.party->released_count().has_value());
+  const double c = *f.party->released_count();
+  EXPECT_NE(c, static_cast<double>(f.party->PreNoiseCount()));
+  EXPECT_GE(c, 1);
+  EXPECT_LE(c, f.party->CountBound());
+  EXPECT_DOUBLE_EQ(f.party->StepNormalizer(), std::max(1.0, f.config.sample_rate * c));
+  EXPECT_DOUBLE_EQ(f.party->Stage2Spec().normalizer, f.party->StepNormalizer());
+  EXPECT_DOUBLE_EQ(f.party->weight(),
+                   std::clamp(std::round(c / f.plan.theta), 1.0, double{f.fed.num_users}));
+  // A rejoin reuses the stored release: no second draw, no second charge.
+  auto again = PartySession::Create(Admitted(f.config, f.fed.parties[0], 99), f.fed.parties[0],
+                                    f.fed.num_users, f.fed.num_items, &f.ledger, c);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*(*again)->released_count(), c);
+  EXPECT_EQ(f.ledger.entries().size(), 1u);
+  // ... but only if the ledger holds its charge.
+  dp::PrivacyLedger fresh(2.0, 1e-5);
+  auto uncharged = PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
+                                        f.fed.num_users, f.fed.num_items, &fresh, c);
+  EXPECT_EQ(uncharged.status().code(), absl::StatusCode::kFailedPrecondition);
+  // Non-private: exact sizes, nothing released.
+  JobConfig open = f.config;
+  open.epsilon = std::numeric_limits<double>::infinity();
+  auto plain = PartySession::Create(Admitted(open, f.fed.parties[0]), f.fed.parties[0],
+                                    f.fed.num_users, f.fed.num_items, nullptr);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_FALSE((*plain)->released_count().has_value());
+  EXPECT_EQ((*plain)->weight(), f.fed.parties[0].num_users());
 }
 
 TEST(PartySessionTest, DeterministicUnderSeed) {

@@ -6,7 +6,8 @@
 // sending unclipped or negative matrices). Everything runs through the real
 // PartySession (clamping, trimming, Stage 1, the shared-matrix projection,
 // ComputeDpGradients), with the whole party in the batch (the worst case of
-// Poisson sampling: the differing user is in it).
+// Poisson sampling: the differing user is in it). The size release (the
+// count of ratings the DP steps use, NoisePlan::count_*) is checked the same way.
 //
 // HFL per rating is refused (job_config.cc); the last test documents why:
 // the same measurement exceeds 2 R^{3/2}. If it ever stops exceeding it, the
@@ -211,6 +212,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
     auto plan = PlanNoise(config);
     ASSERT_TRUE(plan.ok()) << plan.status();
     double worst_ratio = 0;
+    double worst_count_ratio = 0;
     // heavy user: 1 (light), 40, 250 ratings; random or extreme values;
     // three kinds of shared matrix.
     for (int32_t heavy : {1, 40, 250}) {
@@ -236,6 +238,27 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
                 << " moved " << moved << " > Delta " << delta;
             // The release is not trivially zero: the bound is exercised.
             EXPECT_GT(Norm2(a.grad.grad_v) + Norm2(a.grad.grad_u), 0);
+            // The size release (normaliser, HFL weight): the count moves by at
+            // most the sensitivity its noise was calibrated for, and it was
+            // charged at the count's z under its own ledger key.
+            const double count_delta = plan->count_sigma / plan->count_noise_multiplier;
+            const double count_moved = std::abs(static_cast<double>(
+                a.session->PreNoiseCount() - b.session->PreNoiseCount()));
+            worst_count_ratio = std::max(worst_count_ratio, count_moved / count_delta);
+            EXPECT_LE(count_moved, count_delta)
+                << SettingName(o.setting) << " per " << GranularityName(o.granularity)
+                << ": heavy " << heavy << " count moved " << count_moved;
+            ASSERT_TRUE(a.session->released_count().has_value());
+            EXPECT_GE(*a.session->released_count(), 1.0);
+            EXPECT_LE(*a.session->released_count(), a.session->CountBound());
+            bool charged = false;
+            for (const dp::LedgerEntry& e : l1.entries()) {
+              if (e.round == CountReleaseRound(config)) {
+                charged = e.sample_rate == 1.0 && e.steps == 1 &&
+                          e.noise_multiplier == plan->count_noise_multiplier;
+              }
+            }
+            EXPECT_TRUE(charged);
           }
         }
       }
@@ -244,6 +267,9 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
     // comparison is not vacuous. (Per user the V-gradient of theta distinct
     // items is at most sqrt(theta) 2 R^{3/2}, below the theta 2 R^{3/2} used.)
     EXPECT_GT(worst_ratio, o.granularity == Granularity::kRating ? 0.5 : 0.1)
+        << SettingName(o.setting) << " per " << GranularityName(o.granularity);
+    // The heavy user (>= theta ratings) moves the count by exactly its bound.
+    EXPECT_EQ(worst_count_ratio, 1.0)
         << SettingName(o.setting) << " per " << GranularityName(o.granularity);
   }
 }

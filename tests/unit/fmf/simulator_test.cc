@@ -101,11 +101,16 @@ TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
   auto r = RunJob(c, 3);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(r->epsilon_per_user_global.has_value());
-  // Three parties each charged 60 steps on every user: three curves summed,
-  // i.e. 180 steps of one schedule.
-  auto three = dp::ComputeEpsilon(r->plan.sample_rate, r->plan.noise_multiplier, 180, c.delta);
-  ASSERT_TRUE(three.ok());
-  EXPECT_NEAR(*r->epsilon_per_user_global, *three, 1e-9);
+  // Three parties each charged 60 steps and one size release on every user:
+  // three curves summed, i.e. 180 steps of one schedule and 3 count releases.
+  dp::RdpAccountant three;
+  three.AddSteps(r->plan.sample_rate, r->plan.noise_multiplier, 180);
+  three.AddSteps(1.0, r->plan.count_noise_multiplier, 3);
+  auto eps = three.GetEpsilon(c.delta);
+  ASSERT_TRUE(eps.ok());
+  EXPECT_NEAR(*r->epsilon_per_user_global, eps->epsilon, 1e-9);
+  // Each party's own epsilon (its ledger) is the plan's: steps and count.
+  for (const auto& p : r->parties) EXPECT_NEAR(p.epsilon, r->plan.epsilon, 1e-9);
   EXPECT_GT(*r->epsilon_per_user_global, r->epsilon);
   EXPECT_LE(r->epsilon, 4.0 + 1e-9);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "common/net/hua_codec.h"
 #include "tools/fedmf/client_commands.h"
 
 namespace fedmf::cli {
@@ -38,7 +39,7 @@ class JobSpecTest : public ::testing::Test {
     for (const char* line :
          {"job_id: h1", "setting: hua-s3", "epsilon: 2", "rounds: 3", "dim: 4", "max_online: 8",
           "num_items: 30", "aggregator: agg:7445", "device_hosts: [host-a:0:5, host-b:5:3]",
-          "expected_users: 8", "round_deadline_seconds: 20"}) {
+          "expected_users: 8", "round_deadline_seconds: 20", "paper_noise: true"}) {
       if (!drop.empty() && std::string(line).rfind(drop + ":", 0) == 0) continue;
       absl::StrAppend(&text, line, "\n");
     }
@@ -68,6 +69,32 @@ TEST_F(JobSpecTest, ShippedHuaSpecParsesToTheComposeTopology) {
   EXPECT_EQ(h.grants(0).host(), "device-host");
   EXPECT_EQ(h.grants(0).first_device(), 0u);
   EXPECT_EQ(h.grants(0).count(), 50u);
+  // No valid epsilon exists for Hua: the shipped job asks for the paper's noise.
+  EXPECT_TRUE(h.paper_noise());
+  EXPECT_TRUE(net::HuaJobFromSpec(*spec).ok());
+}
+
+// A finite epsilon without paper_noise is refused where a Hua job is
+// built or accepted (the YAML loader, the server's intake and device hosts
+// all go through HuaJobFromSpec).
+TEST_F(JobSpecTest, HuaFiniteEpsilonNeedsPaperNoise) {
+  const std::string path = Hua("", "paper_noise");
+  auto refused = LoadJobSpecFile(path);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr(path));
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("hua.paper_noise: true"));
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("--epsilon inf"));
+  auto opted = LoadJobSpecFile(Hua());
+  ASSERT_TRUE(opted.ok()) << opted.status();
+  EXPECT_TRUE(opted->hua().paper_noise());
+  auto job = net::HuaJobFromSpec(*opted);
+  ASSERT_TRUE(job.ok()) << job.status();
+  EXPECT_TRUE(job->params.paper_noise);
+  // The server and the hosts refuse a spec that drops it.
+  v1::JobSpec dropped = *opted;
+  dropped.mutable_hua()->set_paper_noise(false);
+  EXPECT_EQ(net::HuaJobFromSpec(dropped).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(JobSpecTest, ShippedHflSpecParses) {
@@ -102,7 +129,7 @@ TEST_F(JobSpecTest, UnknownKeyNamesFileLineAndKey) {
   auto spec = LoadJobSpecFile(path);
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(spec.status().message(), HasSubstr(path + ":12: unknown key 'aggregater'"));
+  EXPECT_THAT(spec.status().message(), HasSubstr(path + ":13: unknown key 'aggregater'"));
 }
 
 TEST_F(JobSpecTest, HuaSpecErrorsSayWhatToWrite) {
