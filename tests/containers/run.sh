@@ -212,7 +212,8 @@ for party in party-a party-b party-c; do
 import json, sys
 led = json.loads(sys.argv[1])
 rounds = sorted(e["round"] for e in led["entries"] if e["job_id"] == "hfl-demo")
-assert rounds == list(range(10)), rounds    # one charge per round, none twice
+# One charge per round, none twice, and round T + 1 = 11: the size release.
+assert rounds == list(range(10)) + [11], rounds
 assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 <= led["max_epsilon"], led
 print(sys.argv[2], "ledger:", len(rounds), "charges, epsilon", round(led["epsilon_spent"], 4))
 PY

@@ -23,6 +23,7 @@
 //      not the job's is refused.
 // Each refusal test has a control the same process accepts, so "nothing was
 // released" is not vacuous.
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -147,7 +148,23 @@ class HostileServerTest : public ClusterTest {
   std::vector<int> Charged(const std::string& job_id) {
     auto ledger = cluster_->PartyLedger(0);
     EXPECT_TRUE(ledger.ok()) << ledger.status();
-    return ledger.ok() ? LedgerRounds(*ledger, job_id) : std::vector<int>{};
+    if (!ledger.ok()) return {};
+    std::vector<int> rounds = LedgerRounds(*ledger, job_id);
+    std::sort(rounds.begin(), rounds.end());
+    return rounds;
+  }
+
+  // The gradient rounds charged plus the party's one DP size release,
+  // charged at round T + 1 when the job is first admitted
+  // (docs/privacy.md, size-release).
+  // HFL-synSGD runs T * T' one-step rounds (JobConfig::EffectiveRounds).
+  static std::vector<int> WithSizeRelease(std::vector<int> rounds, const v1::JobSpec& spec) {
+    const int32_t effective = spec.setting() == v1::SETTING_HFL_SYNSGD
+                                  ? spec.rounds() * spec.local_iters()
+                                  : spec.rounds();
+    rounds.push_back(effective + 1);
+    std::sort(rounds.begin(), rounds.end());
+    return rounds;
   }
 
   // Nothing of `job_id` left the party: no download, no upload, no report,
@@ -198,7 +215,7 @@ TEST_F(HostileServerTest, SeededJobDoesNotFixThePartysNoise) {
     auto up = double_->WaitUpload(kParty, id, 0, kWait);
     ASSERT_TRUE(up.ok()) << up.status();
     released.push_back(up->matrix);
-    EXPECT_EQ(Charged(id), std::vector<int>{0});
+    EXPECT_EQ(Charged(id), WithSizeRelease({0}, spec));
   }
   if (released.size() == 2) {
     // Same data, same job, same server matrix, same server seed: only the
@@ -268,7 +285,7 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
     run.final_mse = report->test_mse();
     // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
     const std::vector<int> expected =
-        vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0};
+        WithSizeRelease(vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
     EXPECT_EQ(Charged(run.id), expected);
   }
   // Every released row is on the clipping set whatever the server sent.
@@ -330,7 +347,7 @@ TEST_F(HostileServerTest, RoundOrFinishWithoutOfferIsRefusedAndNothingCharged) {
   double_->SetShared(ok.job_id(), 0, v0_);
   double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, ok, 0));
   ASSERT_TRUE(double_->WaitUpload(kParty, ok.job_id(), 0, kWait).ok());
-  EXPECT_EQ(Charged(ok.job_id()), std::vector<int>{0});
+  EXPECT_EQ(Charged(ok.job_id()), WithSizeRelease({0}, ok));
 }
 
 // A replayed ROUND gets the persisted bytes again (no fresh noise to average
@@ -351,7 +368,7 @@ TEST_F(HostileServerTest, ReplayedOrExtraRoundsAreNotReleasedAgain) {
   double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, beyond));
   ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
   EXPECT_EQ(double_->Uploads("replay").size(), 2u);
-  EXPECT_EQ(Charged("replay"), std::vector<int>{0});
+  EXPECT_EQ(Charged("replay"), WithSizeRelease({0}, spec));
   EXPECT_NE(PartyLog().find(absl::StrCat("beyond T = ", spec.rounds())), std::string::npos)
       << TailOf(PartyLog(), 20);
 }
@@ -480,9 +497,9 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
     random::Csprng rng = random::Csprng::FromSeed(3);
     double_->SetModel(at.id, 0, mf::RandomEmbeddings(job->num_items, 4, 0.5, 5, rng));
     // PRETRAIN, then a phase of the refused job as if the host had accepted.
-    // (n = 1 instead of 30 would shrink every device's noise share 30-fold.)
+    // (n = 2 instead of 30 would shrink every device's noise share 15-fold.)
     double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
-                            Pretrain(*job, at.wrong_n ? 1 : job->num_devices));
+                            Pretrain(*job, at.wrong_n ? 2 : job->num_devices));
     double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Phase(*job));
     ASSERT_TRUE(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait).ok());
     EXPECT_TRUE(double_->ModelDownloads(at.id).empty());
@@ -535,23 +552,28 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
   const std::string host = cli::LocalCluster::HuaHostName(0);
   const std::string log_path = (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
   double_->OfferHuaJob(spec("hua-inf", std::numeric_limits<double>::infinity()));
-  auto proc = cli::ChildProcess::Spawn(
-      {(fs::path(BinDir()) / "fedmf-device").string(), "--setting", "hua-s3", "--name", host,
+  // extra: more flags (the control host allows non-private jobs).
+  auto start_host = [&](std::vector<std::string> extra) {
+    std::vector<std::string> argv = {(fs::path(BinDir()) / "fedmf-device").string(), "--setting", "hua-s3", "--name", host,
        "--server", double_->address(), "--aggregator", (*aggregator)->address(), "--cert-dir",
        cluster_->cert_dir(), "--devices-from", kDeviceData, "--first", "0", "--count",
        std::to_string(dataset_.num_users), "--ledger",
-       (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()},
-      log_path);
+       (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return cli::ChildProcess::Spawn(argv, log_path);
+  };
+  auto proc = start_host({});
   ASSERT_TRUE(proc.ok()) << proc.status();
   struct Attack {
     std::string id;
     double epsilon;
     std::string reason;
   };
-  // 5 per release x 2 releases = 10 > the default max_epsilon 8.
+  // No Hua scenario has a valid epsilon (docs/privacy.md, section hua): a
+  // finite epsilon is refused by the host itself, whatever its cap.
   const std::vector<Attack> attacks{
       {"hua-inf", std::numeric_limits<double>::infinity(), "epsilon = inf"},
-      {"hua-over-cap", 5, "exceeds the policy cap 8 (max_epsilon)"},
+      {"hua-over-cap", 5, "is refused: no valid epsilon"},
       // A spec that does not even parse: refused like the others, and the
       // host (and any other role it runs) stays up for the next job.
       {"hua-malformed", 1, "field 'hua' / 'dim'"}};
@@ -573,8 +595,12 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
     EXPECT_TRUE(proc->running());
   }
   EXPECT_TRUE((*aggregator)->Submitted().empty());
-  // Control: a job within the policy gets the host's users registered.
-  double_->OfferHuaJob(spec("hua-within-policy", 1.0));
+  // Control: the same binary, with a policy that allows non-private jobs
+  // (the only kind Hua offers), gets its users registered.
+  proc->Stop(absl::Seconds(3));
+  proc = start_host({"--allow-non-private"});
+  ASSERT_TRUE(proc.ok()) << proc.status();
+  double_->OfferHuaJob(spec("hua-within-policy", std::numeric_limits<double>::infinity()));
   auto reg = double_->WaitHuaRegistration("hua-within-policy", kWait);
   ASSERT_TRUE(reg.ok()) << reg.status() << "\n" << TailOf(ReadFile(log_path), 20);
   EXPECT_GT(reg->users_size(), 0);

@@ -62,10 +62,12 @@ for p in party-a party-b party-c; do
 import json, sys
 led = json.loads(sys.argv[1])
 rounds = sorted(e["round"] for e in led["entries"] if e["job_id"] == "hfl-demo")
-assert rounds == list(range(10)), rounds
+# Rounds 0..9 are the gradient releases; round T + 1 = 11 is the party's
+# one DP size release (docs/privacy.md, size-release).
+assert rounds == list(range(10)) + [11], rounds
 assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 and led["max_epsilon"] == 10, led
 # The party's own /metrics agree with its ledger.
-assert float(sys.argv[2]) == 10, sys.argv[2]
+assert float(sys.argv[2]) == 11, sys.argv[2]  # 10 rounds + the size release
 assert abs(float(sys.argv[3]) - led["epsilon_spent"]) < 1e-9, (sys.argv[3], led)
 PY
 done

@@ -283,7 +283,12 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
                      absl::StrFormat("%.17g", j["noise_multiplier"].get<double>()), "--steps", "18", "--delta",
                      "1e-5", "--json"});
   ASSERT_EQ(e.exit_code, 0) << Describe(e);
-  EXPECT_NEAR(global, nlohmann::json::parse(e.out)["epsilon"].get<double>(), 1e-6);
+  // The global composition also holds each party's one DP size release
+  // (docs/privacy.md, size-release: ~5% of the gradient steps' RDP), so it
+  // lies a little above the gradient steps' composition alone.
+  const double gradients_only = nlohmann::json::parse(e.out)["epsilon"].get<double>();
+  EXPECT_GT(global, gradients_only);
+  EXPECT_LT(global, gradients_only * 1.1);
   EXPECT_GT(global, per_party);
 }
 
