@@ -155,7 +155,7 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   EXPECT_DOUBLE_EQ(f.party->StepNormalizer(), std::max(1.0, f.config.sample_rate * c));
   EXPECT_DOUBLE_EQ(f.party->Stage2Spec().normalizer, f.party->StepNormalizer());
   EXPECT_DOUBLE_EQ(f.party->weight(),
-                   std::clamp(std::round(c / f.plan.theta), 1.0, double{f.fed.num_users}));
+                   std::clamp(std::round(c / f.plan.theta), 1.0, static_cast<double>(f.fed.num_users)));
   // A rejoin reuses the stored release: no second draw, no second charge.
   auto again = PartySession::Create(Admitted(f.config, f.fed.parties[0], 99), f.fed.parties[0],
                                     f.fed.num_users, f.fed.num_items, &f.ledger, c);
