@@ -117,7 +117,7 @@ int Fail(const std::string& message) {
 }
 
 int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
-           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& w,
+           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
            std::array<double, 2> cost, const std::string& cost_note);
 
 int RunAdvise(const AdviseFlags& a) {
@@ -216,10 +216,9 @@ int RunAdvise(const AdviseFlags& a) {
 }
 
 int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
-           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& w,
+           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
            std::array<double, 2> cost, const std::string& cost_note) {
-  const auto* weights = &w;
-  auto game = advise::CoLGame::Create(table, weights->first, weights->second);
+  auto game = advise::CoLGame::Create(table, weights.first, weights.second);
   if (!game.ok()) return Fail(std::string(game.status().message()));
   const advise::Recommendation rec = advise::Recommend(*game);
   const std::vector<advise::Equilibrium> equilibria = game->PureNashEquilibria();
@@ -264,8 +263,8 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
         {"mode", a.grid_from.empty() ? a.mode : std::string("replay")},
         {"party_data", a.party_data},
         {"weights",
-         {{{"accuracy", weights->first.accuracy}, {"privacy", weights->first.privacy}},
-          {{"accuracy", weights->second.accuracy}, {"privacy", weights->second.privacy}}}},
+         {{{"accuracy", weights.first.accuracy}, {"privacy", weights.first.privacy}},
+          {{"accuracy", weights.second.accuracy}, {"privacy", weights.second.privacy}}}},
         {"grid", grid_json},
         {"equilibria", eq},
         {"best_response_dynamics",
