@@ -211,7 +211,7 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
           ? 0.0
           : static_cast<double>(largest_host) / static_cast<double>(roster.size());
   absl::StatusOr<secagg::GraphParameters> params =
-      Parameters(config_.complete_graph, config_.active_secagg, config_.config.omega, host_rate,
+      Parameters(config_.complete_graph, config_.active_secagg, net::SecAggDesignDropout(config_), host_rate,
                  roster.size(), min_survivors);
   if (!params.ok()) {
     const std::string why = absl::StrCat(
@@ -219,7 +219,8 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
         config_.active_secagg
             ? absl::StrCat(" (active secure aggregation with the largest host holding ",
                            largest_host, " of ", roster.size(),
-                           " devices: spread the devices over more hosts or lower omega)")
+                           " devices: spread the devices over more hosts or lower omega or "
+                           "lfl.secagg_design_dropout)")
             : "");
     if (number == 1) return Fail(why);
     spdlog::warn("LFL job '{}' iteration {}: {}; round 2 aborted", config_.job_id, iteration_, why);

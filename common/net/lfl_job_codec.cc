@@ -45,6 +45,12 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   if (l.phase_deadline_seconds() > 0) j.phase_deadline_seconds = l.phase_deadline_seconds();
   if (l.join_deadline_seconds() > 0) j.join_deadline_seconds = l.join_deadline_seconds();
   if (auto s = lfl::ValidateLflConfig(c); !s.ok()) return Field("spec", std::string(s.message()));
+  j.secagg_design_dropout = l.secagg_design_dropout() == 0 ? c.omega : l.secagg_design_dropout();
+  if (!(j.secagg_design_dropout > 0 && j.secagg_design_dropout <= c.omega)) {
+    return Field("lfl.secagg_design_dropout",
+                 absl::StrCat("must be in (0, omega = ", c.omega, "] (0: omega); got ",
+                              l.secagg_design_dropout()));
+  }
   if (!(c.device.rating_max > 0) || !std::isfinite(c.device.rating_max)) {
     return Field("rating_max", "must be > 0");
   }
@@ -96,8 +102,16 @@ v1::JobSpec SpecFromLflJob(const LflJobConfig& j) {
   l->set_complete_graph(j.complete_graph);
   l->set_semi_honest_secagg(!j.active_secagg);
   l->set_secagg_bits(c.secagg_bits);
+  // 0 (= omega) stays 0 on the wire.
+  if (SecAggDesignDropout(j) != c.omega) {
+    l->set_secagg_design_dropout(j.secagg_design_dropout);
+  }
   for (const auto& g : j.grants) s.add_roster(g.host());
   return s;
+}
+
+double SecAggDesignDropout(const LflJobConfig& job) {
+  return job.secagg_design_dropout > 0 ? job.secagg_design_dropout : job.config.omega;
 }
 
 std::optional<std::string> GrantedHost(const LflJobConfig& job, uint64_t device) {

@@ -30,11 +30,16 @@ struct LflJobConfig {
   // Secure aggregation against an active server (signed advertisements and
   // the consistency check; LflSpec.semi_honest_secagg opts out).
   bool active_secagg = true;
+  // What k and t are sized for (LflSpec.secagg_design_dropout); in (0, omega].
+  // 0 in a spec means omega.
+  double secagg_design_dropout = 0;
 };
 
 // kInvalidArgument naming the field for anything out of range.
 absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec);
 v1::JobSpec SpecFromLflJob(const LflJobConfig& job);
+// What the secure aggregation is sized for: secagg_design_dropout, or omega.
+double SecAggDesignDropout(const LflJobConfig& job);
 // The host a device id is granted to, if any.
 std::optional<std::string> GrantedHost(const LflJobConfig& job, uint64_t device);
 

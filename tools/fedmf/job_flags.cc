@@ -106,6 +106,12 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_flag("--semi-honest-secagg", a->semi_honest_secagg,
                 "lfl (fedmf demo): secure aggregation without the active-server defence "
                 "(no signed keys, no consistency check); the demo's hosts opt out too");
+  cmd->add_option("--secagg-design-dropout", a->secagg_design_dropout,
+                  "lfl: the dropout fraction the secure aggregation's k and t are sized for, in "
+                  "(0, omega] (0 = omega); lower is cheaper, and the aggregation then aborts (the "
+                  "iteration is skipped) once more devices than that drop out")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   cmd->add_option("--secagg-bits", a->secagg_bits, "lfl: fixed-point bits k of Z_{2^k} (<= 64)")
       ->check(CLI::Range(2, 64))
       ->capture_default_str();

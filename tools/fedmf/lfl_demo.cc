@@ -49,6 +49,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   j.phase_deadline_seconds = phase_deadline_seconds;
   j.complete_graph = a.aggregation == "secagg";
   j.active_secagg = !a.semi_honest_secagg;
+  j.secagg_design_dropout = a.secagg_design_dropout;
   const int64_t n = dataset.num_users;
   for (int k = 0; k < hosts; ++k) {
     const int64_t first = n * k / hosts, end = n * (k + 1) / hosts;

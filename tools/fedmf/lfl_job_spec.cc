@@ -67,6 +67,7 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetBool("semi_honest_secagg", &semi_honest));
   j.active_secagg = !semi_honest;
   check(root.GetInt("secagg_bits", &c.secagg_bits));
+  check(root.GetDouble("secagg_design_dropout", &j.secagg_design_dropout));
   if (!s.ok()) return s;
   if (auto st = root.Finish(); !st.ok()) return st;
   absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");

@@ -79,7 +79,13 @@ int RunLflTrain(const JobFlags& a) {
   if (a.aggregation != "ideal") {
     lfl::SecAggSumOptions o;
     o.graph = a.aggregation == "secagg" ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
-    o.requirements.dropout_rate = c.omega;  // k and t sized for the tolerated dropout
+    // k and t sized for the tolerated dropout, or the lower design dropout.
+    if (a.secagg_design_dropout < 0 || a.secagg_design_dropout > c.omega) {
+      std::cerr << "fedmf train: --secagg-design-dropout " << a.secagg_design_dropout
+                << ": must be in (0, omega = " << c.omega << "] (0 = omega)\n";
+      return 2;
+    }
+    o.requirements.dropout_rate = a.secagg_design_dropout > 0 ? a.secagg_design_dropout : c.omega;
     o.num_threads = a.secagg_threads;
     // Fresh keys and masks per aggregation; seeded only if the run is.
     sum = lfl::MakeSecAggSum(o, random::Csprng::FromOptionalSeed(c.seed).Fork("secagg"));
