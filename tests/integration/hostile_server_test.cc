@@ -21,6 +21,8 @@
 //      fedmf-device hosts: refused, nothing downloaded/registered/submitted,
 //      LFL device ledgers empty; and a PRETRAIN with a device count n that is
 //      not the job's is refused.
+//   6. (hostile_secagg_test.cc) substituted keys and dropout equivocation
+//      inside an active secure aggregation with a real fedmf-device host.
 // Each refusal test has a control the same process accepts, so "nothing was
 // released" is not vacuous.
 #include <algorithm>
