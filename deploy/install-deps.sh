@@ -10,6 +10,7 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libspdlog-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libsqlite3-dev libyaml-cpp-dev libcpp-httplib-dev
+  libsodium-dev  # X25519 and Ed25519 (common/crypto)
   # The fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizer runtimes.
   clang libclang-rt-14-dev
   # The container test (tests/containers): podman as the Docker engine.

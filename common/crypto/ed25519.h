@@ -1,4 +1,9 @@
-// Ed25519 signatures (RFC 8032, pure Ed25519) on OpenSSL 3 EVP_PKEY.
+// Ed25519 signatures (RFC 8032, pure Ed25519) on libsodium's crypto_sign:
+// verification is half the cost of OpenSSL's EVP one-shot with its per-call
+// contexts (51 us against 106 us here), and an active secure aggregation
+// verifies about k + t signatures per device and round. libsodium's verify is
+// also the stricter one: it rejects non-canonical encodings and small-order
+// public keys, which honest signers never produce.
 //
 // Secure aggregation against an active server signs each device's key
 // advertisement and its view of the survivor set (the consistency check of
@@ -10,14 +15,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
-#include <openssl/types.h>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/crypto/secret_bytes.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::crypto {
@@ -44,19 +47,16 @@ class Ed25519PrivateKey {
 
   Ed25519PrivateKey(Ed25519PrivateKey&&) noexcept;
   Ed25519PrivateKey& operator=(Ed25519PrivateKey&&) noexcept;
-  ~Ed25519PrivateKey();  // OpenSSL wipes the key when the EVP_PKEY is freed.
+  ~Ed25519PrivateKey();  // SecretBytes wipes the key.
 
   const Ed25519PublicKey& public_key() const { return public_key_; }
   // Deterministic (RFC 8032): the same message always gives the same bytes.
   absl::StatusOr<std::vector<uint8_t>> Sign(std::span<const uint8_t> message) const;
 
  private:
-  struct PkeyDeleter {
-    void operator()(EVP_PKEY* p) const;
-  };
-  Ed25519PrivateKey(std::unique_ptr<EVP_PKEY, PkeyDeleter> pkey, const Ed25519PublicKey& pub);
+  Ed25519PrivateKey(SecretBytes secret_key, const Ed25519PublicKey& pub);
 
-  std::unique_ptr<EVP_PKEY, PkeyDeleter> pkey_;
+  SecretBytes secret_key_;  // libsodium's 64-byte form: seed || public key
   Ed25519PublicKey public_key_{};
 };
 

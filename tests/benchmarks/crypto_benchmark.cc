@@ -6,6 +6,7 @@
 #include "benchmark/benchmark.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/aes_gcm.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/hkdf.h"
 #include "common/crypto/x25519.h"
 #include "common/random/csprng.h"
@@ -80,6 +81,35 @@ void BM_X25519Generate(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_X25519Generate);
+
+// An advertisement-sized statement (aggregation, device, three 32-byte keys).
+std::vector<uint8_t> Statement() { return std::vector<uint8_t>(128, 0x5a); }
+
+void BM_Ed25519Sign(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(4);
+  auto key = Ed25519PrivateKey::Generate(rng);
+  const std::vector<uint8_t> msg = Statement();
+  for (auto _ : state) {
+    auto sig = key->Sign(msg);
+    benchmark::DoNotOptimize(sig);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Ed25519Sign);
+
+void BM_Ed25519Verify(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(5);
+  auto key = Ed25519PrivateKey::Generate(rng);
+  const std::vector<uint8_t> msg = Statement();
+  const std::vector<uint8_t> sig = *key->Sign(msg);
+  for (auto _ : state) {
+    absl::Status ok = Ed25519Verify(key->public_key(), msg, sig);
+    if (!ok.ok()) state.SkipWithError("signature did not verify");
+    benchmark::DoNotOptimize(ok);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Ed25519Verify);
 
 void BM_HkdfSha256_32Bytes(benchmark::State& state) {
   const auto ikm = Seed();
