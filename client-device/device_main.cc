@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
 #include "client-device/lfl_host.h"
+#include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 
@@ -95,7 +97,8 @@ int RunHua(Flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-device — a host of virtual devices for cross-device jobs"};
+  CLI::App app{"fedmf-device — a host of virtual devices for cross-device jobs", "fedmf-device"};
+  fedmf::cli::AddVersionFlag(app);
   Flags f;
   fedmf::device::LflHostOptions& o = f.lfl;
   o.tls = {false, "certs", ""};
@@ -133,7 +136,7 @@ int main(int argc, char** argv) {
                  "crash-at-unmasking:R");
   app.add_flag("--exit-after-job", o.exit_after_job, "exit once a job finished or failed");
   app.add_option("--log-format", log_format, "text | json")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
   o.tls.name = o.host;
   if (auto s = fedmf::log::ConfigureLogging(log_format, "fedmf-device"); !s.ok()) {
     std::cerr << "fedmf-device: " << s.message() << "\n";

@@ -5,11 +5,13 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_format.h"
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
+#include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 
@@ -21,7 +23,8 @@ void OnSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-hua-device — device host for Hua et al. S3 users"};
+  CLI::App app{"fedmf-hua-device — device host for Hua et al. S3 users", "fedmf-hua-device"};
+  fedmf::cli::AddVersionFlag(app);
   fedmf::device::HuaHostOptions o;
   o.tls = {false, "certs", ""};
   std::string log_format = "text";
@@ -47,7 +50,7 @@ int main(int argc, char** argv) {
   app.add_option("--hua-drop-at-iteration", o.drop_at_iteration,
                  "TEST: vanish after downloading this iteration's requests (0 = never)");
   app.add_option("--log-format", log_format, "text | json")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
   o.tls.name = o.host;
   if (auto s = fedmf::log::ConfigureLogging(log_format, "fedmf-hua-device"); !s.ok()) {
     std::cerr << "fedmf-hua-device: " << s.message() << "\n";

@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
+#include "common/cli/command_line.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
@@ -27,7 +29,8 @@ void OnSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-party — a party of an FMF federation"};
+  CLI::App app{"fedmf-party — a party of an FMF federation", "fedmf-party"};
+  fedmf::cli::AddVersionFlag(app);
   std::string config_path, server, log_format;
   int metrics_port = -1;
   bool insecure = false;
@@ -38,7 +41,7 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-port", metrics_port,
                  "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
 
   auto config = fedmf::party::LoadPartyConfig(config_path);
   if (!config.ok()) {

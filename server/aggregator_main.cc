@@ -7,12 +7,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
+#include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/net/credentials.h"
@@ -26,7 +28,8 @@ void OnSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)"};
+  CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)", "fedmf-aggregator"};
+  fedmf::cli::AddVersionFlag(app);
   std::string listen = "0.0.0.0:7445", port_file, log_format = "text";
   fedmf::net::TlsConfig tls{false, "certs", "aggregator"};
   fedmf::server::AggregatorOptions options;
@@ -41,7 +44,7 @@ int main(int argc, char** argv) {
   app.add_flag("--record-for-tests", options.record_for_tests,
                "TEST ONLY: keep every accepted report and serve it to operators (Recorded RPC)");
   app.add_option("--log-format", log_format, "text | json")->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
   options.insecure = tls.insecure;
   if (auto s = fedmf::log::ConfigureLogging(log_format, "fedmf-aggregator"); !s.ok()) {
     std::cerr << "fedmf-aggregator: " << s.message() << "\n";

@@ -3,12 +3,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
 
 #include "CLI/CLI.hpp"
+#include "common/cli/command_line.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
@@ -32,7 +34,8 @@ void OnSignal(int) { g_stop = true; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-server — FMF coordination server"};
+  CLI::App app{"fedmf-server — FMF coordination server", "fedmf-server"};
+  fedmf::cli::AddVersionFlag(app);
   std::string config_path;
   std::string listen, port_file, database, log_format;
   int metrics_port = -1;
@@ -46,7 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-port", metrics_port,
                  "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
 
   fedmf::server::ServerConfig config;
   if (!config_path.empty()) {

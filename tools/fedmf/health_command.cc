@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 
+#include "common/cli/command_line.h"
 #include "common/net/credentials.h"
 #include "common/net/health_client.h"
 
@@ -37,7 +38,7 @@ int Run(const HealthArgs& a) {
       net::CheckHealth(*channel, a.address, a.service, absl::Seconds(a.timeout_seconds));
   if (!status.ok()) {
     std::cerr << "fedmf health: " << status.status().message() << "\n";
-    return 3;
+    return kExitUnreachable;
   }
   std::cout << *status << "\n";
   return *status == "SERVING" ? 0 : 1;

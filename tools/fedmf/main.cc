@@ -1,5 +1,8 @@
 // fedmf: the operator command line.
+#include <optional>
+
 #include "CLI/CLI.hpp"
+#include "common/cli/command_line.h"
 #include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
 #include "tools/fedmf/client_commands.h"
@@ -9,7 +12,8 @@
 #include "tools/fedmf/train_command.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf — federated matrix factorization with differential privacy"};
+  CLI::App app{"fedmf — federated matrix factorization with differential privacy", "fedmf"};
+  fedmf::cli::AddVersionFlag(app);
   app.require_subcommand(1);
   int exit_code = 0;
   fedmf::cli::RegisterTrainCommand(app, &exit_code);
@@ -19,6 +23,6 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterClientCommands(app, &exit_code);
   fedmf::cli::RegisterHealthCommand(app, &exit_code);
   fedmf::cli::RegisterAdviseCommand(app, &exit_code);
-  CLI11_PARSE(app, argc, argv);
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
   return exit_code;
 }

@@ -349,5 +349,29 @@ TEST_F(CliTest, AdviseErrorsNameTheFlag) {
   EXPECT_THAT(s.err, HasSubstr("use hfl, hfl-synsgd or vfl"));
 }
 
+TEST_F(CliTest, UnknownCommandIsNamedWithTheClosestOneAndExitsUsage) {
+  const RunResult typo = Run({"trian", "--setting", "hfl"});
+  EXPECT_EQ(typo.exit_code, 2) << Describe(typo);
+  EXPECT_NE(typo.err.find("unknown command 'trian' (did you mean 'train'?)"), std::string::npos)
+      << Describe(typo);
+  EXPECT_NE(typo.err.find("commands: train, demo"), std::string::npos) << Describe(typo);
+  const RunResult flag = Run({"train", "--no-such-flag"});
+  EXPECT_EQ(flag.exit_code, 2) << Describe(flag);
+  EXPECT_NE(flag.err.find("--no-such-flag"), std::string::npos) << Describe(flag);
+  EXPECT_NE(flag.err.find("--help"), std::string::npos) << Describe(flag);
+  const RunResult none = Run({});
+  EXPECT_EQ(none.exit_code, 2) << Describe(none);
+}
+
+TEST_F(CliTest, VersionAndHelpExitZeroOnStdout) {
+  const RunResult v = Run({"--version"});
+  EXPECT_EQ(v.exit_code, 0) << Describe(v);
+  EXPECT_EQ(v.out.rfind("fedmf ", 0), 0u) << Describe(v);
+  EXPECT_NE(v.out.find('.'), std::string::npos) << Describe(v);  // fedmf MAJOR.MINOR.PATCH
+  const RunResult h = Run({"train", "--help"});
+  EXPECT_EQ(h.exit_code, 0) << Describe(h);
+  EXPECT_NE(h.out.find("--setting"), std::string::npos) << Describe(h);
+}
+
 }  // namespace
 }  // namespace fedmf

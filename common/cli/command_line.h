@@ -1,0 +1,42 @@
+// One way every fedmf binary parses its command line and exits (docs/cli.md,
+// "Exit codes"): --help and --version print to stdout and exit 0; a usage
+// error (unknown command or flag, a flag value CLI11 rejects, a missing
+// required flag) prints "<program>: <what>" and how to get help to stderr
+// and exits kExitUsage. An unknown subcommand is named, with the closest
+// known one.
+#ifndef FEDMF_COMMON_CLI_COMMAND_LINE_H_
+#define FEDMF_COMMON_CLI_COMMAND_LINE_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+
+namespace fedmf::cli {
+
+// The exit codes of every fedmf binary.
+// (README.md, after the commands.)
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;      // the work failed at run time (job FAILED, NOT_SERVING)
+inline constexpr int kExitUsage = 2;        // the command line or an input it names is wrong
+inline constexpr int kExitUnreachable = 3;  // fedmf health: no answer from the server
+
+// The project version (CMake's PROJECT_VERSION).
+std::string Version();
+
+// Adds --version to `app`.
+void AddVersionFlag(CLI::App& app);
+
+// Parses (running the callbacks of the chosen subcommand). nullopt: parsed,
+// go on; otherwise the process should exit with the returned code (help,
+// version or a usage error, already printed).
+std::optional<int> ParseCommandLine(CLI::App& app, int argc, char** argv);
+
+// The known name closest to `word` (edit distance <= 2), or "".
+std::string ClosestName(std::string_view word, const std::vector<std::string>& known);
+
+}  // namespace fedmf::cli
+
+#endif  // FEDMF_COMMON_CLI_COMMAND_LINE_H_
