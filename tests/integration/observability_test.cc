@@ -79,6 +79,28 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
                                              Tls(), " --service no.such.Service"));
   EXPECT_EQ(scode, 3) << sout;
   EXPECT_TRUE(absl::StrContains(sout, "no.such.Service")) << sout;
+  // The TLS cause is named by the client itself (not only in the server's
+  // log): the wrong daemon ...
+  auto [wcode, wout] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ",
+                                             Tls(), " --peer-name party-0 --timeout 2"));
+  EXPECT_EQ(wcode, 3) << wout;
+  EXPECT_TRUE(absl::StrContains(wout, "presents the certificate of 'server' (role server), not "
+                                      "of 'party-0': pass --peer-name server"))
+      << wout;
+  // ... and certificates of another federation's CA.
+  const std::string other_ca = cluster_->work_dir() + "/other-ca";
+  const std::string other_certs = cluster_->work_dir() + "/other-certs";
+  ASSERT_EQ(RunFedmf(absl::StrCat("ca init --dir ", other_ca, " --federation other")).first, 0);
+  ASSERT_EQ(RunFedmf(absl::StrCat("ca issue --dir ", other_ca,
+                                  " --name operator --role operator --out ", other_certs))
+                .first,
+            0);
+  auto [fcode, fout] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(),
+                                             " --cert-dir ", other_certs,
+                                             " --name operator --peer-name server --timeout 2"));
+  EXPECT_EQ(fcode, 3) << fout;
+  EXPECT_TRUE(absl::StrContains(fout, "certificate does not verify against this client's CA"))
+      << fout;
   // Plaintext against an mTLS daemon never reports SERVING.
   auto [icode, iout] = RunFedmf(
       absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " --insecure --timeout 2"));
@@ -90,6 +112,9 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
       RunFedmf(absl::StrCat("health 127.0.0.1:", port, " ", Tls(), " --timeout 1"));
   EXPECT_EQ(dcode, 3) << dout;
   EXPECT_TRUE(absl::StrContains(dout, absl::StrCat("127.0.0.1:", port))) << dout;
+  EXPECT_TRUE(absl::StrContains(
+      dout, absl::StrCat("cause: nothing listens on 127.0.0.1:", port, " (connection refused)")))
+      << dout;
   // Missing TLS material is a usage error naming the file.
   auto [mcode, mout] = RunFedmf(absl::StrCat("health 127.0.0.1:", port,
                                              " --cert-dir /nonexistent-fedmf --name operator"));

@@ -7,6 +7,8 @@
 #include "common/cli/command_line.h"
 #include "common/net/credentials.h"
 #include "common/net/health_client.h"
+#include "common/net/tls_diagnosis.h"
+#include "common/pki/tls_files.h"
 
 namespace fedmf::cli {
 namespace {
@@ -38,6 +40,18 @@ int Run(const HealthArgs& a) {
       net::CheckHealth(*channel, a.address, a.service, absl::Seconds(a.timeout_seconds));
   if (!status.ok()) {
     std::cerr << "fedmf health: " << status.status().message() << "\n";
+    if (!a.insecure) {
+      // gRPC says only "failed to connect" / "Deadline Exceeded": find the
+      // TLS cause with a plain handshake (common/net/tls_diagnosis.h).
+      absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(a.cert_dir, a.name);
+      if (files.ok()) {
+        net::ExpectedPeer peer{a.peer_name, std::nullopt};
+        if (a.peer_name == "server") peer.role = pki::Role::kServer;
+        const std::string cause =
+            net::DiagnoseTls(a.address, *files, peer, absl::Seconds(a.timeout_seconds));
+        if (!cause.empty()) std::cerr << "fedmf health: cause: " << cause << "\n";
+      }
+    }
     return kExitUnreachable;
   }
   std::cout << *status << "\n";

@@ -1,0 +1,29 @@
+// Why a TLS connection to a fedmf daemon failed, in words an operator can
+// act on. gRPC reports a failed handshake only as "Deadline Exceeded" or
+// "failed to connect", and the cause (the server refused our certificate,
+// its certificate is for another name or from another CA, it expired) ends
+// up in the server's log, not ours. After a failed RPC, a client calls
+// DiagnoseTls: it repeats the connection with OpenSSL alone, the same
+// certificate, key and CA, accepts whatever the server presents and then
+// checks it the way the channel would, and reads the server's first bytes
+// (under TLS 1.3 a refusal of our certificate arrives only after the
+// handshake, as an alert).
+#ifndef FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
+#define FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "common/net/credentials.h"
+#include "common/pki/tls_files.h"
+
+namespace fedmf::net {
+
+// One sentence naming the cause, or "" if a TLS session with the expected
+// peer works (the failure is elsewhere). `address`: host:port.
+std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
+                        const ExpectedPeer& peer, absl::Duration timeout);
+
+}  // namespace fedmf::net
+
+#endif  // FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
