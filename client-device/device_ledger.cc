@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/log/log.h"
 
@@ -61,7 +62,7 @@ absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uin
     if (!row.ok()) return row.status();
     if (*row && changes->ColumnInt(0) > 0) charged.push_back(d);
   }
-  if (auto s = tx.Commit(); !s.ok()) return s;
+  RETURN_IF_ERROR(tx.Commit());
   return charged;
 }
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 #include "common/config/yaml_reader.h"
 
 namespace fedmf::device {
@@ -26,7 +27,7 @@ absl::StatusOr<DevicePolicy> FromMap(config::YamlMap root) {
   check(root.GetInt("min_devices", &p.min_devices));
   check(root.GetDouble("max_omega", &p.max_omega));
   if (!s.ok()) return s;
-  if (auto st = root.Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root.Finish());
   if (auto st = ValidateDevicePolicy(p); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(root.Where(), st.message()));
   }

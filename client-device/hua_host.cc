@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client-device/hua_role.h"
+#include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/log/log.h"
@@ -226,7 +227,7 @@ absl::Status Host::Finish() {
   v1::HuaFinalItems items;
   {
     auto ctx = Ctx(60);
-    if (auto s = FromGrpc(server_->FinalItems(ctx.get(), req, &items)); !s.ok()) return s;
+    RETURN_IF_ERROR(FromGrpc(server_->FinalItems(ctx.get(), req, &items)));
   }
   if (items.cols() != job_.params.dim || items.rows() < 1 ||
       static_cast<int64_t>(items.values_size()) != int64_t{items.rows()} * items.cols()) {
@@ -257,7 +258,7 @@ absl::Status Host::Finish() {
 }
 
 absl::StatusOr<HuaHostResult> Host::Run() {
-  if (auto s = Connect(); !s.ok()) return s;
+  RETURN_IF_ERROR(Connect());
   auto spec = WaitForJob();
   if (!spec.ok()) return spec.status();
   // From here on a failure ends this job only: the spec is the server's, and
@@ -318,7 +319,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   {
     v1::HuaRegisterResponse resp;
     auto ctx = Ctx(30);
-    if (auto s = FromGrpc(server_->Register(ctx.get(), reg, &resp)); !s.ok()) return s;
+    RETURN_IF_ERROR(FromGrpc(server_->Register(ctx.get(), reg, &resp)));
     spdlog::info("host '{}': job '{}': {} users registered", o_.host, job_id_, resp.registered());
   }
   v1::HuaPollRequest poll;
@@ -342,7 +343,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
         }
         break;
       case v1::HUA_TASK_KIND_FINISH:
-        if (auto s = Finish(); !s.ok()) return s;
+        RETURN_IF_ERROR(Finish());
         return result_;
       case v1::HUA_TASK_KIND_ABORT:
         return absl::AbortedError(absl::StrCat("job '", job_id_, "' failed: ", tasks.reason()));

@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/log/log.h"
@@ -66,7 +67,7 @@ class Host {
     if (o_.count < 1 || o_.first < 0) {
       return absl::InvalidArgumentError("--first must be >= 0 and --count >= 1");
     }
-    if (auto s = ValidateDevicePolicy(o_.policy); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateDevicePolicy(o_.policy));
     data::LoadOptions load;
     if (o_.rating_range.has_value()) load.range = *o_.rating_range;
     absl::StatusOr<data::Dataset> ds = data::LoadDataSpec(o_.devices_from, load);
@@ -196,7 +197,7 @@ class Host {
                                    kMaxChunkValues);
     v1::MatrixChunk chunk;
     while (reader->Read(&chunk)) {
-      if (auto s = assembler.Add(chunk); !s.ok()) return s;
+      RETURN_IF_ERROR(assembler.Add(chunk));
     }
     if (grpc::Status s = reader->Finish(); !s.ok()) return net::FromGrpc(s);
     return assembler.Finish();
@@ -277,7 +278,7 @@ class Host {
     if (!m.ok()) return m.status();
     spdlog::info("job '{}': Stage 1 done on {} devices, test MSE {:.4f}", job_id_, role_->size(),
                  m->mse);
-    if (auto s = Report(1, *m); !s.ok()) return s;
+    RETURN_IF_ERROR(Report(1, *m));
     return false;
   }
 
@@ -434,7 +435,7 @@ class Host {
     if (!v.ok()) return v.status();
     absl::StatusOr<mf::ErrorMetrics> m = role_->Finish(*v);
     if (!m.ok()) return m.status();
-    if (auto s = Report(3, *m); !s.ok()) return s;
+    RETURN_IF_ERROR(Report(3, *m));
     spdlog::info("job '{}' finished: test MSE {:.4f} over {} devices", job_id_, m->mse,
                  role_->size());
     role_.reset();

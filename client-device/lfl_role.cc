@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/log/log.h"
 #include "common/net/secagg_codec.h"
@@ -53,7 +54,7 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
   absl::StatusOr<double> sigma = lfl::CalibrateSigmaV(job.config, &role->noise_multiplier_, &eps);
   if (!sigma.ok()) return sigma.status();
   const lfl::TwoRoundParams dp{n, job.config.omega, *sigma};
-  if (auto s = lfl::ValidateTwoRoundParams(dp); !s.ok()) return s;
+  RETURN_IF_ERROR(lfl::ValidateTwoRoundParams(dp));
   absl::StatusOr<lfl::LflCodecs> codecs =
       lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits);
   if (!codecs.ok()) return codecs.status();

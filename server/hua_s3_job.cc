@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/hua/streams.h"
 #include "common/random/csprng.h"
 
@@ -23,7 +24,7 @@ const char* HuaJobStateName(HuaJobState s) {
 
 absl::StatusOr<std::unique_ptr<HuaS3Job>> HuaS3Job::Create(HuaS3Config config, absl::Time now) {
   config.params.scenario = hua::Scenario::kDynamic;
-  if (auto s = hua::ValidateHuaParams(config.params); !s.ok()) return s;
+  RETURN_IF_ERROR(hua::ValidateHuaParams(config.params));
   if (config.grants.empty()) return absl::InvalidArgumentError("a Hua job needs device grants");
   auto codec = hua::ZpCodec::Create(config.params.zp);
   if (!codec.ok()) return codec.status();
@@ -101,7 +102,7 @@ absl::StatusOr<int32_t> HuaS3Job::Register(const std::string& host,
     }
   }
   for (const hua::UserHello& u : users) {
-    if (auto s = recommender_->Register(u); !s.ok()) return s;
+    RETURN_IF_ERROR(recommender_->Register(u));
     user_host_[u.user] = host;
   }
   int32_t n = 0;

@@ -453,7 +453,13 @@ CoordinatorCounters JobCoordinator::counters() {
 void JobCoordinator::FailJobLocked(const std::string& why) {
   const std::string id = job_->stored.spec.job_id();
   spdlog::error("job '{}' failed: {}", id, why);
-  (void)store_->SetJobState(id, v1::JOB_STATE_FAILED, why);
+  // The in-memory job ends either way; if the database did not take it, a
+  // restart resumes the job from its last stored round (and fails it again
+  // if the cause persists), which the operator must know.
+  if (absl::Status s = store_->SetJobState(id, v1::JOB_STATE_FAILED, why); !s.ok()) {
+    spdlog::error("job '{}': could not store its FAILED state ({}); a restart will resume it", id,
+                  s.message());
+  }
   aborted_job_ = id;
   abort_pending_.clear();
   for (const StoredParty& p : job_->stored.parties) {
@@ -614,7 +620,11 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     if (p.accepted && !p.finished && AwaitedLocked(p.name, now)) waiting = true;
   }
   if (waiting && now - job.phase_started < options_.finish_deadline) return false;
-  (void)store_->SetJobState(job.stored.spec.job_id(), v1::JOB_STATE_FINISHED);
+  if (absl::Status s = store_->SetJobState(job.stored.spec.job_id(), v1::JOB_STATE_FINISHED);
+      !s.ok()) {
+    spdlog::error("job '{}': could not store its FINISHED state ({}); a restart will run its "
+                  "finish phase again", job.stored.spec.job_id(), s.message());
+  }
   spdlog::info("job '{}' finished", job.stored.spec.job_id());
   ++counters_.jobs_finished;
   job_.reset();

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
 
 namespace fedmf::server {
@@ -111,7 +112,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
   }
   v1::JobSpec s = spec;
   if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(absl::Now())));
-  if (auto st = CheckJobSpecSizes(s, options_.limits); !st.ok()) return st;
+  RETURN_IF_ERROR(CheckJobSpecSizes(s, options_.limits));
   absl::StatusOr<std::unique_ptr<LflJob>> job = absl::InternalError("unset");
   try {
     job = LflJob::Create(s, absl::Now(), options_.liveness);
@@ -120,7 +121,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
         "the server ran out of memory creating this LFL job: lower its sizes or limits.*");
   }
   if (!job.ok()) return job.status();
-  if (auto st = store_->CreateJob(s); !st.ok()) return st;
+  RETURN_IF_ERROR(store_->CreateJob(s));
   job_ = *std::move(job);
   persisted_stage_ = LflJob::Stage::kJoining;
   spdlog::info("LFL job '{}' submitted: {} devices granted to {} hosts, T = {}", s.job_id(),
@@ -160,7 +161,7 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
   const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
   for (;;) {
     if (job_ != nullptr && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
-      if (auto s = job_->Hello(host, devices, absl::Now()); !s.ok()) return s;
+      RETURN_IF_ERROR(job_->Hello(host, devices, absl::Now()));
       v1::DeviceTask t = job_->TaskFor(host);
       if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
     }
@@ -176,7 +177,7 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
 absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
                                                  const std::string& job_id, int32_t iteration) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = ActiveLocked(job_id); !s.ok()) return s;
+  RETURN_IF_ERROR(ActiveLocked(job_id));
   job_->Touch(host, absl::Now());
   return job_->Model(host, iteration);
 }
@@ -184,23 +185,23 @@ absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
 absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(
     const std::string& host, const v1::BatchHeader& header) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   job_->Touch(host, absl::Now());
   return job_->Inbox(host, header);
 }
 
 absl::Status LflCoordinator::CheckBatch(const std::string& host, const v1::BatchHeader& header) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   return job_->CheckHeader(host, header);
 }
 
 absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchHeader& header,
                                        const v1::DeviceMessage& message) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = ActiveLocked(header.job_id()); !s.ok()) return s;
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   // The phase may have closed while the stream was open.
-  if (auto s = job_->CheckHeader(host, header); !s.ok()) return s;
+  RETURN_IF_ERROR(job_->CheckHeader(host, header));
   job_->Touch(host, absl::Now());
   return job_->SubmitOne(host, message);
 }
@@ -215,8 +216,8 @@ void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& h
 absl::Status LflCoordinator::ReportMetrics(const std::string& host,
                                            const v1::DeviceMetricsReport& report) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = ActiveLocked(report.job_id()); !s.ok()) return s;
-  if (auto s = job_->ReportMetrics(host, report); !s.ok()) return s;
+  RETURN_IF_ERROR(ActiveLocked(report.job_id()));
+  RETURN_IF_ERROR(job_->ReportMetrics(host, report));
   AdvanceLocked();
   return absl::OkStatus();
 }

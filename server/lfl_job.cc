@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 #include "common/log/log.h"
 #include "common/mf/clipping.h"
@@ -99,7 +100,7 @@ absl::StatusOr<std::unique_ptr<LflJob>> LflJob::Create(const v1::JobSpec& spec, 
   job->status_.set_test_mse(-1);
   // For the granted device count; StartPretrain redoes it for the devices
   // that joined (sigma_v does not depend on n, the view's z does).
-  if (absl::Status s = job->SetPrivacy(job->config_.num_devices); !s.ok()) return s;
+  RETURN_IF_ERROR(job->SetPrivacy(job->config_.num_devices));
   return job;
 }
 
@@ -165,9 +166,9 @@ absl::Status LflJob::StartPretrain(absl::Time now) {
   std::sort(selected_.begin(), selected_.end());
   const int64_t n = static_cast<int64_t>(selected_.size());
   if (n < 2) return absl::FailedPreconditionError(absl::StrCat("only ", n, " devices joined"));
-  if (absl::Status s = SetPrivacy(n); !s.ok()) return s;
+  RETURN_IF_ERROR(SetPrivacy(n));
   dp_ = {n, config_.config.omega, status_.sigma_v()};
-  if (auto s = lfl::ValidateTwoRoundParams(dp_); !s.ok()) return s;
+  RETURN_IF_ERROR(lfl::ValidateTwoRoundParams(dp_));
   absl::StatusOr<lfl::LflCodecs> codecs =
       lfl::ChooseLflCodecs(dp_, config_.config.device.rating_max, config_.config.secagg_bits);
   if (!codecs.ok()) return codecs.status();
@@ -375,7 +376,7 @@ absl::Status LflJob::CheckHeader(const std::string& host, const v1::BatchHeader&
 
 absl::StatusOr<std::vector<v1::InboxMessage>> LflJob::Inbox(const std::string& host,
                                                             const v1::BatchHeader& header) {
-  if (auto s = CheckHeader(host, header); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckHeader(host, header));
   std::vector<v1::InboxMessage> out;
   for (uint64_t d : round_->expected) {
     auto h = host_of_.find(d);

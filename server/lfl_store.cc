@@ -1,6 +1,7 @@
 #include "server/lfl_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::server {
 
@@ -78,7 +79,7 @@ absl::Status LflStore::CommitIteration(const std::string& job_id,
       !s.ok()) {
     return s;
   }
-  if (auto s = SaveJob(job_id, v1::JOB_STATE_RUNNING, "", status); !s.ok()) return s;
+  RETURN_IF_ERROR(SaveJob(job_id, v1::JOB_STATE_RUNNING, "", status));
   return tx.Commit();
 }
 

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::advise {
 namespace {
@@ -42,8 +43,8 @@ std::string ActionLabel(const Action& action) {
 }
 
 absl::StatusOr<CoLGame> CoLGame::Create(TradeoffTable table, PlayerWeights p1, PlayerWeights p2) {
-  if (auto s = ValidateWeights(p1, 1); !s.ok()) return s;
-  if (auto s = ValidateWeights(p2, 2); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateWeights(p1, 1));
+  RETURN_IF_ERROR(ValidateWeights(p2, 2));
   const size_t k = table.actions.size();
   std::optional<size_t> alone, open;
   std::set<std::string> seen;

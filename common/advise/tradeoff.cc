@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/synthetic.h"
 #include "common/fmf/simulator.h"
 
@@ -42,7 +43,7 @@ int32_t Intern(const std::string& id, absl::flat_hash_map<std::string, int32_t>&
 absl::StatusOr<data::Federation> JoinParties(const data::Dataset& a, const data::Dataset& b,
                                              fmf::Setting setting,
                                              const data::SplitOptions& split) {
-  if (auto s = CheckSetting(setting); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSetting(setting));
   if (a.range.min != b.range.min || a.range.max != b.range.max) {
     return absl::InvalidArgumentError(absl::StrCat(
         "party 1 (", a.source, ") declares ratings in [", a.range.min, ", ", a.range.max,
@@ -94,7 +95,7 @@ absl::StatusOr<data::Federation> JoinParties(const data::Dataset& a, const data:
 
 absl::StatusOr<data::Federation> SelfDivision(const data::Dataset& own, fmf::Setting setting,
                                               const data::SplitOptions& split) {
-  if (auto s = CheckSetting(setting); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSetting(setting));
   return Horizontal(setting) ? data::PartitionHfl(own, 2, split)
                              : data::PartitionVflRandom(own, 2, split);
 }
@@ -102,7 +103,7 @@ absl::StatusOr<data::Federation> SelfDivision(const data::Dataset& own, fmf::Set
 absl::StatusOr<data::Federation> ProxyFederation(const data::Dataset& a, const data::Dataset& b,
                                                  fmf::Setting setting,
                                                  const data::SplitOptions& split, uint64_t seed) {
-  if (auto s = CheckSetting(setting); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSetting(setting));
   if (a.range.min != b.range.min || a.range.max != b.range.max) {
     return absl::InvalidArgumentError(absl::StrCat(
         "party 1 declares ratings in [", a.range.min, ", ", a.range.max, "] but party 2 in [",
@@ -138,7 +139,7 @@ absl::StatusOr<Measurement> MeasureTradeoff(const data::Federation& federation,
     return absl::InvalidArgumentError(absl::StrCat("the CoL game has two players; the federation has ",
                                                    federation.parties.size(), " parties"));
   }
-  if (auto s = CheckSetting(options.job.setting); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSetting(options.job.setting));
   if (options.epsilons.empty()) {
     return absl::InvalidArgumentError("the epsilon grid is empty; give at least one epsilon > 0");
   }

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/openssl_util.h"
 
 namespace fedmf::crypto {
@@ -80,7 +81,7 @@ absl::Status AesCtrPrg::Keystream(uint8_t* out, size_t n) {
 absl::Status AesCtrPrg::Fill(std::span<uint8_t> out) { return Keystream(out.data(), out.size()); }
 
 absl::Status AesCtrPrg::FillMod2k(std::span<uint64_t> out, int bits) {
-  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckModulusBits(bits));
   if (out.size() > SIZE_MAX / sizeof(uint64_t)) return absl::InvalidArgumentError("too many masks");
   // Writing keystream bytes into uint64 storage is fine: uint8_t may alias.
   if (absl::Status s = Keystream(reinterpret_cast<uint8_t*>(out.data()), out.size_bytes());
@@ -97,17 +98,17 @@ absl::Status AesCtrPrg::FillMod2k(std::span<uint64_t> out, int bits) {
 
 absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,
                                                       int bits) {
-  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckModulusBits(bits));
   absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
   if (!prg.ok()) return prg.status();
   std::vector<uint64_t> out(n);
-  if (absl::Status s = prg->FillMod2k(out, bits); !s.ok()) return s;
+  RETURN_IF_ERROR(prg->FillMod2k(out, bits));
   return out;
 }
 
 absl::Status ApplyMaskMod2k(std::span<const uint8_t> seed, int bits, MaskSign sign,
                             std::span<uint64_t> acc) {
-  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckModulusBits(bits));
   absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
   if (!prg.ok()) return prg.status();
   constexpr size_t kWords = kChunkBytes / sizeof(uint64_t);

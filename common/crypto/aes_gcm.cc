@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/openssl_util.h"
 
 namespace fedmf::crypto {
@@ -60,12 +61,12 @@ absl::StatusOr<std::vector<uint8_t>> AesGcmSealWithNonce(std::span<const uint8_t
                                                          std::span<const uint8_t> nonce,
                                                          std::span<const uint8_t> plaintext,
                                                          std::span<const uint8_t> associated_data) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   if (nonce.size() != kAesGcmNonceBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("AES-256-GCM nonce must be 12 bytes, got ", nonce.size()));
   }
-  if (absl::Status s = CheckSizes(plaintext.size(), associated_data.size()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSizes(plaintext.size(), associated_data.size()));
 
   CtxPtr ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");
@@ -101,14 +102,14 @@ absl::StatusOr<std::vector<uint8_t>> AesGcmSealWithNonce(std::span<const uint8_t
 absl::StatusOr<SecretBytes> AesGcmOpen(std::span<const uint8_t> key,
                                        std::span<const uint8_t> sealed,
                                        std::span<const uint8_t> associated_data) {
-  if (absl::Status s = CheckKey(key); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckKey(key));
   if (sealed.size() < kAesGcmOverheadBytes) {
     return absl::InvalidArgumentError(absl::StrCat("AES-256-GCM: sealed message of ",
                                                    sealed.size(),
                                                    " bytes is shorter than nonce + tag (28)"));
   }
   const size_t ct_len = sealed.size() - kAesGcmOverheadBytes;
-  if (absl::Status s = CheckSizes(ct_len, associated_data.size()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSizes(ct_len, associated_data.size()));
   const uint8_t* nonce = sealed.data();
   const uint8_t* ct = nonce + kAesGcmNonceBytes;
   const uint8_t* tag = ct + ct_len;

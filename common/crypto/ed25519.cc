@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/sodium_init.h"
 
 namespace fedmf::crypto {
@@ -41,7 +42,7 @@ absl::StatusOr<Ed25519PrivateKey> Ed25519PrivateKey::FromSeed(std::span<const ui
     return absl::InvalidArgumentError(
         absl::StrCat("Ed25519 private key seed must be 32 bytes, got ", seed.size()));
   }
-  if (absl::Status s = internal::EnsureSodium(); !s.ok()) return s;
+  RETURN_IF_ERROR(internal::EnsureSodium());
   SecretBytes secret_key(crypto_sign_ed25519_SECRETKEYBYTES);
   Ed25519PublicKey pub;
   if (crypto_sign_ed25519_seed_keypair(pub.data(), secret_key.data(), seed.data()) != 0) {
@@ -68,7 +69,7 @@ absl::Status Ed25519Verify(const Ed25519PublicKey& key, std::span<const uint8_t>
     return absl::UnauthenticatedError(absl::StrCat("Ed25519 signature must be 64 bytes, got ",
                                                    signature.size()));
   }
-  if (absl::Status s = internal::EnsureSodium(); !s.ok()) return s;
+  RETURN_IF_ERROR(internal::EnsureSodium());
   if (crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),
                                           key.data()) != 0) {
     return absl::UnauthenticatedError("Ed25519 signature does not verify");

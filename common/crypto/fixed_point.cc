@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::crypto {
 namespace {
@@ -25,7 +26,7 @@ FixedPointCodec::FixedPointCodec(int bits, int frac_bits, double max_abs, uint64
 
 absl::StatusOr<FixedPointCodec> FixedPointCodec::Create(int bits, int frac_bits, double max_abs,
                                                         uint64_t max_summands) {
-  if (absl::Status s = CheckModulusBits(bits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckModulusBits(bits));
   if (frac_bits < 0 || frac_bits >= bits) {
     return absl::InvalidArgumentError(
         absl::StrCat("frac_bits must be in [0, bits), got ", frac_bits, " with bits=", bits));
@@ -66,7 +67,7 @@ absl::StatusOr<uint64_t> FixedPointCodec::Encode(double x) const {
 
 absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
                                            std::span<uint64_t> out) const {
-  if (absl::Status s = CheckSameSize(x.size(), out.size()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameSize(x.size(), out.size()));
   for (size_t i = 0; i < x.size(); ++i) {
     absl::StatusOr<uint64_t> v = Encode(x[i]);
     if (!v.ok()) {
@@ -80,7 +81,7 @@ absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
 absl::StatusOr<std::vector<uint64_t>> FixedPointCodec::EncodeVector(
     std::span<const double> x) const {
   std::vector<uint64_t> out(x.size());
-  if (absl::Status s = EncodeVector(x, out); !s.ok()) return s;
+  RETURN_IF_ERROR(EncodeVector(x, out));
   return out;
 }
 
@@ -96,7 +97,7 @@ double FixedPointCodec::DecodeSum(uint64_t v) const {
 
 absl::Status FixedPointCodec::DecodeSumVector(std::span<const uint64_t> v,
                                               std::span<double> out) const {
-  if (absl::Status s = CheckSameSize(v.size(), out.size()); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameSize(v.size(), out.size()));
   for (size_t i = 0; i < v.size(); ++i) out[i] = DecodeSum(v[i]);
   return absl::OkStatus();
 }

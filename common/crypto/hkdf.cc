@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/openssl_util.h"
 
 namespace fedmf::crypto {
@@ -69,7 +70,7 @@ absl::StatusOr<SecretBytes> RunHkdf(int mode, std::span<const uint8_t> key,
 
 absl::StatusOr<SecretBytes> HkdfSha256(std::span<const uint8_t> ikm, std::span<const uint8_t> salt,
                                        std::span<const uint8_t> info, size_t length) {
-  if (absl::Status s = CheckLength(length); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLength(length));
   return RunHkdf(EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND, ikm, salt, info, length);
 }
 
@@ -80,7 +81,7 @@ absl::StatusOr<SecretBytes> HkdfSha256Extract(std::span<const uint8_t> salt,
 
 absl::StatusOr<SecretBytes> HkdfSha256Expand(std::span<const uint8_t> prk,
                                              std::span<const uint8_t> info, size_t length) {
-  if (absl::Status s = CheckLength(length); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckLength(length));
   if (prk.size() < kSha256Bytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("HKDF-SHA256 expand: PRK must be >= 32 bytes, got ", prk.size()));

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/gf127.h"
 
 namespace fedmf::crypto {
@@ -105,7 +106,7 @@ absl::StatusOr<SecretBytes> ShamirReconstruct(std::span<const ShamirShare> share
   std::vector<uint32_t> xs;
   xs.reserve(shares.size());
   for (const ShamirShare& s : shares) {
-    if (absl::Status st = ValidateShape(s); !st.ok()) return st;
+    RETURN_IF_ERROR(ValidateShape(s));
     if (s.secret_size != shares[0].secret_size) {
       return absl::InvalidArgumentError("Shamir: shares of secrets of different sizes");
     }
@@ -167,7 +168,7 @@ absl::StatusOr<ShamirShare> ParseShamirShare(std::span<const uint8_t> bytes) {
     s.secret_size |= static_cast<uint32_t>(bytes[4 + b]) << (8 * b);
   }
   s.y.assign(bytes.begin() + kShamirShareHeaderBytes, bytes.end());
-  if (absl::Status st = ValidateShape(s); !st.ok()) return st;
+  RETURN_IF_ERROR(ValidateShape(s));
   return s;
 }
 

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/sodium_init.h"
 
 namespace fedmf::crypto {
@@ -41,7 +42,7 @@ absl::StatusOr<X25519PrivateKey> X25519PrivateKey::FromBytes(std::span<const uin
     return absl::InvalidArgumentError(
         absl::StrCat("X25519 private key must be 32 bytes, got ", scalar.size()));
   }
-  if (absl::Status s = internal::EnsureSodium(); !s.ok()) return s;
+  RETURN_IF_ERROR(internal::EnsureSodium());
   SecretBytes kept(scalar);
   X25519PublicKey pub;
   // Fails only if the clamped scalar times the base point is the identity,

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/base/status_macros.h"
 #include "common/hua/dynamics.h"
 #include "common/hua/recommender.h"
 #include "common/hua/streams.h"
@@ -128,7 +129,7 @@ absl::Status Driver::Setup() {
     for (const auto& e : x_.Row(i)) ratings.push_back({e.item, e.value});
     auto user = User::Create(i, std::move(ratings), p_, range_, codec, UserStream(root_, i));
     if (!user.ok()) return user.status();
-    if (auto s = server_->Register(user->Hello()); !s.ok()) return s;
+    RETURN_IF_ERROR(server_->Register(user->Hello()));
     users_[i].emplace(std::move(*user));
     active_users_.push_back(i);
   }
@@ -150,13 +151,13 @@ absl::Status Driver::InitRoundS3() {
   if (round->requests.empty()) return absl::OkStatus();
   TrafficStats& t = meter_.stats();
   t.init_bytes += EncodedBytes(round->plan);
-  if (auto s = tp_clock_.Time([&] { return tp_->Begin(round->plan); }); !s.ok()) return s;
+  RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Begin(round->plan); }));
   for (const InitRequest& req : round->requests) {
     t.init_bytes += EncodedBytes(req);
     auto report = users_[req.user]->HandleInit(req);
     if (!report.ok()) return report.status();
     t.init_bytes += EncodedBytes(*report);
-    if (auto s = tp_clock_.Time([&] { return tp_->Accept(*report); }); !s.ok()) return s;
+    RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(*report); }));
   }
   auto forward = tp_clock_.Time([&] { return tp_->Flush(); });
   if (!forward.ok()) return forward.status();
@@ -172,7 +173,7 @@ absl::Status Driver::DirectIteration(const std::vector<int32_t>& participants) {
     auto report = users_[req.user]->HandleDirect(req);
     if (!report.ok()) return report.status();
     meter_.Up(req.user, EncodedBytes(*report));
-    if (auto s = server_->AcceptDirect(*report); !s.ok()) return s;
+    RETURN_IF_ERROR(server_->AcceptDirect(*report));
   }
   return server_->FinishIteration().status();
 }
@@ -183,7 +184,7 @@ absl::Status Driver::MaskedIteration(const std::vector<int32_t>& participants) {
   TrafficStats& t = meter_.stats();
   while (true) {
     t.plan_per_iteration += EncodedBytes(round->plan);
-    if (auto s = tp_clock_.Time([&] { return tp_->Begin(round->plan); }); !s.ok()) return s;
+    RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Begin(round->plan); }));
     for (const IterationRequest& req : round->requests) {
       meter_.Down(req.user, EncodedBytes(req));
       // Disconnects only after downloading, in the first pass, so the
@@ -196,7 +197,7 @@ absl::Status Driver::MaskedIteration(const std::vector<int32_t>& participants) {
       auto report = users_[req.user]->HandleMasked(req);
       if (!report.ok()) return report.status();
       meter_.Up(req.user, EncodedBytes(*report));
-      if (auto s = tp_clock_.Time([&] { return tp_->Accept(*report); }); !s.ok()) return s;
+      RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(*report); }));
     }
     auto forward = tp_clock_.Time([&] { return tp_->Flush(); });
     if (!forward.ok()) return forward.status();
@@ -222,13 +223,13 @@ Profiles Driver::Snapshot(const Profiles& start) const {
 
 absl::StatusOr<DriverOutput> Driver::Run(const Profiles& start, const IterationFn& on_iteration,
                                          int32_t eval_every) {
-  if (auto s = Setup(); !s.ok()) return s;
+  RETURN_IF_ERROR(Setup());
   int64_t users_total = 0;
   for (int32_t t = 1; t <= p_.iterations; ++t) {
     std::vector<int32_t> participants = active_users_;
     if (p_.scenario == Scenario::kDynamic) {
       if (t > 1) pool_->Step();  // users join and leave between iterations
-      if (auto s = InitRoundS3(); !s.ok()) return s;
+      RETURN_IF_ERROR(InitRoundS3());
       participants = pool_->Select(p_.max_online);
     }
     users_total += static_cast<int64_t>(participants.size());
@@ -259,7 +260,7 @@ absl::StatusOr<DriverOutput> RunProtocol(const HuaParams& params, const mf::Rati
                                          const data::RatingRange& range,
                                          const random::Csprng& root, const Profiles& start,
                                          const IterationFn& on_iteration, int32_t eval_every) {
-  if (auto s = ValidateHuaParams(params); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateHuaParams(params));
   if (params.scenario == Scenario::kTrusted) {
     return absl::InvalidArgumentError("S1 runs centrally (TrainTrustedItems)");
   }

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
 
@@ -29,7 +30,7 @@ void FillExponential(random::Csprng& rng, mf::Matrix& m) {
 absl::StatusOr<Recommender> Recommender::Create(const HuaParams& params, int32_t num_items,
                                                 const data::RatingRange& range,
                                                 const ZpCodec* codec, random::Csprng rng) {
-  if (auto s = ValidateHuaParams(params); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateHuaParams(params));
   if (params.scenario == Scenario::kTrusted) {
     return absl::InvalidArgumentError("S1 has no protocol: use TrainTrustedItems");
   }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/hua/central.h"
 #include "common/hua/streams.h"
 
@@ -34,8 +35,8 @@ absl::StatusOr<HuaResult> SimulateHua(Scenario scenario, const data::PartyData& 
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   };
   params.scenario = scenario;
-  if (auto s = ValidateHuaParams(params); !s.ok()) return s;
-  if (auto s = CheckCentral(split); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateHuaParams(params));
+  RETURN_IF_ERROR(CheckCentral(split));
   const data::RatingRange& range = split.range;
   if (!(range.max > range.min)) return absl::InvalidArgumentError("empty rating range");
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/dp/noise.h"
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
@@ -21,7 +22,7 @@ absl::Status Bad(int32_t user, const std::string& what) {
 absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
                                   const HuaParams& params, const data::RatingRange& range,
                                   const ZpCodec* codec, random::Csprng rng) {
-  if (auto s = ValidateHuaParams(params); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateHuaParams(params));
   std::sort(ratings.begin(), ratings.end(),
             [](const RatedItem& a, const RatedItem& b) { return a.item < b.item; });
   for (size_t k = 0; k < ratings.size(); ++k) {
@@ -163,12 +164,12 @@ absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
 absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
   if (params_.scenario != Scenario::kUntrusted) return Bad(id_, "direct reports are S2 only");
   std::vector<int32_t> pos;
-  if (auto s = Begin(req, pos); !s.ok()) return s;
+  RETURN_IF_ERROR(Begin(req, pos));
   DirectReport out{req.iteration, id_, {}};
   // Fresh every iteration: defeats the difference attack (eq. 13).
   random::Csprng rho = rng_.Fork(absl::StrCat("rho/", req.iteration, "/", req.pass));
   for (size_t k = 0; k < req.items.size(); ++k) {
-    if (auto s = StoreEta(req.items[k], pos[k]); !s.ok()) return s;
+    RETURN_IF_ERROR(StoreEta(req.items[k], pos[k]));
     std::vector<double> g = Gradient(req.items[k], pos[k]);
     const std::vector<double> r = DifferenceAttackNoise(rho, params_.dim, EpsilonPerRelease(params_), range_);
     for (int32_t l = 0; l < params_.dim; ++l) g[l] += eta_[pos[k]][l] + r[l];
@@ -184,7 +185,7 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
     return Bad(id_, "masked reports are S2-TP / S3 only");
   }
   std::vector<int32_t> pos;
-  if (auto s = Begin(req, pos); !s.ok()) return s;
+  RETURN_IF_ERROR(Begin(req, pos));
   MaskedReport out{Phase::kIteration, req.iteration, req.pass, id_, {}};
   for (size_t k = 0; k < req.items.size(); ++k) {
     const ItemRequest& it = req.items[k];
@@ -193,7 +194,7 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
       return Bad(id_, absl::StrCat("malformed masked request for item ", it.item));
     }
     if (!s3) {
-      if (auto s = StoreEta(it, pos[k]); !s.ok()) return s;
+      RETURN_IF_ERROR(StoreEta(it, pos[k]));
     }
     std::vector<double> x = Gradient(it, pos[k]);
     // Only the SUM of the k' pieces must be eps-DP (the third party hides

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/partition.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/lfl/secagg_sum.h"
@@ -59,7 +60,7 @@ absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t 
     return out;
   }
   const TwoRoundParams dp{num_devices, config.omega, out.sigma_v};
-  if (absl::Status s = ValidateTwoRoundParams(dp); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateTwoRoundParams(dp));
   out.server_view_noise_multiplier = std::sqrt(WorstCaseServerViewVariance(dp)) /
                                      mf::SensitivityOneMatrix(config.device.rating_max);
   if (out.server_view_noise_multiplier < out.noise_multiplier) {
@@ -77,7 +78,7 @@ absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t 
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
                                       const SecureSumFn& secure_sum) {
   const auto start = std::chrono::steady_clock::now();
-  if (auto s = ValidateLflConfig(config); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateLflConfig(config));
   LflResult result;
   result.config = config;
 
@@ -93,7 +94,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   result.server_view_noise_multiplier = privacy->server_view_noise_multiplier;
   result.epsilon = privacy->epsilon;
   const TwoRoundParams dp{n, config.omega, result.sigma_v};
-  if (auto s = ValidateTwoRoundParams(dp); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateTwoRoundParams(dp));
 
   LflDeviceOptions device_options = config.device;
   device_options.dim = config.dim;
@@ -109,7 +110,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
       mf::InitScaleFor(0.7 * device_options.rating_max, config.dim), device_options.rating_max,
       server_rng);
   for (auto& d : devices) {
-    if (auto s = d.Pretrain(v); !s.ok()) return s;
+    RETURN_IF_ERROR(d.Pretrain(v));
   }
   auto evaluate = [&](const mf::Matrix& vv) {
     std::vector<mf::ErrorMetrics> parts;
@@ -194,7 +195,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
     result.iterations.push_back(report);
   }
   for (auto& d : devices) {
-    if (auto s = d.Finish(v); !s.ok()) return s;
+    RETURN_IF_ERROR(d.Finish(v));
   }
   result.test = evaluate(v);
   result.seconds =

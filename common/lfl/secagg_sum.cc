@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/lfl/lfl_device.h"
 #include "common/secagg/simulate.h"
 
@@ -36,7 +37,7 @@ absl::StatusOr<crypto::FixedPointCodec> MaxPrecisionCodec(int bits, double max_a
 }
 
 absl::StatusOr<LflCodecs> ChooseLflCodecs(const TwoRoundParams& dp, double rating_max, int bits) {
-  if (absl::Status s = ValidateTwoRoundParams(dp); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateTwoRoundParams(dp));
   if (!(rating_max > 0)) return absl::InvalidArgumentError("rating_max must be > 0");
   const uint64_t n = static_cast<uint64_t>(dp.num_devices);
   absl::StatusOr<crypto::FixedPointCodec> r1 =

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/net/device_grants.h"
 
 namespace fedmf::net {
@@ -67,7 +68,7 @@ absl::StatusOr<HuaJob> HuaJobFromSpec(const v1::JobSpec& spec) {
     return Bad(absl::StrCat("field 'hua' / 'dim' / 'rounds' / 'epsilon': ", s.message()));
   }
   // No finite epsilon of a Hua job holds: refused unless it says so itself.
-  if (auto s = hua::HuaPrivacyRefusal(p); !s.ok()) return s;
+  RETURN_IF_ERROR(hua::HuaPrivacyRefusal(p));
   job.range = {h.rating_min(), spec.rating_max()};
   if (!(job.range.max > job.range.min)) {
     return Bad("fields 'hua.rating_min' < 'rating_max' required");
@@ -148,7 +149,7 @@ absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t r
   for (int k = 0; k < r.items_size(); ++k) {
     const v1::HuaInitItem& w = r.items(k);
     const std::string at = absl::StrCat("init.items[", k, "]");
-    if (auto s = NonNegative(w.item(), at + ".item"); !s.ok()) return s;
+    RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
     if (w.users() < 1) return Bad(absl::StrCat("field '", at, ".users': must be >= 1"));
     auto h = Doubles(w.h(), dim, at + ".h");
     if (!h.ok()) return h.status();
@@ -182,7 +183,7 @@ absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r,
   for (int k = 0; k < r.items_size(); ++k) {
     const v1::HuaItemRequest& w = r.items(k);
     const std::string at = absl::StrCat("iteration.items[", k, "]");
-    if (auto s = NonNegative(w.item(), at + ".item"); !s.ok()) return s;
+    RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
     if (w.rho_users() < 1) return Bad(absl::StrCat("field '", at, ".rho_users': must be >= 1"));
     hua::ItemRequest item;
     item.item = w.item();
@@ -217,11 +218,11 @@ absl::StatusOr<hua::MaskedReport> FromWire(const v1::HuaMaskedReport& r,
   auto phase = PhaseFromWire(header.phase());
   if (!phase.ok()) return phase.status();
   hua::MaskedReport out{*phase, header.round(), header.pass(), r.user(), {}};
-  if (auto s = NonNegative(r.user(), "reports.user"); !s.ok()) return s;
+  RETURN_IF_ERROR(NonNegative(r.user(), "reports.user"));
   for (int k = 0; k < r.items_size(); ++k) {
     const v1::HuaMaskedValue& w = r.items(k);
     const std::string at = absl::StrCat("reports.items[", k, "]");
-    if (auto s = NonNegative(w.item(), at + ".item"); !s.ok()) return s;
+    RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
     auto value = ZpVector(w.value(), dim, at + ".value");
     if (!value.ok()) return value.status();
     out.items.push_back({w.item(), std::move(*value)});

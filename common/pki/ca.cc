@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/base/status_macros.h"
 #include "common/pki/internal.h"
 
 namespace fedmf::pki {
@@ -159,7 +160,7 @@ absl::StatusOr<std::vector<SanEntry>> BuildSanEntries(
         continue;
       }
     }
-    if (absl::Status s = ValidateDnsName(entry); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateDnsName(entry));
     add_dns(entry);
   }
   return out;
@@ -265,7 +266,7 @@ absl::StatusOr<X509Ptr> NewCertificate(
   }
   X509_NAME* name = X509_get_subject_name(cert.get());
   for (const auto& [field, value] : subject) {
-    if (absl::Status s = AddNameEntry(name, field, value); !s.ok()) return s;
+    RETURN_IF_ERROR(AddNameEntry(name, field, value));
   }
   return cert;
 }
@@ -396,7 +397,7 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   ERR_clear_error();
   if (absl::Status s = ValidateFederationName(federation_name); !s.ok())
     return s;
-  if (absl::Status s = ValidateValidity(validity); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateValidity(validity));
   if (absl::Status s = internal::EnsureDirectory(dir, kDirMode); !s.ok())
     return s;
 
@@ -405,8 +406,8 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   constexpr absl::string_view kHint =
       "refusing to overwrite an existing federation CA (every certificate it "
       "issued would stop working)";
-  if (absl::Status s = RefuseExisting(key_path, kHint); !s.ok()) return s;
-  if (absl::Status s = RefuseExisting(cert_path, kHint); !s.ok()) return s;
+  RETURN_IF_ERROR(RefuseExisting(key_path, kHint));
+  RETURN_IF_ERROR(RefuseExisting(cert_path, kHint));
 
   absl::StatusOr<EvpPkeyPtr> key = GenerateKey();
   if (!key.ok()) return key.status();
@@ -425,9 +426,9 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
         std::pair{NID_key_usage, "critical,keyCertSign,cRLSign"},
         std::pair{NID_subject_key_identifier, "hash"},
         std::pair{NID_authority_key_identifier, "keyid:always"}}) {
-    if (absl::Status s = AddExtension(x, x, nid, value); !s.ok()) return s;
+    RETURN_IF_ERROR(AddExtension(x, x, nid, value));
   }
-  if (absl::Status s = Sign(x, key->get()); !s.ok()) return s;
+  RETURN_IF_ERROR(Sign(x, key->get()));
 
   absl::StatusOr<std::string> key_pem = internal::PrivateKeyToPem(key->get());
   if (!key_pem.ok()) return key_pem.status();
@@ -450,8 +451,8 @@ absl::Status IssueCertificate(const std::string& ca_dir,
                               absl::Duration validity) {
   ERR_clear_error();
   // Validate everything the caller gave us before touching the disk.
-  if (absl::Status s = ValidateName(name); !s.ok()) return s;
-  if (absl::Status s = ValidateValidity(validity); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateName(name));
+  RETURN_IF_ERROR(ValidateValidity(validity));
   absl::StatusOr<std::vector<SanEntry>> sans =
       BuildSanEntries(name, dns_names_or_ips);
   if (!sans.ok()) return sans.status();
@@ -486,8 +487,8 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   const std::string hint =
       absl::StrCat("refusing to overwrite; to re-issue '", name, "', delete ",
                    key_path, " and ", cert_path, " first");
-  if (absl::Status s = RefuseExisting(key_path, hint); !s.ok()) return s;
-  if (absl::Status s = RefuseExisting(cert_path, hint); !s.ok()) return s;
+  RETURN_IF_ERROR(RefuseExisting(key_path, hint));
+  RETURN_IF_ERROR(RefuseExisting(cert_path, hint));
   const bool have_ca_copy = internal::FileExists(ca_copy_path);
   if (have_ca_copy) {
     if (absl::Status s = CheckSameCa(ca_copy_path, ca->cert.get()); !s.ok()) {
@@ -517,8 +518,8 @@ absl::Status IssueCertificate(const std::string& ca_dir,
       return s;
     }
   }
-  if (absl::Status s = AddSubjectAltNames(x, *sans); !s.ok()) return s;
-  if (absl::Status s = Sign(x, ca->key.get()); !s.ok()) return s;
+  RETURN_IF_ERROR(AddSubjectAltNames(x, *sans));
+  RETURN_IF_ERROR(Sign(x, ca->key.get()));
 
   absl::StatusOr<std::string> key_pem = internal::PrivateKeyToPem(key->get());
   if (!key_pem.ok()) return key_pem.status();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::pki::internal {
 namespace {
@@ -285,7 +286,7 @@ absl::Status WriteNewFileAtomically(const std::string& path,
   if (::close(fd.Release()) != 0) {
     return ErrnoStatus(errno, absl::StrCat("cannot close ", tmp));
   }
-  if (absl::Status s = RenameNoReplace(tmp, path); !s.ok()) return s;
+  RETURN_IF_ERROR(RenameNoReplace(tmp, path));
   unlinker.armed = false;
   SyncDirectory(dir);
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/base/status_macros.h"
 #include "common/pki/ca.h"
 #include "common/pki/identity.h"
 #include "common/pki/internal.h"
@@ -21,7 +22,7 @@ std::string IssueCommand(absl::string_view name, absl::string_view role) {
 absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir,
                                       const std::string& name) {
   ERR_clear_error();
-  if (absl::Status s = ValidateName(name); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateName(name));
   const std::string ca_path = absl::StrCat(dir, "/ca.crt");
   const std::string cert_path = absl::StrCat(dir, "/", name, ".crt");
   const std::string key_path = absl::StrCat(dir, "/", name, ".key");

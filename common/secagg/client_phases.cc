@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/aes_gcm.h"
 #include "common/crypto/ed25519.h"
@@ -159,7 +160,7 @@ class UnmaskingPhase final : public ClientPhase {
     }
 
     if (signed_u3_.has_value()) {
-      if (absl::Status s = CheckConsistency(ctx, *request, *survivors); !s.ok()) return s;
+      RETURN_IF_ERROR(CheckConsistency(ctx, *request, *survivors));
     } else if (!request->signatures.empty()) {
       return absl::InvalidArgumentError("unmasking request carries unexpected signatures");
     }
@@ -395,7 +396,7 @@ class MaskedInputPhase final : public ClientPhase {
       if (!seed.ok()) return seed.status();
       const crypto::MaskSign sign =
           peer->id < ctx.self ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract;
-      if (absl::Status s = ApplyMask(seed->span(), bits, sign, y); !s.ok()) return s;
+      RETURN_IF_ERROR(ApplyMask(seed->span(), bits, sign, y));
     }
 
     MaskedInput out;

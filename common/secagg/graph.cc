@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::secagg {
@@ -44,7 +45,7 @@ NeighbourhoodGraph::NeighbourhoodGraph(std::vector<DeviceId> roster, GraphKind k
     : roster_(std::move(roster)), kind_(kind), adjacency_(std::move(adjacency)) {}
 
 absl::StatusOr<NeighbourhoodGraph> NeighbourhoodGraph::Create(const SessionConfig& config) {
-  if (absl::Status s = ValidateSessionConfig(config); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateSessionConfig(config));
   std::vector<std::vector<size_t>> adjacency;
   if (config.graph == GraphKind::kHarary) {
     const std::vector<size_t> ring = RingOrder(config);
@@ -58,7 +59,7 @@ absl::StatusOr<NeighbourhoodGraph> NeighbourhoodGraph::Create(const SessionConfi
 
 absl::StatusOr<std::vector<DeviceId>> NeighbourhoodGraph::NeighboursOf(const SessionConfig& config,
                                                                        DeviceId device) {
-  if (absl::Status s = ValidateSessionConfig(config); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateSessionConfig(config));
   const auto it = std::lower_bound(config.roster.begin(), config.roster.end(), device);
   if (it == config.roster.end() || *it != device) {
     return absl::NotFoundError(absl::StrCat("secagg: device ", device, " is not in the roster"));

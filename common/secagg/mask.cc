@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 
 namespace fedmf::secagg {
@@ -16,7 +17,7 @@ constexpr size_t kWords = 4096;  // 16 KiB of keystream per PRG call
 
 absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign sign,
                        std::span<uint64_t> acc) {
-  if (absl::Status s = crypto::CheckModulusBits(bits); !s.ok()) return s;
+  RETURN_IF_ERROR(crypto::CheckModulusBits(bits));
   if (bits > 32) return crypto::ApplyMaskMod2k(seed, bits, sign, acc);
   absl::StatusOr<crypto::AesCtrPrg> prg = crypto::AesCtrPrg::Create(seed);
   if (!prg.ok()) return prg.status();

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -80,7 +81,7 @@ double LogHararyDisconnectionBound(size_t n, int degree, size_t bad) {
 
 absl::StatusOr<GraphParameters> ChooseCompleteGraphParameters(size_t n,
                                                               const SecurityRequirements& req) {
-  if (absl::Status s = CheckRequirements(n, req); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckRequirements(n, req));
   const size_t corrupt = FloorRate(req.corrupt_rate, n);
   const size_t m = n - FloorRate(req.dropout_rate, n);
   const size_t t_min = req.adversary == AdversaryModel::kSemiMalicious ? (n + corrupt) / 2 + 1
@@ -99,7 +100,7 @@ absl::StatusOr<GraphParameters> ChooseCompleteGraphParameters(size_t n,
 
 absl::StatusOr<GraphParameters> ChooseSecAggPlusParameters(size_t n,
                                                            const SecurityRequirements& req) {
-  if (absl::Status s = CheckRequirements(n, req); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckRequirements(n, req));
   const size_t corrupt = FloorRate(req.corrupt_rate, n);
   const size_t dropped = FloorRate(req.dropout_rate, n);
   if (corrupt + dropped >= n) {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 #include "common/secagg/key_derivation.h"
 #include "common/secagg/share_bundle.h"
@@ -161,7 +162,7 @@ class ConsistencyCollection final : public ServerPhase {
     if (!vk.ok()) return vk.status();
     // A device signing something else would make its honest neighbours abort;
     // drop it here instead.
-    if (absl::Status s = crypto::Ed25519Verify(*vk, statement_, m.signature); !s.ok()) return s;
+    RETURN_IF_ERROR(crypto::Ed25519Verify(*vk, statement_, m.signature));
     signatures_[index] = m.signature;
     return absl::OkStatus();
   }

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/random/csprng.h"
@@ -202,21 +203,21 @@ class Simulation {
       if (!e.ok()) return e;
     }
     result_.client_seconds[kKeyAgreement] += Seconds(c0, Clock::now());
-    if (absl::Status s = DeliverAndClose(kKeyAgreement, out); !s.ok()) return s;
+    RETURN_IF_ERROR(DeliverAndClose(kKeyAgreement, out));
 
     for (size_t phase : {kSharing, kMasking, kUnmasking}) {
       if (server_.state() == ServerState::kAborted) break;
       if (phase == kMasking) {
-        if (absl::Status s = RunMaskingPhase(); !s.ok()) return s;
+        RETURN_IF_ERROR(RunMaskingPhase());
         if (spec_.signing && server_.state() != ServerState::kAborted) {
-          if (absl::Status s = RunConsistencyCheck(); !s.ok()) return s;
+          RETURN_IF_ERROR(RunConsistencyCheck());
         }
         continue;
       }
       const auto c = Clock::now();
       ParallelFor(n_, spec_.num_threads, [&](size_t i) { out[i] = Act(i, phase); });
       result_.client_seconds[phase] += Seconds(c, Clock::now());
-      if (absl::Status s = DeliverAndClose(phase, out); !s.ok()) return s;
+      RETURN_IF_ERROR(DeliverAndClose(phase, out));
     }
     return Finish();
   }

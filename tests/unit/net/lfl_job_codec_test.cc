@@ -4,10 +4,14 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fedmf::net {
 namespace {
 
+using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 LflJobConfig Job() {
@@ -34,7 +38,7 @@ LflJobConfig Job() {
 
 TEST(LflJobCodecTest, DesignDropoutDefaultsToOmegaAndRoundTrips) {
   absl::StatusOr<LflJobConfig> dflt = LflJobFromSpec(SpecFromLflJob(Job()));
-  ASSERT_TRUE(dflt.ok()) << dflt.status();
+  ASSERT_THAT(dflt, IsOk());
   EXPECT_DOUBLE_EQ(SecAggDesignDropout(*dflt), 0.3);
   EXPECT_EQ(SpecFromLflJob(*dflt).lfl().secagg_design_dropout(), 0.0);  // omega: not on the wire
 
@@ -43,7 +47,7 @@ TEST(LflJobCodecTest, DesignDropoutDefaultsToOmegaAndRoundTrips) {
   const v1::JobSpec spec = SpecFromLflJob(j);
   EXPECT_DOUBLE_EQ(spec.lfl().secagg_design_dropout(), 0.1);
   absl::StatusOr<LflJobConfig> back = LflJobFromSpec(spec);
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_THAT(back, IsOk());
   EXPECT_DOUBLE_EQ(SecAggDesignDropout(*back), 0.1);
   EXPECT_DOUBLE_EQ(back->config.omega, 0.3);  // DP calibration and skip rule unchanged
 }
@@ -53,11 +57,10 @@ TEST(LflJobCodecTest, DesignDropoutAboveOmegaOrNegativeIsRefusedNamingTheField) 
     SCOPED_TRACE(bad);
     v1::JobSpec spec = SpecFromLflJob(Job());
     spec.mutable_lfl()->set_secagg_design_dropout(bad);
-    absl::StatusOr<LflJobConfig> j = LflJobFromSpec(spec);
-    ASSERT_FALSE(j.ok());
-    EXPECT_EQ(j.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(j.status().message(), HasSubstr("lfl.secagg_design_dropout"));
-    EXPECT_THAT(j.status().message(), HasSubstr("(0, omega = 0.3]"));
+    EXPECT_THAT(LflJobFromSpec(spec),
+                StatusIs(absl::StatusCode::kInvalidArgument,
+                         AllOf(HasSubstr("lfl.secagg_design_dropout"),
+                               HasSubstr("(0, omega = 0.3]"))));
   }
 }
 

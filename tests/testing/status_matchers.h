@@ -1,0 +1,54 @@
+// GoogleTest matchers for absl::Status and absl::StatusOr<T> (as in
+// fcp/testing and tink's test_matchers):
+//
+//   EXPECT_THAT(LoadTlsFiles(dir, "x"), IsOk());
+//   EXPECT_THAT(Parse(spec), StatusIs(absl::StatusCode::kInvalidArgument,
+//                                     HasSubstr("lfl.secagg_design_dropout")));
+//
+// A failure prints the status, so `<< s.status()` is not needed.
+#ifndef FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_
+#define FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_
+
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+
+namespace fedmf::testing {
+namespace internal {
+
+inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
+template <typename T>
+const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
+  return s.status();
+}
+
+}  // namespace internal
+
+MATCHER(IsOk, negation ? "is an error" : "is OK") {
+  const absl::Status& s = internal::GetStatus(arg);
+  if (!s.ok()) *result_listener << "status: " << s;
+  return s.ok();
+}
+
+MATCHER_P2(StatusIs, code, message_matcher,
+           std::string("has code ") + absl::StatusCodeToString(code) + " and a message that " +
+               ::testing::DescribeMatcher<std::string>(message_matcher, negation)) {
+  const absl::Status& s = internal::GetStatus(arg);
+  *result_listener << "status: " << s;
+  return s.code() == code &&
+         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()),
+                                       result_listener);
+}
+
+MATCHER_P(StatusIs, code, std::string("has code ") + absl::StatusCodeToString(code)) {
+  const absl::Status& s = internal::GetStatus(arg);
+  *result_listener << "status: " << s;
+  return s.code() == code;
+}
+
+}  // namespace fedmf::testing
+
+#endif  // FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_
