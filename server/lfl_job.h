@@ -1,4 +1,4 @@
-// The server's side of one LFL-SGDMF job over device hosts (protocols.md §4):
+// The server's side of one LFL-SGDMF job over device hosts (docs/protocols.md §4):
 // an explicit state machine, no gRPC, no threads, no clock of its own (the
 // caller passes `now`). server/lfl_coordinator.h wraps it with a lock, the
 // long poll and persistence; server/device_service.h is the gRPC edge.
