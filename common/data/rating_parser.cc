@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/dataset_builder.h"
 #include "common/data/duplicates.h"
@@ -61,12 +62,30 @@ const FormatSpec& SpecFor(RatingFormat format) {
 
 constexpr size_t kMaxFields = 4;
 
-absl::Status FieldCountError(const FormatSpec& spec, size_t found) {
+// When a line is one field because it uses another separator than the
+// format's: which one it uses and how to read it.
+std::string SeparatorHint(absl::string_view line, const FormatSpec& spec, size_t found) {
+  if (found != 1) return "";
+  struct Other {
+    absl::string_view delim, name;
+  };
+  for (const Other& o : {Other{"\t", "tabs"}, Other{";", "semicolons"}, Other{"::", "'::'"},
+                         Other{",", "commas"}}) {
+    if (o.delim == spec.delim || !absl::StrContains(line, o.delim)) continue;
+    return absl::StrCat("; the line is separated by ", o.name, " but this format is ",
+                        spec.delim_name,
+                        o.delim == "\t" ? " (MovieLens u.data's tab format: movielens:PATH)" : "",
+                        o.delim == "::" ? " (MovieLens ratings.dat: movielens:PATH)" : "");
+  }
+  return "";
+}
+
+absl::Status FieldCountError(const FormatSpec& spec, size_t found, absl::string_view line) {
   const bool missing = found < spec.num_fields;
   return absl::InvalidArgumentError(absl::StrCat(
       missing ? "missing field" : "extra field", ": expected ", spec.num_fields, " ",
       spec.delim_name, " fields (", spec.columns, ") but found ", found,
-      missing ? "" : "; remove the extra columns"));
+      missing ? "" : "; remove the extra columns", SeparatorHint(line, spec, found)));
 }
 
 // Validates an id field and returns its dense index.
@@ -122,7 +141,7 @@ absl::Status ParseRow(absl::string_view line, const FormatSpec& spec, const Rati
   }
   std::array<absl::string_view, kMaxFields> f;
   const size_t n = SplitFields(line, spec.delim, f.data(), f.size());
-  if (n != spec.num_fields) return FieldCountError(spec, n);
+  if (n != spec.num_fields) return FieldCountError(spec, n, line);
   for (size_t k = 0; k < spec.num_fields; ++k) f[k] = Trim(f[k]);
 
   absl::StatusOr<int32_t> user = InternId(f[0], "user", spec, builder.users());
@@ -197,7 +216,8 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat
     if (n != spec.num_fields) {
       return at(1, absl::StrCat("header has ", n,
                                 " columns but the generic CSV takes exactly 3 (user,item,rating)"
-                                "; for MovieLens ratings.csv use movielens:PATH"));
+                                "; for MovieLens ratings.csv use movielens:PATH",
+                                SeparatorHint(*line, spec, n)));
     }
     has_header = true;
   }

@@ -100,6 +100,21 @@ TEST(DataLoaderErrorTest, EmptyFile) {
   ExpectLoadError(LoadMovieLens100K(q), q, 1, "no ratings: the file is empty");
 }
 
+TEST(DataLoaderErrorTest, OtherSeparatorIsNamed) {
+  // A tab-separated file given as csv: — header and data rows alike.
+  const std::string h = WriteTempFile("tab.tsv", "user\titem\trating\n1\t1\t5\n");
+  ExpectLoadError(LoadGenericCsv(h), h, 1,
+                  "the line is separated by tabs but this format is comma-separated (MovieLens "
+                  "u.data's tab format: movielens:PATH)");
+  const std::string d = WriteTempFile("tab2.tsv", "1\t1\t5\n");
+  ExpectLoadError(LoadGenericCsv(d), d, 1, "the line is separated by tabs");
+  const std::string c = WriteTempFile("semi.csv", "1;1;5\n");
+  ExpectLoadError(LoadGenericCsv(c), c, 1, "separated by semicolons but this format is comma");
+  // u.data with commas.
+  const std::string u = WriteTempFile("u.data", "1,1,3,10\n");
+  ExpectLoadError(LoadMovieLens100K(u), u, 1, "separated by commas but this format is tab-separated");
+}
+
 TEST(DataLoaderErrorTest, HeaderWithoutRatings) {
   const std::string p = WriteTempFile("ratings.csv", "userId,movieId,rating,timestamp\n");
   ExpectLoadError(LoadMovieLensCsv(p), p, 2, "no ratings after the header");
