@@ -48,19 +48,19 @@ absl::Status LflCoordinator::Start() {
 
 void LflCoordinator::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  changed_.notify_all();
+  changed_.SignalAll();
   if (runner_.joinable()) runner_.join();
 }
 
 void LflCoordinator::RunLoop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stop_) {
     AdvanceLocked();
     // Deadlines are checked a few times a second; submissions wake us early.
-    changed_.wait_for(lock, std::chrono::milliseconds(100));
+    changed_.WaitWithTimeout(&mu_, absl::Milliseconds(100));
   }
 }
 
@@ -82,7 +82,7 @@ void LflCoordinator::AdvanceLocked() {
   }
   if (any) {
     PersistLocked();
-    changed_.notify_all();
+    changed_.SignalAll();
   }
 }
 
@@ -105,7 +105,7 @@ void LflCoordinator::PersistLocked() {
 }
 
 absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (job_ != nullptr && !Terminal(job_->stage())) {
     return absl::FailedPreconditionError(
         absl::StrCat("LFL job '", job_->job_id(), "' is still running; submit after it ends"));
@@ -126,7 +126,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
   persisted_stage_ = LflJob::Stage::kJoining;
   spdlog::info("LFL job '{}' submitted: {} devices granted to {} hosts, T = {}", s.job_id(),
                job_->status().devices(), s.lfl().grants_size(), s.rounds());
-  changed_.notify_all();
+  changed_.SignalAll();
   return s.job_id();
 }
 
@@ -141,7 +141,7 @@ v1::JobStatus LflCoordinator::StatusLocked() const {
 }
 
 absl::StatusOr<v1::JobStatus> LflCoordinator::GetJob(const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (job_ != nullptr && (job_id.empty() || job_id == job_->job_id())) return StatusLocked();
   return store_->LoadJob(job_id);
 }
@@ -156,7 +156,7 @@ absl::Status LflCoordinator::ActiveLocked(const std::string& job_id) const {
 
 absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
                                                        const v1::HostHello& hello) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time until = absl::Now() + options_.poll;
   const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
   for (;;) {
@@ -166,7 +166,7 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
       if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
     }
     if (absl::Now() >= until || stop_) break;
-    changed_.wait_for(lock, absl::ToChronoNanoseconds(until - absl::Now()));
+    changed_.WaitWithDeadline(&mu_, until);
   }
   v1::DeviceTask idle;
   idle.set_kind(v1::DEVICE_TASK_KIND_IDLE);
@@ -176,7 +176,7 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
 
 absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
                                                  const std::string& job_id, int32_t iteration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(job_id));
   job_->Touch(host, absl::Now());
   return job_->Model(host, iteration);
@@ -184,21 +184,21 @@ absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
 
 absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(
     const std::string& host, const v1::BatchHeader& header) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   job_->Touch(host, absl::Now());
   return job_->Inbox(host, header);
 }
 
 absl::Status LflCoordinator::CheckBatch(const std::string& host, const v1::BatchHeader& header) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   return job_->CheckHeader(host, header);
 }
 
 absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchHeader& header,
                                        const v1::DeviceMessage& message) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   // The phase may have closed while the stream was open.
   RETURN_IF_ERROR(job_->CheckHeader(host, header));
@@ -207,7 +207,7 @@ absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchH
 }
 
 void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& header) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (!ActiveLocked(header.job_id()).ok()) return;
   job_->HostSubmitted(host, header);
   AdvanceLocked();
@@ -215,7 +215,7 @@ void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& h
 
 absl::Status LflCoordinator::ReportMetrics(const std::string& host,
                                            const v1::DeviceMetricsReport& report) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(report.job_id()));
   RETURN_IF_ERROR(job_->ReportMetrics(host, report));
   AdvanceLocked();

@@ -5,14 +5,14 @@
 #ifndef FEDMF_SERVER_LFL_COORDINATOR_H_
 #define FEDMF_SERVER_LFL_COORDINATOR_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "fedmf/v1/device.pb.h"
 #include "fedmf/v1/federation.pb.h"
@@ -59,19 +59,19 @@ class LflCoordinator {
 
  private:
   void RunLoop();
-  void AdvanceLocked();
-  void PersistLocked();
-  absl::Status ActiveLocked(const std::string& job_id) const;
-  v1::JobStatus StatusLocked() const;
+  void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PersistLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ActiveLocked(const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  v1::JobStatus StatusLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
-  LflStore* store_;
+  LflStore* store_;  // not owned; outlives this
   LflCoordinatorOptions options_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  bool stop_ = false;
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;  // signalled on every state change and on Stop
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread runner_;
-  std::unique_ptr<LflJob> job_;
-  LflJob::Stage persisted_stage_ = LflJob::Stage::kJoining;
+  std::unique_ptr<LflJob> job_ ABSL_GUARDED_BY(mu_);
+  LflJob::Stage persisted_stage_ ABSL_GUARDED_BY(mu_) = LflJob::Stage::kJoining;
 };
 
 }  // namespace fedmf::server

@@ -80,33 +80,33 @@ std::string RenderLabels(const Labels& labels, const std::string& le = "") {
 
 void Counter::Increment(double delta) {
   if (!(delta >= 0) || std::isinf(delta)) return;
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   value_ += delta;
 }
 
 void Counter::SetTotal(double total) {
   if (!std::isfinite(total)) return;
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   value_ = std::max(value_, total);
 }
 
 double Counter::value() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return value_;
 }
 
 void Gauge::Set(double v) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   value_ = v;
 }
 
 void Gauge::Add(double delta) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   value_ += delta;
 }
 
 double Gauge::value() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return value_;
 }
 
@@ -117,14 +117,14 @@ void Histogram::Observe(double v) {
   if (std::isnan(v)) return;
   const size_t bucket =
       std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin();  // v <= bound
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++counts_[bucket];
   sum_ += v;
   ++count_;
 }
 
 Histogram::Snapshot Histogram::snapshot() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Snapshot s;
   s.bounds = bounds_;
   uint64_t running = 0;
@@ -159,7 +159,7 @@ Registry::Family* Registry::FamilyFor(const std::string& name, const std::string
 
 Counter* Registry::AddCounter(const std::string& name, const std::string& help,
                               const Labels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family* f = FamilyFor(name, help, Type::kCounter, labels);
   if (f == nullptr) return nullptr;
   auto& slot = f->counters[labels];
@@ -168,7 +168,7 @@ Counter* Registry::AddCounter(const std::string& name, const std::string& help,
 }
 
 Gauge* Registry::AddGauge(const std::string& name, const std::string& help, const Labels& labels) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family* f = FamilyFor(name, help, Type::kGauge, labels);
   if (f == nullptr) return nullptr;
   auto& slot = f->gauges[labels];
@@ -181,7 +181,7 @@ Histogram* Registry::AddHistogram(const std::string& name, const std::string& he
   for (size_t i = 0; i < bounds.size(); ++i) {
     if (!std::isfinite(bounds[i]) || (i > 0 && !(bounds[i] > bounds[i - 1]))) return nullptr;
   }
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   Family* f = FamilyFor(name, help, Type::kHistogram, labels);
   if (f == nullptr) return nullptr;
   auto& slot = f->histograms[labels];
@@ -190,7 +190,7 @@ Histogram* Registry::AddHistogram(const std::string& name, const std::string& he
 }
 
 std::string Registry::Render() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string out;
   for (const auto& [name, f] : families_) {
     const char* type = f.type == Type::kCounter ? "counter"

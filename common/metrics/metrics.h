@@ -11,12 +11,13 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 
 namespace fedmf::metrics {
 
@@ -33,8 +34,8 @@ class Counter {
   double value() const;
 
  private:
-  mutable std::mutex mu_;
-  double value_ = 0;
+  mutable absl::Mutex mu_;
+  double value_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class Gauge {
@@ -44,8 +45,8 @@ class Gauge {
   double value() const;
 
  private:
-  mutable std::mutex mu_;
-  double value_ = 0;
+  mutable absl::Mutex mu_;
+  double value_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class Histogram {
@@ -63,10 +64,10 @@ class Histogram {
 
  private:
   const std::vector<double> bounds_;
-  mutable std::mutex mu_;
-  std::vector<uint64_t> counts_;  // per bucket (not cumulative), last = +Inf
-  double sum_ = 0;
-  uint64_t count_ = 0;
+  mutable absl::Mutex mu_;
+  std::vector<uint64_t> counts_ ABSL_GUARDED_BY(mu_);  // per bucket (not cumulative), last = +Inf
+  double sum_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Exponential bucket bounds: start, start*factor, ... (n bounds).
@@ -96,10 +97,10 @@ class Registry {
     std::map<Labels, std::unique_ptr<Histogram>> histograms;
   };
   Family* FamilyFor(const std::string& name, const std::string& help, Type type,
-                    const Labels& labels);
+                    const Labels& labels) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, Family> families_ ABSL_GUARDED_BY(mu_);
 };
 
 // A parsed sample of the exposition format.

@@ -1,12 +1,13 @@
 #include "common/secagg/signing.h"
 
 #include <map>
-#include <mutex>
 #include <memory>
 #include <tuple>
 #include <string_view>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/secagg/graph.h"
 
 namespace fedmf::secagg {
@@ -55,10 +56,9 @@ std::vector<uint8_t> SurvivorSetStatement(uint64_t aggregation_id,
 }
 
 struct CredentialCache::State {
-  std::mutex mu;
-  // guarded by mu
+  absl::Mutex mu;
   std::map<std::tuple<DeviceId, crypto::Ed25519PublicKey, std::vector<uint8_t>>, std::string>
-      accepted;
+      accepted ABSL_GUARDED_BY(mu);
 };
 
 KeyCertifier CredentialCache::Wrap(KeyCertifier inner) {
@@ -68,13 +68,13 @@ KeyCertifier CredentialCache::Wrap(KeyCertifier inner) {
              std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
     auto entry = std::make_tuple(device, key, std::vector<uint8_t>(credential.begin(), credential.end()));
     {
-      std::lock_guard<std::mutex> lock(state->mu);
+      absl::MutexLock lock(&state->mu);
       const auto it = state->accepted.find(entry);
       if (it != state->accepted.end()) return it->second;
     }
     absl::StatusOr<std::string> host = inner(device, key, credential);
     if (host.ok()) {
-      std::lock_guard<std::mutex> lock(state->mu);
+      absl::MutexLock lock(&state->mu);
       state->accepted.emplace(std::move(entry), *host);
     }
     return host;
