@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <memory>
 #include <thread>
 
@@ -35,35 +34,11 @@ std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
   return c;
 }
 
-struct Misbehaviour {
-  std::string kind;
-  uint64_t device = 0;
-};
-
-absl::StatusOr<std::optional<Misbehaviour>> ParseMisbehaviour(const std::string& spec) {
-  if (spec.empty()) return std::nullopt;
-  std::vector<std::string> parts = absl::StrSplit(spec, ':');
-  Misbehaviour m;
-  if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &m.device) ||
-      (parts[0] != "short-vector" && parts[0] != "duplicate-share" &&
-       parts[0] != "foreign-device" && parts[0] != "crash-at-unmasking")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--misbehave '", spec,
-        "': expected short-vector:D, duplicate-share:D, foreign-device:D or "
-        "crash-at-unmasking:R"));
-  }
-  m.kind = parts[0];
-  return m;
-}
-
 class Host {
  public:
   Host(const LflHostOptions& options, const std::atomic<bool>& stop) : o_(options), stop_(stop) {}
 
   absl::Status Run() {
-    absl::StatusOr<std::optional<Misbehaviour>> mis = ParseMisbehaviour(o_.misbehave);
-    if (!mis.ok()) return mis.status();
-    misbehave_ = *mis;
     if (o_.count < 1 || o_.first < 0) {
       return absl::InvalidArgumentError("--first must be >= 0 and --count >= 1");
     }
@@ -282,29 +257,9 @@ class Host {
     return false;
   }
 
-  void Misbehave(const v1::BatchHeader& h, std::vector<v1::DeviceMessage>& msgs) {
-    if (!misbehave_.has_value() || h.iteration() != 0 || h.round() != 1) return;
-    const Misbehaviour& m = *misbehave_;
-    if (m.kind == "foreign-device" && h.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS &&
-        !msgs.empty()) {
-      v1::DeviceMessage copy = msgs.front();
-      copy.set_device(m.device);
-      msgs.push_back(copy);
-      spdlog::warn("misbehaving: speaking for device {}", m.device);
-      return;
-    }
-    for (v1::DeviceMessage& x : msgs) {
-      if (x.device() != m.device) continue;
-      if (m.kind == "short-vector" && x.has_masked_input()) {
-        std::string* b = x.mutable_masked_input()->mutable_masked();
-        b->resize(b->size() - 8);
-        spdlog::warn("misbehaving: device {} sends a short masked input", m.device);
-      } else if (m.kind == "duplicate-share" && x.has_share_keys() &&
-                 x.share_keys().shares_size() > 0) {
-        *x.mutable_share_keys()->add_shares() = x.share_keys().shares(0);
-        spdlog::warn("misbehaving: device {} sends a share twice", m.device);
-      }
-    }
+  // The test hook (LflHostOptions::before_submit), if any.
+  void BeforeSubmit(const v1::BatchHeader& h, std::vector<v1::DeviceMessage>& msgs) {
+    if (o_.before_submit) o_.before_submit(h, msgs);
   }
 
   // Streams `msgs` as batches under the server's size limit.
@@ -356,16 +311,7 @@ class Host {
   };
 
   absl::StatusOr<bool> Phase(const v1::DeviceTask& task) {
-    // Fault drill: the host dies (SIGKILL, no cleanup) the moment the
-    // unmasking request of iteration 0, round R reaches it, after its devices'
-    // masked inputs were accepted and before any unmasking response.
-    if (misbehave_.has_value() && misbehave_->kind == "crash-at-unmasking" &&
-        task.iteration() == 0 && task.round() == static_cast<int32_t>(misbehave_->device) &&
-        task.phase() == v1::DEVICE_PHASE_UNMASKING) {
-      spdlog::warn("misbehaving: killed during unmasking (iteration 0 round {})", task.round());
-      spdlog::default_logger()->flush();
-      ::raise(SIGKILL);
-    }
+    if (o_.before_phase) o_.before_phase(task);  // tests only (lfl_host.h)
     if (role_ == nullptr || task.job_id() != job_id_) {
       return absl::FailedPreconditionError(
           "a phase task for a job this host did not pretrain for (restarted host?)");
@@ -395,7 +341,7 @@ class Host {
           role_->OpenRound(task.iteration(), task.round(), task.session(),
                            task.round1_survivors(), devices, v.has_value() ? &*v : nullptr);
       if (!msgs.ok()) return msgs.status();
-      Misbehave(h, *msgs);
+      BeforeSubmit(h, *msgs);
       out.Add(*msgs);
     } else {
       std::vector<v1::InboxMessage> inbox;
@@ -414,7 +360,7 @@ class Host {
                                             std::make_move_iterator(inbox.begin() + end));
         absl::StatusOr<std::vector<v1::DeviceMessage>> msgs = role_->Answer(chunk);
         if (!msgs.ok()) return msgs.status();
-        Misbehave(h, *msgs);
+        BeforeSubmit(h, *msgs);
         if (!out.Add(*msgs)) break;  // the stream broke; Finish() says why
       }
     }
@@ -503,7 +449,6 @@ class Host {
   const std::atomic<bool>& stop_;
   data::RatingRange own_range_;
   std::string refused_job_;  // a job this host refused: its tasks are ignored
-  std::optional<Misbehaviour> misbehave_;
   data::Dataset dataset_;
   std::unique_ptr<DeviceLedger> ledger_;
   std::optional<HostKeyAuthority> key_authority_;  // null with --insecure

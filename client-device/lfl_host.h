@@ -8,14 +8,17 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "client-device/device_policy.h"
 #include "client-device/lfl_role.h"
 #include "common/data/ratings.h"
 #include "common/net/credentials.h"
+#include "fedmf/v1/device.pb.h"
 
 namespace fedmf::device {
 
@@ -34,11 +37,11 @@ struct LflHostOptions {
   DevicePolicy policy;
   std::optional<data::RatingRange> rating_range;
   LflRoleOptions role;
-  // Tests only: make this host misbehave in iteration 0, round 1, for one
-  // device: "short-vector:D" (masked input one value short),
-  // "duplicate-share:D" (a share sent twice), "foreign-device:D" (speak for
-  // device D, which is not granted to this host). Empty = behave.
-  std::string misbehave;
+  // Tests only; fedmf-device never sets them (the misbehaving test host,
+  // tests/integration/misbehaving_device.h, does): called with every batch
+  // before it is submitted, and with every phase task before it is handled.
+  std::function<void(const v1::BatchHeader&, std::vector<v1::DeviceMessage>&)> before_submit;
+  std::function<void(const v1::DeviceTask&)> before_phase;
   bool exit_after_job = false;      // return once a job finished or failed
   double max_backoff_seconds = 10;
 };

@@ -497,7 +497,8 @@ class ShareKeysPhase final : public ClientPhase {
     if (ctx.signing.has_value() && 2 * t <= announced.size() + 1) {
       return absl::FailedPreconditionError(absl::StrCat(
           "threshold ", t, " with ", announced.size() + 1, " holders: against an active server ",
-          "2t must exceed the holders (choose parameters for AdversaryModel::kSemiMalicious)"));
+          "2t must exceed the holders (the server must size k and t for an active adversary; "
+          "fedmf-server does)"));
     }
     // A host colluding with the server gives both kinds of shares of every
     // device it holds shares of, so the honest holders split by equivocation

@@ -41,7 +41,10 @@ std::vector<std::string> DemoDevicePolicyFlags(double whole_job_epsilon, int64_t
 absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
   auto server = DialServer();
   if (!server.ok()) return server.status();
-  std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-device").string(),
+  // A misbehaving host is the test build of fedmf-device (tests/integration/
+  // misbehaving_device.h); the production binary has no such flag.
+  const std::string binary = a.misbehave.empty() ? "fedmf-device" : "fedmf-device-misbehaving";
+  std::vector<std::string> argv{(fs::path(options_.bin_dir) / binary).string(),
                                 "--setting", "lfl",
                                 "--name", LflHostName(k),
                                 "--server", *server,

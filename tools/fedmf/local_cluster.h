@@ -74,7 +74,7 @@ struct LflHostArgs {
   int64_t count = 1;
   std::string dropout = "0,0";
   int64_t seed = -1;       // >= 0: --seed (tests)
-  std::string misbehave;   // --misbehave (tests)
+  std::string misbehave;   // tests: run fedmf-device-misbehaving --misbehave SPEC
   int threads = 1;
   // The host's own policy flags (--report-metrics, --max-epsilon, ...): the
   // default policy is the safe one, so a caller opts in explicitly.
