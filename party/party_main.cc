@@ -21,6 +21,7 @@
 #include "party/party_config.h"
 #include "party/party_metrics.h"
 #include "party/party_store.h"
+#include "party/state_dir_lock.h"
 #include "common/log/log.h"
 
 namespace {
@@ -59,6 +60,12 @@ int main(int argc, char** argv) {
 
   std::error_code ec;
   std::filesystem::create_directories(config->state_dir, ec);
+  // Held until the process exits (state_dir_lock.h).
+  auto state_lock = fedmf::party::StateDirLock::Acquire(config->state_dir);
+  if (!state_lock.ok()) {
+    spdlog::critical("{}", state_lock.status().message());
+    return 1;
+  }
   auto store = fedmf::party::PartyStore::Open(
       (std::filesystem::path(config->state_dir) / (config->name + ".ledger.db")).string());
   if (!store.ok()) {

@@ -1,0 +1,63 @@
+#include "party/state_dir_lock.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fedmf::party {
+namespace {
+
+using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+class StateDirLockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fedmf_state_lock.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+};
+
+TEST_F(StateDirLockTest, ASecondHolderIsRefusedNamingTheDirAndThePid) {
+  absl::StatusOr<StateDirLock> first = StateDirLock::Acquire(dir_);
+  ASSERT_THAT(first, IsOk());
+  // flock(2) locks belong to the open file description, so a second open in
+  // this same process conflicts exactly as another process would.
+  EXPECT_THAT(StateDirLock::Acquire(dir_),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       AllOf(HasSubstr("state_dir " + dir_ + " is in use by another fedmf-party"),
+                             HasSubstr("pid " + std::to_string(::getpid())),
+                             HasSubstr("give this party its own state_dir"))));
+}
+
+TEST_F(StateDirLockTest, ReleasedWhenTheHolderGoesAway) {
+  std::optional<StateDirLock> held;
+  {
+    absl::StatusOr<StateDirLock> first = StateDirLock::Acquire(dir_);
+    ASSERT_THAT(first, IsOk());
+    held.emplace(*std::move(first));  // moving keeps it held
+  }
+  EXPECT_FALSE(StateDirLock::Acquire(dir_).ok());
+  held.reset();
+  EXPECT_THAT(StateDirLock::Acquire(dir_), IsOk());
+}
+
+TEST_F(StateDirLockTest, UnwritableDirectoryIsAClearError) {
+  EXPECT_THAT(StateDirLock::Acquire(dir_ + "/missing/sub"),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("cannot open the state lock")));
+}
+
+}  // namespace
+}  // namespace fedmf::party
