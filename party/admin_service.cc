@@ -37,7 +37,7 @@ grpc::Status AdminService::Recommend(grpc::ServerContext* ctx, const v1::Recomme
   if (req->top() < 1 || req->top() > 10000) {
     return net::ToGrpc(absl::InvalidArgumentError("field 'top': must be in [1, 10000]"));
   }
-  auto recs = agent_->Recommend(req->job_id(), req->user(), req->top());
+  auto recs = agent_->Recommend(req->job_id(), req->user(), req->top(), req->include_rated());
   if (!recs.ok()) return net::ToGrpc(recs.status());
   for (const auto& [item, score] : *recs) {
     v1::Recommendation* r = resp->add_items();

@@ -466,7 +466,7 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommend(
-    const std::string& job_id, const std::string& user, int32_t top) {
+    const std::string& job_id, const std::string& user, int32_t top, bool include_rated) {
   std::lock_guard lock(mu_);
   const std::string id = job_id.empty() ? last_finished_job_ : job_id;
   auto it = runs_.find(id);
@@ -477,7 +477,8 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
   const JobRun& run = it->second;
   auto u = std::find(run.user_ids.begin(), run.user_ids.end(), user);
   if (u == run.user_ids.end()) return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
-  auto recs = run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top);
+  auto recs = run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top,
+                                     include_rated);
   if (!recs.ok()) return recs.status();
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [item, score] : *recs) out.emplace_back(run.item_ids[item], score);

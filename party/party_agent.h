@@ -44,9 +44,11 @@ class PartyAgent {
   void Run(const std::atomic<bool>* stop);
 
   // For the admin service (thread-safe).
+  // Items the user rated are left out unless `include_rated`.
   absl::StatusOr<std::vector<std::pair<std::string, double>>> Recommend(const std::string& job_id,
                                                                         const std::string& user,
-                                                                        int32_t top);
+                                                                        int32_t top,
+                                                                        bool include_rated = false);
   v1::LedgerResponse LedgerSnapshot();
 
  private:

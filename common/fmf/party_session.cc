@@ -408,7 +408,7 @@ mf::ErrorMetrics PartySession::EvaluateTestWith(const mf::Matrix& shared) const 
 }
 
 absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
-    int32_t global_user, int32_t top_n) const {
+    int32_t global_user, int32_t top_n, bool include_rated) const {
   if (top_n < 1) return absl::InvalidArgumentError("top_n must be >= 1");
   auto it = std::find(data_.global_users.begin(), data_.global_users.end(), global_user);
   if (it == data_.global_users.end()) {
@@ -417,7 +417,15 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
   }
   const int32_t local = static_cast<int32_t>(it - data_.global_users.begin());
   std::unordered_set<int32_t> rated;
-  for (const auto& e : train_.Row(local)) rated.insert(e.item);
+  if (!include_rated) {
+    // Every rating the party holds for the user, the held-out ones too: a
+    // recommender never proposes what the user already rated.
+    for (const auto* part : {&data_.train, &data_.test}) {
+      for (const data::Rating& r : *part) {
+        if (r.user == local) rated.insert(r.item);
+      }
+    }
+  }
   std::vector<std::pair<int32_t, double>> scored;
   scored.reserve(data_.num_items());
   for (int32_t j = 0; j < data_.num_items(); ++j) {

@@ -109,9 +109,11 @@ class PartySession {
   mf::ErrorMetrics EvaluateTrain() const;
   mf::ErrorMetrics EvaluateTestWith(const mf::Matrix& shared) const;
 
-  // Top-N unrated items for a local user: (global item id, predicted rating).
-  absl::StatusOr<std::vector<std::pair<int32_t, double>>> Recommend(int32_t global_user,
-                                                                    int32_t top_n) const;
+  // Top-N items for a local user, best first: (global item id, predicted
+  // rating). Items the user rated (training or held-out ratings) are left
+  // out unless `include_rated`.
+  absl::StatusOr<std::vector<std::pair<int32_t, double>>> Recommend(
+      int32_t global_user, int32_t top_n, bool include_rated = false) const;
 
   const data::PartyData& data() const { return data_; }
   const mf::Matrix& user_embeddings() const { return u_; }

@@ -2,12 +2,14 @@
 // against fedmf-server and fedmf-party, and the server's Prometheus /metrics
 // scraped over HTTP while an HFL job runs, synchronized on the job's status.
 #include <cstdio>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -172,6 +174,29 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
     EXPECT_GT(p.epsilon_spent(), 0) << p.name();
     EXPECT_DOUBLE_EQ(Value(after, "fedmf_server_epsilon_spent", {{"party", p.name()}}),
                      p.epsilon_spent());
+  }
+  // The operator's recommendation command, as JSON: the top 3 for a user of
+  // party-0, best first, none of them rated by that user.
+  const data::PartyData& party = plan->federation.parties[0];
+  const std::string user = plan->dataset.user_ids[party.global_users[0]];
+  auto [rcode, rout] = RunFedmf(absl::StrCat(
+      "recommend --party 127.0.0.1:", cluster_->admin_port(0), " --party-name ",
+      cli::LocalCluster::PartyName(0), " ", Tls(), " --user ", user, " --top 3 --json"));
+  ASSERT_EQ(rcode, 0) << rout;
+  const nlohmann::json recs = nlohmann::json::parse(rout);
+  EXPECT_EQ(recs["user"], user);
+  EXPECT_EQ(recs["include_rated"], false);
+  ASSERT_EQ(recs["items"].size(), 3u) << rout;
+  std::set<std::string> rated;
+  for (const auto* split : {&party.train, &party.test}) {
+    for (const data::Rating& r : *split) {
+      if (r.user == 0) rated.insert(plan->dataset.item_ids[party.global_items[r.item]]);
+    }
+  }
+  for (size_t i = 0; i < recs["items"].size(); ++i) {
+    const std::string item = recs["items"][i]["item"];
+    EXPECT_EQ(rated.count(item), 0u) << item;
+    if (i > 0) EXPECT_LE(recs["items"][i]["score"], recs["items"][i - 1]["score"]);
   }
 }
 

@@ -133,10 +133,13 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
   constexpr int kTop = 10;
   const data::PartyData& party = plan->federation.parties[0];
   ASSERT_GE(party.num_users(), 3);
-  // Item ids each user rated in party-0's training split (local -> file ids).
+  // Item ids each user rated in party-0's training and held-out splits
+  // (local -> file ids): none is recommended by default.
   std::map<int32_t, std::set<std::string>> rated;
-  for (const data::Rating& r : party.train) {
-    rated[r.user].insert(plan->dataset.item_ids[party.global_items[r.item]]);
+  for (const auto* split : {&party.train, &party.test}) {
+    for (const data::Rating& r : *split) {
+      rated[r.user].insert(plan->dataset.item_ids[party.global_items[r.item]]);
+    }
   }
   std::set<std::string> all_items(plan->dataset.item_ids.begin(), plan->dataset.item_ids.end());
   for (int32_t local : {0, party.num_users() / 2, party.num_users() - 1}) {
@@ -150,7 +153,7 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
       const v1::Recommendation& rec = recs->items(i);
       EXPECT_TRUE(all_items.count(rec.item())) << rec.item();
       EXPECT_TRUE(seen.insert(rec.item()).second) << "item " << rec.item() << " twice";
-      EXPECT_FALSE(rated[local].count(rec.item())) << "recommended an item rated in training";
+      EXPECT_FALSE(rated[local].count(rec.item())) << "recommended an item the user rated";
       EXPECT_TRUE(std::isfinite(rec.score()));
       EXPECT_GE(rec.score(), 0);
       EXPECT_LE(rec.score(), plan->config.rating_max + 1e-9);
@@ -158,6 +161,20 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
         EXPECT_LE(rec.score(), recs->items(i - 1).score()) << "not ranked at " << i;
       }
     }
+  }
+  // Ranking every item: without the rated ones by default, all of them with
+  // include_rated (so the rated ones were left out, not missing).
+  {
+    const int32_t local = 0;
+    const std::string user = plan->dataset.user_ids[party.global_users[local]];
+    const int all = static_cast<int>(all_items.size());
+    ASSERT_GT(rated[local].size(), 0u);
+    auto without = cluster_->Recommend(0, user, all);
+    ASSERT_TRUE(without.ok()) << without.status();
+    EXPECT_EQ(without->items_size(), all - static_cast<int>(rated[local].size()));
+    auto with = cluster_->Recommend(0, user, all, /*include_rated=*/true);
+    ASSERT_TRUE(with.ok()) << with.status();
+    EXPECT_EQ(with->items_size(), all);
   }
   // A user of another party is not party-0's to answer for; unknown users fail.
   const data::PartyData& other = plan->federation.parties[1];

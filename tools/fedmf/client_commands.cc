@@ -28,6 +28,7 @@ struct ClientArgs {
   std::string user;
   int32_t top = 10;
   bool json = false;
+  bool include_rated = false;
 };
 
 void AddTlsFlags(CLI::App* cmd, ClientArgs* a) {
@@ -129,10 +130,24 @@ int Recommend(const ClientArgs& a) {
   req.set_job_id(a.job_id);
   req.set_user(a.user);
   req.set_top(a.top);
+  req.set_include_rated(a.include_rated);
   v1::RecommendResponse resp;
   auto ctx = Ctx();
   auto s = v1::PartyAdmin::NewStub(*ch)->Recommend(ctx.get(), req, &resp);
   if (!s.ok()) return Fail("recommend", net::FromGrpc(s));
+  if (a.json) {
+    nlohmann::json items = nlohmann::json::array();
+    for (const v1::Recommendation& r : resp.items()) {
+      items.push_back({{"item", r.item()}, {"score", r.score()}});
+    }
+    std::cout << nlohmann::json{{"user", a.user},
+                                {"job_id", a.job_id},
+                                {"include_rated", a.include_rated},
+                                {"items", items}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
   for (int i = 0; i < resp.items_size(); ++i) {
     std::cout << absl::StrFormat("%2d. item %-10s predicted %.3f\n", i + 1, resp.items(i).item(),
                                  resp.items(i).score());
@@ -274,6 +289,9 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   rec->add_option("--user", a->user, "user id as in the party's ratings file")->required();
   rec->add_option("--top", a->top, "how many items")->capture_default_str();
   rec->add_option("--job", a->job_id, "job id (default: the party's last finished job)");
+  rec->add_flag("--include-rated", a->include_rated,
+                "also rank items the user already rated (left out by default)");
+  rec->add_flag("--json", a->json, "print one JSON object {user, job_id, include_rated, items}");
   AddTlsFlags(rec, a.get());
   rec->callback([a, exit_code] { *exit_code = Recommend(*a); });
 

@@ -329,13 +329,14 @@ absl::StatusOr<v1::LedgerResponse> LocalCluster::PartyLedger(int k) {
 }
 
 absl::StatusOr<v1::RecommendResponse> LocalCluster::Recommend(int k, const std::string& user,
-                                                              int top) {
+                                                              int top, bool include_rated) {
   auto ch = Channel(admin_port(k), PartyName(k));
   if (!ch.ok()) return ch.status();
   auto stub = v1::PartyAdmin::NewStub(*ch);
   v1::RecommendRequest req;
   req.set_user(user);
   req.set_top(top);
+  req.set_include_rated(include_rated);
   v1::RecommendResponse resp;
   auto ctx = Ctx(10);
   grpc::Status s = stub->Recommend(ctx.get(), req, &resp);

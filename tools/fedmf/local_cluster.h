@@ -147,7 +147,8 @@ class LocalCluster {
   absl::Status StartLflHost(int k, const LflHostArgs& args);
   bool LflHostRunning(int k);
   std::string LflHostLog(int k) const;
-  absl::StatusOr<v1::RecommendResponse> Recommend(int k, const std::string& user, int top);
+  absl::StatusOr<v1::RecommendResponse> Recommend(int k, const std::string& user, int top,
+                                                 bool include_rated = false);
 
  private:
   explicit LocalCluster(ClusterOptions options) : options_(std::move(options)) {}
