@@ -230,6 +230,11 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand(
       "demo", "run a real federation (server + parties) on loopback with mTLS");
   AddJobFlags(cmd, &a->job);
+  // Only the settings that run over real daemons (the others: fedmf train).
+  cmd->get_option("--setting")
+      ->description("hfl | vfl | hfl-synsgd | lfl | hua-s3 (central, local, hua-s1, hua-s2, "
+                    "hua-s2-tp run in one process: fedmf train)")
+      ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
   cmd->add_flag("--keep", a->keep, "keep the work dir (certificates, configs, logs, databases)");
   cmd->add_flag("--insecure", a->insecure, "plaintext gRPC (no TLS)");
   cmd->add_option("--timeout", a->timeout_seconds, "give up after this many seconds")

@@ -137,6 +137,9 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<JobFlags>();
   CLI::App* cmd = app.add_subcommand("train", "run a whole federation in one process");
   AddJobFlags(cmd, a.get());
+  cmd->get_option("--setting")
+      ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
+                             "hua-s2", "hua-s2-tp", "hua-s3"}));
   cmd->callback([a, cmd, exit_code] {
     a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
     *exit_code = RunTrain(*a);

@@ -361,6 +361,15 @@ TEST_F(CliTest, UnknownCommandIsNamedWithTheClosestOneAndExitsUsage) {
   EXPECT_NE(flag.err.find("--help"), std::string::npos) << Describe(flag);
   const RunResult none = Run({});
   EXPECT_EQ(none.exit_code, 2) << Describe(none);
+  // Settings: train takes all ten, demo only those that run over daemons,
+  // and each error lists what it takes.
+  const RunResult setting = Run({"train", "--setting", "bogus"});
+  EXPECT_EQ(setting.exit_code, 2) << Describe(setting);
+  EXPECT_NE(setting.err.find("lfl,hua-s1,hua-s2,hua-s2-tp,hua-s3"), std::string::npos)
+      << Describe(setting);
+  const RunResult demo = Run({"demo", "--setting", "central"});
+  EXPECT_EQ(demo.exit_code, 2) << Describe(demo);
+  EXPECT_NE(demo.err.find("{hfl,vfl,hfl-synsgd,lfl,hua-s3}"), std::string::npos) << Describe(demo);
 }
 
 TEST_F(CliTest, VersionAndHelpExitZeroOnStdout) {
