@@ -34,6 +34,15 @@ absl::StatusOr<Granularity> ParseGranularity(const std::string& s) {
       absl::StrCat("unknown granularity '", s, "': use rating or user"));
 }
 
+absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s) {
+  if (s == "paper") return Algorithm::kPaper;
+  if (s == "alternate") return Algorithm::kAlternate;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown algorithm '", s, "': use paper or alternate"));
+}
+
+std::string AlgorithmName(Algorithm a) { return a == Algorithm::kPaper ? "paper" : "alternate"; }
+
 std::string GranularityName(Granularity g) { return g == Granularity::kRating ? "rating" : "user"; }
 
 Granularity DefaultGranularity(Setting s) {
@@ -100,6 +109,11 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
   };
   if (c.job_id.empty() || c.job_id.size() > 128) return bad("job_id", "must be 1..128 characters");
   if (c.rounds < 1 || c.rounds > 1000000) return bad("rounds", "T must be in [1, 1e6]");
+  if (c.alternations < 1) return bad("alternations", "must be >= 1");
+  if (!(c.validation_fraction >= 0 && c.validation_fraction < 1)) {
+    return bad("validation_fraction", "must be in [0, 1)");
+  }
+  if (c.max_finetune_epochs < 0) return bad("max_finetune_epochs", "must be >= 0");
   if (c.local_iters < 1 || c.local_iters > 100000) return bad("local_iters", "T' must be in [1, 1e5]");
   if (c.dim < 1 || c.dim > 1024) return bad("dim", "p must be in [1, 1024]");
   if (!(c.sample_rate > 0 && c.sample_rate <= 1)) return bad("sample_rate", "eta must be in (0, 1]");

@@ -27,6 +27,18 @@ enum class SplitKind { kNone, kVertical, kHorizontal };
 
 enum class Granularity { kRating, kUser };
 
+// The HFL algorithm (issue #16). kPaper: the FMF paper's HFL-SGDMF (U
+// pre-trained once against the initial V, V learned with U frozen, then
+// fixed-length local fine-tuning). kAlternate: the same T DP rounds on V,
+// split into `alternations` phases; between phases each party refits its own
+// U against the received V (local, no release), and Stage 3 stops on a
+// validation split of the party's own training data, keeping the federated
+// model when fine-tuning does not beat it. The same V releases and noise
+// (docs/privacy.md, section hfl-alternate). Other settings ignore it.
+enum class Algorithm { kPaper, kAlternate };
+absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s);
+std::string AlgorithmName(Algorithm a);
+
 absl::StatusOr<Setting> ParseSetting(const std::string& s);
 std::string SettingName(Setting s);
 absl::StatusOr<Granularity> ParseGranularity(const std::string& s);
@@ -75,6 +87,11 @@ struct JobConfig {
   int32_t pretrain_epochs = 20;   // HFL Stage 1 (U only, V fixed)
   int32_t finetune_epochs = 5;   // HFL Stage 3 (U and V, no noise)
   int32_t central_epochs = 40;    // central / HFL local-only
+
+  Algorithm algorithm = Algorithm::kPaper;
+  int32_t alternations = 5;        // kAlternate: phases of V (U refit between)
+  double validation_fraction = 0.1;  // kAlternate: own training ratings held out
+  int32_t max_finetune_epochs = 100;  // kAlternate: Stage 3 cap (stops on validation)
 
   double rating_max = 5.0;        // R for clipping (top of the rating range)
   double test_fraction = 0.1;

@@ -87,6 +87,28 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
                                                          global_items, ledger,
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
+  if (p.alternate() && config.validation_fraction > 0 && p.data_.train.size() > 1) {
+    // Hold out a random fraction of the party's own training ratings for
+    // Stage 3's stopping rule. They are dropped from every fit (DP and not),
+    // so the validation error is an honest estimate; the test set is never
+    // looked at. Only this party ever sees the split.
+    random::Csprng val_rng = p.rng_.Fork("validation");
+    std::vector<data::Rating>& train = p.data_.train;
+    for (size_t i = train.size() - 1; i > 0; --i) {
+      const size_t j = static_cast<size_t>(val_rng.UniformInt(static_cast<uint64_t>(i + 1)));
+      std::swap(train[i], train[j]);
+    }
+    const size_t held = std::min(
+        train.size() - 1,
+        static_cast<size_t>(std::llround(config.validation_fraction * static_cast<double>(train.size()))));
+    p.validation_.assign(train.end() - static_cast<std::ptrdiff_t>(held), train.end());
+    train.resize(train.size() - held);
+    auto by_key = [](const data::Rating& a, const data::Rating& b) {
+      return a.user != b.user ? a.user < b.user : a.item < b.item;
+    };
+    std::sort(train.begin(), train.end(), by_key);
+    std::sort(p.validation_.begin(), p.validation_.end(), by_key);
+  }
   p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
   if (plan.private_training) {
     // Clamped into [0, R] and (per user) trimmed to theta: what the
@@ -246,7 +268,17 @@ void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
   for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
 }
 
-void PartySession::RunStage1PerUser() {
+bool PartySession::alternate() const {
+  return config_.algorithm == Algorithm::kAlternate && config_.setting == Setting::kHfl;
+}
+
+int32_t PartySession::PhaseRounds() const {
+  const int32_t t = config_.EffectiveRounds();
+  const int32_t a = std::clamp(config_.alternations, 1, t);
+  return (t + a - 1) / a;
+}
+
+void PartySession::RunStage1PerUser(const std::string& tag) {
   // HFL Stage 1: pre-train U_k with V fixed at the server's initial value;
   // clipping, no noise, no trimming. With V fixed, u_i moves only with user
   // i's own ratings; each user also gets its own random stream, so u_i is a
@@ -266,7 +298,7 @@ void PartySession::RunStage1PerUser() {
   for (int32_t i = 0; i < data_.num_users(); ++i) {
     const std::vector<data::Rating>& mine = by_user[static_cast<size_t>(i)];
     if (mine.empty()) continue;
-    random::Csprng user_rng = rng_.Fork(absl::StrCat("stage1/", i));
+    random::Csprng user_rng = rng_.Fork(absl::StrCat(tag, "/", i));
     for (int32_t e = 0; e < config_.pretrain_epochs; ++e) {
       mf::SgdEpoch(mine, u_, v_, options, user_rng);
     }
@@ -319,6 +351,15 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   // whatever it sent. An honest server's average of clipped rows is already
   // feasible and left unchanged.
   AdoptShared(shared);
+  if (alternate() && round / PhaseRounds() > refit_phase_) {
+    // A new phase of V: refit U against the server's (released, projected)
+    // V. Per user, on the user's own ratings only, as in Stage 1, so u_i is
+    // a function of (user i's ratings, released V's, seed) and the per-user
+    // argument of Stage 1 carries over (docs/privacy.md, hfl-alternate).
+    // Nothing is released here; a missed phase boundary refits at the next.
+    refit_phase_ = round / PhaseRounds();
+    RunStage1PerUser(absl::StrCat("refit", refit_phase_));
+  }
   RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
   next_round_ = round + 1;
   return shared_matrix();
@@ -341,6 +382,11 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
                       static_cast<int64_t>(config_.EffectiveRounds()) * config_.EffectiveLocalIters(),
                       kappa);
     }
+  } else if (alternate()) {
+    // The last alternation: U against the final V, then fine-tuning that
+    // stops on the party's own validation split. Local only, no release.
+    RunStage1PerUser("refit-final");
+    FinetuneOnValidation();
   } else {
     // HFL Stage 3: U and V fine-tuned locally without noise on untrimmed
     // data; the result never leaves the party.
@@ -348,6 +394,35 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   }
   phase_ = Phase::kFinished;
   return absl::OkStatus();
+}
+
+void PartySession::FinetuneOnValidation() {
+  if (validation_.empty()) {
+    RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
+    return;
+  }
+  // Epoch 0 is the federated model itself: fine-tuning is kept only when it
+  // beats it on validation. Stops after kPatience epochs without a new best
+  // (SGD's validation error is not monotone: the first epochs off a noisy V
+  // can rise before they fall).
+  constexpr int32_t kPatience = 5;
+  double best = EvaluateValidation().mse;
+  mf::Matrix best_u = u_, best_v = v_;
+  int32_t since_best = 0;
+  for (int32_t e = 0; e < config_.max_finetune_epochs && since_best < kPatience; ++e) {
+    RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true);
+    const double mse = EvaluateValidation().mse;
+    if (mse < best) {
+      best = mse;
+      best_u = u_;
+      best_v = v_;
+      since_best = 0;
+    } else {
+      ++since_best;
+    }
+  }
+  u_ = std::move(best_u);
+  v_ = std::move(best_v);
 }
 
 absl::Status PartySession::TrainAlone() {
@@ -395,6 +470,11 @@ absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_
 
 mf::ErrorMetrics PartySession::EvaluateTest() const {
   return mf::Evaluate(data_.test, u_, v_, data_.range);
+}
+
+mf::ErrorMetrics PartySession::EvaluateValidation() const {
+  if (validation_.empty()) return mf::ErrorMetrics{};
+  return mf::Evaluate(validation_, u_, v_, data_.range);
 }
 
 mf::ErrorMetrics PartySession::EvaluateTrain() const {

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -108,6 +109,9 @@ class PartySession {
   mf::ErrorMetrics EvaluateTest() const;
   mf::ErrorMetrics EvaluateTrain() const;
   mf::ErrorMetrics EvaluateTestWith(const mf::Matrix& shared) const;
+  // Error on the party's own validation split (Algorithm::kAlternate; empty
+  // metrics otherwise): held out of every fit, never the test set.
+  mf::ErrorMetrics EvaluateValidation() const;
 
   // Top-N items for a local user, best first: (global item id, predicted
   // rating). Items the user rated (training or held-out ratings) are left
@@ -136,7 +140,16 @@ class PartySession {
   // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
   void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
   void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v);
-  void RunStage1PerUser();
+  // Fits each U row with V fixed, per user (Stage 1; the alternate
+  // algorithm's refits). `tag` names the per-user streams of this fit.
+  void RunStage1PerUser(const std::string& tag = "stage1");
+  // Algorithm::kAlternate in an HFL job.
+  bool alternate() const;
+  // kAlternate: rounds per phase of V, ceil(T / alternations).
+  int32_t PhaseRounds() const;
+  // kAlternate Stage 3: fine-tuning epochs while validation error improves;
+  // keeps the best of (the federated model, each epoch).
+  void FinetuneOnValidation();
   DpIterationSpec VflFinetuneSpec() const;
 
   JobConfig config_;
@@ -157,6 +170,8 @@ class PartySession {
   int32_t next_round_ = 0;
   int64_t steps_charged_ = 0;
   std::optional<double> released_count_;
+  std::vector<data::Rating> validation_;  // kAlternate: own held-out ratings
+  int32_t refit_phase_ = 0;               // kAlternate: last phase U was refit for
 };
 
 // The initial shared matrix the server broadcasts (entries uniform, clipped).

@@ -168,7 +168,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     result.rounds = server->total_rounds();
   }
 
-  std::vector<mf::ErrorMetrics> tests, trains;
+  std::vector<mf::ErrorMetrics> tests, trains, validations;
   for (size_t k = 0; k < s; ++k) {
     PartyResult r;
     r.party = federation.parties[k].party;
@@ -177,6 +177,8 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     r.train_ratings = static_cast<int64_t>(federation.parties[k].train.size());
     r.test = sessions[k]->EvaluateTest();
     r.train = sessions[k]->EvaluateTrain();
+    r.validation = sessions[k]->EvaluateValidation();
+    if (r.validation.count > 0) validations.push_back(r.validation);
     r.steps = sessions[k]->steps_charged();
     if (party_plans[k].private_training) {
       auto e = ledgers[k]->SpentEpsilon();
@@ -205,6 +207,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
   }
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);
+  if (!validations.empty()) result.validation = mf::Combine(validations);
   result.seconds = seconds();
   return result;
 }

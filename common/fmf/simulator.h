@@ -45,6 +45,7 @@ struct PartyResult {
   int64_t train_ratings = 0;
   mf::ErrorMetrics test;
   mf::ErrorMetrics train;
+  mf::ErrorMetrics validation;  // own held-out ratings (Algorithm::kAlternate)
   double epsilon = 0;   // spent by this party (inf for non-private settings)
   int64_t steps = 0;    // DP steps charged
 };
@@ -63,6 +64,7 @@ struct SimulationResult {
   std::vector<PartyResult> parties;
   mf::ErrorMetrics test;   // all parties' test ratings pooled
   mf::ErrorMetrics train;
+  mf::ErrorMetrics validation;  // pooled over parties; count 0 when none held out
   double epsilon = 0;      // max over parties (parallel composition)
   // VFL per user: a user's ratings sit at every party, so removing the user
   // changes all s releases; the parties' RDP curves composed (not the FMF

@@ -47,6 +47,11 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.pretrain_epochs = a.pretrain_epochs;
   c.finetune_epochs = a.finetune_epochs;
   c.central_epochs = a.central_epochs;
+  auto algorithm = fmf::ParseAlgorithm(a.algorithm);
+  if (!algorithm.ok()) return algorithm.status();
+  c.algorithm = *algorithm;
+  c.alternations = a.alternations;
+  c.validation_fraction = a.validation_fraction;
   c.rating_max = range.max;
   c.job_id = "train-" + a.setting;
   if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
@@ -90,6 +95,20 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
   cmd->add_option("--finetune-epochs", a->finetune_epochs, "HFL Stage 3 epochs")
       ->capture_default_str();
+  cmd->add_option("--algorithm", a->algorithm,
+                  "hfl: paper (FMF HFL-SGDMF) | alternate (U refit locally between phases of V, "
+                  "Stage 3 stopped on own validation data; same privacy cost)")
+      ->capture_default_str();
+  cmd->add_option("--alternations", a->alternations,
+                  "hfl --algorithm alternate: phases the T rounds of V are split into")
+      ->capture_default_str();
+  cmd->add_option("--validation-fraction", a->validation_fraction,
+                  "hfl --algorithm alternate: fraction of each party's own training ratings "
+                  "held out for Stage 3's stopping rule")
+      ->capture_default_str();
+  cmd->add_flag("--compare", a->compare,
+                "train: also run local-only and central (non-private) on the same split and "
+                "report mse_local, mse_central, gain_captured");
   cmd->add_option("--central-epochs", a->central_epochs, "central / HFL local-only epochs")
       ->capture_default_str();
   cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")

@@ -39,6 +39,10 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
+  std::string algorithm = "paper";  // hfl: paper | alternate (issue #16)
+  int32_t alternations = 5;         // hfl --algorithm alternate: phases of V
+  double validation_fraction = 0.1; // hfl --algorithm alternate: own ratings held out
+  bool compare = false;             // train: also local-only and central on the same split
   int32_t eval_every = 10;
   bool quiet = false;
   // LFL (cross-device) only.

@@ -2,13 +2,16 @@
 
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/data/loaders.h"
+#include "common/fmf/gain.h"
 #include "common/fmf/simulator.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_train.h"
@@ -17,6 +20,52 @@
 
 namespace fedmf::cli {
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// --compare: the baselines of issue #16 on the federation's own split.
+struct Comparison {
+  double mse_local = 0;
+  double mse_central = 0;
+  std::string local_kind;  // what "local" ran
+  std::optional<double> gain_captured;
+};
+
+absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
+                                         const data::Federation& federation,
+                                         double mse_federated) {
+  Comparison c;
+  // Local-only: each party alone on its own train split. HFL: non-private
+  // (nothing leaves the party, so it needs no noise: the best it can do
+  // alone). VFL: DP-SGD at the job's epsilon on U and V, the project's
+  // local-only baseline for a vertical split (a party's V is a protected
+  // output there, docs/privacy.md).
+  fmf::JobConfig local = config;
+  local.setting = fmf::Setting::kLocal;
+  local.job_id = config.job_id + "-local";
+  if (config.split == fmf::SplitKind::kVertical) {
+    c.local_kind = config.private_training() ? "dp-sgd at the job's epsilon" : "non-private";
+  } else {
+    local.epsilon = kInf;
+    c.local_kind = "non-private";
+  }
+  auto l = fmf::Simulate(local, federation);
+  if (!l.ok()) return l.status();
+  c.mse_local = l->test.mse;
+  // Central: all parties' train ratings pooled, non-private, the same test set.
+  auto pooled = fmf::PoolFederation(federation);
+  if (!pooled.ok()) return pooled.status();
+  fmf::JobConfig central = config;
+  central.setting = fmf::Setting::kCentral;
+  central.split = fmf::SplitKind::kNone;
+  central.epsilon = kInf;
+  central.job_id = config.job_id + "-central";
+  auto cen = fmf::Simulate(central, *pooled);
+  if (!cen.ok()) return cen.status();
+  c.mse_central = cen->test.mse;
+  c.gain_captured = fmf::GainCaptured(c.mse_local, mse_federated, c.mse_central);
+  return c;
+}
 
 nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& data_spec) {
   nlohmann::json parties = nlohmann::json::array();
@@ -54,8 +103,13 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
           {"dim", r.config.dim},
           {"learning_rate", r.config.EffectiveLearningRate()},
           {"parties", static_cast<int>(r.parties.size())},
+          {"algorithm", fmf::AlgorithmName(r.config.algorithm)},
           {"seconds", r.seconds},
           {"per_party", parties}};
+  if (r.validation.count > 0) {
+    out["validation_mse"] = r.validation.mse;
+    out["validation_ratings"] = r.validation.count;
+  }
   if (r.epsilon_per_user_global) {
     out["epsilon_per_user_global"] = JsonNumber(*r.epsilon_per_user_global);
   }
@@ -123,10 +177,38 @@ int RunTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";
     return 1;
   }
+  std::optional<Comparison> comparison;
+  if (a.compare) {
+    auto c = RunComparison(*config, *federation, result->test.mse);
+    if (!c.ok()) {
+      std::cerr << "fedmf train: --compare: " << c.status().message() << "\n";
+      return 1;
+    }
+    comparison = *c;
+  }
   if (a.json) {
-    std::cout << ResultJson(*result, a.data).dump() << "\n";
+    nlohmann::json out = ResultJson(*result, a.data);
+    if (comparison) {
+      out["mse_local"] = comparison->mse_local;
+      out["mse_local_kind"] = comparison->local_kind;
+      out["mse_central"] = comparison->mse_central;
+      out["gain_captured"] = comparison->gain_captured ? nlohmann::json(*comparison->gain_captured)
+                                                       : nlohmann::json(nullptr);
+    }
+    std::cout << out.dump() << "\n";
   } else {
     PrintSummary(*result);
+    if (comparison) {
+      std::cout << absl::StrFormat(
+          "\n%-22s %9s\n%-22s %9.4f\n%-22s %9.4f\n%-22s %9.4f\ngain captured %s "
+          "(local - federated) / (local - central)\n",
+          "same split", "test MSE", absl::StrCat("local (", comparison->local_kind, ")"),
+          comparison->mse_local, absl::StrCat(fmf::SettingName(result->config.setting), " (",
+                                              fmf::AlgorithmName(result->config.algorithm), ")"),
+          result->test.mse, "central (non-private)", comparison->mse_central,
+          comparison->gain_captured ? absl::StrFormat("%.1f%%", 100 * *comparison->gain_captured)
+                                    : "undefined (central no better than local)");
+    }
   }
   return 0;
 }

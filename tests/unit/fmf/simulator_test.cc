@@ -161,3 +161,61 @@ TEST(SimulatorTest, ProgressIsReportedEveryRound) {
 
 }  // namespace
 }  // namespace fedmf::fmf
+
+namespace fedmf::fmf {
+namespace {
+
+// issue #16: the alternate algorithm releases exactly what the paper's does
+// (same rounds, steps, noise, epsilon); only local, unreleased work differs.
+TEST(SimulatorTest, AlternateSpendsExactlyThePapersBudget) {
+  JobConfig paper = Job(Setting::kHfl, SplitKind::kHorizontal, 1.0);
+  JobConfig alt = paper;
+  alt.algorithm = Algorithm::kAlternate;
+  alt.alternations = 5;
+  auto p = RunJob(paper, 3);
+  auto a = RunJob(alt, 3);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->rounds, p->rounds);
+  EXPECT_EQ(a->plan.steps, p->plan.steps);
+  EXPECT_DOUBLE_EQ(a->plan.noise_multiplier, p->plan.noise_multiplier);
+  EXPECT_DOUBLE_EQ(a->epsilon, p->epsilon);
+  EXPECT_LE(a->epsilon, 1.0);
+  for (size_t k = 0; k < a->parties.size(); ++k) {
+    EXPECT_EQ(a->parties[k].steps, p->parties[k].steps);
+    // The validation split is carved from the party's own training ratings.
+    EXPECT_GT(a->parties[k].validation.count, 0);
+    EXPECT_EQ(a->parties[k].train_ratings, p->parties[k].train_ratings);
+    EXPECT_EQ(a->parties[k].test.count, p->parties[k].test.count);
+  }
+  EXPECT_EQ(p->validation.count, 0);
+  EXPECT_NE(a->test.mse, p->test.mse);
+}
+
+// Deterministic under the seed, like every simulator path (the validation
+// split and the refits draw from forks of the party's own stream).
+TEST(SimulatorTest, AlternateSameSeedSameResult) {
+  JobConfig alt = Job(Setting::kHfl, SplitKind::kHorizontal, 1.0);
+  alt.algorithm = Algorithm::kAlternate;
+  auto a = RunJob(alt, 3);
+  auto b = RunJob(alt, 3);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(a->test.mse, b->test.mse);
+  EXPECT_EQ(a->validation.mse, b->validation.mse);
+}
+
+TEST(JobConfigAlgorithm, ParsesAndValidates) {
+  EXPECT_EQ(*ParseAlgorithm("paper"), Algorithm::kPaper);
+  EXPECT_EQ(*ParseAlgorithm("alternate"), Algorithm::kAlternate);
+  EXPECT_FALSE(ParseAlgorithm("als").ok());
+  JobConfig c;
+  c.alternations = 0;
+  EXPECT_FALSE(ValidateJobConfig(c).ok());
+  c.alternations = 3;
+  c.validation_fraction = 1.0;
+  EXPECT_FALSE(ValidateJobConfig(c).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::fmf

@@ -1,0 +1,76 @@
+#include "common/fmf/gain.h"
+
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace fedmf::fmf {
+namespace {
+
+TEST(GainCaptured, IssueExample) {
+  // issue #16: (1.0423 - 0.9999) / (1.0423 - 0.868) = 24.3%.
+  auto g = GainCaptured(1.0423, 0.9999, 0.868);
+  ASSERT_TRUE(g.has_value());
+  EXPECT_NEAR(*g, 0.4240 / 1.7430, 1e-12);
+  EXPECT_NEAR(*g, 0.2433, 1e-4);
+}
+
+TEST(GainCaptured, EndpointsAndSigns) {
+  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 1.0, 0.8), 0.0);   // no better than alone
+  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 0.8, 0.8), 1.0);   // as good as pooling
+  EXPECT_NEAR(*GainCaptured(1.0, 1.1, 0.8), -0.5, 1e-12);  // worse than alone
+  EXPECT_NEAR(*GainCaptured(1.0, 0.7, 0.8), 1.5, 1e-12);   // better than central
+}
+
+TEST(GainCaptured, UndefinedWithoutRoomOrFiniteInputs) {
+  EXPECT_FALSE(GainCaptured(0.8, 0.9, 0.8).has_value());  // central == local
+  EXPECT_FALSE(GainCaptured(0.8, 0.9, 0.9).has_value());  // central worse
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(GainCaptured(nan, 0.9, 0.8).has_value());
+  EXPECT_FALSE(GainCaptured(1.0, inf, 0.8).has_value());
+}
+
+TEST(PoolFederation, KeepsTrainTestMembershipInGlobalIds) {
+  data::Federation f;
+  f.num_users = 3;
+  f.num_items = 2;
+  data::PartyData a;
+  a.party = 0;
+  a.global_users = {2};
+  a.global_items = {0, 1};
+  a.train = {{0, 1, 4.0f}};
+  a.test = {{0, 0, 3.0f}};
+  data::PartyData b;
+  b.party = 1;
+  b.global_users = {0, 1};
+  b.global_items = {0, 1};
+  b.train = {{1, 0, 5.0f}, {0, 1, 2.0f}};
+  f.parties = {a, b};
+  auto pooled = PoolFederation(f);
+  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  ASSERT_EQ(pooled->parties.size(), 1u);
+  const data::PartyData& p = pooled->parties[0];
+  EXPECT_EQ(p.num_users(), 3);
+  EXPECT_EQ(p.num_items(), 2);
+  const std::vector<data::Rating> train = {{0, 1, 2.0f}, {1, 0, 5.0f}, {2, 1, 4.0f}};
+  const std::vector<data::Rating> test = {{2, 0, 3.0f}};
+  EXPECT_EQ(p.train, train);
+  EXPECT_EQ(p.test, test);
+}
+
+TEST(PoolFederation, RefusesOutOfRangeIds) {
+  data::Federation f;
+  f.num_users = 1;
+  f.num_items = 1;
+  data::PartyData a;
+  a.global_users = {0};
+  a.global_items = {0};
+  a.train = {{0, 3, 1.0f}};
+  f.parties = {a};
+  EXPECT_FALSE(PoolFederation(f).ok());
+  EXPECT_FALSE(PoolFederation(data::Federation{}).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::fmf
