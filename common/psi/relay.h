@@ -1,0 +1,60 @@
+// The relay's side of the multi-party PSI (common/psi/party.h): fedmf-server
+// routes the blinded lists around the ring, intersects the parties' tag sets
+// and hands out the confirmations. It holds no key and sees no id; what it
+// does learn (set sizes, the tag sets' overlaps) is listed in party.h.
+//
+// Transport-free: the daemon feeds it what parties send and asks what each
+// party should get next.
+#ifndef FEDMF_COMMON_PSI_RELAY_H_
+#define FEDMF_COMMON_PSI_RELAY_H_
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/psi/messages.h"
+
+namespace fedmf::psi {
+
+class PsiRelay {
+ public:
+  // num_parties >= 2; lists and tag sets above max_list_size are refused.
+  static absl::StatusOr<PsiRelay> Create(int32_t num_parties, int64_t max_list_size);
+
+  // A list sent by party `from` (its Start or a hop). Queued for its next hop.
+  absl::Status SubmitList(int32_t from, BlindedList list);
+  // The lists waiting for `party`, oldest first; taking them removes them.
+  std::vector<BlindedList> TakeLists(int32_t party);
+
+  // A party's sorted final tags. Once all s are in, the intersection exists.
+  absl::Status SubmitTags(int32_t from, FinalTags tags);
+  std::optional<Intersection> intersection() const { return intersection_; }
+
+  // A party's confirmation; once all s are in, confirmations() has them.
+  absl::Status SubmitConfirmation(int32_t from, Confirmation confirmation);
+  std::optional<std::vector<Confirmation>> confirmations() const;
+
+  // The sizes the relay learns, for logs and tests: each set's size (from
+  // the tag sets) and the intersection's.
+  std::map<int32_t, int64_t> set_sizes() const;
+
+ private:
+  PsiRelay(int32_t num_parties, int64_t max_list_size)
+      : num_parties_(num_parties), max_list_size_(max_list_size) {}
+  absl::Status CheckParty(int32_t from) const;
+
+  int32_t num_parties_;
+  int64_t max_list_size_;
+  std::map<int32_t, std::deque<BlindedList>> mailbox_;
+  std::map<int32_t, FinalTags> tags_;
+  std::optional<Intersection> intersection_;
+  std::map<int32_t, Confirmation> confirmations_;
+};
+
+}  // namespace fedmf::psi
+
+#endif  // FEDMF_COMMON_PSI_RELAY_H_
