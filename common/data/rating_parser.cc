@@ -125,7 +125,7 @@ absl::StatusOr<float> ParseRatingValue(absl::string_view text, const RatingRange
   if (*v < range.min || *v > range.max) {
     return absl::InvalidArgumentError(absl::StrCat(
         "rating ", text, " is outside the declared rating range ", RangeText(range),
-        "; fix the value or declare a wider range (LoadOptions::range)"));
+        "; fix the value or declare a wider range (fedmf train/demo --rating-range MIN,MAX; a party's data.rating_min and data.rating_max)"));
   }
   return static_cast<float>(*v);
 }

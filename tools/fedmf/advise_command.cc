@@ -139,11 +139,9 @@ int RunAdvise(const AdviseFlags& a) {
     if (!t.ok()) return Fail(std::string(t.status().message()));
     return Report(a, *t, *weights, {0, 0}, "replayed from --grid-from: no new measurement");
   }
-  data::LoadOptions load;
-  if (a.job.rating_min) load.range.min = *a.job.rating_min;
   std::vector<data::Dataset> parties;
   for (size_t k = 0; k < 2; ++k) {
-    auto d = data::LoadDataSpec(a.party_data[k], load);
+    auto d = LoadWithDeclaredRange(a.job, a.party_data[k]);
     if (!d.ok()) {
       return Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k],
                                "): ", d.status().message()));
@@ -361,6 +359,7 @@ void RegisterAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--sample-rate", a->job.sample_rate, "eta")->capture_default_str();
   cmd->add_option("--lr", a->job.lr, "Stage-2 learning rate (0: the default)")
       ->capture_default_str();
+  cmd->add_option("--rating-range", a->job.rating_range, "declared rating scale MIN,MAX (ML-100K: 1,5)");
   cmd->add_option("--rating-min", a->job.rating_min, "declared minimum rating");
   cmd->add_option("--seed", a->job.seed, "local reproducibility seed (splits and noise)");
   cmd->add_flag("--json", a->job.json, "print one JSON object");

@@ -53,7 +53,7 @@ int RunDemo(DemoArgs& a) {
                  "one process: fedmf train)\n";
     return 2;
   }
-  auto dataset = data::LoadDataSpec(a.job.data);
+  auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
     return 2;

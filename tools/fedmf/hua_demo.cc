@@ -13,6 +13,7 @@
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/local_cluster.h"
 
@@ -28,9 +29,7 @@ int Fail(const std::string& what) {
 
 int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   const absl::Time start = absl::Now();
-  data::LoadOptions load;  // as `fedmf train` loads it
-  if (a.rating_min) load.range.min = *a.rating_min;
-  auto dataset = data::LoadDataSpec(a.data, load);
+  auto dataset = LoadWithDeclaredRange(a, a.data);  // as `fedmf train` loads it
   if (!dataset.ok()) return Fail(absl::StrCat("--data: ", dataset.status().message()));
   auto params = BuildHuaParams(a);
   if (!params.ok()) return Fail(std::string(params.status().message()));

@@ -10,6 +10,7 @@
 #include "common/hua/simulator.h"
 #include "common/random/csprng.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_flags.h"
 
 namespace fedmf::cli {
 absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
@@ -126,9 +127,7 @@ nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec)
 bool IsHuaSetting(const std::string& setting) { return absl::StartsWith(setting, "hua-"); }
 
 int RunHuaTrain(const JobFlags& a) {
-  data::LoadOptions load;
-  if (a.rating_min) load.range.min = *a.rating_min;
-  auto dataset = data::LoadDataSpec(a.data, load);
+  auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
     return 2;

@@ -1,5 +1,13 @@
 #include "tools/fedmf/job_flags.h"
 
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {
@@ -56,6 +64,51 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.job_id = "train-" + a.setting;
   if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
   return c;
+}
+
+absl::StatusOr<data::LoadOptions> LoadOptionsFromFlags(const JobFlags& a) {
+  data::LoadOptions options;
+  if (!a.rating_range.empty()) {
+    if (a.rating_min.has_value()) {
+      return absl::InvalidArgumentError("give --rating-range MIN,MAX or --rating-min, not both");
+    }
+    const std::vector<std::string> parts = absl::StrSplit(a.rating_range, ',');
+    double lo = 0, hi = 0;
+    if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &lo) || !absl::SimpleAtod(parts[1], &hi) ||
+        !std::isfinite(lo) || !std::isfinite(hi)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rating-range '", a.rating_range, "' is not MIN,MAX (e.g. --rating-range 1,5)"));
+    }
+    if (lo < 0 || hi <= lo) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--rating-range ", a.rating_range, ": need 0 <= MIN < MAX (the DP sensitivity assumes "
+          "ratings in [0, MAX]; shift a scale with negative values before loading)"));
+    }
+    options.range = {lo, hi};
+  } else if (a.rating_min.has_value()) {
+    options.range.min = *a.rating_min;
+  }
+  return options;
+}
+
+absl::Status CheckDeclaredRange(const JobFlags& a, const data::Dataset& dataset,
+                                const std::string& spec) {
+  if (a.rating_range.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(data::LoadOptions declared, LoadOptionsFromFlags(a));
+  if (dataset.range.min != declared.range.min || dataset.range.max != declared.range.max) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec, " has rating scale [", dataset.range.min, ", ", dataset.range.max,
+        "] but --rating-range declares [", declared.range.min, ", ", declared.range.max,
+        "] (a synthetic spec sets its own with min= and max=)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& a, const std::string& spec) {
+  ASSIGN_OR_RETURN(data::LoadOptions options, LoadOptionsFromFlags(a));
+  ASSIGN_OR_RETURN(data::Dataset dataset, data::LoadDataSpec(spec, options));
+  RETURN_IF_ERROR(CheckDeclaredRange(a, dataset, spec));
+  return dataset;
 }
 
 void AddJobFlags(CLI::App* cmd, JobFlags* a) {
@@ -163,6 +216,16 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-dropout", a->hua_dropout,
                   "hua-s3: probability a selected user disconnects mid-iteration")
       ->capture_default_str();
+  cmd->add_option("--rating-range", a->rating_range,
+                  "declared rating scale MIN,MAX of movielens/csv data (ML-100K: 1,5; default "
+                  "0.5,5); every rating must lie in it, and the DP sensitivity uses MAX");
+  cmd->add_option("--party-data", a->party_data,
+                  "train: one party's own ratings file (movielens:PATH | csv:PATH), once per "
+                  "party instead of --data; hfl joins them by item id, vfl by a private set "
+                  "intersection of the user ids");
+  cmd->add_option("--catalogue", a->catalogue,
+                  "train --party-data, hfl: the item catalogue (one item id per line; default: "
+                  "the union of the files' item ids)");
   cmd->add_option("--rating-min", a->rating_min,
                   "hua: declared minimum rating of movielens/csv data (ML-100K: 1)");
 }

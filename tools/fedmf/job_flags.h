@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
+#include "common/data/loaders.h"
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 
@@ -68,7 +69,28 @@ struct JobFlags {
   double hua_dropout = 0;           // S3: mid-iteration disconnect probability
   bool hua_paper_noise = false;     // run the paper's noise at a finite epsilon, reported inf
   std::optional<double> rating_min; // declared minimum rating (ML-100K: 1)
+  // --rating-range MIN,MAX: the data's declared scale (the sensitivity uses
+  // MAX); every rating of a file must lie in it.
+  std::string rating_range;
+  // --party-data SPEC, once per party: partners' own files (instead of --data
+  // and a partitioner), joined by external ids.
+  std::vector<std::string> party_data;
+  // --catalogue FILE: the HFL item catalogue for --party-data (default: the
+  // sorted union of the files' item ids).
+  std::string catalogue;
+  bool data_given = false;     // set by the command: --data was on the line
+  bool parties_given = false;  // set by the command: --parties was on the line
 };
+
+// The loader options the flags declare: --rating-range (or the older
+// --rating-min); MIN >= 0 (the DP sensitivity assumes ratings in [0, MAX]).
+absl::StatusOr<data::LoadOptions> LoadOptionsFromFlags(const JobFlags& flags);
+// A loaded data set's scale must be the declared one when --rating-range was
+// given (a synthetic spec declares its own: min=/max=).
+absl::Status CheckDeclaredRange(const JobFlags& flags, const data::Dataset& dataset,
+                                const std::string& spec);
+// LoadDataSpec(spec) with the declared scale, checked (the two above).
+absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const std::string& spec);
 
 // Registers every flag above on `cmd`.
 void AddJobFlags(CLI::App* cmd, JobFlags* flags);

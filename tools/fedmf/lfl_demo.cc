@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "common/data/loaders.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::cli {
@@ -73,7 +74,7 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
     std::cerr << "fedmf demo: --aggregation ideal runs in one process only (fedmf train)\n";
     return 2;
   }
-  auto dataset = data::LoadDataSpec(a.data);
+  auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
     return 2;

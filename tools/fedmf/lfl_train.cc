@@ -12,6 +12,7 @@
 #include "common/lfl/secagg_sum.h"
 #include "common/random/csprng.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_flags.h"
 
 namespace fedmf::cli {
 namespace {
@@ -40,7 +41,7 @@ nlohmann::json CostJson(const lfl::SecureSumCost& c, int64_t devices) {
 }  // namespace
 
 int RunLflTrain(const JobFlags& a) {
-  auto dataset = data::LoadDataSpec(a.data);
+  auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
     return 2;

@@ -17,6 +17,7 @@
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/lfl_train.h"
+#include "tools/fedmf/train_data.h"
 
 namespace fedmf::cli {
 namespace {
@@ -143,26 +144,13 @@ void PrintSummary(const fmf::SimulationResult& r) {
 int RunTrain(const JobFlags& a) {
   if (a.setting == "lfl") return RunLflTrain(a);
   if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
-  auto dataset = data::LoadDataSpec(a.data);
-  if (!dataset.ok()) {
-    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
+  auto loaded = LoadTrainData(a);
+  if (!loaded.ok()) {
+    std::cerr << "fedmf train: " << loaded.status().message() << "\n";
     return 2;
   }
-  auto config = BuildJobConfig(a, dataset->range);
-  if (!config.ok()) {
-    std::cerr << "fedmf train: " << config.status().message() << "\n";
-    return 2;
-  }
-  fmf::FederationOptions fed;
-  fed.parties = config->split == fmf::SplitKind::kNone ? 1 : a.parties;
-  fed.vfl_split = a.vfl_split;
-  fed.split_seed = a.seed.value_or(1);
-  fed.test_fraction = config->test_fraction;
-  auto federation = fmf::BuildFederationFromSpec(*config, *dataset, a.data, fed);
-  if (!federation.ok()) {
-    std::cerr << "fedmf train: " << federation.status().message() << "\n";
-    return 2;
-  }
+  const fmf::JobConfig* config = &loaded->config;
+  const data::Federation* federation = &loaded->federation;
   fmf::ProgressFn progress;
   if (!a.quiet) {
     progress = [](const fmf::RoundProgress& p) {
@@ -187,7 +175,13 @@ int RunTrain(const JobFlags& a) {
     comparison = *c;
   }
   if (a.json) {
-    nlohmann::json out = ResultJson(*result, a.data);
+    nlohmann::json out = ResultJson(*result, loaded->label);
+    if (loaded->join) {
+      out["party_data"] = a.party_data;
+      out["join"] = *loaded->join;
+      if (loaded->join->contains("shared_items")) out["shared_items"] = (*loaded->join)["shared_items"];
+      if (loaded->join->contains("shared_users")) out["shared_users"] = (*loaded->join)["shared_users"];
+    }
     if (comparison) {
       out["mse_local"] = comparison->mse_local;
       out["mse_local_kind"] = comparison->local_kind;
@@ -198,6 +192,7 @@ int RunTrain(const JobFlags& a) {
     std::cout << out.dump() << "\n";
   } else {
     PrintSummary(*result);
+    for (const std::string& note : loaded->notes) std::cout << note << "\n";
     if (comparison) {
       std::cout << absl::StrFormat(
           "\n%-22s %9s\n%-22s %9.4f\n%-22s %9.4f\n%-22s %9.4f\ngain captured %s "
@@ -224,6 +219,8 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
                              "hua-s2", "hua-s2-tp", "hua-s3"}));
   cmd->callback([a, cmd, exit_code] {
     a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
+    a->data_given = cmd->count("--data") > 0;
+    a->parties_given = cmd->count("--parties") > 0;
     *exit_code = RunTrain(*a);
   });
 }

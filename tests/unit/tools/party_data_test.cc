@@ -1,0 +1,224 @@
+// `fedmf train --party-data`: partners' own files joined by external ids
+// (issue #15's acceptance, in one process): HFL by an item catalogue, VFL by a
+// private set intersection of user ids; and the declared --rating-range.
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/random/csprng.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/unit/tools/fedmf_runner.h"
+
+namespace fedmf {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Row {
+  std::string user, item;
+  int rating;
+};
+
+// A small deterministic rating matrix with structure (low rank + noise), so a
+// misalignment of items would change the model.
+std::vector<Row> Ratings(int users, int items, uint64_t seed) {
+  random::Csprng rng = random::Csprng::FromSeed(seed);
+  std::vector<double> uf(users), vf(items);
+  for (double& x : uf) x = rng.NextDouble();
+  for (double& x : vf) x = rng.NextDouble();
+  std::vector<Row> rows;
+  for (int u = 0; u < users; ++u) {
+    for (int i = 0; i < items; ++i) {
+      if (!rng.Bernoulli(0.3)) continue;
+      const int r = std::clamp(static_cast<int>(1 + 4 * uf[u] * vf[i] + rng.NextDouble()), 1, 5);
+      rows.push_back({absl::StrCat(u), absl::StrCat(i), r});
+    }
+  }
+  return rows;
+}
+
+void WriteCsv(const std::string& path, std::vector<Row> rows, uint64_t shuffle_seed) {
+  random::Csprng rng = random::Csprng::FromSeed(shuffle_seed);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::ofstream out(path);
+  out << "user,item,rating\n";
+  for (const Row& r : rows) out << r.user << "," << r.item << "," << r.rating << "\n";
+}
+
+std::vector<double> PartyMse(const nlohmann::json& j) {
+  std::vector<double> out;
+  for (const auto& p : j["per_party"]) out.push_back(p["test_mse"].get<double>());
+  return out;
+}
+
+class PartyDataTest : public FedmfCliTest {};
+
+TEST_F(PartyDataTest, HflPartnersFilesMatchThePreAlignedRun) {
+  // Two partners: disjoint customers, overlapping but unequal films (A rates
+  // films 0..59, B films 20..79), their own string ids, their own row order.
+  const std::vector<Row> all = Ratings(80, 80, 3);
+  std::vector<Row> a_named, b_named, a_aligned, b_aligned;
+  // The catalogue lists films in an order of its own (not the ids' order).
+  std::vector<int> catalogue_order(80);
+  for (int i = 0; i < 80; ++i) catalogue_order[i] = (i * 37) % 80;
+  std::map<int, int> position;
+  for (int p = 0; p < 80; ++p) position[catalogue_order[p]] = p;
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const bool to_a = u < 40 && i < 60, to_b = u >= 40 && i >= 20;
+    if (!to_a && !to_b) continue;
+    const std::string user = absl::StrCat(to_a ? "alice-" : "bob-", 100 + u);
+    Row named{user, absl::StrCat("film:", i), r.rating};
+    // Pre-aligned: items already written as their catalogue positions.
+    Row aligned{user, absl::StrCat(position[i]), r.rating};
+    (to_a ? a_named : b_named).push_back(named);
+    (to_a ? a_aligned : b_aligned).push_back(aligned);
+  }
+  WriteCsv(Path("a.csv"), a_named, 1);
+  WriteCsv(Path("b.csv"), b_named, 2);
+  WriteCsv(Path("a_aligned.csv"), a_aligned, 7);
+  WriteCsv(Path("b_aligned.csv"), b_aligned, 8);
+  {
+    std::ofstream named(Path("films.txt")), aligned(Path("positions.txt"));
+    named << "# the federation's film catalogue\n";
+    for (int p = 0; p < 80; ++p) {
+      named << "film:" << catalogue_order[p] << "\n";
+      aligned << p << "\n";
+    }
+  }
+  const std::vector<std::string> common = {"train", "--setting", "hfl", "--rating-range", "1,5",
+                                           "--epsilon", "2", "--T", "10", "--dim", "4",
+                                           "--seed", "5", "--quiet", "--json"};
+  auto run = [&](const std::string& a, const std::string& b, const std::string& cat) {
+    std::vector<std::string> args = common;
+    for (const std::string& x : {std::string("--party-data"), "csv:" + Path(a),
+                                 std::string("--party-data"), "csv:" + Path(b),
+                                 std::string("--catalogue"), Path(cat)}) {
+      args.push_back(x);
+    }
+    return Run(args);
+  };
+  RunResult named = run("a.csv", "b.csv", "films.txt");
+  RunResult aligned = run("a_aligned.csv", "b_aligned.csv", "positions.txt");
+  ASSERT_EQ(named.exit_code, 0) << Describe(named);
+  ASSERT_EQ(aligned.exit_code, 0) << Describe(aligned);
+  const auto jn = nlohmann::json::parse(named.out);
+  const auto ja = nlohmann::json::parse(aligned.out);
+  EXPECT_EQ(jn["shared_items"], 80);
+  EXPECT_EQ(jn["join"]["dropped_ratings"], (std::vector<int>{0, 0}));
+  ASSERT_EQ(PartyMse(jn).size(), 2u);
+  EXPECT_EQ(PartyMse(jn), PartyMse(ja));  // bit for bit: the same federation
+  EXPECT_EQ(jn["per_party"][0]["test_ratings"], ja["per_party"][0]["test_ratings"]);
+  EXPECT_NE(jn["join"]["catalogue_digest"], ja["join"]["catalogue_digest"]);
+
+  // A file whose ids are not in the catalogue at all is refused by name.
+  {
+    std::ofstream other(Path("other.txt"));
+    other << "movie-1\nmovie-2\n";
+  }
+  RunResult wrong = run("a.csv", "b.csv", "other.txt");
+  EXPECT_EQ(wrong.exit_code, 2) << Describe(wrong);
+  EXPECT_THAT(wrong.err, HasSubstr("none of its"));
+  EXPECT_THAT(wrong.err, HasSubstr("other.txt"));
+}
+
+TEST_F(PartyDataTest, VflThreePartiesTrainOnThePrivateIntersection) {
+  const std::vector<Row> all = Ratings(120, 60, 4);
+  // Party k holds items i % 3 == k and users whose hash keeps them (70-90 %).
+  std::vector<std::set<int>> users(3);
+  random::Csprng rng = random::Csprng::FromSeed(9);
+  for (int k = 0; k < 3; ++k) {
+    for (int u = 0; u < 120; ++u) {
+      if (rng.Bernoulli(0.8)) users[k].insert(u);
+    }
+  }
+  std::vector<std::vector<Row>> files(3);
+  std::vector<std::set<int>> rated(3);
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const int k = i % 3;
+    if (!users[k].contains(u)) continue;
+    files[k].push_back({absl::StrCat("u", u, "@mail.example"), absl::StrCat("p", k, "-", i),
+                        r.rating});
+    rated[k].insert(u);
+  }
+  int shared = 0;
+  for (int u = 0; u < 120; ++u) {
+    shared += rated[0].contains(u) && rated[1].contains(u) && rated[2].contains(u);
+  }
+  std::vector<std::string> args = {"train", "--setting", "vfl", "--rating-range", "1,5",
+                                   "--epsilon", "inf", "--T", "5", "--T-local", "2", "--kappa",
+                                   "2", "--dim", "4", "--seed", "2", "--quiet", "--json"};
+  for (int k = 0; k < 3; ++k) {
+    WriteCsv(Path(absl::StrCat("v", k, ".csv")), files[k], 20 + k);
+    args.push_back("--party-data");
+    args.push_back("csv:" + Path(absl::StrCat("v", k, ".csv")));
+  }
+  RunResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(shared, 60);
+  EXPECT_EQ(j["shared_users"], shared);
+  EXPECT_EQ(j["parties"], 3);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(j["per_party"][k]["users"], shared);
+    EXPECT_EQ(j["join"]["per_party"][k]["users"], static_cast<int>(rated[k].size()));
+    EXPECT_GT(j["join"]["per_party"][k]["psi_bytes_sent"].get<int64_t>(),
+              32 * static_cast<int64_t>(rated[k].size()));
+  }
+}
+
+TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
+  WriteCsv(Path("tenths.csv"), {{"a", "x", 7}, {"b", "x", 9}, {"a", "y", 10}, {"c", "y", 2}}, 1);
+  // The default scale (0.5-5) refuses a 0-10 file and says which flag to use.
+  RunResult r = Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"),
+                     "--quiet"});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--rating-range MIN,MAX"));
+  EXPECT_THAT(r.err, Not(HasSubstr("LoadOptions")));
+  for (const char* bad : {"5", "1;5", "5,1", "-1,5", "x,y"}) {
+    RunResult b = Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"),
+                       "--rating-range", bad, "--quiet"});
+    EXPECT_EQ(b.exit_code, 2) << bad << "\n" << Describe(b);
+    EXPECT_THAT(b.err, HasSubstr("--rating-range")) << bad;
+  }
+  RunResult ok = Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"),
+                      "--rating-range", "0,10", "--T", "2", "--quiet", "--json"});
+  ASSERT_EQ(ok.exit_code, 0) << Describe(ok);
+  // A generated data set declares its own scale, which must then agree.
+  RunResult syn = Run({"train", "--setting", "central", "--data", "synthetic:users=20,items=10",
+                       "--rating-range", "0,10", "--quiet"});
+  EXPECT_EQ(syn.exit_code, 2) << Describe(syn);
+  EXPECT_THAT(syn.err, HasSubstr("but --rating-range declares [0, 10]"));
+}
+
+TEST_F(PartyDataTest, PartyDataFlagsAreCheckedTogether) {
+  WriteCsv(Path("a.csv"), {{"a", "x", 3}, {"b", "y", 4}}, 1);
+  RunResult both = Run({"train", "--setting", "hfl", "--data", "csv:" + Path("a.csv"),
+                        "--party-data", "csv:" + Path("a.csv"), "--quiet"});
+  EXPECT_EQ(both.exit_code, 2) << Describe(both);
+  EXPECT_THAT(both.err, HasSubstr("not both"));
+  RunResult count = Run({"train", "--setting", "hfl", "--parties", "3", "--party-data",
+                         "csv:" + Path("a.csv"), "--party-data", "csv:" + Path("a.csv"), "--quiet"});
+  EXPECT_EQ(count.exit_code, 2) << Describe(count);
+  EXPECT_THAT(count.err, HasSubstr("--parties 3 but 2 --party-data files"));
+  RunResult setting = Run({"train", "--setting", "central", "--party-data",
+                           "csv:" + Path("a.csv"), "--quiet"});
+  EXPECT_EQ(setting.exit_code, 2) << Describe(setting);
+  EXPECT_THAT(setting.err, HasSubstr("works with --setting hfl, hfl-synsgd or vfl"));
+  RunResult missing = Run({"train", "--setting", "hfl", "--party-data",
+                           "csv:" + Path("nope.csv"), "--quiet"});
+  EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
+  EXPECT_THAT(missing.err, HasSubstr("--party-data (party 0)"));
+  EXPECT_THAT(missing.err, HasSubstr("nope.csv"));
+}
+
+}  // namespace
+}  // namespace fedmf

@@ -1,0 +1,141 @@
+#include "tools/fedmf/train_data.h"
+
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
+#include "common/data/catalogue.h"
+#include "common/data/loaders.h"
+#include "common/data/party_files.h"
+#include "common/fmf/simulator.h"
+#include "common/psi/in_process.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::cli {
+namespace {
+
+absl::Status Prefixed(const absl::Status& s, const std::string& prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOptions& options) {
+  auto dataset = data::LoadDataSpec(a.data, options);
+  if (!dataset.ok()) return Prefixed(dataset.status(), "--data: ");
+  RETURN_IF_ERROR(CheckDeclaredRange(a, *dataset, a.data));
+  TrainData out;
+  ASSIGN_OR_RETURN(out.config, BuildJobConfig(a, dataset->range));
+  fmf::FederationOptions fed;
+  fed.parties = out.config.split == fmf::SplitKind::kNone ? 1 : a.parties;
+  fed.vfl_split = a.vfl_split;
+  fed.split_seed = a.seed.value_or(1);
+  fed.test_fraction = out.config.test_fraction;
+  ASSIGN_OR_RETURN(out.federation, fmf::BuildFederationFromSpec(out.config, *dataset, a.data, fed));
+  out.label = a.data;
+  return out;
+}
+
+absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOptions& options) {
+  if (a.data_given) {
+    return absl::InvalidArgumentError(
+        "give --data (one data set, split by --parties) or --party-data (one file per party), "
+        "not both");
+  }
+  const int32_t s = static_cast<int32_t>(a.party_data.size());
+  if (a.parties_given && a.parties != s) {
+    return absl::InvalidArgumentError(absl::StrCat("--parties ", a.parties, " but ", s,
+                                                   " --party-data files: one file per party"));
+  }
+  if (a.setting != "hfl" && a.setting != "hfl-synsgd" && a.setting != "vfl") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--party-data works with --setting hfl, hfl-synsgd or vfl, not ", a.setting));
+  }
+  std::vector<data::Dataset> files;
+  for (int32_t k = 0; k < s; ++k) {
+    const std::string& spec = a.party_data[k];
+    if (spec.rfind("synthetic", 0) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--party-data ", spec, ": a party file is movielens:PATH or csv:PATH"));
+    }
+    auto d = data::LoadDataSpec(spec, options);
+    if (!d.ok()) return Prefixed(d.status(), absl::StrCat("--party-data (party ", k, "): "));
+    files.push_back(std::move(*d));
+  }
+  TrainData out;
+  ASSIGN_OR_RETURN(out.config, BuildJobConfig(a, files[0].range));
+  out.label = absl::StrJoin(a.party_data, " + ");
+  const data::SplitOptions split{out.config.test_fraction, a.seed.value_or(1)};
+  nlohmann::json join;
+  data::PartyFilesFederation fed;
+  if (a.setting == "vfl") {
+    std::vector<std::vector<std::string>> ids;
+    for (const data::Dataset& d : files) ids.push_back(data::DistinctUserIds(d));
+    // The PSI's keys and shuffles: OS entropy unless --seed (a test knob).
+    random::Csprng rng = random::Csprng::FromOptionalSeed(a.seed);
+    const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    auto psi = psi::RunPsiInProcess(ids, out.config.job_id, rng, threads);
+    if (!psi.ok()) return Prefixed(psi.status(), "private set intersection: ");
+    auto built = data::FederateBySharedUsers(files, psi->shared_ids, split);
+    if (!built.ok()) return Prefixed(built.status(), "--party-data: ");
+    fed = std::move(*built);
+    nlohmann::json per_party = nlohmann::json::array();
+    for (int32_t k = 0; k < s; ++k) {
+      per_party.push_back({{"users", ids[k].size()},
+                           {"psi_seconds", psi->parties[k].seconds},
+                           {"psi_bytes_sent", psi->parties[k].bytes_sent},
+                           {"psi_bytes_received", psi->parties[k].bytes_received}});
+    }
+    join = {{"by", "private set intersection of user ids (ristretto255)"},
+            {"shared_users", fed.shared},
+            {"psi_relay_bytes", psi->relay_bytes_in + psi->relay_bytes_out},
+            {"per_party", per_party}};
+    out.notes.push_back(absl::StrFormat(
+        "users aligned by a private set intersection: %d shared of %s per party", fed.shared,
+        absl::StrJoin(ids, ", ", [](std::string* o, const auto& v) {
+          absl::StrAppend(o, v.size());
+        })));
+  } else {
+    std::optional<data::Catalogue> catalogue;
+    if (!a.catalogue.empty()) {
+      auto c = data::Catalogue::Load(a.catalogue);
+      if (!c.ok()) return Prefixed(c.status(), "--catalogue: ");
+      catalogue = std::move(*c);
+    } else {
+      auto c = data::Catalogue::FromIds(data::ItemIdUnion(files), "the union of the files' items");
+      if (!c.ok()) return c.status();
+      catalogue = std::move(*c);
+    }
+    auto built = data::FederateByItemCatalogue(files, *catalogue, split);
+    if (!built.ok()) return Prefixed(built.status(), "--party-data: ");
+    fed = std::move(*built);
+    join = {{"by", "item catalogue"},
+            {"shared_items", fed.shared},
+            {"catalogue", catalogue->source()},
+            {"catalogue_digest", catalogue->digest()}};
+    out.notes.push_back(absl::StrFormat("items aligned by the catalogue %s (%d items, %s)",
+                                        catalogue->source(), fed.shared, catalogue->digest()));
+  }
+  join["dropped_ratings"] = fed.dropped_ratings;
+  for (int32_t k = 0; k < s; ++k) {
+    if (fed.dropped_ratings[k] > 0) {
+      out.notes.push_back(absl::StrFormat(
+          "party %d (%s): %d ratings left out (%s)", k, a.party_data[k], fed.dropped_ratings[k],
+          a.setting == "vfl" ? "users no other party has" : "items outside the catalogue"));
+    }
+  }
+  out.join = std::move(join);
+  out.federation = std::move(fed.federation);
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainData> LoadTrainData(const JobFlags& a) {
+  ASSIGN_OR_RETURN(data::LoadOptions options, LoadOptionsFromFlags(a));
+  if (a.party_data.empty()) return FromOneDataSet(a, options);
+  return FromPartyFiles(a, options);
+}
+
+}  // namespace fedmf::cli
