@@ -35,7 +35,7 @@ TEST(DataLoaderErrorTest, RatingOutOfDeclaredRange) {
   strict.range = {1.0, 5.0};
   const std::string q = WriteTempFile("ratings.csv",
                                       "userId,movieId,rating,timestamp\n1,1,0.5,10\n");
-  ExpectLoadError(LoadMovieLensCsv(q, strict), q, 2, "LoadOptions::range");
+  ExpectLoadError(LoadMovieLensCsv(q, strict), q, 2, "--rating-range MIN,MAX");
 }
 
 TEST(DataLoaderErrorTest, NanRating) {
