@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/loaders.h"
+#include "common/data/party_files.h"
 #include "common/fmf/simulator.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
@@ -17,6 +19,7 @@
 #include "common/random/csprng.h"
 #include "common/log/log.h"
 #include "party/busy_heartbeat.h"
+#include "party/psi_client.h"
 
 namespace fedmf::party {
 namespace {
@@ -46,6 +49,21 @@ absl::Status PartyAgent::Init() {
     if (!absl::IsNotFound(d.status()) && !absl::IsUnavailable(d.status())) return d.status();
     spdlog::warn("the party's data is not readable yet ({}); every job is refused until it is",
                  d.status().message());
+  }
+  if (!config_.data.catalogue.empty()) {
+    auto catalogue = data::Catalogue::Load(config_.data.catalogue);
+    if (!catalogue.ok()) {
+      return absl::Status(catalogue.status().code(),
+                          absl::StrCat("data.catalogue: ", catalogue.status().message()));
+    }
+    spdlog::info("item catalogue {}: {} items, {}", config_.data.catalogue, catalogue->size(),
+                 catalogue->digest());
+    catalogue_ = std::move(*catalogue);
+  }
+  if (!config_.tls.insecure) {
+    auto files = pki::LoadTlsFiles(config_.tls.cert_dir, config_.name);
+    if (!files.ok()) return files.status();
+    tls_files_ = std::move(*files);
   }
   if (config_.noise_seed.has_value()) {
     spdlog::warn("noise_seed is set: this party's noise and sampling are reproducible by anyone "
@@ -137,13 +155,15 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     // The work below can outlast the liveness window (Stage 1/3 epochs):
     // keep telling the server this party is alive while it runs.
     std::optional<BusyHeartbeat> busy;
-    if (task.kind() == v1::TASK_KIND_OFFER || task.kind() == v1::TASK_KIND_PRETRAIN ||
+    if (task.kind() == v1::TASK_KIND_OFFER || task.kind() == v1::TASK_KIND_ALIGN ||
+        task.kind() == v1::TASK_KIND_PRETRAIN ||
         task.kind() == v1::TASK_KIND_ROUND || task.kind() == v1::TASK_KIND_FINISH) {
       busy.emplace(std::chrono::milliseconds(heartbeat_ms_.load()),
                    [this, job_id = task.job_id()] { SendHeartbeat(job_id); });
     }
     switch (task.kind()) {
       case v1::TASK_KIND_OFFER: s = HandleOffer(task); break;
+      case v1::TASK_KIND_ALIGN: s = HandleAlign(task); break;
       case v1::TASK_KIND_ROUND: s = HandleRound(task); break;
       case v1::TASK_KIND_FINISH: s = HandleFinish(task); break;
       case v1::TASK_KIND_ABORT: {
@@ -173,32 +193,106 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
   reply.set_party(config_.name);
   reply.set_job_id(task.job_id());
   std::string refusal;
-  // Admission (range, policy, budget) runs before any data is read.
-  auto run = CreateRun(task.spec());
-  if (!run.ok()) {
-    refusal = std::string(run.status().message());
+  if (task.spec().align_users()) {
+    // Admission only: the sizes depend on the intersection (HandleAlign).
+    auto admitted = Admit(task.spec());
+    if (!admitted.ok()) {
+      refusal = std::string(admitted.status().message());
+    } else {
+      {
+        std::lock_guard lock(mu_);
+        alignments_.erase(task.job_id());  // a re-offer starts a new alignment
+      }
+      reply.set_accept(true);
+      reply.set_alignment_pending(true);
+    }
   } else {
-    // Sizes (docs/privacy.md, party-bytes): the global catalogues are public;
-    // a VFL party's item count is its share of the catalogue (public); an
-    // HFL party's user count is the DP size release's estimate (weight()).
-    const fmf::PartySession& session = *(*run)->session;
-    const int32_t global_users = static_cast<int32_t>((*run)->user_ids.size());
-    const int32_t global_items = static_cast<int32_t>((*run)->item_ids.size());
-    const bool vertical = (*run)->config.split == fmf::SplitKind::kVertical;
-    const int32_t weight = static_cast<int32_t>(session.weight());
-    reply.set_accept(true);
-    reply.set_users(vertical ? global_users : weight);
-    reply.set_items(vertical ? weight : global_items);
-    reply.set_global_users(global_users);
-    reply.set_global_items(global_items);
+    // Admission (range, policy, budget) runs before any data is read.
+    auto run = CreateRun(task.spec());
+    if (!run.ok()) {
+      refusal = std::string(run.status().message());
+    } else {
+      return ReplyWithSizes(task.job_id(), **run);
+    }
   }
   if (!refusal.empty()) {
     spdlog::warn("refusing job '{}': {}", task.job_id(), refusal);
     reply.set_accept(false);
     reply.set_refusal(refusal);
   } else {
-    spdlog::info("accepted job '{}'", task.job_id());
+    spdlog::info("accepted job '{}' (users to be aligned)", task.job_id());
   }
+  v1::Ack ack;
+  auto ctx = Context(std::chrono::seconds(10));
+  return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
+}
+
+absl::Status PartyAgent::ReplyWithSizes(const std::string& job_id, const JobRun& run) {
+  v1::OfferReply reply;
+  reply.set_party(config_.name);
+  reply.set_job_id(job_id);
+  // Sizes (docs/privacy.md, party-bytes): the global catalogues are public;
+  // a VFL party's item count is its share of the catalogue (public); an
+  // HFL party's user count is the DP size release's estimate (weight()); an
+  // aligned VFL job's user count is the intersection's size, which every
+  // party and the server learn from the alignment itself.
+  const fmf::PartySession& session = *run.session;
+  const int32_t global_users = static_cast<int32_t>(run.user_ids.size());
+  const int32_t global_items = static_cast<int32_t>(run.item_ids.size());
+  const bool vertical = run.config.split == fmf::SplitKind::kVertical;
+  const int32_t weight = static_cast<int32_t>(session.weight());
+  reply.set_accept(true);
+  reply.set_users(vertical ? global_users : weight);
+  reply.set_items(vertical ? weight : global_items);
+  reply.set_global_users(global_users);
+  reply.set_global_items(global_items);
+  spdlog::info("accepted job '{}'", job_id);
+  v1::Ack ack;
+  auto ctx = Context(std::chrono::seconds(10));
+  return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
+}
+
+absl::StatusOr<std::vector<std::string>> PartyAgent::AlignUsers(const v1::Task& task) {
+  // The trust boundary again: the ALIGN task's spec is admitted like an offer.
+  ASSIGN_OR_RETURN(fmf::AdmittedJob admitted, Admit(task.spec()));
+  if (!admitted.config().align_users) {
+    return absl::InvalidArgumentError("an ALIGN task for a job that does not align users");
+  }
+  ASSIGN_OR_RETURN(data::Dataset dataset, LoadOwnData());
+  PsiClientOptions o;
+  o.party = config_.name;
+  o.job_id = task.job_id();
+  o.session = task.psi_session();
+  o.index = task.psi_index();
+  o.ring.assign(task.psi_ring().begin(), task.psi_ring().end());
+  o.roster.assign(task.spec().roster().begin(), task.spec().roster().end());
+  o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  o.tls = tls_files_;
+  return RunPsiClient(stub_.get(), o, data::DistinctUserIds(dataset));
+}
+
+absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
+  absl::StatusOr<std::vector<std::string>> shared = AlignUsers(task);
+  absl::Status result;
+  if (shared.ok()) {
+    {
+      std::lock_guard lock(mu_);
+      alignments_[task.job_id()] = *shared;
+    }
+    auto run = CreateRun(task.spec());
+    if (run.ok()) return ReplyWithSizes(task.job_id(), **run);
+    result = run.status();
+  } else {
+    result = shared.status();
+  }
+  // The alignment failed here: say so (a refusal), so the job ends with the
+  // reason instead of waiting for its deadline.
+  spdlog::warn("job '{}': cannot align users: {}", task.job_id(), result.message());
+  v1::OfferReply reply;
+  reply.set_party(config_.name);
+  reply.set_job_id(task.job_id());
+  reply.set_accept(false);
+  reply.set_refusal(absl::StrCat("user alignment failed: ", result.message()));
   v1::Ack ack;
   auto ctx = Context(std::chrono::seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
@@ -210,7 +304,7 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
   // The policy sees the job as the party would run it (its own R) and the
   // budget the rest of this job would take: the steps its plan charges minus
   // what the ledger already holds for it (a rejoin after a restart).
-  auto policy = [this](const fmf::JobConfig& config, const fmf::NoisePlan& plan) {
+  auto policy = [this, &spec](const fmf::JobConfig& config, const fmf::NoisePlan& plan) {
     double would_be = 0;
     if (plan.private_training) {
       std::lock_guard lock(mu_);
@@ -236,7 +330,12 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
            count_charged ? 0 : 1}});
       would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
     }
-    return PolicyRefusal(config_.policy, config_.data, config, would_be);
+    std::string refusal = PolicyRefusal(config_.policy, config_.data, config, would_be);
+    if (refusal.empty()) {
+      refusal = AlignmentRefusal(config_.data, catalogue_ ? catalogue_->digest() : std::string(),
+                                 config, spec.roster_size());
+    }
+    return refusal;
   };
   return fmf::AdmittedJob::Admit(
       *job,
@@ -272,17 +371,51 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   }
   const fmf::JobConfig config = admitted->config();
   const fmf::NoisePlan plan = admitted->plan();
+  std::optional<std::vector<std::string>> shared_users;
+  if (config.align_users) {
+    std::lock_guard lock(mu_);
+    auto it = alignments_.find(spec.job_id());
+    if (it == alignments_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job '", spec.job_id(), "' aligns users and this process holds no alignment for it "
+          "(a party restarted during such a job is not rejoined)"));
+    }
+    shared_users = it->second;
+  }
   auto dataset = LoadOwnData();
   if (!dataset.ok()) return dataset.status();
-  fmf::FederationOptions fed;
-  fed.parties = config_.data.parties;
-  fed.vfl_split = config_.data.vfl_split;
-  fed.split_seed = config_.data.seed;
-  fed.test_fraction = config_.data.test_fraction;
-  auto federation = fmf::BuildFederationFromSpec(config, *dataset, config_.data.spec, fed);
+  // Which rows and columns of the federation this party's data is, and their
+  // external ids: by the catalogue (HFL), by the aligned users (VFL), or by
+  // position in a shared file split with data.parties / data.index.
+  absl::StatusOr<data::Federation> federation;
+  int32_t index = config_.data.index;
+  std::vector<std::string> user_ids = dataset->user_ids, item_ids = dataset->item_ids;
+  const data::SplitOptions split{config_.data.test_fraction, config_.data.seed};
+  if (catalogue_.has_value() || shared_users.has_value()) {
+    auto joined = catalogue_.has_value()
+                      ? data::FederateByItemCatalogue({*dataset}, *catalogue_, split)
+                      : data::FederateBySharedUsers({*dataset}, {*shared_users}, split);
+    if (!joined.ok()) return joined.status();
+    if (joined->dropped_ratings[0] > 0) {
+      spdlog::info("job '{}': {} of this party's ratings are outside the {} and not used",
+                   spec.job_id(), joined->dropped_ratings[0],
+                   catalogue_.has_value() ? "item catalogue" : "shared users");
+    }
+    user_ids = std::move(joined->user_ids);
+    item_ids = std::move(joined->item_ids);
+    federation = std::move(joined->federation);
+    index = 0;
+  } else {
+    fmf::FederationOptions fed;
+    fed.parties = config_.data.parties;
+    fed.vfl_split = config_.data.vfl_split;
+    fed.split_seed = config_.data.seed;
+    fed.test_fraction = config_.data.test_fraction;
+    federation = fmf::BuildFederationFromSpec(config, *dataset, config_.data.spec, fed);
+  }
   if (!federation.ok()) return federation.status();
-  if (config_.data.index >= static_cast<int32_t>(federation->parties.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("data.index ", config_.data.index,
+  if (index >= static_cast<int32_t>(federation->parties.size())) {
+    return absl::InvalidArgumentError(absl::StrCat("data.index ", index,
                                                    " but the split has ",
                                                    federation->parties.size(), " parties"));
   }
@@ -298,7 +431,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   std::lock_guard lock(mu_);
   const size_t before = ledger_.entries().size();
   auto session = fmf::PartySession::Create(std::move(*admitted),
-                                           federation->parties[config_.data.index],
+                                           federation->parties[index],
                                            federation->num_users, federation->num_items, &ledger_,
                                            released_count);
   if (!session.ok()) return session.status();
@@ -314,8 +447,8 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   JobRun& run = runs_[spec.job_id()];
   run.config = config;
   run.plan = plan;
-  run.user_ids = dataset->user_ids;
-  run.item_ids = dataset->item_ids;
+  run.user_ids = std::move(user_ids);
+  run.item_ids = std::move(item_ids);
   run.session = std::move(*session);
   run.finished = false;
   return &run;

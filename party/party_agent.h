@@ -23,7 +23,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/data/catalogue.h"
 #include "common/data/ratings.h"
+#include "common/pki/tls_files.h"
 #include "common/dp/ledger.h"
 #include "common/fmf/admitted_job.h"
 #include "common/fmf/noise_plan.h"
@@ -65,6 +67,12 @@ class PartyAgent {
   // One Heartbeat RPC (from the BusyHeartbeat thread while a task is computed).
   void SendHeartbeat(const std::string& job_id);
   absl::Status HandleOffer(const v1::Task& task);
+  // align_users jobs: the private set intersection, then the sizes.
+  absl::Status HandleAlign(const v1::Task& task);
+  // The private set intersection of an align_users job: the shared user ids.
+  absl::StatusOr<std::vector<std::string>> AlignUsers(const v1::Task& task);
+  // An accepting reply with the run's sizes.
+  absl::Status ReplyWithSizes(const std::string& job_id, const JobRun& run);
   absl::Status HandleRound(const v1::Task& task);
   absl::Status HandleFinish(const v1::Task& task);
   // The trust boundary: the server's spec -> a job validated against this
@@ -94,6 +102,14 @@ class PartyAgent {
   std::mutex mu_;  // guards ledger_ and runs_ against the admin service
   dp::PrivacyLedger ledger_;
   std::map<std::string, JobRun> runs_;
+  // align_users jobs: this party's shared user ids in the canonical order,
+  // from the job's private set intersection (kept for the job's lifetime in
+  // this process; a restarted party is not rejoined to such a job).
+  std::map<std::string, std::vector<std::string>> alignments_;
+  // data.catalogue, loaded at start.
+  std::optional<data::Catalogue> catalogue_;
+  // The party's certificate and key (unset with --insecure): PSI signatures.
+  std::optional<pki::TlsFiles> tls_files_;
   std::string last_finished_job_;
 };
 

@@ -51,6 +51,7 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   const bool has_range = data->Has("rating_min") && data->Has("rating_max");
   check(data->GetDouble("rating_min", &c.data.rating_min));
   check(data->GetDouble("rating_max", &c.data.rating_max));
+  check(data->GetString("catalogue", &c.data.catalogue));
   check(data->Finish());
   if (root.Has("noise_seed")) {
     int64_t noise_seed = -1;
@@ -87,6 +88,11 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   }
   if (c.data.vfl_split != "random" && c.data.vfl_split != "genre") {
     return bad("data.vfl_split", "random or genre");
+  }
+  if (!c.data.catalogue.empty() && (c.data.setting != "hfl" || c.data.parties != 1)) {
+    return bad("data.catalogue",
+               "an item catalogue is for HFL with a file of the party's own: set setting: hfl "
+               "and parties: 1 (VFL aligns users by a private set intersection instead)");
   }
   if (!(c.data.test_fraction >= 0 && c.data.test_fraction < 1)) {
     return bad("data.test_fraction", "must be in [0, 1)");
@@ -158,6 +164,33 @@ std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf:
   if (!(epsilon_if_accepted <= policy.max_epsilon * (1 + 1e-9))) {
     return absl::StrCat("the job would bring the ledger to epsilon ", epsilon_if_accepted,
                         ", over the budget ", policy.max_epsilon);
+  }
+  return "";
+}
+
+std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_digest,
+                             const fmf::JobConfig& job, int roster_size) {
+  if (job.split == fmf::SplitKind::kHorizontal) {
+    if (job.item_catalogue.empty() && !catalogue_digest.empty()) {
+      return "the job names no item catalogue (its items would be positions in a shared file) "
+             "but this party's items are keyed by its catalogue (data.catalogue); the job must "
+             "set item_catalogue";
+    }
+    if (!job.item_catalogue.empty() && catalogue_digest.empty()) {
+      return absl::StrCat("the job maps items into the catalogue ", job.item_catalogue,
+                          " but this party has none: set data.catalogue to that file");
+    }
+    if (job.item_catalogue != catalogue_digest) {
+      return absl::StrCat("the job names item catalogue ", job.item_catalogue,
+                          " but this party holds ", catalogue_digest,
+                          " (data.catalogue): not the same list of items");
+    }
+    return "";
+  }
+  if (!job.align_users && role.parties == 1 && roster_size > 1) {
+    return "the job does not align users (align_users) and this party's data is a file of its "
+           "own (data.parties: 1): its users would be matched by position; submit the job with "
+           "align_users: true";
   }
   return "";
 }

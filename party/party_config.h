@@ -31,6 +31,10 @@ struct DataRole {
   // announcing another rating_max is refused (common/fmf/admitted_job.h).
   double rating_min = 0;
   double rating_max = 0;
+  // HFL with a file of the party's own (parties: 1): the federation's public
+  // item catalogue (one item id per line). Items are mapped into it by id,
+  // and a job naming another catalogue is refused before data is read.
+  std::string catalogue;
 };
 
 struct Policy {
@@ -80,6 +84,14 @@ inline data::RatingRange DeclaredRange(const DataRole& role) {
 // string = accept; otherwise the reason the party refuses.
 std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf::JobConfig& job,
                           double epsilon_if_accepted);
+
+// How the job lines up the parties' data against how this party's data is
+// keyed: the item catalogue (HFL) or the private alignment of users (VFL)
+// the job names must be the party's, and a party with a file of its own
+// never joins by position. `catalogue_digest` is the digest of the party's
+// data.catalogue ("" without one); `roster_size` the job's. Empty = fine.
+std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_digest,
+                             const fmf::JobConfig& job, int roster_size);
 
 }  // namespace fedmf::party
 

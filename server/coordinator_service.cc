@@ -129,6 +129,29 @@ grpc::Status CoordinatorService::ReportPrivacy(grpc::ServerContext* ctx,
   return ToGrpc(coordinator_->ReportPrivacy(*party, *req));
 }
 
+grpc::Status CoordinatorService::PsiSend(grpc::ServerContext* ctx, const v1::PsiSendRequest* req,
+                                         v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  traffic_->bytes_in += static_cast<int64_t>(req->ByteSizeLong());
+  return ToGrpc(coordinator_->PsiSend(*party, *req));
+}
+
+grpc::Status CoordinatorService::PsiFetch(grpc::ServerContext* ctx, const v1::PsiFetchRequest* req,
+                                          v1::PsiFetchResponse* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
+  auto response = coordinator_->PsiFetch(*party, *req);
+  if (!response.ok()) return ToGrpc(response.status());
+  *resp = std::move(*response);
+  traffic_->bytes_out += static_cast<int64_t>(resp->ByteSizeLong());
+  return grpc::Status::OK;
+}
+
 absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
   if (insecure_) return absl::OkStatus();
   auto id = net::PeerIdentityOf(ctx);

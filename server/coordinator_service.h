@@ -46,6 +46,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
                             v1::UploadResponse* resp) override;
   grpc::Status ReportPrivacy(grpc::ServerContext* ctx, const v1::PrivacyReport* req,
                              v1::Ack* resp) override;
+  grpc::Status PsiSend(grpc::ServerContext* ctx, const v1::PsiSendRequest* req,
+                       v1::Ack* resp) override;
+  grpc::Status PsiFetch(grpc::ServerContext* ctx, const v1::PsiFetchRequest* req,
+                        v1::PsiFetchResponse* resp) override;
 
   // Caps concurrent long-polls (null = no cap); owned by the caller.
   void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }

@@ -8,7 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/net/job_codec.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
+#include "common/random/csprng.h"
 
 namespace fedmf::server {
 JobCoordinator::JobCoordinator(ServerStore* store, CoordinatorOptions options)
@@ -257,7 +259,16 @@ v1::Task JobCoordinator::ComputeTaskLocked(const std::string& party) const {
   const std::string& id = job_->stored.spec.job_id();
   switch (job_->stored.state) {
     case v1::JOB_STATE_WAITING:
-      if (!p.replied) {
+      if (p.replied) break;
+      if (job_->psi.has_value()) {
+        // Every roster party accepted and the alignment is open.
+        task.set_kind(v1::TASK_KIND_ALIGN);
+        task.set_job_id(id);
+        *task.mutable_spec() = job_->stored.spec;
+        task.set_psi_session(job_->psi->session());
+        task.set_psi_index(it->second);
+        for (const std::string& name : job_->psi->ring()) task.add_psi_ring(name);
+      } else if (!job_->psi_accepted.contains(party)) {
         task.set_kind(v1::TASK_KIND_OFFER);
         task.set_job_id(id);
         *task.mutable_spec() = job_->stored.spec;
@@ -320,6 +331,26 @@ absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::Offe
   }
   StoredParty& p = job_->stored.parties[*idx];
   if (p.replied) return absl::AlreadyExistsError("offer already answered");
+  if (job_->config.align_users && reply.accept()) {
+    if (!job_->psi.has_value()) {
+      // The first reply of an align_users job: accepted, sizes after ALIGN.
+      if (!reply.alignment_pending()) {
+        return absl::InvalidArgumentError(
+            "job aligns users: accept with alignment_pending, send the sizes after ALIGN");
+      }
+      job_->psi_accepted.insert(party);
+      spdlog::info("party '{}' accepted job '{}' (users to be aligned)", party, reply.job_id());
+      changed_.notify_all();
+      return absl::OkStatus();
+    }
+    // The second: the sizes, after the intersection this server relayed.
+    const std::optional<int64_t> shared = job_->psi->intersection_size();
+    if (!shared.has_value() || reply.global_users() != *shared) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "field 'global_users': ", reply.global_users(), " but the aligned users number ",
+          shared.has_value() ? absl::StrCat(*shared) : std::string("(not aligned yet)")));
+    }
+  }
   if (reply.accept()) {
     const bool vertical = job_->config.split == fmf::SplitKind::kVertical;
     // Bounded before anything is stored: a stored reply is what the shared
@@ -538,6 +569,11 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
   }
   ActiveJob& job = *job_;
   const absl::Time now = absl::Now();
+  if (job.stored.state == v1::JOB_STATE_WAITING && job.config.align_users) {
+    bool waiting = false;
+    if (AdvanceAlignmentLocked(now, &waiting)) return true;
+    if (waiting) return false;
+  }
   if (job.stored.state == v1::JOB_STATE_WAITING) {
     bool all_replied = true;
     for (const StoredParty& p : job.stored.parties) all_replied &= p.replied;
@@ -629,6 +665,99 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
   ++counters_.jobs_finished;
   job_.reset();
   return true;
+}
+
+bool JobCoordinator::AdvanceAlignmentLocked(absl::Time now, bool* waiting) {
+  ActiveJob& job = *job_;
+  *waiting = true;
+  // A refusal ends it: the intersection is of every roster party's users.
+  for (const StoredParty& p : job.stored.parties) {
+    if (p.replied && !p.accepted) {
+      FailJobLocked(absl::StrCat("align_users needs every roster party; '", p.name,
+                                 "' refused: ", p.refusal));
+      return true;
+    }
+  }
+  if (!job.psi.has_value()) {
+    if (job.psi_accepted.size() < job.stored.parties.size()) {
+      if (now - job.phase_started < options_.offer_deadline) return false;
+      std::vector<std::string> silent;
+      for (const StoredParty& p : job.stored.parties) {
+        if (!job.psi_accepted.contains(p.name)) silent.push_back(p.name);
+      }
+      FailJobLocked(absl::StrCat("align_users needs every roster party; no acceptance from ",
+                                 absl::StrJoin(silent, ", "), " before the offer deadline"));
+      return true;
+    }
+    std::vector<std::string> ring;
+    for (const StoredParty& p : job.stored.parties) ring.push_back(p.name);
+    // A fresh session per run: signatures of an interrupted run cannot be
+    // replayed into this one.
+    random::Csprng rng = random::Csprng::FromOsEntropy();
+    const std::string session =
+        absl::StrCat(job.stored.spec.job_id(), "/psi-", absl::Hex(rng.NextU64(), absl::kZeroPad16));
+    auto psi = PsiAlignment::Create(std::move(ring), session);
+    if (!psi.ok()) {
+      FailJobLocked(std::string(psi.status().message()));
+      return true;
+    }
+    job.psi.emplace(std::move(*psi));
+    job.phase_started = now;
+    spdlog::info("job '{}': aligning the users of {} parties by private set intersection",
+                 job.stored.spec.job_id(), job.stored.parties.size());
+    changed_.notify_all();
+    return true;
+  }
+  bool all_replied = true;
+  for (const StoredParty& p : job.stored.parties) all_replied &= p.replied;
+  if (all_replied) {
+    *waiting = false;  // every party sent its sizes: start as any job
+    spdlog::info("job '{}': users aligned; sets of {} users, {} shared",
+                 job.stored.spec.job_id(), absl::StrJoin(job.psi->set_sizes(), ", "),
+                 job.psi->intersection_size().value_or(0));
+    return false;
+  }
+  if (now - job.phase_started >= job.round_deadline) {
+    FailJobLocked(absl::StrCat("the private set intersection did not finish within ",
+                               absl::FormatDuration(job.round_deadline),
+                               " (round_deadline_seconds)"));
+    return true;
+  }
+  return false;
+}
+
+absl::Status JobCoordinator::PsiSend(const std::string& party, const v1::PsiSendRequest& request) {
+  std::unique_lock lock(mu_);
+  last_seen_[party] = absl::Now();
+  auto idx = RosterIndexLocked(party, request.job_id());
+  if (!idx.ok()) return idx.status();
+  if (!job_->psi.has_value() || job_->stored.state != v1::JOB_STATE_WAITING) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("job '", request.job_id(), "' is not aligning users"));
+  }
+  RETURN_IF_ERROR(job_->psi->Send(*idx, request));
+  changed_.notify_all();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PsiFetchResponse> JobCoordinator::PsiFetch(const std::string& party,
+                                                              const v1::PsiFetchRequest& request) {
+  std::unique_lock lock(mu_);
+  const absl::Time deadline = absl::Now() + options_.poll;
+  while (true) {
+    last_seen_[party] = absl::Now();
+    auto idx = RosterIndexLocked(party, request.job_id());
+    if (!idx.ok()) return idx.status();
+    if (!job_->psi.has_value() || job_->psi->session() != request.session()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "job '", request.job_id(), "' has no alignment under session '", request.session(), "'"));
+    }
+    v1::PsiFetchResponse response = job_->psi->Fetch(*idx);
+    if (!PsiAlignment::Empty(response) || stop_) return response;
+    const absl::Time now = absl::Now();
+    if (now >= deadline) return response;
+    changed_.wait_for(lock, absl::ToChronoNanoseconds(deadline - now));
+  }
 }
 
 void JobCoordinator::RunLoop() {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -32,6 +33,7 @@
 #include "common/mf/embeddings.h"
 #include "common/random/csprng.h"
 #include "fedmf/v1/federation.pb.h"
+#include "server/psi_alignment.h"
 #include "server/server_store.h"
 #include "server/size_limits.h"
 
@@ -98,6 +100,11 @@ class JobCoordinator {
   absl::Status SubmitUpdate(const std::string& party, const std::string& job_id, int32_t round,
                             const mf::Matrix& update);
   absl::Status ReportPrivacy(const std::string& party, const v1::PrivacyReport& report);
+  // An align_users job's private set intersection (server/psi_alignment.h).
+  absl::Status PsiSend(const std::string& party, const v1::PsiSendRequest& request);
+  // Long poll like GetTask: returns what is new for `party`, or empty.
+  absl::StatusOr<v1::PsiFetchResponse> PsiFetch(const std::string& party,
+                                                const v1::PsiFetchRequest& request);
 
   CoordinatorCounters counters();
 
@@ -109,6 +116,12 @@ class JobCoordinator {
     absl::Time phase_started;
     absl::Duration round_deadline;
     std::map<std::string, int32_t> index;  // party name -> roster index
+    // align_users jobs: who accepted the offer (sizes follow after the
+    // alignment, in a second reply), and the alignment once all did. Kept in
+    // memory only: a restarted server offers the job again and the parties
+    // run a new intersection under a new session.
+    std::set<std::string> psi_accepted;
+    std::optional<PsiAlignment> psi;
   };
 
   void RunLoop();
@@ -129,6 +142,10 @@ class JobCoordinator {
   absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
                                             const std::string& job_id) const;
   absl::Status StartRunningLocked();
+  // align_users jobs in WAITING: start the alignment once every roster party
+  // accepted, fail the job on a refusal or a deadline. Returns true if it
+  // changed state; *waiting is set while the job must not start yet.
+  bool AdvanceAlignmentLocked(absl::Time now, bool* waiting);
   void SaveStatusLocked(int32_t idx);
 
   ServerStore* store_;

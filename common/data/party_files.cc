@@ -94,7 +94,7 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
               ByUserItem);
     std::vector<std::string> names(d.user_ids.size());
     for (size_t u = 0; u < d.user_ids.size(); ++u) {
-      names[rank[u]] = absl::StrCat("party", k, ":", d.user_ids[u]);
+      names[rank[u]] = d.user_ids[u];
     }
     all.user_ids.insert(all.user_ids.end(), names.begin(), names.end());
     all.num_users += static_cast<int32_t>(d.user_ids.size());
@@ -109,6 +109,8 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
     out.dropped_ratings.push_back(dropped);
   }
   all.source = "party files by item catalogue";
+  out.user_ids = all.user_ids;
+  out.item_ids = all.item_ids;
   auto fed = PartitionByOwner(all, OwnedAxis::kUsers, std::move(owner),
                               static_cast<int32_t>(parties.size()), split);
   if (!fed.ok()) return fed.status();
@@ -166,7 +168,7 @@ absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
               ByUserItem);
     std::vector<std::string> names(d.item_ids.size());
     for (size_t i = 0; i < d.item_ids.size(); ++i) {
-      names[rank[i]] = absl::StrCat("party", k, ":", d.item_ids[i]);
+      names[rank[i]] = d.item_ids[i];
     }
     all.item_ids.insert(all.item_ids.end(), names.begin(), names.end());
     all.num_items += static_cast<int32_t>(d.item_ids.size());
@@ -177,6 +179,8 @@ absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
   // PartitionByOwner buckets ratings per party in dataset order: the order
   // above (party by party, canonical within each).
   all.source = "party files by private set intersection";
+  out.user_ids = all.user_ids;
+  out.item_ids = all.item_ids;
   auto fed = PartitionByOwner(all, OwnedAxis::kItems, std::move(owner),
                               static_cast<int32_t>(parties.size()), split);
   if (!fed.ok()) return fed.status();

@@ -30,6 +30,11 @@ struct PartyFilesFederation {
   // it could not place (HFL: item not in the catalogue; VFL: user not shared).
   std::vector<int32_t> own_entities;
   std::vector<int64_t> dropped_ratings;
+  // The federation's global index -> the external id as written in the
+  // owner's file (HFL users and VFL items of different parties may share an
+  // id: they are still different entities).
+  std::vector<std::string> user_ids;
+  std::vector<std::string> item_ids;
 };
 
 // HFL. parties[k] is party k's own file as loaded (its ids as written); all

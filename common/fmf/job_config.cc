@@ -114,6 +114,21 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
     return bad("validation_fraction", "must be in [0, 1)");
   }
   if (c.max_finetune_epochs < 0) return bad("max_finetune_epochs", "must be >= 0");
+  if (!c.item_catalogue.empty()) {
+    if (c.split != SplitKind::kHorizontal) {
+      return bad("item_catalogue", "only HFL jobs share items (VFL aligns users: align_users)");
+    }
+    const bool hex = c.item_catalogue.size() == 7 + 64 &&
+                     c.item_catalogue.rfind("sha256:", 0) == 0 &&
+                     c.item_catalogue.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
+    if (!hex) {
+      return bad("item_catalogue", "must be sha256:<64 lower-case hex digits> (the digest "
+                                   "`fedmf catalogue digest FILE` prints) or a catalogue file");
+    }
+  }
+  if (c.align_users && c.split != SplitKind::kVertical) {
+    return bad("align_users", "only VFL jobs share users (HFL names an item_catalogue)");
+  }
   if (c.local_iters < 1 || c.local_iters > 100000) return bad("local_iters", "T' must be in [1, 1e5]");
   if (c.dim < 1 || c.dim > 1024) return bad("dim", "p must be in [1, 1024]");
   if (!(c.sample_rate > 0 && c.sample_rate <= 1)) return bad("sample_rate", "eta must be in (0, 1]");

@@ -93,6 +93,13 @@ struct JobConfig {
   double validation_fraction = 0.1;  // kAlternate: own training ratings held out
   int32_t max_finetune_epochs = 100;  // kAlternate: Stage 3 cap (stops on validation)
 
+  // HFL over partners' own files: the digest ("sha256:<hex>") of the item
+  // catalogue the parties map their item ids into; empty = one shared file's
+  // positions (data.parties / data.index).
+  std::string item_catalogue;
+  // VFL over partners' own files: align users by a private set intersection.
+  bool align_users = false;
+
   double rating_max = 5.0;        // R for clipping (top of the rating range)
   double test_fraction = 0.1;
   std::optional<uint64_t> seed;   // unset = OS entropy (production)

@@ -42,6 +42,8 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
   c.finetune_epochs = spec.finetune_epochs();
   c.rating_max = spec.rating_max();
   c.test_fraction = spec.test_fraction();
+  c.item_catalogue = spec.item_catalogue();
+  c.align_users = spec.align_users();
   // spec.seed is never read: a party's randomness is its own (the server
   // refuses a seeded spec at submit; common/fmf/admitted_job.h).
   if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
@@ -74,6 +76,8 @@ v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& c) {
   spec.set_finetune_epochs(c.finetune_epochs);
   spec.set_rating_max(c.rating_max);
   spec.set_test_fraction(c.test_fraction);
+  spec.set_item_catalogue(c.item_catalogue);
+  spec.set_align_users(c.align_users);
   // c.seed stays local: reproducibility seeds are given to each process
   // (party noise_seed, server seed), never sent in a job.
   return spec;

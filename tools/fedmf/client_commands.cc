@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/data/catalogue.h"
 #include "common/config/yaml_reader.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
@@ -229,7 +230,20 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   check(root->GetStringList("roster", &roster));
   check(root->GetDouble("round_deadline_seconds", &deadline));
   check(root->GetInt("min_parties", &min_parties));
+  std::string item_catalogue;
+  check(root->GetString("item_catalogue", &item_catalogue));
+  check(root->GetBool("align_users", &c.align_users));
   if (!s.ok()) return s;
+  if (!item_catalogue.empty() && item_catalogue.rfind("sha256:", 0) != 0) {
+    // A file: the job carries its digest (the parties hold the file).
+    auto catalogue = data::Catalogue::Load(item_catalogue);
+    if (!catalogue.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": key 'item_catalogue': ",
+                                                     catalogue.status().message()));
+    }
+    item_catalogue = catalogue->digest();
+  }
+  c.item_catalogue = item_catalogue;
   if (auto st = root->Finish(); !st.ok()) return st;
   auto set = fmf::ParseSetting(setting);
   if (!set.ok()) return set.status();

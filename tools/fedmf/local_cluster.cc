@@ -116,10 +116,11 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
     << "  cert_dir: " << cert_dir_ << "\n"
     << "data:\n  spec: \"" << data << "\"\n  setting: " << options_.role
-    << "\n  parties: " << options_.parties << "\n  index: " << k
+    << "\n  parties: " << (p.own_file ? 1 : options_.parties)
+    << "\n  index: " << (p.own_file ? 0 : k)
     << "\n  seed: " << options_.split_seed << "\n  vfl_split: " << options_.vfl_split
     << "\n  rating_min: " << options_.rating_min << "\n  rating_max: " << options_.rating_max
-    << "\n"
+    << "\n" << (p.catalogue.empty() ? "" : absl::StrCat("  catalogue: \"", p.catalogue, "\"\n"))
     << (options_.seed ? absl::StrCat("noise_seed: ", *options_.seed, "\n") : "")
     << "policy:\n  max_epsilon: " << p.max_epsilon << "\n  delta: 1e-5\n"
     << "  allowed_settings: [" << absl::StrJoin(p.allowed_settings, ", ") << "]\n"

@@ -28,6 +28,10 @@ struct PartyOptions {
   // federation: its parties report their test MSE. fedmf-party's default is off.
   bool report_metrics = true;
   std::string data_spec;  // empty = the cluster's
+  // A file of the party's own (data.parties: 1, data.index: 0) instead of
+  // its share of the cluster's data_spec.
+  bool own_file = false;
+  std::string catalogue;  // data.catalogue (HFL with own files)
 };
 
 struct ClusterOptions {

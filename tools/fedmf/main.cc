@@ -5,6 +5,7 @@
 #include "common/cli/command_line.h"
 #include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
+#include "tools/fedmf/catalogue_command.h"
 #include "tools/fedmf/client_commands.h"
 #include "tools/fedmf/demo_command.h"
 #include "tools/fedmf/health_command.h"
@@ -23,6 +24,7 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterClientCommands(app, &exit_code);
   fedmf::cli::RegisterHealthCommand(app, &exit_code);
   fedmf::cli::RegisterAdviseCommand(app, &exit_code);
+  fedmf::cli::RegisterCatalogueCommand(app, &exit_code);
   if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
   return exit_code;
 }

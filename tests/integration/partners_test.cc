@@ -1,0 +1,263 @@
+// Issue #15's acceptance with real daemons: partners that each bring their own
+// ratings file. HFL maps items by a public catalogue (a party holding another
+// catalogue refuses before reading data; string ids and row order change
+// nothing); VFL aligns users by a private set intersection of which the
+// server's database, logs and metrics keep no user id.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/data/catalogue.h"
+#include "common/net/job_codec.h"
+#include "common/random/csprng.h"
+#include "httplib.h"
+#include "tests/integration/cluster_test_util.h"
+
+namespace fedmf::it {
+namespace {
+
+struct Row {
+  std::string user, item;
+  int rating;
+};
+
+// Low rank plus noise, so items or users matched wrongly change the model.
+std::vector<Row> Ratings(int users, int items, uint64_t seed) {
+  random::Csprng rng = random::Csprng::FromSeed(seed);
+  std::vector<double> uf(users), vf(items);
+  for (double& x : uf) x = rng.NextDouble();
+  for (double& x : vf) x = rng.NextDouble();
+  std::vector<Row> rows;
+  for (int u = 0; u < users; ++u) {
+    for (int i = 0; i < items; ++i) {
+      if (!rng.Bernoulli(0.25)) continue;
+      const int r = std::clamp(static_cast<int>(1 + 4 * uf[u] * vf[i] + rng.NextDouble()), 1, 5);
+      rows.push_back({absl::StrCat(u), absl::StrCat(i), r});
+    }
+  }
+  return rows;
+}
+
+void WriteCsv(const std::string& path, std::vector<Row> rows, uint64_t shuffle_seed) {
+  random::Csprng rng = random::Csprng::FromSeed(shuffle_seed);
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::ofstream out(path);
+  out << "user,item,rating\n";
+  for (const Row& r : rows) out << r.user << "," << r.item << "," << r.rating << "\n";
+}
+
+v1::JobSpec Spec(const std::string& setting, const std::string& job_id, int parties) {
+  cli::JobFlags flags;
+  flags.setting = setting;
+  flags.epsilon = "2";
+  flags.rounds = 4;
+  flags.local_iters = 2;
+  flags.kappa = 2;
+  flags.dim = 4;
+  auto config = cli::BuildJobConfig(flags, data::RatingRange{1, 5});
+  EXPECT_TRUE(config.ok()) << config.status();
+  config->job_id = job_id;
+  v1::JobSpec spec = net::SpecFromJobConfig(*config);
+  for (int k = 0; k < parties; ++k) spec.add_roster(cli::LocalCluster::PartyName(k));
+  spec.set_round_deadline_seconds(120);
+  return spec;
+}
+
+class PartnersTest : public ClusterTest {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/fedmf_partners_" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    ClusterTest::TearDown();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::string Path(const std::string& f) const { return dir_ + "/" + f; }
+
+  cli::ClusterOptions Options(const std::string& role, int parties) const {
+    cli::ClusterOptions o;
+    o.bin_dir = BinDir();
+    o.parties = parties;
+    o.role = role;
+    o.seed = 3;
+    o.poll_seconds = 0.5;
+    o.liveness_seconds = 30;
+    o.rating_min = 1;
+    o.rating_max = 5;
+    return o;
+  }
+
+  // Runs the HFL job of two partners (+ optionally a third with another
+  // catalogue) to its end; returns the status.
+  v1::JobStatus RunHfl(const std::string& a, const std::string& b, const std::string& catalogue,
+                       const std::string& other_catalogue) {
+    const int parties = other_catalogue.empty() ? 2 : 3;
+    cli::ClusterOptions o = Options("hfl", parties);
+    const std::string files[3] = {a, b, a};
+    for (int k = 0; k < parties; ++k) {
+      cli::PartyOptions p;
+      p.own_file = true;
+      p.data_spec = "csv:" + Path(files[k]);
+      p.catalogue = k == 2 ? Path(other_catalogue) : Path(catalogue);
+      o.party_overrides[k] = p;
+    }
+    std::vector<int> all;
+    for (int k = 0; k < parties; ++k) all.push_back(k);
+    StartCluster(o, all);
+    v1::JobSpec spec = Spec("hfl", "partners-hfl", parties);
+    auto cat = data::Catalogue::Load(Path(catalogue));
+    EXPECT_TRUE(cat.ok()) << cat.status();
+    spec.set_item_catalogue(cat->digest());
+    spec.set_min_parties(2);
+    auto id = cluster_->SubmitJob(spec);
+    EXPECT_TRUE(id.ok()) << id.status();
+    auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+    EXPECT_TRUE(st.ok()) << st.status();
+    v1::JobStatus out = *st;
+    cluster_->StopAll();
+    return out;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(PartnersTest, HflByCatalogueMatchesPreAlignedDataAndRefusesAnotherCatalogue) {
+  const std::vector<Row> all = Ratings(60, 70, 5);
+  std::vector<int> order(70);
+  for (int i = 0; i < 70; ++i) order[i] = (i * 29) % 70;  // the catalogue's own order
+  std::vector<int> position(70);
+  for (int p = 0; p < 70; ++p) position[order[p]] = p;
+  std::vector<Row> a, b, a_aligned, b_aligned;
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const bool to_a = u < 30 && i < 50, to_b = u >= 30 && i >= 15;  // overlap 15..49
+    if (!to_a && !to_b) continue;
+    const std::string user = absl::StrCat(to_a ? "acct-" : "cust/", 1000 + u);
+    (to_a ? a : b).push_back({user, absl::StrCat("sku:", i), r.rating});
+    (to_a ? a_aligned : b_aligned).push_back({user, absl::StrCat(position[i]), r.rating});
+  }
+  WriteCsv(Path("a.csv"), a, 1);
+  WriteCsv(Path("b.csv"), b, 2);
+  WriteCsv(Path("a_aligned.csv"), a_aligned, 3);
+  WriteCsv(Path("b_aligned.csv"), b_aligned, 4);
+  {
+    std::ofstream named(Path("skus.txt")), aligned(Path("positions.txt")), other(Path("other.txt")),
+        other_aligned(Path("other_positions.txt"));
+    for (int p = 0; p < 70; ++p) {
+      named << "sku:" << order[p] << "\n";
+      aligned << p << "\n";
+      other << "sku:" << p << "\n";  // same items, another order: another catalogue
+      other_aligned << 69 - p << "\n";
+    }
+  }
+  const v1::JobStatus named = RunHfl("a.csv", "b.csv", "skus.txt", "other.txt");
+  ASSERT_EQ(named.state(), v1::JOB_STATE_FINISHED) << named.error();
+  const v1::PartyStatus* third = FindParty(named, "party-2");
+  ASSERT_NE(third, nullptr);
+  EXPECT_FALSE(third->accepted());
+  EXPECT_TRUE(absl::StrContains(third->refusal(), "catalogue")) << third->refusal();
+  EXPECT_EQ(third->epsilon_spent(), 0);
+  const std::string log2 = ReadFile(cluster_->work_dir() + "/logs/party-2.log");
+  EXPECT_FALSE(absl::StrContains(log2, "not used")) << "party-2 mapped its data for the job";
+
+  cluster_.reset();
+  // The same partners with their items already written as catalogue
+  // positions and their rows in other orders (the third party refuses again).
+  const v1::JobStatus aligned =
+      RunHfl("a_aligned.csv", "b_aligned.csv", "positions.txt", "other_positions.txt");
+  ASSERT_EQ(aligned.state(), v1::JOB_STATE_FINISHED) << aligned.error();
+  for (const char* name : {"party-0", "party-1"}) {
+    const v1::PartyStatus* n = FindParty(named, name);
+    const v1::PartyStatus* p = FindParty(aligned, name);
+    ASSERT_NE(n, nullptr);
+    ASSERT_NE(p, nullptr);
+    ASSERT_TRUE(n->accepted()) << n->refusal();
+    EXPECT_GT(n->test_count(), 0);
+    EXPECT_EQ(n->test_count(), p->test_count()) << name;
+    // Seeded noise, same federation: the same model to the last bit.
+    EXPECT_EQ(n->test_mse(), p->test_mse()) << name;
+  }
+}
+
+TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId) {
+  const std::vector<Row> all = Ratings(150, 45, 6);
+  random::Csprng rng = random::Csprng::FromSeed(8);
+  std::vector<std::set<int>> holds(3);
+  for (auto& h : holds) {
+    for (int u = 0; u < 150; ++u) {
+      if (rng.Bernoulli(0.8)) h.insert(u);
+    }
+  }
+  std::vector<std::vector<Row>> files(3);
+  std::vector<std::set<std::string>> users(3);
+  std::set<std::string> every_id;
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const int k = i % 3;
+    if (!holds[k].contains(u)) continue;
+    const std::string id = absl::StrCat("member", 7000 + u, "@bank.example");
+    files[k].push_back({id, absl::StrCat("offer-", k, "-", i), r.rating});
+    users[k].insert(id);
+    every_id.insert(id);
+  }
+  int shared = 0;
+  for (const std::string& id : users[0]) shared += users[1].contains(id) && users[2].contains(id);
+  ASSERT_GT(shared, 40);
+  cli::ClusterOptions o = Options("vfl", 3);
+  o.metrics = true;
+  for (int k = 0; k < 3; ++k) {
+    WriteCsv(Path(absl::StrCat("v", k, ".csv")), files[k], 10 + k);
+    cli::PartyOptions p;
+    p.own_file = true;
+    p.data_spec = "csv:" + Path(absl::StrCat("v", k, ".csv"));
+    o.party_overrides[k] = p;
+  }
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1, 2}));
+  v1::JobSpec spec = Spec("vfl", "partners-vfl", 3);
+  spec.set_align_users(true);
+  auto id = cluster_->SubmitJob(spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  for (int k = 0; k < 3; ++k) {
+    const v1::PartyStatus& p = st->parties(k);
+    EXPECT_TRUE(p.accepted()) << p.refusal();
+    EXPECT_GT(p.test_count(), 0);
+    const std::string log = ReadFile(cluster_->work_dir() + "/logs/" + p.name() + ".log");
+    EXPECT_TRUE(absl::StrContains(log, absl::StrCat(shared, " shared"))) << p.name();
+  }
+  // The server learnt the intersection's size (and logs it), no id.
+  const std::string server_log = cluster_->ServerLog();
+  EXPECT_TRUE(absl::StrContains(server_log, absl::StrCat(shared, " shared"))) << server_log;
+  httplib::Client client("127.0.0.1", cluster_->server_metrics_port());
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics) << "no /metrics";
+  cluster_->StopAll();  // the database is complete and closed
+  const std::string db = ReadFile(cluster_->work_dir() + "/server.db");
+  ASSERT_FALSE(db.empty());
+  int found = 0;
+  for (const std::string& id : every_id) {
+    // The local part alone too ("member7012"), in case of another encoding.
+    const std::string local = id.substr(0, id.find('@'));
+    const std::string& body = metrics->body;
+    for (const std::string* text : {&server_log, &db, &body}) {
+      found += absl::StrContains(*text, local);
+    }
+  }
+  EXPECT_EQ(found, 0) << "user ids reached the server";
+  // The test can see them where they are: in the parties' own files.
+  EXPECT_TRUE(absl::StrContains(ReadFile(Path("v0.csv")), "member70"));
+}
+
+}  // namespace
+}  // namespace fedmf::it
