@@ -20,6 +20,7 @@
 #include "common/log/log.h"
 #include "party/busy_heartbeat.h"
 #include "party/psi_client.h"
+#include "party/state_id.h"
 
 namespace fedmf::party {
 namespace {
@@ -41,14 +42,19 @@ PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
       ledger_(config_.policy.max_epsilon, config_.policy.delta) {}
 
 absl::Status PartyAgent::Init() {
-  // The declared range is checked against the data at start, not first at a
-  // job: a misconfigured party fails here with the file and the keys.
-  // A file not there yet (a volume mounted later) only defers the check to
-  // the first job; a file that is there must match the declared range.
+  // The data is validated at start (file, rows, declared range), not first
+  // at a job: a misconfigured party refuses to start with the file, line and
+  // key to fix, instead of registering and failing every offer.
   if (auto d = LoadOwnData(); !d.ok()) {
-    if (!absl::IsNotFound(d.status()) && !absl::IsUnavailable(d.status())) return d.status();
-    spdlog::warn("the party's data is not readable yet ({}); every job is refused until it is",
-                 d.status().message());
+    return absl::Status(d.status().code(),
+                        absl::StrCat(d.status().message(),
+                                     " (the party validates its data before it starts: fix the "
+                                     "file or data.spec, or mount the file first)"));
+  }
+  {
+    auto id = LoadOrCreateStateId(config_.state_dir);
+    if (!id.ok()) return id.status();
+    state_id_ = std::move(*id);
   }
   if (!config_.data.catalogue.empty()) {
     auto catalogue = data::Catalogue::Load(config_.data.catalogue);
@@ -103,6 +109,7 @@ absl::Status PartyAgent::Register() {
   v1::RegisterRequest req;
   req.set_party(config_.name);
   req.set_version("fedmf-party 0.1");
+  req.set_state_id(state_id_);
   v1::RegisterResponse resp;
   auto ctx = Context(std::chrono::seconds(10));
   grpc::Status s = stub_->Register(ctx.get(), req, &resp);
@@ -133,6 +140,11 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
         spdlog::warn("cannot register with {}: {} (retrying)", config_.server, s.message());
         if (s.code() == absl::StatusCode::kPermissionDenied) {
           spdlog::error("the server refuses this party's identity; check the certificate name");
+        }
+        if (s.code() == absl::StatusCode::kAlreadyExists) {
+          spdlog::error("another fedmf-party process with another state_dir is connected as '{}': "
+                        "stop one of them (this one retries until the other is gone)",
+                        config_.name);
         }
         wait_backoff();
         continue;

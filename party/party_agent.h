@@ -110,6 +110,7 @@ class PartyAgent {
   std::optional<data::Catalogue> catalogue_;
   // The party's certificate and key (unset with --insecure): PSI signatures.
   std::optional<pki::TlsFiles> tls_files_;
+  std::string state_id_;  // party/state_id.h; set by Init, sent with Register
   std::string last_finished_job_;
 };
 

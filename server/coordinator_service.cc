@@ -36,7 +36,7 @@ grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
                                           v1::RegisterResponse* resp) {
   auto party = Caller(*ctx, req->party());
   if (!party.ok()) return ToGrpc(party.status());
-  if (auto s = coordinator_->Register(*party); !s.ok()) return ToGrpc(s);
+  if (auto s = coordinator_->Register(*party, req->state_id()); !s.ok()) return ToGrpc(s);
   resp->set_server_version("fedmf-server 0.1");
   resp->set_max_chunk_values(max_chunk_values_);
   resp->set_liveness_seconds(absl::ToDoubleSeconds(coordinator_->liveness()));

@@ -145,14 +145,29 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
       }
     }
   }
+  std::vector<std::string> unknown;
+  for (const std::string& name : spec.roster()) {
+    if (!AllowedParty(name)) unknown.push_back(absl::StrCat("'", name, "'"));
+  }
+  if (!unknown.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field 'roster': ", absl::StrJoin(unknown, ", "),
+        unknown.size() == 1 ? " is" : " are", " not in this server's allowed_parties (",
+        absl::StrJoin(options_.allowed_parties, ", "),
+        "): fix the name, or add the party to allowed_parties in the server config"));
+  }
   if (spec.min_parties() < 0 || spec.min_parties() > spec.roster_size()) {
     return absl::InvalidArgumentError("field 'min_parties': must be in [0, roster size]");
   }
   if (spec.round_deadline_seconds() < 0 || !std::isfinite(spec.round_deadline_seconds())) {
     return absl::InvalidArgumentError("field 'round_deadline_seconds': must be >= 0");
   }
+  // min_parties 0 (unset) = the whole roster: a job runs with fewer parties
+  // only when its submitter says so.
+  v1::JobSpec stored = spec;
+  if (stored.min_parties() == 0) stored.set_min_parties(stored.roster_size());
   std::unique_lock lock(mu_);
-  if (auto s = store_->CreateJob(spec); !s.ok()) return s;
+  if (auto s = store_->CreateJob(stored); !s.ok()) return s;
   spdlog::info("job '{}' submitted: {} parties, T={}, T'={}, epsilon={}", spec.job_id(),
                spec.roster_size(), spec.rounds(), spec.local_iters(), spec.epsilon());
   changed_.notify_all();
@@ -184,6 +199,11 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
     ps->set_test_count(p.test_count);
     ps->set_last_round(p.last_round);
     ps->set_connected(LiveLocked(p.name));
+    ps->set_replied(p.replied);
+  }
+  if (stored.state == v1::JOB_STATE_WAITING && job_.has_value() &&
+      job_->stored.spec.job_id() != job_id) {
+    status.set_queued_behind(job_->stored.spec.job_id());
   }
   for (const auto& r : stored.rounds) *status.add_rounds() = r;
   return status;
@@ -211,19 +231,33 @@ bool JobCoordinator::AwaitedLocked(const std::string& party, absl::Time now) con
   return LiveLocked(party) || now < resume_grace_until_;
 }
 
-absl::Status JobCoordinator::Register(const std::string& party) {
-  if (!options_.allowed_parties.empty() &&
-      std::find(options_.allowed_parties.begin(), options_.allowed_parties.end(), party) ==
-          options_.allowed_parties.end()) {
+absl::Status JobCoordinator::Register(const std::string& party, const std::string& state_id) {
+  if (!AllowedParty(party)) {
     return absl::PermissionDeniedError(
         absl::StrCat("party '", party, "' is not allowed on this server"));
   }
   std::unique_lock lock(mu_);
+  auto held = state_ids_.find(party);
+  if (held != state_ids_.end() && held->second != state_id && LiveLocked(party)) {
+    spdlog::warn("refused a second registration of '{}' from another state directory", party);
+    return absl::AlreadyExistsError(absl::StrCat(
+        "party '", party, "' is already connected from another state directory (another "
+        "fedmf-party process with this certificate): two processes would train and spend the "
+        "budget twice; stop the other one (this registration is accepted once it has been silent "
+        "for ", absl::FormatDuration(options_.liveness), ")"));
+  }
   const bool known = last_seen_.count(party) > 0;
   last_seen_[party] = absl::Now();
+  state_ids_[party] = state_id;
   if (!known) spdlog::info("party '{}' registered", party);
   changed_.notify_all();
   return absl::OkStatus();
+}
+
+bool JobCoordinator::AllowedParty(const std::string& party) const {
+  return options_.allowed_parties.empty() ||
+         std::find(options_.allowed_parties.begin(), options_.allowed_parties.end(), party) !=
+             options_.allowed_parties.end();
 }
 
 absl::StatusOr<int32_t> JobCoordinator::RosterIndexLocked(const std::string& party,

@@ -83,7 +83,10 @@ class JobCoordinator {
   v1::ListPartiesResponse ListParties();
 
   // ---- parties (caller already authenticated as `party`)
-  absl::Status Register(const std::string& party);
+  // `state_id` names the party's state directory (RegisterRequest.state_id):
+  // a registration under a live name with another state_id is refused
+  // (ALREADY_EXISTS); the same state_id is a restart and takes over.
+  absl::Status Register(const std::string& party, const std::string& state_id);
   // A registered party is alive (busy with a task); unknown parties must Register first.
   absl::Status Heartbeat(const std::string& party);
   absl::Duration liveness() const { return options_.liveness; }
@@ -135,6 +138,7 @@ class JobCoordinator {
   absl::Status LoadJobLocked(const std::string& id);
   void FailJobLocked(const std::string& why);
   bool LiveLocked(const std::string& party) const;
+  bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)
   // Whether a round (or Stage 3) should still wait for `party`: it is live,
   // or the server restarted less than one liveness window ago.
   bool AwaitedLocked(const std::string& party, absl::Time now) const;
@@ -157,6 +161,7 @@ class JobCoordinator {
   std::thread runner_;
   std::optional<ActiveJob> job_;
   std::map<std::string, absl::Time> last_seen_;
+  std::map<std::string, std::string> state_ids_;  // party -> state_id of its registration
   // After a restart the server has no memory of who was connected; until
   // this time every acceptor is waited for as if live (see Start()).
   absl::Time resume_grace_until_ = absl::InfinitePast();

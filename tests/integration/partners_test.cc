@@ -259,5 +259,36 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
   EXPECT_TRUE(absl::StrContains(ReadFile(Path("v0.csv")), "member70"));
 }
 
+// A party validates its file at start: a bad row, or no file at all, stops
+// fedmf-party before it registers, with the file and line to fix.
+TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
+  {
+    std::ofstream bad(Path("bad.csv"));
+    bad << "user,item,rating\nacct-1,sku:1,4\nacct-2,sku:2,four\n";
+  }
+  cli::ClusterOptions o = Options("hfl", 2);
+  for (int k = 0; k < 2; ++k) {
+    cli::PartyOptions p;
+    p.own_file = true;
+    p.data_spec = "csv:" + Path(k == 0 ? "bad.csv" : "absent.csv");
+    o.party_overrides[k] = p;
+  }
+  auto cluster = cli::LocalCluster::Create(o);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  cluster_ = std::move(*cluster);
+  ASSERT_TRUE(cluster_->StartServer().ok());
+  EXPECT_FALSE(cluster_->StartParty(0).ok());
+  EXPECT_FALSE(cluster_->StartParty(1).ok());
+  const std::string log0 = ReadFile(cluster_->work_dir() + "/logs/party-0.log");
+  const std::string log1 = ReadFile(cluster_->work_dir() + "/logs/party-1.log");
+  EXPECT_TRUE(absl::StrContains(log0, Path("bad.csv") + ":3")) << log0;
+  EXPECT_TRUE(absl::StrContains(log0, "validates its data before it starts")) << log0;
+  EXPECT_TRUE(absl::StrContains(log1, Path("absent.csv"))) << log1;
+  for (const std::string* log : {&log0, &log1}) {
+    EXPECT_FALSE(absl::StrContains(*log, "registered with")) << *log;
+  }
+  EXPECT_FALSE(absl::StrContains(cluster_->ServerLog(), "registered")) << cluster_->ServerLog();
+}
+
 }  // namespace
 }  // namespace fedmf::it

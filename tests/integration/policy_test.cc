@@ -1,6 +1,10 @@
 // Acceptance 5: a party's own policy decides before its data is touched, and
 // a party answers top-N recommendations after an HFL job.
+#include <unistd.h>
+
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 
@@ -12,16 +16,22 @@
 namespace fedmf::it {
 namespace {
 
-constexpr char kMissingData[] = "csv:/nonexistent/fedmf-integration/ratings.csv";
-
-// party-2 caps epsilon at 0.5 (< the job's 1.0) and its data spec points at
-// a file that does not exist: only a refusal made before loading data says
-// "epsilon" rather than "cannot load the party's data".
-cli::ClusterOptions CappedThirdParty(const PlannedJob& plan) {
+// party-2 caps epsilon at 0.5 (< the job's 1.0) and its data file is
+// deleted once it has started (a party validates its data at start): only a
+// refusal made before loading data says "epsilon" rather than "cannot load
+// the party's data".
+cli::ClusterOptions CappedThirdParty(const PlannedJob& plan, const std::string& data_file) {
+  {
+    std::ofstream out(data_file);
+    out << "user,item,rating\n";
+    for (int u = 0; u < 20; ++u) {
+      for (int i = 0; i < 5; ++i) out << "vanishing-" << u << "," << i << "," << plan.dataset.range.max << "\n";
+    }
+  }
   cli::ClusterOptions options = OptionsFor(plan);
   cli::PartyOptions capped;
   capped.max_epsilon = 0.5;
-  capped.data_spec = kMissingData;
+  capped.data_spec = "csv:" + data_file;
   options.party_overrides[2] = capped;
   cli::PartyOptions silent;  // fedmf-party's default: no test metrics sent
   silent.report_metrics = false;
@@ -36,13 +46,20 @@ void ExpectEpsilonRefusal(const v1::JobStatus& st) {
   EXPECT_TRUE(absl::StrContains(p2->refusal(), "epsilon")) << p2->refusal();
   EXPECT_TRUE(absl::StrContains(p2->refusal(), "0.5")) << p2->refusal();
   EXPECT_FALSE(absl::StrContains(p2->refusal(), "data")) << p2->refusal();
-  EXPECT_FALSE(absl::StrContains(p2->refusal(), "nonexistent")) << p2->refusal();
+  EXPECT_FALSE(absl::StrContains(p2->refusal(), "vanishing")) << p2->refusal();
   EXPECT_EQ(p2->epsilon_spent(), 0);
   EXPECT_EQ(p2->last_round(), -1);
 }
 
 class PolicyTest : public ClusterTest {
  protected:
+  // Starts the cluster with CappedThirdParty's party-2, then takes its file away.
+  void StartWithVanishingData(const PlannedJob& plan) {
+    const std::string file =
+        ::testing::TempDir() + "/fedmf_policy_" + std::to_string(::getpid()) + ".csv";
+    ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(plan, file), {0, 1, 2}));
+    ASSERT_TRUE(std::filesystem::remove(file)) << file;
+  }
   // party-2 spent nothing and never opened its (missing) data.
   void ExpectUntouched() {
     auto ledger = cluster_->PartyLedger(2);
@@ -60,7 +77,7 @@ class PolicyTest : public ClusterTest {
 TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
   auto plan = PlanJob(SyntheticHflFlags(10), "capped", 60, /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
+  ASSERT_NO_FATAL_FAILURE(StartWithVanishingData(*plan));
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
@@ -92,7 +109,7 @@ TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
 TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
   auto plan = PlanJob(SyntheticHflFlags(10), "all-or-nothing", 60, /*min_parties=*/3);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_NO_FATAL_FAILURE(StartCluster(CappedThirdParty(*plan), {0, 1, 2}));
+  ASSERT_NO_FATAL_FAILURE(StartWithVanishingData(*plan));
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_TRUE(id.ok()) << id.status();
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));

@@ -71,6 +71,27 @@ int Submit(const ClientArgs& a) {
   return 0;
 }
 
+// The words `fedmf job status` uses: a job waiting for its parties'
+// answers is "pending", one behind another job "queued"; a party that has
+// not answered is "pending", not refused.
+std::string JobWord(const v1::JobStatus& st) {
+  switch (st.state()) {
+    case v1::JOB_STATE_WAITING:
+      return st.queued_behind().empty() ? "pending"
+                                        : absl::StrCat("queued (behind job ", st.queued_behind(), ")");
+    case v1::JOB_STATE_RUNNING: return "running";
+    case v1::JOB_STATE_FINISHED: return "finished";
+    case v1::JOB_STATE_FAILED: return "failed";
+    default: return "unknown";
+  }
+}
+
+std::string PartyWord(const v1::PartyStatus& p) {
+  if (!p.replied()) return "pending";
+  if (p.accepted()) return "accepted";
+  return absl::StrCat("refused: ", p.refusal());
+}
+
 int Status(const ClientArgs& a) {
   auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
   if (!ch.ok()) return Fail("job status", ch.status());
@@ -83,12 +104,14 @@ int Status(const ClientArgs& a) {
   if (a.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
-      parties.push_back({{"name", p.name()}, {"accepted", p.accepted()}, {"refusal", p.refusal()},
+      parties.push_back({{"name", p.name()}, {"status", PartyWord(p)},
+                         {"accepted", p.accepted()}, {"refusal", p.refusal()},
                          {"epsilon", p.epsilon_spent()}, {"test_mse", p.test_mse()},
                          {"connected", p.connected()}});
     }
     nlohmann::json out{{"job_id", st.spec().job_id()},
                        {"state", v1::JobState_Name(st.state())},
+                       {"status", JobWord(st)},
                        {"round", st.round()},
                        {"rounds_completed", st.rounds_size()},
                        {"error", st.error()},
@@ -112,14 +135,13 @@ int Status(const ClientArgs& a) {
     return 0;
   }
   std::cout << absl::StrFormat("job %s: %s, round %d, %d rounds completed%s\n", st.spec().job_id(),
-                               v1::JobState_Name(st.state()), st.round(), st.rounds_size(),
+                               JobWord(st), st.round(), st.rounds_size(),
                                st.error().empty() ? "" : " — " + st.error());
   for (const auto& p : st.parties()) {
-    std::cout << absl::StrFormat("  %-16s %-9s epsilon %.4f  test MSE %s  %s%s\n", p.name(),
-                                 p.accepted() ? "accepted" : "refused", p.epsilon_spent(),
+    std::cout << absl::StrFormat("  %-16s epsilon %.4f  test MSE %s  %-12s  %s\n", p.name(),
+                                 p.epsilon_spent(),
                                  p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
-                                 p.connected() ? "connected" : "disconnected",
-                                 p.refusal().empty() ? "" : " (" + p.refusal() + ")");
+                                 p.connected() ? "connected" : "disconnected", PartyWord(p));
   }
   return 0;
 }

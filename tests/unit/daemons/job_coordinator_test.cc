@@ -33,6 +33,7 @@ class JobCoordinatorTest : public ::testing::Test {
     o.liveness = liveness_;
     o.offer_deadline = absl::Seconds(5);
     o.finish_deadline = absl::Seconds(5);
+    o.allowed_parties = allowed_;
     coordinator_ = std::make_unique<JobCoordinator>(store_.get(), o);
     ASSERT_TRUE(coordinator_->Start().ok());
   }
@@ -75,6 +76,7 @@ class JobCoordinatorTest : public ::testing::Test {
 
   std::string dir_;
   absl::Duration liveness_ = absl::Seconds(5);
+  std::vector<std::string> allowed_;
   std::unique_ptr<ServerStore> store_;
   std::unique_ptr<JobCoordinator> coordinator_;
 };
@@ -242,7 +244,7 @@ TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
   EXPECT_EQ(unknown.code(), absl::StatusCode::kFailedPrecondition) << unknown;
   EXPECT_NE(unknown.message().find("call Register first"), std::string::npos) << unknown;
 
-  ASSERT_TRUE(coordinator_->Register("a").ok());
+  ASSERT_TRUE(coordinator_->Register("a", "state-a").ok());
   EXPECT_TRUE(connected("a"));
   // Silent: after the liveness window the party is no longer connected
   // (bounded poll of the observable state, not a fixed sleep).
@@ -348,6 +350,102 @@ TEST_F(JobCoordinatorTest, BadStoredStateFailsThatJobNotTheServer) {
   Accept("a", 5, "k");
   Accept("b", 5, "k");
   EXPECT_EQ(WaitTask("a", v1::TASK_KIND_ROUND).job_id(), "k");
+}
+
+}  // namespace
+}  // namespace fedmf::server
+
+namespace fedmf::server {
+namespace {
+
+// Issue #15, safe joining: a roster naming parties the server would never
+// admit is refused at submit, naming them.
+TEST_F(JobCoordinatorTest, RosterNamesOutsideTheAllowlistAreRefusedAtSubmit) {
+  coordinator_.reset();
+  allowed_ = {"a", "b"};
+  Open();
+  v1::JobSpec s = Spec(1);
+  s.add_roster("nobody");
+  s.add_roster("ghost");
+  const auto refused = coordinator_->SubmitJob(s);
+  ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  const std::string m(refused.status().message());
+  EXPECT_NE(m.find("'nobody', 'ghost' are not in this server's allowed_parties (a, b)"),
+            std::string::npos) << m;
+  EXPECT_EQ(coordinator_->GetJob("j").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+}
+
+// min_parties unset = the whole roster: one refusal fails the job instead of
+// running it with fewer parties than the submitter listed.
+TEST_F(JobCoordinatorTest, MinPartiesDefaultsToTheRosterSize) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  auto st = coordinator_->GetJob("j");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->spec().min_parties(), 2);
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  v1::OfferReply no;
+  no.set_party("b");
+  no.set_job_id("j");
+  no.set_accept(false);
+  no.set_refusal("not today");
+  ASSERT_TRUE(coordinator_->ReplyOffer("b", no).ok());
+  WaitTask("a", v1::TASK_KIND_ABORT);
+  auto failed = coordinator_->GetJob("j");
+  ASSERT_TRUE(failed.ok());
+  EXPECT_EQ(failed->state(), v1::JOB_STATE_FAILED);
+  EXPECT_NE(failed->error().find("1 of 2 parties accepted, 2"), std::string::npos)
+      << failed->error();
+}
+
+// Two processes under one certificate name with different state directories
+// would spend one party's budget twice: the second live registration is
+// refused; a restart (same state id) takes over; once the first is silent
+// past the liveness window the other may register.
+TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
+  coordinator_.reset();
+  liveness_ = absl::Milliseconds(300);
+  Open();
+  ASSERT_TRUE(coordinator_->Register("a", "dir-1").ok());
+  const absl::Status second = coordinator_->Register("a", "dir-2");
+  EXPECT_EQ(second.code(), absl::StatusCode::kAlreadyExists) << second;
+  EXPECT_NE(second.message().find("already connected from another state directory"),
+            std::string::npos) << second;
+  EXPECT_TRUE(coordinator_->Register("a", "dir-1").ok());  // the same party, restarted
+  EXPECT_TRUE(coordinator_->Register("b", "dir-2").ok());  // another name: unrelated
+  // Silent past the window: the other directory may take the name.
+  const absl::Time give_up = absl::Now() + absl::Seconds(10);
+  absl::Status later = coordinator_->Register("a", "dir-2");
+  while (!later.ok() && absl::Now() < give_up) {
+    absl::SleepFor(absl::Milliseconds(50));
+    later = coordinator_->Register("a", "dir-2");
+  }
+  EXPECT_TRUE(later.ok()) << later;
+  EXPECT_EQ(coordinator_->Register("a", "dir-1").code(), absl::StatusCode::kAlreadyExists);
+}
+
+// Status words: a party that has not answered is pending (not refused), a
+// second job waits behind the active one.
+TEST_F(JobCoordinatorTest, StatusTellsPendingPartiesAndQueuedJobs) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  v1::JobSpec second = Spec(1);
+  second.set_job_id("k");
+  ASSERT_TRUE(coordinator_->SubmitJob(second).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  auto st = coordinator_->GetJob("j");
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->state(), v1::JOB_STATE_WAITING);
+  EXPECT_EQ(st->queued_behind(), "");
+  ASSERT_EQ(st->parties_size(), 2);
+  EXPECT_TRUE(st->parties(0).replied());
+  EXPECT_TRUE(st->parties(0).accepted());
+  EXPECT_FALSE(st->parties(1).replied());
+  auto queued = coordinator_->GetJob("k");
+  ASSERT_TRUE(queued.ok());
+  EXPECT_EQ(queued->state(), v1::JOB_STATE_WAITING);
+  EXPECT_EQ(queued->queued_behind(), "j");
 }
 
 }  // namespace

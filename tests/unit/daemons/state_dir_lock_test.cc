@@ -1,4 +1,5 @@
 #include "party/state_dir_lock.h"
+#include "party/state_id.h"
 
 #include <stdlib.h>
 
@@ -57,6 +58,41 @@ TEST_F(StateDirLockTest, ReleasedWhenTheHolderGoesAway) {
 TEST_F(StateDirLockTest, UnwritableDirectoryIsAClearError) {
   EXPECT_THAT(StateDirLock::Acquire(dir_ + "/missing/sub"),
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("cannot open the state lock")));
+}
+
+}  // namespace
+}  // namespace fedmf::party
+
+namespace fedmf::party {
+namespace {
+
+using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class StateIdTest : public StateDirLockTest {};
+
+TEST_F(StateIdTest, CreatedOnceThenStable) {
+  absl::StatusOr<std::string> first = LoadOrCreateStateId(dir_);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_EQ(first->size(), 32u);
+  EXPECT_EQ(first->find_first_not_of("0123456789abcdef"), std::string::npos) << *first;
+  absl::StatusOr<std::string> again = LoadOrCreateStateId(dir_);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(*again, *first);
+  // Another directory is another party.
+  const std::string other = dir_ + "/other";
+  std::filesystem::create_directories(other);
+  absl::StatusOr<std::string> elsewhere = LoadOrCreateStateId(other);
+  ASSERT_THAT(elsewhere, IsOk());
+  EXPECT_NE(*elsewhere, *first);
+}
+
+TEST_F(StateIdTest, ACorruptIdIsAnErrorNamingTheFile) {
+  std::ofstream(dir_ + "/party.id") << "not-an-id\n";
+  EXPECT_THAT(LoadOrCreateStateId(dir_),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       HasSubstr(dir_ + "/party.id: not a party state id (32 hex digits)")));
 }
 
 }  // namespace
