@@ -1,6 +1,7 @@
 #include "tools/fedmf/demo_command.h"
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/lfl_demo.h"
 #include "tools/fedmf/local_cluster.h"
+#include "tools/fedmf/train_data.h"
 
 namespace fedmf::cli {
 namespace {
@@ -29,6 +31,15 @@ struct DemoArgs {
   double round_deadline_seconds = 60;
   bool rounds_given = false;  // lfl defaults to T = 10 unless --T is given
 };
+
+// A --party-data spec with its path made absolute: the party processes run
+// from their own configs in the work directory.
+std::string AbsoluteDataSpec(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  if (colon == std::string::npos) return spec;
+  return absl::StrCat(spec.substr(0, colon + 1),
+                      std::filesystem::absolute(spec.substr(colon + 1)).string());
+}
 
 int RunDemo(DemoArgs& a) {
   const absl::Time start = absl::Now();
@@ -53,12 +64,38 @@ int RunDemo(DemoArgs& a) {
                  "one process: fedmf train)\n";
     return 2;
   }
-  auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
-  if (!dataset.ok()) {
-    std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
-    return 2;
+  // --party-data: each party process reads its own file and the daemons
+  // align them as partners would (HFL by the --catalogue's digest, VFL by
+  // the private set intersection). The files are checked here first, by the
+  // same loader fedmf train uses, so a bad file fails before any process.
+  std::optional<TrainData> partners;
+  absl::StatusOr<fmf::JobConfig> config;
+  data::RatingRange range;
+  if (!a.job.party_data.empty()) {
+    if (a.job.setting != "vfl" && a.job.catalogue.empty()) {
+      std::cerr << "fedmf demo: --party-data with --setting " << a.job.setting
+                << " needs --catalogue FILE: the parties map their items into one catalogue "
+                   "file each of them holds (fedmf train defaults to the files' union)\n";
+      return 2;
+    }
+    auto loaded = LoadTrainData(a.job);
+    if (!loaded.ok()) {
+      std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
+      return 2;
+    }
+    partners = std::move(*loaded);
+    a.job.parties = static_cast<int>(a.job.party_data.size());
+    config = partners->config;
+    range = partners->federation.range;
+  } else {
+    auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
+    if (!dataset.ok()) {
+      std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
+      return 2;
+    }
+    range = dataset->range;
+    config = BuildJobConfig(a.job, range);
   }
-  auto config = BuildJobConfig(a.job, dataset->range);
   if (!config.ok()) {
     std::cerr << "fedmf demo: " << config.status().message() << "\n";
     return 2;
@@ -76,14 +113,19 @@ int RunDemo(DemoArgs& a) {
   options.role = config->split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   options.split_seed = a.job.seed.value_or(1);
   options.seed = a.job.seed;  // to the processes the demo starts, not in the job
-  options.rating_min = dataset->range.min;
-  options.rating_max = dataset->range.max;
+  options.rating_min = range.min;
+  options.rating_max = range.max;
   options.vfl_split = a.job.vfl_split;
   options.keep_work_dir = a.keep;
   options.insecure = a.insecure;
   for (int k = 0; k < options.parties; ++k) {
     PartyOptions p;
     p.max_epsilon = config->private_training() ? std::max(10.0, config->epsilon) : 10.0;
+    if (partners) {
+      p.own_file = true;
+      p.data_spec = AbsoluteDataSpec(a.job.party_data[k]);
+      if (!a.job.catalogue.empty()) p.catalogue = std::filesystem::absolute(a.job.catalogue).string();
+    }
     options.party_overrides[k] = p;
   }
   auto cluster = LocalCluster::Create(options);
@@ -110,6 +152,10 @@ int RunDemo(DemoArgs& a) {
   for (int k = 0; k < options.parties; ++k) spec.add_roster(LocalCluster::PartyName(k));
   spec.set_round_deadline_seconds(a.round_deadline_seconds);
   spec.set_min_parties(1);
+  if (partners && config->split == fmf::SplitKind::kVertical) spec.set_align_users(true);
+  if (partners && partners->join && partners->join->contains("catalogue_digest")) {
+    spec.set_item_catalogue((*partners->join)["catalogue_digest"].get<std::string>());
+  }
   auto job_id = (*cluster)->SubmitJob(spec);
   if (!job_id.ok()) {
     std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
@@ -195,6 +241,15 @@ int RunDemo(DemoArgs& a) {
                         {"seconds", seconds},
                         {"per_party", parties}};
     if (eps_user_global) j["epsilon_per_user_global"] = JsonNumber(*eps_user_global);
+    if (partners && partners->join) {
+      j["data"] = partners->label;
+      j["party_data"] = a.job.party_data;
+      // (The join's details are fedmf train's in-process check; the
+      // daemons aligned the data themselves, to the same sizes.)
+      for (const char* key : {"shared_items", "shared_users"}) {
+        if (partners->join->contains(key)) j[key] = (*partners->join)[key];
+      }
+    }
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat("\n%-10s %10s %10s %10s\n", "party", "test MSE", "ratings",

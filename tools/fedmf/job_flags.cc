@@ -220,11 +220,11 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "declared rating scale MIN,MAX of movielens/csv data (ML-100K: 1,5; default "
                   "0.5,5); every rating must lie in it, and the DP sensitivity uses MAX");
   cmd->add_option("--party-data", a->party_data,
-                  "train: one party's own ratings file (movielens:PATH | csv:PATH), once per "
+                  "train, demo: one party's own ratings file (movielens:PATH | csv:PATH), once per "
                   "party instead of --data; hfl joins them by item id, vfl by a private set "
                   "intersection of the user ids");
   cmd->add_option("--catalogue", a->catalogue,
-                  "train --party-data, hfl: the item catalogue (one item id per line; default: "
+                  "--party-data, hfl: the item catalogue (one item id per line; train defaults to "
                   "the union of the files' item ids)");
   cmd->add_option("--rating-min", a->rating_min,
                   "hua: declared minimum rating of movielens/csv data (ML-100K: 1)");

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/random/csprng.h"
 #include "gmock/gmock.h"
@@ -173,6 +174,51 @@ TEST_F(PartyDataTest, VflThreePartiesTrainOnThePrivateIntersection) {
     EXPECT_GT(j["join"]["per_party"][k]["psi_bytes_sent"].get<int64_t>(),
               32 * static_cast<int64_t>(rated[k].size()));
   }
+}
+
+// fedmf demo --party-data: one fedmf-party per file, aligned by the daemons
+// themselves (here VFL: the PSI over fedmf-server).
+TEST_F(PartyDataTest, DemoRunsTheDaemonsOnThePartnersOwnFiles) {
+  const std::vector<Row> all = Ratings(90, 40, 7);
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  std::vector<std::vector<Row>> files(2);
+  std::vector<std::set<int>> rated(2);
+  std::vector<std::set<int>> holds(2);
+  for (auto& h : holds) {
+    for (int u = 0; u < 90; ++u) {
+      if (rng.Bernoulli(0.8)) h.insert(u);
+    }
+  }
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const int k = i % 2;
+    if (!holds[k].contains(u)) continue;
+    files[k].push_back({absl::StrCat("id-", 31 * u + 7), absl::StrCat("x", i), r.rating});
+    rated[k].insert(u);
+  }
+  int shared = 0;
+  for (int u : rated[0]) shared += rated[1].contains(u);
+  std::vector<std::string> args = {"demo", "--setting", "vfl", "--rating-range", "1,5",
+                                   "--epsilon", "inf", "--T", "3", "--T-local", "2", "--kappa",
+                                   "2", "--dim", "4", "--seed", "2", "--json"};
+  for (int k = 0; k < 2; ++k) {
+    WriteCsv(Path(absl::StrCat("d", k, ".csv")), files[k], 30 + k);
+    args.push_back("--party-data");
+    args.push_back("csv:" + Path(absl::StrCat("d", k, ".csv")));
+  }
+  RunResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(shared, 40);
+  EXPECT_EQ(j["shared_users"], shared);
+  EXPECT_EQ(j["parties"], 2);
+  ASSERT_EQ(j["per_party"].size(), 2u);
+  for (const auto& p : j["per_party"]) EXPECT_GT(p["test_ratings"].get<int64_t>(), 0) << p;
+  // HFL over the daemons needs the catalogue file every party holds.
+  RunResult hfl = Run({"demo", "--setting", "hfl", "--rating-range", "1,5", "--party-data",
+                       "csv:" + Path("d0.csv"), "--party-data", "csv:" + Path("d1.csv")});
+  EXPECT_EQ(hfl.exit_code, 2) << Describe(hfl);
+  EXPECT_TRUE(absl::StrContains(hfl.err, "needs --catalogue FILE")) << hfl.err;
 }
 
 TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
