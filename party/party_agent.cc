@@ -287,6 +287,12 @@ absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
   absl::StatusOr<std::vector<std::string>> shared = AlignUsers(task);
   absl::Status result;
   if (shared.ok()) {
+    // Kept on disk too, so a restart rejoins the job (PartyStore::Alignment).
+    if (auto saved = store_->SaveAlignment(task.job_id(), *shared); !saved.ok()) {
+      shared = saved;
+    }
+  }
+  if (shared.ok()) {
     {
       std::lock_guard lock(mu_);
       alignments_[task.job_id()] = *shared;
@@ -388,9 +394,16 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     std::lock_guard lock(mu_);
     auto it = alignments_.find(spec.job_id());
     if (it == alignments_.end()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", spec.job_id(), "' aligns users and this process holds no alignment for it "
-          "(a party restarted during such a job is not rejoined)"));
+      // A restart during the job: the alignment this party made before.
+      ASSIGN_OR_RETURN(std::optional<std::vector<std::string>> stored,
+                       store_->Alignment(spec.job_id()));
+      if (!stored.has_value()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "job '", spec.job_id(), "' aligns users and this party holds no alignment for it"));
+      }
+      spdlog::info("job '{}': users aligned before a restart: {} shared", spec.job_id(),
+                   stored->size());
+      it = alignments_.emplace(spec.job_id(), std::move(*stored)).first;
     }
     shared_users = it->second;
   }

@@ -1,5 +1,10 @@
 #include "party/party_store.h"
 
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
 namespace fedmf::party {
 namespace {
 
@@ -19,6 +24,10 @@ CREATE TABLE IF NOT EXISTS releases (
   cols INTEGER NOT NULL,
   data BLOB NOT NULL,
   PRIMARY KEY (job_id, round));
+CREATE TABLE IF NOT EXISTS alignments (
+  job_id TEXT PRIMARY KEY,
+  count INTEGER NOT NULL,
+  ids BLOB NOT NULL);
 )sql";
 
 }  // namespace
@@ -99,6 +108,49 @@ absl::StatusOr<std::optional<mf::Matrix>> PartyStore::Released(const std::string
     return absl::DataLossError("stored release has the wrong size");
   }
   return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values->data(), rows, cols));
+}
+
+absl::Status PartyStore::SaveAlignment(const std::string& job_id,
+                                       const std::vector<std::string>& ids) {
+  // Length-prefixed, so an id may hold any byte.
+  std::string blob;
+  for (const std::string& id : ids) {
+    const uint32_t n = static_cast<uint32_t>(id.size());
+    blob.append(reinterpret_cast<const char*>(&n), sizeof(n));
+    blob.append(id);
+  }
+  auto st = db_->Prepare("INSERT OR REPLACE INTO alignments (job_id, count, ids) VALUES (?,?,?)");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id).Bind(2, static_cast<int64_t>(ids.size())).BindBlob(3, blob.data(), blob.size());
+  return st->Run();
+}
+
+absl::StatusOr<std::optional<std::vector<std::string>>> PartyStore::Alignment(
+    const std::string& job_id) const {
+  auto st = db_->Prepare("SELECT count, ids FROM alignments WHERE job_id = ?");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id);
+  auto row = st->Step();
+  if (!row.ok()) return row.status();
+  if (!*row) return std::optional<std::vector<std::string>>();
+  const int64_t count = st->ColumnInt(0);
+  const std::string blob = st->ColumnBlob(1);
+  std::vector<std::string> ids;
+  size_t at = 0;
+  while (at < blob.size()) {
+    uint32_t n = 0;
+    if (blob.size() - at < sizeof(n)) break;
+    std::memcpy(&n, blob.data() + at, sizeof(n));
+    at += sizeof(n);
+    if (blob.size() - at < n) break;
+    ids.emplace_back(blob.data() + at, n);
+    at += n;
+  }
+  if (at != blob.size() || static_cast<int64_t>(ids.size()) != count) {
+    return absl::DataLossError(absl::StrCat("the stored alignment of job '", job_id,
+                                            "' is damaged (", ids.size(), " of ", count, " ids)"));
+  }
+  return std::optional<std::vector<std::string>>(std::move(ids));
 }
 
 }  // namespace fedmf::party

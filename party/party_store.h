@@ -31,6 +31,12 @@ class PartyStore {
   // The update released for (job, round), if any.
   absl::StatusOr<std::optional<mf::Matrix>> Released(const std::string& job_id,
                                                      int32_t round) const;
+  // An align_users job's shared users (the party's own ids in the
+  // intersection, in the canonical order), kept so a party restarted during
+  // the job rejoins it without a new private set intersection. Replaces an
+  // earlier alignment of the same job.
+  absl::Status SaveAlignment(const std::string& job_id, const std::vector<std::string>& ids);
+  absl::StatusOr<std::optional<std::vector<std::string>>> Alignment(const std::string& job_id) const;
 
  private:
   explicit PartyStore(std::unique_ptr<store::Database> db) : db_(std::move(db)) {}

@@ -259,6 +259,65 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
   EXPECT_TRUE(absl::StrContains(ReadFile(Path("v0.csv")), "member70"));
 }
 
+// A party killed during an aligned VFL job and restarted on its state dir
+// rejoins with the alignment it kept (no second intersection), and the job
+// finishes with it.
+TEST_F(PartnersTest, APartyRestartedDuringAnAlignedJobRejoinsWithItsStoredAlignment) {
+  const std::vector<Row> all = Ratings(80, 30, 9);
+  std::vector<std::vector<Row>> files(2);
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    const int k = i % 2;
+    if ((k == 0 && u % 7 == 3) || (k == 1 && u % 5 == 1)) continue;  // ~80% overlap
+    files[k].push_back({absl::StrCat("c", u), absl::StrCat("i", i), r.rating});
+  }
+  cli::ClusterOptions o = Options("vfl", 2);
+  for (int k = 0; k < 2; ++k) {
+    WriteCsv(Path(absl::StrCat("r", k, ".csv")), files[k], 40 + k);
+    cli::PartyOptions p;
+    p.own_file = true;
+    p.data_spec = "csv:" + Path(absl::StrCat("r", k, ".csv"));
+    o.party_overrides[k] = p;
+  }
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1}));
+  v1::JobSpec spec = Spec("vfl", "partners-restart", 2);
+  spec.set_align_users(true);
+  spec.set_rounds(150);
+  auto id = cluster_->SubmitJob(spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  // Bounded poll of the job's rounds: kill party-1 once Stage 2 has begun.
+  int closed = 0;
+  const absl::Time give_up = absl::Now() + absl::Minutes(2);
+  while (closed < 2 && absl::Now() < give_up) {
+    auto st = cluster_->GetJob(*id);
+    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_NE(st->state(), v1::JOB_STATE_FAILED) << st->error();
+    closed = st->rounds_size();
+    if (closed < 2) absl::SleepFor(absl::Milliseconds(5));
+  }
+  ASSERT_GE(closed, 2) << "Stage 2 never began";
+  ASSERT_LT(closed, 150) << "the job ended before the restart";
+  cluster_->KillParty(1);
+  ASSERT_TRUE(cluster_->StartParty(1).ok());
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  const v1::PartyStatus* restarted = FindParty(*st, "party-1");
+  ASSERT_NE(restarted, nullptr);
+  EXPECT_GT(restarted->test_count(), 0);
+  EXPECT_EQ(restarted->last_round(), 149);
+  const std::string log = ReadFile(cluster_->work_dir() + "/logs/party-1.log");
+  EXPECT_TRUE(absl::StrContains(log, "users aligned before a restart")) << log;
+  // One intersection only: the server opened one alignment.
+  const std::string server_log = cluster_->ServerLog();
+  size_t opened = 0;
+  for (size_t at = server_log.find("aligning the users"); at != std::string::npos;
+       at = server_log.find("aligning the users", at + 1)) {
+    ++opened;
+  }
+  EXPECT_EQ(opened, 1u) << server_log;
+}
+
 // A party validates its file at start: a bad row, or no file at all, stops
 // fedmf-party before it registers, with the file and line to fix.
 TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {

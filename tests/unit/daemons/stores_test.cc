@@ -99,5 +99,32 @@ TEST(PartyStoreTest, LedgerAndReleaseAreDurableAndUnique) {
   std::filesystem::remove_all(dir);
 }
 
+// An align_users job's shared users survive a restart, byte for byte (ids
+// may hold commas, newlines, NULs), and a second alignment replaces the first.
+TEST(PartyStoreTest, AlignmentsAreDurableAndReplaced) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/p.db";
+  const std::vector<std::string> ids = {"a@x.org", "with,comma", std::string("nul\0in", 6), "",
+                                        "line\nbreak"};
+  {
+    auto store = party::PartyStore::Open(path);
+    ASSERT_TRUE(store.ok());
+    EXPECT_FALSE((*store)->Alignment("j")->has_value());
+    ASSERT_TRUE((*store)->SaveAlignment("j", {"old"}).ok());
+    ASSERT_TRUE((*store)->SaveAlignment("j", ids).ok());
+    ASSERT_TRUE((*store)->SaveAlignment("k", {}).ok());
+  }
+  auto store = party::PartyStore::Open(path);
+  ASSERT_TRUE(store.ok());
+  auto j = (*store)->Alignment("j");
+  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_TRUE(j->has_value());
+  EXPECT_EQ(**j, ids);
+  auto k = (*store)->Alignment("k");
+  ASSERT_TRUE(k.ok() && k->has_value());
+  EXPECT_TRUE((*k)->empty());
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fedmf
