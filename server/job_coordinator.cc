@@ -200,6 +200,9 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
     ps->set_last_round(p.last_round);
     ps->set_connected(LiveLocked(p.name));
     ps->set_replied(p.replied);
+    if (stored.spec.align_users() && p.accepted && status.aligned_users() == 0) {
+      status.set_aligned_users(p.global_users);  // every acceptor's, checked equal at its reply
+    }
   }
   if (stored.state == v1::JOB_STATE_WAITING && job_.has_value() &&
       job_->stored.spec.job_id() != job_id) {

@@ -229,6 +229,7 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
   ASSERT_TRUE(st.ok()) << st.status();
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  EXPECT_EQ(st->aligned_users(), shared);
   for (int k = 0; k < 3; ++k) {
     const v1::PartyStatus& p = st->parties(k);
     EXPECT_TRUE(p.accepted()) << p.refusal();

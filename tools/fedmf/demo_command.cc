@@ -249,6 +249,7 @@ int RunDemo(DemoArgs& a) {
       for (const char* key : {"shared_items", "shared_users"}) {
         if (partners->join->contains(key)) j[key] = (*partners->join)[key];
       }
+      if (spec.align_users()) j["shared_users"] = final_status->aligned_users();  // the daemons' own
     }
     std::cout << j.dump() << "\n";
   } else {
@@ -272,6 +273,15 @@ int RunDemo(DemoArgs& a) {
     if (eps_user_global) {
       std::cout << absl::StrFormat(
           "per-user epsilon over all parties (RDP curves composed): %.4f\n", *eps_user_global);
+    }
+    // The join of the partners' files (the daemons aligned them themselves;
+    // an intersection is unique, so its size is the one checked here first).
+    if (partners) {
+      for (const std::string& note : partners->notes) std::cout << note << "\n";
+      if (spec.align_users()) {
+        std::cout << absl::StrFormat("the daemons' private set intersection: %d users\n",
+                                     final_status->aligned_users());
+      }
     }
   }
   return 0;
