@@ -54,4 +54,14 @@ grpc::Status AdminService::Ledger(grpc::ServerContext* ctx, const v1::LedgerRequ
   return grpc::Status::OK;
 }
 
+grpc::Status AdminService::ExportModel(grpc::ServerContext* ctx,
+                                       const v1::ExportModelRequest* req,
+                                       v1::ExportModelResponse* resp) {
+  if (auto s = CheckCaller(*ctx); !s.ok()) return s;
+  auto model = agent_->ExportModel(req->job_id());
+  if (!model.ok()) return net::ToGrpc(model.status());
+  *resp = std::move(*model);
+  return grpc::Status::OK;
+}
+
 }  // namespace fedmf::party

@@ -31,6 +31,8 @@ class AdminService final : public v1::PartyAdmin::Service {
                          v1::RecommendResponse* resp) override;
   grpc::Status Ledger(grpc::ServerContext* ctx, const v1::LedgerRequest* req,
                       v1::LedgerResponse* resp) override;
+  grpc::Status ExportModel(grpc::ServerContext* ctx, const v1::ExportModelRequest* req,
+                           v1::ExportModelResponse* resp) override;
 
  private:
   grpc::Status CheckCaller(const grpc::ServerContext& ctx) const;

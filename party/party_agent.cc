@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/saved_model.h"
+#include "common/net/model_codec.h"
 #include "common/data/loaders.h"
 #include "common/data/party_files.h"
 #include "common/fmf/simulator.h"
@@ -641,6 +643,23 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [item, score] : *recs) out.emplace_back(run.item_ids[item], score);
   return out;
+}
+
+absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  const std::string id = job_id.empty() ? last_finished_job_ : job_id;
+  auto it = runs_.find(id);
+  if (id.empty() || it == runs_.end() || !it->second.finished) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no finished job '", id, "' on this party (train first)"));
+  }
+  const JobRun& run = it->second;
+  const fmf::PartySession& session = *run.session;
+  ASSIGN_OR_RETURN(fmf::SavedPartyModel model,
+                   fmf::PartyModelFrom(config_.name, session.data(), session.user_embeddings(),
+                                       session.item_embeddings(), session.rating_offset(),
+                                       run.user_ids, run.item_ids));
+  return net::ModelToProto(model, id, fmf::SettingName(run.config.setting));
 }
 
 v1::LedgerResponse PartyAgent::LedgerSnapshot() {

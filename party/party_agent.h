@@ -52,6 +52,9 @@ class PartyAgent {
                                                                         int32_t top,
                                                                         bool include_rated = false);
   v1::LedgerResponse LedgerSnapshot();
+  // This party's final model of a finished job ("" = the last), for its own
+  // operator: ids as in its file, its private embeddings, what it rated.
+  absl::StatusOr<v1::ExportModelResponse> ExportModel(const std::string& job_id);
 
  private:
   struct JobRun {

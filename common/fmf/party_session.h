@@ -122,6 +122,8 @@ class PartySession {
   const data::PartyData& data() const { return data_; }
   const mf::Matrix& user_embeddings() const { return u_; }
   const mf::Matrix& item_embeddings() const { return v_; }
+  // Added to every clamped prediction (a negative scale's shift).
+  double rating_offset() const { return rating_offset_; }
 
  private:
   PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,

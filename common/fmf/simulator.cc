@@ -180,6 +180,9 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     r.validation = sessions[k]->EvaluateValidation();
     if (r.validation.count > 0) validations.push_back(r.validation);
     r.steps = sessions[k]->steps_charged();
+    r.user_embeddings = sessions[k]->user_embeddings();
+    r.item_embeddings = sessions[k]->item_embeddings();
+    r.rating_offset = sessions[k]->rating_offset();
     if (party_plans[k].private_training) {
       auto e = ledgers[k]->SpentEpsilon();
       if (!e.ok()) return e.status();

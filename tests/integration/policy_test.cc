@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -201,6 +202,36 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
   auto unknown = cluster_->Recommend(0, "no-such-user", kTop);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kNotFound) << unknown.status();
+
+  // The operator exports party-0's model (fedmf export-model) and ranks
+  // offline (fedmf recommend --model): the same items and scores, no party.
+  const std::string out = cluster_->work_dir() + "/exported";
+  const std::string tls = " --cert-dir " + cluster_->cert_dir() + " --name operator";
+  const std::string fedmf = BinDir() + "/fedmf";
+  ASSERT_EQ(std::system((fedmf + " export-model --party 127.0.0.1:" +
+                         std::to_string(cluster_->admin_port(0)) + " --party-name party-0 --out " +
+                         out + tls + " > " + out + ".log 2>&1")
+                            .c_str()),
+            0)
+      << ReadFile(out + ".log");
+  EXPECT_TRUE(absl::StrContains(ReadFile(out + ".log"), "party-0's model")) << ReadFile(out + ".log");
+  const std::string user = plan->dataset.user_ids[party.global_users[1]];
+  auto live = cluster_->Recommend(0, user, kTop);
+  ASSERT_TRUE(live.ok()) << live.status();
+  cluster_->StopAll();  // offline from here
+  ASSERT_EQ(std::system((fedmf + " recommend --model " + out + " --user " + user +
+                         " --top 10 --json > " + out + ".json 2> " + out + ".err")
+                            .c_str()),
+            0)
+      << ReadFile(out + ".err");
+  const std::string json = ReadFile(out + ".json");
+  for (int i = 0; i < live->items_size(); ++i) {
+    EXPECT_TRUE(absl::StrContains(json, "\"item\":\"" + live->items(i).item() + "\""))
+        << live->items(i).item() << " missing from " << json;
+  }
+  const size_t first = json.find("\"item\":\"" + live->items(0).item() + "\"");
+  const size_t last = json.find("\"item\":\"" + live->items(kTop - 1).item() + "\"");
+  EXPECT_LT(first, last) << "not in the party's order: " << json;
 }
 
 }  // namespace

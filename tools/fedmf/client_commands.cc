@@ -1,14 +1,19 @@
 #include "tools/fedmf/client_commands.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/data/catalogue.h"
 #include "common/config/yaml_reader.h"
+#include "common/data/catalogue.h"
+#include "common/fmf/saved_model.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
+#include "common/net/model_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_job_spec.h"
@@ -30,6 +35,9 @@ struct ClientArgs {
   int32_t top = 10;
   bool json = false;
   bool include_rated = false;
+  std::string model_dir;    // recommend --model: offline, from a saved model
+  std::string model_party;  // recommend --model-party: which party of it
+  std::string out_dir;      // export-model --out
 };
 
 void AddTlsFlags(CLI::App* cmd, ClientArgs* a) {
@@ -146,7 +154,74 @@ int Status(const ClientArgs& a) {
   return 0;
 }
 
+void PrintRecommendations(const ClientArgs& a, const std::string& job,
+                          const std::vector<std::pair<std::string, double>>& items) {
+  if (a.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [item, score] : items) list.push_back({{"item", item}, {"score", score}});
+    std::cout << nlohmann::json{{"user", a.user},
+                                {"job_id", job},
+                                {"include_rated", a.include_rated},
+                                {"items", list}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  for (size_t i = 0; i < items.size(); ++i) {
+    std::cout << absl::StrFormat("%2d. item %-10s predicted %.3f\n", i + 1, items[i].first,
+                                 items[i].second);
+  }
+}
+
+// --model DIR: no server, no party; the user's party is --model-party, or
+// the only party whose model holds the user.
+int RecommendOffline(const ClientArgs& a) {
+  auto model = fmf::ReadSavedModel(a.model_dir);
+  if (!model.ok()) return Fail("recommend --model", model.status());
+  const fmf::SavedPartyModel* party = nullptr;
+  std::vector<std::string> holders;
+  for (const fmf::SavedPartyModel& p : model->parties) {
+    if (!a.model_party.empty()) {
+      if (p.name == a.model_party) party = &p;
+      continue;
+    }
+    if (std::find(p.user_ids.begin(), p.user_ids.end(), a.user) != p.user_ids.end()) {
+      holders.push_back(p.name);
+      party = &p;
+    }
+  }
+  if (!a.model_party.empty() && party == nullptr) {
+    return Fail("recommend --model", absl::NotFoundError(absl::StrCat(
+                                         "--model-party ", a.model_party, ": not a party of ",
+                                         a.model_dir, "/model.json")));
+  }
+  if (a.model_party.empty() && holders.size() > 1) {
+    return Fail("recommend --model",
+                absl::InvalidArgumentError(absl::StrCat(
+                    "user '", a.user, "' is in the models of ", absl::StrJoin(holders, ", "),
+                    ": choose one with --model-party")));
+  }
+  if (party == nullptr) {
+    return Fail("recommend --model", absl::NotFoundError(absl::StrCat(
+                                         "user '", a.user, "' is in no party's model in ",
+                                         a.model_dir)));
+  }
+  auto items = fmf::RecommendFromModel(*party, a.user, a.top, a.include_rated);
+  if (!items.ok()) return Fail("recommend --model", items.status());
+  PrintRecommendations(a, model->job, *items);
+  return 0;
+}
+
 int Recommend(const ClientArgs& a) {
+  if (a.model_dir.empty() == a.party.empty()) {
+    return Fail("recommend", absl::InvalidArgumentError(
+                                 "give --party ADDR --party-name NAME (a running party) or --model "
+                                 "DIR (a saved model, offline)"));
+  }
+  if (!a.model_dir.empty()) return RecommendOffline(a);
+  if (a.peer_name.empty()) {
+    return Fail("recommend", absl::InvalidArgumentError("--party needs --party-name NAME"));
+  }
   auto ch = Dial(a, a.party, a.peer_name, pki::Role::kParty);
   if (!ch.ok()) return Fail("recommend", ch.status());
   v1::RecommendRequest req;
@@ -158,23 +233,32 @@ int Recommend(const ClientArgs& a) {
   auto ctx = Ctx();
   auto s = v1::PartyAdmin::NewStub(*ch)->Recommend(ctx.get(), req, &resp);
   if (!s.ok()) return Fail("recommend", net::FromGrpc(s));
-  if (a.json) {
-    nlohmann::json items = nlohmann::json::array();
-    for (const v1::Recommendation& r : resp.items()) {
-      items.push_back({{"item", r.item()}, {"score", r.score()}});
-    }
-    std::cout << nlohmann::json{{"user", a.user},
-                                {"job_id", a.job_id},
-                                {"include_rated", a.include_rated},
-                                {"items", items}}
-                     .dump()
-              << "\n";
-    return 0;
+  std::vector<std::pair<std::string, double>> items;
+  for (const v1::Recommendation& r : resp.items()) items.emplace_back(r.item(), r.score());
+  PrintRecommendations(a, a.job_id, items);
+  return 0;
+}
+
+// A party's own model, from its admin endpoint into a model directory
+// (common/fmf/saved_model.h) that recommend --model reads offline.
+int ExportModel(const ClientArgs& a) {
+  auto ch = Dial(a, a.party, a.peer_name, pki::Role::kParty);
+  if (!ch.ok()) return Fail("export-model", ch.status());
+  v1::ExportModelRequest req;
+  req.set_job_id(a.job_id);
+  v1::ExportModelResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::PartyAdmin::NewStub(*ch)->ExportModel(ctx.get(), req, &resp);
+  if (!s.ok()) return Fail("export-model", net::FromGrpc(s));
+  auto party = net::ModelFromProto(resp, a.peer_name);
+  if (!party.ok()) return Fail("export-model", party.status());
+  const size_t users = party->user_ids.size(), items = party->item_ids.size();
+  fmf::SavedModel model{resp.setting(), resp.job_id(), {std::move(*party)}};
+  if (auto w = fmf::WriteSavedModel(a.out_dir, model); !w.ok()) {
+    return Fail("export-model", w);
   }
-  for (int i = 0; i < resp.items_size(); ++i) {
-    std::cout << absl::StrFormat("%2d. item %-10s predicted %.3f\n", i + 1, resp.items(i).item(),
-                                 resp.items(i).score());
-  }
+  std::cout << absl::StrFormat("job %s: %s's model (%d users, %d items) written to %s\n",
+                               resp.job_id(), a.peer_name, users, items, a.out_dir);
   return 0;
 }
 
@@ -320,8 +404,13 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   status->callback([a, exit_code] { *exit_code = Status(*a); });
 
   CLI::App* rec = app.add_subcommand("recommend", "top-N items for a user, from a party's model");
-  rec->add_option("--party", a->party, "the party's admin address host:port")->required();
-  rec->add_option("--party-name", a->peer_name, "the party's certificate name")->required();
+  rec->add_option("--party", a->party, "the party's admin address host:port (or --model)");
+  rec->add_option("--party-name", a->peer_name, "the party's certificate name");
+  rec->add_option("--model", a->model_dir,
+                  "offline: a saved model directory (fedmf train --save-model, fedmf "
+                  "export-model) instead of a running party");
+  rec->add_option("--model-party", a->model_party,
+                  "with --model: the party whose model to use (default: the one holding --user)");
   rec->add_option("--user", a->user, "user id as in the party's ratings file")->required();
   rec->add_option("--top", a->top, "how many items")->capture_default_str();
   rec->add_option("--job", a->job_id, "job id (default: the party's last finished job)");
@@ -330,6 +419,15 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   rec->add_flag("--json", a->json, "print one JSON object {user, job_id, include_rated, items}");
   AddTlsFlags(rec, a.get());
   rec->callback([a, exit_code] { *exit_code = Recommend(*a); });
+
+  CLI::App* exp = app.add_subcommand(
+      "export-model", "a party's own final model of a job, into a directory for recommend --model");
+  exp->add_option("--party", a->party, "the party's admin address host:port")->required();
+  exp->add_option("--party-name", a->peer_name, "the party's certificate name")->required();
+  exp->add_option("--job", a->job_id, "job id (default: the party's last finished job)");
+  exp->add_option("--out", a->out_dir, "the model directory to write")->required();
+  AddTlsFlags(exp, a.get());
+  exp->callback([a, exit_code] { *exit_code = ExportModel(*a); });
 
   CLI::App* ledger = app.add_subcommand("ledger", "a party's privacy ledger");
   ledger->add_option("--party", a->party, "the party's admin address host:port")->required();

@@ -78,6 +78,8 @@ struct JobFlags {
   // --catalogue FILE: the HFL item catalogue for --party-data (default: the
   // sorted union of the files' item ids).
   std::string catalogue;
+  // train --save-model DIR (common/fmf/saved_model.h).
+  std::string save_model;
   bool data_given = false;     // set by the command: --data was on the line
   bool parties_given = false;  // set by the command: --parties was on the line
 };

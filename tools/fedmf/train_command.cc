@@ -10,8 +10,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/fmf/gain.h"
+#include "common/fmf/saved_model.h"
 #include "common/fmf/simulator.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_train.h"
@@ -141,7 +143,30 @@ void PrintSummary(const fmf::SimulationResult& r) {
   }
 }
 
+// --save-model DIR: every party's final model (common/fmf/saved_model.h),
+// for fedmf recommend --model DIR, offline.
+absl::Status SaveModels(const std::string& dir, const TrainData& loaded,
+                        const fmf::SimulationResult& result) {
+  fmf::SavedModel model;
+  model.setting = fmf::SettingName(result.config.setting);
+  model.job = loaded.label;
+  for (size_t k = 0; k < result.parties.size(); ++k) {
+    const fmf::PartyResult& r = result.parties[k];
+    ASSIGN_OR_RETURN(fmf::SavedPartyModel party,
+                     fmf::PartyModelFrom(absl::StrCat("party-", k), loaded.federation.parties[k],
+                                         r.user_embeddings, r.item_embeddings, r.rating_offset,
+                                         loaded.user_ids, loaded.item_ids));
+    model.parties.push_back(std::move(party));
+  }
+  return fmf::WriteSavedModel(dir, model);
+}
+
 int RunTrain(const JobFlags& a) {
+  if (!a.save_model.empty() && (a.setting == "lfl" || IsHuaSetting(a.setting))) {
+    std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
+                 "hfl, hfl-synsgd, vfl), not " << a.setting << "\n";
+    return 2;
+  }
   if (a.setting == "lfl") return RunLflTrain(a);
   if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
   auto loaded = LoadTrainData(a);
@@ -164,6 +189,14 @@ int RunTrain(const JobFlags& a) {
   if (!result.ok()) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";
     return 1;
+  }
+  if (!a.save_model.empty()) {
+    if (auto saved = SaveModels(a.save_model, *loaded, *result); !saved.ok()) {
+      std::cerr << "fedmf train: --save-model " << a.save_model << ": " << saved.message() << "\n";
+      return 1;
+    }
+    std::cerr << "models of " << result->parties.size() << " parties saved in " << a.save_model
+              << " (fedmf recommend --model " << a.save_model << " --user ID)\n";
   }
   std::optional<Comparison> comparison;
   if (a.compare) {
@@ -214,6 +247,9 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<JobFlags>();
   CLI::App* cmd = app.add_subcommand("train", "run a whole federation in one process");
   AddJobFlags(cmd, a.get());
+  cmd->add_option("--save-model", a->save_model,
+                  "write every party's final model to this directory, for fedmf recommend "
+                  "--model DIR (offline); it holds private embeddings: keep it with the party");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3"}));

@@ -34,6 +34,8 @@ absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOpti
   fed.test_fraction = out.config.test_fraction;
   ASSIGN_OR_RETURN(out.federation, fmf::BuildFederationFromSpec(out.config, *dataset, a.data, fed));
   out.label = a.data;
+  out.user_ids = dataset->user_ids;
+  out.item_ids = dataset->item_ids;
   return out;
 }
 
@@ -126,6 +128,8 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
     }
   }
   out.join = std::move(join);
+  out.user_ids = std::move(fed.user_ids);
+  out.item_ids = std::move(fed.item_ids);
   out.federation = std::move(fed.federation);
   return out;
 }

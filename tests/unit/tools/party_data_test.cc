@@ -221,6 +221,73 @@ TEST_F(PartyDataTest, DemoRunsTheDaemonsOnThePartnersOwnFiles) {
   EXPECT_TRUE(absl::StrContains(hfl.err, "needs --catalogue FILE")) << hfl.err;
 }
 
+// fedmf train --save-model DIR, then fedmf recommend --model DIR offline:
+// the user's party is found by id, rated items are left out unless asked
+// for, and a user several parties hold needs --model-party.
+TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
+  const std::vector<Row> all = Ratings(40, 30, 11);
+  std::vector<Row> a, b;
+  std::map<std::string, std::set<std::string>> rated;
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user);
+    Row named{absl::StrCat(u < 20 ? "alice-" : "bob-", u), absl::StrCat("item/", r.item), r.rating};
+    (u < 20 ? a : b).push_back(named);
+    rated[named.user].insert(named.item);
+  }
+  WriteCsv(Path("a.csv"), a, 1);
+  WriteCsv(Path("b.csv"), b, 2);
+  RunResult train = Run({"train", "--setting", "hfl", "--rating-range", "1,5", "--party-data",
+                         "csv:" + Path("a.csv"), "--party-data", "csv:" + Path("b.csv"),
+                         "--epsilon", "inf", "--T", "3", "--dim", "4", "--seed", "3", "--quiet",
+                         "--save-model", Path("model")});
+  ASSERT_EQ(train.exit_code, 0) << Describe(train);
+  EXPECT_THAT(train.err, HasSubstr("models of 2 parties saved in " + Path("model")));
+  const std::string user = "bob-33";
+  ASSERT_FALSE(rated[user].empty());
+  RunResult top = Run({"recommend", "--model", Path("model"), "--user", user, "--top", "30",
+                       "--json"});
+  ASSERT_EQ(top.exit_code, 0) << Describe(top);
+  const auto j = nlohmann::json::parse(top.out);
+  EXPECT_EQ(j["user"], user);
+  std::set<std::string> union_items;
+  for (const Row& r : all) union_items.insert(absl::StrCat("item/", r.item));
+  EXPECT_EQ(j["items"].size(), union_items.size() - rated[user].size());
+  double previous = 1e9;
+  for (const auto& item : j["items"]) {
+    EXPECT_FALSE(rated[user].contains(item["item"].get<std::string>())) << item;
+    EXPECT_LE(item["score"].get<double>(), previous);
+    previous = item["score"].get<double>();
+  }
+  RunResult with = Run({"recommend", "--model", Path("model"), "--user", user, "--top", "30",
+                        "--include-rated", "--json"});
+  ASSERT_EQ(with.exit_code, 0) << Describe(with);
+  EXPECT_EQ(nlohmann::json::parse(with.out)["items"].size(), union_items.size());
+  RunResult nobody = Run({"recommend", "--model", Path("model"), "--user", "carol"});
+  EXPECT_NE(nobody.exit_code, 0);
+  EXPECT_THAT(nobody.err, HasSubstr("user 'carol' is in no party's model"));
+  RunResult both = Run({"recommend", "--model", Path("model"), "--party", "127.0.0.1:1",
+                        "--user", user});
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_THAT(both.err, HasSubstr("or --model DIR"));
+  // VFL: every party holds the shared users; the operator picks a party.
+  std::vector<Row> left, right;
+  for (const Row& r : all) (std::stoi(r.item) % 2 == 0 ? left : right).push_back(r);
+  WriteCsv(Path("l.csv"), left, 3);
+  WriteCsv(Path("r.csv"), right, 4);
+  RunResult vfl = Run({"train", "--setting", "vfl", "--rating-range", "1,5", "--party-data",
+                       "csv:" + Path("l.csv"), "--party-data", "csv:" + Path("r.csv"),
+                       "--epsilon", "inf", "--T", "3", "--kappa", "2", "--dim", "4", "--seed",
+                       "3", "--quiet", "--save-model", Path("vmodel")});
+  ASSERT_EQ(vfl.exit_code, 0) << Describe(vfl);
+  RunResult ambiguous = Run({"recommend", "--model", Path("vmodel"), "--user", "5"});
+  EXPECT_NE(ambiguous.exit_code, 0);
+  EXPECT_THAT(ambiguous.err, HasSubstr("choose one with --model-party"));
+  RunResult chosen = Run({"recommend", "--model", Path("vmodel"), "--user", "5",
+                          "--model-party", "party-1", "--top", "3"});
+  ASSERT_EQ(chosen.exit_code, 0) << Describe(chosen);
+  EXPECT_THAT(chosen.out, HasSubstr(" 3. item "));
+}
+
 TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
   WriteCsv(Path("tenths.csv"), {{"a", "x", 7}, {"b", "x", 9}, {"a", "y", 10}, {"c", "y", 2}}, 1);
   // The default scale (0.5-5) refuses a 0-10 file and says which flag to use.
