@@ -82,9 +82,15 @@ class OperatorService final : public v1::Operator::Service {
                       v1::JobStatus* resp) override;
   grpc::Status ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest* req,
                            v1::ListPartiesResponse* resp) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
+                        v1::ListJobsResponse* resp) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
+                         v1::CancelJobResponse* resp) override;
 
  private:
   absl::Status CheckOperator(const grpc::ServerContext& ctx);
+  // One job's status from whichever runner holds it (Hua, LFL, cross-silo).
+  absl::StatusOr<v1::JobStatus> StatusOf(const std::string& job_id);
 
   JobCoordinator* coordinator_;
   bool insecure_;

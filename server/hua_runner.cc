@@ -99,6 +99,13 @@ bool HuaRunner::Has(const std::string& job_id) {
   return jobs_.count(job_id) > 0;
 }
 
+std::vector<std::string> HuaRunner::JobIds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> ids;
+  for (const auto& [id, entry] : jobs_) ids.push_back(id);
+  return ids;
+}
+
 absl::StatusOr<HuaRunner::Entry*> HuaRunner::FindLocked(const std::string& job_id) {
   auto it = jobs_.find(job_id);
   if (it == jobs_.end()) return absl::NotFoundError(absl::StrCat("no Hua job '", job_id, "'"));

@@ -60,6 +60,7 @@ class HuaRunner {
   // ---- operators
   absl::StatusOr<std::string> Submit(const v1::JobSpec& spec);
   bool Has(const std::string& job_id);
+  std::vector<std::string> JobIds();  // every Hua S3 job of this run
   absl::StatusOr<v1::JobStatus> Status(const std::string& job_id);
 
   // ---- device hosts (authenticated `host`)

@@ -209,7 +209,36 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
     status.set_queued_behind(job_->stored.spec.job_id());
   }
   for (const auto& r : stored.rounds) *status.add_rounds() = r;
+  status.set_rounds_completed(status.rounds_size());
   return status;
+}
+
+absl::StatusOr<std::vector<std::string>> JobCoordinator::JobIds() {
+  std::unique_lock lock(mu_);
+  return store_->JobIds();
+}
+
+absl::StatusOr<v1::JobState> JobCoordinator::CancelJob(const std::string& job_id,
+                                                       const std::string& by) {
+  std::unique_lock lock(mu_);
+  const std::string why = absl::StrCat("cancelled by operator ", by);
+  if (job_.has_value() && job_->stored.spec.job_id() == job_id) {
+    const v1::JobState was = job_->stored.state;
+    FailJobLocked(why);  // the parties are told to abort; the runner takes the next job
+    changed_.notify_all();
+    return was;
+  }
+  ASSIGN_OR_RETURN(StoredJob stored, store_->LoadJob(job_id));
+  if (stored.state != v1::JOB_STATE_WAITING) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", job_id, "' has ended (", v1::JobState_Name(stored.state), "): nothing to cancel"));
+  }
+  // Queued behind the active job: it never started, so nobody was offered it.
+  RETURN_IF_ERROR(store_->SetJobState(job_id, v1::JOB_STATE_FAILED,
+                                      absl::StrCat(why, " before it started")));
+  spdlog::info("job '{}' {} before it started", job_id, why);
+  changed_.notify_all();
+  return v1::JOB_STATE_WAITING;
 }
 
 v1::ListPartiesResponse JobCoordinator::ListParties() {

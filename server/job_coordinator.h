@@ -81,6 +81,11 @@ class JobCoordinator {
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
   v1::ListPartiesResponse ListParties();
+  // Every job in the database, oldest first.
+  absl::StatusOr<std::vector<std::string>> JobIds();
+  // Ends a queued, waiting or running job as FAILED ("cancelled by operator
+  // <by>"); returns the state it had. FailedPrecondition for an ended job.
+  absl::StatusOr<v1::JobState> CancelJob(const std::string& job_id, const std::string& by);
 
   // ---- parties (caller already authenticated as `party`)
   // `state_id` names the party's state directory (RegisterRequest.state_id):

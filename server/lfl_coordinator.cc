@@ -146,6 +146,11 @@ absl::StatusOr<v1::JobStatus> LflCoordinator::GetJob(const std::string& job_id) 
   return store_->LoadJob(job_id);
 }
 
+absl::StatusOr<std::vector<std::string>> LflCoordinator::JobIds() const {
+  absl::MutexLock lock(&mu_);
+  return store_->JobIds();
+}
+
 absl::Status LflCoordinator::ActiveLocked(const std::string& job_id) const {
   if (job_ == nullptr || Terminal(job_->stage()) || (!job_id.empty() && job_id != job_->job_id())) {
     return absl::FailedPreconditionError(

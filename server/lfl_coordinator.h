@@ -42,6 +42,8 @@ class LflCoordinator {
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   // NotFound if the id is no LFL job.
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  // Every LFL job, oldest first.
+  absl::StatusOr<std::vector<std::string>> JobIds() const;
   const SizeLimits& limits() const { return options_.limits; }
 
   // ---- device hosts (already authenticated as `host`)

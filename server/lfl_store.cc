@@ -115,6 +115,19 @@ absl::StatusOr<std::vector<std::string>> LflStore::RunningJobs() const {
   return ids;
 }
 
+absl::StatusOr<std::vector<std::string>> LflStore::JobIds() const {
+  auto st = db_->Prepare("SELECT job_id FROM lfl_jobs ORDER BY rowid");
+  if (!st.ok()) return st.status();
+  std::vector<std::string> ids;
+  for (;;) {
+    absl::StatusOr<bool> row = st->Step();
+    if (!row.ok()) return row.status();
+    if (!*row) break;
+    ids.push_back(st->ColumnText(0));
+  }
+  return ids;
+}
+
 absl::StatusOr<bool> LflStore::HasJob(const std::string& job_id) const {
   auto st = db_->Prepare("SELECT 1 FROM lfl_jobs WHERE job_id = ?");
   if (!st.ok()) return st.status();

@@ -33,6 +33,8 @@ class LflStore {
   // NotFound for an unknown id.
   absl::StatusOr<v1::JobStatus> LoadJob(const std::string& job_id) const;
   absl::StatusOr<std::vector<std::string>> RunningJobs() const;
+  // Every LFL job, oldest first (fedmf job list).
+  absl::StatusOr<std::vector<std::string>> JobIds() const;
   absl::StatusOr<bool> HasJob(const std::string& job_id) const;
 
  private:

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 #include "common/config/yaml_reader.h"
 #include "common/data/catalogue.h"
 #include "common/fmf/saved_model.h"
@@ -38,6 +41,7 @@ struct ClientArgs {
   std::string model_dir;    // recommend --model: offline, from a saved model
   std::string model_party;  // recommend --model-party: which party of it
   std::string out_dir;      // export-model --out
+  double interval_seconds = 1;  // job watch --interval
 };
 
 void AddTlsFlags(CLI::App* cmd, ClientArgs* a) {
@@ -100,6 +104,53 @@ std::string PartyWord(const v1::PartyStatus& p) {
   return absl::StrCat("refused: ", p.refusal());
 }
 
+// Rounds the job will run (HFL-synSGD: T x T' aggregations).
+int32_t TotalRounds(const v1::JobStatus& st) {
+  const v1::JobSpec& spec = st.spec();
+  return spec.setting() == v1::SETTING_HFL_SYNSGD ? spec.rounds() * std::max(1, spec.local_iters())
+                                                  : spec.rounds();
+}
+
+struct Progress {
+  int32_t done = 0, total = 0;
+  double seconds = 0;                // in the rounds so far
+  std::optional<double> eta_seconds;  // mean round time x rounds left, while running
+};
+
+Progress ProgressOf(const v1::JobStatus& st) {
+  Progress p;
+  p.done = std::max(st.rounds_completed(), st.rounds_size());
+  p.total = TotalRounds(st);
+  for (const v1::RoundRecord& r : st.rounds()) p.seconds += r.seconds();
+  if (st.state() == v1::JOB_STATE_RUNNING && st.rounds_size() > 0 && p.total >= p.done) {
+    p.eta_seconds = p.seconds / st.rounds_size() * (p.total - p.done);
+  }
+  return p;
+}
+
+std::string Duration(double seconds) {
+  if (seconds < 90) return absl::StrFormat("%.1f s", seconds);
+  if (seconds < 5400) return absl::StrFormat("%.1f min", seconds / 60);
+  return absl::StrFormat("%.1f h", seconds / 3600);
+}
+
+std::string ProgressText(const v1::JobStatus& st) {
+  const Progress p = ProgressOf(st);
+  std::string out = absl::StrFormat("rounds %d/%d", p.done, p.total);
+  if (st.rounds_size() > 0) absl::StrAppend(&out, ", ", Duration(p.seconds), " in rounds");
+  if (p.eta_seconds) absl::StrAppend(&out, ", ETA ", Duration(*p.eta_seconds));
+  return out;
+}
+
+absl::StatusOr<v1::JobStatus> FetchStatus(v1::Operator::Stub& stub, const std::string& job_id) {
+  v1::GetJobRequest req;
+  req.set_job_id(job_id);
+  v1::JobStatus st;
+  auto ctx = Ctx();
+  RETURN_IF_ERROR(net::FromGrpc(stub.GetJob(ctx.get(), req, &st)));
+  return st;
+}
+
 int Status(const ClientArgs& a) {
   auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
   if (!ch.ok()) return Fail("job status", ch.status());
@@ -121,7 +172,12 @@ int Status(const ClientArgs& a) {
                        {"state", v1::JobState_Name(st.state())},
                        {"status", JobWord(st)},
                        {"round", st.round()},
-                       {"rounds_completed", st.rounds_size()},
+                       {"rounds_completed", ProgressOf(st).done},
+                       {"rounds_total", ProgressOf(st).total},
+                       {"seconds_in_rounds", ProgressOf(st).seconds},
+                       {"eta_seconds", ProgressOf(st).eta_seconds
+                                           ? nlohmann::json(*ProgressOf(st).eta_seconds)
+                                           : nlohmann::json(nullptr)},
                        {"error", st.error()},
                        {"parties", parties}};
     if (st.has_hua()) {  // Hua S3: per-iteration records and the hosts' test error
@@ -142,9 +198,8 @@ int Status(const ClientArgs& a) {
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << absl::StrFormat("job %s: %s, round %d, %d rounds completed%s\n", st.spec().job_id(),
-                               JobWord(st), st.round(), st.rounds_size(),
-                               st.error().empty() ? "" : " — " + st.error());
+  std::cout << absl::StrFormat("job %s: %s, %s%s\n", st.spec().job_id(), JobWord(st),
+                               ProgressText(st), st.error().empty() ? "" : " — " + st.error());
   for (const auto& p : st.parties()) {
     std::cout << absl::StrFormat("  %-16s epsilon %.4f  test MSE %s  %-12s  %s\n", p.name(),
                                  p.epsilon_spent(),
@@ -385,6 +440,99 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   return spec;
 }
 
+int List(const ClientArgs& a) {
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  if (!ch.ok()) return Fail("job list", ch.status());
+  v1::ListJobsRequest req;
+  v1::ListJobsResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::Operator::NewStub(*ch)->ListJobs(ctx.get(), req, &resp);
+  if (!s.ok()) return Fail("job list", net::FromGrpc(s));
+  if (a.json) {
+    nlohmann::json jobs = nlohmann::json::array();
+    for (const v1::JobStatus& st : resp.jobs()) {
+      const Progress p = ProgressOf(st);
+      int accepted = 0;
+      for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
+      jobs.push_back({{"job_id", st.spec().job_id()},
+                      {"setting", v1::Setting_Name(st.spec().setting())},
+                      {"state", v1::JobState_Name(st.state())},
+                      {"status", JobWord(st)},
+                      {"rounds_completed", p.done},
+                      {"rounds_total", p.total},
+                      {"parties", st.parties_size()},
+                      {"accepted", accepted},
+                      {"error", st.error()}});
+    }
+    std::cout << nlohmann::json{{"jobs", jobs}}.dump() << "\n";
+    return 0;
+  }
+  std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %s\n", "job", "setting", "status",
+                               "rounds", "parties");
+  for (const v1::JobStatus& st : resp.jobs()) {
+    const Progress p = ProgressOf(st);
+    int accepted = 0;
+    for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
+    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted%s\n",
+                                 st.spec().job_id(), v1::Setting_Name(st.spec().setting()),
+                                 JobWord(st), absl::StrCat(p.done, "/", p.total), accepted,
+                                 st.parties_size(),
+                                 st.error().empty() ? "" : "  " + st.error());
+  }
+  return 0;
+}
+
+int Cancel(const ClientArgs& a) {
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  if (!ch.ok()) return Fail("job cancel", ch.status());
+  v1::CancelJobRequest req;
+  req.set_job_id(a.job_id);
+  v1::CancelJobResponse resp;
+  auto ctx = Ctx();
+  auto s = v1::Operator::NewStub(*ch)->CancelJob(ctx.get(), req, &resp);
+  if (!s.ok()) return Fail("job cancel", net::FromGrpc(s));
+  std::cout << "job " << a.job_id << " cancelled (it was "
+            << (resp.previous_state() == v1::JOB_STATE_RUNNING ? "running" : "pending or queued")
+            << ")\n";
+  return 0;
+}
+
+// Follows a job to its end: a line per round as the server closes it, a line
+// per change of the job's status word. Exit 0 when it finishes, 1 when it fails.
+int Watch(const ClientArgs& a) {
+  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  if (!ch.ok()) return Fail("job watch", ch.status());
+  auto stub = v1::Operator::NewStub(*ch);
+  std::string last_word;
+  int printed = 0;
+  while (true) {
+    auto st = FetchStatus(*stub, a.job_id);
+    if (!st.ok()) return Fail("job watch", st.status());
+    const std::string word = JobWord(*st);
+    if (word != last_word) {
+      std::cout << absl::StrFormat("job %s: %s, %s\n", a.job_id, word, ProgressText(*st))
+                << std::flush;
+      last_word = word;
+    }
+    for (; printed < st->rounds_size(); ++printed) {
+      const v1::RoundRecord& r = st->rounds(printed);
+      std::cout << absl::StrFormat("round %4d/%d  %6.2f s  %d contributed%s\n", r.round() + 1,
+                                   TotalRounds(*st), r.seconds(), r.contributors_size(),
+                                   r.missing().empty()
+                                       ? ""
+                                       : absl::StrCat(", missing ", absl::StrJoin(r.missing(), ", ")))
+                << std::flush;
+    }
+    if (st->state() == v1::JOB_STATE_FINISHED) return 0;
+    if (st->state() == v1::JOB_STATE_FAILED) {
+      std::cout << "failed: " << st->error() << "\n";
+      return 1;
+    }
+    // A bounded poll of the server's state (it has no push channel).
+    absl::SleepFor(absl::Seconds(a.interval_seconds));
+  }
+}
+
 void RegisterClientCommands(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<ClientArgs>();
   CLI::App* job = app.add_subcommand("job", "submit and inspect jobs on a running fedmf-server");
@@ -402,6 +550,27 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   status->add_flag("--json", a->json, "print one JSON object");
   AddTlsFlags(status, a.get());
   status->callback([a, exit_code] { *exit_code = Status(*a); });
+  CLI::App* list = job->add_subcommand("list", "every job on the server, oldest first");
+  list->add_option("--server", a->server, "server address host:port")->required();
+  list->add_option("--server-name", a->peer_name, "server certificate name (default server)");
+  list->add_flag("--json", a->json, "print one JSON object {jobs: [...]}");
+  AddTlsFlags(list, a.get());
+  list->callback([a, exit_code] { *exit_code = List(*a); });
+  CLI::App* watch = job->add_subcommand("watch", "follow a job round by round until it ends");
+  watch->add_option("--server", a->server, "server address host:port")->required();
+  watch->add_option("--job", a->job_id, "job id")->required();
+  watch->add_option("--server-name", a->peer_name, "server certificate name (default server)");
+  watch->add_option("--interval", a->interval_seconds, "seconds between status polls")
+      ->capture_default_str()
+      ->check(CLI::Range(0.05, 60.0));
+  AddTlsFlags(watch, a.get());
+  watch->callback([a, exit_code] { *exit_code = Watch(*a); });
+  CLI::App* cancel = job->add_subcommand("cancel", "end a queued, pending or running job");
+  cancel->add_option("--server", a->server, "server address host:port")->required();
+  cancel->add_option("--job", a->job_id, "job id")->required();
+  cancel->add_option("--server-name", a->peer_name, "server certificate name (default server)");
+  AddTlsFlags(cancel, a.get());
+  cancel->callback([a, exit_code] { *exit_code = Cancel(*a); });
 
   CLI::App* rec = app.add_subcommand("recommend", "top-N items for a user, from a party's model");
   rec->add_option("--party", a->party, "the party's admin address host:port (or --model)");

@@ -450,3 +450,53 @@ TEST_F(JobCoordinatorTest, StatusTellsPendingPartiesAndQueuedJobs) {
 
 }  // namespace
 }  // namespace fedmf::server
+
+namespace fedmf::server {
+namespace {
+
+// Issue #17: an operator cancels a running job (its parties are told to
+// abort, the next job starts) and a queued one (never offered); an ended job
+// has nothing to cancel.
+TEST_F(JobCoordinatorTest, CancelEndsRunningAndQueuedJobsOnly) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(5)).ok());
+  v1::JobSpec second = Spec(1);
+  second.set_job_id("k");
+  ASSERT_TRUE(coordinator_->SubmitJob(second).ok());
+  v1::JobSpec third = Spec(1);
+  third.set_job_id("m");
+  ASSERT_TRUE(coordinator_->SubmitJob(third).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  Accept("b", 5);
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  auto ids = coordinator_->JobIds();
+  ASSERT_TRUE(ids.ok());
+  EXPECT_EQ(*ids, (std::vector<std::string>{"j", "k", "m"}));
+
+  auto queued = coordinator_->CancelJob("m", "alice");
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  EXPECT_EQ(*queued, v1::JOB_STATE_WAITING);
+  auto running = coordinator_->CancelJob("j", "alice");
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_EQ(*running, v1::JOB_STATE_RUNNING);
+  v1::Task abort = WaitTask("a", v1::TASK_KIND_ABORT);
+  EXPECT_EQ(abort.job_id(), "j");
+  auto j = coordinator_->GetJob("j");
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(j->error(), "cancelled by operator alice");
+  auto m = coordinator_->GetJob("m");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(m->error(), "cancelled by operator alice before it started");
+  // The queue moves on to k (m is never offered).
+  v1::Task next = WaitTask("b", v1::TASK_KIND_OFFER);
+  EXPECT_EQ(next.job_id(), "k");
+  EXPECT_EQ(coordinator_->CancelJob("j", "alice").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(coordinator_->CancelJob("nope", "alice").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace fedmf::server

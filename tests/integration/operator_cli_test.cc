@@ -1,0 +1,113 @@
+// Issue #17: `fedmf job list | watch | cancel` and `job status` progress,
+// run as an operator would (the fedmf binary, mTLS) against real daemons.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
+#include "tests/integration/cluster_test_util.h"
+
+namespace fedmf::it {
+namespace {
+
+class OperatorCliTest : public ClusterTest {
+ protected:
+  // Runs `fedmf ARGS` as the cluster's operator; stdout, and the exit code.
+  std::string Fedmf(const std::string& args, int* exit_code) {
+    const std::string tls = " --cert-dir " + cluster_->cert_dir() + " --name operator";
+    const std::string cmd = absl::StrCat(BinDir(), "/fedmf ", args, tls, " 2>&1");
+    std::string out;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return "popen failed";
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+    const int status = pclose(p);
+    *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return out;
+  }
+  std::string Server() const { return absl::StrCat("127.0.0.1:", cluster_->server_port()); }
+};
+
+TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
+  auto quick = PlanJob(SyntheticHflFlags(6), "quick", 60, /*min_parties=*/3);
+  ASSERT_TRUE(quick.ok()) << quick.status();
+  ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*quick), {0, 1, 2}));
+  auto id = cluster_->SubmitJob(quick->spec);
+  ASSERT_TRUE(id.ok()) << id.status();
+  int code = -1;
+  // watch follows it to the end: one line per round, as the server closed them.
+  const std::string watched = Fedmf("job watch --interval 0.1 --server " + Server() + " --job quick", &code);
+  EXPECT_EQ(code, 0) << watched;
+  for (int r = 1; r <= 6; ++r) {
+    EXPECT_TRUE(absl::StrContains(watched, absl::StrFormat("round %4d/6", r))) << watched;
+  }
+  EXPECT_TRUE(absl::StrContains(watched, "job quick: finished, rounds 6/6")) << watched;
+  const std::string status = Fedmf("job status --server " + Server() + " --job quick", &code);
+  EXPECT_EQ(code, 0) << status;
+  EXPECT_TRUE(absl::StrContains(status, "job quick: finished, rounds 6/6, ")) << status;
+
+  // A long job, cancelled while it runs; a queued one behind it, cancelled too.
+  auto slow = PlanJob(SyntheticHflFlags(100000), "slow", 60, /*min_parties=*/3);
+  ASSERT_TRUE(slow.ok()) << slow.status();
+  ASSERT_TRUE(cluster_->SubmitJob(slow->spec).ok());
+  auto behind = PlanJob(SyntheticHflFlags(2), "behind", 60, /*min_parties=*/3);
+  ASSERT_TRUE(behind.ok()) << behind.status();
+  ASSERT_TRUE(cluster_->SubmitJob(behind->spec).ok());
+  const absl::Time give_up = absl::Now() + absl::Minutes(2);
+  while (absl::Now() < give_up) {  // bounded poll until slow runs rounds
+    auto st = cluster_->GetJob("slow");
+    ASSERT_TRUE(st.ok()) << st.status();
+    if (st->rounds_size() >= 2) break;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  const std::string listed = Fedmf("job list --json --server " + Server(), &code);
+  ASSERT_EQ(code, 0) << listed;
+  const auto jobs = nlohmann::json::parse(listed)["jobs"];
+  ASSERT_EQ(jobs.size(), 3u) << listed;
+  EXPECT_EQ(jobs[0]["job_id"], "quick");
+  EXPECT_EQ(jobs[0]["status"], "finished");
+  EXPECT_EQ(jobs[0]["rounds_completed"], 6);
+  EXPECT_EQ(jobs[1]["job_id"], "slow");
+  EXPECT_EQ(jobs[1]["status"], "running");
+  EXPECT_EQ(jobs[1]["rounds_total"], 100000);
+  EXPECT_GE(jobs[1]["rounds_completed"].get<int>(), 2);
+  EXPECT_EQ(jobs[1]["accepted"], 3);
+  EXPECT_EQ(jobs[2]["job_id"], "behind");
+  EXPECT_EQ(jobs[2]["status"], "queued (behind job slow)");
+
+  const std::string eta = Fedmf("job status --server " + Server() + " --job slow", &code);
+  EXPECT_TRUE(absl::StrContains(eta, "ETA ")) << eta;
+  EXPECT_TRUE(absl::StrContains(Fedmf("job cancel --server " + Server() + " --job behind", &code),
+                                "cancelled (it was pending or queued)"));
+  EXPECT_EQ(code, 0);
+  EXPECT_TRUE(absl::StrContains(Fedmf("job cancel --server " + Server() + " --job slow", &code),
+                                "cancelled (it was running)"));
+  EXPECT_EQ(code, 0);
+  auto slow_st = cluster_->GetJob("slow");
+  ASSERT_TRUE(slow_st.ok());
+  EXPECT_EQ(slow_st->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(slow_st->error(), "cancelled by operator operator");
+  auto behind_st = cluster_->GetJob("behind");
+  ASSERT_TRUE(behind_st.ok());
+  EXPECT_EQ(behind_st->state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(behind_st->rounds_size(), 0);
+  const std::string again = Fedmf("job cancel --server " + Server() + " --job slow", &code);
+  EXPECT_NE(code, 0);
+  EXPECT_TRUE(absl::StrContains(again, "nothing to cancel")) << again;
+  // watch on a failed job says so and exits 1.
+  const std::string failed = Fedmf("job watch --server " + Server() + " --job slow", &code);
+  EXPECT_EQ(code, 1) << failed;
+  EXPECT_TRUE(absl::StrContains(failed, "failed: cancelled by operator operator")) << failed;
+}
+
+}  // namespace
+}  // namespace fedmf::it
