@@ -1,22 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages fedmf builds and tests with, only those that
-# are missing (so it is fast and offline-safe when everything is present).
-# Run as root (or with sudo available).
+# Installs the Debian 12 packages fedmf needs, only those that are missing (so
+# it is fast and offline-safe when everything is present). Run as root (or
+# with sudo available).
+#   deploy/install-deps.sh          what building the product and `fedmf demo` need
+#   deploy/install-deps.sh --tests  that plus the test suite's toolchain (tests/run-all.sh)
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libeigen3-dev libspdlog-dev libssl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libsqlite3-dev libyaml-cpp-dev libcpp-httplib-dev
-  libsodium-dev  # X25519 and Ed25519 (common/crypto)
+  libsodium-dev  # X25519, Ed25519 and ristretto255 (common/crypto, common/psi)
+)
+TEST_PACKAGES=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3  # the shell tests' JSON and DOM checks
   # The fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizer runtimes.
   clang libclang-rt-14-dev
   # The container test (tests/containers): podman as the Docker engine.
   podman runc docker-compose debootstrap curl
   golang-github-containernetworking-plugin-dnsname  # container names resolve in compose networks (CNI)
+  chromium  # the dashboard's browser test (ctest label browser)
 )
+case "${1:-}" in
+  "") ;;
+  --tests) PACKAGES+=("${TEST_PACKAGES[@]}") ;;
+  *) echo "install-deps: unknown argument '$1' (use no argument, or --tests)" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

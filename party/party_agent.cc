@@ -520,17 +520,20 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
   {
     std::lock_guard lock(mu_);
     report.set_epsilon_spent(run.plan.private_training ? SpentEpsilonLocked() : 0.0);
+    if (run.plan.private_training) {
+      auto job = ledger_.JobEpsilon(job_id);
+      report.set_job_epsilon(job.ok() ? *job : std::numeric_limits<double>::infinity());
+    }
   }
   report.set_delta(config_.policy.delta);
   report.set_steps(run.session->steps_charged());
-  if (run.finished) {
-    report.set_finished(true);
-    // Noise-free metrics leave only with the party's consent (policy).
-    if (config_.policy.report_metrics) {
-      const mf::ErrorMetrics m = run.session->EvaluateTest();
-      report.set_test_mse(m.mse);
-      report.set_test_count(m.count);
-    }
+  report.set_finished(run.finished);
+  // Noise-free metrics leave only with the party's consent (policy): after
+  // every round (the history operators plot) and at the end.
+  if (config_.policy.report_metrics) {
+    const mf::ErrorMetrics m = run.session->EvaluateTest();
+    report.set_test_mse(m.mse);
+    report.set_test_count(m.count);
   }
   v1::Ack ack;
   auto ctx = Context(std::chrono::seconds(10));

@@ -189,55 +189,28 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
   return grpc::Status::OK;
 }
 
-absl::StatusOr<v1::JobStatus> OperatorService::StatusOf(const std::string& job_id) {
-  if (hua_ != nullptr && hua_->Has(job_id)) return hua_->Status(job_id);
-  if (lfl_ != nullptr) {
-    auto lfl_status = lfl_->GetJob(job_id);
-    if (lfl_status.ok() || !absl::IsNotFound(lfl_status.status())) return lfl_status;
-  }
-  return coordinator_->GetJob(job_id);
-}
-
 grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                      v1::JobStatus* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
-  auto status = StatusOf(req->job_id());
+  auto status = jobs_.Get(req->job_id());
   if (!status.ok()) return ToGrpc(status.status());
   *resp = std::move(*status);
-  resp->set_rounds_completed(std::max(resp->rounds_completed(), resp->rounds_size()));
   return grpc::Status::OK;
 }
 
 grpc::Status OperatorService::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest*,
                                        v1::ListJobsResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
-  std::vector<std::string> ids;
-  auto fmf_ids = coordinator_->JobIds();
-  if (!fmf_ids.ok()) return ToGrpc(fmf_ids.status());
-  ids = std::move(*fmf_ids);
-  if (lfl_ != nullptr) {
-    auto lfl_ids = lfl_->JobIds();
-    if (!lfl_ids.ok()) return ToGrpc(lfl_ids.status());
-    ids.insert(ids.end(), lfl_ids->begin(), lfl_ids->end());
-  }
-  if (hua_ != nullptr) {
-    for (std::string& id : hua_->JobIds()) ids.push_back(std::move(id));
-  }
-  for (const std::string& id : ids) {
-    auto status = StatusOf(id);
-    if (!status.ok()) return ToGrpc(status.status());
-    status->set_rounds_completed(std::max(status->rounds_completed(), status->rounds_size()));
-    status->clear_rounds();  // the list stays small; GetJob has the history
-    *resp->add_jobs() = std::move(*status);
-  }
+  auto jobs = jobs_.List();
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (v1::JobStatus& job : *jobs) *resp->add_jobs() = std::move(job);
   return grpc::Status::OK;
 }
 
 grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                                         v1::CancelJobResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
-  if ((hua_ != nullptr && hua_->Has(req->job_id())) ||
-      (lfl_ != nullptr && lfl_->GetJob(req->job_id()).ok())) {
+  if (jobs_.IsDeviceJob(req->job_id())) {
     return ToGrpc(absl::UnimplementedError(absl::StrCat(
         "job '", req->job_id(), "' is a device job (lfl / hua-s3): cancel works for cross-silo "
         "jobs; device jobs end at their own deadlines")));

@@ -14,6 +14,7 @@
 #include "server/poll_limiter.h"
 #include "server/hua_runner.h"
 #include "server/job_coordinator.h"
+#include "server/job_directory.h"
 #include "server/lfl_coordinator.h"
 
 namespace fedmf::server {
@@ -70,11 +71,17 @@ class CoordinatorService final : public v1::Coordinator::Service {
 class OperatorService final : public v1::Operator::Service {
  public:
   OperatorService(JobCoordinator* coordinator, bool insecure)
-      : coordinator_(coordinator), insecure_(insecure) {}
+      : coordinator_(coordinator), insecure_(insecure), jobs_(coordinator, nullptr, nullptr) {}
   // Hua S3 jobs (SETTING_HUA_S3) go to their own runner (hua_runner.h).
-  void set_hua(HuaRunner* hua) { hua_ = hua; }
+  void set_hua(HuaRunner* hua) {
+    hua_ = hua;
+    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
+  }
   // LFL jobs (SETTING_LFL) go to the device-side coordinator (lfl_coordinator.h).
-  void set_lfl(LflCoordinator* lfl) { lfl_ = lfl; }
+  void set_lfl(LflCoordinator* lfl) {
+    lfl_ = lfl;
+    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
+  }
 
   grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                          v1::SubmitJobResponse* resp) override;
@@ -89,13 +96,11 @@ class OperatorService final : public v1::Operator::Service {
 
  private:
   absl::Status CheckOperator(const grpc::ServerContext& ctx);
-  // One job's status from whichever runner holds it (Hua, LFL, cross-silo).
-  absl::StatusOr<v1::JobStatus> StatusOf(const std::string& job_id);
-
   JobCoordinator* coordinator_;
   bool insecure_;
   HuaRunner* hua_ = nullptr;
   LflCoordinator* lfl_ = nullptr;
+  JobDirectory jobs_;  // reads through the three runners above
 };
 
 }  // namespace fedmf::server

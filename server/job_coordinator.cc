@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/net/job_codec.h"
 #include "common/base/status_macros.h"
@@ -208,7 +209,21 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
       job_->stored.spec.job_id() != job_id) {
     status.set_queued_behind(job_->stored.spec.job_id());
   }
-  for (const auto& r : stored.rounds) *status.add_rounds() = r;
+  for (const auto& r : stored.rounds) {
+    v1::RoundRecord* out = status.add_rounds();
+    *out = r;
+    if (auto it = stored.reports.find(r.round()); it != stored.reports.end()) {
+      for (const v1::PartyRoundReport& rep : it->second) *out->add_reports() = rep;
+    }
+  }
+  // Each party's latest report (rounds ascend) holds its spend on this job.
+  for (const auto& [round, reports] : stored.reports) {
+    for (const v1::PartyRoundReport& rep : reports) {
+      for (v1::PartyStatus& ps : *status.mutable_parties()) {
+        if (ps.name() == rep.party()) ps.set_job_epsilon(rep.job_epsilon());
+      }
+    }
+  }
   status.set_rounds_completed(status.rounds_size());
   return status;
 }
@@ -519,22 +534,46 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
     return absl::InvalidArgumentError("field 'epsilon_spent': NaN");
   }
   if (report.epsilon_spent() < 0) return absl::InvalidArgumentError("field 'epsilon_spent': < 0");
+  if (std::isnan(report.job_epsilon()) || report.job_epsilon() < 0) {
+    return absl::InvalidArgumentError("field 'job_epsilon': must be >= 0 (or +inf)");
+  }
+  // A report follows the party's upload of `round` or its Stage 3 (round =
+  // the final one): never ahead of the job, so junk cannot grow the history.
+  if (report.round() < 0 || report.round() > job_->stored.round) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "field 'round': %d is not a round of job '%s' so far (0..%d)", report.round(),
+        report.job_id(), job_->stored.round));
+  }
+  // Metrics are the party's opt-in (policy report_metrics): absent = unknown.
+  if (report.has_test_mse() || report.has_test_count()) {
+    if (!std::isfinite(report.test_mse()) || report.test_mse() < 0 || report.test_count() < 0) {
+      return absl::InvalidArgumentError("fields 'test_mse/test_count': must be finite and >= 0");
+    }
+  }
   StoredParty& p = job_->stored.parties[*idx];
   p.epsilon = report.epsilon_spent();
   counters_.epsilon_by_party[party] = report.epsilon_spent();
   if (report.finished()) {
-    // Metrics are the party's opt-in (policy report_metrics): absent = unknown.
-    if (report.has_test_mse() || report.has_test_count()) {
-      if (!std::isfinite(report.test_mse()) || report.test_mse() < 0 ||
-          report.test_count() < 0) {
-        return absl::InvalidArgumentError(
-            "fields 'test_mse/test_count': must be finite and >= 0");
-      }
+    if (report.has_test_mse()) {
       p.test_mse = report.test_mse();
       p.test_count = report.test_count();
     }
     p.finished = true;
   }
+  v1::PartyRoundReport history;
+  history.set_party(party);
+  history.set_job_epsilon(report.job_epsilon());
+  history.set_ledger_epsilon(report.epsilon_spent());
+  if (report.has_test_mse()) {
+    history.set_test_mse(report.test_mse());
+    history.set_test_count(report.test_count());
+  }
+  if (auto s = store_->SaveRoundReport(report.job_id(), report.round(), history); !s.ok()) {
+    return s;
+  }
+  std::vector<v1::PartyRoundReport>& of_round = job_->stored.reports[report.round()];
+  std::erase_if(of_round, [&](const v1::PartyRoundReport& r) { return r.party() == party; });
+  of_round.push_back(std::move(history));
   if (auto s = store_->SaveParty(report.job_id(), p); !s.ok()) return s;
   changed_.notify_all();
   return absl::OkStatus();

@@ -1,7 +1,9 @@
 #include "server/server_config.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/yaml_reader.h"
+#include "common/metrics/http_server.h"
 
 namespace fedmf::server {
 namespace {
@@ -29,6 +31,9 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   check(root.GetString("log_format", &c.log_format));
   check(root.GetString("metrics_listen", &c.metrics_listen));
   check(root.GetString("metrics_port_file", &c.metrics_port_file));
+  check(root.GetString("dashboard_listen", &c.dashboard_listen));
+  check(root.GetString("dashboard_port_file", &c.dashboard_port_file));
+  check(root.GetBool("dashboard_allow_remote", &c.dashboard_allow_remote));
   check(root.GetStringList("allowed_parties", &c.coordinator.allowed_parties));
   check(root.GetInt("max_threads", &c.max_threads));
   check(root.GetInt("max_concurrent_polls", &c.max_concurrent_polls));
@@ -91,6 +96,11 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     return absl::InvalidArgumentError(
         absl::StrCat(root.Where("log_format"), "key 'log_format': use text or json"));
   }
+  if (!c.dashboard_listen.empty()) {
+    if (auto st = CheckDashboardListen(c.dashboard_listen, c.dashboard_allow_remote); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(root.Where("dashboard_listen"), st.message()));
+    }
+  }
   if (c.database.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(root.Where("database"), "key 'database': required"));
   }
@@ -98,6 +108,19 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
 }
 
 }  // namespace
+
+absl::Status CheckDashboardListen(const std::string& listen, bool allow_remote) {
+  auto host_port = metrics::SplitHostPort("dashboard", listen);
+  if (!host_port.ok()) return host_port.status();
+  const std::string& host = host_port->first;
+  if (allow_remote || absl::StartsWith(host, "127.") || host == "::1" || host == "localhost") {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "key 'dashboard_listen': '", listen,
+      "' is not a loopback address; the dashboard is plain HTTP, so serve it on 127.0.0.1:PORT "
+      "and reach it through an SSH tunnel or a TLS proxy, or set dashboard_allow_remote: true"));
+}
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
   auto root = config::YamlMap::FromFile(path);

@@ -22,6 +22,12 @@ struct ServerConfig {
   std::string log_format = "text";  // text | json
   std::string metrics_listen;       // host:port of GET /metrics; empty = off
   std::string metrics_port_file;    // written with the bound metrics port
+  // The read-only web dashboard (plain HTTP: jobs, per-round plots, party
+  // liveness); empty = off. Loopback addresses only unless
+  // dashboard_allow_remote, since job and party names would travel in clear.
+  std::string dashboard_listen;
+  std::string dashboard_port_file;  // written with the bound dashboard port
+  bool dashboard_allow_remote = false;
   // Concurrency caps, so no client can exhaust the server: gRPC threads
   // (ResourceQuota; a call beyond it gets RESOURCE_EXHAUSTED) and concurrent
   // long-polls (GetTask, GetDeviceTask, Hua Poll; one beyond it gets
@@ -29,6 +35,10 @@ struct ServerConfig {
   int32_t max_threads = 256;
   int32_t max_concurrent_polls = 128;
 };
+
+// OK for a loopback host (127.0.0.0/8, ::1, localhost) or with
+// `allow_remote`; otherwise an error naming the address and the way out.
+absl::Status CheckDashboardListen(const std::string& listen, bool allow_remote);
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path);
 absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& text, const std::string& name);

@@ -15,6 +15,7 @@
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
 #include "server/coordinator_service.h"
+#include "server/dashboard.h"
 #include "server/device_service.h"
 #include "server/hua_service.h"
 #include "server/lfl_coordinator.h"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   std::string config_path;
   std::string listen, port_file, database, log_format;
   int metrics_port = -1;
+  int dashboard_port = -1;
   bool insecure = false;
   app.add_option("--config", config_path, "YAML config file (docs/configuration.md)");
   app.add_option("--listen", listen, "override: address:port to listen on (port 0 = any)");
@@ -48,6 +50,9 @@ int main(int argc, char** argv) {
   app.add_option("--log-format", log_format, "override: text | json");
   app.add_option("--metrics-port", metrics_port,
                  "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
+      ->check(CLI::Range(0, 65535));
+  app.add_option("--dashboard-port", dashboard_port,
+                 "override: serve the read-only web dashboard on 127.0.0.1:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
   if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
 
@@ -66,6 +71,7 @@ int main(int argc, char** argv) {
   if (insecure) config.tls.insecure = true;
   if (!log_format.empty()) config.log_format = log_format;
   if (metrics_port >= 0) config.metrics_listen = "0.0.0.0:" + std::to_string(metrics_port);
+  if (dashboard_port >= 0) config.dashboard_listen = "127.0.0.1:" + std::to_string(dashboard_port);
   if (auto s = fedmf::log::ConfigureLogging(config.log_format, "fedmf-server"); !s.ok()) {
     std::cerr << "fedmf-server: " << s.message() << "\n";
     return 2;
@@ -163,6 +169,18 @@ int main(int argc, char** argv) {
     exporter = std::move(*started);
     spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen,
                  exporter->port());
+  }
+  std::unique_ptr<fedmf::metrics::HttpServer> dashboard;
+  if (!config.dashboard_listen.empty()) {
+    auto started = fedmf::server::StartDashboard(config.dashboard_listen,
+                                                 config.dashboard_port_file, &coordinator,
+                                                 &lfl_coordinator, &hua_runner);
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    dashboard = std::move(*started);
+    spdlog::info("dashboard on http://{} (port {})", config.dashboard_listen, dashboard->port());
   }
   spdlog::info("fedmf-server listening on port {} ({}), database {}", port,
                config.tls.insecure ? "INSECURE" : "mTLS", config.database);

@@ -43,6 +43,15 @@ CREATE TABLE IF NOT EXISTS rounds (
   missing TEXT NOT NULL,
   seconds REAL NOT NULL,
   PRIMARY KEY (job_id, round));
+CREATE TABLE IF NOT EXISTS round_reports (
+  job_id TEXT NOT NULL REFERENCES jobs(job_id),
+  round INTEGER NOT NULL,
+  party TEXT NOT NULL,
+  job_epsilon REAL NOT NULL,
+  ledger_epsilon REAL NOT NULL,
+  test_mse REAL,
+  test_count INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (job_id, round, party));
 CREATE TABLE IF NOT EXISTS shared (
   job_id TEXT PRIMARY KEY REFERENCES jobs(job_id),
   round INTEGER NOT NULL,
@@ -152,6 +161,24 @@ absl::Status ServerStore::CommitRound(const std::string& job_id, const v1::Round
   return tx.Commit();
 }
 
+absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t round,
+                                          const v1::PartyRoundReport& r) {
+  auto st = db_->Prepare(
+      "INSERT INTO round_reports (job_id, round, party, job_epsilon, ledger_epsilon, test_mse, "
+      "test_count) VALUES (?,?,?,?,?,?,?) ON CONFLICT(job_id, round, party) DO UPDATE SET "
+      "job_epsilon=excluded.job_epsilon, ledger_epsilon=excluded.ledger_epsilon, "
+      "test_mse=excluded.test_mse, test_count=excluded.test_count");
+  if (!st.ok()) return st.status();
+  st->Bind(1, job_id).Bind(2, int64_t{round}).Bind(3, r.party()).Bind(4, r.job_epsilon())
+      .Bind(5, r.ledger_epsilon()).Bind(7, r.test_count());
+  if (r.has_test_mse()) {
+    st->Bind(6, r.test_mse());
+  } else {
+    st->BindNull(6);
+  }
+  return st->Run();
+}
+
 absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const {
   StoredJob job;
   {
@@ -216,6 +243,25 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
       }
       r.set_seconds(st->ColumnDouble(3));
       job.rounds.push_back(std::move(r));
+    }
+  }
+  {
+    auto st = db_->Prepare(
+        "SELECT round, party, job_epsilon, ledger_epsilon, test_mse, test_count FROM "
+        "round_reports WHERE job_id = ? ORDER BY round, party");
+    if (!st.ok()) return st.status();
+    st->Bind(1, job_id);
+    while (true) {
+      auto row = st->Step();
+      if (!row.ok()) return row.status();
+      if (!*row) break;
+      v1::PartyRoundReport r;
+      r.set_party(st->ColumnText(1));
+      r.set_job_epsilon(st->ColumnDouble(2));
+      r.set_ledger_epsilon(st->ColumnDouble(3));
+      if (!st->ColumnIsNull(4)) r.set_test_mse(st->ColumnDouble(4));
+      r.set_test_count(st->ColumnInt(5));
+      job.reports[static_cast<int32_t>(st->ColumnInt(0))].push_back(std::move(r));
     }
   }
   {

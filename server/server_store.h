@@ -6,6 +6,7 @@
 #ifndef FEDMF_SERVER_SERVER_STORE_H_
 #define FEDMF_SERVER_SERVER_STORE_H_
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,6 +45,9 @@ struct StoredJob {
   std::optional<mf::Matrix> shared;  // input of `round` (absent while waiting)
   std::vector<StoredParty> parties;  // roster order
   std::vector<v1::RoundRecord> rounds;
+  // The parties' reports by round (a round's may precede its record: a party
+  // reports right after its upload, the round closes on the last one).
+  std::map<int32_t, std::vector<v1::PartyRoundReport>> reports;
 };
 
 class ServerStore {
@@ -61,6 +65,11 @@ class ServerStore {
   // cursor in one transaction.
   absl::Status CommitRound(const std::string& job_id, const v1::RoundRecord& record,
                            const mf::Matrix& next_shared);
+
+  // A party's report after `round` (per-round history); a second report of
+  // the same round replaces the first.
+  absl::Status SaveRoundReport(const std::string& job_id, int32_t round,
+                               const v1::PartyRoundReport& report);
 
   absl::StatusOr<StoredJob> LoadJob(const std::string& job_id) const;
   // The job a restarted server must resume (WAITING or RUNNING), if any.

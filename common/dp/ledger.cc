@@ -43,6 +43,20 @@ absl::StatusOr<double> PrivacyLedger::SpentEpsilon() const {
   return r->epsilon;
 }
 
+absl::StatusOr<double> PrivacyLedger::JobEpsilon(const std::string& job_id) const {
+  RdpAccountant job;
+  bool any = false;
+  for (const LedgerEntry& e : entries_) {
+    if (e.job_id != job_id) continue;
+    job.AddSteps(e.sample_rate, e.noise_multiplier, e.steps);
+    any = true;
+  }
+  if (!any) return 0.0;
+  absl::StatusOr<EpsilonResult> r = job.GetEpsilon(delta_);
+  if (!r.ok()) return r.status();
+  return r->epsilon;
+}
+
 absl::StatusOr<double> PrivacyLedger::EpsilonWith(const LedgerEntry& entry) const {
   if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
   RdpAccountant with = accountant_;

@@ -30,6 +30,10 @@ class PrivacyLedger {
   // Epsilon after everything charged so far (all jobs composed sequentially
   // in RDP).
   absl::StatusOr<double> SpentEpsilon() const;
+  // Epsilon of one job's entries alone (composed in RDP as if the ledger held
+  // nothing else): what that job cost, for its status and history. 0 for a
+  // job with no entries.
+  absl::StatusOr<double> JobEpsilon(const std::string& job_id) const;
   // Epsilon if `entry` were charged too.
   absl::StatusOr<double> EpsilonWith(const LedgerEntry& entry) const;
   // Epsilon if all of `entries` were charged too.

@@ -152,11 +152,15 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
         p.seconds = seconds();
         for (auto& ledger : ledgers) {
           auto e = ledger->SpentEpsilon();
-          if (e.ok()) p.epsilon = std::max(p.epsilon, *e);
+          p.party_epsilon.push_back(e.ok() ? *e : std::numeric_limits<double>::infinity());
+          p.epsilon = std::max(p.epsilon, p.party_epsilon.back());
         }
         if (eval_every > 0 && ((round + 1) % eval_every == 0 || round + 1 == p.total_rounds)) {
           std::vector<mf::ErrorMetrics> parts;
-          for (auto& session : sessions) parts.push_back(session->EvaluateTestWith(server->shared()));
+          for (auto& session : sessions) {
+            parts.push_back(session->EvaluateTestWith(server->shared()));
+            p.party_test_mse.push_back(parts.back().mse);
+          }
           p.test_mse = mf::Combine(parts).mse;
         }
         progress(p);

@@ -61,6 +61,10 @@ struct RoundProgress {
   double seconds = 0;       // since the start
   double epsilon = 0;       // max over parties, so far
   std::optional<double> test_mse;  // with the current shared matrix
+  // Per party (federation order): its ledger's epsilon so far, and with
+  // test_mse, its own test MSE with the current shared matrix.
+  std::vector<double> party_epsilon;
+  std::vector<double> party_test_mse;
 };
 
 struct SimulationResult {

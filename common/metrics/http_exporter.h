@@ -11,11 +11,8 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
+#include "common/metrics/http_server.h"
 #include "common/metrics/metrics.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace fedmf::metrics {
 
@@ -29,15 +26,12 @@ class HttpExporter {
                                                              const std::string& port_file,
                                                              const Registry* registry,
                                                              std::function<void()> before_scrape);
-  ~HttpExporter();
 
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
 
  private:
-  HttpExporter() = default;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  int port_ = 0;
+  explicit HttpExporter(std::unique_ptr<HttpServer> server) : server_(std::move(server)) {}
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace fedmf::metrics

@@ -33,7 +33,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 
 for tool in podman runc docker-compose debootstrap; do
   command -v "$tool" > /dev/null ||
-    fail "$tool is missing: apt-get install podman runc docker-compose debootstrap (deploy/install-deps.sh)"
+    fail "$tool is missing: apt-get install podman runc docker-compose debootstrap (deploy/install-deps.sh --tests)"
 done
 [ -x /usr/lib/cni/dnsname ] ||
   fail "the CNI dnsname plugin is missing (compose services find each other by name): apt-get install golang-github-containernetworking-plugin-dnsname"

@@ -54,6 +54,24 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   const std::string status = Fedmf("job status --server " + Server() + " --job quick", &code);
   EXPECT_EQ(code, 0) << status;
   EXPECT_TRUE(absl::StrContains(status, "job quick: finished, rounds 6/6, ")) << status;
+  // The per-round history: every round with each party's report after it,
+  // this job's epsilon rising round by round.
+  const std::string status_json =
+      Fedmf("job status --json --server " + Server() + " --job quick", &code);
+  ASSERT_EQ(code, 0) << status_json;
+  const auto history = nlohmann::json::parse(status_json)["history"];
+  ASSERT_EQ(history.size(), 6u) << status_json;
+  double previous = 0;
+  for (size_t r = 0; r < history.size(); ++r) {
+    EXPECT_EQ(history[r]["round"], static_cast<int>(r));
+    EXPECT_EQ(history[r]["contributors"].size(), 3u);
+    ASSERT_EQ(history[r]["reports"].size(), 3u) << history[r];
+    const auto& first = history[r]["reports"][0];
+    if (first["epsilon"].is_number()) {
+      EXPECT_GT(first["epsilon"].get<double>(), previous) << history[r];
+      previous = first["epsilon"].get<double>();
+    }
+  }
 
   // A long job, cancelled while it runs; a queued one behind it, cancelled too.
   auto slow = PlanJob(SyntheticHflFlags(100000), "slow", 60, /*min_parties=*/3);

@@ -1,6 +1,8 @@
 #include "tools/fedmf/cli_util.h"
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -24,6 +26,22 @@ nlohmann::json JsonNumber(double x) {
   if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
   if (std::isnan(x)) return nullptr;
   return x;
+}
+
+absl::Status WritePlot(const std::string& path, const std::vector<plot::LineChart>& charts) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << plot::SvgDocument(charts);
+    if (!out.flush()) {
+      return absl::UnavailableError(absl::StrCat("--plot ", path, ": cannot write ", tmp));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::UnavailableError(absl::StrCat("--plot ", path, ": cannot write the file"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fedmf::cli

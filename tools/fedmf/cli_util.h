@@ -3,8 +3,10 @@
 #define FEDMF_TOOLS_FEDMF_CLI_UTIL_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/plot/svg_chart.h"
 #include "nlohmann/json.hpp"
 
 namespace fedmf::cli {
@@ -15,6 +17,10 @@ absl::StatusOr<double> ParseEpsilon(const std::string& text, const std::string& 
 // JSON cannot hold inf/NaN: those become null... except that readers want to
 // know the difference, so +inf is written as the string "inf".
 nlohmann::json JsonNumber(double x);
+
+// --plot FILE.svg: the charts stacked in one SVG document, written whole
+// (tmp + rename); the error names the flag and the file.
+absl::Status WritePlot(const std::string& path, const std::vector<plot::LineChart>& charts);
 
 }  // namespace fedmf::cli
 

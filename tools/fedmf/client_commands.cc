@@ -18,7 +18,9 @@
 #include "common/net/job_codec.h"
 #include "common/net/model_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "common/net/job_view.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/hua_job_spec.h"
 #include "tools/fedmf/lfl_job_spec.h"
 
@@ -83,50 +85,8 @@ int Submit(const ClientArgs& a) {
   return 0;
 }
 
-// The words `fedmf job status` uses: a job waiting for its parties'
-// answers is "pending", one behind another job "queued"; a party that has
-// not answered is "pending", not refused.
-std::string JobWord(const v1::JobStatus& st) {
-  switch (st.state()) {
-    case v1::JOB_STATE_WAITING:
-      return st.queued_behind().empty() ? "pending"
-                                        : absl::StrCat("queued (behind job ", st.queued_behind(), ")");
-    case v1::JOB_STATE_RUNNING: return "running";
-    case v1::JOB_STATE_FINISHED: return "finished";
-    case v1::JOB_STATE_FAILED: return "failed";
-    default: return "unknown";
-  }
-}
-
-std::string PartyWord(const v1::PartyStatus& p) {
-  if (!p.replied()) return "pending";
-  if (p.accepted()) return "accepted";
-  return absl::StrCat("refused: ", p.refusal());
-}
-
-// Rounds the job will run (HFL-synSGD: T x T' aggregations).
-int32_t TotalRounds(const v1::JobStatus& st) {
-  const v1::JobSpec& spec = st.spec();
-  return spec.setting() == v1::SETTING_HFL_SYNSGD ? spec.rounds() * std::max(1, spec.local_iters())
-                                                  : spec.rounds();
-}
-
-struct Progress {
-  int32_t done = 0, total = 0;
-  double seconds = 0;                // in the rounds so far
-  std::optional<double> eta_seconds;  // mean round time x rounds left, while running
-};
-
-Progress ProgressOf(const v1::JobStatus& st) {
-  Progress p;
-  p.done = std::max(st.rounds_completed(), st.rounds_size());
-  p.total = TotalRounds(st);
-  for (const v1::RoundRecord& r : st.rounds()) p.seconds += r.seconds();
-  if (st.state() == v1::JOB_STATE_RUNNING && st.rounds_size() > 0 && p.total >= p.done) {
-    p.eta_seconds = p.seconds / st.rounds_size() * (p.total - p.done);
-  }
-  return p;
-}
+using net::JobWord;
+using net::PartyWord;
 
 std::string Duration(double seconds) {
   if (seconds < 90) return absl::StrFormat("%.1f s", seconds);
@@ -165,9 +125,11 @@ int Status(const ClientArgs& a) {
     for (const auto& p : st.parties()) {
       parties.push_back({{"name", p.name()}, {"status", PartyWord(p)},
                          {"accepted", p.accepted()}, {"refusal", p.refusal()},
-                         {"epsilon", p.epsilon_spent()}, {"test_mse", p.test_mse()},
-                         {"connected", p.connected()}});
+                         {"epsilon", p.job_epsilon()}, {"ledger_epsilon", p.epsilon_spent()},
+                         {"test_mse", p.test_mse()}, {"connected", p.connected()}});
     }
+    nlohmann::json history = nlohmann::json::array();
+    for (const v1::RoundRecord& r : st.rounds()) history.push_back(RoundJson(r));
     nlohmann::json out{{"job_id", st.spec().job_id()},
                        {"state", v1::JobState_Name(st.state())},
                        {"status", JobWord(st)},
@@ -179,7 +141,8 @@ int Status(const ClientArgs& a) {
                                            ? nlohmann::json(*ProgressOf(st).eta_seconds)
                                            : nlohmann::json(nullptr)},
                        {"error", st.error()},
-                       {"parties", parties}};
+                       {"parties", parties},
+                       {"history", history}};
     if (st.has_hua()) {  // Hua S3: per-iteration records and the hosts' test error
       const v1::HuaStatus& h = st.hua();
       nlohmann::json iterations = nlohmann::json::array();
@@ -201,8 +164,8 @@ int Status(const ClientArgs& a) {
   std::cout << absl::StrFormat("job %s: %s, %s%s\n", st.spec().job_id(), JobWord(st),
                                ProgressText(st), st.error().empty() ? "" : " — " + st.error());
   for (const auto& p : st.parties()) {
-    std::cout << absl::StrFormat("  %-16s epsilon %.4f  test MSE %s  %-12s  %s\n", p.name(),
-                                 p.epsilon_spent(),
+    std::cout << absl::StrFormat("  %-16s epsilon %.4f (ledger %.4f)  test MSE %s  %-12s  %s\n",
+                                 p.name(), p.job_epsilon(), p.epsilon_spent(),
                                  p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
                                  p.connected() ? "connected" : "disconnected", PartyWord(p));
   }
@@ -514,14 +477,8 @@ int Watch(const ClientArgs& a) {
                 << std::flush;
       last_word = word;
     }
-    for (; printed < st->rounds_size(); ++printed) {
-      const v1::RoundRecord& r = st->rounds(printed);
-      std::cout << absl::StrFormat("round %4d/%d  %6.2f s  %d contributed%s\n", r.round() + 1,
-                                   TotalRounds(*st), r.seconds(), r.contributors_size(),
-                                   r.missing().empty()
-                                       ? ""
-                                       : absl::StrCat(", missing ", absl::StrJoin(r.missing(), ", ")))
-                << std::flush;
+    for (; printed < st->rounds_size() && RoundReported(*st, printed); ++printed) {
+      std::cout << RoundLine(*st, printed) << "\n" << std::flush;
     }
     if (st->state() == v1::JOB_STATE_FINISHED) return 0;
     if (st->state() == v1::JOB_STATE_FAILED) {

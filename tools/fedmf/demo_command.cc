@@ -1,10 +1,14 @@
 #include "tools/fedmf/demo_command.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <unistd.h>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -12,10 +16,12 @@
 #include "common/data/loaders.h"
 #include "common/dp/composition.h"
 #include "common/fmf/noise_plan.h"
+#include "common/net/job_view.h"
 #include "common/net/job_codec.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"
+#include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/lfl_demo.h"
 #include "tools/fedmf/local_cluster.h"
 #include "tools/fedmf/train_data.h"
@@ -30,7 +36,21 @@ struct DemoArgs {
   double timeout_seconds = 1800;
   double round_deadline_seconds = 60;
   bool rounds_given = false;  // lfl defaults to T = 10 unless --T is given
+  bool dashboard = false;     // serve fedmf-server's dashboard; stay up after the job
 };
+
+// --dashboard: after the job, keep the federation (and the dashboard) up
+// until the user ends it. The signals are blocked only now, after every
+// child started, so the daemons keep their default handlers.
+void ServeUntilInterrupted() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  int signal = 0;
+  sigwait(&set, &signal);
+}
 
 // A --party-data spec with its path made absolute: the party processes run
 // from their own configs in the work directory.
@@ -43,6 +63,13 @@ std::string AbsoluteDataSpec(const std::string& spec) {
 
 int RunDemo(DemoArgs& a) {
   const absl::Time start = absl::Now();
+  if ((!a.job.plot.empty() || a.dashboard) &&
+      (a.job.setting == "lfl" || a.job.setting == "hua-s3")) {
+    std::cerr << "fedmf demo: --plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, "
+                 "not "
+              << a.job.setting << "\n";
+    return 2;
+  }
   if (a.job.setting == "lfl") {
     // Device hosts = --parties; the round deadline bounds each secure-aggregation phase.
     LflDemoArgs l;
@@ -118,6 +145,7 @@ int RunDemo(DemoArgs& a) {
   options.vfl_split = a.job.vfl_split;
   options.keep_work_dir = a.keep;
   options.insecure = a.insecure;
+  options.dashboard = a.dashboard;
   for (int k = 0; k < options.parties; ++k) {
     PartyOptions p;
     p.max_epsilon = config->private_training() ? std::max(10.0, config->epsilon) : 10.0;
@@ -148,6 +176,10 @@ int RunDemo(DemoArgs& a) {
   std::cerr << absl::StrFormat("demo: fedmf-server on 127.0.0.1:%d, %d parties started (%s)\n",
                                (*cluster)->server_port(), options.parties,
                                a.insecure ? "INSECURE" : "mTLS");
+  if (a.dashboard) {
+    std::cerr << absl::StrFormat("demo: dashboard on http://127.0.0.1:%d/\n",
+                                 (*cluster)->server_dashboard_port());
+  }
   v1::JobSpec spec = net::SpecFromJobConfig(*config);
   for (int k = 0; k < options.parties; ++k) spec.add_roster(LocalCluster::PartyName(k));
   spec.set_round_deadline_seconds(a.round_deadline_seconds);
@@ -162,23 +194,17 @@ int RunDemo(DemoArgs& a) {
     return 1;
   }
   int printed = 0;
+  const bool terminal = isatty(STDERR_FILENO) != 0;
   auto progress = [&](const v1::JobStatus& st) {
-    while (printed < st.rounds_size()) {
-      const v1::RoundRecord& r = st.rounds(printed);
-      std::vector<std::string> eps;
-      for (const v1::PartyStatus& p : st.parties()) {
-        eps.push_back(absl::StrFormat("%s %.3f", p.name(), p.epsilon_spent()));
-      }
-      std::cerr << absl::StrFormat("round %4d/%d  %7.2fs  %d/%d parties  epsilon: %s\n",
-                                   r.round() + 1, st.spec().rounds() * (config->setting == fmf::Setting::kHflSynSgd ? st.spec().local_iters() : 1),
-                                   absl::ToDoubleSeconds(absl::Now() - start),
-                                   r.contributors_size(), st.parties_size(),
-                                   absl::StrJoin(eps, ", "));
-      ++printed;
+    if (terminal) std::cerr << "\r\033[K";  // the progress bar is redrawn below the lines
+    for (; printed < st.rounds_size() && RoundReported(st, printed); ++printed) {
+      std::cerr << RoundLine(st, printed) << "\n";
     }
+    if (terminal) std::cerr << ProgressBar(ProgressOf(st)) << std::flush;
   };
   auto final_status =
       (*cluster)->WaitJob(*job_id, absl::Seconds(a.timeout_seconds), progress);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!final_status.ok()) {
     std::cerr << "fedmf demo: " << final_status.status().message() << "\n";
@@ -195,7 +221,7 @@ int RunDemo(DemoArgs& a) {
       weighted += p.test_mse() * p.test_count();
       count += p.test_count();
     }
-    eps_max = std::max(eps_max, p.epsilon_spent());
+    eps_max = std::max(eps_max, p.job_epsilon());
   }
   const double mse = count > 0 ? weighted / count : NAN;
   const double epsilon = config->private_training() ? eps_max : INFINITY;
@@ -218,7 +244,16 @@ int RunDemo(DemoArgs& a) {
     }
     eps_user_global = *g;
   }
+  if (!a.job.plot.empty()) {
+    if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(*final_status)); !s.ok()) {
+      std::cerr << "fedmf demo: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "per-round plot written to " << a.job.plot << "\n";
+  }
   if (a.job.json) {
+    nlohmann::json history = nlohmann::json::array();
+    for (const v1::RoundRecord& r : final_status->rounds()) history.push_back(RoundJson(r));
     nlohmann::json parties = nlohmann::json::array();
     for (const v1::PartyStatus& p : final_status->parties()) {
       // A party that does not opt in to report_metrics sends none: null.
@@ -226,7 +261,7 @@ int RunDemo(DemoArgs& a) {
                          {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse())
                                                         : nlohmann::json(nullptr)},
                          {"test_ratings", p.test_count()},
-                         {"epsilon", config->private_training() ? JsonNumber(p.epsilon_spent())
+                         {"epsilon", config->private_training() ? JsonNumber(p.job_epsilon())
                                                                 : JsonNumber(INFINITY)}});
     }
     nlohmann::json j = {{"setting", a.job.setting},
@@ -239,7 +274,8 @@ int RunDemo(DemoArgs& a) {
                         {"rounds", final_status->rounds_size()},
                         {"parties", final_status->parties_size()},
                         {"seconds", seconds},
-                        {"per_party", parties}};
+                        {"per_party", parties},
+                        {"history", history}};
     if (eps_user_global) j["epsilon_per_user_global"] = JsonNumber(*eps_user_global);
     if (partners && partners->join) {
       j["data"] = partners->label;
@@ -261,7 +297,7 @@ int RunDemo(DemoArgs& a) {
                                                      : std::string("-"),
                                    p.test_count(),
                                    config->private_training()
-                                       ? absl::StrFormat("%.4f", p.epsilon_spent())
+                                       ? absl::StrFormat("%.4f", p.job_epsilon())
                                        : std::string("inf"));
     }
     std::cout << absl::StrFormat(
@@ -284,6 +320,14 @@ int RunDemo(DemoArgs& a) {
       }
     }
   }
+  if (a.dashboard) {
+    std::cout << std::flush;
+    std::cerr << absl::StrFormat(
+        "demo: the job's page: http://127.0.0.1:%d/jobs/%s (serving until Ctrl-C)\n",
+        (*cluster)->server_dashboard_port(), *job_id);
+    ServeUntilInterrupted();
+    std::cerr << "demo: stopping the federation\n";
+  }
   return 0;
 }
 
@@ -302,6 +346,12 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
   cmd->add_flag("--keep", a->keep, "keep the work dir (certificates, configs, logs, databases)");
   cmd->add_flag("--insecure", a->insecure, "plaintext gRPC (no TLS)");
+  cmd->add_option("--plot", a->job.plot,
+                  "write test MSE, epsilon per party and round time per round as SVG (hfl, vfl, "
+                  "hfl-synsgd)");
+  cmd->add_flag("--dashboard", a->dashboard,
+                "serve fedmf-server's web dashboard on a loopback port and keep the federation "
+                "up after the job until Ctrl-C");
   cmd->add_option("--timeout", a->timeout_seconds, "give up after this many seconds")
       ->capture_default_str();
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")

@@ -80,6 +80,8 @@ struct JobFlags {
   std::string catalogue;
   // train --save-model DIR (common/fmf/saved_model.h).
   std::string save_model;
+  // train / demo --plot FILE.svg: test MSE, epsilon and round time per round.
+  std::string plot;
   bool data_given = false;     // set by the command: --data was on the line
   bool parties_given = false;  // set by the command: --parties was on the line
 };

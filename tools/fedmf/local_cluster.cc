@@ -94,6 +94,11 @@ absl::Status LocalCluster::WriteServerConfig(const std::string& listen) {
                 << "metrics_port_file: " << (fs::path(work_dir_) / "server.metrics.port").string()
                 << "\n";
   }
+  if (options_.dashboard) {
+    server_yaml << "dashboard_listen: 127.0.0.1:0\n"
+                << "dashboard_port_file: "
+                << (fs::path(work_dir_) / "server.dashboard.port").string() << "\n";
+  }
   if (!server_yaml) return absl::UnavailableError("cannot write server.yaml");
   return absl::OkStatus();
 }
@@ -158,6 +163,9 @@ absl::Status LocalCluster::StartServer() {
   std::error_code ec;
   fs::remove(port_file, ec);
   fs::remove(metrics_port_file, ec);
+  const std::string dashboard_port_file =
+      (fs::path(work_dir_) / "server.dashboard.port").string();
+  fs::remove(dashboard_port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-server").string(), "--config",
                                 (fs::path(work_dir_) / "server.yaml").string()};
   auto p = ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "server.log").string());
@@ -170,6 +178,11 @@ absl::Status LocalCluster::StartServer() {
     auto metrics_port = WaitForPortFile(metrics_port_file, absl::Seconds(30), &*server_);
     if (!metrics_port.ok()) return metrics_port.status();
     server_metrics_port_ = *metrics_port;
+  }
+  if (options_.dashboard) {
+    auto dashboard_port = WaitForPortFile(dashboard_port_file, absl::Seconds(30), &*server_);
+    if (!dashboard_port.ok()) return dashboard_port.status();
+    server_dashboard_port_ = *dashboard_port;
   }
   return absl::OkStatus();
 }

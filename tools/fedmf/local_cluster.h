@@ -53,6 +53,7 @@ struct ClusterOptions {
   double liveness_seconds = 3;
   bool insecure = false;
   bool metrics = false;       // the server serves /metrics on an ephemeral loopback port
+  bool dashboard = false;     // the server serves its dashboard on an ephemeral loopback port
   std::string server_extra_yaml;  // tests: appended to server.yaml (e.g. "max_concurrent_polls: 2\n")
   std::map<int, PartyOptions> party_overrides;
   // Hua S3: certificates for fedmf-aggregator and `hua_hosts` device hosts
@@ -120,6 +121,7 @@ class LocalCluster {
   const std::string& cert_dir() const { return cert_dir_; }
   int server_port() const { return server_port_; }
   int server_metrics_port() const { return server_metrics_port_; }  // 0 unless options.metrics
+  int server_dashboard_port() const { return server_dashboard_port_; }  // 0 unless options.dashboard
   int admin_port(int k) const;
   std::string ServerLog() const;
 
@@ -171,6 +173,7 @@ class LocalCluster {
   std::map<int, ChildProcess> parties_;
   int server_port_ = 0;
   int server_metrics_port_ = 0;
+  int server_dashboard_port_ = 0;
   std::map<int, int> admin_ports_;
   std::optional<ChildProcess> aggregator_;
   std::map<int, ChildProcess> hua_hosts_;

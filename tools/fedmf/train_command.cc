@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +16,7 @@
 #include "common/fmf/gain.h"
 #include "common/fmf/saved_model.h"
 #include "common/fmf/simulator.h"
+#include "common/plot/svg_chart.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
@@ -161,10 +163,37 @@ absl::Status SaveModels(const std::string& dir, const TrainData& loaded,
   return fmf::WriteSavedModel(dir, model);
 }
 
+// --plot: the simulator's rounds as the same three charts the server's
+// history gives (common/net/job_charts.h), parties named party-K.
+std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& rounds) {
+  plot::LineChart mse{"mse", "test MSE per party", "round", "test MSE", {}};
+  plot::LineChart eps{"epsilon", "epsilon per party", "round", "epsilon", {}};
+  plot::LineChart secs{"seconds", "round duration", "round", "seconds", {{"round time", {}}}};
+  double before = 0;
+  for (const fmf::RoundProgress& r : rounds) {
+    for (size_t k = 0; k < r.party_epsilon.size(); ++k) {
+      if (eps.series.size() <= k) eps.series.push_back({absl::StrCat("party-", k), {}});
+      eps.series[k].points.emplace_back(r.round, r.party_epsilon[k]);
+    }
+    for (size_t k = 0; k < r.party_test_mse.size(); ++k) {
+      if (mse.series.size() <= k) mse.series.push_back({absl::StrCat("party-", k), {}});
+      mse.series[k].points.emplace_back(r.round, r.party_test_mse[k]);
+    }
+    secs.series[0].points.emplace_back(r.round, r.seconds - before);
+    before = r.seconds;
+  }
+  return {mse, eps, secs};
+}
+
 int RunTrain(const JobFlags& a) {
   if (!a.save_model.empty() && (a.setting == "lfl" || IsHuaSetting(a.setting))) {
     std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
                  "hfl, hfl-synsgd, vfl), not " << a.setting << "\n";
+    return 2;
+  }
+  if (!a.plot.empty() && a.setting != "vfl" && a.setting != "hfl" && a.setting != "hfl-synsgd") {
+    std::cerr << "fedmf train: --plot draws the rounds of vfl, hfl and hfl-synsgd, not "
+              << a.setting << "\n";
     return 2;
   }
   if (a.setting == "lfl") return RunLflTrain(a);
@@ -176,19 +205,26 @@ int RunTrain(const JobFlags& a) {
   }
   const fmf::JobConfig* config = &loaded->config;
   const data::Federation* federation = &loaded->federation;
-  fmf::ProgressFn progress;
-  if (!a.quiet) {
-    progress = [](const fmf::RoundProgress& p) {
-      std::cerr << absl::StrFormat("round %4d/%d  %7.2fs  epsilon %-8s  test MSE %s\n", p.round,
-                                   p.total_rounds, p.seconds,
-                                   p.epsilon > 0 ? absl::StrFormat("%.4f", p.epsilon) : "-",
-                                   p.test_mse ? absl::StrFormat("%.4f", *p.test_mse) : "-");
-    };
-  }
+  std::vector<fmf::RoundProgress> history;  // for --plot
+  fmf::ProgressFn progress = [&](const fmf::RoundProgress& p) {
+    if (!a.plot.empty()) history.push_back(p);
+    if (a.quiet) return;
+    std::cerr << absl::StrFormat("round %4d/%d  %7.2fs  epsilon %-8s  test MSE %s\n", p.round,
+                                 p.total_rounds, p.seconds,
+                                 p.epsilon > 0 ? absl::StrFormat("%.4f", p.epsilon) : "-",
+                                 p.test_mse ? absl::StrFormat("%.4f", *p.test_mse) : "-");
+  };
   auto result = fmf::Simulate(*config, *federation, progress, a.eval_every);
   if (!result.ok()) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";
     return 1;
+  }
+  if (!a.plot.empty()) {
+    if (auto s = WritePlot(a.plot, TrainCharts(history)); !s.ok()) {
+      std::cerr << "fedmf train: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "per-round plot written to " << a.plot << "\n";
   }
   if (!a.save_model.empty()) {
     if (auto saved = SaveModels(a.save_model, *loaded, *result); !saved.ok()) {
@@ -250,6 +286,9 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--save-model", a->save_model,
                   "write every party's final model to this directory, for fedmf recommend "
                   "--model DIR (offline); it holds private embeddings: keep it with the party");
+  cmd->add_option("--plot", a->plot,
+                  "write test MSE (every --eval-every rounds), epsilon and round time per round "
+                  "as SVG (vfl, hfl, hfl-synsgd)");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3"}));

@@ -69,6 +69,24 @@ policy:
   min_granularity: user
 )";
 
+TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
+  auto local = server::ParseServerConfig(
+      "dashboard_listen: 127.0.0.1:0\ndashboard_port_file: /tmp/d.port\n", "s.yaml");
+  ASSERT_TRUE(local.ok()) << local.status();
+  EXPECT_EQ(local->dashboard_listen, "127.0.0.1:0");
+  EXPECT_EQ(local->dashboard_port_file, "/tmp/d.port");
+  EXPECT_FALSE(local->dashboard_allow_remote);
+  EXPECT_TRUE(server::ParseServerConfig("dashboard_listen: '[::1]:8080'\n", "s.yaml").ok());
+  auto remote = server::ParseServerConfig("dashboard_listen: 0.0.0.0:8080\n", "s.yaml");
+  ASSERT_FALSE(remote.ok());
+  EXPECT_NE(remote.status().message().find("dashboard_listen"), std::string::npos);
+  EXPECT_NE(remote.status().message().find("dashboard_allow_remote: true"), std::string::npos);
+  EXPECT_TRUE(server::ParseServerConfig(
+                  "dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml")
+                  .ok());
+  EXPECT_FALSE(server::ParseServerConfig("dashboard_listen: 8080\n", "s.yaml").ok());
+}
+
 TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   auto c = party::ParsePartyConfig(kParty, "p.yaml");
   ASSERT_TRUE(c.ok()) << c.status();

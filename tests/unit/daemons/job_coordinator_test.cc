@@ -3,7 +3,9 @@
 
 #include <stdlib.h>
 
+#include <cmath>
 #include <filesystem>
+#include <optional>
 
 #include "common/net/job_codec.h"
 #include "gtest/gtest.h"
@@ -205,6 +207,70 @@ TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
   ASSERT_TRUE(closed.ok());
   ASSERT_EQ(closed->rounds_size(), 3);
   EXPECT_EQ(closed->rounds(2).contributors_size(), 2);
+}
+
+TEST_F(JobCoordinatorTest, PerRoundHistoryKeepsEachPartysReportsAcrossARestart) {
+  ASSERT_TRUE(coordinator_->SubmitJob(Spec(3)).ok());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 5);
+  Accept("b", 5);
+  auto report = [&](const std::string& p, int round, double job_eps, double ledger_eps,
+                    std::optional<double> mse) {
+    v1::PrivacyReport r;
+    r.set_party(p);
+    r.set_job_id("j");
+    r.set_round(round);
+    r.set_epsilon_spent(ledger_eps);
+    r.set_job_epsilon(job_eps);
+    if (mse) {
+      r.set_test_mse(*mse);
+      r.set_test_count(10);
+    }
+    return coordinator_->ReportPrivacy(p, r);
+  };
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 0, mf::Matrix::Constant(3, 2, 0.1)).ok());
+  // a reports right after its upload, before the round closes.
+  ASSERT_TRUE(report("a", 0, 0.3, 1.3, 0.8).ok());
+  // Reports ahead of the job, or with a NaN spend, are refused and not kept.
+  EXPECT_EQ(report("a", 2, 0.3, 1.3, 0.8).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(report("a", 0, NAN, 1.3, 0.8).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(report("a", 0, 0.3, 1.3, -1.0).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 0, mf::Matrix::Constant(3, 2, 0.3)).ok());
+  ASSERT_TRUE(report("b", 0, 0.4, 0.4, std::nullopt).ok());
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 1, mf::Matrix::Constant(3, 2, 0.1)).ok());
+  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 1, mf::Matrix::Constant(3, 2, 0.3)).ok());
+  ASSERT_TRUE(report("a", 1, 0.5, 1.5, 0.7).ok());
+  WaitTask("a", v1::TASK_KIND_ROUND);
+
+  auto check = [](const v1::JobStatus& st) {
+    ASSERT_EQ(st.rounds_size(), 2);
+    ASSERT_EQ(st.rounds(0).reports_size(), 2);
+    const v1::PartyRoundReport& a0 = st.rounds(0).reports(0);
+    EXPECT_EQ(a0.party(), "a");
+    EXPECT_EQ(a0.job_epsilon(), 0.3);
+    EXPECT_EQ(a0.ledger_epsilon(), 1.3);
+    ASSERT_TRUE(a0.has_test_mse());
+    EXPECT_EQ(a0.test_mse(), 0.8);
+    EXPECT_EQ(a0.test_count(), 10);
+    EXPECT_EQ(st.rounds(0).reports(1).party(), "b");
+    EXPECT_FALSE(st.rounds(0).reports(1).has_test_mse());  // b did not opt in
+    ASSERT_EQ(st.rounds(1).reports_size(), 1);
+    EXPECT_EQ(st.rounds(1).reports(0).test_mse(), 0.7);
+    // Per party: this job's spend next to the whole ledger's.
+    EXPECT_EQ(st.parties(0).job_epsilon(), 0.5);
+    EXPECT_EQ(st.parties(0).epsilon_spent(), 1.5);
+    EXPECT_EQ(st.parties(1).job_epsilon(), 0.4);
+  };
+  auto live = coordinator_->GetJob("j");
+  ASSERT_TRUE(live.ok());
+  check(*live);
+  coordinator_.reset();
+  Open();
+  auto reloaded = coordinator_->GetJob("j");
+  ASSERT_TRUE(reloaded.ok());
+  check(*reloaded);
 }
 
 TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {

@@ -42,6 +42,21 @@ TEST(LedgerTest, ChargesComposeInRdp) {
   EXPECT_LT(*ledger.SpentEpsilon(), 2 * a + b);
 }
 
+TEST(LedgerTest, JobEpsilonComposesOnlyThatJobsEntries) {
+  PrivacyLedger ledger(5.0, 1e-5);
+  EXPECT_EQ(*ledger.JobEpsilon("job-a"), 0.0);
+  ASSERT_TRUE(ledger.Charge(Entry("job-a", 0)).ok());
+  ASSERT_TRUE(ledger.Charge(Entry("job-b", 0, 0.01, 1.5, 100)).ok());
+  ASSERT_TRUE(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)).ok());
+  RdpAccountant a;
+  a.AddSteps(0.01, 1.1, 100);
+  a.AddSteps(0.02, 1.5, 50);
+  EXPECT_NEAR(*ledger.JobEpsilon("job-a"), a.GetEpsilon(1e-5)->epsilon, 1e-12);
+  EXPECT_NEAR(*ledger.JobEpsilon("job-b"), *ComputeEpsilon(0.01, 1.5, 100, 1e-5), 1e-12);
+  EXPECT_LT(*ledger.JobEpsilon("job-a"), *ledger.SpentEpsilon());
+  EXPECT_EQ(*ledger.JobEpsilon("job-c"), 0.0);
+}
+
 TEST(LedgerTest, EpsilonWithDoesNotCharge) {
   PrivacyLedger ledger(5.0, 1e-5);
   const double with = *ledger.EpsilonWith(Entry("j", 0));

@@ -1,0 +1,68 @@
+#include "common/metrics/http_server.h"
+
+#include <httplib.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::metrics {
+
+absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& what,
+                                                          const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " address '", listen, "': expected host:port, e.g. 127.0.0.1:9464"));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return std::make_pair(host, port);
+}
+
+absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
+    const std::string& what, const std::string& listen, const std::string& port_file,
+    std::vector<std::pair<std::string, HttpHandler>> routes) {
+  auto host_port = SplitHostPort(what, listen);
+  if (!host_port.ok()) return host_port.status();
+  const auto& [host, port] = *host_port;
+
+  std::unique_ptr<HttpServer> s(new HttpServer());
+  s->server_ = std::make_unique<httplib::Server>();
+  for (auto& [pattern, handler] : routes) {
+    s->server_->Get(pattern, [handler = std::move(handler)](const httplib::Request& req,
+                                                            httplib::Response& res) {
+      std::vector<std::string> captures(req.matches.begin(), req.matches.end());
+      HttpReply reply = handler(captures);
+      res.status = reply.status;
+      res.set_content(reply.body, reply.content_type);
+    });
+  }
+  s->port_ = port == 0 ? s->server_->bind_to_any_port(host)
+                        : (s->server_->bind_to_port(host, port) ? port : -1);
+  if (s->port_ <= 0) return absl::UnavailableError(absl::StrCat(what, ": cannot listen on ", listen));
+  if (!port_file.empty()) {
+    // Readers poll for the file: write then rename, so they never see half.
+    const std::string tmp = port_file + ".tmp";
+    std::ofstream(tmp) << s->port_ << "\n";
+    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
+      return absl::UnavailableError(absl::StrCat(what, ": cannot write ", port_file));
+    }
+  }
+  httplib::Server* server = s->server_.get();
+  s->thread_ = std::thread([server] { server->listen_after_bind(); });
+  return s;
+}
+
+HttpServer::~HttpServer() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace fedmf::metrics

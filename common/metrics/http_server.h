@@ -1,0 +1,58 @@
+// A small plain-HTTP GET server on Debian's cpp-httplib, running its own
+// thread: the daemons' /metrics endpoint and fedmf-server's dashboard. No
+// TLS: bind it to an internal or loopback interface.
+#ifndef FEDMF_COMMON_METRICS_HTTP_SERVER_H_
+#define FEDMF_COMMON_METRICS_HTTP_SERVER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace fedmf::metrics {
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+// Called with the regex's captures (captures[0] = the whole path).
+using HttpHandler = std::function<HttpReply(const std::vector<std::string>& captures)>;
+
+class HttpServer {
+ public:
+  // `listen` is host:port (port 0 = any free port); `what` names the server
+  // in errors ("metrics", "dashboard"). The bound port is written to
+  // `port_file` (atomically) unless it is empty. `routes` pair a path regex
+  // (whole-path match, e.g. "/jobs/([^/]+)") with its GET handler.
+  static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
+      const std::string& what, const std::string& listen, const std::string& port_file,
+      std::vector<std::pair<std::string, HttpHandler>> routes);
+  ~HttpServer();
+
+  int port() const { return port_; }
+
+ private:
+  HttpServer() = default;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// The host part of host:port ("[::1]:80" -> "::1"); InvalidArgument naming
+// `what` when it is not host:port.
+absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& what,
+                                                          const std::string& listen);
+
+}  // namespace fedmf::metrics
+
+#endif  // FEDMF_COMMON_METRICS_HTTP_SERVER_H_
