@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
 #include "common/pki/identity.h"
@@ -29,6 +30,7 @@ struct CaArgs {
   // a peer may be reached under. fedmf's clients dial by certificate name.)
   std::vector<std::string> sans;
   int issue_days = 365;
+  bool json = false;
 };
 
 int Fail(const char* command, const absl::Status& s) {
@@ -50,6 +52,13 @@ int RunInit(const CaArgs& a) {
   if (auto s = pki::InitCa(a.dir, a.federation, absl::Hours(24) * a.init_days); !s.ok()) {
     return Fail("init", s);
   }
+  if (a.json) {
+    std::cout << nlohmann::json{{"federation", a.federation}, {"days", a.init_days},
+                                {"key", a.dir + "/ca.key"}, {"certificate", a.dir + "/ca.crt"}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
   std::cout << "created federation CA '" << a.federation << "' (valid " << a.init_days
             << " days)\n"
             << "  " << a.dir << "/ca.key  (private: keep it offline, never copy it to a daemon)\n"
@@ -68,21 +77,32 @@ int RunIssue(const CaArgs& a) {
     return Fail("issue", s);
   }
   const std::string crt = out + "/" + a.name + ".crt";
-  std::cout << "issued certificate for '" << a.name << "' (role " << a.role << ")\n"
-            << "  " << out << "/" << a.name << ".key\n"
-            << "  " << crt << "\n"
-            << "  " << out << "/ca.crt\n";
   // The expiry is worth seeing at issue time; failing to read it back is not
-  // an error of the issue itself, so it is only skipped.
+  // an error of the issue itself, so it is only left out.
+  std::string valid_until;
   std::ifstream in(crt);
   const std::string pem{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   if (!pem.empty()) {
     if (auto not_after = pki::CertificateNotAfter(pem); not_after.ok()) {
-      std::cout << "valid until " << absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *not_after,
-                                                      absl::UTCTimeZone())
-                << "\n";
+      valid_until = absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *not_after, absl::UTCTimeZone());
     }
   }
+  if (a.json) {
+    std::cout << nlohmann::json{{"name", a.name},
+                                {"role", a.role},
+                                {"key", out + "/" + a.name + ".key"},
+                                {"certificate", crt},
+                                {"ca_certificate", out + "/ca.crt"},
+                                {"valid_until", valid_until}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << "issued certificate for '" << a.name << "' (role " << a.role << ")\n"
+            << "  " << out << "/" << a.name << ".key\n"
+            << "  " << crt << "\n"
+            << "  " << out << "/ca.crt\n";
+  if (!valid_until.empty()) std::cout << "valid until " << valid_until << "\n";
   return 0;
 }
 
@@ -100,6 +120,7 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   init->add_option("--days", args->init_days, "validity in days")
       ->capture_default_str();
+  init->add_flag("--json", args->json, "print one JSON object {federation, days, key, certificate}");
   init->callback([args, exit_code] { *exit_code = RunInit(*args); });
 
   CLI::App* issue = ca->add_subcommand(
@@ -113,6 +134,8 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
                     "(--name is always included; nothing else unless given)");
   issue->add_option("--days", args->issue_days, "validity in days")
       ->capture_default_str();
+  issue->add_flag("--json", args->json,
+                  "print one JSON object {name, role, key, certificate, ca_certificate, valid_until}");
   issue->callback([args, exit_code] { *exit_code = RunIssue(*args); });
 }
 

@@ -81,7 +81,11 @@ int Submit(const ClientArgs& a) {
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->SubmitJob(ctx.get(), req, &resp);
   if (!s.ok()) return Fail("job submit", net::FromGrpc(s));
-  std::cout << "submitted job " << resp.job_id() << "\n";
+  if (a.json) {
+    std::cout << nlohmann::json{{"job_id", resp.job_id()}}.dump() << "\n";
+  } else {
+    std::cout << "submitted job " << resp.job_id() << "\n";
+  }
   return 0;
 }
 
@@ -275,8 +279,15 @@ int ExportModel(const ClientArgs& a) {
   if (auto w = fmf::WriteSavedModel(a.out_dir, model); !w.ok()) {
     return Fail("export-model", w);
   }
-  std::cout << absl::StrFormat("job %s: %s's model (%d users, %d items) written to %s\n",
-                               resp.job_id(), a.peer_name, users, items, a.out_dir);
+  if (a.json) {
+    std::cout << nlohmann::json{{"job_id", resp.job_id()}, {"party", a.peer_name},
+                                {"users", users}, {"items", items}, {"out", a.out_dir}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << absl::StrFormat("job %s: %s's model (%d users, %d items) written to %s\n",
+                                 resp.job_id(), a.peer_name, users, items, a.out_dir);
+  }
   return 0;
 }
 
@@ -454,14 +465,22 @@ int Cancel(const ClientArgs& a) {
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->CancelJob(ctx.get(), req, &resp);
   if (!s.ok()) return Fail("job cancel", net::FromGrpc(s));
-  std::cout << "job " << a.job_id << " cancelled (it was "
-            << (resp.previous_state() == v1::JOB_STATE_RUNNING ? "running" : "pending or queued")
-            << ")\n";
+  const std::string was =
+      resp.previous_state() == v1::JOB_STATE_RUNNING ? "running" : "pending or queued";
+  if (a.json) {
+    std::cout << nlohmann::json{{"job_id", a.job_id}, {"cancelled", true}, {"was", was}}.dump()
+              << "\n";
+  } else {
+    std::cout << "job " << a.job_id << " cancelled (it was " << was << ")\n";
+  }
   return 0;
 }
 
 // Follows a job to its end: a line per round as the server closes it, a line
-// per change of the job's status word. Exit 0 when it finishes, 1 when it fails.
+// per change of the job's status word (--json: one JSON object per line,
+// {"round": ...} as in `job status --json`'s history, {"job_id", "status",
+// "rounds_completed", "rounds_total", "error"} on a change). Exit 0 when it
+// finishes, 1 when it fails.
 int Watch(const ClientArgs& a) {
   auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
   if (!ch.ok()) return Fail("job watch", ch.status());
@@ -472,17 +491,25 @@ int Watch(const ClientArgs& a) {
     auto st = FetchStatus(*stub, a.job_id);
     if (!st.ok()) return Fail("job watch", st.status());
     const std::string word = JobWord(*st);
-    if (word != last_word) {
-      std::cout << absl::StrFormat("job %s: %s, %s\n", a.job_id, word, ProgressText(*st))
-                << std::flush;
-      last_word = word;
-    }
     for (; printed < st->rounds_size() && RoundReported(*st, printed); ++printed) {
-      std::cout << RoundLine(*st, printed) << "\n" << std::flush;
+      std::cout << (a.json ? RoundJson(st->rounds(printed)).dump() : RoundLine(*st, printed))
+                << "\n" << std::flush;
+    }
+    if (word != last_word) {
+      const Progress p = ProgressOf(*st);
+      std::cout << (a.json ? nlohmann::json{{"job_id", a.job_id},
+                                            {"status", word},
+                                            {"rounds_completed", p.done},
+                                            {"rounds_total", p.total},
+                                            {"error", st->error()}}
+                                 .dump()
+                           : absl::StrFormat("job %s: %s, %s", a.job_id, word, ProgressText(*st)))
+                << "\n" << std::flush;
+      last_word = word;
     }
     if (st->state() == v1::JOB_STATE_FINISHED) return 0;
     if (st->state() == v1::JOB_STATE_FAILED) {
-      std::cout << "failed: " << st->error() << "\n";
+      if (!a.json) std::cout << "failed: " << st->error() << "\n";
       return 1;
     }
     // A bounded poll of the server's state (it has no push channel).
@@ -499,6 +526,7 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   submit->add_option("--spec", a->spec_path, "job spec YAML (docs/configuration.md)")->required();
   submit->add_option("--server-name", a->peer_name, "server certificate name (default server)");
   AddTlsFlags(submit, a.get());
+  submit->add_flag("--json", a->json, "print one JSON object {job_id}");
   submit->callback([a, exit_code] { *exit_code = Submit(*a); });
   CLI::App* status = job->add_subcommand("status", "a job's state, rounds and parties");
   status->add_option("--server", a->server, "server address host:port")->required();
@@ -521,12 +549,14 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 60.0));
   AddTlsFlags(watch, a.get());
+  watch->add_flag("--json", a->json, "print one JSON object per line: each round, each change of state");
   watch->callback([a, exit_code] { *exit_code = Watch(*a); });
   CLI::App* cancel = job->add_subcommand("cancel", "end a queued, pending or running job");
   cancel->add_option("--server", a->server, "server address host:port")->required();
   cancel->add_option("--job", a->job_id, "job id")->required();
   cancel->add_option("--server-name", a->peer_name, "server certificate name (default server)");
   AddTlsFlags(cancel, a.get());
+  cancel->add_flag("--json", a->json, "print one JSON object {job_id, cancelled, was}");
   cancel->callback([a, exit_code] { *exit_code = Cancel(*a); });
 
   CLI::App* rec = app.add_subcommand("recommend", "top-N items for a user, from a party's model");
@@ -553,6 +583,7 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
   exp->add_option("--job", a->job_id, "job id (default: the party's last finished job)");
   exp->add_option("--out", a->out_dir, "the model directory to write")->required();
   AddTlsFlags(exp, a.get());
+  exp->add_flag("--json", a->json, "print one JSON object {job_id, party, users, items, out}");
   exp->callback([a, exit_code] { *exit_code = ExportModel(*a); });
 
   CLI::App* ledger = app.add_subcommand("ledger", "a party's privacy ledger");

@@ -194,8 +194,9 @@ int RunDemo(DemoArgs& a) {
     return 1;
   }
   int printed = 0;
-  const bool terminal = isatty(STDERR_FILENO) != 0;
+  const bool terminal = !a.job.quiet && isatty(STDERR_FILENO) != 0;
   auto progress = [&](const v1::JobStatus& st) {
+    if (a.job.quiet) return;
     if (terminal) std::cerr << "\r\033[K";  // the progress bar is redrawn below the lines
     for (; printed < st.rounds_size() && RoundReported(st, printed); ++printed) {
       std::cerr << RoundLine(st, printed) << "\n";
@@ -344,6 +345,11 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       ->description("hfl | vfl | hfl-synsgd | lfl | hua-s3 (central, local, hua-s1, hua-s2, "
                     "hua-s2-tp run in one process: fedmf train)")
       ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
+  // Flags of the in-process runs only: not offered here, so the help is true
+  // and giving one is a usage error (exit 2) instead of being ignored.
+  for (const char* train_only : {"--compare", "--split", "--central-epochs", "--eval-every"}) {
+    cmd->remove_option(cmd->get_option(train_only));
+  }
   cmd->add_flag("--keep", a->keep, "keep the work dir (certificates, configs, logs, databases)");
   cmd->add_flag("--insecure", a->insecure, "plaintext gRPC (no TLS)");
   cmd->add_option("--plot", a->job.plot,

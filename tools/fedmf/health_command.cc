@@ -9,6 +9,7 @@
 #include "common/net/health_client.h"
 #include "common/net/tls_diagnosis.h"
 #include "common/pki/tls_files.h"
+#include "nlohmann/json.hpp"
 
 namespace fedmf::cli {
 namespace {
@@ -21,6 +22,7 @@ struct HealthArgs {
   std::string name = "operator";
   bool insecure = false;
   double timeout_seconds = 5;
+  bool json = false;
 };
 
 // Exit codes: 0 SERVING, 1 reachable but not serving, 2 usage/TLS material,
@@ -54,7 +56,13 @@ int Run(const HealthArgs& a) {
     }
     return kExitUnreachable;
   }
-  std::cout << *status << "\n";
+  if (a.json) {
+    std::cout << nlohmann::json{{"address", a.address}, {"service", a.service}, {"status", *status}}
+                     .dump()
+              << "\n";
+  } else {
+    std::cout << *status << "\n";
+  }
   return *status == "SERVING" ? 0 : 1;
 }
 
@@ -76,6 +84,7 @@ void RegisterHealthCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--insecure", a->insecure, "plaintext (only against --insecure daemons)");
   cmd->add_option("--timeout", a->timeout_seconds, "seconds to wait for an answer")
       ->capture_default_str();
+  cmd->add_flag("--json", a->json, "print one JSON object {address, service, status}");
   cmd->callback([a, exit_code] { *exit_code = Run(*a); });
 }
 

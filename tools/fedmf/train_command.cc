@@ -1,5 +1,7 @@
 #include "tools/fedmf/train_command.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -20,6 +22,7 @@
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
+#include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/lfl_train.h"
 #include "tools/fedmf/train_data.h"
 
@@ -129,14 +132,21 @@ void PrintSummary(const fmf::SimulationResult& r) {
                                  p.train_ratings, p.test.count, p.test.mse,
                                  std::isinf(p.epsilon) ? "inf" : absl::StrFormat("%.4f", p.epsilon));
   }
+  // A non-private run has no noise and no DP steps: say so instead of z = 0.
+  const std::string privacy =
+      std::isinf(r.epsilon) || r.plan.noise_multiplier <= 0
+          ? std::string("non-private (no noise)")
+          : absl::StrFormat("epsilon %.4f at delta %g (z = %.4f, %d DP steps)", r.epsilon,
+                            r.config.delta, r.plan.noise_multiplier, r.plan.steps);
+  const std::string split = r.config.split == fmf::SplitKind::kNone
+                                ? std::string("one data set")
+                                : absl::StrCat(fmf::SplitKindName(r.config.split), " split");
   std::cout << absl::StrFormat(
-      "\n%s (%s split, %s-level): test MSE %.4f, RMSE %.4f over %d ratings; epsilon %s at delta "
-      "%g (z = %.4f, %d DP steps); %d parties, %d rounds, %.1f s\n",
-      fmf::SettingName(r.config.setting), fmf::SplitKindName(r.config.split),
-      fmf::GranularityName(r.config.granularity), r.test.mse, r.test.rmse, r.test.count,
-      std::isinf(r.epsilon) ? "inf" : absl::StrFormat("%.4f", r.epsilon), r.config.delta,
-      r.plan.noise_multiplier, r.plan.steps, static_cast<int>(r.parties.size()), r.rounds,
-      r.seconds);
+      "\n%s (%s, %s-level): test MSE %.4f, RMSE %.4f over %d ratings; %s; %d parties, %d rounds, "
+      "%.1f s\n",
+      fmf::SettingName(r.config.setting), split, fmf::GranularityName(r.config.granularity),
+      r.test.mse, r.test.rmse, r.test.count, privacy, static_cast<int>(r.parties.size()),
+      r.rounds, r.seconds);
   if (r.epsilon_per_user_global) {
     std::cout << absl::StrFormat(
         "per-user epsilon over all %d parties (a user's ratings sit at every party; RDP curves "
@@ -206,15 +216,25 @@ int RunTrain(const JobFlags& a) {
   const fmf::JobConfig* config = &loaded->config;
   const data::Federation* federation = &loaded->federation;
   std::vector<fmf::RoundProgress> history;  // for --plot
+  const bool terminal = !a.quiet && isatty(STDERR_FILENO) != 0;
   fmf::ProgressFn progress = [&](const fmf::RoundProgress& p) {
     if (!a.plot.empty()) history.push_back(p);
     if (a.quiet) return;
+    if (terminal) std::cerr << "\r\033[K";  // the bar is redrawn below the lines
     std::cerr << absl::StrFormat("round %4d/%d  %7.2fs  epsilon %-8s  test MSE %s\n", p.round,
                                  p.total_rounds, p.seconds,
                                  p.epsilon > 0 ? absl::StrFormat("%.4f", p.epsilon) : "-",
                                  p.test_mse ? absl::StrFormat("%.4f", *p.test_mse) : "-");
+    if (terminal) {
+      Progress bar{p.round, p.total_rounds, p.seconds, std::nullopt};
+      if (p.round > 0 && p.round < p.total_rounds) {
+        bar.eta_seconds = p.seconds / p.round * (p.total_rounds - p.round);
+      }
+      std::cerr << ProgressBar(bar) << std::flush;
+    }
   };
   auto result = fmf::Simulate(*config, *federation, progress, a.eval_every);
+  if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!result.ok()) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";
     return 1;

@@ -94,6 +94,26 @@ TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
   EXPECT_EQ(id->role, pki::Role::kServer);
 }
 
+TEST_F(CliTest, CaCommandsPrintJson) {
+  const std::string ca = Path("ca");
+  RunResult init = Run({"ca", "init", "--dir", ca, "--federation", "acme", "--days", "10", "--json"});
+  ASSERT_EQ(init.exit_code, 0) << Describe(init);
+  const auto i = nlohmann::json::parse(init.out);
+  EXPECT_EQ(i["federation"], "acme");
+  EXPECT_EQ(i["days"], 10);
+  EXPECT_EQ(i["certificate"], ca + "/ca.crt");
+  RunResult issue = Run({"ca", "issue", "--dir", ca, "--name", "bank-a", "--role", "party",
+                         "--days", "3", "--json"});
+  ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
+  const auto j = nlohmann::json::parse(issue.out);
+  EXPECT_EQ(j["name"], "bank-a");
+  EXPECT_EQ(j["role"], "party");
+  EXPECT_EQ(j["certificate"], ca + "/bank-a.crt");
+  EXPECT_EQ(j["key"], ca + "/bank-a.key");
+  EXPECT_TRUE(std::filesystem::exists(j["certificate"].get<std::string>()));
+  EXPECT_THAT(j["valid_until"].get<std::string>(), HasSubstr(" UTC"));
+}
+
 TEST_F(CliTest, SecondInitInSameDirectoryFails) {
   const std::string ca = Path("ca");
   ASSERT_EQ(Run({"ca", "init", "--dir", ca}).exit_code, 0);
