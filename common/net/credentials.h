@@ -34,6 +34,8 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
 struct ExpectedPeer {
   std::string name = "server";
   std::optional<pki::Role> role = pki::Role::kServer;
+  // How the user sets `name` (error hints only), e.g. "--server-name".
+  std::string name_option = "--peer-name";
 };
 
 // Client side: presents our certificate, verifies the peer's against the CA,

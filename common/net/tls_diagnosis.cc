@@ -188,7 +188,7 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   if (!peer.name.empty() && id->name != peer.name) {
     return absl::StrCat(address, " presents the certificate of '", id->name, "' (role ",
                         pki::RoleToString(id->role), "), not of '", peer.name,
-                        "': pass --peer-name ", id->name, " if that daemon is the one meant");
+                        "': pass ", peer.name_option, " ", id->name, " if that daemon is the one meant");
   }
   if (peer.role.has_value() && id->role != *peer.role) {
     return absl::StrCat(address, " presents a certificate of role ", pki::RoleToString(id->role),
@@ -210,6 +210,15 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
     if (absl::StrContains(reason, "alert")) return RefusedOurCertificate(address, reason);
   }
   return "";
+}
+
+std::string DiagnoseRpcFailure(const absl::Status& rpc, const std::string& address,
+                               const TlsConfig& tls, const ExpectedPeer& peer,
+                               absl::Duration timeout) {
+  if (tls.insecure || (!absl::IsUnavailable(rpc) && !absl::IsDeadlineExceeded(rpc))) return "";
+  absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(tls.cert_dir, tls.name);
+  if (!files.ok()) return std::string(files.status().message());
+  return DiagnoseTls(address, *files, peer, timeout);
 }
 
 }  // namespace fedmf::net

@@ -13,6 +13,7 @@
 
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/net/credentials.h"
 #include "common/pki/tls_files.h"
@@ -23,6 +24,14 @@ namespace fedmf::net {
 // peer works (the failure is elsewhere). `address`: host:port.
 std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
                         const ExpectedPeer& peer, absl::Duration timeout);
+
+// After a failed RPC over `tls`: when the status says the connection failed
+// (UNAVAILABLE, DEADLINE_EXCEEDED) and TLS is on, DiagnoseTls's sentence
+// (loading our files from tls.cert_dir/tls.name); otherwise "". Every
+// client appends it to its own error as "cause: ...".
+std::string DiagnoseRpcFailure(const absl::Status& rpc, const std::string& address,
+                               const TlsConfig& tls, const ExpectedPeer& peer,
+                               absl::Duration timeout);
 
 }  // namespace fedmf::net
 

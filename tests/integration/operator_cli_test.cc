@@ -4,6 +4,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -125,6 +127,40 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   const std::string failed = Fedmf("job watch --server " + Server() + " --job slow", &code);
   EXPECT_EQ(code, 1) << failed;
   EXPECT_TRUE(absl::StrContains(failed, "failed: cancelled by operator operator")) << failed;
+
+  // A wrong server name: the client's own error names the TLS cause (gRPC
+  // alone says only "failed to connect"), with the flag that fixes it.
+  const std::string wrong =
+      Fedmf("job list --server-name party-0 --server " + Server(), &code);
+  EXPECT_EQ(code, 1) << wrong;
+  EXPECT_TRUE(absl::StrContains(wrong, "fedmf job list: cause: ")) << wrong;
+  EXPECT_TRUE(absl::StrContains(wrong, "presents the certificate of 'server'")) << wrong;
+  EXPECT_TRUE(absl::StrContains(wrong, "pass --server-name server")) << wrong;
+}
+
+// A party configured with the wrong server certificate name: its own log
+// says why it cannot register (the server's log would only show a refused
+// handshake), once, not on every retry.
+TEST_F(OperatorCliTest, PartyLogsTheTlsCauseOfAFailedRegistration) {
+  auto plan = PlanJob(SyntheticHflFlags(2), "unused", 60, /*min_parties=*/1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  cli::ClusterOptions options = OptionsFor(*plan);
+  options.party_overrides[0].server_name = "coordinator";
+  ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0}));
+  const std::string log_path = cluster_->work_dir() + "/logs/party-0.log";
+  std::string log;
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < give_up) {  // bounded poll of the party's log
+    std::ifstream in(log_path);
+    log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (absl::StrContains(log, "cause: ")) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  EXPECT_TRUE(absl::StrContains(
+      log, "cause: 127.0.0.1:" + std::to_string(cluster_->server_port()) +
+               " presents the certificate of 'server' (role server), not of 'coordinator': "
+               "pass server_name (party config) server"))
+      << TailOf(log, 20);
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "common/net/model_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "common/net/job_view.h"
+#include "common/net/tls_diagnosis.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/hua_job_spec.h"
@@ -70,17 +71,41 @@ int Fail(const std::string& what, const absl::Status& s) {
   return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
 }
 
+// A failed RPC to `addr`: the error, and when the connection itself failed,
+// its TLS cause (wrong peer name, another CA, an expired or refused
+// certificate) found with a plain handshake — gRPC alone says only
+// "failed to connect" or "Deadline Exceeded".
+int FailRpc(const std::string& what, const absl::Status& s, const ClientArgs& a,
+            const std::string& addr, const std::string& peer_name, pki::Role role) {
+  const int code = Fail(what, s);
+  const std::string cause =
+      net::DiagnoseRpcFailure(s, addr, net::TlsConfig{a.insecure, a.cert_dir, a.name},
+                              net::ExpectedPeer{peer_name, role,
+                                                role == pki::Role::kServer ? "--server-name"
+                                                                           : "--party-name"},
+                              absl::Seconds(5));
+  if (!cause.empty()) std::cerr << "fedmf " << what << ": cause: " << cause << "\n";
+  return code;
+}
+
+int FailRpc(const std::string& what, const grpc::Status& rpc, const ClientArgs& a,
+            const std::string& addr, const std::string& peer_name, pki::Role role) {
+  return FailRpc(what, net::FromGrpc(rpc), a, addr, peer_name, role);
+}
+
+std::string ServerPeer(const ClientArgs& a) { return a.peer_name.empty() ? "server" : a.peer_name; }
+
 int Submit(const ClientArgs& a) {
   auto spec = LoadJobSpecFile(a.spec_path);
   if (!spec.ok()) return Fail("job submit", spec.status());
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job submit", ch.status());
   v1::SubmitJobRequest req;
   *req.mutable_spec() = *spec;
   v1::SubmitJobResponse resp;
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->SubmitJob(ctx.get(), req, &resp);
-  if (!s.ok()) return Fail("job submit", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("job submit", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
     std::cout << nlohmann::json{{"job_id", resp.job_id()}}.dump() << "\n";
   } else {
@@ -116,14 +141,14 @@ absl::StatusOr<v1::JobStatus> FetchStatus(v1::Operator::Stub& stub, const std::s
 }
 
 int Status(const ClientArgs& a) {
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job status", ch.status());
   v1::GetJobRequest req;
   req.set_job_id(a.job_id);
   v1::JobStatus st;
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->GetJob(ctx.get(), req, &st);
-  if (!s.ok()) return Fail("job status", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("job status", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
@@ -254,7 +279,7 @@ int Recommend(const ClientArgs& a) {
   v1::RecommendResponse resp;
   auto ctx = Ctx();
   auto s = v1::PartyAdmin::NewStub(*ch)->Recommend(ctx.get(), req, &resp);
-  if (!s.ok()) return Fail("recommend", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("recommend", s, a, a.party, a.peer_name, pki::Role::kParty);
   std::vector<std::pair<std::string, double>> items;
   for (const v1::Recommendation& r : resp.items()) items.emplace_back(r.item(), r.score());
   PrintRecommendations(a, a.job_id, items);
@@ -271,7 +296,7 @@ int ExportModel(const ClientArgs& a) {
   v1::ExportModelResponse resp;
   auto ctx = Ctx();
   auto s = v1::PartyAdmin::NewStub(*ch)->ExportModel(ctx.get(), req, &resp);
-  if (!s.ok()) return Fail("export-model", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("export-model", s, a, a.party, a.peer_name, pki::Role::kParty);
   auto party = net::ModelFromProto(resp, a.peer_name);
   if (!party.ok()) return Fail("export-model", party.status());
   const size_t users = party->user_ids.size(), items = party->item_ids.size();
@@ -297,7 +322,7 @@ int Ledger(const ClientArgs& a) {
   v1::LedgerResponse resp;
   auto ctx = Ctx();
   auto s = v1::PartyAdmin::NewStub(*ch)->Ledger(ctx.get(), v1::LedgerRequest(), &resp);
-  if (!s.ok()) return Fail("ledger", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("ledger", s, a, a.party, a.peer_name, pki::Role::kParty);
   if (a.json) {
     nlohmann::json entries = nlohmann::json::array();
     for (const auto& e : resp.entries()) {
@@ -415,13 +440,13 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
 }
 
 int List(const ClientArgs& a) {
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job list", ch.status());
   v1::ListJobsRequest req;
   v1::ListJobsResponse resp;
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->ListJobs(ctx.get(), req, &resp);
-  if (!s.ok()) return Fail("job list", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("job list", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
     nlohmann::json jobs = nlohmann::json::array();
     for (const v1::JobStatus& st : resp.jobs()) {
@@ -457,14 +482,14 @@ int List(const ClientArgs& a) {
 }
 
 int Cancel(const ClientArgs& a) {
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job cancel", ch.status());
   v1::CancelJobRequest req;
   req.set_job_id(a.job_id);
   v1::CancelJobResponse resp;
   auto ctx = Ctx();
   auto s = v1::Operator::NewStub(*ch)->CancelJob(ctx.get(), req, &resp);
-  if (!s.ok()) return Fail("job cancel", net::FromGrpc(s));
+  if (!s.ok()) return FailRpc("job cancel", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   const std::string was =
       resp.previous_state() == v1::JOB_STATE_RUNNING ? "running" : "pending or queued";
   if (a.json) {
@@ -482,14 +507,16 @@ int Cancel(const ClientArgs& a) {
 // "rounds_completed", "rounds_total", "error"} on a change). Exit 0 when it
 // finishes, 1 when it fails.
 int Watch(const ClientArgs& a) {
-  auto ch = Dial(a, a.server, a.peer_name.empty() ? "server" : a.peer_name, pki::Role::kServer);
+  auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job watch", ch.status());
   auto stub = v1::Operator::NewStub(*ch);
   std::string last_word;
   int printed = 0;
   while (true) {
     auto st = FetchStatus(*stub, a.job_id);
-    if (!st.ok()) return Fail("job watch", st.status());
+    if (!st.ok()) {
+      return FailRpc("job watch", st.status(), a, a.server, ServerPeer(a), pki::Role::kServer);
+    }
     const std::string word = JobWord(*st);
     for (; printed < st->rounds_size() && RoundReported(*st, printed); ++printed) {
       std::cout << (a.json ? RoundJson(st->rounds(printed)).dump() : RoundLine(*st, printed))

@@ -42,18 +42,15 @@ int Run(const HealthArgs& a) {
       net::CheckHealth(*channel, a.address, a.service, absl::Seconds(a.timeout_seconds));
   if (!status.ok()) {
     std::cerr << "fedmf health: " << status.status().message() << "\n";
-    if (!a.insecure) {
-      // gRPC says only "failed to connect" / "Deadline Exceeded": find the
-      // TLS cause with a plain handshake (common/net/tls_diagnosis.h).
-      absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(a.cert_dir, a.name);
-      if (files.ok()) {
-        net::ExpectedPeer peer{a.peer_name, std::nullopt};
-        if (a.peer_name == "server") peer.role = pki::Role::kServer;
-        const std::string cause =
-            net::DiagnoseTls(a.address, *files, peer, absl::Seconds(a.timeout_seconds));
-        if (!cause.empty()) std::cerr << "fedmf health: cause: " << cause << "\n";
-      }
-    }
+    // gRPC says only "failed to connect" / "Deadline Exceeded": find the TLS
+    // cause with a plain handshake (common/net/tls_diagnosis.h).
+    net::ExpectedPeer peer{a.peer_name, std::nullopt};
+    if (a.peer_name == "server") peer.role = pki::Role::kServer;
+    const std::string cause =
+        net::DiagnoseRpcFailure(absl::UnavailableError("health"), a.address,
+                                net::TlsConfig{a.insecure, a.cert_dir, a.name}, peer,
+                                absl::Seconds(a.timeout_seconds));
+    if (!cause.empty()) std::cerr << "fedmf health: cause: " << cause << "\n";
     return kExitUnreachable;
   }
   if (a.json) {

@@ -112,7 +112,7 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
   std::ofstream y(fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml"));
   y << "name: " << PartyName(k) << "\n"
     << "server: 127.0.0.1:0\n"  // replaced by --server when started
-    << "server_name: server\n"
+    << "server_name: " << p.server_name << "\n"
     << "state_dir: " << (fs::path(work_dir_) / PartyName(k)).string() << "\n"
     << "admin_listen: 127.0.0.1:0\n"
     << "admin_operators: [operator]\n"

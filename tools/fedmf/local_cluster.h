@@ -32,6 +32,7 @@ struct PartyOptions {
   // its share of the cluster's data_spec.
   bool own_file = false;
   std::string catalogue;  // data.catalogue (HFL with own files)
+  std::string server_name = "server";  // the server certificate name it expects (tests: a wrong one)
 };
 
 struct ClusterOptions {
