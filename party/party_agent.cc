@@ -17,6 +17,7 @@
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
 #include "common/net/matrix_codec.h"
+#include "common/cli/command_line.h"
 #include "common/net/reconnect.h"
 #include "common/net/tls_diagnosis.h"
 #include "common/random/csprng.h"
@@ -49,10 +50,10 @@ absl::Status PartyAgent::Init() {
   // at a job: a misconfigured party refuses to start with the file, line and
   // key to fix, instead of registering and failing every offer.
   if (auto d = LoadOwnData(); !d.ok()) {
-    return absl::Status(d.status().code(),
-                        absl::StrCat(d.status().message(),
-                                     " (the party validates its data before it starts: fix the "
-                                     "file or data.spec, or mount the file first)"));
+    return cli::DataError(absl::Status(
+        d.status().code(), absl::StrCat(d.status().message(),
+                                        " (the party validates its data before it starts: fix "
+                                        "the file or data.spec, or mount the file first)")));
   }
   {
     auto id = LoadOrCreateStateId(config_.state_dir);
@@ -61,10 +62,7 @@ absl::Status PartyAgent::Init() {
   }
   if (!config_.data.catalogue.empty()) {
     auto catalogue = data::Catalogue::Load(config_.data.catalogue);
-    if (!catalogue.ok()) {
-      return absl::Status(catalogue.status().code(),
-                          absl::StrCat("data.catalogue: ", catalogue.status().message()));
-    }
+    if (!catalogue.ok()) return cli::WithPrefix(cli::DataError(catalogue.status()), "data.catalogue: ");
     spdlog::info("item catalogue {}: {} items, {}", config_.data.catalogue, catalogue->size(),
                  catalogue->digest());
     catalogue_ = std::move(*catalogue);

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   auto config = fedmf::party::LoadPartyConfig(config_path);
   if (!config.ok()) {
     std::cerr << "fedmf-party: " << config.status().message() << "\n";
-    return 2;
+    return fedmf::cli::kExitData;  // the config file it names is wrong
   }
   if (!server.empty()) config->server = server;
   if (insecure) config->tls.insecure = true;
@@ -81,8 +81,8 @@ int main(int argc, char** argv) {
   }
   fedmf::party::PartyAgent agent(*config, store->get(), *channel);
   if (auto s = agent.Init(); !s.ok()) {
-    spdlog::critical("ledger: {}", s.message());
-    return 1;
+    spdlog::critical("cannot start: {}", s.message());
+    return fedmf::cli::IsDataError(s) ? fedmf::cli::kExitData : 1;  // 4: its data or catalogue file
   }
 
   auto admin_creds = fedmf::net::MakeServerCredentials(config->tls);

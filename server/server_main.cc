@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     auto loaded = fedmf::server::LoadServerConfig(config_path);
     if (!loaded.ok()) {
       std::cerr << "fedmf-server: " << loaded.status().message() << "\n";
-      return 2;
+      return fedmf::cli::kExitData;  // the config file it names is wrong
     }
     config = std::move(*loaded);
   }

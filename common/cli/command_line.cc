@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 #ifndef FEDMF_VERSION
@@ -50,6 +52,40 @@ std::vector<std::string> SubcommandNames(const CLI::App& app) {
 }
 
 }  // namespace
+
+namespace {
+constexpr char kDataErrorPayload[] = "type.fedmf.dev/exit-data-error";
+}  // namespace
+
+absl::Status DataError(absl::Status s) {
+  if (!s.ok()) s.SetPayload(kDataErrorPayload, absl::Cord("1"));
+  return s;
+}
+
+bool IsDataError(const absl::Status& s) {
+  return !s.ok() && s.GetPayload(kDataErrorPayload).has_value();
+}
+
+absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
+  absl::Status out(s.code(), absl::StrCat(prefix, s.message()));
+  s.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
+  return out;
+}
+
+int ExitCodeFor(const absl::Status& s) {
+  if (s.ok()) return kExitOk;
+  if (IsDataError(s)) return kExitData;
+  switch (s.code()) {
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      return kExitUsage;
+    default:
+      return kExitFailure;
+  }
+}
 
 std::string Version() { return FEDMF_VERSION; }
 

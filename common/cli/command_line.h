@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "absl/status/status.h"
 
 namespace fedmf::cli {
 
@@ -20,8 +21,22 @@ namespace fedmf::cli {
 // (README.md, after the commands.)
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the work failed at run time (job FAILED, NOT_SERVING)
-inline constexpr int kExitUsage = 2;        // the command line or an input it names is wrong
+inline constexpr int kExitUsage = 2;        // the command line is wrong (flag, value, combination)
 inline constexpr int kExitUnreachable = 3;  // fedmf health: no answer from the server
+inline constexpr int kExitData = 4;         // a data, model or spec file it names is wrong (file:line)
+
+// Marks `s` (not OK) as a data error: a file the command line names is
+// missing, unreadable or malformed. Prefixing the message keeps the mark
+// when done with WithPrefix.
+absl::Status DataError(absl::Status s);
+bool IsDataError(const absl::Status& s);
+// `prefix` + s.message(), same code, payloads (the data mark) kept.
+absl::Status WithPrefix(const absl::Status& s, const std::string& prefix);
+// The exit code for a command that failed with `s`: kExitData when marked,
+// kExitUsage for INVALID_ARGUMENT / NOT_FOUND / OUT_OF_RANGE /
+// FAILED_PRECONDITION (what the user asked cannot be done as asked),
+// kExitFailure otherwise (the work failed).
+int ExitCodeFor(const absl::Status& s);
 
 // The project version (CMake's PROJECT_VERSION).
 std::string Version();

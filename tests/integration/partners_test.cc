@@ -337,8 +337,12 @@ TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   cluster_ = std::move(*cluster);
   ASSERT_TRUE(cluster_->StartServer().ok());
-  EXPECT_FALSE(cluster_->StartParty(0).ok());
-  EXPECT_FALSE(cluster_->StartParty(1).ok());
+  // Both refuse to start with the data error's exit code (4).
+  for (int k = 0; k < 2; ++k) {
+    const absl::Status started = cluster_->StartParty(k);
+    EXPECT_FALSE(started.ok());
+    EXPECT_TRUE(absl::StrContains(started.message(), "exited (code 4)")) << started;
+  }
   const std::string log0 = ReadFile(cluster_->work_dir() + "/logs/party-0.log");
   const std::string log1 = ReadFile(cluster_->work_dir() + "/logs/party-1.log");
   EXPECT_TRUE(absl::StrContains(log0, Path("bad.csv") + ":3")) << log0;

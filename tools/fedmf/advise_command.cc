@@ -1,5 +1,7 @@
 #include "tools/fedmf/advise_command.h"
 
+#include "common/cli/command_line.h"
+
 #include <array>
 #include <cmath>
 #include <limits>
@@ -143,8 +145,9 @@ int RunAdvise(const AdviseFlags& a) {
   for (size_t k = 0; k < 2; ++k) {
     auto d = LoadWithDeclaredRange(a.job, a.party_data[k]);
     if (!d.ok()) {
-      return Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k],
-                               "): ", d.status().message()));
+      Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k], "): ",
+                        d.status().message()));
+      return ExitCodeFor(d.status());
     }
     parties.push_back(std::move(*d));
   }

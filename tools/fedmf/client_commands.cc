@@ -1,5 +1,7 @@
 #include "tools/fedmf/client_commands.h"
 
+#include "common/cli/command_line.h"
+
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -68,7 +70,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientArgs& a, const s
 
 int Fail(const std::string& what, const absl::Status& s) {
   std::cerr << "fedmf " << what << ": " << s.message() << "\n";
-  return s.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  return ExitCodeFor(s);
 }
 
 // A failed RPC to `addr`: the error, and when the connection itself failed,
@@ -97,7 +99,7 @@ std::string ServerPeer(const ClientArgs& a) { return a.peer_name.empty() ? "serv
 
 int Submit(const ClientArgs& a) {
   auto spec = LoadJobSpecFile(a.spec_path);
-  if (!spec.ok()) return Fail("job submit", spec.status());
+  if (!spec.ok()) return Fail("job submit", DataError(spec.status()));
   auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job submit", ch.status());
   v1::SubmitJobRequest req;
@@ -224,7 +226,7 @@ void PrintRecommendations(const ClientArgs& a, const std::string& job,
 // the only party whose model holds the user.
 int RecommendOffline(const ClientArgs& a) {
   auto model = fmf::ReadSavedModel(a.model_dir);
-  if (!model.ok()) return Fail("recommend --model", model.status());
+  if (!model.ok()) return Fail("recommend --model", DataError(model.status()));
   const fmf::SavedPartyModel* party = nullptr;
   std::vector<std::string> holders;
   for (const fmf::SavedPartyModel& p : model->parties) {

@@ -1,5 +1,7 @@
 #include "tools/fedmf/demo_command.h"
 
+#include "common/cli/command_line.h"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -108,7 +110,7 @@ int RunDemo(DemoArgs& a) {
     auto loaded = LoadTrainData(a.job);
     if (!loaded.ok()) {
       std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
-      return 2;
+      return ExitCodeFor(loaded.status());
     }
     partners = std::move(*loaded);
     a.job.parties = static_cast<int>(a.job.party_data.size());
@@ -118,7 +120,7 @@ int RunDemo(DemoArgs& a) {
     auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
     if (!dataset.ok()) {
       std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
-      return 2;
+      return ExitCodeFor(dataset.status());
     }
     range = dataset->range;
     config = BuildJobConfig(a.job, range);

@@ -1,5 +1,7 @@
 #include "tools/fedmf/hua_demo.h"
 
+#include "common/cli/command_line.h"
+
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -30,7 +32,10 @@ int Fail(const std::string& what) {
 int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   const absl::Time start = absl::Now();
   auto dataset = LoadWithDeclaredRange(a, a.data);  // as `fedmf train` loads it
-  if (!dataset.ok()) return Fail(absl::StrCat("--data: ", dataset.status().message()));
+  if (!dataset.ok()) {
+    Fail(absl::StrCat("--data: ", dataset.status().message()));
+    return ExitCodeFor(dataset.status());
+  }
   auto params = BuildHuaParams(a);
   if (!params.ok()) return Fail(std::string(params.status().message()));
   if (params->scenario != hua::Scenario::kDynamic) {

@@ -1,5 +1,7 @@
 #include "tools/fedmf/hua_train.h"
 
+#include "common/cli/command_line.h"
+
 #include <cmath>
 #include <iostream>
 
@@ -130,7 +132,7 @@ int RunHuaTrain(const JobFlags& a) {
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
-    return 2;
+    return ExitCodeFor(dataset.status());
   }
   auto params = BuildHuaParams(a);
   if (!params.ok()) {

@@ -1,5 +1,7 @@
 #include "tools/fedmf/job_flags.h"
 
+#include "common/cli/command_line.h"
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -104,10 +106,19 @@ absl::Status CheckDeclaredRange(const JobFlags& a, const data::Dataset& dataset,
   return absl::OkStatus();
 }
 
+absl::Status DataErrorOf(const std::string& spec, absl::Status s) {
+  return spec.rfind("synthetic", 0) == 0 ? s : DataError(std::move(s));
+}
+
 absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& a, const std::string& spec) {
   ASSIGN_OR_RETURN(data::LoadOptions options, LoadOptionsFromFlags(a));
-  ASSIGN_OR_RETURN(data::Dataset dataset, data::LoadDataSpec(spec, options));
-  RETURN_IF_ERROR(CheckDeclaredRange(a, dataset, spec));
+  // What the file holds (or that it cannot be read) is a data error (exit 4);
+  // the flags above are usage (exit 2).
+  absl::StatusOr<data::Dataset> dataset = data::LoadDataSpec(spec, options);
+  if (!dataset.ok()) return DataErrorOf(spec, dataset.status());
+  if (absl::Status s = CheckDeclaredRange(a, *dataset, spec); !s.ok()) {
+    return DataErrorOf(spec, s);
+  }
   return dataset;
 }
 

@@ -93,6 +93,9 @@ absl::StatusOr<data::LoadOptions> LoadOptionsFromFlags(const JobFlags& flags);
 // given (a synthetic spec declares its own: min=/max=).
 absl::Status CheckDeclaredRange(const JobFlags& flags, const data::Dataset& dataset,
                                 const std::string& spec);
+// A failure to load or check the data of `spec`: a data error (exit 4) for
+// a file, left as it is (usage, exit 2) for a generated synthetic set.
+absl::Status DataErrorOf(const std::string& spec, absl::Status s);
 // LoadDataSpec(spec) with the declared scale, checked (the two above).
 absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const std::string& spec);
 

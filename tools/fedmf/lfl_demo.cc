@@ -1,5 +1,7 @@
 #include "tools/fedmf/lfl_demo.h"
 
+#include "common/cli/command_line.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -77,7 +79,7 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
-    return 2;
+    return ExitCodeFor(dataset.status());
   }
   auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds);
   if (!job.ok()) {

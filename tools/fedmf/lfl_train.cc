@@ -1,5 +1,7 @@
 #include "tools/fedmf/lfl_train.h"
 
+#include "common/cli/command_line.h"
+
 #include <cmath>
 #include <iostream>
 #include <vector>
@@ -44,7 +46,7 @@ int RunLflTrain(const JobFlags& a) {
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
-    return 2;
+    return ExitCodeFor(dataset.status());
   }
   lfl::LflConfig c;
   auto eps = ParseEpsilon(a.epsilon, "--epsilon");

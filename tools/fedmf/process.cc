@@ -111,8 +111,9 @@ absl::StatusOr<int> WaitForPortFile(const std::string& path, absl::Duration time
       if (absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &port) && port > 0) return port;
     }
     if (owner != nullptr && !owner->running()) {
-      return absl::UnavailableError(absl::StrCat("the process exited before writing ", path,
-                                                 "; see ", owner->log_path()));
+      return absl::UnavailableError(absl::StrCat("the process exited (code ", owner->exit_code(),
+                                                 ") before writing ", path, "; see ",
+                                                 owner->log_path()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -4,6 +4,7 @@
 #define FEDMF_TOOLS_FEDMF_PROCESS_H_
 
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
   bool running();
+  // After it ended: its exit code, or -1 if a signal ended it.
+  int exit_code() const { return WIFEXITED(status_) ? WEXITSTATUS(status_) : -1; }
   // SIGTERM, then SIGKILL after `grace`; reaps. Returns the exit status.
   int Stop(absl::Duration grace = absl::Seconds(5));
   // SIGKILL now (a crash, for fault tests); reaps.

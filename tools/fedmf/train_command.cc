@@ -1,5 +1,7 @@
 #include "tools/fedmf/train_command.h"
 
+#include "common/cli/command_line.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -211,7 +213,7 @@ int RunTrain(const JobFlags& a) {
   auto loaded = LoadTrainData(a);
   if (!loaded.ok()) {
     std::cerr << "fedmf train: " << loaded.status().message() << "\n";
-    return 2;
+    return ExitCodeFor(loaded.status());
   }
   const fmf::JobConfig* config = &loaded->config;
   const data::Federation* federation = &loaded->federation;

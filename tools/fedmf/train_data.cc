@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/data/catalogue.h"
 #include "common/data/loaders.h"
 #include "common/data/party_files.h"
@@ -17,14 +18,17 @@
 namespace fedmf::cli {
 namespace {
 
-absl::Status Prefixed(const absl::Status& s, const std::string& prefix) {
-  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+// A file the command names could not be used: a data error (exit 4).
+absl::Status FileError(const absl::Status& s, const std::string& prefix) {
+  return WithPrefix(DataError(s), prefix);
 }
 
 absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOptions& options) {
   auto dataset = data::LoadDataSpec(a.data, options);
-  if (!dataset.ok()) return Prefixed(dataset.status(), "--data: ");
-  RETURN_IF_ERROR(CheckDeclaredRange(a, *dataset, a.data));
+  if (!dataset.ok()) return WithPrefix(DataErrorOf(a.data, dataset.status()), "--data: ");
+  if (absl::Status s = CheckDeclaredRange(a, *dataset, a.data); !s.ok()) {
+    return DataErrorOf(a.data, s);
+  }
   TrainData out;
   ASSIGN_OR_RETURN(out.config, BuildJobConfig(a, dataset->range));
   fmf::FederationOptions fed;
@@ -62,7 +66,7 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
           "--party-data ", spec, ": a party file is movielens:PATH or csv:PATH"));
     }
     auto d = data::LoadDataSpec(spec, options);
-    if (!d.ok()) return Prefixed(d.status(), absl::StrCat("--party-data (party ", k, "): "));
+    if (!d.ok()) return FileError(d.status(), absl::StrCat("--party-data (party ", k, "): "));
     files.push_back(std::move(*d));
   }
   TrainData out;
@@ -78,9 +82,9 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
     random::Csprng rng = random::Csprng::FromOptionalSeed(a.seed);
     const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     auto psi = psi::RunPsiInProcess(ids, out.config.job_id, rng, threads);
-    if (!psi.ok()) return Prefixed(psi.status(), "private set intersection: ");
+    if (!psi.ok()) return WithPrefix(psi.status(), "private set intersection: ");
     auto built = data::FederateBySharedUsers(files, psi->shared_ids, split);
-    if (!built.ok()) return Prefixed(built.status(), "--party-data: ");
+    if (!built.ok()) return FileError(built.status(), "--party-data: ");
     fed = std::move(*built);
     nlohmann::json per_party = nlohmann::json::array();
     for (int32_t k = 0; k < s; ++k) {
@@ -102,7 +106,7 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
     std::optional<data::Catalogue> catalogue;
     if (!a.catalogue.empty()) {
       auto c = data::Catalogue::Load(a.catalogue);
-      if (!c.ok()) return Prefixed(c.status(), "--catalogue: ");
+      if (!c.ok()) return FileError(c.status(), "--catalogue: ");
       catalogue = std::move(*c);
     } else {
       auto c = data::Catalogue::FromIds(data::ItemIdUnion(files), "the union of the files' items");
@@ -110,7 +114,7 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
       catalogue = std::move(*c);
     }
     auto built = data::FederateByItemCatalogue(files, *catalogue, split);
-    if (!built.ok()) return Prefixed(built.status(), "--party-data: ");
+    if (!built.ok()) return FileError(built.status(), "--party-data: ");
     fed = std::move(*built);
     join = {{"by", "item catalogue"},
             {"shared_items", fed.shared},

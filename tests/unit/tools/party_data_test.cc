@@ -125,7 +125,7 @@ TEST_F(PartyDataTest, HflPartnersFilesMatchThePreAlignedRun) {
     other << "movie-1\nmovie-2\n";
   }
   RunResult wrong = run("a.csv", "b.csv", "other.txt");
-  EXPECT_EQ(wrong.exit_code, 2) << Describe(wrong);
+  EXPECT_EQ(wrong.exit_code, 4) << Describe(wrong);  // a data error: the files disagree
   EXPECT_THAT(wrong.err, HasSubstr("none of its"));
   EXPECT_THAT(wrong.err, HasSubstr("other.txt"));
 }
@@ -293,7 +293,7 @@ TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
   // The default scale (0.5-5) refuses a 0-10 file and says which flag to use.
   RunResult r = Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"),
                      "--quiet"});
-  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_EQ(r.exit_code, 4) << Describe(r);  // the file's values: a data error
   EXPECT_THAT(r.err, HasSubstr("--rating-range MIN,MAX"));
   EXPECT_THAT(r.err, Not(HasSubstr("LoadOptions")));
   for (const char* bad : {"5", "1;5", "5,1", "-1,5", "x,y"}) {
@@ -308,7 +308,7 @@ TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
   // A generated data set declares its own scale, which must then agree.
   RunResult syn = Run({"train", "--setting", "central", "--data", "synthetic:users=20,items=10",
                        "--rating-range", "0,10", "--quiet"});
-  EXPECT_EQ(syn.exit_code, 2) << Describe(syn);
+  EXPECT_EQ(syn.exit_code, 2) << Describe(syn);  // two flags disagree: usage
   EXPECT_THAT(syn.err, HasSubstr("but --rating-range declares [0, 10]"));
 }
 
@@ -328,7 +328,7 @@ TEST_F(PartyDataTest, PartyDataFlagsAreCheckedTogether) {
   EXPECT_THAT(setting.err, HasSubstr("works with --setting hfl, hfl-synsgd or vfl"));
   RunResult missing = Run({"train", "--setting", "hfl", "--party-data",
                            "csv:" + Path("nope.csv"), "--quiet"});
-  EXPECT_EQ(missing.exit_code, 2) << Describe(missing);
+  EXPECT_EQ(missing.exit_code, 4) << Describe(missing);  // a named file is missing: data
   EXPECT_THAT(missing.err, HasSubstr("--party-data (party 0)"));
   EXPECT_THAT(missing.err, HasSubstr("nope.csv"));
 }
