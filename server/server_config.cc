@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/config/yaml_reader.h"
-#include "common/metrics/http_server.h"
+#include "common/metrics/host_port.h"
 
 namespace fedmf::server {
 namespace {

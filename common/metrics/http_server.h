@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/metrics/host_port.h"
 
 namespace httplib {
 class Server;
@@ -47,11 +48,6 @@ class HttpServer {
   std::thread thread_;
   int port_ = 0;
 };
-
-// The host part of host:port ("[::1]:80" -> "::1"); InvalidArgument naming
-// `what` when it is not host:port.
-absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& what,
-                                                          const std::string& listen);
 
 }  // namespace fedmf::metrics
 
