@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <new>
 #include <stdexcept>
 
@@ -217,11 +218,13 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
     }
   }
   // Each party's latest report (rounds ascend) holds its spend on this job.
+  std::map<std::string, double> job_epsilon;
   for (const auto& [round, reports] : stored.reports) {
-    for (const v1::PartyRoundReport& rep : reports) {
-      for (v1::PartyStatus& ps : *status.mutable_parties()) {
-        if (ps.name() == rep.party()) ps.set_job_epsilon(rep.job_epsilon());
-      }
+    for (const v1::PartyRoundReport& rep : reports) job_epsilon[rep.party()] = rep.job_epsilon();
+  }
+  for (v1::PartyStatus& ps : *status.mutable_parties()) {
+    if (auto it = job_epsilon.find(ps.name()); it != job_epsilon.end()) {
+      ps.set_job_epsilon(it->second);
     }
   }
   status.set_rounds_completed(status.rounds_size());

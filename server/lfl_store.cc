@@ -105,27 +105,13 @@ absl::StatusOr<std::vector<std::string>> LflStore::RunningJobs() const {
   auto st = db_->Prepare("SELECT job_id FROM lfl_jobs WHERE state IN (?, ?)");
   if (!st.ok()) return st.status();
   st->Bind(1, int64_t{v1::JOB_STATE_WAITING}).Bind(2, int64_t{v1::JOB_STATE_RUNNING});
-  std::vector<std::string> ids;
-  for (;;) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(st->ColumnText(0));
-  }
-  return ids;
+  return st->TextColumn(0);
 }
 
 absl::StatusOr<std::vector<std::string>> LflStore::JobIds() const {
   auto st = db_->Prepare("SELECT job_id FROM lfl_jobs ORDER BY rowid");
   if (!st.ok()) return st.status();
-  std::vector<std::string> ids;
-  for (;;) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(st->ColumnText(0));
-  }
-  return ids;
+  return st->TextColumn(0);
 }
 
 absl::StatusOr<bool> LflStore::HasJob(const std::string& job_id) const {

@@ -297,14 +297,7 @@ absl::StatusOr<std::optional<std::string>> ServerStore::ActiveJobId() const {
 absl::StatusOr<std::vector<std::string>> ServerStore::JobIds() const {
   auto st = db_->Prepare("SELECT job_id FROM jobs ORDER BY seq");
   if (!st.ok()) return st.status();
-  std::vector<std::string> ids;
-  while (true) {
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
-    ids.push_back(st->ColumnText(0));
-  }
-  return ids;
+  return st->TextColumn(0);
 }
 
 }  // namespace fedmf::server

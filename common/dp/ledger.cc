@@ -44,15 +44,9 @@ absl::StatusOr<double> PrivacyLedger::SpentEpsilon() const {
 }
 
 absl::StatusOr<double> PrivacyLedger::JobEpsilon(const std::string& job_id) const {
-  RdpAccountant job;
-  bool any = false;
-  for (const LedgerEntry& e : entries_) {
-    if (e.job_id != job_id) continue;
-    job.AddSteps(e.sample_rate, e.noise_multiplier, e.steps);
-    any = true;
-  }
-  if (!any) return 0.0;
-  absl::StatusOr<EpsilonResult> r = job.GetEpsilon(delta_);
+  auto it = by_job_.find(job_id);
+  if (it == by_job_.end()) return 0.0;
+  absl::StatusOr<EpsilonResult> r = it->second.GetEpsilon(delta_);
   if (!r.ok()) return r.status();
   return r->epsilon;
 }
@@ -108,6 +102,7 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
   }
   entries_.push_back(entry);
   accountant_ = std::move(with);
+  by_job_[entry.job_id].AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
   return absl::OkStatus();
 }
 
@@ -121,6 +116,7 @@ absl::Status PrivacyLedger::Restore(const LedgerEntry& entry) {
   }
   entries_.push_back(entry);
   accountant_.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  by_job_[entry.job_id].AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
   return absl::OkStatus();
 }
 

@@ -4,6 +4,7 @@
 #define FEDMF_COMMON_DP_LEDGER_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,9 @@ class PrivacyLedger {
   double delta_;
   std::vector<LedgerEntry> entries_;
   RdpAccountant accountant_;
+  // Each job's entries composed alone, kept as they are charged so that
+  // JobEpsilon (asked after every round) costs one conversion, not a replay.
+  std::map<std::string, RdpAccountant> by_job_;
 };
 
 }  // namespace fedmf::dp

@@ -65,6 +65,16 @@ Statement& Statement::BindNull(int index) {
   return *this;
 }
 
+absl::StatusOr<std::vector<std::string>> Statement::TextColumn(int col) {
+  std::vector<std::string> out;
+  for (;;) {
+    absl::StatusOr<bool> row = Step();
+    if (!row.ok()) return row.status();
+    if (!*row) return out;
+    out.push_back(ColumnText(col));
+  }
+}
+
 absl::StatusOr<bool> Statement::Step() {
   if (!bind_error_.ok()) return bind_error_;
   const int rc = sqlite3_step(stmt_);

@@ -36,6 +36,9 @@ class Statement {
   // Runs to completion (for INSERT/UPDATE/DDL).
   absl::Status Run();
 
+  // Steps to the end, collecting column `col` of every row as text.
+  absl::StatusOr<std::vector<std::string>> TextColumn(int col);
+
   int64_t ColumnInt(int col) const;
   double ColumnDouble(int col) const;
   std::string ColumnText(int col) const;

@@ -513,17 +513,17 @@ int Watch(const ClientArgs& a) {
   if (!ch.ok()) return Fail("job watch", ch.status());
   auto stub = v1::Operator::NewStub(*ch);
   std::string last_word;
-  int printed = 0;
+  RoundFollower rounds;
   while (true) {
     auto st = FetchStatus(*stub, a.job_id);
     if (!st.ok()) {
       return FailRpc("job watch", st.status(), a, a.server, ServerPeer(a), pki::Role::kServer);
     }
     const std::string word = JobWord(*st);
-    for (; printed < st->rounds_size() && RoundReported(*st, printed); ++printed) {
-      std::cout << (a.json ? RoundJson(st->rounds(printed)).dump() : RoundLine(*st, printed))
-                << "\n" << std::flush;
-    }
+    rounds.Follow(*st, [&](int i, double elapsed) {
+      std::cout << (a.json ? RoundJson(st->rounds(i)).dump() : RoundLine(*st, i, elapsed)) << "\n"
+                << std::flush;
+    });
     if (word != last_word) {
       const Progress p = ProgressOf(*st);
       std::cout << (a.json ? nlohmann::json{{"job_id", a.job_id},

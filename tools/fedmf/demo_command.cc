@@ -195,14 +195,12 @@ int RunDemo(DemoArgs& a) {
     std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
     return 1;
   }
-  int printed = 0;
+  RoundFollower rounds;
   const bool terminal = !a.job.quiet && isatty(STDERR_FILENO) != 0;
   auto progress = [&](const v1::JobStatus& st) {
     if (a.job.quiet) return;
     if (terminal) std::cerr << "\r\033[K";  // the progress bar is redrawn below the lines
-    for (; printed < st.rounds_size() && RoundReported(st, printed); ++printed) {
-      std::cerr << RoundLine(st, printed) << "\n";
-    }
+    rounds.Follow(st, [&](int i, double elapsed) { std::cerr << RoundLine(st, i, elapsed) << "\n"; });
     if (terminal) std::cerr << ProgressBar(ProgressOf(st)) << std::flush;
   };
   auto final_status =

@@ -41,10 +41,8 @@ bool RoundReported(const v1::JobStatus& st, int i) {
   });
 }
 
-std::string RoundLine(const v1::JobStatus& st, int i) {
+std::string RoundLine(const v1::JobStatus& st, int i, double elapsed) {
   const v1::RoundRecord& r = st.rounds(i);
-  double elapsed = 0;
-  for (int k = 0; k <= i; ++k) elapsed += st.rounds(k).seconds();
   std::vector<std::string> eps, mse;
   for (const v1::PartyRoundReport& p : r.reports()) {
     eps.push_back(absl::StrFormat("%s %.3f", p.party(), p.job_epsilon()));

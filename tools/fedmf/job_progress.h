@@ -32,9 +32,28 @@ std::string ProgressBar(const Progress& p);
 // reports right after its upload, so its report can trail the round's close).
 bool RoundReported(const v1::JobStatus& st, int i);
 
+// Follows one job's history across polls of its status: hands out each
+// round once, when it is final, with the seconds spent in rounds up to it
+// (a running sum, so a long job's lines cost O(1) each).
+class RoundFollower {
+ public:
+  // Calls `emit(i, seconds_in_rounds)` for every round of st.rounds() newly final.
+  template <typename Emit>
+  void Follow(const v1::JobStatus& st, Emit&& emit) {
+    for (; next_ < st.rounds_size() && RoundReported(st, next_); ++next_) {
+      elapsed_ += st.rounds(next_).seconds();
+      emit(next_, elapsed_);
+    }
+  }
+
+ private:
+  int next_ = 0;
+  double elapsed_ = 0;
+};
+
 // "round    3/10   0.12 s (1.4 s in rounds)  3/3 parties  epsilon: a 0.213, b 0.213
 //  test MSE: a 0.9512" — ε is this job's per party, MSE only where reported.
-std::string RoundLine(const v1::JobStatus& st, int i);
+std::string RoundLine(const v1::JobStatus& st, int i, double seconds_in_rounds);
 
 // {round, seconds, contributors, missing, reports: [{party, epsilon,
 // ledger_epsilon, test_mse, test_count}]}
