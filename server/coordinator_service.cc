@@ -1,5 +1,6 @@
 #include "server/coordinator_service.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
@@ -76,12 +77,19 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
   if (!party.ok()) return ToGrpc(party.status());
   auto shared = coordinator_->SharedFor(*party, req->job_id(), req->round());
   if (!shared.ok()) return ToGrpc(shared.status());
+  int64_t sent = 0;
+  grpc::Status status = grpc::Status::OK;
   for (const v1::MatrixChunk& chunk :
        net::EncodeMatrix(*shared, req->job_id(), req->round(), max_chunk_values_)) {
-    traffic_->bytes_out += static_cast<int64_t>(chunk.ByteSizeLong());
-    if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
+    if (!writer->Write(chunk)) {
+      status = grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
+      break;
+    }
+    sent += static_cast<int64_t>(chunk.ByteSizeLong());
   }
-  return grpc::Status::OK;
+  traffic_->bytes_out += sent;
+  coordinator_->CountMatrixTraffic(req->job_id(), *party, 0, sent);
+  return status;
 }
 
 grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
@@ -102,10 +110,16 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   // Roster, round and shape are checked before a single value is buffered.
   auto shape = coordinator_->UploadShape(*party, job_id, round);
   if (!shape.ok()) return ToGrpc(shape.status());
+  // From here the job is the caller's: its bytes count as its traffic,
+  // whether the upload completes or not.
+  int64_t received = static_cast<int64_t>(chunk.ByteSizeLong());
+  absl::Cleanup count = [&] { coordinator_->CountMatrixTraffic(job_id, *party, received, 0); };
   net::MatrixAssembler assembler(job_id, round, shape->first, shape->second, max_chunk_values_);
   if (auto s = assembler.Add(chunk); !s.ok()) return ToGrpc(s);
   while (reader->Read(&chunk)) {
-    traffic_->bytes_in += static_cast<int64_t>(chunk.ByteSizeLong());
+    const int64_t bytes = static_cast<int64_t>(chunk.ByteSizeLong());
+    traffic_->bytes_in += bytes;
+    received += bytes;
     if (auto s = assembler.Add(chunk); !s.ok()) {
       spdlog::warn("malformed upload from '{}' (job '{}', round {}): {}", *party, job_id, round,
                    s.message());

@@ -202,6 +202,10 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
     ps->set_last_round(p.last_round);
     ps->set_connected(LiveLocked(p.name));
     ps->set_replied(p.replied);
+    if (auto t = traffic_.find({job_id, p.name}); t != traffic_.end()) {
+      ps->set_bytes_up(t->second.up);
+      ps->set_bytes_down(t->second.down);
+    }
     if (stored.spec.align_users() && p.accepted && status.aligned_users() == 0) {
       status.set_aligned_users(p.global_users);  // every acceptor's, checked equal at its reply
     }
@@ -229,6 +233,14 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
   }
   status.set_rounds_completed(status.rounds_size());
   return status;
+}
+
+void JobCoordinator::CountMatrixTraffic(const std::string& job_id, const std::string& party,
+                                        int64_t up, int64_t down) {
+  std::unique_lock lock(mu_);
+  Traffic& t = traffic_[{job_id, party}];
+  t.up += up;
+  t.down += down;
 }
 
 absl::StatusOr<std::vector<std::string>> JobCoordinator::JobIds() {

@@ -116,7 +116,17 @@ class JobCoordinator {
 
   CoordinatorCounters counters();
 
+  // Adds one matrix stream's serialized bytes to (job, party)'s traffic,
+  // reported as PartyStatus.bytes_up/bytes_down (since this process started).
+  void CountMatrixTraffic(const std::string& job_id, const std::string& party, int64_t up,
+                          int64_t down);
+
  private:
+  struct Traffic {
+    int64_t up = 0;
+    int64_t down = 0;
+  };
+
   struct ActiveJob {
     StoredJob stored;
     fmf::JobConfig config;
@@ -174,6 +184,7 @@ class JobCoordinator {
   std::string aborted_job_;
   std::map<std::string, bool> abort_pending_;
   CoordinatorCounters counters_;
+  std::map<std::pair<std::string, std::string>, Traffic> traffic_;  // (job, party)
 };
 
 }  // namespace fedmf::server

@@ -6,8 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
+#include "common/lfl/item_matrix.h"
 #include "common/log/log.h"
-#include "common/mf/clipping.h"
 #include "common/net/secagg_codec.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/signing.h"
@@ -178,9 +178,8 @@ absl::Status LflJob::StartPretrain(absl::Time now) {
   // V(0) exactly as lfl::SimulateLfl draws it, so a seeded job is reproducible.
   random::Csprng root = random::Csprng::FromOptionalSeed(config_.config.seed);
   random::Csprng server_rng = root.Fork("server");
-  const double r = config_.config.device.rating_max;
-  v_ = mf::RandomEmbeddings(config_.num_items, config_.config.dim,
-                            mf::InitScaleFor(0.7 * r, config_.config.dim), r, server_rng);
+  v_ = lfl::InitialItemMatrix(config_.num_items, config_.config.dim,
+                              config_.config.device.rating_max, server_rng);
   status_.set_registered(n);
   stage_ = Stage::kPretrain;
   stage_started_ = now;
@@ -509,8 +508,7 @@ void LflJob::FinishIteration(absl::Time now) {
   if (!record_.skipped()) {
     const double step =
         schedule_->At(iteration_) / static_cast<double>(record_.round1_survivors());
-    for (int64_t k = 0; k < v_.size(); ++k) v_.data()[k] -= step * sum_[static_cast<size_t>(k)];
-    mf::ClipEmbeddings(v_, config_.config.device.rating_max);
+    lfl::StepItemMatrix(v_, sum_, step, config_.config.device.rating_max);
     record_.set_remaining_noise_variance(lfl::RemainingVariance(
         dp_, record_.round1_survivors(), record_.round2_survivors()));
   }

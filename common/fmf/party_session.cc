@@ -23,7 +23,8 @@ double InitScale(const JobConfig& config) {
 }  // namespace
 
 mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Csprng& rng) {
-  return mf::RandomEmbeddings(rows, config.dim, InitScale(config), config.rating_max, rng);
+  return mf::RoundedToFloat32(
+      mf::RandomEmbeddings(rows, config.dim, InitScale(config), config.rating_max, rng));
 }
 
 PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,
@@ -362,7 +363,7 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
   }
   RunDpIterations(Stage2Spec(), static_cast<int64_t>(round) * iters, iters);
   next_round_ = round + 1;
-  return shared_matrix();
+  return mf::RoundedToFloat32(shared_matrix());  // what leaves the party
 }
 
 absl::Status PartySession::Finish(const mf::Matrix& final_shared) {

@@ -176,7 +176,8 @@ class PartySession {
   int32_t refit_phase_ = 0;               // kAlternate: last phase U was refit for
 };
 
-// The initial shared matrix the server broadcasts (entries uniform, clipped).
+// The initial shared matrix the server broadcasts (entries uniform, clipped,
+// at float32 precision like every shared matrix).
 mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Csprng& rng);
 
 }  // namespace fedmf::fmf

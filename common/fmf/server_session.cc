@@ -121,8 +121,9 @@ absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
     return absl::FailedPreconditionError(
         absl::StrCat("round ", round_, ": no party submitted an update"));
   }
-  // Weighted average of feasible points stays feasible (the set is convex).
-  shared_ = sum / total_weight;
+  // Weighted average of feasible points stays feasible (the set is convex),
+  // and rounding toward zero keeps it so.
+  shared_ = mf::RoundedToFloat32(sum / total_weight);  // as it is released
   for (auto& u : updates_) u.reset();
   ++round_;
   if (round_ >= config_.EffectiveRounds()) phase_ = Phase::kFinished;

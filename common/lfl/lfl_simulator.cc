@@ -9,6 +9,7 @@
 #include "common/base/status_macros.h"
 #include "common/data/partition.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/lfl/item_matrix.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/mf/clipping.h"
 #include "common/mf/sgd.h"
@@ -105,10 +106,8 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
                          root.Fork(absl::StrCat("device-", i)));
   }
   random::Csprng server_rng = root.Fork("server");
-  mf::Matrix v = mf::RandomEmbeddings(
-      federation->num_items, config.dim,
-      mf::InitScaleFor(0.7 * device_options.rating_max, config.dim), device_options.rating_max,
-      server_rng);
+  mf::Matrix v = InitialItemMatrix(federation->num_items, config.dim,
+                                   device_options.rating_max, server_rng);
   for (auto& d : devices) {
     RETURN_IF_ERROR(d.Pretrain(v));
   }
@@ -190,8 +189,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
     report.remaining_noise_variance =
         RemainingVariance(dp, report.round1_survivors, report.round2_survivors);
     const double step = schedule.At(t) / static_cast<double>(report.round1_survivors);
-    for (int64_t k = 0; k < v.size(); ++k) v.data()[k] -= step * sum[k];
-    mf::ClipEmbeddings(v, device_options.rating_max);
+    StepItemMatrix(v, sum, step, device_options.rating_max);
     result.iterations.push_back(report);
   }
   for (auto& d : devices) {

@@ -70,6 +70,17 @@ Matrix RandomEmbeddings(int32_t rows, int32_t dim, double scale, double rating_m
   return m;
 }
 
+Matrix RoundedToFloat32(const Matrix& m) {
+  Matrix out(m.rows(), m.cols());
+  for (int64_t k = 0; k < m.size(); ++k) {
+    const double x = m.data()[k];
+    float f = static_cast<float>(x);  // nearest
+    if (std::fabs(static_cast<double>(f)) > std::fabs(x)) f = std::nextafter(f, 0.0f);
+    out.data()[k] = f;
+  }
+  return out;
+}
+
 double InitScaleFor(double mean_rating, int32_t dim) {
   // For independent u_k, v_k ~ U[0, s): E<u, v> = p * (s/2)^2 = mean
   // => s = 2 * sqrt(mean / p).

@@ -57,6 +57,15 @@ Matrix RandomEmbeddings(int32_t rows, int32_t dim, double scale, double rating_m
 // The scale above for a rating mean `mean_rating`.
 double InitScaleFor(double mean_rating, int32_t dim);
 
+// Every value rounded to a float32, toward zero. Matrices the federation
+// shares (a party's upload, the server's aggregate, LFL's V) are released at
+// float32 precision: the protocol rounds them where they are made, so the
+// wire's float32 encoding is lossless and an in-process run equals a daemon
+// run. Toward zero, so no value grows: signs, x >= 0 and every row norm bound
+// (the clipped set Pi projects onto) survive the rounding. Rounding a DP
+// release is post-processing (docs/privacy.md, wire).
+Matrix RoundedToFloat32(const Matrix& m);
+
 }  // namespace fedmf::mf
 
 #endif  // FEDMF_COMMON_MF_EMBEDDINGS_H_

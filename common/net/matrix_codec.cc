@@ -21,8 +21,27 @@ std::string MatrixSha256(const mf::Matrix& m) {
   return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
 }
 
+namespace {
+
+std::string Sha256Of(const void* data, size_t bytes) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(data), bytes, digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
+}
+
+std::vector<float> ToFloat32(const mf::Matrix& m) {
+  std::vector<float> out(static_cast<size_t>(m.size()));
+  for (int64_t i = 0; i < m.size(); ++i) out[i] = static_cast<float>(m.data()[i]);
+  return out;
+}
+
+}  // namespace
+
 std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string& job_id,
-                                          int32_t round, int32_t max_chunk_values) {
+                                          int32_t round, int32_t max_chunk_values,
+                                          v1::ValueEncoding encoding) {
+  const bool f32 = encoding == v1::VALUE_ENCODING_FLOAT32;
+  const std::vector<float> narrow = f32 ? ToFloat32(m) : std::vector<float>();
   max_chunk_values = std::max(1, max_chunk_values);
   const int64_t total = m.size();
   const int32_t chunks = static_cast<int32_t>((total + max_chunk_values - 1) / max_chunk_values);
@@ -35,14 +54,19 @@ std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string
   h->set_rows(static_cast<int32_t>(m.rows()));
   h->set_cols(static_cast<int32_t>(m.cols()));
   h->set_total_chunks(chunks);
-  h->set_sha256(MatrixSha256(m));
+  h->set_encoding(f32 ? v1::VALUE_ENCODING_FLOAT32 : v1::VALUE_ENCODING_FLOAT64);
+  h->set_sha256(f32 ? Sha256Of(narrow.data(), narrow.size() * sizeof(float)) : MatrixSha256(m));
   out.push_back(std::move(head));
   for (int32_t i = 0; i < chunks; ++i) {
     const int64_t begin = static_cast<int64_t>(i) * max_chunk_values;
     const int64_t end = std::min<int64_t>(total, begin + max_chunk_values);
     v1::MatrixChunk c;
     c.set_index(i);
-    c.mutable_values()->Add(m.data() + begin, m.data() + end);
+    if (f32) {
+      c.mutable_values_f32()->Add(narrow.data() + begin, narrow.data() + end);
+    } else {
+      c.mutable_values()->Add(m.data() + begin, m.data() + end);
+    }
     out.push_back(std::move(c));
   }
   return out;
@@ -99,12 +123,17 @@ absl::Status MatrixAssembler::Add(const v1::MatrixChunk& chunk) {
     if (h.sha256().size() != SHA256_DIGEST_LENGTH) {
       return Fail(absl::InvalidArgumentError("field 'header.sha256': must be 32 bytes"));
     }
-    if (chunk.values_size() != 0) {
+    if (h.encoding() != v1::VALUE_ENCODING_FLOAT64 && h.encoding() != v1::VALUE_ENCODING_FLOAT32) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("field 'header.encoding': unknown value encoding ", h.encoding())));
+    }
+    if (chunk.values_size() != 0 || chunk.values_f32_size() != 0) {
       return Fail(absl::InvalidArgumentError("field 'values': the header chunk carries no values"));
     }
     header_ = h;
     has_header_ = true;
     matrix_.resize(h.rows(), h.cols());
+    if (h.encoding() == v1::VALUE_ENCODING_FLOAT32) sent_f32_.resize(static_cast<size_t>(total));
     return absl::OkStatus();
   }
   if (!has_header_) return Fail(absl::InvalidArgumentError("field 'header': must come first"));
@@ -120,20 +149,28 @@ absl::Status MatrixAssembler::Add(const v1::MatrixChunk& chunk) {
   }
   const int64_t total = matrix_.size();
   const int64_t want = std::min<int64_t>(max_chunk_values_, total - filled_);
-  if (chunk.values_size() != want) {
+  const bool f32 = header_.encoding() == v1::VALUE_ENCODING_FLOAT32;
+  const char* field = f32 ? "values_f32" : "values";
+  const int got = f32 ? chunk.values_f32_size() : chunk.values_size();
+  if (got != want || (f32 ? chunk.values_size() : chunk.values_f32_size()) != 0) {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "field 'values': chunk ", chunk.index(), " has ", chunk.values_size(),
-        " values, expected ", want)));
+        "field '", field, "': chunk ", chunk.index(), " has ", got, " values, expected ", want,
+        " (and none in the other encoding's field)")));
   }
-  for (int i = 0; i < chunk.values_size(); ++i) {
-    if (!std::isfinite(chunk.values(i))) {
+  for (int i = 0; i < got; ++i) {
+    if (!std::isfinite(f32 ? chunk.values_f32(i) : chunk.values(i))) {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "field 'values': non-finite value at position ", filled_ + i)));
+          "field '", field, "': non-finite value at position ", filled_ + i)));
     }
   }
-  std::memcpy(matrix_.data() + filled_, chunk.values().data(), want * sizeof(double));
+  if (f32) {
+    std::memcpy(sent_f32_.data() + filled_, chunk.values_f32().data(), want * sizeof(float));
+    for (int64_t i = 0; i < want; ++i) matrix_.data()[filled_ + i] = chunk.values_f32(i);
+  } else {
+    std::memcpy(matrix_.data() + filled_, chunk.values().data(), want * sizeof(double));
+  }
   filled_ += want;
-  bytes_ += want * static_cast<int64_t>(sizeof(double));
+  bytes_ += want * static_cast<int64_t>(f32 ? sizeof(float) : sizeof(double));
   ++next_index_;
   return absl::OkStatus();
 }
@@ -146,7 +183,10 @@ absl::StatusOr<mf::Matrix> MatrixAssembler::Finish() {
     return Fail(absl::InvalidArgumentError(absl::StrCat(
         "field 'index': received ", next_index_, " of ", header_.total_chunks(), " chunks")));
   }
-  if (MatrixSha256(matrix_) != header_.sha256()) {
+  const std::string sha = header_.encoding() == v1::VALUE_ENCODING_FLOAT32
+                              ? Sha256Of(sent_f32_.data(), sent_f32_.size() * sizeof(float))
+                              : MatrixSha256(matrix_);
+  if (sha != header_.sha256()) {
     return Fail(absl::DataLossError("field 'header.sha256': checksum mismatch"));
   }
   finished_ = true;

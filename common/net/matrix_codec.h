@@ -15,7 +15,7 @@
 
 namespace fedmf::net {
 
-// 64 Ki doubles = 512 KiB of payload per chunk.
+// 64 Ki values = 256 KiB (float32) or 512 KiB (float64) of payload per chunk.
 inline constexpr int32_t kDefaultMaxChunkValues = 1 << 16;
 // Hard cap on what a receiver accepts (rows * cols), 2^28 values = 2 GiB.
 inline constexpr int64_t kMaxMatrixValues = int64_t{1} << 28;
@@ -23,9 +23,16 @@ inline constexpr int64_t kMaxMatrixValues = int64_t{1} << 28;
 // SHA-256 over the little-endian IEEE-754 bytes of the values, row-major.
 std::string MatrixSha256(const mf::Matrix& m);
 
+// What fedmf sends: float32 (a DP release rounded to float32 is still the
+// same release's post-processing; docs/privacy.md, wire). The protocol
+// sessions already round what they share (mf::RoundedToFloat32), so this
+// encoding loses nothing. Receivers accept either encoding.
+inline constexpr v1::ValueEncoding kWireEncoding = v1::VALUE_ENCODING_FLOAT32;
+
 // Header first (chunk with `header` set and no values), then the value chunks.
 std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string& job_id,
-                                          int32_t round, int32_t max_chunk_values);
+                                          int32_t round, int32_t max_chunk_values,
+                                          v1::ValueEncoding encoding = kWireEncoding);
 
 // Incremental, validating reassembly of one matrix. Every error names the
 // field that was wrong; after an error the assembler stays failed.
@@ -58,6 +65,7 @@ class MatrixAssembler {
   int64_t filled_ = 0;
   int64_t bytes_ = 0;
   mf::Matrix matrix_;
+  std::vector<float> sent_f32_;  // float32 chunks as received, for the checksum
   absl::Status error_;
 };
 

@@ -17,6 +17,13 @@ sha=$(python3 -c 'import hashlib, struct; print("".join("\\x%02x" % c for c in h
   echo 'index: 0 values: [1, 2, 3, 4]' | enc MatrixChunk federation.proto | frame
   echo 'index: 1 values: [5, 6.5]' | enc MatrixChunk federation.proto | frame
 } > $d/upload-2x3
+# The same matrix as fedmf sends it: float32 (encoding 1), checksum over 4-byte values.
+sha=$(python3 -c 'import hashlib, struct; print("".join("\\x%02x" % c for c in hashlib.sha256(struct.pack("<6f", 1, 2, 3, 4, 5, 6.5)).digest()))')
+{ byte 17; byte 3
+  echo "header { job_id: \"job\" round: 3 rows: 2 cols: 3 total_chunks: 2 sha256: \"$sha\" encoding: VALUE_ENCODING_FLOAT32 }" | enc MatrixChunk federation.proto | frame
+  echo 'index: 0 values_f32: [1, 2, 3, 4]' | enc MatrixChunk federation.proto | frame
+  echo 'index: 1 values_f32: [5, 6.5]' | enc MatrixChunk federation.proto | frame
+} > $d/upload-2x3-float32
 
 # The adversary (device 50) advertising keys, then a short masked input.
 d=tests/fuzz/corpus/secagg_messages; mkdir -p $d

@@ -44,8 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int64_t i = 0; i < m->size(); ++i) {
     if (!std::isfinite(m->data()[i])) __builtin_trap();
   }
+  // float64 re-encodes whatever was accepted (either encoding) bit-exactly.
   fedmf::net::MatrixAssembler again(kJob, kRound, rows, cols, max_chunk);
-  for (const auto& c : fedmf::net::EncodeMatrix(*m, kJob, kRound, max_chunk)) {
+  for (const auto& c : fedmf::net::EncodeMatrix(*m, kJob, kRound, max_chunk,
+                                                fedmf::v1::VALUE_ENCODING_FLOAT64)) {
     if (!again.Add(c).ok()) __builtin_trap();
   }
   auto m2 = again.Finish();

@@ -166,15 +166,32 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   EXPECT_EQ(Value(after, "fedmf_server_dropouts_total"), 0);
   EXPECT_EQ(Value(after, "fedmf_server_parties_connected"), 3);
   // Every round: each party downloads V and uploads V_k, so traffic grows
-  // with at least rounds x parties x (items x dim) doubles each way.
-  const double matrix_bytes = 8.0 * plan->config.dim * plan->dataset.num_items;
+  // with at least rounds x parties x (items x dim) values each way.
+  // Shared matrices travel as float32 (net::kWireEncoding): 4 bytes a value.
+  const double matrix_bytes = 4.0 * plan->config.dim * plan->dataset.num_items;
   EXPECT_GE(Value(after, "fedmf_server_received_bytes_total"), kRounds * 3 * matrix_bytes);
   EXPECT_GE(Value(after, "fedmf_server_sent_bytes_total"), kRounds * 3 * matrix_bytes);
+  // ... and not as 8-byte doubles.
+  EXPECT_LT(Value(after, "fedmf_server_received_bytes_total"), kRounds * 3 * 1.5 * matrix_bytes);
+  EXPECT_LT(Value(after, "fedmf_server_sent_bytes_total"), kRounds * 3 * 1.5 * matrix_bytes);
+  // Per party (PartyStatus.bytes_up/down, what `fedmf demo --json` prints):
+  // T uploads and T + 1 downloads (Stage 3 reads the final V) of one float32
+  // matrix each; a retried stream may count twice, never less than once.
+  int64_t up_total = 0, down_total = 0;
   for (const v1::PartyStatus& p : st->parties()) {
     EXPECT_GT(p.epsilon_spent(), 0) << p.name();
     EXPECT_DOUBLE_EQ(Value(after, "fedmf_server_epsilon_spent", {{"party", p.name()}}),
                      p.epsilon_spent());
+    EXPECT_GE(p.bytes_up(), kRounds * matrix_bytes) << p.name();
+    EXPECT_LE(p.bytes_up(), 2 * kRounds * matrix_bytes) << p.name();
+    EXPECT_GE(p.bytes_down(), (kRounds + 1) * matrix_bytes) << p.name();
+    EXPECT_LE(p.bytes_down(), 2 * (kRounds + 1) * matrix_bytes) << p.name();
+    up_total += p.bytes_up();
+    down_total += p.bytes_down();
   }
+  // Matrices are part of all the server's traffic.
+  EXPECT_LE(up_total, Value(after, "fedmf_server_received_bytes_total"));
+  EXPECT_LE(down_total, Value(after, "fedmf_server_sent_bytes_total"));
   // The operator's recommendation command, as JSON: the top 3 for a user of
   // party-0, best first, none of them rated by that user.
   const data::PartyData& party = plan->federation.parties[0];

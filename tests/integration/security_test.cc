@@ -330,13 +330,13 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   {
     auto c = encode(shared);
     ASSERT_GE(c.size(), 2u);
-    c[1].mutable_values()->RemoveLast();
+    c[1].mutable_values_f32()->RemoveLast();
     cases.push_back({"a chunk one value short", c, grpc::StatusCode::INVALID_ARGUMENT,
                      absl::StrCat(shared.size() - 1, " values, expected ", shared.size())});
   }
   {
     auto c = encode(shared);
-    c[1].add_values(0.5);
+    c[1].add_values_f32(0.5f);
     cases.push_back({"a chunk one value long", c, grpc::StatusCode::INVALID_ARGUMENT,
                      absl::StrCat(shared.size() + 1, " values, expected ", shared.size())});
   }
@@ -386,7 +386,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   {
     // A value corrupted after the checksum was taken.
     auto c = encode(shared);
-    c[1].set_values(7, c[1].values(7) * 0.5);
+    c[1].set_values_f32(7, c[1].values_f32(7) * 0.5f);
     cases.push_back({"a value changed in transit", c, grpc::StatusCode::DATA_LOSS,
                      "checksum mismatch"});
   }

@@ -263,7 +263,9 @@ int RunDemo(DemoArgs& a) {
                                                         : nlohmann::json(nullptr)},
                          {"test_ratings", p.test_count()},
                          {"epsilon", config->private_training() ? JsonNumber(p.job_epsilon())
-                                                                : JsonNumber(INFINITY)}});
+                                                                : JsonNumber(INFINITY)},
+                         {"bytes_up", p.bytes_up()},
+                         {"bytes_down", p.bytes_down()}});
     }
     nlohmann::json j = {{"setting", a.job.setting},
                         {"data", a.job.data},
@@ -290,16 +292,17 @@ int RunDemo(DemoArgs& a) {
     }
     std::cout << j.dump() << "\n";
   } else {
-    std::cout << absl::StrFormat("\n%-10s %10s %10s %10s\n", "party", "test MSE", "ratings",
-                                 "epsilon");
+    std::cout << absl::StrFormat("\n%-10s %10s %10s %10s %12s %12s\n", "party", "test MSE",
+                                 "ratings", "epsilon", "bytes up", "bytes down");
     for (const v1::PartyStatus& p : final_status->parties()) {
-      std::cout << absl::StrFormat("%-10s %10s %10d %10s\n", p.name(),
+      std::cout << absl::StrFormat("%-10s %10s %10d %10s %12d %12d\n", p.name(),
                                    p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse())
                                                      : std::string("-"),
                                    p.test_count(),
                                    config->private_training()
                                        ? absl::StrFormat("%.4f", p.job_epsilon())
-                                       : std::string("inf"));
+                                       : std::string("inf"),
+                                   p.bytes_up(), p.bytes_down());
     }
     std::cout << absl::StrFormat(
         "\n%s over %d real processes: test MSE %.4f (RMSE %.4f) over %d ratings; epsilon %s at "

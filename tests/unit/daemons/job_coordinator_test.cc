@@ -105,8 +105,8 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
   EXPECT_EQ(fin.round(), 2);
   auto final_shared = coordinator_->SharedFor("a", "j", 2);
   ASSERT_TRUE(final_shared.ok());
-  // (2 * 0.2 + 6 * 0.6) / 8 = 0.5
-  EXPECT_NEAR((*final_shared)(1, 1), 0.5, 1e-12);
+  // (2 * 0.2 + 6 * 0.6) / 8 = 0.5, up to the float32 precision it is released at.
+  EXPECT_NEAR((*final_shared)(1, 1), 0.5, 1e-7);
   for (const std::string p : {"a", "b"}) {
     v1::PrivacyReport r;
     r.set_party(p);

@@ -258,7 +258,8 @@ TEST(PartySessionTest, HostileRowMovesTheReleaseByAtMostTheOneRatingBound) {
   mf::Matrix projected = v;
   mf::ClipEmbeddings(projected, 5.0);
   const double bound = c.learning_rate * mf::SensitivityOneMatrix(5.0);
-  EXPECT_LE((*released - projected).norm(), bound + 1e-12);
+  // The release is rounded to float32 after the step: < 1e-6 more here.
+  EXPECT_LE((*released - projected).norm(), bound + 1e-6);
   EXPECT_LE(released->row(1).norm(), std::sqrt(5.0) + 1e-12);
   EXPECT_GT((v - projected).norm(), 1e5);  // the attack was real
 }

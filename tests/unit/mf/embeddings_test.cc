@@ -104,5 +104,34 @@ TEST(RandomEmbeddingsTest, InitScaleGivesMeanInnerProductNearTheMeanRating) {
   EXPECT_GT(avg, 0.9 * mean);
 }
 
+TEST(RoundedToFloat32Test, TowardZeroWithinOneFloatUlp) {
+  Csprng rng = Csprng::FromSeed(3);
+  Matrix m = RandomEmbeddings(200, 8, 1.0, rng);
+  m.col(3) *= -1.0;  // negatives round toward zero too
+  m(0, 0) = 0.8;     // nearest float is above 0.8: toward zero takes the one below
+  m(0, 1) = 0.5;     // exactly representable: unchanged
+  const Matrix r = RoundedToFloat32(m);
+  EXPECT_EQ(r(0, 0), static_cast<double>(std::nextafter(0.8f, 0.0f)));
+  EXPECT_EQ(r(0, 1), 0.5);
+  for (int64_t k = 0; k < m.size(); ++k) {
+    const double x = m.data()[k], y = r.data()[k];
+    EXPECT_EQ(static_cast<double>(static_cast<float>(y)), y) << k;  // a float32 value
+    EXPECT_LE(std::fabs(y), std::fabs(x)) << k;                      // never grows
+    EXPECT_FALSE(x != 0 && std::signbit(x) != std::signbit(y)) << k;
+    EXPECT_LE(std::fabs(x - y), std::fabs(x) * 1.2e-7) << k;         // < 1 ulp (2^-23)
+  }
+  EXPECT_EQ(RoundedToFloat32(r), r);  // idempotent: the wire then loses nothing
+}
+
+// Rounding a projected matrix keeps it in the projected set, so a released
+// matrix is feasible as it was before rounding.
+TEST(RoundedToFloat32Test, KeepsClippedRowsClipped) {
+  Csprng rng = Csprng::FromSeed(5);
+  Matrix m = RandomEmbeddings(500, 20, 3.0, 5.0, rng);  // many rows clipped to sqrt(5)
+  const Matrix r = RoundedToFloat32(m);
+  EXPECT_GE(r.minCoeff(), 0.0);
+  EXPECT_LE(r.rowwise().squaredNorm().maxCoeff(), 5.0);
+}
+
 }  // namespace
 }  // namespace fedmf::mf

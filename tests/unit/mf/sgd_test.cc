@@ -186,6 +186,9 @@ TEST(NoisyGradientStepTest, ReleasedValuesLieOnTheSnappingGrid) {
   EXPECT_GT(positive, m.size() / 4);  // not trivially all zero
   EXPECT_GE(m.minCoeff(), 0.0);
   EXPECT_LE(m.rowwise().norm().maxCoeff(), std::sqrt(r) + 1e-12);
+  // Every grid point up to sqrt(R) is a float32 value, so the float32 wire
+  // carries the release exactly (docs/privacy.md, wire).
+  EXPECT_TRUE(RoundedToFloat32(m) == m);
 
   // The same step without snapping (re-done by hand from the same noise)
   // differs from the released one by less than one grid step per entry.

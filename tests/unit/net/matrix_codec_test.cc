@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -36,12 +37,18 @@ struct Shape {
   int32_t chunk;
 };
 
-class RoundTripTest : public ::testing::TestWithParam<Shape> {};
+class RoundTripTest
+    : public ::testing::TestWithParam<std::tuple<Shape, v1::ValueEncoding>> {};
 
 TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
-  const Shape p = GetParam();
+  const Shape p = std::get<0>(GetParam());
+  const v1::ValueEncoding encoding = std::get<1>(GetParam());
+  const bool f32 = encoding == v1::VALUE_ENCODING_FLOAT32;
   const mf::Matrix m = MakeMatrix(p.rows, p.cols);
-  const auto chunks = EncodeMatrix(m, kJob, kRound, p.chunk);
+  // float32 rounds each value to the nearest float; float64 is bit-exact.
+  const mf::Matrix want = f32 ? mf::Matrix(m.cast<float>().cast<double>()) : m;
+  if (f32) ASSERT_FALSE(want == m);  // the rounding is visible on these values
+  const auto chunks = EncodeMatrix(m, kJob, kRound, p.chunk, encoding);
 
   const int64_t total = int64_t{p.rows} * p.cols;
   const int64_t want_chunks = (total + p.chunk - 1) / p.chunk;
@@ -54,10 +61,12 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   EXPECT_EQ(chunks[0].header().cols(), p.cols);
   EXPECT_EQ(chunks[0].header().total_chunks(), want_chunks);
   EXPECT_EQ(chunks[0].header().sha256().size(), 32u);
+  EXPECT_EQ(chunks[0].header().encoding(), encoding);
   for (size_t i = 1; i < chunks.size(); ++i) {
     EXPECT_FALSE(chunks[i].has_header());
     EXPECT_EQ(chunks[i].index(), static_cast<int32_t>(i - 1));
-    EXPECT_LE(chunks[i].values_size(), p.chunk);
+    EXPECT_LE(f32 ? chunks[i].values_f32_size() : chunks[i].values_size(), p.chunk);
+    EXPECT_EQ(f32 ? chunks[i].values_size() : chunks[i].values_f32_size(), 0);
     // Far below gRPC's 4 MB default message limit.
     EXPECT_LT(chunks[i].ByteSizeLong(), size_t{1} << 20);
   }
@@ -66,28 +75,48 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   EXPECT_FALSE(a.has_header());
   for (const auto& c : chunks) ASSERT_TRUE(a.Add(c).ok());
   EXPECT_TRUE(a.has_header());
-  EXPECT_EQ(a.bytes_received(), total * static_cast<int64_t>(sizeof(double)));
+  EXPECT_EQ(a.bytes_received(), total * (f32 ? 4 : 8));
   auto out = a.Finish();
   ASSERT_TRUE(out.ok()) << out.status();
   ASSERT_EQ(out->rows(), p.rows);
   ASSERT_EQ(out->cols(), p.cols);
-  EXPECT_TRUE(*out == m);  // bit-exact: doubles travel as doubles
+  EXPECT_TRUE(*out == want);
 
   // An assembler that accepts any shape gets the same matrix.
   MatrixAssembler any(kJob, kRound, -1, -1, p.chunk);
   for (const auto& c : chunks) ASSERT_TRUE(any.Add(c).ok());
   auto out2 = any.Finish();
   ASSERT_TRUE(out2.ok()) << out2.status();
-  EXPECT_TRUE(*out2 == m);
+  EXPECT_TRUE(*out2 == want);
+
+  // A matrix already at float32 precision (what the protocol sessions
+  // share) crosses either encoding bit-exactly, so the encoding loses nothing.
+  const mf::Matrix shared = mf::RoundedToFloat32(m);
+  MatrixAssembler again(kJob, kRound, p.rows, p.cols, p.chunk);
+  for (const auto& c : EncodeMatrix(shared, kJob, kRound, p.chunk, encoding)) {
+    ASSERT_TRUE(again.Add(c).ok());
+  }
+  auto out3 = again.Finish();
+  ASSERT_TRUE(out3.ok()) << out3.status();
+  EXPECT_TRUE(*out3 == shared);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, RoundTripTest,
-                         ::testing::Values(Shape{1, 1, kDefaultMaxChunkValues},
-                                           Shape{7, 3, 4},  // 21 values: 5 full + 1 of 1
-                                           Shape{1682, 20, kDefaultMaxChunkValues},
-                                           // 100000 values: one full default chunk + a partial one
-                                           Shape{5000, 20, kDefaultMaxChunkValues},
-                                           Shape{4, 4, 1}, Shape{4, 4, 16}, Shape{4, 4, 1000}));
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, RoundTripTest,
+    ::testing::Combine(::testing::Values(Shape{1, 1, kDefaultMaxChunkValues},
+                                         Shape{7, 3, 4},  // 21 values: 5 full + 1 of 1
+                                         Shape{1682, 20, kDefaultMaxChunkValues},
+                                         // 100000 values: one full default chunk + a partial one
+                                         Shape{5000, 20, kDefaultMaxChunkValues},
+                                         Shape{4, 4, 1}, Shape{4, 4, 16}, Shape{4, 4, 1000}),
+                       ::testing::Values(v1::VALUE_ENCODING_FLOAT64, v1::VALUE_ENCODING_FLOAT32)));
+
+TEST(WireEncodingTest, FedmfSendsFloat32ByDefault) {
+  const auto chunks = EncodeMatrix(MakeMatrix(7, 3), kJob, kRound, 4);
+  EXPECT_EQ(chunks[0].header().encoding(), v1::VALUE_ENCODING_FLOAT32);
+  EXPECT_EQ(chunks[1].values_f32_size(), 4);
+  EXPECT_EQ(chunks[1].values_size(), 0);
+}
 
 TEST(MatrixSha256Test, DependsOnEveryValue) {
   mf::Matrix m = MakeMatrix(3, 2);
@@ -100,7 +129,9 @@ TEST(MatrixSha256Test, DependsOnEveryValue) {
 // 7x3 with chunks of 4: header + 6 chunks, the last carrying one value.
 class AssemblerErrorTest : public ::testing::Test {
  protected:
-  AssemblerErrorTest() : m_(MakeMatrix(7, 3)), chunks_(EncodeMatrix(m_, kJob, kRound, 4)) {}
+  AssemblerErrorTest()
+      : m_(MakeMatrix(7, 3)),
+        chunks_(EncodeMatrix(m_, kJob, kRound, 4, v1::VALUE_ENCODING_FLOAT64)) {}
   MatrixAssembler Make() { return MatrixAssembler(kJob, kRound, 7, 3, 4); }
 
   mf::Matrix m_;
@@ -213,6 +244,68 @@ TEST_F(AssemblerErrorTest, WrongValueCount) {
     last.add_values(0.0);  // the final partial chunk must be exactly 1 value
     ExpectError(a.Add(last), absl::StatusCode::kInvalidArgument, "'values'");
   }
+}
+
+TEST_F(AssemblerErrorTest, UnknownEncoding) {
+  v1::MatrixChunk h = chunks_[0];
+  h.mutable_header()->set_encoding(static_cast<v1::ValueEncoding>(7));
+  auto a = Make();
+  ExpectError(a.Add(h), absl::StatusCode::kInvalidArgument, "'header.encoding'");
+}
+
+// The float32 stream's own checks: values in its field only, each finite,
+// the checksum over the float bytes as sent.
+class Float32AssemblerTest : public ::testing::Test {
+ protected:
+  Float32AssemblerTest()
+      : chunks_(EncodeMatrix(MakeMatrix(7, 3), kJob, kRound, 4, v1::VALUE_ENCODING_FLOAT32)) {}
+  MatrixAssembler Make() { return MatrixAssembler(kJob, kRound, 7, 3, 4); }
+  std::vector<v1::MatrixChunk> chunks_;
+};
+
+TEST_F(Float32AssemblerTest, WrongValueCountOrField) {
+  {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.add_values_f32(0.0f);  // 5 > 4
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values_f32'");
+  }
+  {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.add_values(0.0);  // right count in values_f32, plus a stray double
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "none in the other encoding");
+  }
+  {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c;
+    c.set_index(0);
+    for (float f : chunks_[1].values_f32()) c.add_values(f);  // doubles under a float32 header
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values_f32'");
+  }
+}
+
+TEST_F(Float32AssemblerTest, NonFiniteValues) {
+  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                    std::numeric_limits<float>::infinity()}) {
+    auto a = Make();
+    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    v1::MatrixChunk c = chunks_[1];
+    c.set_values_f32(2, bad);
+    ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values_f32'");
+  }
+}
+
+TEST_F(Float32AssemblerTest, ChecksumMismatch) {
+  auto a = Make();
+  std::vector<v1::MatrixChunk> tampered = chunks_;
+  const float f = tampered[3].values_f32(1);
+  tampered[3].set_values_f32(1, std::nextafter(f, 1e9f));  // one ulp
+  for (const auto& c : tampered) ASSERT_TRUE(a.Add(c).ok());
+  ExpectError(a.Finish().status(), absl::StatusCode::kDataLoss, "'header.sha256'");
 }
 
 TEST_F(AssemblerErrorTest, OutOfOrderIndex) {
