@@ -371,7 +371,8 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
   };
   return fmf::AdmittedJob::Admit(
       *job,
-      {DeclaredRange(config_.data), config_.noise_seed, absl::StrCat("party-", config_.data.index)},
+      {DeclaredRange(config_.data), config_.noise_seed, absl::StrCat("party-", config_.data.index),
+       config_.local_threads},
       policy);
 }
 

@@ -26,6 +26,7 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   check(root.GetString("log_format", &c.log_format));
   check(root.GetString("metrics_listen", &c.metrics_listen));
   check(root.GetString("metrics_port_file", &c.metrics_port_file));
+  check(root.GetInt("local_threads", &c.local_threads));
   if (root.Has("tls")) {
     auto tls = root.GetMap("tls");
     if (!tls.ok()) return tls.status();
@@ -61,6 +62,11 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
           absl::StrCat(root.Where(), "key 'noise_seed': must be >= 0 (omit it for OS entropy)"));
     }
     c.noise_seed = static_cast<uint64_t>(noise_seed);
+  }
+  if (s.ok() && (c.local_threads < 1 || c.local_threads > 256)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        root.Where(), "key 'local_threads': must be in 1..256 (cores for local SGD), got ",
+        c.local_threads));
   }
   if (root.Has("policy")) {
     auto policy = root.GetMap("policy");

@@ -70,6 +70,9 @@ struct PartyConfig {
   // demos). Unset = OS entropy. Never taken from a job: the server must not
   // know the noise. Logged as a warning when set.
   std::optional<uint64_t> noise_seed;
+  // Cores for local SGD epochs (Stage 1, Stage 3, local-only training):
+  // mf::SgdOptions::threads. A resource setting, never taken from a job.
+  int32_t local_threads = 1;
 };
 
 absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path);

@@ -38,7 +38,8 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
     }
   }
   random::Csprng rng = random::Csprng::FromOptionalSeed(local.seed).Fork(local.stream);
-  return AdmittedJob(std::move(config), *plan, range, std::move(rng), local.seed.has_value());
+  return AdmittedJob(std::move(config), *plan, range, std::move(rng), local.seed.has_value(),
+                     std::max(local.threads, 1));
 }
 
 }  // namespace fedmf::fmf

@@ -38,6 +38,7 @@ struct LocalTerms {
   data::RatingRange range;          // the party's declared rating range
   std::optional<uint64_t> seed;     // local reproducibility seed; unset = OS entropy
   std::string stream = "party-0";   // fork label of the party's stream under the seed
+  int32_t threads = 1;              // cores for local SGD epochs (mf::SgdOptions::threads)
 };
 
 // The party's policy on a validated job and its locally computed plan:
@@ -69,20 +70,23 @@ class AdmittedJob {
   // True when the stream comes from a local seed (reproducible, not private
   // against whoever knows the seed).
   bool seeded() const { return seeded_; }
+  // Cores for the party's local SGD epochs (its own, never the server's).
+  int32_t threads() const { return threads_; }
   // The party's randomness; moved out once (by PartySession::Create).
   random::Csprng TakeRng() && { return std::move(rng_); }
 
  private:
   AdmittedJob(JobConfig config, NoisePlan plan, data::RatingRange range, random::Csprng rng,
-              bool seeded)
+              bool seeded, int32_t threads)
       : config_(std::move(config)), plan_(plan), range_(range), rng_(std::move(rng)),
-        seeded_(seeded) {}
+        seeded_(seeded), threads_(threads) {}
 
   JobConfig config_;
   NoisePlan plan_;
   data::RatingRange range_;
   random::Csprng rng_;
   bool seeded_;
+  int32_t threads_;
 };
 
 }  // namespace fedmf::fmf

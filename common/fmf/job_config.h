@@ -103,6 +103,10 @@ struct JobConfig {
   double rating_max = 5.0;        // R for clipping (top of the rating range)
   double test_fraction = 0.1;
   std::optional<uint64_t> seed;   // unset = OS entropy (production)
+  // Cores for a party's local SGD epochs (mf::SgdOptions::threads). Local,
+  // like `seed`: never carried by the job codec; the in-process simulator
+  // gives it to every party, a daemon takes its own from its configuration.
+  int32_t local_threads = 1;
 
   bool private_training() const { return epsilon < std::numeric_limits<double>::infinity(); }
   // The effective trimming threshold for per-user privacy.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
@@ -88,6 +89,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
                                                          global_items, ledger,
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
+  p.threads_ = job.threads();
   if (p.alternate() && config.validation_fraction > 0 && p.data_.train.size() > 1) {
     // Hold out a random fraction of the party's own training ratings for
     // Stage 3's stopping rule. They are dropped from every fit (DP and not),
@@ -266,6 +268,7 @@ void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
   options.update_u = update_u;
   options.update_v = update_v;
   options.rating_max = config_.rating_max;
+  options.threads = threads_;
   for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
 }
 
@@ -296,14 +299,24 @@ void PartySession::RunStage1PerUser(const std::string& tag) {
   // The party's own ratings as given (full precision), grouped by user.
   std::vector<std::vector<data::Rating>> by_user(static_cast<size_t>(data_.num_users()));
   for (const data::Rating& r : data_.train) by_user[static_cast<size_t>(r.user)].push_back(r);
-  for (int32_t i = 0; i < data_.num_users(); ++i) {
-    const std::vector<data::Rating>& mine = by_user[static_cast<size_t>(i)];
-    if (mine.empty()) continue;
-    random::Csprng user_rng = rng_.Fork(absl::StrCat(tag, "/", i));
-    for (int32_t e = 0; e < config_.pretrain_epochs; ++e) {
-      mf::SgdEpoch(mine, u_, v_, options, user_rng);
+  // Users are independent here (V is not written, u_i only by user i), so
+  // threads take users i = t, t + P, ... and the result is the same for any
+  // number of threads. V is only read: no race.
+  const int32_t p = std::max(threads_, 1);
+  auto run = [&](int32_t t) {
+    for (int32_t i = t; i < data_.num_users(); i += p) {
+      const std::vector<data::Rating>& mine = by_user[static_cast<size_t>(i)];
+      if (mine.empty()) continue;
+      random::Csprng user_rng = rng_.Fork(absl::StrCat(tag, "/", i));
+      for (int32_t e = 0; e < config_.pretrain_epochs; ++e) {
+        mf::SgdEpoch(mine, u_, v_, options, user_rng);
+      }
     }
-  }
+  };
+  std::vector<std::thread> workers;
+  for (int32_t t = 1; t < p; ++t) workers.emplace_back(run, t);
+  run(0);
+  for (auto& w : workers) w.join();
 }
 
 absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t start_round) {

@@ -162,6 +162,7 @@ class PartySession {
   int32_t global_items_;
   dp::PrivacyLedger* ledger_;
   random::Csprng rng_;
+  int32_t threads_ = 1;  // cores for local SGD epochs (AdmittedJob::threads)
 
   mf::RatingMatrix train_;      // untrimmed (non-private stages, Stage 3 of HFL)
   mf::RatingMatrix dp_train_;   // trimmed to theta for per-user DP, else == train_

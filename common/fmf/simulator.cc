@@ -99,7 +99,9 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     // Each simulated party admits the job against its own range and derives
     // its stream from the local seed, exactly as fedmf-party does.
     auto admitted = AdmittedJob::Admit(
-        own, {federation.parties[k].range, config.seed, absl::StrCat("party-", k)}, nullptr);
+        own,
+        {federation.parties[k].range, config.seed, absl::StrCat("party-", k), config.local_threads},
+        nullptr);
     if (!admitted.ok()) return admitted.status();
     party_plans.push_back(admitted->plan());
     ledgers.push_back(std::make_unique<dp::PrivacyLedger>(

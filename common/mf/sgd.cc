@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <string>
+#include <thread>
 
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
@@ -127,6 +129,52 @@ double SgdKernel(const std::vector<data::Rating>& batch, Matrix& u, Matrix& v,
   return sum_sq;
 }
 
+// The blocked schedule of SgdOptions::threads: P x P blocks by (user mod P,
+// item mod P), each shuffled by its own stream (forked from `rng` under one
+// fresh draw, so every epoch differs); sub-epoch s runs blocks
+// (t, (t + s) mod P) for t = 0..P-1 on P threads, which write disjoint rows
+// of U (user classes t) and of V (item classes (t + s) mod P). Joining the
+// threads after each sub-epoch orders every block after the ones before it,
+// whatever the scheduler does, so the result depends on P and rng only.
+double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
+                    const SgdOptions& options, int32_t p, random::Csprng& rng) {
+  std::vector<std::vector<data::Rating>> blocks(static_cast<size_t>(p) * p);
+  // Runs f(t) for t = 0..p-1 on p threads (t = 0 on this one) and joins.
+  auto on_all = [p](auto&& f) {
+    std::vector<std::thread> workers;
+    for (int32_t t = 1; t < p; ++t) workers.emplace_back(f, t);
+    f(0);
+    for (auto& w : workers) w.join();
+  };
+  // Thread t fills the blocks of user class t (row t of the grid): a
+  // parallel pass whose result does not depend on the threads' timing.
+  on_all([&](int32_t t) {
+    for (int32_t c = 0; c < p; ++c) blocks[t * p + c].reserve(ratings.size() / blocks.size() + 16);
+    for (const data::Rating& r : ratings) {
+      if (r.user % p == t) blocks[static_cast<size_t>(t) * p + r.item % p].push_back(r);
+    }
+  });
+  const std::string epoch = std::to_string(rng.NextU64());
+  const int32_t dim = static_cast<int32_t>(u.cols());
+  std::vector<double> sums(static_cast<size_t>(p), 0.0);
+  std::vector<std::vector<double>> scratch(static_cast<size_t>(p),
+                                           std::vector<double>(std::max(dim, 1)));
+  for (int32_t s = 0; s < p; ++s) {
+    auto run = [&](int32_t t) {
+      const size_t b = static_cast<size_t>(t) * p + (t + s) % p;
+      random::Csprng block_rng = rng.Fork("sgd-block/" + epoch + "/" + std::to_string(b));
+      std::shuffle(blocks[b].begin(), blocks[b].end(), block_rng);
+      sums[t] += internal::DispatchDim(dim, [&](auto tag) {
+        return SgdKernel<decltype(tag)::value>(blocks[b], u, v, options, scratch[t].data());
+      });
+    };
+    on_all(run);
+  }
+  double total = 0;
+  for (double x : sums) total += x;  // fixed order: deterministic
+  return total;
+}
+
 }  // namespace
 
 void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users,
@@ -205,6 +253,11 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
     if (r.user < 0 || r.user >= n_users || r.item < 0 || r.item >= n_items) {
       Fatal("SgdEpoch: rating index out of range");
     }
+  }
+  const int32_t threads = std::max(options.threads, 1);
+  if (threads > 1 && static_cast<int64_t>(ratings.size()) >= kMinRatingsPerThread * threads) {
+    return BlockedEpoch(ratings, u, v, options, threads, rng) /
+           static_cast<double>(ratings.size());
   }
   // Shuffle a copy of the ratings themselves rather than an index array: the
   // update loop then streams through memory and can prefetch rows ahead, and

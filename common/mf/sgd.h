@@ -35,7 +35,17 @@ struct SgdOptions {
   bool update_u = true;
   bool update_v = true;
   double rating_max = 5.0;  // clipping bound R; <= 0 disables clipping
+  // Cores for the epoch (>= 1). With P > 1 threads the epoch is blocked
+  // (stratified SGD, as LIBMF and DSGD do): ratings fall into P x P blocks by
+  // (user mod P, item mod P), and in each of P sub-epochs thread t runs block
+  // (t, (t + s) mod P); blocks run together touch disjoint rows of U and of V,
+  // so there is no race and the result is deterministic for a given P — but
+  // not equal to the P = 1 order. Small epochs (< kMinRatingsPerThread per
+  // thread) run sequentially.
+  int32_t threads = 1;
 };
+
+inline constexpr int64_t kMinRatingsPerThread = 20000;
 
 // One non-private epoch of classic per-rating SGD over `ratings` in a random
 // order (projected: the two touched rows are clipped after each update).
@@ -46,7 +56,9 @@ struct SgdOptions {
 //   u_i += lr (2 e v_j - l2 u_i),   v_j += lr (2 e u_i_old - l2 v_j)
 // (v_j's step uses u_i from before this rating), each only if enabled, then
 // the updated rows are clipped with Pi when rating_max > 0. Indices must be in
-// range of U / V (aborts otherwise). Empty `ratings` returns 0.
+// range of U / V (aborts otherwise). Empty `ratings` returns 0. With
+// options.threads = P > 1 (and enough ratings): each block in its own random
+// order, the blocks in the schedule above.
 double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
                 const SgdOptions& options, random::Csprng& rng);
 

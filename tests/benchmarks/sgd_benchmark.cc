@@ -27,16 +27,17 @@ constexpr int64_t kRatings = 100000;
 
 // Random (user, item) pairs with values from a rank-5 non-negative model,
 // rounded to 1..5 like real star ratings. Duplicated pairs are harmless here.
-std::vector<Rating> SyntheticRatings() {
+std::vector<Rating> SyntheticRatings(int32_t users = kUsers, int32_t items = kItems,
+                                     int64_t count = kRatings) {
   Csprng rng = Csprng::FromSeed(2024);
   const double s = 2.0 * std::sqrt(3.5 / 5.0);
-  Matrix a = fedmf::mf::RandomEmbeddings(kUsers, 5, s, rng);
-  Matrix b = fedmf::mf::RandomEmbeddings(kItems, 5, s, rng);
+  Matrix a = fedmf::mf::RandomEmbeddings(users, 5, s, rng);
+  Matrix b = fedmf::mf::RandomEmbeddings(items, 5, s, rng);
   std::vector<Rating> out;
-  out.reserve(kRatings);
-  for (int64_t k = 0; k < kRatings; ++k) {
-    const auto i = static_cast<int32_t>(rng.UniformInt(kUsers));
-    const auto j = static_cast<int32_t>(rng.UniformInt(kItems));
+  out.reserve(count);
+  for (int64_t k = 0; k < count; ++k) {
+    const auto i = static_cast<int32_t>(rng.UniformInt(users));
+    const auto j = static_cast<int32_t>(rng.UniformInt(items));
     const double x = std::clamp(std::round(a.row(i).dot(b.row(j))), 1.0, 5.0);
     out.push_back({i, j, static_cast<float>(x)});
   }
@@ -66,6 +67,28 @@ void BM_SgdEpoch(benchmark::State& state) {
 }
 // 20 is the paper's p (fixed-size kernel); 7 shows the dynamic-size fallback.
 BENCHMARK(BM_SgdEpoch)->Arg(10)->Arg(20)->Arg(50)->Arg(7)->Unit(benchmark::kMillisecond);
+
+// The blocked parallel epoch (SgdOptions::threads) on a MovieLens-10M-like
+// shape (69878 users x 10677 items, 2M ratings, p = 20); wall time.
+void BM_SgdEpochThreads(benchmark::State& state) {
+  constexpr int32_t kBigUsers = 69878, kBigItems = 10677;
+  static const std::vector<Rating> ratings = SyntheticRatings(kBigUsers, kBigItems, 2000000);
+  Csprng rng = Csprng::FromSeed(1);
+  Matrix u = fedmf::mf::RandomEmbeddings(kBigUsers, 20, fedmf::mf::InitScaleFor(3.5, 20), 5.0, rng);
+  Matrix v = fedmf::mf::RandomEmbeddings(kBigItems, 20, fedmf::mf::InitScaleFor(3.5, 20), 5.0, rng);
+  fedmf::mf::SgdOptions options;
+  options.learning_rate = 0.01;
+  options.threads = static_cast<int32_t>(state.range(0));
+  double mse = 0;
+  for (auto _ : state) {
+    mse = fedmf::mf::SgdEpoch(ratings, u, v, options, rng);
+    benchmark::DoNotOptimize(mse);
+  }
+  state.counters["train_mse"] = mse;
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ratings.size()));
+}
+BENCHMARK(BM_SgdEpochThreads)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 void BM_AccumulateGradients(benchmark::State& state) {
   const auto dim = static_cast<int32_t>(state.range(0));

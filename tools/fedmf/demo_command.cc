@@ -142,6 +142,7 @@ int RunDemo(DemoArgs& a) {
   options.role = config->split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   options.split_seed = a.job.seed.value_or(1);
   options.seed = a.job.seed;  // to the processes the demo starts, not in the job
+  options.local_threads = a.job.threads;
   options.rating_min = range.min;
   options.rating_max = range.max;
   options.vfl_split = a.job.vfl_split;

@@ -49,6 +49,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.dim = a.dim;
   c.sample_rate = a.sample_rate;
   c.seed = a.seed;
+  c.local_threads = a.threads;
   c.vfl_finetune_iters = a.kappa;
   c.learning_rate = a.lr;
   c.lr_final_ratio = a.lr_final_ratio;
@@ -145,6 +146,11 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")
       ->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for a reproducible run (default: OS entropy)");
+  cmd->add_option("--threads", a->threads,
+                  "cores for each party's local SGD epochs (blocked parallel SGD when > 1; "
+                  "results depend on it; local, never sent in a job)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   cmd->add_flag("--json", a->json, "print one JSON object");
   cmd->add_option("--split", a->split, "local only: vertical | horizontal");
   cmd->add_option("--vfl-split", a->vfl_split, "random | genre (ML-100K u.item)")

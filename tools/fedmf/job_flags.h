@@ -29,6 +29,7 @@ struct JobFlags {
   int32_t dim = 20;
   double sample_rate = 0.01;
   std::optional<uint64_t> seed;
+  int32_t threads = 1;  // cores for each party's local SGD epochs (local, not in the job)
   bool json = false;
   std::string split = "";           // local: vertical | horizontal
   std::string vfl_split = "random";

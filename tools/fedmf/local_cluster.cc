@@ -127,6 +127,7 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "\n  rating_min: " << options_.rating_min << "\n  rating_max: " << options_.rating_max
     << "\n" << (p.catalogue.empty() ? "" : absl::StrCat("  catalogue: \"", p.catalogue, "\"\n"))
     << (options_.seed ? absl::StrCat("noise_seed: ", *options_.seed, "\n") : "")
+    << "local_threads: " << options_.local_threads << "\n"
     << "policy:\n  max_epsilon: " << p.max_epsilon << "\n  delta: 1e-5\n"
     << "  allowed_settings: [" << absl::StrJoin(p.allowed_settings, ", ") << "]\n"
     << "  min_granularity: " << p.min_granularity << "\n"

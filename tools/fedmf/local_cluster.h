@@ -46,6 +46,7 @@ struct ClusterOptions {
   // Reproducibility: given to the processes the cluster starts (server.yaml
   // `seed`, each party's `noise_seed`), never put in a job. Unset = entropy.
   std::optional<uint64_t> seed;
+  int32_t local_threads = 1;  // each party's local_threads (cores for local SGD)
   // The rating range every party declares (data.rating_min/rating_max).
   double rating_min = 1;
   double rating_max = 5;

@@ -62,6 +62,7 @@ data:
   rating_min: -2
   rating_max: 3
 noise_seed: 17
+local_threads: 2
 policy:
   max_epsilon: 4
   delta: 1e-6
@@ -97,6 +98,9 @@ TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   EXPECT_EQ(c->data.rating_min, -2);
   EXPECT_EQ(c->data.rating_max, 3);
   EXPECT_EQ(c->noise_seed, std::optional<uint64_t>(17));
+  EXPECT_EQ(c->local_threads, 2);
+  EXPECT_EQ(party::ParsePartyConfig("name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n"
+                                    "  rating_max: 5\n", "p.yaml")->local_threads, 1);
   EXPECT_EQ(c->policy.max_epsilon, 4);
   EXPECT_EQ(c->policy.min_granularity, "user");
   // Noise-free test metrics stay home unless the party opts in.
@@ -124,6 +128,8 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
        "data.rating_max"},
       {"name: a\nnoise_seed: -1\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",
        "noise_seed"},
+      {"name: a\nlocal_threads: 0\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",
+       "local_threads"},
   };
   for (const Case& k : cases) {
     auto c = party::ParsePartyConfig(k.yaml, "p.yaml");

@@ -70,6 +70,21 @@ TEST(SimulatorTest, SameSeedSameResult) {
   EXPECT_NE(a->test.mse, d->test.mse);
 }
 
+// Stage 1 runs users on separate threads, each on its own stream: the
+// result does not depend on the number of threads (and these parties are
+// too small for the blocked epoch, which would).
+TEST(SimulatorTest, LocalThreadsDoNotChangeHfl) {
+  JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  auto one = RunJob(c, 3);
+  c.local_threads = 3;
+  auto three = RunJob(c, 3);
+  ASSERT_TRUE(one.ok() && three.ok());
+  EXPECT_EQ(one->test.mse, three->test.mse);
+  for (size_t k = 0; k < one->parties.size(); ++k) {
+    EXPECT_TRUE(one->parties[k].user_embeddings == three->parties[k].user_embeddings) << k;
+  }
+}
+
 TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
   auto r = RunJob(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
   ASSERT_TRUE(r.ok()) << r.status();

@@ -296,6 +296,93 @@ TEST_P(SgdDimTest, ReducesTrainingLossAndKeepsInvariants) {
 
 INSTANTIATE_TEST_SUITE_P(Dims, SgdDimTest, ::testing::Values(10, 20, 50, 7));
 
+// The blocked parallel epoch (SgdOptions::threads > 1).
+class BlockedSgdTest : public ::testing::Test {
+ protected:
+  // 300 x 200 at density 0.8: ~48,000 ratings, enough for 2 threads.
+  BlockedSgdTest() {
+    Csprng rng = Csprng::FromSeed(90);
+    ratings_ = LowRankRatings(300, 200, 3, 0.8, rng);
+    u0_ = RandomEmbeddings(300, 20, InitScaleFor(3, 20), 5.0, rng);
+    v0_ = RandomEmbeddings(200, 20, InitScaleFor(3, 20), 5.0, rng);
+  }
+  // `epochs` epochs from (u0, v0) under seed 91; returns the last MSE.
+  double Train(int32_t threads, int epochs, Matrix& u, Matrix& v, bool update_v = true) const {
+    SgdOptions o;
+    o.learning_rate = 0.02;
+    o.threads = threads;
+    o.update_v = update_v;
+    u = u0_;
+    v = v0_;
+    Csprng rng = Csprng::FromSeed(91);
+    double mse = 0;
+    for (int e = 0; e < epochs; ++e) mse = SgdEpoch(ratings_, u, v, o, rng);
+    return mse;
+  }
+  std::vector<data::Rating> ratings_;
+  Matrix u0_, v0_;
+};
+
+TEST_F(BlockedSgdTest, EnoughRatingsForTwoThreads) {
+  ASSERT_GE(static_cast<int64_t>(ratings_.size()), 2 * kMinRatingsPerThread);
+}
+
+// The threads write disjoint rows and are joined between sub-epochs, so the
+// result depends on the seed and P only: repeated runs agree bit for bit.
+TEST_F(BlockedSgdTest, DeterministicForAGivenThreadCount) {
+  Matrix u1, v1;
+  const double mse1 = Train(2, 3, u1, v1);
+  for (int run = 0; run < 3; ++run) {
+    Matrix u2, v2;
+    EXPECT_EQ(Train(2, 3, u2, v2), mse1);
+    EXPECT_TRUE(u2 == u1) << "run " << run;
+    EXPECT_TRUE(v2 == v1) << "run " << run;
+  }
+}
+
+// A different schedule from the one-thread order, training as well.
+TEST_F(BlockedSgdTest, TrainsAsWellAsOneThread) {
+  Matrix u1, v1, u2, v2;
+  const double first = Train(1, 1, u1, v1);
+  const double one = Train(1, 15, u1, v1);
+  const double two = Train(2, 15, u2, v2);
+  EXPECT_FALSE(u1 == u2);  // the blocked path was taken
+  EXPECT_LT(two, 0.5 * first) << "first " << first << " blocked " << two;
+  EXPECT_NEAR(two, one, 0.1 * one) << "one thread " << one << " blocked " << two;
+  EXPECT_GE(u2.minCoeff(), 0.0);
+  EXPECT_GE(v2.minCoeff(), 0.0);
+  EXPECT_LE(u2.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+  EXPECT_LE(v2.rowwise().norm().maxCoeff(), std::sqrt(5.0) + 1e-12);
+  // Three threads: 9 blocks, 3 sub-epochs, same guarantees.
+  Matrix u3, v3;
+  const double three = Train(3, 15, u3, v3);
+  EXPECT_NEAR(three, one, 0.1 * one);
+}
+
+TEST_F(BlockedSgdTest, RespectsFrozenV) {
+  Matrix u, v;
+  Train(2, 2, u, v, /*update_v=*/false);
+  EXPECT_TRUE(v == v0_);
+  EXPECT_FALSE(u == u0_);
+}
+
+// Below kMinRatingsPerThread per thread the epoch is the one-thread one.
+TEST(SgdEpochTest, SmallEpochsIgnoreThreads) {
+  Csprng data_rng = Csprng::FromSeed(92);
+  const auto ratings = LowRankRatings(60, 50, 3, 0.5, data_rng);
+  ASSERT_LT(static_cast<int64_t>(ratings.size()), 2 * kMinRatingsPerThread);
+  const Matrix u0 = RandomEmbeddings(60, 8, InitScaleFor(3, 8), 5.0, data_rng);
+  const Matrix v0 = RandomEmbeddings(50, 8, InitScaleFor(3, 8), 5.0, data_rng);
+  Matrix u1 = u0, v1 = v0, u2 = u0, v2 = v0;
+  SgdOptions o;
+  Csprng a = Csprng::FromSeed(93), b = Csprng::FromSeed(93);
+  const double m1 = SgdEpoch(ratings, u1, v1, o, a);
+  o.threads = 2;
+  EXPECT_EQ(SgdEpoch(ratings, u2, v2, o, b), m1);
+  EXPECT_TRUE(u1 == u2);
+  EXPECT_TRUE(v1 == v2);
+}
+
 TEST(SgdEpochTest, SingleRatingByHand) {
   Matrix u(1, 2), v(1, 2);
   u << 1.0, 0.5;
