@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "client-device/device_policy.h"
+#include "common/base/status_macros.h"
 #include "common/data/ratings.h"
 
 namespace fedmf::device {
@@ -90,7 +91,7 @@ inline absl::StatusOr<DevicePolicy> ResolvePolicy(const PolicyFlags& f) {
   if (*f.o_require_active) p.require_active_secagg = f.require_active_secagg;
   if (*f.o_min_devices) p.min_devices = f.min_devices;
   if (*f.o_max_omega) p.max_omega = f.max_omega;
-  if (auto s = ValidateDevicePolicy(p); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateDevicePolicy(p));
   return p;
 }
 

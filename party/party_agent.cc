@@ -82,7 +82,7 @@ absl::Status PartyAgent::Init() {
   for (const dp::LedgerEntry& e : *entries) {
     // Replaying history must not be refused by today's (maybe lower) budget:
     // the spend happened. Budget checks apply to new charges only.
-    if (auto s = ledger_.Restore(e); !s.ok()) return s;
+    RETURN_IF_ERROR(ledger_.Restore(e));
   }
   spdlog::info("ledger: {} entries, epsilon spent {:.4f} of {}", entries->size(),
                SpentEpsilonLocked(), config_.policy.max_epsilon);
@@ -584,12 +584,12 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
     // same bytes; recomputing would be a second, unaccounted release.
     update = **released;
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      if (auto s = session.Pretrain(*shared, round + 1); !s.ok()) return s;
+      RETURN_IF_ERROR(session.Pretrain(*shared, round + 1));
     }
     spdlog::info("resending the persisted update of job '{}' round {}", job_id, round);
   } else {
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      if (auto s = session.Pretrain(*shared, round); !s.ok()) return s;
+      RETURN_IF_ERROR(session.Pretrain(*shared, round));
     }
     absl::StatusOr<mf::Matrix> computed;
     {
@@ -608,7 +608,7 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
     if (!computed.ok()) return computed.status();
     update = std::move(*computed);
   }
-  if (auto s = Upload(job_id, round, update); !s.ok()) return s;
+  RETURN_IF_ERROR(Upload(job_id, round, update));
   return Report(job_id, round, *run);
 }
 
@@ -622,11 +622,11 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
     auto final_shared = Download(job_id, task.round(), session.shared_rows(), session.dim());
     if (!final_shared.ok()) return final_shared.status();
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      if (auto s = session.Pretrain(*final_shared, task.round()); !s.ok()) return s;
+      RETURN_IF_ERROR(session.Pretrain(*final_shared, task.round()));
     }
     std::lock_guard lock(mu_);
     const size_t before = ledger_.entries().size();
-    if (auto s = session.Finish(*final_shared); !s.ok()) return s;
+    RETURN_IF_ERROR(session.Finish(*final_shared));
     if (ledger_.entries().size() > before) {
       if (auto s = store_->CommitCharge(ledger_.entries().back()); !s.ok()) {
         spdlog::critical("cannot persist the ledger: {}; stopping", s.message());

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 #include "common/config/yaml_reader.h"
 
 namespace fedmf::party {
@@ -80,7 +81,7 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
     check(policy->Finish());
   }
   if (!s.ok()) return s;
-  if (auto st = root.Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root.Finish());
   c.tls.name = c.name;
   auto bad = [&](const std::string& key, const std::string& why) {
     return absl::InvalidArgumentError(absl::StrCat(root.Where(), "key '", key, "': ", why));

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::party {
 namespace {
@@ -35,7 +36,7 @@ CREATE TABLE IF NOT EXISTS alignments (
 absl::StatusOr<std::unique_ptr<PartyStore>> PartyStore::Open(const std::string& path) {
   auto db = store::Database::Open(path);
   if (!db.ok()) return db.status();
-  if (auto s = (*db)->Exec(kSchema); !s.ok()) return s;
+  RETURN_IF_ERROR((*db)->Exec(kSchema));
   return std::unique_ptr<PartyStore>(new PartyStore(std::move(*db)));
 }
 
@@ -67,7 +68,7 @@ absl::Status PartyStore::InsertEntry(const dp::LedgerEntry& e) {
 absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::Matrix& update) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  if (auto s = InsertEntry(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(InsertEntry(entry));
   // Only the latest release of a job is ever resent; keep the table small.
   // Rounds only grow, and the size release (round T + 1, made first) sits
   // above every Stage-2 round, so it is kept for a restart to reuse.
@@ -75,21 +76,21 @@ absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::M
     auto del = db_->Prepare("DELETE FROM releases WHERE job_id = ? AND round < ?");
     if (!del.ok()) return del.status();
     del->Bind(1, entry.job_id).Bind(2, entry.round);
-    if (auto s = del->Run(); !s.ok()) return s;
+    RETURN_IF_ERROR(del->Run());
   }
   auto st = db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
   if (!st.ok()) return st.status();
   const std::string blob = store::DoublesToBlob(update.data(), static_cast<size_t>(update.size()));
   st->Bind(1, entry.job_id).Bind(2, entry.round).Bind(3, static_cast<int64_t>(update.rows()))
       .Bind(4, static_cast<int64_t>(update.cols())).BindBlob(5, blob.data(), blob.size());
-  if (auto s = st->Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(st->Run());
   return tx.Commit();
 }
 
 absl::Status PartyStore::CommitCharge(const dp::LedgerEntry& entry) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  if (auto s = InsertEntry(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(InsertEntry(entry));
   return tx.Commit();
 }
 

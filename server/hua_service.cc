@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/hua_codec.h"
 
@@ -48,7 +49,7 @@ class GrpcAggregatorLink final : public AggregatorLink {
     req.set_pass(pass);
     v1::HuaForward resp;
     auto ctx = Ctx(30);
-    if (auto s = FromGrpc(stub_->Flush(ctx.get(), req, &resp)); !s.ok()) return s;
+    RETURN_IF_ERROR(FromGrpc(stub_->Flush(ctx.get(), req, &resp)));
     if (resp.job_id() != job_id) {
       return absl::InvalidArgumentError("the aggregator answered for another job");
     }

@@ -23,7 +23,7 @@ JobCoordinator::~JobCoordinator() { Stop(); }
 absl::Status JobCoordinator::Start() {
   {
     std::unique_lock lock(mu_);
-    if (auto s = LoadActiveLocked(); !s.ok()) return s;
+    RETURN_IF_ERROR(LoadActiveLocked());
     if (job_.has_value()) {
       spdlog::info("resuming job '{}' from the database at round {} ({})",
                    job_->stored.spec.job_id(), job_->stored.round,
@@ -73,7 +73,7 @@ absl::Status JobCoordinator::LoadActiveLocked() {
     spdlog::error("job '{}' failed: {}", **id, why);
     // If even this write fails, the database is the problem: report it
     // rather than loop on the same job.
-    if (auto st = store_->SetJobState(**id, v1::JOB_STATE_FAILED, why); !st.ok()) return st;
+    RETURN_IF_ERROR(store_->SetJobState(**id, v1::JOB_STATE_FAILED, why));
     ++counters_.jobs_failed;
   }
 }
@@ -85,7 +85,7 @@ absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
   // code or the limits changed underneath, or a previous version stored it.
   auto config = net::JobConfigFromSpec(stored->spec);
   if (!config.ok()) return config.status();
-  if (auto s = CheckJobSpecSizes(stored->spec, options_.limits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckJobSpecSizes(stored->spec, options_.limits));
   const bool vertical = config->split == fmf::SplitKind::kVertical;
   for (const StoredParty& p : stored->parties) {
     if (auto s = CheckDeclaredSizes(absl::StrCat("stored OfferReply of party '", p.name, "'"),
@@ -133,7 +133,7 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
         "field 'seed': a job must not carry a seed (each party draws its own noise; for a "
         "reproducible run set noise_seed in the party configs and seed in the server's)");
   }
-  if (auto s = CheckJobSpecSizes(spec, options_.limits); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckJobSpecSizes(spec, options_.limits));
   auto config = net::JobConfigFromSpec(spec);
   if (!config.ok()) return config.status();
   if (spec.roster_size() < 1) {
@@ -169,7 +169,7 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
   v1::JobSpec stored = spec;
   if (stored.min_parties() == 0) stored.set_min_parties(stored.roster_size());
   std::unique_lock lock(mu_);
-  if (auto s = store_->CreateJob(stored); !s.ok()) return s;
+  RETURN_IF_ERROR(store_->CreateJob(stored));
   spdlog::info("job '{}' submitted: {} parties, T={}, T'={}, epsilon={}", spec.job_id(),
                spec.roster_size(), spec.rounds(), spec.local_iters(), spec.epsilon());
   changed_.notify_all();
@@ -477,7 +477,7 @@ absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::Offe
   }
   p.replied = true;
   p.accepted = reply.accept();
-  if (auto s = store_->SaveParty(reply.job_id(), p); !s.ok()) return s;
+  RETURN_IF_ERROR(store_->SaveParty(reply.job_id(), p));
   changed_.notify_all();
   return absl::OkStatus();
 }
@@ -589,7 +589,7 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
   std::vector<v1::PartyRoundReport>& of_round = job_->stored.reports[report.round()];
   std::erase_if(of_round, [&](const v1::PartyRoundReport& r) { return r.party() == party; });
   of_round.push_back(std::move(history));
-  if (auto s = store_->SaveParty(report.job_id(), p); !s.ok()) return s;
+  RETURN_IF_ERROR(store_->SaveParty(report.job_id(), p));
   changed_.notify_all();
   return absl::OkStatus();
 }

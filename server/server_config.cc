@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/config/yaml_reader.h"
 #include "common/metrics/host_port.h"
 
@@ -10,7 +11,7 @@ namespace {
 
 absl::Status Seconds(config::YamlMap& m, const std::string& key, absl::Duration* out) {
   double s = absl::ToDoubleSeconds(*out);
-  if (auto st = m.GetDouble(key, &s); !st.ok()) return st;
+  RETURN_IF_ERROR(m.GetDouble(key, &s));
   if (!(s > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(m.Where(key), "key '", key, "': must be > 0"));
   }
@@ -77,7 +78,7 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     }
   }
   if (!s.ok()) return s;
-  if (auto st = root.Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root.Finish());
   if (c.max_threads < 8) {
     return absl::InvalidArgumentError(
         absl::StrCat(root.Where("max_threads"), "key 'max_threads': must be >= 8"));

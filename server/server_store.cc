@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::server {
 namespace {
@@ -69,7 +70,7 @@ double Now() {
 absl::StatusOr<std::unique_ptr<ServerStore>> ServerStore::Open(const std::string& path) {
   auto db = store::Database::Open(path);
   if (!db.ok()) return db.status();
-  if (auto s = (*db)->Exec(kSchema); !s.ok()) return s;
+  RETURN_IF_ERROR((*db)->Exec(kSchema));
   return std::unique_ptr<ServerStore>(new ServerStore(std::move(*db)));
 }
 
@@ -89,12 +90,12 @@ absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
   const std::string blob = spec.SerializeAsString();
   ins->Bind(1, spec.job_id()).BindBlob(2, blob.data(), blob.size())
       .Bind(3, static_cast<int64_t>(v1::JOB_STATE_WAITING)).Bind(4, Now());
-  if (auto s = ins->Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(ins->Run());
   for (int i = 0; i < spec.roster_size(); ++i) {
     auto p = db_->Prepare("INSERT INTO job_parties (job_id, ord, name) VALUES (?,?,?)");
     if (!p.ok()) return p.status();
     p->Bind(1, spec.job_id()).Bind(2, static_cast<int64_t>(i)).Bind(3, spec.roster(i));
-    if (auto s = p->Run(); !s.ok()) return s;
+    RETURN_IF_ERROR(p->Run());
   }
   return tx.Commit();
 }
@@ -131,7 +132,7 @@ absl::Status ServerStore::SaveShared(const std::string& job_id, int32_t round,
   const std::string blob = store::DoublesToBlob(m.data(), static_cast<size_t>(m.size()));
   st->Bind(1, job_id).Bind(2, int64_t{round}).Bind(3, static_cast<int64_t>(m.rows()))
       .Bind(4, static_cast<int64_t>(m.cols())).BindBlob(5, blob.data(), blob.size());
-  if (auto s = st->Run(); !s.ok()) return s;
+  RETURN_IF_ERROR(st->Run());
   auto cur = db_->Prepare("UPDATE jobs SET round = ?, updated = ? WHERE job_id = ?");
   if (!cur.ok()) return cur.status();
   cur->Bind(1, int64_t{round}).Bind(2, Now()).Bind(3, job_id);
@@ -141,8 +142,8 @@ absl::Status ServerStore::SaveShared(const std::string& job_id, int32_t round,
 absl::Status ServerStore::StartRunning(const std::string& job_id, const mf::Matrix& initial) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  if (auto s = SaveShared(job_id, 0, initial); !s.ok()) return s;
-  if (auto s = SetJobState(job_id, v1::JOB_STATE_RUNNING); !s.ok()) return s;
+  RETURN_IF_ERROR(SaveShared(job_id, 0, initial));
+  RETURN_IF_ERROR(SetJobState(job_id, v1::JOB_STATE_RUNNING));
   return tx.Commit();
 }
 
@@ -156,8 +157,8 @@ absl::Status ServerStore::CommitRound(const std::string& job_id, const v1::Round
   st->Bind(1, job_id).Bind(2, int64_t{r.round()})
       .Bind(3, absl::StrJoin(r.contributors(), ",")).Bind(4, absl::StrJoin(r.missing(), ","))
       .Bind(5, r.seconds());
-  if (auto s = st->Run(); !s.ok()) return s;
-  if (auto s = SaveShared(job_id, r.round() + 1, next_shared); !s.ok()) return s;
+  RETURN_IF_ERROR(st->Run());
+  RETURN_IF_ERROR(SaveShared(job_id, r.round() + 1, next_shared));
   return tx.Commit();
 }
 

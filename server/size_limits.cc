@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::server {
 namespace {
@@ -89,7 +90,7 @@ absl::Status CheckOfferReply(const v1::OfferReply& r, bool vertical, int64_t dim
 }
 
 absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& l) {
-  if (auto s = CheckBound("JobSpec.dim", spec.dim(), "max_dim", l.max_dim); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckBound("JobSpec.dim", spec.dim(), "max_dim", l.max_dim));
   if (auto s = CheckBound("JobSpec.roster (parties)", spec.roster_size(), "max_parties",
                           l.max_parties);
       !s.ok()) {

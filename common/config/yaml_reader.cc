@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::config {
 
@@ -108,7 +109,7 @@ absl::Status YamlMap::GetInt(const std::string& key, int64_t* out) {
 
 absl::Status YamlMap::GetInt(const std::string& key, int32_t* out) {
   int64_t v = *out;
-  if (auto s = GetInt(key, &v); !s.ok()) return s;
+  RETURN_IF_ERROR(GetInt(key, &v));
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     return TypeError(key, "an integer in 32-bit range");
   }

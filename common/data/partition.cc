@@ -8,6 +8,7 @@
 #include "absl/strings/string_view.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/federation_builder.h"
 #include "common/random/csprng.h"
 
@@ -84,7 +85,7 @@ absl::StatusOr<Federation> Build(const Dataset& dataset, const SplitOptions& spl
 }
 
 absl::Status ValidateCommon(const Dataset& dataset, const SplitOptions& split) {
-  if (auto s = ValidateDataset(dataset); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateDataset(dataset));
   return ValidateSplit(split);
 }
 
@@ -126,8 +127,8 @@ absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
 
 absl::StatusOr<Federation> PartitionVflRandom(const Dataset& dataset, int32_t num_parties,
                                               const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
-  if (auto s = ValidatePartyCount(num_parties, dataset.num_items, "item", "VFL"); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
+  RETURN_IF_ERROR(ValidatePartyCount(num_parties, dataset.num_items, "item", "VFL"));
   const random::Csprng root = random::Csprng::FromSeed(split.seed);
   Ownership own{Ownership::kItems, num_parties,
                 RandomOwners(dataset.num_items, num_parties, root.Fork("assign/vfl-random"))};
@@ -137,7 +138,7 @@ absl::StatusOr<Federation> PartitionVflRandom(const Dataset& dataset, int32_t nu
 absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
                                                const std::vector<std::vector<int>>& item_genres,
                                                const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
   if (item_genres.size() != static_cast<size_t>(dataset.num_items)) {
     return absl::InvalidArgumentError(
         absl::StrCat("genre list has ", item_genres.size(), " entries but the dataset has ",
@@ -160,8 +161,8 @@ absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
 
 absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_parties,
                                         const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
-  if (auto s = ValidatePartyCount(num_parties, dataset.num_users, "user", "HFL"); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
+  RETURN_IF_ERROR(ValidatePartyCount(num_parties, dataset.num_users, "user", "HFL"));
   const random::Csprng root = random::Csprng::FromSeed(split.seed);
   Ownership own{Ownership::kUsers, num_parties,
                 RandomOwners(dataset.num_users, num_parties, root.Fork("assign/hfl"))};
@@ -171,7 +172,7 @@ absl::StatusOr<Federation> PartitionHfl(const Dataset& dataset, int32_t num_part
 absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis axis,
                                             std::vector<int32_t> owner, int32_t num_parties,
                                             const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
   const bool users = axis == OwnedAxis::kUsers;
   const int32_t count = users ? dataset.num_users : dataset.num_items;
   const char* what = users ? "user" : "item";
@@ -201,14 +202,14 @@ absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis ax
 }
 
 absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
   Ownership own{Ownership::kUsers, dataset.num_users, std::vector<int32_t>(dataset.num_users)};
   std::iota(own.owner.begin(), own.owner.end(), 0);
   return Build(dataset, split, own);
 }
 
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split) {
-  if (auto s = ValidateCommon(dataset, split); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
   Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
   return Build(dataset, split, own);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/dataset_builder.h"
 #include "common/data/duplicates.h"
 #include "common/data/loaders.h"
@@ -189,7 +190,7 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat
                                      const std::string& name, const LoadOptions& options) {
   // Debian's Abseil has its own string_view type; everything below uses it.
   const absl::string_view contents(std_contents.data(), std_contents.size());
-  if (auto s = ValidateRange(options.range); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateRange(options.range));
   const FormatSpec& spec = SpecFor(format);
   auto at = [&name](int64_t line, absl::string_view reason) {
     return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": ", reason));

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 #include "common/data/synthetic_sampling.h"
 #include "common/random/csprng.h"
 
@@ -67,7 +68,7 @@ int64_t SyntheticRatingCount(const SyntheticOptions& o) {
 }
 
 absl::StatusOr<Dataset> GenerateSynthetic(const SyntheticOptions& options) {
-  if (auto s = ValidateSyntheticOptions(options); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateSyntheticOptions(options));
   const int32_t n = options.num_users, m = options.num_items, k = options.rank;
   const Csprng root = Csprng::FromSeed(options.seed);
 

@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/data/synthetic.h"
 #include "common/data/text_scan.h"
 
@@ -78,13 +79,13 @@ absl::StatusOr<SyntheticOptions> ParseSyntheticOptions(const std::string& kv) {
     }
     const absl::string_view key = internal::Trim(entry.substr(0, eq));
     const absl::string_view value = internal::Trim(entry.substr(eq + 1));
-    if (auto s = SetOption(key, value, o); !s.ok()) return s;
+    RETURN_IF_ERROR(SetOption(key, value, o));
     if (!seen.insert(key).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("synthetic option '", key, "' is given twice; keep one"));
     }
   }
-  if (auto s = ValidateSyntheticOptions(o); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateSyntheticOptions(o));
   return o;
 }
 

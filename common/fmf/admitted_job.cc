@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::fmf {
 
@@ -20,7 +21,7 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
         "the party's rating range [", range.min, ", ", range.max,
         "] is invalid: need finite rating_min < rating_max and rating_max > 0"));
   }
-  if (auto s = ValidateJobConfig(offered); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateJobConfig(offered));
   // The job's R only has to agree with the party's own; it is never used.
   if (std::abs(offered.rating_max - range.max) > 1e-9 * std::max(1.0, std::abs(range.max))) {
     return absl::FailedPreconditionError(absl::StrCat(

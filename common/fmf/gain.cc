@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::fmf {
 
@@ -48,8 +49,8 @@ absl::StatusOr<data::Federation> PoolFederation(const data::Federation& federati
       }
       return absl::OkStatus();
     };
-    if (auto s = map(p.train, all.train); !s.ok()) return s;
-    if (auto s = map(p.test, all.test); !s.ok()) return s;
+    RETURN_IF_ERROR(map(p.train, all.train));
+    RETURN_IF_ERROR(map(p.test, all.test));
   }
   auto by_key = [](const data::Rating& a, const data::Rating& b) {
     return a.user != b.user ? a.user < b.user : a.item < b.item;

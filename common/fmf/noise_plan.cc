@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/mf/clipping.h"
 
@@ -30,7 +31,7 @@ int64_t CountReleaseRound(const JobConfig& config) {
 }
 
 absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
-  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateJobConfig(config));
   NoisePlan plan;
   plan.steps = config.ChargedSteps();
   plan.sample_rate = config.sample_rate;

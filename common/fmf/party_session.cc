@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
@@ -125,7 +126,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     p.dp_train_ = p.train_;
   }
   if (plan.private_training) {
-    if (auto s = p.ReleaseCount(released_count); !s.ok()) return s;
+    RETURN_IF_ERROR(p.ReleaseCount(released_count));
   }
   const double scale = InitScale(p.config_);
   random::Csprng init_rng = p.rng_.Fork("init");
@@ -186,7 +187,7 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
   }
   // Charge first: nothing computed from the data exists unaccounted.
   dp::LedgerEntry entry{config_.job_id, key, 1.0, plan_.count_noise_multiplier, 1};
-  if (auto s = ledger_->Charge(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(ledger_->Charge(entry));
   random::Csprng count_rng = rng_.Fork("count");
   const double noisy = static_cast<double>(dp_train_.nnz()) +
                        dp::SampleGaussian(count_rng, plan_.count_sigma);
@@ -328,7 +329,7 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t st
     return absl::FailedPreconditionError(
         absl::StrCat("Pretrain: setting ", SettingName(config_.setting), " runs with TrainAlone"));
   }
-  if (auto s = CheckShared(initial_shared, "Pretrain"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShared(initial_shared, "Pretrain"));
   if (start_round < 0 || start_round > config_.EffectiveRounds()) {
     return absl::InvalidArgumentError(absl::StrCat("Pretrain: start round ", start_round,
                                                    " outside [0, ", config_.EffectiveRounds(), "]"));
@@ -354,11 +355,11 @@ absl::StatusOr<mf::Matrix> PartySession::RunRound(int32_t round, const mf::Matri
     return absl::FailedPreconditionError(
         absl::StrCat("RunRound: round ", round, " beyond T = ", config_.EffectiveRounds()));
   }
-  if (auto s = CheckShared(shared, "RunRound"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShared(shared, "RunRound"));
   const int64_t iters = config_.EffectiveLocalIters();
   // Charge first: a refusal (over budget, replayed round) leaves the session
   // untouched, and nothing computed from the data exists unaccounted.
-  if (auto s = Charge(round, iters); !s.ok()) return s;
+  RETURN_IF_ERROR(Charge(round, iters));
   steps_charged_ += plan_.private_training ? iters : 0;
   // The server is the adversary: its matrix is projected (Pi) before any
   // gradient is taken at it, so |x - <u,v>| <= R and ||row|| <= sqrt(R) hold
@@ -383,14 +384,14 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   if (phase_ != Phase::kTraining) {
     return absl::FailedPreconditionError("Finish: the session is not in Stage 2");
   }
-  if (auto s = CheckShared(final_shared, "Finish"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShared(final_shared, "Finish"));
   AdoptShared(final_shared);  // as in RunRound
   if (vertical()) {
     // VFL Stage 3: kappa DP iterations on V_{F_k} with U fixed; V is a
     // protected output, so these steps are charged too.
     const int64_t kappa = config_.vfl_finetune_iters;
     if (kappa > 0) {
-      if (auto s = Charge(config_.EffectiveRounds(), kappa); !s.ok()) return s;
+      RETURN_IF_ERROR(Charge(config_.EffectiveRounds(), kappa));
       steps_charged_ += plan_.private_training ? kappa : 0;
       RunDpIterations(VflFinetuneSpec(),
                       static_cast<int64_t>(config_.EffectiveRounds()) * config_.EffectiveLocalIters(),
@@ -451,7 +452,7 @@ absl::Status PartySession::TrainAlone() {
     // Local-only on a vertical split: the same DP schedule as VFL-SGDMF
     // (T*T' steps on U and V, then kappa on V), with nobody to average with.
     const int64_t stage2 = static_cast<int64_t>(config_.rounds) * config_.local_iters;
-    if (auto s = Charge(0, config_.ChargedSteps()); !s.ok()) return s;
+    RETURN_IF_ERROR(Charge(0, config_.ChargedSteps()));
     steps_charged_ = config_.ChargedSteps();
     RunDpIterations(Stage2Spec(), 0, stage2);
     RunDpIterations(VflFinetuneSpec(), stage2, config_.vfl_finetune_iters);
@@ -464,7 +465,7 @@ absl::Status PartySession::TrainAlone() {
 
 absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_t>& batch,
                                                          const mf::Matrix& shared) const {
-  if (auto s = CheckShared(shared, "PreNoiseRelease"); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckShared(shared, "PreNoiseRelease"));
   for (int32_t i : batch) {
     if (i < 0 || i >= dp_train_.num_users()) {
       return absl::InvalidArgumentError(absl::StrCat("PreNoiseRelease: user ", i, " out of range"));

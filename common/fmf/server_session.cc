@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/fmf/party_session.h"
 
 namespace fedmf::fmf {
@@ -33,8 +34,8 @@ ServerSession::ServerSession(const JobConfig& config, std::vector<PartyInfo> par
 absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int32_t shared_rows,
                                                     std::vector<PartyInfo> parties,
                                                     random::Csprng& rng) {
-  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
-  if (auto s = ValidateParties(parties); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateJobConfig(config));
+  RETURN_IF_ERROR(ValidateParties(parties));
   if (shared_rows < 1) return absl::InvalidArgumentError("shared_rows must be >= 1");
   return ServerSession(config, std::move(parties), InitialSharedMatrix(config, shared_rows, rng),
                        0);
@@ -43,8 +44,8 @@ absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int
 absl::StatusOr<ServerSession> ServerSession::Restore(const JobConfig& config,
                                                      std::vector<PartyInfo> parties,
                                                      int32_t round, mf::Matrix shared) {
-  if (auto s = ValidateJobConfig(config); !s.ok()) return s;
-  if (auto s = ValidateParties(parties); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateJobConfig(config));
+  RETURN_IF_ERROR(ValidateParties(parties));
   if (round < 0 || round > config.EffectiveRounds()) {
     return absl::InvalidArgumentError(absl::StrCat("restore: round ", round, " out of range"));
   }

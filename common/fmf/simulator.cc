@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/dp/composition.h"
 #include "common/dp/ledger.h"
@@ -123,7 +124,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
                          config.setting == Setting::kHflSynSgd;
   if (!federated) {
     for (auto& session : sessions) {
-      if (auto st = session->TrainAlone(); !st.ok()) return st;
+      RETURN_IF_ERROR(session->TrainAlone());
     }
   } else {
     std::vector<PartyInfo> infos;
@@ -134,7 +135,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     auto server = ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng);
     if (!server.ok()) return server.status();
     for (auto& session : sessions) {
-      if (auto st = session->Pretrain(server->shared()); !st.ok()) return st;
+      RETURN_IF_ERROR(session->Pretrain(server->shared()));
     }
     while (server->phase() == ServerSession::Phase::kRoundOpen) {
       const int32_t round = server->round();
@@ -169,7 +170,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
       }
     }
     for (auto& session : sessions) {
-      if (auto st = session->Finish(server->shared()); !st.ok()) return st;
+      RETURN_IF_ERROR(session->Finish(server->shared()));
     }
     result.rounds = server->total_rounds();
   }

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/metrics/metrics.h"
 
 namespace fedmf::metrics {
@@ -131,7 +132,7 @@ absl::Status ParseExposition(const std::string& text, std::vector<Sample>* sampl
     s.name = ReadName(line, &pos, true);
     if (s.name.empty()) return LineError(line_no, "expected a metric name");
     if (pos < line.size() && line[pos] == '{') {
-      if (auto st = ParseLabels(line, &pos, line_no, &s.labels); !st.ok()) return st;
+      RETURN_IF_ERROR(ParseLabels(line, &pos, line_no, &s.labels));
     }
     if (pos >= line.size() || line[pos] != ' ') return LineError(line_no, "expected ' value'");
     std::vector<std::string> rest = absl::StrSplit(line.substr(pos + 1), ' ', absl::SkipEmpty());

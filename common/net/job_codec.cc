@@ -1,4 +1,5 @@
 #include "common/net/job_codec.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::net {
 
@@ -46,7 +47,7 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
   c.align_users = spec.align_users();
   // spec.seed is never read: a party's randomness is its own (the server
   // refuses a seeded spec at submit; common/fmf/admitted_job.h).
-  if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
+  RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::store {
 namespace {
@@ -123,7 +124,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   sqlite3_busy_timeout(raw, 5000);
   for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;",
                              "PRAGMA foreign_keys=ON;"}) {
-    if (auto s = db->Exec(pragma); !s.ok()) return s;
+    RETURN_IF_ERROR(db->Exec(pragma));
   }
   return db;
 }

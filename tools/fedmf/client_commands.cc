@@ -406,7 +406,7 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
     item_catalogue = catalogue->digest();
   }
   c.item_catalogue = item_catalogue;
-  if (auto st = root->Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root->Finish());
   auto set = fmf::ParseSetting(setting);
   if (!set.ok()) return set.status();
   c.setting = *set;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/net/hua_codec.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/lfl_job_spec.h"
@@ -47,7 +48,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("join_deadline_seconds", &join_deadline));
   check(root.GetDouble("round_deadline_seconds", &round_deadline));
   if (!s.ok()) return s;
-  if (auto st = root.Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root.Finish());
   absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");
   if (!eps.ok()) return eps.status();
   p.epsilon = *eps;

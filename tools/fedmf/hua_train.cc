@@ -1,5 +1,6 @@
 #include "tools/fedmf/hua_train.h"
 
+#include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 
 #include <cmath>
@@ -38,8 +39,8 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   p.initial_online = a.hua_initial_online;
   p.dropout_prob = a.hua_dropout;
   p.paper_noise = a.hua_paper_noise;
-  if (auto s = hua::ValidateHuaParams(p); !s.ok()) return s;
-  if (auto s = hua::HuaPrivacyRefusal(p); !s.ok()) return s;
+  RETURN_IF_ERROR(hua::ValidateHuaParams(p));
+  RETURN_IF_ERROR(hua::HuaPrivacyRefusal(p));
   return p;
 }
 

@@ -65,7 +65,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.validation_fraction = a.validation_fraction;
   c.rating_max = range.max;
   c.job_id = "train-" + a.setting;
-  if (auto s = fmf::ValidateJobConfig(c); !s.ok()) return s;
+  RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;
 }
 

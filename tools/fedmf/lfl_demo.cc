@@ -1,5 +1,6 @@
 #include "tools/fedmf/lfl_demo.h"
 
+#include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   c.device.finetune_epochs = a.finetune_epochs;
   c.device.dim = a.dim;
   c.secagg_bits = a.secagg_bits;
-  if (auto s = lfl::ValidateLflConfig(c); !s.ok()) return s;
+  RETURN_IF_ERROR(lfl::ValidateLflConfig(c));
   j.num_items = dataset.num_items;
   j.phase_deadline_seconds = phase_deadline_seconds;
   j.complete_graph = a.aggregation == "secagg";

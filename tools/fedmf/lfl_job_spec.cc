@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/net/lfl_job_codec.h"
 #include "tools/fedmf/cli_util.h"
 
@@ -69,7 +70,7 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetInt("secagg_bits", &c.secagg_bits));
   check(root.GetDouble("secagg_design_dropout", &j.secagg_design_dropout));
   if (!s.ok()) return s;
-  if (auto st = root.Finish(); !st.ok()) return st;
+  RETURN_IF_ERROR(root.Finish());
   absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");
   if (!eps.ok()) return eps.status();
   c.epsilon = *eps;

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/base/status_macros.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
 #include "tools/fedmf/hua_cluster.h"
@@ -30,7 +31,7 @@ std::string LocalCluster::PartyName(int k) { return absl::StrCat("party-", k); }
 
 absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(ClusterOptions options) {
   std::unique_ptr<LocalCluster> c(new LocalCluster(std::move(options)));
-  if (auto s = c->Prepare(); !s.ok()) return s;
+  RETURN_IF_ERROR(c->Prepare());
   return c;
 }
 
@@ -48,7 +49,7 @@ absl::Status LocalCluster::Prepare() {
   fs::create_directories(fs::path(work_dir_) / "logs");
   cert_dir_ = (fs::path(work_dir_) / "certs").string();
   if (!options_.insecure) {
-    if (auto s = pki::InitCa(cert_dir_, "fedmf-local", absl::Hours(24 * 30)); !s.ok()) return s;
+    RETURN_IF_ERROR(pki::InitCa(cert_dir_, "fedmf-local", absl::Hours(24 * 30)));
     const std::vector<std::string> sans{"localhost", "127.0.0.1"};
     if (auto s = pki::IssueCertificate(cert_dir_, cert_dir_, "server", pki::Role::kServer, sans,
                                        absl::Hours(24 * 7));
@@ -67,12 +68,12 @@ absl::Status LocalCluster::Prepare() {
         return s;
       }
     }
-    if (auto s = IssueHuaCertificates(cert_dir_, options_.hua_hosts); !s.ok()) return s;
-    if (auto s = IssueLflCertificates(cert_dir_, options_.lfl_hosts); !s.ok()) return s;
+    RETURN_IF_ERROR(IssueHuaCertificates(cert_dir_, options_.hua_hosts));
+    RETURN_IF_ERROR(IssueLflCertificates(cert_dir_, options_.lfl_hosts));
   }
-  if (auto s = WriteServerConfig("127.0.0.1:0"); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteServerConfig("127.0.0.1:0"));
   for (int k = 0; k < options_.parties; ++k) {
-    if (auto s = WritePartyConfig(k); !s.ok()) return s;
+    RETURN_IF_ERROR(WritePartyConfig(k));
   }
   return absl::OkStatus();
 }
@@ -197,7 +198,7 @@ absl::Status LocalCluster::RestartServer() {
   if (server_port_ == 0) return absl::FailedPreconditionError("start the server first");
   const int port = server_port_;
   KillServer();
-  if (auto s = WriteServerConfig(absl::StrCat("127.0.0.1:", port)); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteServerConfig(absl::StrCat("127.0.0.1:", port)));
   // The killed process's listening socket is gone once it is reaped, but a
   // bind can still lose a race for the port; retry a few times, bounded.
   absl::Status last;
