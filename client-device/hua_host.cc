@@ -326,20 +326,17 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   v1::HuaPollRequest poll;
   poll.set_host(o_.host);
   poll.set_job_id(job_id_);
-  std::string last_cause;  // logged once per cause, not on every retry
+  net::TlsCauseOnce tls_cause(  // logs each cause once, not on every retry
+      o_.server, o_.tls,
+      net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
   while (!stop_) {
     v1::HuaTasks tasks;
     auto ctx = Ctx(poll_seconds_ + 10);
     if (auto s = FromGrpc(server_->Poll(ctx.get(), poll, &tasks)); !s.ok()) {
       spdlog::warn("host '{}': poll: {} (retrying)", o_.host, s.message());
-      const std::string cause = net::DiagnoseRpcFailure(
-          s, o_.server, o_.tls,
-          net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"},
-          absl::Seconds(5));
-      if (!cause.empty() && cause != last_cause) {
+      if (const std::string cause = tls_cause.NewCause(s); !cause.empty()) {
         spdlog::error("host '{}': server {}: cause: {}", o_.host, o_.server, cause);
       }
-      last_cause = cause;
       net::WaitBeforeRetry(*channel_, absl::Milliseconds(500), stop_);  // server restarting
       continue;
     }

@@ -100,21 +100,18 @@ class Host {
                  o_.policy.max_omega);
 
     double backoff = 0.5;
-    std::string last_cause;  // logged once per cause, not on every retry
+    net::TlsCauseOnce tls_cause(  // logs each cause once, not on every retry
+        o_.server, o_.tls,
+        net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
     while (!stop_) {
       v1::DeviceTask task;
       auto ctx = Ctx(60);
       grpc::Status s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
       if (!s.ok()) {
         spdlog::warn("server {}: {} (retrying in {:.1f}s)", o_.server, s.error_message(), backoff);
-        const std::string cause = net::DiagnoseRpcFailure(
-            net::FromGrpc(s), o_.server, o_.tls,
-            net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"},
-            absl::Seconds(5));
-        if (!cause.empty() && cause != last_cause) {
+        if (const std::string cause = tls_cause.NewCause(net::FromGrpc(s)); !cause.empty()) {
           spdlog::error("server {}: cause: {}", o_.server, cause);
         }
-        last_cause = cause;
         net::WaitBeforeRetry(*channel_, absl::Seconds(backoff), stop_);
         backoff = std::min(backoff * 2, o_.max_backoff_seconds);
         continue;

@@ -125,7 +125,10 @@ absl::Status PartyAgent::Register() {
 
 void PartyAgent::Run(const std::atomic<bool>* stop) {
   bool registered = false;
-  std::string last_cause;  // the TLS cause last logged, so a retry loop logs it once
+  // A retry loop logs each TLS cause once.
+  net::TlsCauseOnce tls_cause(
+      config_.server, net::TlsConfig{config_.tls.insecure, config_.tls.cert_dir, config_.name},
+      net::ExpectedPeer{config_.server_name, pki::Role::kServer, "server_name (party config)"});
   auto backoff = std::chrono::milliseconds(200);
   const auto max_backoff = std::chrono::milliseconds(5000);
   auto wait_backoff = [&] {
@@ -143,15 +146,9 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
         // gRPC says only "failed to connect": name the TLS cause (wrong server
         // name, another CA, an expired or refused certificate) here, in this
         // party's own log, not only in the server's.
-        const std::string cause = net::DiagnoseRpcFailure(
-            s, config_.server, net::TlsConfig{config_.tls.insecure, config_.tls.cert_dir, config_.name},
-            net::ExpectedPeer{config_.server_name, pki::Role::kServer,
-                              "server_name (party config)"},
-            absl::Seconds(5));
-        if (!cause.empty() && cause != last_cause) {
+        if (const std::string cause = tls_cause.NewCause(s); !cause.empty()) {
           spdlog::error("cannot register with {}: cause: {}", config_.server, cause);
         }
-        last_cause = cause;
         if (s.code() == absl::StatusCode::kPermissionDenied) {
           spdlog::error("the server refuses this party's identity; check the certificate name");
         }

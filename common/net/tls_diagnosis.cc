@@ -221,4 +221,11 @@ std::string DiagnoseRpcFailure(const absl::Status& rpc, const std::string& addre
   return DiagnoseTls(address, *files, peer, timeout);
 }
 
+std::string TlsCauseOnce::NewCause(const absl::Status& rpc) {
+  const std::string cause = DiagnoseRpcFailure(rpc, address_, tls_, peer_, timeout_);
+  const bool fresh = !cause.empty() && cause != last_;
+  last_ = cause;
+  return fresh ? cause : std::string();
+}
+
 }  // namespace fedmf::net

@@ -12,6 +12,7 @@
 #define FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
 
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -32,6 +33,27 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
 std::string DiagnoseRpcFailure(const absl::Status& rpc, const std::string& address,
                                const TlsConfig& tls, const ExpectedPeer& peer,
                                absl::Duration timeout);
+
+// For a daemon's retry loop: diagnoses each failed RPC to one peer and
+// returns the cause only when it differs from the one returned last, so the
+// loop logs each cause once instead of on every retry. Not thread-safe: one
+// per loop.
+class TlsCauseOnce {
+ public:
+  TlsCauseOnce(std::string address, TlsConfig tls, ExpectedPeer peer,
+               absl::Duration timeout = absl::Seconds(5))
+      : address_(std::move(address)), tls_(std::move(tls)), peer_(std::move(peer)),
+        timeout_(timeout) {}
+  // The cause of `rpc`'s failure if it is new, else "".
+  std::string NewCause(const absl::Status& rpc);
+
+ private:
+  std::string address_;
+  TlsConfig tls_;
+  ExpectedPeer peer_;
+  absl::Duration timeout_;
+  std::string last_;
+};
 
 }  // namespace fedmf::net
 

@@ -150,12 +150,21 @@ TEST_F(OperatorCliTest, PartyLogsTheTlsCauseOfAFailedRegistration) {
   const std::string log_path = cluster_->work_dir() + "/logs/party-0.log";
   std::string log;
   const absl::Time give_up = absl::Now() + absl::Seconds(60);
-  while (absl::Now() < give_up) {  // bounded poll of the party's log
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  // Bounded poll of the party's log, until the cause and three failed
+  // registrations (so at least two retries) are in it.
+  while (absl::Now() < give_up) {
     std::ifstream in(log_path);
     log.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (absl::StrContains(log, "cause: ")) break;
+    if (absl::StrContains(log, "cause: ") && count("(retrying)") >= 3) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
+  EXPECT_GE(count("(retrying)"), 3u) << TailOf(log, 20);
+  EXPECT_EQ(count("cause: "), 1u) << TailOf(log, 20);  // once, not per retry
   EXPECT_TRUE(absl::StrContains(
       log, "cause: 127.0.0.1:" + std::to_string(cluster_->server_port()) +
                " presents the certificate of 'server' (role server), not of 'coordinator': "
