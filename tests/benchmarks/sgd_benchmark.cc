@@ -49,6 +49,18 @@ const std::vector<Rating>& Ratings() {
   return ratings;
 }
 
+// One SgdEpoch per benchmark iteration; counts rating updates.
+void RunEpochs(benchmark::State& state, const std::vector<Rating>& ratings, Matrix& u, Matrix& v,
+               const fedmf::mf::SgdOptions& options, Csprng& rng) {
+  double mse = 0;
+  for (auto _ : state) {
+    mse = fedmf::mf::SgdEpoch(ratings, u, v, options, rng);
+    benchmark::DoNotOptimize(mse);
+  }
+  state.counters["train_mse"] = mse;
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ratings.size()));
+}
+
 void BM_SgdEpoch(benchmark::State& state) {
   const auto dim = static_cast<int32_t>(state.range(0));
   const auto& ratings = Ratings();
@@ -57,13 +69,7 @@ void BM_SgdEpoch(benchmark::State& state) {
   Matrix v = fedmf::mf::RandomEmbeddings(kItems, dim, fedmf::mf::InitScaleFor(3.5, dim), 5.0, rng);
   fedmf::mf::SgdOptions options;
   options.learning_rate = 0.01;
-  double mse = 0;
-  for (auto _ : state) {
-    mse = fedmf::mf::SgdEpoch(ratings, u, v, options, rng);
-    benchmark::DoNotOptimize(mse);
-  }
-  state.counters["train_mse"] = mse;
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ratings.size()));
+  RunEpochs(state, ratings, u, v, options, rng);
 }
 // 20 is the paper's p (fixed-size kernel); 7 shows the dynamic-size fallback.
 BENCHMARK(BM_SgdEpoch)->Arg(10)->Arg(20)->Arg(50)->Arg(7)->Unit(benchmark::kMillisecond);
@@ -79,13 +85,7 @@ void BM_SgdEpochThreads(benchmark::State& state) {
   fedmf::mf::SgdOptions options;
   options.learning_rate = 0.01;
   options.threads = static_cast<int32_t>(state.range(0));
-  double mse = 0;
-  for (auto _ : state) {
-    mse = fedmf::mf::SgdEpoch(ratings, u, v, options, rng);
-    benchmark::DoNotOptimize(mse);
-  }
-  state.counters["train_mse"] = mse;
-  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(ratings.size()));
+  RunEpochs(state, ratings, u, v, options, rng);
 }
 BENCHMARK(BM_SgdEpochThreads)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()
     ->Unit(benchmark::kMillisecond);

@@ -63,6 +63,15 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   ASSERT_EQ(code, 0) << status_json;
   const auto history = nlohmann::json::parse(status_json)["history"];
   ASSERT_EQ(history.size(), 6u) << status_json;
+  EXPECT_EQ(nlohmann::json::parse(status_json)["rounds_completed"], 6) << status_json;
+  // Each party's matrix traffic: at least 6 uploads and 7 downloads (Stage
+  // 3 too) of one float32 shared matrix; a retried stream counts again.
+  const int64_t matrix_bytes = int64_t{4} * quick->config.dim * quick->dataset.num_items;
+  for (const auto& p : nlohmann::json::parse(status_json)["parties"]) {
+    EXPECT_GE(p["bytes_up"].get<int64_t>(), 6 * matrix_bytes) << p;
+    EXPECT_GE(p["bytes_down"].get<int64_t>(), 7 * matrix_bytes) << p;
+    EXPECT_LT(p["bytes_down"].get<int64_t>(), 14 * matrix_bytes) << p;
+  }
   double previous = 0;
   for (size_t r = 0; r < history.size(); ++r) {
     EXPECT_EQ(history[r]["round"], static_cast<int>(r));

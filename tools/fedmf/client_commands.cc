@@ -1,7 +1,5 @@
 #include "tools/fedmf/client_commands.h"
 
-#include "common/cli/command_line.h"
-
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -10,21 +8,22 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/config/yaml_reader.h"
 #include "common/data/catalogue.h"
 #include "common/fmf/saved_model.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
-#include "common/net/model_codec.h"
-#include "fedmf/v1/federation.grpc.pb.h"
 #include "common/net/job_view.h"
+#include "common/net/model_codec.h"
 #include "common/net/tls_diagnosis.h"
+#include "fedmf/v1/federation.grpc.pb.h"
 #include "tools/fedmf/cli_util.h"
-#include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/hua_job_spec.h"
+#include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/lfl_job_spec.h"
 
 namespace fedmf::cli {
@@ -145,31 +144,32 @@ absl::StatusOr<v1::JobStatus> FetchStatus(v1::Operator::Stub& stub, const std::s
 int Status(const ClientArgs& a) {
   auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job status", ch.status());
-  v1::GetJobRequest req;
-  req.set_job_id(a.job_id);
-  v1::JobStatus st;
-  auto ctx = Ctx();
-  auto s = v1::Operator::NewStub(*ch)->GetJob(ctx.get(), req, &st);
-  if (!s.ok()) return FailRpc("job status", s, a, a.server, ServerPeer(a), pki::Role::kServer);
+  auto fetched = FetchStatus(*v1::Operator::NewStub(*ch), a.job_id);
+  if (!fetched.ok()) {
+    return FailRpc("job status", fetched.status(), a, a.server, ServerPeer(a), pki::Role::kServer);
+  }
+  const v1::JobStatus& st = *fetched;
   if (a.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
       parties.push_back({{"name", p.name()}, {"status", PartyWord(p)},
                          {"accepted", p.accepted()}, {"refusal", p.refusal()},
                          {"epsilon", p.job_epsilon()}, {"ledger_epsilon", p.epsilon_spent()},
-                         {"test_mse", p.test_mse()}, {"connected", p.connected()}});
+                         {"test_mse", p.test_mse()}, {"connected", p.connected()},
+                         {"bytes_up", p.bytes_up()}, {"bytes_down", p.bytes_down()}});
     }
+    const Progress progress = ProgressOf(st);
     nlohmann::json history = nlohmann::json::array();
     for (const v1::RoundRecord& r : st.rounds()) history.push_back(RoundJson(r));
     nlohmann::json out{{"job_id", st.spec().job_id()},
                        {"state", v1::JobState_Name(st.state())},
                        {"status", JobWord(st)},
                        {"round", st.round()},
-                       {"rounds_completed", ProgressOf(st).done},
-                       {"rounds_total", ProgressOf(st).total},
-                       {"seconds_in_rounds", ProgressOf(st).seconds},
-                       {"eta_seconds", ProgressOf(st).eta_seconds
-                                           ? nlohmann::json(*ProgressOf(st).eta_seconds)
+                       {"rounds_completed", progress.done},
+                       {"rounds_total", progress.total},
+                       {"seconds_in_rounds", progress.seconds},
+                       {"eta_seconds", progress.eta_seconds
+                                           ? nlohmann::json(*progress.eta_seconds)
                                            : nlohmann::json(nullptr)},
                        {"error", st.error()},
                        {"parties", parties},

@@ -1,25 +1,24 @@
 #include "tools/fedmf/demo_command.h"
 
-#include "common/cli/command_line.h"
-
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <unistd.h>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/dp/composition.h"
 #include "common/fmf/noise_plan.h"
-#include "common/net/job_view.h"
 #include "common/net/job_codec.h"
+#include "common/net/job_view.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"

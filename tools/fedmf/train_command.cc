@@ -1,7 +1,5 @@
 #include "tools/fedmf/train_command.h"
 
-#include "common/cli/command_line.h"
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/fmf/gain.h"
 #include "common/fmf/saved_model.h"
