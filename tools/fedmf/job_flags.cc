@@ -233,6 +233,24 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-dropout", a->hua_dropout,
                   "hua-s3: probability a selected user disconnects mid-iteration")
       ->capture_default_str();
+  cmd->add_option("--coupling-epochs", a->coupling_epochs,
+                  "coupling: epochs (ceil(1/q) steps each)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--coupling-clip", a->coupling_clip,
+                  "coupling: per-sample gradient norm bound C (the sensitivity)")
+      ->capture_default_str();
+  cmd->add_option("--coupling-zeta", a->coupling_zeta, "coupling: regularization zeta")
+      ->capture_default_str();
+  cmd->add_option("--coupling-bound", a->coupling_bound,
+                  "coupling: |S_ij| and |W_ij| are clamped to this after each step")
+      ->capture_default_str();
+  cmd->add_option("--coupling-init", a->coupling_init,
+                  "coupling: U, V, S, W start uniform in (-init, init) (the paper: 0.01)")
+      ->capture_default_str();
+  cmd->add_option("--coupling-sigma", a->coupling_sigma,
+                  "coupling: the paper's absolute noise std-dev per coordinate (noise multiplier "
+                  "sigma / C); overrides --epsilon, and epsilon is then reported");
   cmd->add_option("--rating-range", a->rating_range,
                   "declared rating scale MIN,MAX of movielens/csv data (ML-100K: 1,5; default "
                   "0.5,5); every rating must lie in it, and the DP sensitivity uses MAX");

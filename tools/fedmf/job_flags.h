@@ -79,6 +79,15 @@ struct JobFlags {
   // --catalogue FILE: the HFL item catalogue for --party-data (default: the
   // sorted union of the files' item ids).
   std::string catalogue;
+  // coupling (train --setting coupling) only; --dim, --lr (0: 0.01 per
+  // sample), --sample-rate (per rating), --epsilon/--delta and
+  // --validation-fraction are shared.
+  int32_t coupling_epochs = 20;
+  double coupling_clip = 1.0 / 6;     // C (the paper's)
+  double coupling_zeta = 0.01;        // zeta of the objective (6)
+  double coupling_bound = 1;          // |S_ij|, |W_ij| after each step
+  double coupling_init = 0.1;         // U, V, S, W start uniform in (-init, init)
+  std::optional<double> coupling_sigma;  // the paper's absolute noise; overrides --epsilon
   // train --save-model DIR (common/fmf/saved_model.h).
   std::string save_model;
   // train / demo --plot FILE.svg: test MSE, epsilon and round time per round.

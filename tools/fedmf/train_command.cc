@@ -21,6 +21,7 @@
 #include "common/fmf/simulator.h"
 #include "common/plot/svg_chart.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/coupling_train.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/job_progress.h"
@@ -197,7 +198,8 @@ std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& 
 }
 
 int RunTrain(const JobFlags& a) {
-  if (!a.save_model.empty() && (a.setting == "lfl" || IsHuaSetting(a.setting))) {
+  if (!a.save_model.empty() &&
+      (a.setting == "lfl" || a.setting == "coupling" || IsHuaSetting(a.setting))) {
     std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
                  "hfl, hfl-synsgd, vfl), not " << a.setting << "\n";
     return 2;
@@ -208,6 +210,7 @@ int RunTrain(const JobFlags& a) {
     return 2;
   }
   if (a.setting == "lfl") return RunLflTrain(a);
+  if (a.setting == "coupling") return RunCouplingTrain(a);
   if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
   auto loaded = LoadTrainData(a);
   if (!loaded.ok()) {
@@ -312,7 +315,7 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
                   "as SVG (vfl, hfl, hfl-synsgd)");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
-                             "hua-s2", "hua-s2-tp", "hua-s3"}));
+                             "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));
   cmd->callback([a, cmd, exit_code] {
     a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
     a->data_given = cmd->count("--data") > 0;

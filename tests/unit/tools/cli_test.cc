@@ -245,6 +245,52 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
   EXPECT_GT(global, per_party);
 }
 
+// fedmf train --setting coupling: --epsilon calibrates z for all the steps;
+// --coupling-sigma is the paper's absolute noise, z = sigma / C, and the
+// epsilon reported is the accountant's for those steps.
+TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
+  const std::vector<std::string> base = {
+      "train", "--setting", "coupling", "--data", "synthetic:users=30,items=40,density=0.3",
+      "--parties", "2", "--sample-rate", "0.1", "--coupling-epochs", "3", "--dim", "4",
+      "--seed", "1", "--quiet", "--json"};
+  std::vector<std::string> args = base;
+  args.insert(args.end(), {"--epsilon", "2"});
+  RunResult r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["setting"], "coupling");
+  EXPECT_EQ(j["steps"].get<int>(), 30);  // 3 epochs of ceil(1/q) = 10 steps
+  EXPECT_EQ(j["parameters"].get<int>(), 30 * 4 + 40 * 4 + 30 * 30 + 40 * 40);
+  EXPECT_LE(j["epsilon"].get<double>(), 2.0 + 1e-9);
+  EXPECT_GT(j["epsilon"].get<double>(), 1.99);
+  EXPECT_DOUBLE_EQ(j["sigma"].get<double>(),
+                   j["noise_multiplier"].get<double>() * j["clip"].get<double>());
+  EXPECT_GT(j["test_rmse"].get<double>(), 0);
+
+  args = base;
+  args.insert(args.end(), {"--coupling-sigma", "0.1"});
+  r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_NEAR(j["noise_multiplier"].get<double>(), 0.6, 1e-12);  // 0.1 / (1/6)
+  RunResult e = Run({"privacy", "epsilon", "--sample-rate", "0.1", "--noise-multiplier", "0.6",
+                     "--steps", "30", "--delta", "1e-5", "--json"});
+  ASSERT_EQ(e.exit_code, 0) << Describe(e);
+  EXPECT_NEAR(j["epsilon"].get<double>(), nlohmann::json::parse(e.out)["epsilon"].get<double>(),
+              1e-9);
+
+  args = base;
+  args.insert(args.end(), {"--coupling-sigma", "-1"});
+  r = Run(args);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--coupling-sigma -1: must be >= 0"));
+  args = base;
+  args.insert(args.end(), {"--coupling-clip", "0"});
+  r = Run(args);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("coupling option clip = 0: must be > 0"));
+}
+
 TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
   const std::vector<std::string> common = {
       "advise", "--setting", "hfl", "--party-data", "synthetic:users=50,items=30,density=0.25,seed=1",

@@ -1,0 +1,189 @@
+#include "tools/fedmf/coupling_train.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
+#include "common/coupling/train.h"
+#include "common/data/partition.h"
+#include "common/dp/rdp_accountant.h"
+#include "common/random/csprng.h"
+#include "nlohmann/json.hpp"
+#include "tools/fedmf/cli_util.h"
+
+namespace fedmf::cli {
+namespace {
+
+// The paper's protocol: 80% train, 20% test (each of its 5 folds).
+constexpr double kTestFraction = 0.2;
+
+struct CouplingData {
+  int32_t num_users = 0;
+  int32_t num_items = 0;
+  data::RatingRange range;
+  std::vector<std::vector<data::Rating>> owners;  // training, global indices
+  std::vector<data::Rating> validation;           // carved from the owners' training
+  std::vector<data::Rating> test;
+};
+
+// Owners hold disjoint users (as HFL); each holds out `validation_fraction`
+// of its own training ratings for choosing hyperparameters.
+absl::StatusOr<CouplingData> LoadCouplingData(const JobFlags& a) {
+  ASSIGN_OR_RETURN(data::Dataset dataset, LoadWithDeclaredRange(a, a.data));
+  const uint64_t seed = a.seed.value_or(1);
+  ASSIGN_OR_RETURN(data::Federation fed,
+                   data::PartitionHfl(dataset, a.parties, {kTestFraction, seed}));
+  CouplingData out;
+  out.num_users = fed.num_users;
+  out.num_items = fed.num_items;
+  out.range = fed.range;
+  random::Csprng rng = random::Csprng::FromSeed(seed).Fork("coupling/validation");
+  for (const data::PartyData& p : fed.parties) {
+    auto global = [&p](data::Rating r) {
+      r.user = p.global_users[r.user];
+      r.item = p.global_items[r.item];
+      return r;
+    };
+    std::vector<data::Rating> train;
+    for (const data::Rating& r : p.train) train.push_back(global(r));
+    std::shuffle(train.begin(), train.end(), rng);
+    const auto held = static_cast<size_t>(std::llround(a.validation_fraction * train.size()));
+    out.validation.insert(out.validation.end(), train.begin(), train.begin() + held);
+    out.owners.emplace_back(train.begin() + held, train.end());
+    for (const data::Rating& r : p.test) out.test.push_back(global(r));
+  }
+  return out;
+}
+
+absl::StatusOr<coupling::CouplingOptions> OptionsFromFlags(const JobFlags& a) {
+  coupling::CouplingOptions o;
+  o.dim = a.dim;
+  o.epochs = a.coupling_epochs;
+  o.learning_rate = a.lr > 0 ? a.lr : o.learning_rate;
+  o.zeta = a.coupling_zeta;
+  o.clip = a.coupling_clip;
+  o.sample_rate = a.sample_rate;
+  o.coupling_bound = a.coupling_bound;
+  o.init_scale = a.coupling_init;
+  RETURN_IF_ERROR(coupling::ValidateCouplingOptions(o));
+  const int64_t steps = o.epochs * coupling::StepsPerEpoch(o.sample_rate);
+  if (a.coupling_sigma) {
+    // The paper's knob: an absolute noise std-dev per coordinate.
+    if (!(*a.coupling_sigma >= 0) || !std::isfinite(*a.coupling_sigma)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--coupling-sigma %g: must be >= 0 and finite (0 = non-private)", *a.coupling_sigma));
+    }
+    o.noise_multiplier = *a.coupling_sigma / o.clip;
+    return o;
+  }
+  ASSIGN_OR_RETURN(double epsilon, ParseEpsilon(a.epsilon, "--epsilon"));
+  if (!std::isinf(epsilon)) {
+    ASSIGN_OR_RETURN(o.noise_multiplier,
+                     dp::CalibrateNoiseMultiplier(o.sample_rate, steps, a.delta, epsilon));
+  }
+  return o;
+}
+
+}  // namespace
+
+int RunCouplingTrain(const JobFlags& a) {
+  auto loaded = LoadCouplingData(a);
+  if (!loaded.ok()) {
+    std::cerr << "fedmf train: " << loaded.status().message() << "\n";
+    return ExitCodeFor(loaded.status());
+  }
+  auto options = OptionsFromFlags(a);
+  if (!options.ok()) {
+    std::cerr << "fedmf train: " << options.status().message() << "\n";
+    return 2;
+  }
+  const coupling::CouplingOptions& o = *options;
+  random::Csprng rng = random::Csprng::FromOptionalSeed(a.seed);
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  auto on_epoch = [&](const coupling::EpochReport& r) {
+    if (a.quiet) return;
+    std::cerr << absl::StrFormat("epoch %4d/%d  %7.1fs  validation RMSE %.4f  clipped %.0f%%\n",
+                                 r.epoch, o.epochs, seconds(), r.validation.rmse,
+                                 r.sampled ? 100.0 * r.clipped / r.sampled : 0.0);
+  };
+  auto run = coupling::TrainCoupling(loaded->owners, loaded->num_users, loaded->num_items,
+                                     loaded->range, o, loaded->validation, rng, on_epoch);
+  if (!run.ok()) {
+    std::cerr << "fedmf train: " << run.status().message() << "\n";
+    return ExitCodeFor(run.status());
+  }
+  auto epsilon = coupling::CouplingEpsilon(o, run->steps, a.delta);
+  if (!epsilon.ok()) {
+    std::cerr << "fedmf train: " << epsilon.status().message() << "\n";
+    return 1;
+  }
+  const mf::ErrorMetrics test = coupling::Evaluate(run->model, loaded->test, loaded->range);
+  const mf::ErrorMetrics validation = run->epochs.back().validation;
+  int64_t train_ratings = 0;
+  for (const auto& owner : loaded->owners) train_ratings += static_cast<int64_t>(owner.size());
+  if (a.json) {
+    nlohmann::json epochs = nlohmann::json::array();
+    for (const coupling::EpochReport& r : run->epochs) {
+      epochs.push_back({{"epoch", r.epoch},
+                        {"validation_rmse", r.validation.rmse},
+                        {"clipped_fraction", r.sampled ? double(r.clipped) / r.sampled : 0.0}});
+    }
+    nlohmann::json out = {{"setting", "coupling"},
+                          {"data", a.data},
+                          {"parties", static_cast<int>(loaded->owners.size())},
+                          {"users", loaded->num_users},
+                          {"items", loaded->num_items},
+                          {"train_ratings", train_ratings},
+                          {"validation_ratings", validation.count},
+                          {"test_ratings", test.count},
+                          {"test_mse", test.mse},
+                          {"test_rmse", test.rmse},
+                          {"test_mae", test.mae},
+                          {"validation_rmse", validation.rmse},
+                          {"validation_mae", validation.mae},
+                          {"epsilon", JsonNumber(*epsilon)},
+                          {"delta", a.delta},
+                          {"noise_multiplier", o.noise_multiplier},
+                          {"sigma", o.noise_multiplier * o.clip},
+                          {"clip", o.clip},
+                          {"sensitivity", o.clip},
+                          {"sample_rate", o.sample_rate},
+                          {"steps", run->steps},
+                          {"epochs", o.epochs},
+                          {"dim", o.dim},
+                          {"learning_rate", o.learning_rate},
+                          {"zeta", o.zeta},
+                          {"coupling_bound", o.coupling_bound},
+                          {"parameters", run->model.ParameterCount()},
+                          {"seconds", seconds()},
+                          {"per_epoch", epochs}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  const std::string privacy =
+      std::isinf(*epsilon)
+          ? std::string("non-private (no noise)")
+          : absl::StrFormat("epsilon %.4f at delta %g per rating, per owner (z = %.4f, sigma = "
+                            "%.4f, C = %.4f, q = %g, %d steps)",
+                            *epsilon, a.delta, o.noise_multiplier, o.noise_multiplier * o.clip,
+                            o.clip, o.sample_rate, run->steps);
+  std::cout << absl::StrFormat(
+      "\ncoupling (%d owners, %d users x %d items, %d parameters): test RMSE %.4f, MAE %.4f, "
+      "MSE %.4f over %d ratings (validation RMSE %.4f); %s; %d epochs, %.1f s\n",
+      static_cast<int>(loaded->owners.size()), loaded->num_users, loaded->num_items,
+      run->model.ParameterCount(), test.rmse, test.mae, test.mse, test.count, validation.rmse,
+      privacy, o.epochs, seconds());
+  return 0;
+}
+
+}  // namespace fedmf::cli
