@@ -24,7 +24,7 @@
 namespace fedmf::coupling {
 
 // m^2 + n^2 above this is refused (64M doubles = 512 MB per copy; training
-// holds three copies: the model, a gradient sum and its noise).
+// holds two copies: the model and the step's gradient sum).
 inline constexpr int64_t kMaxDenseCouplings = int64_t{64} << 20;
 
 struct CouplingModel {

@@ -193,7 +193,9 @@ class HostileSecAggTest : public ClusterTest {
     for (const v1::DeviceMessage& m : Submitted(job_id, phase)) {
       absl::StatusOr<secagg::ClientMessage> c = net::ClientMessageFromProto(m, server.config());
       EXPECT_TRUE(c.ok()) << c.status();
-      if (c.ok()) EXPECT_TRUE(server.Receive(*c).ok()) << "device " << m.device();
+      if (c.ok()) {
+        EXPECT_TRUE(server.Receive(*c).ok()) << "device " << m.device();
+      }
     }
     absl::StatusOr<std::vector<secagg::ServerMessage>> next = server.ClosePhase();
     EXPECT_TRUE(next.ok()) << next.status();

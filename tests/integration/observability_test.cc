@@ -213,7 +213,9 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   for (size_t i = 0; i < recs["items"].size(); ++i) {
     const std::string item = recs["items"][i]["item"];
     EXPECT_EQ(rated.count(item), 0u) << item;
-    if (i > 0) EXPECT_LE(recs["items"][i]["score"], recs["items"][i - 1]["score"]);
+    if (i > 0) {
+      EXPECT_LE(recs["items"][i]["score"], recs["items"][i - 1]["score"]);
+    }
   }
 }
 

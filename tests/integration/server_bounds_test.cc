@@ -240,8 +240,8 @@ TEST_F(ServerBoundsTest, AdminEndpointAdmitsOnlyListedOperatorsAndIsNoMembership
     ASSERT_TRUE(ch.ok()) << ch.status();
     auto stub = v1::PartyAdmin::NewStub(*ch);
     std::vector<grpc::Status> answers;
-    for (const std::string user : {member, foreign, std::string("no-such-user")}) {
-      for (const std::string job : {std::string(), *id, std::string("no-such-job")}) {
+    for (const std::string& user : {member, foreign, std::string("no-such-user")}) {
+      for (const std::string& job : {std::string(), *id, std::string("no-such-job")}) {
         v1::RecommendRequest req;
         req.set_user(user);
         req.set_job_id(job);
