@@ -36,6 +36,12 @@ struct CouplingData {
 // Owners hold disjoint users (as HFL); each holds out `validation_fraction`
 // of its own training ratings for choosing hyperparameters.
 absl::StatusOr<CouplingData> LoadCouplingData(const JobFlags& a) {
+  if (!(a.validation_fraction >= 0 && a.validation_fraction < 1)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--validation-fraction %g: must be in [0, 1) (the share of each owner's training ratings "
+        "held out to choose hyperparameters; 0 holds none out)",
+        a.validation_fraction));
+  }
   ASSIGN_OR_RETURN(data::Dataset dataset, LoadWithDeclaredRange(a, a.data));
   const uint64_t seed = a.seed.value_or(1);
   ASSIGN_OR_RETURN(data::Federation fed,
@@ -112,8 +118,11 @@ int RunCouplingTrain(const JobFlags& a) {
   };
   auto on_epoch = [&](const coupling::EpochReport& r) {
     if (a.quiet) return;
-    std::cerr << absl::StrFormat("epoch %4d/%d  %7.1fs  validation RMSE %.4f  clipped %.0f%%\n",
-                                 r.epoch, o.epochs, seconds(), r.validation.rmse,
+    std::cerr << absl::StrFormat("epoch %4d/%d  %7.1fs  validation RMSE %s  clipped %.0f%%\n",
+                                 r.epoch, o.epochs, seconds(),
+                                 r.validation.count > 0
+                                     ? absl::StrFormat("%.4f", r.validation.rmse)
+                                     : std::string("-"),
                                  r.sampled ? 100.0 * r.clipped / r.sampled : 0.0);
   };
   auto run = coupling::TrainCoupling(loaded->owners, loaded->num_users, loaded->num_items,
@@ -129,13 +138,19 @@ int RunCouplingTrain(const JobFlags& a) {
   }
   const mf::ErrorMetrics test = coupling::Evaluate(run->model, loaded->test, loaded->range);
   const mf::ErrorMetrics validation = run->epochs.back().validation;
+  // Without held-out ratings there is no validation error (not 0).
+  auto validation_json = [&validation](double x) {
+    return validation.count > 0 ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
   int64_t train_ratings = 0;
   for (const auto& owner : loaded->owners) train_ratings += static_cast<int64_t>(owner.size());
   if (a.json) {
     nlohmann::json epochs = nlohmann::json::array();
     for (const coupling::EpochReport& r : run->epochs) {
       epochs.push_back({{"epoch", r.epoch},
-                        {"validation_rmse", r.validation.rmse},
+                        {"validation_rmse", r.validation.count > 0
+                                                ? nlohmann::json(r.validation.rmse)
+                                                : nlohmann::json(nullptr)},
                         {"clipped_fraction", r.sampled ? double(r.clipped) / r.sampled : 0.0}});
     }
     nlohmann::json out = {{"setting", "coupling"},
@@ -149,8 +164,8 @@ int RunCouplingTrain(const JobFlags& a) {
                           {"test_mse", test.mse},
                           {"test_rmse", test.rmse},
                           {"test_mae", test.mae},
-                          {"validation_rmse", validation.rmse},
-                          {"validation_mae", validation.mae},
+                          {"validation_rmse", validation_json(validation.rmse)},
+                          {"validation_mae", validation_json(validation.mae)},
                           {"epsilon", JsonNumber(*epsilon)},
                           {"delta", a.delta},
                           {"noise_multiplier", o.noise_multiplier},
@@ -179,9 +194,10 @@ int RunCouplingTrain(const JobFlags& a) {
                             o.clip, o.sample_rate, run->steps);
   std::cout << absl::StrFormat(
       "\ncoupling (%d owners, %d users x %d items, %d parameters): test RMSE %.4f, MAE %.4f, "
-      "MSE %.4f over %d ratings (validation RMSE %.4f); %s; %d epochs, %.1f s\n",
+      "MSE %.4f over %d ratings (validation RMSE %s); %s; %d epochs, %.1f s\n",
       static_cast<int>(loaded->owners.size()), loaded->num_users, loaded->num_items,
-      run->model.ParameterCount(), test.rmse, test.mae, test.mse, test.count, validation.rmse,
+      run->model.ParameterCount(), test.rmse, test.mae, test.mse, test.count,
+      validation.count > 0 ? absl::StrFormat("%.4f", validation.rmse) : std::string("-"),
       privacy, o.epochs, seconds());
   return 0;
 }

@@ -289,6 +289,23 @@ TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
   r = Run(args);
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   EXPECT_THAT(r.err, HasSubstr("coupling option clip = 0: must be > 0"));
+  for (const char* fraction : {"1.5", "-0.1", "1"}) {
+    args = base;
+    args.insert(args.end(), {"--validation-fraction", fraction});
+    r = Run(args);
+    EXPECT_EQ(r.exit_code, 2) << Describe(r);
+    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("--validation-fraction ", fraction,
+                                              ": must be in [0, 1)")));
+  }
+  // None held out: no validation error rather than a validation error of 0.
+  args = base;
+  args.insert(args.end(), {"--validation-fraction", "0", "--epsilon", "inf"});
+  r = Run(args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["validation_rmse"].is_null()) << r.out;
+  EXPECT_EQ(j["validation_ratings"].get<int>(), 0);
+  EXPECT_TRUE(j["per_epoch"][0]["validation_rmse"].is_null()) << r.out;
 }
 
 TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
