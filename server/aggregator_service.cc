@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "common/net/caller.h"
 #include "common/net/credentials.h"
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
@@ -22,19 +23,11 @@ bool SameRound(const v1::HuaFlushRequest& open, v1::HuaPhase phase, int32_t roun
 absl::StatusOr<std::string> AggregatorService::Caller(const grpc::ServerContext& ctx,
                                                       pki::Role role,
                                                       const std::string& claimed) {
-  if (options_.insecure) return claimed;
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
-  if (id->role != role) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "certificate '", id->name, "' has role ", pki::RoleToString(id->role),
-        "; this call needs role ", pki::RoleToString(role)));
-  }
-  if (!claimed.empty() && claimed != id->name) {
-    return absl::PermissionDeniedError(absl::StrCat("field 'host': certificate '", id->name,
-                                                    "' cannot speak for '", claimed, "'"));
-  }
-  return id->name;
+  // Server and operator calls carry no name; device hosts name themselves.
+  const bool device = role == pki::Role::kDevice;
+  const std::string serves = device ? "device hosts" : pki::RoleToString(role);
+  return net::AuthorizeCaller(ctx, options_.insecure, {role, device ? "host" : "", serves},
+                              claimed);
 }
 
 grpc::Status AggregatorService::Begin(grpc::ServerContext* ctx, const v1::HuaPlan* req,

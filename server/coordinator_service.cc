@@ -2,6 +2,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/net/caller.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
 #include "server/size_limits.h"
@@ -13,23 +14,7 @@ using net::ToGrpc;
 
 absl::StatusOr<std::string> CoordinatorService::Caller(const grpc::ServerContext& ctx,
                                                        const std::string& claimed) {
-  if (insecure_) {
-    if (claimed.empty()) return absl::InvalidArgumentError("field 'party': required");
-    return claimed;
-  }
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
-  if (id->role != pki::Role::kParty) {
-    return absl::PermissionDeniedError(absl::StrCat("certificate '", id->name, "' has role ",
-                                                    pki::RoleToString(id->role),
-                                                    ", this service is for parties"));
-  }
-  if (!claimed.empty() && claimed != id->name) {
-    spdlog::warn("'{}' tried to speak for '{}'", id->name, claimed);
-    return absl::PermissionDeniedError(absl::StrCat(
-        "field 'party': certificate '", id->name, "' cannot speak for '", claimed, "'"));
-  }
-  return id->name;
+  return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kParty, "party", "parties"}, claimed);
 }
 
 grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,

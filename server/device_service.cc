@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/log/log.h"
+#include "common/net/caller.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
 #include "server/size_limits.h"
@@ -18,23 +19,8 @@ constexpr size_t kMaxInboxBatchBytes = 2 << 20;
 
 absl::StatusOr<std::string> DeviceService::Caller(const grpc::ServerContext& ctx,
                                                   const std::string& claimed) {
-  if (insecure_) {
-    if (claimed.empty()) return absl::InvalidArgumentError("field 'host': required");
-    return claimed;
-  }
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
-  if (id->role != pki::Role::kDevice) {
-    return absl::PermissionDeniedError(absl::StrCat("certificate '", id->name, "' has role ",
-                                                    pki::RoleToString(id->role),
-                                                    ", this service is for device hosts"));
-  }
-  if (!claimed.empty() && claimed != id->name) {
-    spdlog::warn("device host '{}' tried to speak for '{}'", id->name, claimed);
-    return absl::PermissionDeniedError(absl::StrCat(
-        "field 'host': certificate '", id->name, "' cannot speak for '", claimed, "'"));
-  }
-  return id->name;
+  return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kDevice, "host", "device hosts"},
+                              claimed);
 }
 
 grpc::Status DeviceService::GetDeviceTask(grpc::ServerContext* ctx, const v1::HostHello* req,

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
+#include "common/net/caller.h"
 #include "common/net/hua_codec.h"
 
 namespace fedmf::server {
@@ -83,21 +84,8 @@ AggregatorLinkFactory MakeGrpcAggregatorLinks(net::TlsConfig tls,
 
 absl::StatusOr<std::string> HuaRecommenderService::Caller(const grpc::ServerContext& ctx,
                                                           const std::string& claimed) {
-  if (claimed.empty()) return absl::InvalidArgumentError("field 'host': required");
-  if (insecure_) return claimed;
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
-  if (id->role != pki::Role::kDevice) {
-    return absl::PermissionDeniedError(absl::StrCat("certificate '", id->name, "' has role ",
-                                                    pki::RoleToString(id->role),
-                                                    ", this service is for device hosts"));
-  }
-  if (claimed != id->name) {
-    spdlog::warn("'{}' tried to speak for '{}'", id->name, claimed);
-    return absl::PermissionDeniedError(absl::StrCat("field 'host': certificate '", id->name,
-                                                    "' cannot speak for '", claimed, "'"));
-  }
-  return id->name;
+  return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kDevice, "host", "device hosts"},
+                              claimed);
 }
 
 grpc::Status HuaRecommenderService::GetJob(grpc::ServerContext* ctx, const v1::HuaJobQuery* req,
