@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "client-device/hua_role.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
@@ -23,13 +24,6 @@ namespace fedmf::device {
 namespace {
 
 using net::FromGrpc;
-
-std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
-  auto c = std::make_unique<grpc::ClientContext>();
-  c->set_deadline(std::chrono::system_clock::now() +
-                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-  return c;
-}
 
 // The host's users with its own train/test split (PartitionCentral with the
 // job's test fraction and the host's seed: with --seed equal to the job's,
@@ -119,7 +113,7 @@ absl::StatusOr<v1::JobSpec> Host::WaitForJob() {
   q.set_host(o_.host);
   while (!stop_) {
     v1::HuaJobOffer offer;
-    auto ctx = Ctx(10);
+    auto ctx = net::DeadlineContext(absl::Seconds(10));
     grpc::Status s = server_->GetJob(ctx.get(), q, &offer);
     if (s.ok() && offer.active() && o_.skip_jobs.count(offer.spec().job_id()) == 0) {
       poll_seconds_ = offer.poll_seconds() > 0 ? offer.poll_seconds() : 2;
@@ -201,7 +195,7 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
   if (batch.reports().empty()) return absl::OkStatus();
   v1::HuaSubmitResponse submitted;
   {
-    auto ctx = Ctx(30);
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     if (auto s = FromGrpc(aggregator_->Submit(ctx.get(), batch, &submitted)); !s.ok()) {
       return absl::UnavailableError(absl::StrCat("aggregator: ", s.message()));
     }
@@ -217,7 +211,7 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
   done.set_pass(tasks.pass());
   done.mutable_users()->Add(submitted.accepted().begin(), submitted.accepted().end());
   v1::HuaAck ack;
-  auto ctx = Ctx(30);
+  auto ctx = net::DeadlineContext(absl::Seconds(30));
   return FromGrpc(server_->Done(ctx.get(), done, &ack));
 }
 
@@ -227,7 +221,7 @@ absl::Status Host::Finish() {
   req.set_job_id(job_id_);
   v1::HuaFinalItems items;
   {
-    auto ctx = Ctx(60);
+    auto ctx = net::DeadlineContext(absl::Seconds(60));
     RETURN_IF_ERROR(FromGrpc(server_->FinalItems(ctx.get(), req, &items)));
   }
   if (items.cols() != job_.params.dim || items.rows() < 1 ||
@@ -254,7 +248,7 @@ absl::Status Host::Finish() {
     report.set_test_mae(m->mae);
   }
   v1::HuaAck ack;
-  auto ctx = Ctx(30);
+  auto ctx = net::DeadlineContext(absl::Seconds(30));
   return FromGrpc(server_->ReportResult(ctx.get(), report, &ack));
 }
 
@@ -319,7 +313,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   }
   {
     v1::HuaRegisterResponse resp;
-    auto ctx = Ctx(30);
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     RETURN_IF_ERROR(FromGrpc(server_->Register(ctx.get(), reg, &resp)));
     spdlog::info("host '{}': job '{}': {} users registered", o_.host, job_id_, resp.registered());
   }
@@ -331,7 +325,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
       net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
   while (!stop_) {
     v1::HuaTasks tasks;
-    auto ctx = Ctx(poll_seconds_ + 10);
+    auto ctx = net::DeadlineContext(absl::Seconds(poll_seconds_ + 10));
     if (auto s = FromGrpc(server_->Poll(ctx.get(), poll, &tasks)); !s.ok()) {
       spdlog::warn("host '{}': poll: {} (retrying)", o_.host, s.message());
       if (const std::string cause = tls_cause.NewCause(s); !cause.empty()) {

@@ -8,6 +8,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
@@ -27,13 +28,6 @@ constexpr int32_t kMaxChunkValues = 1 << 20;
 // Server messages answered per step of the masked-input phase, so only that
 // many input vectors are alive at once.
 constexpr size_t kAnswerChunk = 16;
-
-std::unique_ptr<grpc::ClientContext> Ctx(double seconds) {
-  auto c = std::make_unique<grpc::ClientContext>();
-  c->set_deadline(std::chrono::system_clock::now() +
-                  std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)));
-  return c;
-}
 
 class Host {
  public:
@@ -105,7 +99,7 @@ class Host {
         net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
     while (!stop_) {
       v1::DeviceTask task;
-      auto ctx = Ctx(60);
+      auto ctx = net::DeadlineContext(absl::Seconds(60));
       grpc::Status s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
       if (!s.ok()) {
         spdlog::warn("server {}: {} (retrying in {:.1f}s)", o_.server, s.error_message(), backoff);
@@ -173,7 +167,7 @@ class Host {
     req.set_host(o_.host);
     req.set_job_id(job_id);
     req.set_iteration(iteration);
-    auto ctx = Ctx(120);
+    auto ctx = net::DeadlineContext(absl::Seconds(120));
     auto reader = stub_->DownloadModel(ctx.get(), req);
     net::MatrixAssembler assembler(job_id, iteration, job_.num_items, job_.config.dim,
                                    kMaxChunkValues);
@@ -206,7 +200,7 @@ class Host {
       r.set_epsilon_spent(*eps);
     }
     v1::Ack ack;
-    auto ctx = Ctx(30);
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     return net::FromGrpc(stub_->ReportMetrics(ctx.get(), r, &ack));
   }
 
@@ -274,7 +268,7 @@ class Host {
    public:
     Submission(v1::DeviceCoordinator::Stub* stub, const v1::BatchHeader& header, int32_t max_bytes)
         : header_(header), max_bytes_(std::max<int32_t>(max_bytes, 1 << 16)) {
-      ctx_ = Ctx(300);
+      ctx_ = net::DeadlineContext(absl::Seconds(300));
       writer_ = stub->Submit(ctx_.get(), &response_);
       *batch_.mutable_header() = header_;
     }
@@ -353,7 +347,7 @@ class Host {
     } else {
       std::vector<v1::InboxMessage> inbox;
       {
-        auto ctx = Ctx(120);
+        auto ctx = net::DeadlineContext(absl::Seconds(120));
         auto reader = stub_->FetchInbox(ctx.get(), h);
         v1::InboxBatch b;
         while (reader->Read(&b)) {

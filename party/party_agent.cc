@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/fmf/saved_model.h"
 #include "common/net/model_codec.h"
@@ -27,16 +28,6 @@
 #include "party/state_id.h"
 
 namespace fedmf::party {
-namespace {
-
-std::unique_ptr<grpc::ClientContext> Context(std::chrono::seconds timeout) {
-  auto ctx = std::make_unique<grpc::ClientContext>();
-  ctx->set_deadline(std::chrono::system_clock::now() + timeout);
-  return ctx;
-}
-
-}  // namespace
-
 PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
                        std::shared_ptr<grpc::Channel> channel)
     : config_(std::move(config)),
@@ -99,7 +90,7 @@ void PartyAgent::SendHeartbeat(const std::string& job_id) {
   req.set_party(config_.name);
   req.set_job_id(job_id);
   v1::Ack ack;
-  auto ctx = Context(std::chrono::seconds(5));
+  auto ctx = net::DeadlineContext(absl::Seconds(5));
   grpc::Status s = stub_->Heartbeat(ctx.get(), req, &ack);
   // Not fatal: the task's own RPCs report a lost server; a missed beat only
   // risks the server not waiting for this party.
@@ -112,7 +103,7 @@ absl::Status PartyAgent::Register() {
   req.set_version("fedmf-party 0.1");
   req.set_state_id(state_id_);
   v1::RegisterResponse resp;
-  auto ctx = Context(std::chrono::seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   grpc::Status s = stub_->Register(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   if (resp.max_chunk_values() > 0) max_chunk_values_ = resp.max_chunk_values();
@@ -166,7 +157,7 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     v1::GetTaskRequest req;
     req.set_party(config_.name);
     v1::Task task;
-    auto ctx = Context(std::chrono::seconds(30));
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     grpc::Status gs = stub_->GetTask(ctx.get(), req, &task);
     if (!gs.ok()) {
       spdlog::warn("lost the server ({}): {}", config_.server, gs.error_message());
@@ -246,7 +237,7 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
     spdlog::info("accepted job '{}' (users to be aligned)", task.job_id());
   }
   v1::Ack ack;
-  auto ctx = Context(std::chrono::seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
 }
 
@@ -271,7 +262,7 @@ absl::Status PartyAgent::ReplyWithSizes(const std::string& job_id, const JobRun&
   reply.set_global_items(global_items);
   spdlog::info("accepted job '{}'", job_id);
   v1::Ack ack;
-  auto ctx = Context(std::chrono::seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
 }
 
@@ -323,7 +314,7 @@ absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
   reply.set_accept(false);
   reply.set_refusal(absl::StrCat("user alignment failed: ", result.message()));
   v1::Ack ack;
-  auto ctx = Context(std::chrono::seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
 }
 
@@ -497,7 +488,7 @@ absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32
   req.set_party(config_.name);
   req.set_job_id(job_id);
   req.set_round(round);
-  auto ctx = Context(std::chrono::seconds(120));
+  auto ctx = net::DeadlineContext(absl::Seconds(120));
   auto reader = stub_->DownloadShared(ctx.get(), req);
   net::MatrixAssembler assembler(job_id, round, rows, cols, max_chunk_values_);
   v1::MatrixChunk chunk;
@@ -513,7 +504,7 @@ absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32
 
 absl::Status PartyAgent::Upload(const std::string& job_id, int32_t round, const mf::Matrix& m) {
   v1::UploadResponse resp;
-  auto ctx = Context(std::chrono::seconds(120));
+  auto ctx = net::DeadlineContext(absl::Seconds(120));
   auto writer = stub_->UploadUpdate(ctx.get(), &resp);
   for (const v1::MatrixChunk& chunk : net::EncodeMatrix(m, job_id, round, max_chunk_values_)) {
     if (!writer->Write(chunk)) break;
@@ -546,7 +537,7 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
     report.set_test_count(m.count);
   }
   v1::Ack ack;
-  auto ctx = Context(std::chrono::seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReportPrivacy(ctx.get(), report, &ack));
 }
 

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
@@ -15,12 +16,6 @@ using net::FromGrpc;
 using net::ToGrpc;
 
 namespace {
-
-std::unique_ptr<grpc::ClientContext> Ctx(int seconds) {
-  auto c = std::make_unique<grpc::ClientContext>();
-  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return c;
-}
 
 class GrpcAggregatorLink final : public AggregatorLink {
  public:
@@ -36,7 +31,7 @@ class GrpcAggregatorLink final : public AggregatorLink {
       u->set_host(host);
     }
     v1::HuaAck resp;
-    auto ctx = Ctx(30);
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     return FromGrpc(stub_->Begin(ctx.get(), req, &resp));
   }
 
@@ -49,7 +44,7 @@ class GrpcAggregatorLink final : public AggregatorLink {
     req.set_round(round);
     req.set_pass(pass);
     v1::HuaForward resp;
-    auto ctx = Ctx(30);
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
     RETURN_IF_ERROR(FromGrpc(stub_->Flush(ctx.get(), req, &resp)));
     if (resp.job_id() != job_id) {
       return absl::InvalidArgumentError("the aggregator answered for another job");
@@ -61,7 +56,7 @@ class GrpcAggregatorLink final : public AggregatorLink {
     v1::HuaEndJobRequest req;
     req.set_job_id(job_id);
     v1::HuaAck resp;
-    auto ctx = Ctx(10);
+    auto ctx = net::DeadlineContext(absl::Seconds(10));
     return FromGrpc(stub_->EndJob(ctx.get(), req, &resp));
   }
 

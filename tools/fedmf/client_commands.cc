@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/config/yaml_reader.h"
@@ -55,11 +56,8 @@ void AddTlsFlags(CLI::App* cmd, ClientArgs* a) {
   cmd->add_flag("--insecure", a->insecure, "plaintext (only against --insecure daemons)");
 }
 
-std::unique_ptr<grpc::ClientContext> Ctx() {
-  auto c = std::make_unique<grpc::ClientContext>();
-  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return c;
-}
+// Every operator call: the server answers from memory or its store.
+constexpr absl::Duration kOperatorCallTimeout = absl::Seconds(30);
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> Dial(const ClientArgs& a, const std::string& addr,
                                                     const std::string& peer_name, pki::Role role) {
@@ -104,7 +102,7 @@ int Submit(const ClientArgs& a) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = *spec;
   v1::SubmitJobResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::Operator::NewStub(*ch)->SubmitJob(ctx.get(), req, &resp);
   if (!s.ok()) return FailRpc("job submit", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
@@ -136,7 +134,7 @@ absl::StatusOr<v1::JobStatus> FetchStatus(v1::Operator::Stub& stub, const std::s
   v1::GetJobRequest req;
   req.set_job_id(job_id);
   v1::JobStatus st;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   RETURN_IF_ERROR(net::FromGrpc(stub.GetJob(ctx.get(), req, &st)));
   return st;
 }
@@ -279,7 +277,7 @@ int Recommend(const ClientArgs& a) {
   req.set_top(a.top);
   req.set_include_rated(a.include_rated);
   v1::RecommendResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::PartyAdmin::NewStub(*ch)->Recommend(ctx.get(), req, &resp);
   if (!s.ok()) return FailRpc("recommend", s, a, a.party, a.peer_name, pki::Role::kParty);
   std::vector<std::pair<std::string, double>> items;
@@ -296,7 +294,7 @@ int ExportModel(const ClientArgs& a) {
   v1::ExportModelRequest req;
   req.set_job_id(a.job_id);
   v1::ExportModelResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::PartyAdmin::NewStub(*ch)->ExportModel(ctx.get(), req, &resp);
   if (!s.ok()) return FailRpc("export-model", s, a, a.party, a.peer_name, pki::Role::kParty);
   auto party = net::ModelFromProto(resp, a.peer_name);
@@ -322,7 +320,7 @@ int Ledger(const ClientArgs& a) {
   auto ch = Dial(a, a.party, a.peer_name, pki::Role::kParty);
   if (!ch.ok()) return Fail("ledger", ch.status());
   v1::LedgerResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::PartyAdmin::NewStub(*ch)->Ledger(ctx.get(), v1::LedgerRequest(), &resp);
   if (!s.ok()) return FailRpc("ledger", s, a, a.party, a.peer_name, pki::Role::kParty);
   if (a.json) {
@@ -446,7 +444,7 @@ int List(const ClientArgs& a) {
   if (!ch.ok()) return Fail("job list", ch.status());
   v1::ListJobsRequest req;
   v1::ListJobsResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::Operator::NewStub(*ch)->ListJobs(ctx.get(), req, &resp);
   if (!s.ok()) return FailRpc("job list", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
@@ -489,7 +487,7 @@ int Cancel(const ClientArgs& a) {
   v1::CancelJobRequest req;
   req.set_job_id(a.job_id);
   v1::CancelJobResponse resp;
-  auto ctx = Ctx();
+  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
   auto s = v1::Operator::NewStub(*ch)->CancelJob(ctx.get(), req, &resp);
   if (!s.ok()) return FailRpc("job cancel", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   const std::string was =

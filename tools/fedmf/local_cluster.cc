@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
@@ -16,16 +17,6 @@
 
 namespace fedmf::cli {
 namespace fs = std::filesystem;
-
-namespace {
-
-std::unique_ptr<grpc::ClientContext> Ctx(int seconds) {
-  auto c = std::make_unique<grpc::ClientContext>();
-  c->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
-  return c;
-}
-
-}  // namespace
 
 std::string LocalCluster::PartyName(int k) { return absl::StrCat("party-", k); }
 
@@ -295,7 +286,7 @@ absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = std::move(spec);
   v1::SubmitJobResponse resp;
-  auto ctx = Ctx(30);
+  auto ctx = net::DeadlineContext(absl::Seconds(30));
   grpc::Status s = stub->SubmitJob(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp.job_id();
@@ -308,7 +299,7 @@ absl::StatusOr<v1::JobStatus> LocalCluster::GetJob(const std::string& job_id) {
   v1::GetJobRequest req;
   req.set_job_id(job_id);
   v1::JobStatus resp;
-  auto ctx = Ctx(10);
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   grpc::Status s = stub->GetJob(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp;
@@ -338,7 +329,7 @@ absl::StatusOr<v1::LedgerResponse> LocalCluster::PartyLedger(int k) {
   if (!ch.ok()) return ch.status();
   auto stub = v1::PartyAdmin::NewStub(*ch);
   v1::LedgerResponse resp;
-  auto ctx = Ctx(10);
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   grpc::Status s = stub->Ledger(ctx.get(), v1::LedgerRequest(), &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp;
@@ -354,7 +345,7 @@ absl::StatusOr<v1::RecommendResponse> LocalCluster::Recommend(int k, const std::
   req.set_top(top);
   req.set_include_rated(include_rated);
   v1::RecommendResponse resp;
-  auto ctx = Ctx(10);
+  auto ctx = net::DeadlineContext(absl::Seconds(10));
   grpc::Status s = stub->Recommend(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp;
