@@ -16,15 +16,13 @@
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
 #include "client-device/lfl_host.h"
+#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 
 namespace fedmf::device {
 namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
 
 struct Flags {
   std::string setting = "lfl";
@@ -48,7 +46,7 @@ int RunLfl(Flags& f) {
   }
   if (f.seed >= 0) o.role.seed = static_cast<uint64_t>(f.seed);
   if (o.ledger_path.empty()) o.ledger_path = o.host + ".ledger.db";
-  absl::Status s = fedmf::device::RunLflHost(o, g_stop);
+  absl::Status s = fedmf::device::RunLflHost(o, net::StopFlag());
   if (!s.ok() && !absl::IsCancelled(s)) {
     spdlog::error("host '{}': {}", o.host, s.message());
     return 1;
@@ -79,7 +77,7 @@ int RunHua(Flags& f) {
   h.first_user = static_cast<int32_t>(o.first);
   h.count = static_cast<int32_t>(o.count);
   absl::Status s =
-      fedmf::device::RunHuaHostJobs(h, g_stop, [&](const fedmf::device::HuaHostResult& r) {
+      fedmf::device::RunHuaHostJobs(h, net::StopFlag(), [&](const fedmf::device::HuaHostResult& r) {
         spdlog::info("host '{}': hua-s3 job '{}' done: {} users, test MSE {:.4f} MAE {:.4f} over "
                      "{} ratings",
                      h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count);
@@ -153,8 +151,7 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
     o.policy = *policy;
     o.rating_range = *range;
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
+  net::InstallStopSignals();
   // One runner per setting; another role plugs in here.
   const std::map<std::string, std::function<int(Flags&)>> runners{{"lfl", RunLfl},
                                                                   {"hua-s3", RunHua}};
@@ -174,7 +171,7 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
   for (size_t k = 0; k < settings.size(); ++k) {
     threads.emplace_back([&, k, copy = f]() mutable {
       rcs[k] = runners.at(settings[k])(copy);
-      if (rcs[k] != 0) g_stop = true;
+      if (rcs[k] != 0) net::StopFlag() = true;
     });
   }
   for (std::thread& t : threads) t.join();

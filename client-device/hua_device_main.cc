@@ -11,16 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
+#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
-
-namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-hua-device — device host for Hua et al. S3 users", "fedmf-hua-device"};
@@ -72,9 +66,8 @@ int main(int argc, char** argv) {
     o.policy = *policy;
     o.rating_range = *range;
   }
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  auto r = fedmf::device::RunHuaHost(o, g_stop);
+  fedmf::net::InstallStopSignals();
+  auto r = fedmf::device::RunHuaHost(o, fedmf::net::StopFlag());
   if (!r.ok()) {
     spdlog::error("host '{}': {}", o.host, r.status().message());
     return absl::IsCancelled(r.status()) ? 0 : 1;

@@ -12,6 +12,7 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
+#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
@@ -23,11 +24,6 @@
 #include "party/party_store.h"
 #include "party/state_dir_lock.h"
 #include "common/log/log.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-party — a party of an FMF federation", "fedmf-party"};
@@ -128,9 +124,8 @@ int main(int argc, char** argv) {
   }
   spdlog::info("party '{}' up: server {}, admin port {}", config->name, config->server, admin_port);
 
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  agent.Run(&g_stop);
+  fedmf::net::InstallStopSignals();
+  agent.Run(&fedmf::net::StopFlag());
   admin_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   return 0;
 }

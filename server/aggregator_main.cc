@@ -14,18 +14,12 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "CLI/CLI.hpp"
+#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/net/credentials.h"
 #include "server/aggregator_service.h"
-
-namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)", "fedmf-aggregator"};
@@ -76,9 +70,8 @@ int main(int argc, char** argv) {
   spdlog::info("fedmf-aggregator listening on port {} ({}){}", port,
                tls.insecure ? "INSECURE" : "mTLS",
                options.record_for_tests ? ", RECORDING REPORTS FOR TESTS" : "");
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  fedmf::net::InstallStopSignals();
+  fedmf::net::WaitForStop();
   const auto& c = service.counters();
   spdlog::info("shutting down: {} reports accepted, {} rejected, {} sums forwarded",
                c.reports_accepted.load(), c.reports_rejected.load(), c.sums_forwarded.load());

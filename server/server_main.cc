@@ -10,6 +10,7 @@
 #include <grpcpp/resource_quota.h>
 
 #include "CLI/CLI.hpp"
+#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
@@ -26,13 +27,6 @@
 #include "server/server_metrics.h"
 #include "server/server_store.h"
 #include "common/log/log.h"
-
-namespace {
-
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-server — FMF coordination server", "fedmf-server"};
@@ -185,9 +179,8 @@ int main(int argc, char** argv) {
   spdlog::info("fedmf-server listening on port {} ({}), database {}", port,
                config.tls.insecure ? "INSECURE" : "mTLS", config.database);
 
-  std::signal(SIGINT, OnSignal);
-  std::signal(SIGTERM, OnSignal);
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  fedmf::net::InstallStopSignals();
+  fedmf::net::WaitForStop();
   spdlog::info("shutting down");
   hua_runner.Stop();
   lfl_coordinator.Stop();
