@@ -53,7 +53,7 @@ grpc::Status AggregatorService::Begin(grpc::ServerContext* ctx, const v1::HuaPla
     // partial sums of the abandoned one are dropped, never forwarded.
     spdlog::warn("job '{}': round {}/{} replaced before its flush", req->job_id(),
                  job.open->round(), job.open->pass());
-    (void)job.third_party->Flush();
+    (void)job.third_party->Flush();  // the abandoned round's sums: dropped on purpose
     job.open.reset();
   }
   if (auto s = job.third_party->Begin(planned->plan); !s.ok()) return ToGrpc(s);

@@ -256,7 +256,15 @@ bool HuaRunner::StepLocked(std::unique_lock<std::mutex>& lock) {
     if (Terminal(job->state())) {
       spdlog::info("hua job '{}' {}{}", id, HuaJobStateName(job->state()),
                    job->error().empty() ? "" : ": " + job->error());
-      if (job->state() == HuaJobState::kFailed) (void)link->EndJob(id);
+      if (job->state() == HuaJobState::kFailed) {
+        // The job has failed already; a failure to tell the aggregator is
+        // worth an operator's look (it keeps the job's state until told),
+        // not a second failure.
+        if (absl::Status s = link->EndJob(id); !s.ok()) {
+          spdlog::warn("hua job '{}': telling the aggregator to end it failed: {}", id,
+                       s.message());
+        }
+      }
       changed_.notify_all();
       return true;
     }
