@@ -71,21 +71,9 @@ double Predict(const CouplingModel& model, const CouplingTerms& terms, int32_t u
 mf::ErrorMetrics Evaluate(const CouplingModel& model, const std::vector<data::Rating>& ratings,
                           const data::RatingRange& range) {
   const CouplingTerms terms = ComputeCouplingTerms(model);
-  mf::ErrorMetrics m;
-  double se = 0, ae = 0;
-  for (const data::Rating& r : ratings) {
-    const double p = std::clamp(Predict(model, terms, r.user, r.item), range.min, range.max);
-    const double e = p - r.value;
-    se += e * e;
-    ae += std::abs(e);
-  }
-  m.count = static_cast<int64_t>(ratings.size());
-  if (m.count > 0) {
-    m.mse = se / m.count;
-    m.rmse = std::sqrt(m.mse);
-    m.mae = ae / m.count;
-  }
-  return m;
+  return mf::EvaluateWith(ratings, [&](const data::Rating& r) {
+    return std::clamp(Predict(model, terms, r.user, r.item), range.min, range.max);
+  });
 }
 
 }  // namespace fedmf::coupling

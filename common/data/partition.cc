@@ -214,4 +214,25 @@ absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitO
   return Build(dataset, split, own);
 }
 
+absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,
+                                                    const std::vector<Rating>& ratings,
+                                                    int32_t num_users, int32_t num_items) {
+  std::vector<Rating> out;
+  out.reserve(ratings.size());
+  for (Rating r : ratings) {
+    if (r.user < 0 || r.user >= party.num_users() || r.item < 0 || r.item >= party.num_items()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party ", party.party, " has a rating outside its index space"));
+    }
+    r.user = party.global_users[static_cast<size_t>(r.user)];
+    r.item = party.global_items[static_cast<size_t>(r.item)];
+    if (r.user < 0 || r.user >= num_users || r.item < 0 || r.item >= num_items) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("party ", party.party, " maps a rating outside the global index space"));
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace fedmf::data

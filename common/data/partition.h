@@ -74,6 +74,12 @@ absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis ax
                                             const SplitOptions& split);
 // LFL: one party (device) per user, all items.
 absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptions& split);
+// `ratings` (in `party`'s local indices) in the global indices of a
+// federation of num_users x num_items. InvalidArgument naming the party if a
+// rating lies outside its local or the global index space.
+absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,
+                                                    const std::vector<Rating>& ratings,
+                                                    int32_t num_users, int32_t num_items);
 // The whole dataset as one party (central baseline), split 90/10.
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split);
 

@@ -32,25 +32,11 @@ absl::StatusOr<data::Federation> PoolFederation(const data::Federation& federati
   std::iota(all.global_users.begin(), all.global_users.end(), 0);
   std::iota(all.global_items.begin(), all.global_items.end(), 0);
   for (const data::PartyData& p : federation.parties) {
-    auto map = [&](const std::vector<data::Rating>& in,
-                   std::vector<data::Rating>& out) -> absl::Status {
-      for (data::Rating r : in) {
-        if (r.user < 0 || r.user >= p.num_users() || r.item < 0 || r.item >= p.num_items()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("party ", p.party, " has a rating outside its index space"));
-        }
-        r.user = p.global_users[static_cast<size_t>(r.user)];
-        r.item = p.global_items[static_cast<size_t>(r.item)];
-        if (r.user < 0 || r.user >= pooled.num_users || r.item < 0 || r.item >= pooled.num_items) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("party ", p.party, " maps a rating outside the global index space"));
-        }
-        out.push_back(r);
-      }
-      return absl::OkStatus();
-    };
-    RETURN_IF_ERROR(map(p.train, all.train));
-    RETURN_IF_ERROR(map(p.test, all.test));
+    for (auto [in, out] : {std::pair{&p.train, &all.train}, std::pair{&p.test, &all.test}}) {
+      ASSIGN_OR_RETURN(std::vector<data::Rating> global,
+                       data::ToGlobalIndices(p, *in, pooled.num_users, pooled.num_items));
+      out->insert(out->end(), global.begin(), global.end());
+    }
   }
   auto by_key = [](const data::Rating& a, const data::Rating& b) {
     return a.user != b.user ? a.user < b.user : a.item < b.item;

@@ -19,20 +19,9 @@ double Predict(const Matrix& u, const Matrix& v, int32_t user, int32_t item,
 
 ErrorMetrics Evaluate(const std::vector<data::Rating>& ratings, const Matrix& u, const Matrix& v,
                       const data::RatingRange& range) {
-  ErrorMetrics m;
-  if (ratings.empty()) return m;
-  double sum_sq = 0;
-  double sum_abs = 0;
-  for (const data::Rating& r : ratings) {
-    const double err = static_cast<double>(r.value) - Predict(u, v, r.user, r.item, range);
-    sum_sq += err * err;
-    sum_abs += std::abs(err);
-  }
-  m.count = static_cast<int64_t>(ratings.size());
-  m.mse = sum_sq / static_cast<double>(m.count);
-  m.rmse = std::sqrt(m.mse);
-  m.mae = sum_abs / static_cast<double>(m.count);
-  return m;
+  return EvaluateWith(ratings, [&](const data::Rating& r) {
+    return Predict(u, v, r.user, r.item, range);
+  });
 }
 
 ErrorMetrics Combine(const std::vector<ErrorMetrics>& parts) {

@@ -52,18 +52,15 @@ absl::StatusOr<CouplingData> LoadCouplingData(const JobFlags& a) {
   out.range = fed.range;
   random::Csprng rng = random::Csprng::FromSeed(seed).Fork("coupling/validation");
   for (const data::PartyData& p : fed.parties) {
-    auto global = [&p](data::Rating r) {
-      r.user = p.global_users[r.user];
-      r.item = p.global_items[r.item];
-      return r;
-    };
-    std::vector<data::Rating> train;
-    for (const data::Rating& r : p.train) train.push_back(global(r));
+    ASSIGN_OR_RETURN(std::vector<data::Rating> train,
+                     data::ToGlobalIndices(p, p.train, fed.num_users, fed.num_items));
+    ASSIGN_OR_RETURN(std::vector<data::Rating> test,
+                     data::ToGlobalIndices(p, p.test, fed.num_users, fed.num_items));
     std::shuffle(train.begin(), train.end(), rng);
     const auto held = static_cast<size_t>(std::llround(a.validation_fraction * train.size()));
     out.validation.insert(out.validation.end(), train.begin(), train.begin() + held);
     out.owners.emplace_back(train.begin() + held, train.end());
-    for (const data::Rating& r : p.test) out.test.push_back(global(r));
+    out.test.insert(out.test.end(), test.begin(), test.end());
   }
   return out;
 }
