@@ -122,9 +122,11 @@ absl::StatusOr<mf::ErrorMetrics> LflRole::Pretrain(const mf::Matrix& v0) {
   for (auto& [id, d] : devices_) all.push_back(&d);
   std::vector<absl::Status> errors(all.size());
   std::vector<mf::ErrorMetrics> parts(all.size());
+  // One copy shared by the host's devices: each keeps it as its fallback.
+  auto shared = std::make_shared<const mf::Matrix>(v0);
   ParallelFor(all.size(), options_.threads, [&](size_t k) {
-    errors[k] = all[k]->lfl->Pretrain(v0);
-    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest(v0);
+    errors[k] = all[k]->lfl->Pretrain(shared);
+    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest();
   });
   for (const absl::Status& s : errors) {
     if (!s.ok()) return s;
@@ -323,9 +325,10 @@ absl::StatusOr<mf::ErrorMetrics> LflRole::Finish(const mf::Matrix& v) {
   }
   std::vector<absl::Status> errors(all.size());
   std::vector<mf::ErrorMetrics> parts(all.size());
+  auto shared = std::make_shared<const mf::Matrix>(v);
   ParallelFor(all.size(), options_.threads, [&](size_t k) {
-    errors[k] = all[k]->lfl->Finish(v);
-    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest(v);
+    errors[k] = all[k]->lfl->Finish(shared);
+    if (errors[k].ok()) parts[k] = all[k]->lfl->EvaluateTest();
   });
   for (const absl::Status& s : errors) {
     if (!s.ok()) return s;

@@ -173,8 +173,8 @@ absl::Status LflJob::StartPretrain(absl::Time now) {
       lfl::ChooseLflCodecs(dp_, config_.config.device.rating_max, config_.config.secagg_bits);
   if (!codecs.ok()) return codecs.status();
   codecs_.emplace(*std::move(codecs));
-  schedule_.emplace(config_.config.EffectiveLearningRate(), config_.config.lr_final_ratio,
-                    config_.config.iterations);
+  schedule_.emplace(lfl::LflLearningRate(config_.config, status_.sigma_v(), n),
+                    config_.config.lr_final_ratio, config_.config.iterations);
   // V(0) exactly as lfl::SimulateLfl draws it, so a seeded job is reproducible.
   random::Csprng root = random::Csprng::FromOptionalSeed(config_.config.seed);
   random::Csprng server_rng = root.Fork("server");

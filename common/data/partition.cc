@@ -4,6 +4,7 @@
 #include "common/data/partition.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include "absl/strings/string_view.h"
 
@@ -232,6 +233,25 @@ absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,
     }
     out.push_back(r);
   }
+  return out;
+}
+
+std::vector<Rating> HoldOut(std::vector<Rating>& train, double fraction, random::Csprng& rng) {
+  if (train.size() < 2 || !(fraction > 0 && fraction < 1)) return {};
+  for (size_t i = train.size() - 1; i > 0; --i) {
+    const auto j = static_cast<size_t>(rng.UniformInt(static_cast<uint64_t>(i + 1)));
+    std::swap(train[i], train[j]);
+  }
+  const size_t held = std::min(
+      train.size() - 1,
+      static_cast<size_t>(std::llround(fraction * static_cast<double>(train.size()))));
+  std::vector<Rating> out(train.end() - static_cast<std::ptrdiff_t>(held), train.end());
+  train.resize(train.size() - held);
+  auto by_key = [](const Rating& a, const Rating& b) {
+    return a.user != b.user ? a.user < b.user : a.item < b.item;
+  };
+  std::sort(train.begin(), train.end(), by_key);
+  std::sort(out.begin(), out.end(), by_key);
   return out;
 }
 

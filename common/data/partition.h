@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
+#include "common/random/csprng.h"
 
 namespace fedmf::data {
 
@@ -80,6 +81,15 @@ absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptio
 absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,
                                                     const std::vector<Rating>& ratings,
                                                     int32_t num_users, int32_t num_items);
+// A validation split carved from a party's own training ratings: moves
+// round(fraction * train.size()) of them, at most train.size() - 1 (one
+// rating always stays to train on), chosen uniformly by `rng`, out of
+// `train` and returns them. Both are left sorted by (user, item). Local:
+// only the party that holds `train` ever sees the split, so choosing with it
+// releases nothing. fraction must be in [0, 1) (checked by the caller's
+// config validation; outside it nothing is held out).
+std::vector<Rating> HoldOut(std::vector<Rating>& train, double fraction, random::Csprng& rng);
+
 // The whole dataset as one party (central baseline), split 90/10.
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split);
 

@@ -97,21 +97,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     // so the validation error is an honest estimate; the test set is never
     // looked at. Only this party ever sees the split.
     random::Csprng val_rng = p.rng_.Fork("validation");
-    std::vector<data::Rating>& train = p.data_.train;
-    for (size_t i = train.size() - 1; i > 0; --i) {
-      const size_t j = static_cast<size_t>(val_rng.UniformInt(static_cast<uint64_t>(i + 1)));
-      std::swap(train[i], train[j]);
-    }
-    const size_t held = std::min(
-        train.size() - 1,
-        static_cast<size_t>(std::llround(config.validation_fraction * static_cast<double>(train.size()))));
-    p.validation_.assign(train.end() - static_cast<std::ptrdiff_t>(held), train.end());
-    train.resize(train.size() - held);
-    auto by_key = [](const data::Rating& a, const data::Rating& b) {
-      return a.user != b.user ? a.user < b.user : a.item < b.item;
-    };
-    std::sort(train.begin(), train.end(), by_key);
-    std::sort(p.validation_.begin(), p.validation_.end(), by_key);
+    p.validation_ = data::HoldOut(p.data_.train, config.validation_fraction, val_rng);
   }
   p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
   if (plan.private_training) {

@@ -36,12 +36,13 @@ absl::StatusOr<crypto::FixedPointCodec> MaxPrecisionCodec(int bits, double max_a
       " bits even without fractional bits; raise --secagg-bits or lower the bound"));
 }
 
-absl::StatusOr<LflCodecs> ChooseLflCodecs(const TwoRoundParams& dp, double rating_max, int bits) {
+absl::StatusOr<LflCodecs> ChooseLflCodecs(const TwoRoundParams& dp, double rating_max, int bits,
+                                          double gradient_norm) {
   RETURN_IF_ERROR(ValidateTwoRoundParams(dp));
   if (!(rating_max > 0)) return absl::InvalidArgumentError("rating_max must be > 0");
   const uint64_t n = static_cast<uint64_t>(dp.num_devices);
   absl::StatusOr<crypto::FixedPointCodec> r1 =
-      MaxPrecisionCodec(bits, Round1Bound(rating_max, dp, kNoiseTailSigmas), n);
+      MaxPrecisionCodec(bits, Round1Bound(rating_max, dp, kNoiseTailSigmas, gradient_norm), n);
   if (!r1.ok()) return absl::InvalidArgumentError(absl::StrCat("round 1: ", r1.status().message()));
   absl::StatusOr<crypto::FixedPointCodec> r2 =
       MaxPrecisionCodec(bits, Round2Bound(dp, kNoiseTailSigmas), n);

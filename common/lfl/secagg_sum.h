@@ -55,8 +55,10 @@ inline constexpr int kDefaultLflBits = 32;
 
 // Both rounds' codecs for n = dp.num_devices devices with ratings in
 // [.., rating_max]. Fails (naming the field) if no precision is left.
+// `gradient_norm`: the devices' round-1 gradient norm bound
+// (LflDeviceOptions::GradientNormBound; 0: one rating's, 2 R^{3/2}).
 absl::StatusOr<LflCodecs> ChooseLflCodecs(const TwoRoundParams& dp, double rating_max,
-                                          int bits = kDefaultLflBits);
+                                          int bits = kDefaultLflBits, double gradient_norm = 0);
 
 struct SecAggSumOptions {
   secagg::GraphKind graph = secagg::GraphKind::kHarary;  // SecAgg+; kComplete = Bonawitz

@@ -73,6 +73,10 @@ namespace {
 
 // n draws of N(0, variance), each clamped to +-kNoiseTailSigmas std-devs.
 void FillClampedGaussian(random::Csprng& rng, double variance, double* out, size_t n) {
+  if (variance == 0) {  // no noise (epsilon = inf): draw nothing
+    std::fill(out, out + n, 0.0);
+    return;
+  }
   const double sigma = std::sqrt(variance);
   dp::FillGaussian(rng, sigma, out, n);
   const double limit = kNoiseTailSigmas * sigma;

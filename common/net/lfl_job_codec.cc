@@ -37,6 +37,8 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   if (spec.has_seed()) c.seed = spec.seed();
   const v1::LflSpec& l = spec.lfl();
   c.omega = l.omega();
+  c.device.whole_gradient = l.whole_gradient();
+  c.device.clip_norm = l.clip_norm();
   j.num_items = l.num_items();
   j.complete_graph = l.complete_graph();
   j.active_secagg = !l.semi_honest_secagg();
@@ -95,6 +97,8 @@ v1::JobSpec SpecFromLflJob(const LflJobConfig& j) {
   }
   v1::LflSpec* l = s.mutable_lfl();
   l->set_omega(c.omega);
+  l->set_whole_gradient(c.device.whole_gradient);
+  l->set_clip_norm(c.device.clip_norm);
   l->set_num_items(j.num_items);
   for (const auto& g : j.grants) *l->add_grants() = g;
   l->set_phase_deadline_seconds(j.phase_deadline_seconds);

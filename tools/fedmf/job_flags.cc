@@ -10,9 +10,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
+#include "common/lfl/lfl_device.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {
+
+absl::Status SetLflDeviceFlags(const JobFlags& a, lfl::LflDeviceOptions& device) {
+  if (!a.algorithm.empty() && a.algorithm != "paper" && a.algorithm != "whole") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--algorithm '", a.algorithm,
+        "': lfl runs whole (each device's whole gradient, scaled to --lfl-clip; the default) or "
+        "paper (one sampled rating per device and iteration)"));
+  }
+  if (!(a.lfl_clip >= 0 && std::isfinite(a.lfl_clip))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--lfl-clip ", a.lfl_clip, ": must be finite and >= 0 (0: 2 R^{3/2}, one rating's bound)"));
+  }
+  device.whole_gradient = a.algorithm != "paper";
+  device.clip_norm = a.lfl_clip;
+  device.validation_fraction = a.validation_fraction;
+  return absl::OkStatus();
+}
 
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::RatingRange& range) {
   fmf::JobConfig c;
@@ -58,7 +76,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.pretrain_epochs = a.pretrain_epochs;
   c.finetune_epochs = a.finetune_epochs;
   c.central_epochs = a.central_epochs;
-  auto algorithm = fmf::ParseAlgorithm(a.algorithm);
+  auto algorithm = fmf::ParseAlgorithm(a.algorithm.empty() ? "paper" : a.algorithm);
   if (!algorithm.ok()) return algorithm.status();
   c.algorithm = *algorithm;
   c.alternations = a.alternations;
@@ -166,15 +184,21 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--finetune-epochs", a->finetune_epochs, "HFL Stage 3 epochs")
       ->capture_default_str();
   cmd->add_option("--algorithm", a->algorithm,
-                  "hfl: paper (FMF HFL-SGDMF) | alternate (U refit locally between phases of V, "
-                  "Stage 3 stopped on own validation data; same privacy cost)")
+                  "hfl: paper (FMF HFL-SGDMF, the default) | alternate (U refit locally between "
+                  "phases of V, Stage 3 stopped on own validation data; same privacy cost); lfl: "
+                  "whole (the default: each device's whole gradient, scaled to norm --lfl-clip) | "
+                  "paper (one sampled rating per device and iteration)")
+      ->capture_default_str();
+  cmd->add_option("--lfl-clip", a->lfl_clip,
+                  "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
+                  "calibrated to (0: 2 R^{3/2}, one rating's bound)")
       ->capture_default_str();
   cmd->add_option("--alternations", a->alternations,
                   "hfl --algorithm alternate: phases the T rounds of V are split into")
       ->capture_default_str();
   cmd->add_option("--validation-fraction", a->validation_fraction,
-                  "hfl --algorithm alternate: fraction of each party's own training ratings "
-                  "held out for Stage 3's stopping rule")
+                  "hfl --algorithm alternate, lfl: fraction of each party's (device's) own "
+                  "training ratings held out for Stage 3's stopping rule")
       ->capture_default_str();
   cmd->add_flag("--compare", a->compare,
                 "train: also run local-only and central (non-private) on the same split and "
@@ -189,8 +213,10 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
   cmd->add_option("--aggregation", a->aggregation,
                   "lfl: secagg+ (SecAgg+ Harary graph) | secagg (complete graph) | ideal "
-                  "(plaintext sum, for comparison only)")
-      ->check(CLI::IsMember({"secagg+", "secagg", "ideal"}))
+                  "(plaintext sum, for comparison only) | analytic (fedmf train only: plaintext "
+                  "sum of noise-free gradients plus the protocol's remaining noise drawn once per "
+                  "entry, the same distribution at O(n p) work, for quality runs at scale)")
+      ->check(CLI::IsMember({"secagg+", "secagg", "ideal", "analytic"}))
       ->capture_default_str();
   cmd->add_flag("--semi-honest-secagg", a->semi_honest_secagg,
                 "lfl (fedmf demo): secure aggregation without the active-server defence "

@@ -13,6 +13,12 @@
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 
+// Forward-declared, not included: this header reaches test files that
+// include httplib.h, whose resolver macros (_res) break Eigen's headers.
+namespace fedmf::lfl {
+struct LflDeviceOptions;
+}  // namespace fedmf::lfl
+
 namespace fedmf::cli {
 
 struct JobFlags {
@@ -41,13 +47,14 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
-  std::string algorithm = "paper";  // hfl: paper | alternate (issue #16)
+  std::string algorithm;  // "" = the setting's default: hfl paper | alternate; lfl whole | paper
   int32_t alternations = 5;         // hfl --algorithm alternate: phases of V
   double validation_fraction = 0.1; // hfl --algorithm alternate: own ratings held out
   bool compare = false;             // train: also local-only and central on the same split
   int32_t eval_every = 10;
   bool quiet = false;
   // LFL (cross-device) only.
+  double lfl_clip = 0;  // --algorithm whole: the devices' gradient norm bound C (0: 2 R^{3/2})
   double omega = 0.3;               // tolerated dropout fraction of the secure aggregation
   std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
   std::string aggregation = "secagg+";  // secagg+ (Harary graph) | secagg (complete) | ideal
@@ -112,6 +119,10 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const
 // Registers every flag above on `cmd`.
 void AddJobFlags(CLI::App* cmd, JobFlags* flags);
 // The job described by the flags, for data with `range`.
+// The LFL device options --algorithm (whole, the default, or paper),
+// --lfl-clip and --validation-fraction set; errors name the flag.
+absl::Status SetLflDeviceFlags(const JobFlags& flags, lfl::LflDeviceOptions& device);
+
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& flags, const data::RatingRange& range);
 
 }  // namespace fedmf::cli

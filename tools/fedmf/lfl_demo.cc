@@ -47,6 +47,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   c.device.pretrain_epochs = a.pretrain_epochs;
   c.device.finetune_epochs = a.finetune_epochs;
   c.device.dim = a.dim;
+  RETURN_IF_ERROR(SetLflDeviceFlags(a, c.device));
   c.secagg_bits = a.secagg_bits;
   RETURN_IF_ERROR(lfl::ValidateLflConfig(c));
   j.num_items = dataset.num_items;
@@ -73,8 +74,9 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   const absl::Time start = absl::Now();
   JobFlags a = flags;
   if (!args.rounds_given) a.rounds = 10;
-  if (a.aggregation == "ideal") {
-    std::cerr << "fedmf demo: --aggregation ideal runs in one process only (fedmf train)\n";
+  if (a.aggregation == "ideal" || a.aggregation == "analytic") {
+    std::cerr << "fedmf demo: --aggregation " << a.aggregation
+              << " runs in one process only (fedmf train)\n";
     return 2;
   }
   auto dataset = LoadWithDeclaredRange(a, a.data);

@@ -69,7 +69,17 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   j.active_secagg = !semi_honest;
   check(root.GetInt("secagg_bits", &c.secagg_bits));
   check(root.GetDouble("secagg_design_dropout", &j.secagg_design_dropout));
+  std::string algorithm = "whole";
+  check(root.GetString("algorithm", &algorithm));
+  check(root.GetDouble("clip_norm", &c.device.clip_norm));
   if (!s.ok()) return s;
+  if (algorithm != "whole" && algorithm != "paper") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": algorithm '", algorithm,
+        "': must be whole (each device's whole gradient; the default) or paper (one sampled "
+        "rating per device and iteration)"));
+  }
+  c.device.whole_gradient = algorithm == "whole";
   RETURN_IF_ERROR(root.Finish());
   absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");
   if (!eps.ok()) return eps.status();

@@ -67,6 +67,10 @@ int RunLflTrain(const JobFlags& a) {
   c.device.sgd_l2 = a.sgd_l2;
   c.device.pretrain_epochs = a.pretrain_epochs;
   c.device.finetune_epochs = a.finetune_epochs;
+  if (absl::Status s = SetLflDeviceFlags(a, c.device); !s.ok()) {
+    std::cerr << "fedmf train: " << s.message() << "\n";
+    return 2;
+  }
   std::vector<std::string> parts = absl::StrSplit(a.dropout, ',');
   if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &c.dropout_round1) ||
       !absl::SimpleAtod(parts[1], &c.dropout_round2)) {
@@ -79,7 +83,8 @@ int RunLflTrain(const JobFlags& a) {
   }
   c.secagg_bits = a.secagg_bits;
   lfl::SecureSumFn sum = lfl::IdealSum;
-  if (a.aggregation != "ideal") {
+  c.analytic_noise = a.aggregation == "analytic";
+  if (a.aggregation != "ideal" && !c.analytic_noise) {
     lfl::SecAggSumOptions o;
     o.graph = a.aggregation == "secagg" ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
     // k and t sized for the tolerated dropout, or the lower design dropout.
@@ -131,7 +136,13 @@ int RunLflTrain(const JobFlags& a) {
                         {"skipped", skipped},
                         {"round2_aborted", round2_aborted},
                         {"parties", r->devices},
-                        {"learning_rate", c.EffectiveLearningRate()},
+                        {"learning_rate", r->learning_rate},
+                        {"kept_stage1", r->kept_stage1},
+                        {"algorithm", c.device.whole_gradient ? "whole" : "paper"},
+                        {"clip_norm", c.device.GradientNormBound()},
+                        {"validation_mse", r->validation.count > 0
+                                               ? nlohmann::json(r->validation.mse)
+                                               : nlohmann::json(nullptr)},
                         {"aggregation", a.aggregation},
                         {"secagg_bits", c.secagg_bits},
                         {"secure_aggregation", {{"round1", CostJson(r->round1_cost, r->devices)},
@@ -140,11 +151,13 @@ int RunLflTrain(const JobFlags& a) {
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(
-        "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f); epsilon %s at delta %g (server's "
-        "view z = %.4f, sigma_v = %.3f); %d iterations, %d skipped; %s aggregation; %.1f s\n",
-        r->devices, r->test.mse, r->stage1_test.mse,
+        "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f; %d devices kept it); epsilon %s at "
+        "delta %g (server's view z = %.4f, sigma_v = %.3f); lr %.4g; %d iterations, %d skipped; "
+        "%s aggregation; %.1f s\n",
+        r->devices, r->test.mse, r->stage1_test.mse, r->kept_stage1,
         std::isinf(r->epsilon) ? "inf" : absl::StrFormat("%.4f", r->epsilon), c.delta,
-        r->server_view_noise_multiplier, r->sigma_v, c.iterations, skipped, a.aggregation, r->seconds);
+        r->server_view_noise_multiplier, r->sigma_v, r->learning_rate, c.iterations, skipped,
+        a.aggregation, r->seconds);
   }
   return 0;
 }

@@ -64,5 +64,22 @@ TEST(LflJobCodecTest, DesignDropoutAboveOmegaOrNegativeIsRefusedNamingTheField) 
   }
 }
 
+TEST(LflJobCodecTest, GradientAlgorithmAndClipNormRoundTripAndAreChecked) {
+  for (bool whole : {true, false}) {
+    LflJobConfig j = Job();
+    j.config.device.whole_gradient = whole;
+    j.config.device.clip_norm = 2.5;
+    absl::StatusOr<LflJobConfig> back = LflJobFromSpec(SpecFromLflJob(j));
+    ASSERT_THAT(back.status(), IsOk());
+    EXPECT_EQ(back->config.device.whole_gradient, whole);
+    EXPECT_DOUBLE_EQ(back->config.device.clip_norm, 2.5);
+    EXPECT_DOUBLE_EQ(back->config.device.GradientNormBound(), 2.5);
+  }
+  v1::JobSpec spec = SpecFromLflJob(Job());
+  spec.mutable_lfl()->set_clip_norm(-1);
+  EXPECT_THAT(LflJobFromSpec(spec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("clip_norm")));
+}
+
 }  // namespace
 }  // namespace fedmf::net
