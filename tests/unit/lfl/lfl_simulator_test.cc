@@ -12,11 +12,12 @@
 namespace fedmf::lfl {
 namespace {
 
-data::Dataset Small() {
+// 150 users x 60 items; density 0.2: 12 ratings per user, 0.4: 24.
+data::Dataset Small(double density = 0.2) {
   data::SyntheticOptions o;
   o.num_users = 150;
   o.num_items = 60;
-  o.density = 0.2;
+  o.density = density;
   auto d = data::GenerateSynthetic(o);
   EXPECT_TRUE(d.ok());
   return *d;
@@ -160,20 +161,15 @@ TEST(LflSimulatorTest, ValidationFallsBackToStageOneWhenTheFederatedVIsNoise) {
   // turns V into noise with 150 devices: without the validation choice the
   // result is far worse than Stage 1 alone, with it about as good. 24 ratings
   // per device (ML-100K's users have >= 20): 2-3 validation ratings each.
-  data::SyntheticOptions o;
-  o.num_users = 150;
-  o.num_items = 60;
-  o.density = 0.4;
-  auto d = data::GenerateSynthetic(o);
-  ASSERT_TRUE(d.ok());
+  const data::Dataset d = Small(0.4);
   LflConfig c = Config(1.0);
   c.analytic_noise = true;
   c.device.whole_gradient = false;
   c.learning_rate = kLflPaperMaxLearningRate;
   c.device.validation_fraction = 0;
-  auto blind = SimulateLfl(c, *d);
+  auto blind = SimulateLfl(c, d);
   c.device.validation_fraction = 0.1;
-  auto checked = SimulateLfl(c, *d);
+  auto checked = SimulateLfl(c, d);
   ASSERT_TRUE(blind.ok() && checked.ok());
   EXPECT_GT(blind->test.mse, blind->stage1_test.mse * 1.2);
   EXPECT_EQ(blind->kept_stage1, 0);

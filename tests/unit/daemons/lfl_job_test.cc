@@ -1,0 +1,165 @@
+// server/lfl_job.h on its own: the LFL job's lifecycle as a pure state
+// machine — no threads, no sleeps, time passed in. Hosts that announce their
+// devices and report metrics but never answer a secure-aggregation phase:
+// every round-1 aggregation aborts at its deadline, each iteration is
+// skipped, V stays V(0), and the job still finishes after T iterations.
+#include "server/lfl_job.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/time/time.h"
+#include "common/lfl/item_matrix.h"
+#include "common/net/lfl_job_codec.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fedmf::server {
+namespace {
+
+using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
+using ::testing::HasSubstr;
+
+constexpr int kIterations = 3;
+constexpr uint64_t kSeed = 5;
+const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+
+v1::JobSpec Spec() {
+  net::LflJobConfig j;
+  j.job_id = "lfl-unit";
+  j.config.iterations = kIterations;
+  j.config.dim = 3;
+  j.config.omega = 0.3;
+  j.config.epsilon = 1;
+  j.config.delta = 1e-5;
+  j.config.seed = kSeed;
+  j.config.device.dim = 3;
+  j.config.device.rating_max = 5;
+  j.config.test_fraction = 0.1;
+  j.num_items = 7;
+  j.phase_deadline_seconds = 10;
+  j.join_deadline_seconds = 30;
+  for (int h = 0; h < 2; ++h) {
+    v1::DeviceGrant g;
+    g.set_host(h == 0 ? "a" : "b");
+    g.set_first_device(static_cast<uint64_t>(h) * 3);
+    g.set_count(3);
+    j.grants.push_back(g);
+  }
+  return net::SpecFromLflJob(j);
+}
+
+std::unique_ptr<LflJob> NewJob() {
+  auto job = LflJob::Create(Spec(), kT0, absl::Seconds(1));
+  EXPECT_THAT(job.status(), IsOk());
+  return job.ok() ? *std::move(job) : nullptr;
+}
+
+v1::DeviceMetricsReport Report(int stage, double mse) {
+  v1::DeviceMetricsReport r;
+  r.set_job_id("lfl-unit");
+  r.set_stage(stage);
+  r.set_test_mse(mse);
+  r.set_test_count(10);
+  return r;
+}
+
+TEST(LflJobTest, JoinsWhenEveryGrantedDeviceIsAnnouncedAndDrawsTheSeededV0) {
+  std::unique_ptr<LflJob> job = NewJob();
+  ASSERT_NE(job, nullptr);
+  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
+  EXPECT_FALSE(job->Advance(kT0));  // b is missing, the deadline is far
+  EXPECT_EQ(job->stage(), LflJob::Stage::kJoining);
+  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
+  EXPECT_TRUE(job->Advance(kT0));
+  EXPECT_EQ(job->stage(), LflJob::Stage::kPretrain);
+  EXPECT_EQ(job->status().registered(), 6);
+  random::Csprng server = random::Csprng::FromSeed(kSeed).Fork("server");
+  const mf::Matrix v0 = lfl::InitialItemMatrix(7, 3, 5, server);
+  absl::StatusOr<mf::Matrix> got = job->Model("a", 0);
+  ASSERT_THAT(got.status(), IsOk());
+  EXPECT_EQ(*got, v0);
+}
+
+TEST(LflJobTest, AHostClaimingAnotherHostsDeviceIsRefusedNamingIt) {
+  std::unique_ptr<LflJob> job = NewJob();
+  ASSERT_NE(job, nullptr);
+  EXPECT_THAT(job->Hello("a", {0, 4}, kT0),
+              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("device 4")));
+  EXPECT_EQ(job->status().registered(), 0);
+}
+
+TEST(LflJobTest, FewerThanTwoDevicesAtTheJoinDeadlineFailsTheJob) {
+  std::unique_ptr<LflJob> job = NewJob();
+  ASSERT_NE(job, nullptr);
+  ASSERT_THAT(job->Hello("a", {0}, kT0), IsOk());
+  EXPECT_FALSE(job->Advance(kT0 + absl::Seconds(29)));
+  EXPECT_TRUE(job->Advance(kT0 + absl::Seconds(30)));
+  EXPECT_EQ(job->stage(), LflJob::Stage::kFailed);
+  EXPECT_THAT(job->error(), HasSubstr("only 1 devices joined"));
+}
+
+TEST(LflJobTest, MetricsReportsAreCheckedAgainstTheStage) {
+  std::unique_ptr<LflJob> job = NewJob();
+  ASSERT_NE(job, nullptr);
+  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
+  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
+  ASSERT_TRUE(job->Advance(kT0));
+  EXPECT_THAT(job->ReportMetrics("a", Report(3, 1.0)),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stage")));
+  EXPECT_THAT(job->ReportMetrics("a", Report(1, -1.0)),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("test_mse")));
+  v1::DeviceMetricsReport foreign = Report(1, 1.0);
+  foreign.set_job_id("other");
+  EXPECT_THAT(job->ReportMetrics("a", foreign),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("job_id")));
+  EXPECT_THAT(job->ReportMetrics("a", Report(1, 1.0)), IsOk());
+  EXPECT_THAT(job->ReportMetrics("a", Report(1, 1.0)),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+}
+
+TEST(LflJobTest, SilentHostsSkipEveryIterationAndTheJobStillFinishes) {
+  std::unique_ptr<LflJob> job = NewJob();
+  ASSERT_NE(job, nullptr);
+  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
+  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
+  ASSERT_TRUE(job->Advance(kT0));
+  const mf::Matrix v0 = job->model();
+  ASSERT_THAT(job->ReportMetrics("a", Report(1, 1.5)), IsOk());
+  ASSERT_THAT(job->ReportMetrics("b", Report(1, 2.5)), IsOk());
+  ASSERT_TRUE(job->Advance(kT0));
+  EXPECT_EQ(job->stage(), LflJob::Stage::kRound);
+  EXPECT_DOUBLE_EQ(job->status().stage1_test_mse(), 2.0);  // pooled over 20 ratings
+
+  // Nobody answers: each phase closes at its 10 s deadline; bounded so a
+  // state machine that never leaves kRound fails the test instead of hanging.
+  absl::Time now = kT0;
+  for (int step = 0; step < 100 && job->stage() == LflJob::Stage::kRound; ++step) {
+    now += absl::Seconds(10);
+    job->Advance(now);
+  }
+  ASSERT_EQ(job->stage(), LflJob::Stage::kFinish) << job->error();
+  const std::vector<v1::LflIterationRecord> records = job->TakeFinishedIterations();
+  ASSERT_EQ(records.size(), static_cast<size_t>(kIterations));
+  for (int t = 0; t < kIterations; ++t) {
+    EXPECT_EQ(records[t].iteration(), t);
+    EXPECT_TRUE(records[t].skipped());
+    EXPECT_EQ(records[t].round1_survivors(), 0);
+  }
+  EXPECT_TRUE(job->TakeFinishedIterations().empty());  // handed out once
+  EXPECT_EQ(job->model(), v0);  // nothing was learned, nothing stepped
+
+  ASSERT_THAT(job->ReportMetrics("a", Report(3, 1.0)), IsOk());
+  EXPECT_FALSE(job->Advance(now));  // b has not reported, the deadline is far
+  ASSERT_THAT(job->ReportMetrics("b", Report(3, 3.0)), IsOk());
+  EXPECT_TRUE(job->Advance(now));
+  EXPECT_EQ(job->stage(), LflJob::Stage::kFinished);
+  EXPECT_DOUBLE_EQ(job->status().test_mse(), 2.0);
+}
+
+}  // namespace
+}  // namespace fedmf::server
