@@ -56,7 +56,8 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
   const lfl::TwoRoundParams dp{n, job.config.omega, *sigma};
   RETURN_IF_ERROR(lfl::ValidateTwoRoundParams(dp));
   absl::StatusOr<lfl::LflCodecs> codecs =
-      lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits);
+      lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits,
+                           job.config.device.GradientNormBound());
   if (!codecs.ok()) return codecs.status();
   role->codecs_.emplace(*std::move(codecs));
   role->expect_ = {n, job.config.omega, options.require_active_secagg};

@@ -170,7 +170,8 @@ absl::Status LflJob::StartPretrain(absl::Time now) {
   dp_ = {n, config_.config.omega, status_.sigma_v()};
   RETURN_IF_ERROR(lfl::ValidateTwoRoundParams(dp_));
   absl::StatusOr<lfl::LflCodecs> codecs =
-      lfl::ChooseLflCodecs(dp_, config_.config.device.rating_max, config_.config.secagg_bits);
+      lfl::ChooseLflCodecs(dp_, config_.config.device.rating_max, config_.config.secagg_bits,
+                           config_.config.device.GradientNormBound());
   if (!codecs.ok()) return codecs.status();
   codecs_.emplace(*std::move(codecs));
   schedule_.emplace(lfl::LflLearningRate(config_.config, status_.sigma_v(), n),

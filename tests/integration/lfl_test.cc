@@ -82,7 +82,11 @@ class LflClusterTest : public ClusterTest {
 };
 
 TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
-  const net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
+  net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
+  // A clip norm above one rating's 2 R^{3/2} = 22.4: the server's and the
+  // hosts' codecs must both be sized for it, or whole gradients would not
+  // encode (and the sums would not match the simulation's).
+  job.config.device.clip_norm = 30;
   std::vector<cli::LflHostArgs> hosts(kHosts);
   // The hosts' own --seed, equal to the job's: the simulator's streams and
   // split (the job's seed itself never reaches a device).
