@@ -69,7 +69,7 @@ absl::Status PartyAgent::Init() {
   }
   auto entries = store_->LoadLedger();
   if (!entries.ok()) return entries.status();
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const dp::LedgerEntry& e : *entries) {
     // Replaying history must not be refused by today's (maybe lower) budget:
     // the spend happened. Budget checks apply to new charges only.
@@ -181,7 +181,7 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
       case v1::TASK_KIND_ROUND: s = HandleRound(task); break;
       case v1::TASK_KIND_FINISH: s = HandleFinish(task); break;
       case v1::TASK_KIND_ABORT: {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         spdlog::warn("job '{}' aborted: {}", task.job_id(), task.reason());
         runs_.erase(task.job_id());
         break;
@@ -214,7 +214,7 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
       refusal = std::string(admitted.status().message());
     } else {
       {
-        std::lock_guard lock(mu_);
+        absl::MutexLock lock(&mu_);
         alignments_.erase(task.job_id());  // a re-offer starts a new alignment
       }
       reply.set_accept(true);
@@ -296,7 +296,7 @@ absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
   }
   if (shared.ok()) {
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       alignments_[task.job_id()] = *shared;
     }
     auto run = CreateRun(task.spec());
@@ -327,7 +327,7 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
   auto policy = [this, &spec](const fmf::JobConfig& config, const fmf::NoisePlan& plan) {
     double would_be = 0;
     if (plan.private_training) {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       int64_t charged = 0;
       // The size release (one step at the count's z) and the gradient steps
       // are separate entries; count each only if not yet charged.
@@ -394,7 +394,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   const fmf::NoisePlan plan = admitted->plan();
   std::optional<std::vector<std::string>> shared_users;
   if (config.align_users) {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = alignments_.find(spec.job_id());
     if (it == alignments_.end()) {
       // A restart during the job: the alignment this party made before.
@@ -456,7 +456,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     if (!stored.ok()) return stored.status();
     if (stored->has_value() && (*stored)->size() == 1) released_count = (**stored)(0, 0);
   }
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   const size_t before = ledger_.entries().size();
   auto session = fmf::PartySession::Create(std::move(*admitted),
                                            federation->parties[index],
@@ -519,7 +519,7 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
   report.set_job_id(job_id);
   report.set_round(round);
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     report.set_epsilon_spent(run.plan.private_training ? SpentEpsilonLocked() : 0.0);
     if (run.plan.private_training) {
       auto job = ledger_.JobEpsilon(job_id);
@@ -543,7 +543,7 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
 
 absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& task) {
   {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = runs_.find(task.job_id());
     if (it != runs_.end()) return &it->second;
   }
@@ -581,7 +581,7 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
     }
     absl::StatusOr<mf::Matrix> computed;
     {
-      std::lock_guard lock(mu_);
+      absl::MutexLock lock(&mu_);
       computed = session.RunRound(round, *shared);
       if (computed.ok() && run->plan.private_training) {
         // The in-memory ledger took the charge; make it durable together with
@@ -612,7 +612,7 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
       RETURN_IF_ERROR(session.Pretrain(*final_shared, task.round()));
     }
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     const size_t before = ledger_.entries().size();
     RETURN_IF_ERROR(session.Finish(*final_shared));
     if (ledger_.entries().size() > before) {
@@ -631,7 +631,7 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
 
 absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommend(
     const std::string& job_id, const std::string& user, int32_t top, bool include_rated) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::string id = job_id.empty() ? last_finished_job_ : job_id;
   auto it = runs_.find(id);
   if (id.empty() || it == runs_.end() || !it->second.finished) {
@@ -650,7 +650,7 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
 }
 
 absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::string& job_id) {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::string id = job_id.empty() ? last_finished_job_ : job_id;
   auto it = runs_.find(id);
   if (id.empty() || it == runs_.end() || !it->second.finished) {
@@ -667,7 +667,7 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
 }
 
 v1::LedgerResponse PartyAgent::LedgerSnapshot() {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   v1::LedgerResponse out;
   out.set_max_epsilon(ledger_.max_epsilon());
   out.set_delta(ledger_.delta());

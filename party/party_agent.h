@@ -16,13 +16,14 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/data/catalogue.h"
 #include "common/data/ratings.h"
 #include "common/pki/tls_files.h"
@@ -91,7 +92,7 @@ class PartyAgent {
                                       int32_t cols);
   absl::Status Upload(const std::string& job_id, int32_t round, const mf::Matrix& m);
   absl::Status Report(const std::string& job_id, int32_t round, const JobRun& run);
-  double SpentEpsilonLocked() const;
+  double SpentEpsilonLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   PartyConfig config_;
   PartyStore* store_;
@@ -102,9 +103,9 @@ class PartyAgent {
   // can be lost before the server stops waiting for a busy party.
   std::atomic<int64_t> heartbeat_ms_{1000};
 
-  std::mutex mu_;  // guards ledger_ and runs_ against the admin service
-  dp::PrivacyLedger ledger_;
-  std::map<std::string, JobRun> runs_;
+  absl::Mutex mu_;  // guards ledger_ and runs_ against the admin service
+  dp::PrivacyLedger ledger_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, JobRun> runs_ ABSL_GUARDED_BY(mu_);
   // align_users jobs: this party's shared user ids in the canonical order,
   // from the job's private set intersection (kept for the job's lifetime in
   // this process; a restarted party is not rejoined to such a job).

@@ -35,7 +35,7 @@ grpc::Status AggregatorService::Begin(grpc::ServerContext* ctx, const v1::HuaPla
   if (auto c = Caller(*ctx, pki::Role::kServer, ""); !c.ok()) return ToGrpc(c.status());
   auto planned = PlanFromWire(*req);
   if (!planned.ok()) return ToGrpc(planned.status());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Job& job = jobs_[req->job_id()];
   if (!job.third_party.has_value()) {
     // alpha_j comes from the OS CSPRNG: it must be secret from the server.
@@ -73,7 +73,7 @@ grpc::Status AggregatorService::Submit(grpc::ServerContext* ctx, const v1::HuaRe
   auto host = Caller(*ctx, pki::Role::kDevice, req->host());
   if (!host.ok()) return ToGrpc(host.status());
   if (host->empty()) return ToGrpc(absl::InvalidArgumentError("field 'host': required"));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = jobs_.find(req->job_id());
   if (it == jobs_.end() || !it->second.open.has_value()) {
     return ToGrpc(absl::FailedPreconditionError(
@@ -118,7 +118,7 @@ grpc::Status AggregatorService::Submit(grpc::ServerContext* ctx, const v1::HuaRe
 grpc::Status AggregatorService::Flush(grpc::ServerContext* ctx, const v1::HuaFlushRequest* req,
                                       v1::HuaForward* resp) {
   if (auto c = Caller(*ctx, pki::Role::kServer, ""); !c.ok()) return ToGrpc(c.status());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = jobs_.find(req->job_id());
   if (it == jobs_.end() || !it->second.open.has_value() ||
       !SameRound(*it->second.open, req->phase(), req->round(), req->pass())) {
@@ -139,7 +139,7 @@ grpc::Status AggregatorService::Flush(grpc::ServerContext* ctx, const v1::HuaFlu
 grpc::Status AggregatorService::EndJob(grpc::ServerContext* ctx, const v1::HuaEndJobRequest* req,
                                        v1::HuaAck*) {
   if (auto c = Caller(*ctx, pki::Role::kServer, ""); !c.ok()) return ToGrpc(c.status());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = jobs_.find(req->job_id());
   if (it == jobs_.end()) return grpc::Status::OK;
   if (options_.record_for_tests) {
@@ -161,7 +161,7 @@ grpc::Status AggregatorService::Recorded(grpc::ServerContext* ctx,
     return ToGrpc(absl::FailedPreconditionError(
         "this aggregator keeps nothing: start it with --record-for-tests to record reports"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = jobs_.find(req->job_id());
   if (it == jobs_.end()) return grpc::Status::OK;
   for (const v1::HuaReportBatch& b : it->second.recorded) *resp->add_batches() = b;

@@ -14,12 +14,13 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/hua/third_party.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/hua.grpc.pb.h"
@@ -73,8 +74,8 @@ class AggregatorService final : public v1::HuaAggregator::Service {
                                      const std::string& claimed);
 
   AggregatorOptions options_;
-  std::mutex mu_;
-  std::map<std::string, Job> jobs_;
+  absl::Mutex mu_;
+  std::map<std::string, Job> jobs_ ABSL_GUARDED_BY(mu_);
   AggregatorCounters counters_;
 };
 
