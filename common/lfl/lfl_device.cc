@@ -174,14 +174,11 @@ absl::Status LflDevice::Finish(std::shared_ptr<const mf::Matrix> v) {
   // keep Stage 1.
   const double stage1 = ValidationMse(stage1_u_, LocalRows(*stage1_v_));
   RunSgd(local, options_.finetune_epochs);
-  const double best = ValidationMse(u_, local);
-  mf::Matrix best_u = u_;
-  kept_stage1_ = stage1 <= best;
+  kept_stage1_ = stage1 <= ValidationMse(u_, local);
   if (kept_stage1_) {
     u_ = stage1_u_;
     model_v_ = stage1_v_;
   } else {
-    u_ = std::move(best_u);
     model_v_ = std::move(v);
   }
   return absl::OkStatus();

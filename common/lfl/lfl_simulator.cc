@@ -204,7 +204,7 @@ absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices,
       for (int32_t c = 0; c < p; ++c) row[c] += g.rows[k * p + c];
     }
   }
-  if (n < 2 || remaining1 < MinSurvivors(dp)) {
+  if (IdealAborts(static_cast<size_t>(n), remaining1, MinSurvivors(dp))) {
     out = IterationSum{};
     out.skipped = true;
     return out;
@@ -217,7 +217,7 @@ absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices,
     submitted2 += Submits(drop) ? 1 : 0;
     remaining2 += drop == DropPoint::kNone ? 1 : 0;
   }
-  if (roster2.size() < 2 || remaining2 < MinSurvivors(dp2)) {
+  if (IdealAborts(roster2.size(), remaining2, MinSurvivors(dp2))) {
     out.round2_aborted = true;
   } else {
     out.round2_survivors = submitted2;

@@ -55,14 +55,12 @@ absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
   out.cost.aggregations = 1;
   int64_t remaining = 0;
   for (DropPoint d : r.drops) remaining += d == DropPoint::kNone ? 1 : 0;
-  if (r.inputs.size() < 2) {  // as SecAggSum: a one-device "sum" is its input
+  if (IdealAborts(r.inputs.size(), remaining, r.min_survivors)) {
+    // As SecAggSum: a one-device "sum" is its input.
     out.aborted = true;
-    out.abort_reason = "fewer than 2 participants";
-    return out;
-  }
-  if (remaining < r.min_survivors) {
-    out.aborted = true;
-    out.abort_reason = absl::StrCat(remaining, " devices left, fewer than ", r.min_survivors);
+    out.abort_reason = r.inputs.size() < 2 ? std::string("fewer than 2 participants")
+                                          : absl::StrCat(remaining, " devices left, fewer than ",
+                                                         r.min_survivors);
     return out;
   }
   out.sum.assign(*length, 0.0);

@@ -86,6 +86,12 @@ using SecureSumFn = std::function<absl::StatusOr<SecureSumOutcome>(const SecureS
 // length (0 if nobody submits).
 absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& request);
 
+// The abort rule of a plaintext (ideal) aggregation: fewer than 2
+// participants, or fewer than min_survivors still there at the end.
+inline bool IdealAborts(size_t participants, int64_t remaining, int64_t min_survivors) {
+  return participants < 2 || remaining < min_survivors;
+}
+
 // Plaintext sum of the submitted inputs, aborting iff fewer than
 // min_survivors devices are still there at the end (DropPoint::kNone) or
 // there are fewer than 2 participants.

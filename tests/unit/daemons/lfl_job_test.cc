@@ -59,6 +59,16 @@ std::unique_ptr<LflJob> NewJob() {
   return job.ok() ? *std::move(job) : nullptr;
 }
 
+// Both hosts announced every granted device at kT0: Stage 1 has begun.
+std::unique_ptr<LflJob> JoinedJob() {
+  std::unique_ptr<LflJob> job = NewJob();
+  if (job == nullptr) return nullptr;
+  EXPECT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
+  EXPECT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
+  EXPECT_TRUE(job->Advance(kT0));
+  return job;
+}
+
 v1::DeviceMetricsReport Report(int stage, double mse) {
   v1::DeviceMetricsReport r;
   r.set_job_id("lfl-unit");
@@ -104,11 +114,9 @@ TEST(LflJobTest, FewerThanTwoDevicesAtTheJoinDeadlineFailsTheJob) {
 }
 
 TEST(LflJobTest, MetricsReportsAreCheckedAgainstTheStage) {
-  std::unique_ptr<LflJob> job = NewJob();
+  std::unique_ptr<LflJob> job = JoinedJob();
   ASSERT_NE(job, nullptr);
-  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
-  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
-  ASSERT_TRUE(job->Advance(kT0));
+  ASSERT_EQ(job->stage(), LflJob::Stage::kPretrain);
   EXPECT_THAT(job->ReportMetrics("a", Report(3, 1.0)),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("stage")));
   EXPECT_THAT(job->ReportMetrics("a", Report(1, -1.0)),
@@ -123,11 +131,9 @@ TEST(LflJobTest, MetricsReportsAreCheckedAgainstTheStage) {
 }
 
 TEST(LflJobTest, SilentHostsSkipEveryIterationAndTheJobStillFinishes) {
-  std::unique_ptr<LflJob> job = NewJob();
+  std::unique_ptr<LflJob> job = JoinedJob();
   ASSERT_NE(job, nullptr);
-  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
-  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
-  ASSERT_TRUE(job->Advance(kT0));
+  ASSERT_EQ(job->stage(), LflJob::Stage::kPretrain);
   const mf::Matrix v0 = job->model();
   ASSERT_THAT(job->ReportMetrics("a", Report(1, 1.5)), IsOk());
   ASSERT_THAT(job->ReportMetrics("b", Report(1, 2.5)), IsOk());
