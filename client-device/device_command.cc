@@ -1,4 +1,6 @@
 // fedmf-device's command line and runners (device_command.h).
+#include "client-device/device_command.h"
+
 #include <algorithm>
 #include <atomic>
 #include <csignal>
@@ -12,14 +14,13 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
-#include "client-device/device_command.h"
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
 #include "client-device/lfl_host.h"
-#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/net/stop_signal.h"
 
 namespace fedmf::device {
 namespace {
@@ -78,9 +79,10 @@ int RunHua(Flags& f) {
   h.count = static_cast<int32_t>(o.count);
   absl::Status s =
       fedmf::device::RunHuaHostJobs(h, net::StopFlag(), [&](const fedmf::device::HuaHostResult& r) {
-        spdlog::info("host '{}': hua-s3 job '{}' done: {} users, test MSE {:.4f} MAE {:.4f} over "
-                     "{} ratings",
-                     h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count);
+        spdlog::info(
+            "host '{}': hua-s3 job '{}' done: {} users, test MSE {:.4f} MAE {:.4f} over "
+            "{} ratings",
+            h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count);
       });
   if (!s.ok() && !absl::IsCancelled(s)) {
     spdlog::error("host '{}' (hua-s3): {}", h.host, s.message());
@@ -98,14 +100,16 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
   fedmf::device::LflHostOptions& o = f.lfl;
   o.tls = {false, "certs", ""};
   std::string log_format = "text";
-  app.add_option("--setting", f.setting, "the devices' roles: lfl | hua-s3 | lfl,hua-s3")->capture_default_str();
+  app.add_option("--setting", f.setting, "the devices' roles: lfl | hua-s3 | lfl,hua-s3")
+      ->capture_default_str();
   app.add_option("--name", o.host, "this host's certificate name (role device)")->required();
   app.add_option("--server", o.server, "fedmf-server address host:port")->required();
   app.add_option("--server-name", o.server_cert_name, "the server's certificate name")
       ->capture_default_str();
   app.add_option("--cert-dir", o.tls.cert_dir, "holds ca.crt, <name>.crt, <name>.key")
       ->capture_default_str();
-  app.add_flag("--insecure", o.tls.insecure, "plaintext gRPC without authentication (testing only)");
+  app.add_flag("--insecure", o.tls.insecure,
+               "plaintext gRPC without authentication (testing only)");
   app.add_option("--devices-from", o.devices_from,
                  "the users' ratings: movielens:PATH | csv:PATH | synthetic[:k=v,...]")
       ->required();
@@ -116,8 +120,9 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
   app.add_option("--dropout", f.dropout,
                  "P1,P2: probability a device vanishes in round 1 / round 2 of an iteration")
       ->capture_default_str();
-  app.add_option("--seed", f.seed, "TEST ONLY: seed keys, masks, dropouts, the devices' noise "
-                                   "and the held-out split (never taken from the job)");
+  app.add_option("--seed", f.seed,
+                 "TEST ONLY: seed keys, masks, dropouts, the devices' noise "
+                 "and the held-out split (never taken from the job)");
   app.add_option("--aggregator", f.aggregator,
                  "hua-s3: the fedmf-aggregator address this host dials (required for hua-s3)");
   app.add_option("--aggregator-name", f.aggregator_name, "the aggregator's certificate name")
@@ -144,8 +149,8 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
     auto policy = fedmf::device::ResolvePolicy(policy_flags);
     auto range = fedmf::device::ResolveRatingRange(policy_flags);
     if (!policy.ok() || !range.ok()) {
-      std::cerr << "fedmf-device: "
-                << (policy.ok() ? range.status() : policy.status()).message() << "\n";
+      std::cerr << "fedmf-device: " << (policy.ok() ? range.status() : policy.status()).message()
+                << "\n";
       return 2;
     }
     o.policy = *policy;

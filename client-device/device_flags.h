@@ -68,8 +68,9 @@ inline void AddPolicyFlags(CLI::App& app, PolicyFlags& f) {
       "server (signed keys, consistency check); default true");
   f.o_min_devices = app.add_option("--min-devices", f.min_devices,
                                    "least number of devices an LFL job may have (default 2)");
-  f.o_max_omega = app.add_option("--max-omega", f.max_omega,
-                                 "largest tolerated dropout omega an LFL job may ask (default 0.5)");
+  f.o_max_omega =
+      app.add_option("--max-omega", f.max_omega,
+                     "largest tolerated dropout omega an LFL job may ask (default 0.5)");
   app.add_option("--rating-range", f.rating_range,
                  "MIN,MAX: the hosted ratings' declared range (default: the one --devices-from "
                  "declares); sensitivity uses it, a job with another range is refused");
@@ -101,8 +102,8 @@ inline absl::StatusOr<std::optional<data::RatingRange>> ResolveRatingRange(const
   data::RatingRange r;
   if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &r.min) ||
       !absl::SimpleAtod(parts[1], &r.max) || !(r.max > r.min)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--rating-range '", f.rating_range, "': expected MIN,MAX with MIN < MAX, e.g. 1,5"));
+    return absl::InvalidArgumentError(absl::StrCat("--rating-range '", f.rating_range,
+                                                   "': expected MIN,MAX with MIN < MAX, e.g. 1,5"));
   }
   return r;
 }

@@ -10,7 +10,7 @@
 namespace fedmf::device {
 
 absl::StatusOr<std::unique_ptr<DeviceLedger>> DeviceLedger::Open(const std::string& path,
-                                                                  Budget budget) {
+                                                                 Budget budget) {
   absl::StatusOr<std::unique_ptr<store::Database>> db = store::Database::Open(path);
   if (!db.ok()) return db.status();
   if (auto s = (*db)->Exec(
@@ -42,15 +42,18 @@ absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uin
       absl::StatusOr<double> eps = EpsilonIf(d, z, 1);
       if (!eps.ok()) return eps.status();
       if (!(*eps <= budget_.max_epsilon * (1 + 1e-9))) {
-        spdlog::warn("device {}: refusing iteration {} of job '{}': it would bring its epsilon to "
-                     "{:.4g}, over the budget {:.4g} (delta {:.2g})",
-                     d, iteration, job_id, *eps, budget_.max_epsilon, budget_.delta);
+        spdlog::warn(
+            "device {}: refusing iteration {} of job '{}': it would bring its epsilon to "
+            "{:.4g}, over the budget {:.4g} (delta {:.2g})",
+            d, iteration, job_id, *eps, budget_.max_epsilon, budget_.delta);
         continue;
       }
     }
     auto st = db_->Prepare("INSERT OR IGNORE INTO device_ledger VALUES (?, ?, ?, ?)");
     if (!st.ok()) return st.status();
-    if (auto s = st->Bind(1, static_cast<int64_t>(d)).Bind(2, job_id).Bind(3, int64_t{iteration})
+    if (auto s = st->Bind(1, static_cast<int64_t>(d))
+                     .Bind(2, job_id)
+                     .Bind(3, int64_t{iteration})
                      .Bind(4, z)
                      .Run();
         !s.ok()) {

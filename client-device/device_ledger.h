@@ -25,8 +25,7 @@ class DeviceLedger {
     double delta = 1e-5;
     bool allow_non_private = false;  // charge releases without noise (epsilon = inf)
   };
-  static absl::StatusOr<std::unique_ptr<DeviceLedger>> Open(const std::string& path,
-                                                            Budget budget);
+  static absl::StatusOr<std::unique_ptr<DeviceLedger>> Open(const std::string& path, Budget budget);
 
   // Charges every device in `devices` for (job, iteration) in one
   // transaction; returns those that were charged now. Left out (they must

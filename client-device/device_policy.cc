@@ -58,7 +58,8 @@ absl::Status ValidateDevicePolicy(const DevicePolicy& p) {
   if (!(p.delta > 0 && p.delta < 1)) return bad("delta", "must be in (0, 1), e.g. 1e-5");
   if (p.max_iterations < 1) return bad("max_iterations", "must be >= 1");
   if (p.min_devices < 2) return bad("min_devices", "must be >= 2");
-  if (!(p.max_omega >= 0 && p.max_omega < 1)) return bad("max_omega", "must be in [0, 1), e.g. 0.3");
+  if (!(p.max_omega >= 0 && p.max_omega < 1))
+    return bad("max_omega", "must be in [0, 1), e.g. 0.3");
   for (const std::string& st : p.allowed_settings) {
     if (st != "lfl" && st != "hua-s3") {
       return bad("allowed_settings", absl::StrCat("unknown setting '", st, "' (lfl, hua-s3)"));
@@ -78,7 +79,8 @@ std::string DevicePolicyRefusal(const DevicePolicy& p, const std::string& settin
     return absl::StrCat("job iterations ", iterations, " outside the policy's 1..",
                         p.max_iterations, " (max_iterations)");
   }
-  if (std::isnan(epsilon) || !(epsilon > 0)) return absl::StrCat("job epsilon ", epsilon, " invalid");
+  if (std::isnan(epsilon) || !(epsilon > 0))
+    return absl::StrCat("job epsilon ", epsilon, " invalid");
   if (std::isinf(epsilon)) {
     if (!p.allow_non_private) {
       return "non-private jobs (epsilon = inf) are not allowed by the host's policy "
@@ -110,7 +112,9 @@ std::string IterationRefusal(const DevicePolicy& p, int64_t iteration, int64_t j
 
 std::string RatingRangeRefusal(const data::RatingRange& own, double job_min, double job_max) {
   // Exact up to rounding of a decimal written twice (YAML, flags).
-  auto same = [](double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b)); };
+  auto same = [](double a, double b) {
+    return std::abs(a - b) <= 1e-9 * std::max(1.0, std::abs(b));
+  };
   if (!same(own.max, job_max) || !same(own.min, job_min)) {
     return absl::StrCat("the job's rating range [", job_min, ", ", job_max,
                         "] is not the host's declared range [", own.min, ", ", own.max,

@@ -16,8 +16,8 @@
 namespace fedmf::device {
 
 struct DevicePolicy {
-  double max_epsilon = 8.0;   // every device's total budget (its ledger, all jobs)
-  double delta = 1e-5;        // largest delta a job may ask; the ledger's delta
+  double max_epsilon = 8.0;  // every device's total budget (its ledger, all jobs)
+  double delta = 1e-5;       // largest delta a job may ask; the ledger's delta
   std::vector<std::string> allowed_settings{"lfl", "hua-s3"};
   bool allow_non_private = false;  // accept epsilon = inf jobs
   int32_t max_iterations = 1000;   // largest T a job may ask

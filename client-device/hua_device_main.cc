@@ -11,10 +11,10 @@
 #include "absl/strings/str_format.h"
 #include "client-device/device_flags.h"
 #include "client-device/hua_host.h"
-#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/net/stop_signal.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-hua-device — device host for Hua et al. S3 users", "fedmf-hua-device"};

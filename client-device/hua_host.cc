@@ -10,11 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "client-device/hua_role.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/log/log.h"
+#include "common/net/client_context.h"
 #include "common/net/hua_codec.h"
 #include "common/net/reconnect.h"
 #include "common/net/tls_diagnosis.h"
@@ -28,8 +28,7 @@ using net::FromGrpc;
 // The host's users with its own train/test split (PartitionCentral with the
 // job's test fraction and the host's seed: with --seed equal to the job's,
 // the same split as `fedmf train`), loaded under the host's declared range.
-absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o,
-                                                    const net::HuaJob& job,
+absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o, const net::HuaJob& job,
                                                     data::RatingRange* own_range) {
   data::LoadOptions load;
   if (o.rating_range.has_value()) load.range = *o.rating_range;
@@ -47,8 +46,8 @@ absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o,
     return absl::FailedPreconditionError(absl::StrCat("REFUSED: ", why));
   }
   if (dataset->num_items > job.num_items) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        o.data_spec, ": ", dataset->num_items, " items, the job declares ", job.num_items));
+    return absl::InvalidArgumentError(absl::StrCat(o.data_spec, ": ", dataset->num_items,
+                                                   " items, the job declares ", job.num_items));
   }
   auto fed = data::PartitionCentral(*dataset, {job.test_fraction, o.seed.value_or(1)});
   if (!fed.ok()) return fed.status();
@@ -101,7 +100,7 @@ class Host {
 
 absl::Status Host::Connect() {
   auto ch = net::MakeChannel(o_.server, o_.tls,
-                            net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
+                             net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
   if (!ch.ok()) return ch.status();
   channel_ = *ch;
   server_ = v1::HuaRecommender::NewStub(channel_);
@@ -148,8 +147,8 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
   const int32_t dim = job_.params.dim;
   if (tasks.kind() == v1::HUA_TASK_KIND_ITERATION) {
     // Iterations are numbered 1..T; nothing beyond the job's T or the policy.
-    if (std::string why = IterationRefusal(o_.policy, int64_t{tasks.round()} - 1,
-                                           job_.params.iterations);
+    if (std::string why =
+            IterationRefusal(o_.policy, int64_t{tasks.round()} - 1, job_.params.iterations);
         !why.empty()) {
       last_round_ = header;
       return absl::FailedPreconditionError(
@@ -158,8 +157,8 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
   }
   if (o_.drop_at_iteration > 0 && tasks.kind() == v1::HUA_TASK_KIND_ITERATION &&
       tasks.round() >= o_.drop_at_iteration) {
-    spdlog::warn("host '{}': dropping out mid-iteration {} (after the download, as asked)",
-                 o_.host, tasks.round());
+    spdlog::warn("host '{}': dropping out mid-iteration {} (after the download, as asked)", o_.host,
+                 tasks.round());
     return absl::AbortedError("dropped out mid-iteration (--hua-drop-at-iteration)");
   }
   v1::HuaReportBatch batch;
@@ -343,9 +342,7 @@ absl::StatusOr<HuaHostResult> Host::Run() {
                        s.message());
         }
         break;
-      case v1::HUA_TASK_KIND_FINISH:
-        RETURN_IF_ERROR(Finish());
-        return result_;
+      case v1::HUA_TASK_KIND_FINISH: RETURN_IF_ERROR(Finish()); return result_;
       case v1::HUA_TASK_KIND_ABORT:
         return absl::AbortedError(absl::StrCat("job '", job_id_, "' failed: ", tasks.reason()));
       default: break;
@@ -377,7 +374,8 @@ absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<boo
     if (!host.offered()) return r.status();  // e.g. this host is not a device
     spdlog::error("host '{}': job '{}': {} (waiting for the next job)", o.host, host.job_id(),
                   r.status().message());
-    for (int k = 0; k < 20 && !stop; ++k) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int k = 0; k < 20 && !stop; ++k)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return absl::CancelledError("stopped");
 }

@@ -6,6 +6,8 @@
 #ifndef FEDMF_CLIENT_DEVICE_HUA_HOST_H_
 #define FEDMF_CLIENT_DEVICE_HUA_HOST_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -13,8 +15,6 @@
 #include <optional>
 #include <set>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "client-device/device_policy.h"
@@ -24,8 +24,8 @@
 namespace fedmf::device {
 
 struct HuaHostOptions {
-  std::string host;            // this host's certificate name (role device)
-  std::string server;          // fedmf-server address
+  std::string host;    // this host's certificate name (role device)
+  std::string server;  // fedmf-server address
   // The fedmf-aggregator this host dials and its certificate name: the
   // host's own configuration (required), never the job's spec.hua.aggregator.
   std::string aggregator;
@@ -39,8 +39,8 @@ struct HuaHostOptions {
   // Otherwise the OS CSPRNG and split seed 1; the job's seed is never used.
   std::optional<uint64_t> seed;
   net::TlsConfig tls;
-  std::string data_spec;       // e.g. movielens:/path/u.data
-  int32_t first_user = 0;      // the users (0-based dense ids) this host runs
+  std::string data_spec;   // e.g. movielens:/path/u.data
+  int32_t first_user = 0;  // the users (0-based dense ids) this host runs
   int32_t count = 1;
   // Testing: after downloading the first requests of an iteration >= `drop_at_iteration` the
   // host vanishes without reporting (returns kAborted), like a phone that

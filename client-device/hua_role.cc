@@ -11,9 +11,10 @@
 
 namespace fedmf::device {
 
-absl::StatusOr<std::unique_ptr<HuaUserRole>> HuaUserRole::Create(
-    const hua::HuaParams& params, const data::RatingRange& range,
-    std::vector<HuaLocalUser> users, std::optional<uint64_t> seed) {
+absl::StatusOr<std::unique_ptr<HuaUserRole>> HuaUserRole::Create(const hua::HuaParams& params,
+                                                                 const data::RatingRange& range,
+                                                                 std::vector<HuaLocalUser> users,
+                                                                 std::optional<uint64_t> seed) {
   if (params.scenario != hua::Scenario::kDynamic) {
     return absl::InvalidArgumentError("the device role runs Hua S3 (hua-s3) jobs");
   }

@@ -8,11 +8,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/log/log.h"
+#include "common/net/client_context.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/net/matrix_codec.h"
 #include "common/net/reconnect.h"
@@ -54,9 +54,9 @@ class Host {
     }
     own_range_ = ds->range;
     if (o_.first + o_.count > ds->num_users) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--first ", o_.first, " --count ", o_.count, ": the data has only ", ds->num_users,
-          " users"));
+      return absl::InvalidArgumentError(absl::StrCat("--first ", o_.first, " --count ", o_.count,
+                                                     ": the data has only ", ds->num_users,
+                                                     " users"));
     }
     dataset_ = *std::move(ds);
     if (!o_.tls.insecure) {
@@ -68,30 +68,31 @@ class Host {
       if (!authority.ok()) return authority.status();
       key_authority_.emplace(*std::move(authority));
     } else if (o_.policy.require_active_secagg) {
-      spdlog::warn("--insecure: no device certificate to certify secure-aggregation keys; with "
-                   "require_active_secagg every LFL job will be refused");
+      spdlog::warn(
+          "--insecure: no device certificate to certify secure-aggregation keys; with "
+          "require_active_secagg every LFL job will be refused");
     }
     absl::StatusOr<std::unique_ptr<DeviceLedger>> ledger = DeviceLedger::Open(
         o_.ledger_path, {o_.policy.max_epsilon, o_.policy.delta, o_.policy.allow_non_private});
     if (!ledger.ok()) return ledger.status();
     ledger_ = *std::move(ledger);
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> ch =
-        net::MakeChannel(o_.server, o_.tls,
-                        net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> ch = net::MakeChannel(
+        o_.server, o_.tls, net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer});
     if (!ch.ok()) return ch.status();
     channel_ = *ch;
     stub_ = v1::DeviceCoordinator::NewStub(channel_);
     for (int64_t d = o_.first; d < o_.first + o_.count; ++d) hello_.add_devices(d);
     hello_.set_host(o_.host);
-    spdlog::info("device host '{}': devices {}..{} of {}, server {}; ratings in [{}, {}]; policy: "
-                 "max_epsilon {} per device at delta {}, max_iterations {}, non-private {}, "
-                 "metrics reports {}, active secure aggregation {}, n >= {}, omega <= {}",
-                 o_.host, o_.first, o_.first + o_.count - 1, o_.devices_from, o_.server,
-                 own_range_.min, own_range_.max, o_.policy.max_epsilon, o_.policy.delta,
-                 o_.policy.max_iterations, o_.policy.allow_non_private ? "allowed" : "refused",
-                 o_.policy.report_metrics ? "on" : "off",
-                 o_.policy.require_active_secagg ? "required" : "optional", o_.policy.min_devices,
-                 o_.policy.max_omega);
+    spdlog::info(
+        "device host '{}': devices {}..{} of {}, server {}; ratings in [{}, {}]; policy: "
+        "max_epsilon {} per device at delta {}, max_iterations {}, non-private {}, "
+        "metrics reports {}, active secure aggregation {}, n >= {}, omega <= {}",
+        o_.host, o_.first, o_.first + o_.count - 1, o_.devices_from, o_.server, own_range_.min,
+        own_range_.max, o_.policy.max_epsilon, o_.policy.delta, o_.policy.max_iterations,
+        o_.policy.allow_non_private ? "allowed" : "refused",
+        o_.policy.report_metrics ? "on" : "off",
+        o_.policy.require_active_secagg ? "required" : "optional", o_.policy.min_devices,
+        o_.policy.max_omega);
 
     double backoff = 0.5;
     net::TlsCauseOnce tls_cause(  // logs each cause once, not on every retry
@@ -151,14 +152,10 @@ class Host {
           return true;
         }
         return false;
-      case v1::DEVICE_TASK_KIND_PRETRAIN:
-        return Pretrain(task);
-      case v1::DEVICE_TASK_KIND_PHASE:
-        return Phase(task);
-      case v1::DEVICE_TASK_KIND_FINISH:
-        return Finish(task);
-      default:
-        return false;
+      case v1::DEVICE_TASK_KIND_PRETRAIN: return Pretrain(task);
+      case v1::DEVICE_TASK_KIND_PHASE: return Phase(task);
+      case v1::DEVICE_TASK_KIND_FINISH: return Finish(task);
+      default: return false;
     }
   }
 
@@ -222,15 +219,14 @@ class Host {
     job_.config.seed.reset();
     // The held-out split is the host's own choice: --seed, else 1 (with
     // --seed equal to the job's, the same split as lfl::SimulateLfl).
-    absl::StatusOr<data::Federation> fed = data::PartitionLfl(
-        dataset_, {job_.config.test_fraction, o_.role.seed.value_or(1)});
+    absl::StatusOr<data::Federation> fed =
+        data::PartitionLfl(dataset_, {job_.config.test_fraction, o_.role.seed.value_or(1)});
     if (!fed.ok()) return fed.status();
     std::vector<std::pair<uint64_t, data::PartyData>> devices;
     for (uint64_t d : task.devices()) {
-      if (d < static_cast<uint64_t>(o_.first) ||
-          d >= static_cast<uint64_t>(o_.first + o_.count)) {
-        return absl::InvalidArgumentError(absl::StrCat("the server assigned device ", d,
-                                                       ", which this host does not run"));
+      if (d < static_cast<uint64_t>(o_.first) || d >= static_cast<uint64_t>(o_.first + o_.count)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the server assigned device ", d, ", which this host does not run"));
       }
       devices.emplace_back(d, std::move(fed->parties[d]));
     }
@@ -339,8 +335,8 @@ class Host {
       }
       const std::vector<uint64_t> devices(task.devices().begin(), task.devices().end());
       absl::StatusOr<std::vector<v1::DeviceMessage>> msgs =
-          role_->OpenRound(task.iteration(), task.round(), task.session(),
-                           task.round1_survivors(), devices, v.has_value() ? &*v : nullptr);
+          role_->OpenRound(task.iteration(), task.round(), task.session(), task.round1_survivors(),
+                           devices, v.has_value() ? &*v : nullptr);
       if (!msgs.ok()) return msgs.status();
       BeforeSubmit(h, *msgs);
       out.Add(*msgs);
@@ -392,8 +388,7 @@ class Host {
   // The job-level policy decision, before any data is touched. Empty = accept.
   std::string Admission(const net::LflJobConfig& job, int64_t num_devices) const {
     const lfl::LflConfig& c = job.config;
-    std::string why =
-        DevicePolicyRefusal(o_.policy, "lfl", c.epsilon, c.delta, c.iterations);
+    std::string why = DevicePolicyRefusal(o_.policy, "lfl", c.epsilon, c.delta, c.iterations);
     if (!why.empty()) return why;
     if (own_range_.min < 0) {
       return absl::StrCat("LFL assumes ratings in [0, R]; this host's ratings are in [",
@@ -412,12 +407,17 @@ class Host {
              "to certify its devices' signing keys (--insecure)";
     }
     if (num_devices < o_.policy.min_devices) {
-      return absl::StrCat("the task says ", num_devices, " devices; this host's policy needs at "
-                          "least ", o_.policy.min_devices, " (min_devices)");
+      return absl::StrCat("the task says ", num_devices,
+                          " devices; this host's policy needs at "
+                          "least ",
+                          o_.policy.min_devices, " (min_devices)");
     }
     if (!(c.omega <= o_.policy.max_omega)) {
-      return absl::StrCat("the job tolerates omega = ", c.omega, " dropout; this host's policy "
-                          "allows at most ", o_.policy.max_omega, " (max_omega): the server "
+      return absl::StrCat("the job tolerates omega = ", c.omega,
+                          " dropout; this host's policy "
+                          "allows at most ",
+                          o_.policy.max_omega,
+                          " (max_omega): the server "
                           "could unmask sums of ceil((1 - omega) n) devices");
     }
     if (num_devices != job.num_devices) {

@@ -23,14 +23,14 @@
 namespace fedmf::device {
 
 struct LflHostOptions {
-  std::string host;                 // certificate name (role device)
-  std::string server;               // fedmf-server address
+  std::string host;    // certificate name (role device)
+  std::string server;  // fedmf-server address
   std::string server_cert_name = "server";
   net::TlsConfig tls;
-  std::string devices_from;         // movielens:PATH | synthetic[:...] | csv:PATH
-  int64_t first = 0;                // devices [first, first + count): users in the
-  int64_t count = 1;                //   dataset's dense order (lfl::SimulateLfl's)
-  std::string ledger_path;          // SQLite file of the host's device ledger
+  std::string devices_from;  // movielens:PATH | synthetic[:...] | csv:PATH
+  int64_t first = 0;         // devices [first, first + count): users in the
+  int64_t count = 1;         //   dataset's dense order (lfl::SimulateLfl's)
+  std::string ledger_path;   // SQLite file of the host's device ledger
   // The host's own policy and declared rating range (nullopt = the range
   // --devices-from declares): every job and iteration is checked against
   // them; R for clipping and sensitivity is the host's, never the job's.
@@ -42,7 +42,7 @@ struct LflHostOptions {
   // before it is submitted, and with every phase task before it is handled.
   std::function<void(const v1::BatchHeader&, std::vector<v1::DeviceMessage>&)> before_submit;
   std::function<void(const v1::DeviceTask&)> before_phase;
-  bool exit_after_job = false;      // return once a job finished or failed
+  bool exit_after_job = false;  // return once a job finished or failed
   double max_backoff_seconds = 10;
 };
 

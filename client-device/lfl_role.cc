@@ -63,16 +63,18 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
   role->expect_ = {n, job.config.omega, options.require_active_secagg};
   if (options.require_active_secagg && !job.active_secagg) {
     return absl::FailedPreconditionError(
-        absl::StrCat("job '", job.job_id, "' runs semi-honest secure aggregation "
+        absl::StrCat("job '", job.job_id,
+                     "' runs semi-honest secure aggregation "
                      "(lfl.semi_honest_secagg); this host's policy requires the active-server "
                      "defence (require_active_secagg)"));
   }
   std::optional<random::Csprng> key_rng;
   if (job.active_secagg) {
     if (options.key_authority == nullptr) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", job.job_id, "' runs active secure aggregation, but this host has no device "
-          "certificate to certify its devices' signing keys (--insecure?)"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", job.job_id,
+                       "' runs active secure aggregation, but this host has no device "
+                       "certificate to certify its devices' signing keys (--insecure?)"));
     }
     role->certifier_ =
         MakeKeyCertifier(options.key_authority->ca_pem(), job, role->credential_cache_);
@@ -94,8 +96,8 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
   for (auto& [id, data] : devices) {
     if (data.num_items() != job.num_items) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "device ", id, ": its data has ", data.num_items(), " items, the job has ",
-          job.num_items, " (lfl.num_items must match the catalogue of --devices-from)"));
+          "device ", id, ": its data has ", data.num_items(), " items, the job has ", job.num_items,
+          " (lfl.num_items must match the catalogue of --devices-from)"));
     }
     Device d;
     d.id = id;
@@ -151,8 +153,10 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     return std::vector<v1::DeviceMessage>{};
   }
   if (config->consistency_check && !certifier_) {
-    spdlog::error("job '{}': aggregation {} is active but this job was admitted without signing "
-                  "keys; sitting it out", job_.job_id, config->aggregation_id);
+    spdlog::error(
+        "job '{}': aggregation {} is active but this job was admitted without signing "
+        "keys; sitting it out",
+        job_.job_id, config->aggregation_id);
     return std::vector<v1::DeviceMessage>{};
   }
   own_min_survivors_ = OwnMinSurvivors(expect_, config->roster.size());
@@ -182,11 +186,10 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
   ParallelFor(asked.size(), options_.threads, [&](size_t k) {
     Device& d = *asked[k];
     if (!Sends(d.drop, secagg::Phase::kAdvertiseKeys)) return;
-    random::Csprng rng =
-        options_.seed.has_value()
-            ? random::Csprng::FromSeed(*options_.seed)
-                  .Fork(absl::StrCat("secagg/", config->aggregation_id, "/", d.id))
-            : random::Csprng::FromOsEntropy();
+    random::Csprng rng = options_.seed.has_value()
+                             ? random::Csprng::FromSeed(*options_.seed)
+                                   .Fork(absl::StrCat("secagg/", config->aggregation_id, "/", d.id))
+                             : random::Csprng::FromOsEntropy();
     std::optional<secagg::ClientSigning> signing;
     if (config->consistency_check) {
       if (!d.signing.has_value()) {
@@ -305,7 +308,8 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::Answer(
     }
     absl::StatusOr<std::optional<secagg::ClientMessage>> reply = d->client->Handle(decoded[k]);
     if (!reply.ok()) {
-      spdlog::warn("device {}: left aggregation {}: {}", d->id, aggregation_id_, reply.status().message());
+      spdlog::warn("device {}: left aggregation {}: {}", d->id, aggregation_id_,
+                   reply.status().message());
       return;
     }
     if (reply->has_value()) out[k] = net::ClientMessageToProto(**reply, bits);

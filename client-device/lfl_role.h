@@ -64,9 +64,11 @@ class LflRole {
   // Opens round `round` of `iteration` for the listed devices (those the
   // server asks): draws their dropout points, creates their secagg clients
   // and returns their AdvertiseKeys. `v` is V(iteration) (round 1).
-  absl::StatusOr<std::vector<v1::DeviceMessage>> OpenRound(
-      int32_t iteration, int round, const v1::SecAggSession& session, int64_t round1_survivors,
-      const std::vector<uint64_t>& devices, const mf::Matrix* v);
+  absl::StatusOr<std::vector<v1::DeviceMessage>> OpenRound(int32_t iteration, int round,
+                                                           const v1::SecAggSession& session,
+                                                           int64_t round1_survivors,
+                                                           const std::vector<uint64_t>& devices,
+                                                           const mf::Matrix* v);
   // Answers one chunk of server messages of the current phase.
   absl::StatusOr<std::vector<v1::DeviceMessage>> Answer(const std::vector<v1::InboxMessage>& inbox);
 

@@ -10,8 +10,8 @@ int64_t OwnMinSurvivors(const SecAggExpectations& e, size_t roster_size) {
       lfl::TwoRoundParams{static_cast<int64_t>(roster_size), e.omega, /*sigma_v=*/0});
 }
 
-std::string SessionRefusal(const SecAggExpectations& e, int round,
-                           const secagg::SessionConfig& s, int64_t round1_survivors) {
+std::string SessionRefusal(const SecAggExpectations& e, int round, const secagg::SessionConfig& s,
+                           int64_t round1_survivors) {
   if (e.require_active && !s.consistency_check) {
     return "the server opened a semi-honest aggregation (no consistency check, unsigned keys); "
            "this host's policy requires active secure aggregation (require_active_secagg)";
@@ -19,8 +19,8 @@ std::string SessionRefusal(const SecAggExpectations& e, int round,
   const int64_t roster = static_cast<int64_t>(s.roster.size());
   if (round == 1) {
     if (roster != e.num_devices) {
-      return absl::StrCat("round 1 roster has ", roster, " devices; the job has n = ",
-                          e.num_devices);
+      return absl::StrCat("round 1 roster has ", roster,
+                          " devices; the job has n = ", e.num_devices);
     }
   } else if (round == 2) {
     const int64_t need = OwnMinSurvivors(e, static_cast<size_t>(e.num_devices));
@@ -31,16 +31,16 @@ std::string SessionRefusal(const SecAggExpectations& e, int round,
                           e.omega, ")");
     }
     if (roster > round1_survivors) {
-      return absl::StrCat("round 2 roster has ", roster, " devices, more than |U1| = ",
-                          round1_survivors);
+      return absl::StrCat("round 2 roster has ", roster,
+                          " devices, more than |U1| = ", round1_survivors);
     }
   } else {
     return absl::StrCat("round ", round, " (expected 1 or 2)");
   }
   const int64_t own = OwnMinSurvivors(e, s.roster.size());
   if (s.min_survivors < own) {
-    return absl::StrCat("round ", round, " session lets the server unmask with ",
-                        s.min_survivors, " survivors of ", roster,
+    return absl::StrCat("round ", round, " session lets the server unmask with ", s.min_survivors,
+                        " survivors of ", roster,
                         "; this device needs at least ceil((1 - omega) * ", roster, ") = ", own);
   }
   return "";

@@ -61,14 +61,13 @@ absl::StatusOr<std::string> CheckKeyCredential(const std::string& ca_pem,
       secagg::KeyBindingStatement(job.job_id, device, key),
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(sig.data()), sig.size()));
   if (!id.ok()) {
-    return absl::UnauthenticatedError(
-        absl::StrCat("device ", device, ": ", id.status().message()));
+    return absl::UnauthenticatedError(absl::StrCat("device ", device, ": ", id.status().message()));
   }
   const std::optional<std::string> granted = net::GrantedHost(job, device);
   if (!granted.has_value() || *granted != id->name) {
     return absl::UnauthenticatedError(absl::StrCat(
-        "device ", device, ": its key is certified by host '", id->name, "', but job '",
-        job.job_id, "' grants it to ", granted.has_value() ? "'" + *granted + "'" : "no host"));
+        "device ", device, ": its key is certified by host '", id->name, "', but job '", job.job_id,
+        "' grants it to ", granted.has_value() ? "'" + *granted + "'" : "no host"));
   }
   return id->name;
 }

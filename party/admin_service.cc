@@ -7,19 +7,22 @@
 
 namespace fedmf::party {
 
-absl::Status CheckAdminCaller(const pki::PeerIdentity& id, const std::vector<std::string>& allowed) {
+absl::Status CheckAdminCaller(const pki::PeerIdentity& id,
+                              const std::vector<std::string>& allowed) {
   // Only the caller's own name and role appear in the message: nothing about
   // the request, the party's users or its jobs.
   if (allowed.empty()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "certificate '", id.name, "' is refused: this party's admin endpoint admits no one "
-        "until its config lists operator certificate names in 'admin_operators'"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("certificate '", id.name,
+                     "' is refused: this party's admin endpoint admits no one "
+                     "until its config lists operator certificate names in 'admin_operators'"));
   }
   if (id.role != pki::Role::kOperator ||
       std::find(allowed.begin(), allowed.end(), id.name) == allowed.end()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "certificate '", id.name, "' is refused: this party's admin endpoint admits only the "
-        "operator certificates its config lists in 'admin_operators'"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("certificate '", id.name,
+                     "' is refused: this party's admin endpoint admits only the "
+                     "operator certificates its config lists in 'admin_operators'"));
   }
   return absl::OkStatus();
 }
@@ -54,8 +57,7 @@ grpc::Status AdminService::Ledger(grpc::ServerContext* ctx, const v1::LedgerRequ
   return grpc::Status::OK;
 }
 
-grpc::Status AdminService::ExportModel(grpc::ServerContext* ctx,
-                                       const v1::ExportModelRequest* req,
+grpc::Status AdminService::ExportModel(grpc::ServerContext* ctx, const v1::ExportModelRequest* req,
                                        v1::ExportModelResponse* resp) {
   if (auto s = CheckCaller(*ctx); !s.ok()) return s;
   auto model = agent_->ExportModel(req->job_id());

@@ -8,21 +8,21 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
-#include "common/fmf/saved_model.h"
-#include "common/net/model_codec.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/party_files.h"
+#include "common/fmf/saved_model.h"
 #include "common/fmf/simulator.h"
+#include "common/log/log.h"
+#include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
 #include "common/net/matrix_codec.h"
-#include "common/cli/command_line.h"
+#include "common/net/model_codec.h"
 #include "common/net/reconnect.h"
 #include "common/net/tls_diagnosis.h"
 #include "common/random/csprng.h"
-#include "common/log/log.h"
 #include "party/busy_heartbeat.h"
 #include "party/psi_client.h"
 #include "party/state_id.h"
@@ -53,7 +53,8 @@ absl::Status PartyAgent::Init() {
   }
   if (!config_.data.catalogue.empty()) {
     auto catalogue = data::Catalogue::Load(config_.data.catalogue);
-    if (!catalogue.ok()) return cli::WithPrefix(cli::DataError(catalogue.status()), "data.catalogue: ");
+    if (!catalogue.ok())
+      return cli::WithPrefix(cli::DataError(catalogue.status()), "data.catalogue: ");
     spdlog::info("item catalogue {}: {} items, {}", config_.data.catalogue, catalogue->size(),
                  catalogue->digest());
     catalogue_ = std::move(*catalogue);
@@ -64,8 +65,9 @@ absl::Status PartyAgent::Init() {
     tls_files_ = std::move(*files);
   }
   if (config_.noise_seed.has_value()) {
-    spdlog::warn("noise_seed is set: this party's noise and sampling are reproducible by anyone "
-                 "who knows it (tests and demos only)");
+    spdlog::warn(
+        "noise_seed is set: this party's noise and sampling are reproducible by anyone "
+        "who knows it (tests and demos only)");
   }
   auto entries = store_->LoadLedger();
   if (!entries.ok()) return entries.status();
@@ -144,9 +146,10 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
           spdlog::error("the server refuses this party's identity; check the certificate name");
         }
         if (s.code() == absl::StatusCode::kAlreadyExists) {
-          spdlog::error("another fedmf-party process with another state_dir is connected as '{}': "
-                        "stop one of them (this one retries until the other is gone)",
-                        config_.name);
+          spdlog::error(
+              "another fedmf-party process with another state_dir is connected as '{}': "
+              "stop one of them (this one retries until the other is gone)",
+              config_.name);
         }
         wait_backoff();
         continue;
@@ -170,8 +173,8 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     // keep telling the server this party is alive while it runs.
     std::optional<BusyHeartbeat> busy;
     if (task.kind() == v1::TASK_KIND_OFFER || task.kind() == v1::TASK_KIND_ALIGN ||
-        task.kind() == v1::TASK_KIND_PRETRAIN ||
-        task.kind() == v1::TASK_KIND_ROUND || task.kind() == v1::TASK_KIND_FINISH) {
+        task.kind() == v1::TASK_KIND_PRETRAIN || task.kind() == v1::TASK_KIND_ROUND ||
+        task.kind() == v1::TASK_KIND_FINISH) {
       busy.emplace(std::chrono::milliseconds(heartbeat_ms_.load()),
                    [this, job_id = task.job_id()] { SendHeartbeat(job_id); });
     }
@@ -320,7 +323,8 @@ absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
 
 absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
   auto job = net::JobConfigFromSpec(spec);
-  if (!job.ok()) return absl::InvalidArgumentError(absl::StrCat("malformed job: ", job.status().message()));
+  if (!job.ok())
+    return absl::InvalidArgumentError(absl::StrCat("malformed job: ", job.status().message()));
   // The policy sees the job as the party would run it (its own R) and the
   // budget the rest of this job would take: the steps its plan charges minus
   // what the ledger already holds for it (a rejoin after a restart).
@@ -346,8 +350,7 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
       const int64_t remaining = std::max<int64_t>(0, plan.steps - charged);
       auto e = ledger_.EpsilonWith(std::vector<dp::LedgerEntry>{
           {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining},
-          {config.job_id, count_round, 1.0, plan.count_noise_multiplier,
-           count_charged ? 0 : 1}});
+          {config.job_id, count_round, 1.0, plan.count_noise_multiplier, count_charged ? 0 : 1}});
       would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
     }
     std::string refusal = PolicyRefusal(config_.policy, config_.data, config, would_be);
@@ -373,10 +376,10 @@ absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
   // declares its own range, which must be the configured one.
   if (dataset->range.min != config_.data.rating_min ||
       dataset->range.max != config_.data.rating_max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data.spec '", config_.data.spec, "' has rating range [", dataset->range.min, ", ",
-        dataset->range.max, "] but data.rating_min/rating_max declare [", config_.data.rating_min,
-        ", ", config_.data.rating_max, "]: make them agree"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("data.spec '", config_.data.spec, "' has rating range [", dataset->range.min,
+                     ", ", dataset->range.max, "] but data.rating_min/rating_max declare [",
+                     config_.data.rating_min, ", ", config_.data.rating_max, "]: make them agree"));
   }
   return dataset;
 }
@@ -443,8 +446,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   }
   if (!federation.ok()) return federation.status();
   if (index >= static_cast<int32_t>(federation->parties.size())) {
-    return absl::InvalidArgumentError(absl::StrCat("data.index ", index,
-                                                   " but the split has ",
+    return absl::InvalidArgumentError(absl::StrCat("data.index ", index, " but the split has ",
                                                    federation->parties.size(), " parties"));
   }
   // The size release is made once per job: a run rebuilt after a restart
@@ -458,8 +460,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   }
   absl::MutexLock lock(&mu_);
   const size_t before = ledger_.entries().size();
-  auto session = fmf::PartySession::Create(std::move(*admitted),
-                                           federation->parties[index],
+  auto session = fmf::PartySession::Create(std::move(*admitted), federation->parties[index],
                                            federation->num_users, federation->num_items, &ledger_,
                                            released_count);
   if (!session.ok()) return session.status();
@@ -640,9 +641,10 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
   }
   const JobRun& run = it->second;
   auto u = std::find(run.user_ids.begin(), run.user_ids.end(), user);
-  if (u == run.user_ids.end()) return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
-  auto recs = run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top,
-                                     include_rated);
+  if (u == run.user_ids.end())
+    return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
+  auto recs =
+      run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top, include_rated);
   if (!recs.ok()) return recs.status();
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [item, score] : *recs) out.emplace_back(run.item_ids[item], score);

@@ -37,9 +37,10 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   }
   auto data = root.GetMap("data");
   if (!data.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        root.Where(), "key 'data' is required: spec, setting, parties, index (see "
-                      "docs/configuration.md)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where(),
+                     "key 'data' is required: spec, setting, parties, index (see "
+                     "docs/configuration.md)"));
   }
   check(data->GetString("spec", &c.data.spec));
   check(data->GetString("setting", &c.data.setting));

@@ -19,12 +19,12 @@ namespace fedmf::party {
 // `parties` under the seeded split (every party of a federation loads the
 // same id space; see docs/configuration.md).
 struct DataRole {
-  std::string spec;                 // movielens:PATH | csv:PATH | synthetic[:...]
-  std::string setting = "hfl";      // hfl | vfl: the split the data follows
+  std::string spec;             // movielens:PATH | csv:PATH | synthetic[:...]
+  std::string setting = "hfl";  // hfl | vfl: the split the data follows
   int32_t parties = 1;
   int32_t index = 0;
   uint64_t seed = 1;
-  std::string vfl_split = "random"; // random | genre
+  std::string vfl_split = "random";  // random | genre
   double test_fraction = 0.1;
   // The party's own declared rating range (required): every rating of the
   // file must lie in it, and the DP sensitivity derives from it alone; a job
@@ -38,11 +38,11 @@ struct DataRole {
 };
 
 struct Policy {
-  double max_epsilon = 8.0;         // total budget of this party's ledger
-  double delta = 1e-5;              // largest delta the party accepts
+  double max_epsilon = 8.0;  // total budget of this party's ledger
+  double delta = 1e-5;       // largest delta the party accepts
   std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
   std::string min_granularity = "rating";  // rating | user (user is stronger)
-  bool allow_non_private = false;   // accept epsilon = inf jobs
+  bool allow_non_private = false;          // accept epsilon = inf jobs
   // Send the Stage-3 test MSE and count in the final PrivacyReport. They are
   // computed on the party's held-out ratings without noise and are not
   // charged to the ledger: a release outside the accounting, so off unless
@@ -51,21 +51,21 @@ struct Policy {
 };
 
 struct PartyConfig {
-  std::string name;                 // certificate name
+  std::string name;  // certificate name
   std::string server = "127.0.0.1:7443";
   std::string server_name = "server";  // the server certificate's name
   net::TlsConfig tls{false, "certs", ""};
   DataRole data;
   Policy policy;
-  std::string state_dir = ".";      // ledger database lives here
+  std::string state_dir = ".";  // ledger database lives here
   std::string admin_listen = "127.0.0.1:0";
   std::string admin_port_file;
   // Operator certificate names allowed on the admin endpoint (recommendations,
   // ledger). Empty = the endpoint refuses everyone (PERMISSION_DENIED).
   std::vector<std::string> admin_operators;
   std::string log_format = "text";
-  std::string metrics_listen;       // host:port of GET /metrics; empty = off
-  std::string metrics_port_file;    // written with the bound metrics port
+  std::string metrics_listen;     // host:port of GET /metrics; empty = off
+  std::string metrics_port_file;  // written with the bound metrics port
   // Local reproducibility seed for the party's noise and sampling (tests,
   // demos). Unset = OS entropy. Never taken from a job: the server must not
   // know the noise. Logged as a warning when set.

@@ -1,5 +1,8 @@
 // fedmf-party: a cross-silo party daemon. Dials out to the server; serves its
 // own admin endpoint (recommendations, ledger) locally.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
 #include <atomic>
 #include <csignal>
 #include <filesystem>
@@ -8,22 +11,19 @@
 #include <optional>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-
 #include "CLI/CLI.hpp"
-#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
+#include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/stop_signal.h"
 #include "party/admin_service.h"
 #include "party/party_agent.h"
 #include "party/party_config.h"
 #include "party/party_metrics.h"
 #include "party/party_store.h"
 #include "party/state_dir_lock.h"
-#include "common/log/log.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-party — a party of an FMF federation", "fedmf-party"};
@@ -88,9 +88,10 @@ int main(int argc, char** argv) {
   }
   fedmf::party::AdminService admin(&agent, config->tls.insecure, config->admin_operators);
   if (!config->tls.insecure && config->admin_operators.empty()) {
-    spdlog::warn("admin_operators is empty: the admin endpoint refuses every caller (list the "
-                 "operator certificate names allowed to read this party's ledger and "
-                 "recommendations)");
+    spdlog::warn(
+        "admin_operators is empty: the admin endpoint refuses every caller (list the "
+        "operator certificate names allowed to read this party's ledger and "
+        "recommendations)");
   }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
@@ -111,9 +112,9 @@ int main(int argc, char** argv) {
   fedmf::party::PartyMetrics party_metrics(&registry);
   std::unique_ptr<fedmf::metrics::HttpExporter> exporter;
   if (!config->metrics_listen.empty()) {
-    auto started = fedmf::metrics::HttpExporter::Start(
-        config->metrics_listen, config->metrics_port_file, &registry,
-        [&] { party_metrics.Refresh(&agent); });
+    auto started =
+        fedmf::metrics::HttpExporter::Start(config->metrics_listen, config->metrics_port_file,
+                                            &registry, [&] { party_metrics.Refresh(&agent); });
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;

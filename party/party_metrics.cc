@@ -8,7 +8,8 @@ PartyMetrics::PartyMetrics(metrics::Registry* r)
       epsilon_budget_(r->AddGauge("fedmf_party_epsilon_budget",
                                   "The party's own ε budget (policy max_epsilon)")),
       rounds_charged_(r->AddCounter("fedmf_party_rounds_completed_total",
-                                    "Privacy charges this party committed and released: one per round, plus one size release per job")) {}
+                                    "Privacy charges this party committed and released: one per "
+                                    "round, plus one size release per job")) {}
 
 void PartyMetrics::Refresh(PartyAgent* agent) {
   const v1::LedgerResponse ledger = agent->LedgerSnapshot();

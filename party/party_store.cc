@@ -60,7 +60,10 @@ absl::Status PartyStore::InsertEntry(const dp::LedgerEntry& e) {
       "INSERT INTO ledger (job_id, round, sample_rate, noise_multiplier, steps) "
       "VALUES (?,?,?,?,?)");
   if (!st.ok()) return st.status();
-  st->Bind(1, e.job_id).Bind(2, e.round).Bind(3, e.sample_rate).Bind(4, e.noise_multiplier)
+  st->Bind(1, e.job_id)
+      .Bind(2, e.round)
+      .Bind(3, e.sample_rate)
+      .Bind(4, e.noise_multiplier)
       .Bind(5, e.steps);
   return st->Run();
 }
@@ -78,11 +81,15 @@ absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::M
     del->Bind(1, entry.job_id).Bind(2, entry.round);
     RETURN_IF_ERROR(del->Run());
   }
-  auto st = db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
+  auto st =
+      db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
   if (!st.ok()) return st.status();
   const std::string blob = store::DoublesToBlob(update.data(), static_cast<size_t>(update.size()));
-  st->Bind(1, entry.job_id).Bind(2, entry.round).Bind(3, static_cast<int64_t>(update.rows()))
-      .Bind(4, static_cast<int64_t>(update.cols())).BindBlob(5, blob.data(), blob.size());
+  st->Bind(1, entry.job_id)
+      .Bind(2, entry.round)
+      .Bind(3, static_cast<int64_t>(update.rows()))
+      .Bind(4, static_cast<int64_t>(update.cols()))
+      .BindBlob(5, blob.data(), blob.size());
   RETURN_IF_ERROR(st->Run());
   return tx.Commit();
 }
@@ -122,7 +129,9 @@ absl::Status PartyStore::SaveAlignment(const std::string& job_id,
   }
   auto st = db_->Prepare("INSERT OR REPLACE INTO alignments (job_id, count, ids) VALUES (?,?,?)");
   if (!st.ok()) return st.status();
-  st->Bind(1, job_id).Bind(2, static_cast<int64_t>(ids.size())).BindBlob(3, blob.data(), blob.size());
+  st->Bind(1, job_id)
+      .Bind(2, static_cast<int64_t>(ids.size()))
+      .BindBlob(3, blob.data(), blob.size());
   return st->Run();
 }
 

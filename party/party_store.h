@@ -36,7 +36,8 @@ class PartyStore {
   // the job rejoins it without a new private set intersection. Replaces an
   // earlier alignment of the same job.
   absl::Status SaveAlignment(const std::string& job_id, const std::vector<std::string>& ids);
-  absl::StatusOr<std::optional<std::vector<std::string>>> Alignment(const std::string& job_id) const;
+  absl::StatusOr<std::optional<std::vector<std::string>>> Alignment(
+      const std::string& job_id) const;
 
  private:
   explicit PartyStore(std::unique_ptr<store::Database> db) : db_(std::move(db)) {}

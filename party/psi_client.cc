@@ -31,7 +31,9 @@ class CertificateVerifier final : public psi::Verifier {
  public:
   CertificateVerifier(std::string ca_pem, std::vector<std::string> ring,
                       std::vector<std::string> certificates)
-      : ca_pem_(std::move(ca_pem)), ring_(std::move(ring)), certificates_(std::move(certificates)) {}
+      : ca_pem_(std::move(ca_pem)),
+        ring_(std::move(ring)),
+        certificates_(std::move(certificates)) {}
   absl::Status Verify(int32_t party, std::span<const uint8_t> message,
                       std::span<const uint8_t> signature) const override {
     if (party < 0 || party >= static_cast<int32_t>(ring_.size())) {
@@ -93,11 +95,9 @@ absl::Status CheckRing(const PsiClientOptions& o) {
   std::multiset<std::string> ring(o.ring.begin(), o.ring.end());
   std::multiset<std::string> roster(o.roster.begin(), o.roster.end());
   if (ring != roster) {
-    return absl::InvalidArgumentError(
-        "the alignment's parties are not the job's roster: refused");
+    return absl::InvalidArgumentError("the alignment's parties are not the job's roster: refused");
   }
-  if (o.index < 0 || o.index >= static_cast<int32_t>(o.ring.size()) ||
-      o.ring[o.index] != o.party) {
+  if (o.index < 0 || o.index >= static_cast<int32_t>(o.ring.size()) || o.ring[o.index] != o.party) {
     return absl::InvalidArgumentError(
         absl::StrCat("the alignment puts this party at position ", o.index, ": refused"));
   }
@@ -184,8 +184,10 @@ absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInter
     signer = std::make_unique<CertificateSigner>(o.tls->key_pem);
     verifier = std::make_unique<CertificateVerifier>(o.tls->ca_cert_pem, o.ring, certificates);
   } else {
-    spdlog::warn("job '{}': private set intersection without certificates (--insecure): the "
-                 "server could inject lists; never in production", o.job_id);
+    spdlog::warn(
+        "job '{}': private set intersection without certificates (--insecure): the "
+        "server could inject lists; never in production",
+        o.job_id);
     signer = std::make_unique<NoSigner>();
     verifier = std::make_unique<NoVerifier>();
   }
@@ -196,8 +198,8 @@ absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInter
   options.threads = o.threads;
   // Keys, blind and shuffle: always OS entropy (no seed reaches a PSI).
   random::Csprng rng = random::Csprng::FromOsEntropy();
-  ASSIGN_OR_RETURN(auto party, psi::PsiParty::Create(std::move(own_ids), options, rng,
-                                                     signer.get(), verifier.get()));
+  ASSIGN_OR_RETURN(auto party, psi::PsiParty::Create(std::move(own_ids), options, rng, signer.get(),
+                                                     verifier.get()));
   // 2. Start, hop the others' lists, finish the own one.
   ASSIGN_OR_RETURN(psi::BlindedList start, party->Start());
   RETURN_IF_ERROR(exchange.Send(ListMessage(start)));
@@ -224,7 +226,8 @@ absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInter
     ASSIGN_OR_RETURN(v1::PsiFetchResponse r, exchange.Fetch());
     for (const v1::PsiList& l : r.lists()) RETURN_IF_ERROR(handle_list(l));
     if (r.has_intersection()) {
-      if (!finished) return absl::FailedPreconditionError("an intersection before this party's tags");
+      if (!finished)
+        return absl::FailedPreconditionError("an intersection before this party's tags");
       ASSIGN_OR_RETURN(std::vector<psi::Point> tags, Decode(r.intersection()));
       intersection = psi::Intersection{std::move(tags)};
     }

@@ -24,11 +24,11 @@
 namespace fedmf::party {
 
 struct PsiClientOptions {
-  std::string party;    // this party's name (its certificate's)
+  std::string party;  // this party's name (its certificate's)
   std::string job_id;
-  std::string session;  // Task.psi_session
-  int32_t index = 0;    // Task.psi_index
-  std::vector<std::string> ring;  // Task.psi_ring, checked against the roster
+  std::string session;              // Task.psi_session
+  int32_t index = 0;                // Task.psi_index
+  std::vector<std::string> ring;    // Task.psi_ring, checked against the roster
   std::vector<std::string> roster;  // the job's roster, as offered
   absl::Duration deadline = absl::Minutes(10);
   int threads = 1;

@@ -26,16 +26,17 @@ absl::StatusOr<std::string> LoadOrCreateStateId(const std::string& state_dir) {
                      });
     if (!hex) {
       return absl::DataLossError(absl::StrCat(
-          path, ": not a party state id (32 hex digits); it names this state directory to the "
-                "server: restore it, or delete it if this directory's party never registered"));
+          path,
+          ": not a party state id (32 hex digits); it names this state directory to the "
+          "server: restore it, or delete it if this directory's party never registered"));
     }
     return id;
   }
   uint8_t bytes[16];
   random::Csprng rng = random::Csprng::FromOsEntropy();
   rng.FillBytes(bytes, sizeof(bytes));
-  const std::string id =
-      absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  const std::string id = absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
   // Written beside and renamed: a crash leaves no half-written id.
   const std::string tmp = path + ".tmp";
   {
@@ -47,7 +48,8 @@ absl::StatusOr<std::string> LoadOrCreateStateId(const std::string& state_dir) {
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
+  if (ec)
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", path, ": ", ec.message()));
   return id;
 }
 

@@ -1,5 +1,8 @@
 // fedmf-aggregator: the semi-honest third party of Hua et al. S3 (sums masked
 // user reports per item mod P, forwards only the sums to fedmf-server).
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -10,19 +13,17 @@
 #include <optional>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-
 #include "CLI/CLI.hpp"
-#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/net/credentials.h"
+#include "common/net/stop_signal.h"
 #include "server/aggregator_service.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)", "fedmf-aggregator"};
+  CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)",
+               "fedmf-aggregator"};
   fedmf::cli::AddVersionFlag(app);
   std::string listen = "0.0.0.0:7445", port_file, log_format = "text";
   fedmf::net::TlsConfig tls{false, "certs", "aggregator"};

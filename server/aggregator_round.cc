@@ -13,7 +13,8 @@ absl::StatusOr<PlannedRound> PlanFromWire(const v1::HuaPlan& req) {
   out.plan = std::move(*plan);
   for (const v1::HuaPlannedUser& u : req.users()) {
     if (u.host().empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("field 'users': user ", u.user(), " has no host"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'users': user ", u.user(), " has no host"));
     }
     out.hosts[u.user()] = u.host();
   }

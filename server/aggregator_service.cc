@@ -21,8 +21,7 @@ bool SameRound(const v1::HuaFlushRequest& open, v1::HuaPhase phase, int32_t roun
 }  // namespace
 
 absl::StatusOr<std::string> AggregatorService::Caller(const grpc::ServerContext& ctx,
-                                                      pki::Role role,
-                                                      const std::string& claimed) {
+                                                      pki::Role role, const std::string& claimed) {
   // Server and operator calls carry no name; device hosts name themselves.
   const bool device = role == pki::Role::kDevice;
   const std::string serves = device ? "device hosts" : pki::RoleToString(role);
@@ -81,9 +80,9 @@ grpc::Status AggregatorService::Submit(grpc::ServerContext* ctx, const v1::HuaRe
   }
   Job& job = it->second;
   if (!SameRound(*job.open, req->phase(), req->round(), req->pass())) {
-    return ToGrpc(absl::FailedPreconditionError(absl::StrCat(
-        "reports for round ", req->round(), " pass ", req->pass(), "; the open round is ",
-        job.open->round(), " pass ", job.open->pass())));
+    return ToGrpc(absl::FailedPreconditionError(
+        absl::StrCat("reports for round ", req->round(), " pass ", req->pass(),
+                     "; the open round is ", job.open->round(), " pass ", job.open->pass())));
   }
   v1::HuaReportBatch kept;  // --record-for-tests
   for (const v1::HuaMaskedReport& r : req->reports()) {
@@ -108,9 +107,8 @@ grpc::Status AggregatorService::Submit(grpc::ServerContext* ctx, const v1::HuaRe
     job.recorded.push_back(std::move(kept));
   }
   if (resp->rejected_size() > 0) {
-    spdlog::warn("job '{}' round {}/{}: host '{}': {} report(s) rejected, first: {}",
-                 req->job_id(), req->round(), req->pass(), *host, resp->rejected_size(),
-                 resp->rejected(0));
+    spdlog::warn("job '{}' round {}/{}: host '{}': {} report(s) rejected, first: {}", req->job_id(),
+                 req->round(), req->pass(), *host, resp->rejected_size(), resp->rejected(0));
   }
   return grpc::Status::OK;
 }
@@ -122,9 +120,9 @@ grpc::Status AggregatorService::Flush(grpc::ServerContext* ctx, const v1::HuaFlu
   auto it = jobs_.find(req->job_id());
   if (it == jobs_.end() || !it->second.open.has_value() ||
       !SameRound(*it->second.open, req->phase(), req->round(), req->pass())) {
-    return ToGrpc(absl::FailedPreconditionError(
-        absl::StrCat("job '", req->job_id(), "': round ", req->round(), " pass ", req->pass(),
-                     " is not open at the aggregator")));
+    return ToGrpc(absl::FailedPreconditionError(absl::StrCat("job '", req->job_id(), "': round ",
+                                                             req->round(), " pass ", req->pass(),
+                                                             " is not open at the aggregator")));
   }
   Job& job = it->second;
   auto forward = job.third_party->Flush();

@@ -2,11 +2,11 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
 #include "server/size_limits.h"
-#include "common/log/log.h"
 
 namespace fedmf::server {
 
@@ -17,8 +17,7 @@ absl::StatusOr<std::string> CoordinatorService::Caller(const grpc::ServerContext
   return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kParty, "party", "parties"}, claimed);
 }
 
-grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx,
-                                          const v1::RegisterRequest* req,
+grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                                           v1::RegisterResponse* resp) {
   auto party = Caller(*ctx, req->party());
   if (!party.ok()) return ToGrpc(party.status());
@@ -157,15 +156,14 @@ absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
   if (!id.ok()) return id.status();
   // Operators only: the server's own certificate is not an operator's.
   if (id->role != pki::Role::kOperator) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "certificate '", id->name, "' has role ", pki::RoleToString(id->role),
-        "; operator commands need an operator certificate"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("certificate '", id->name, "' has role ", pki::RoleToString(id->role),
+                     "; operator commands need an operator certificate"));
   }
   return absl::OkStatus();
 }
 
-grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx,
-                                        const v1::SubmitJobRequest* req,
+grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                                         v1::SubmitJobResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
   // Every setting's declared sizes, before any job state is allocated.
@@ -210,9 +208,10 @@ grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::Canc
                                         v1::CancelJobResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
   if (jobs_.IsDeviceJob(req->job_id())) {
-    return ToGrpc(absl::UnimplementedError(absl::StrCat(
-        "job '", req->job_id(), "' is a device job (lfl / hua-s3): cancel works for cross-silo "
-        "jobs; device jobs end at their own deadlines")));
+    return ToGrpc(absl::UnimplementedError(
+        absl::StrCat("job '", req->job_id(),
+                     "' is a device job (lfl / hua-s3): cancel works for cross-silo "
+                     "jobs; device jobs end at their own deadlines")));
   }
   auto id = net::PeerIdentityOf(*ctx);
   const std::string by = id.ok() ? id->name : std::string("(insecure)");
@@ -222,8 +221,7 @@ grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::Canc
   return grpc::Status::OK;
 }
 
-grpc::Status OperatorService::ListParties(grpc::ServerContext* ctx,
-                                          const v1::ListPartiesRequest*,
+grpc::Status OperatorService::ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest*,
                                           v1::ListPartiesResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
   *resp = coordinator_->ListParties();

@@ -11,11 +11,11 @@
 #include "absl/status/statusor.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
-#include "server/poll_limiter.h"
 #include "server/hua_runner.h"
 #include "server/job_coordinator.h"
 #include "server/job_directory.h"
 #include "server/lfl_coordinator.h"
+#include "server/poll_limiter.h"
 
 namespace fedmf::server {
 

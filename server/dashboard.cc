@@ -19,9 +19,11 @@ metrics::HttpReply Html(int status, std::string body) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(
-    const std::string& listen, const std::string& port_file, JobCoordinator* fmf,
-    LflCoordinator* lfl, HuaRunner* hua) {
+absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(const std::string& listen,
+                                                                    const std::string& port_file,
+                                                                    JobCoordinator* fmf,
+                                                                    LflCoordinator* lfl,
+                                                                    HuaRunner* hua) {
   const JobDirectory jobs(fmf, lfl, hua);
   metrics::HttpHandler index = [jobs, fmf](const std::vector<std::string>&) {
     auto list = jobs.List();
@@ -32,8 +34,8 @@ absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(
     auto status = jobs.Get(captures.at(1));
     if (!status.ok()) {
       return Html(absl::IsNotFound(status.status()) ? 404 : 500,
-                  DashboardErrorHtml(absl::StrCat("job '", captures.at(1),
-                                                  "': ", status.status().message())));
+                  DashboardErrorHtml(
+                      absl::StrCat("job '", captures.at(1), "': ", status.status().message())));
     }
     return Html(200, DashboardJobHtml(*status));
   };

@@ -18,9 +18,11 @@ class HuaRunner;
 
 // `listen` was checked by CheckDashboardListen (server_config.h). The
 // runners are not owned and must outlive the returned server.
-absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(
-    const std::string& listen, const std::string& port_file, JobCoordinator* fmf,
-    LflCoordinator* lfl, HuaRunner* hua);
+absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(const std::string& listen,
+                                                                    const std::string& port_file,
+                                                                    JobCoordinator* fmf,
+                                                                    LflCoordinator* lfl,
+                                                                    HuaRunner* hua);
 
 }  // namespace fedmf::server
 

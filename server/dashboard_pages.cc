@@ -18,10 +18,11 @@ using plot::EscapeXml;
 std::string Page(const std::string& title, const std::string& body, int refresh_seconds) {
   return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-      refresh_seconds > 0 ? absl::StrFormat("<meta http-equiv=\"refresh\" content=\"%d\">",
-                                            refresh_seconds)
-                          : "",
-      "<title>", EscapeXml(title), "</title><style>"
+      refresh_seconds > 0
+          ? absl::StrFormat("<meta http-equiv=\"refresh\" content=\"%d\">", refresh_seconds)
+          : "",
+      "<title>", EscapeXml(title),
+      "</title><style>"
       "body{font-family:sans-serif;margin:1.5em;color:#222}"
       "table{border-collapse:collapse;margin:0.5em 0 1.5em}"
       "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}"
@@ -49,14 +50,16 @@ std::string SettingName(const v1::JobStatus& job) {
 
 std::string DashboardIndexHtml(const std::vector<v1::JobStatus>& jobs,
                                const v1::ListPartiesResponse& parties) {
-  std::string body = "<h1>fedmf-server</h1>\n<h2>Parties</h2>\n<table id=\"parties\">"
-                     "<tr><th>party</th><th>liveness</th></tr>\n";
+  std::string body =
+      "<h1>fedmf-server</h1>\n<h2>Parties</h2>\n<table id=\"parties\">"
+      "<tr><th>party</th><th>liveness</th></tr>\n";
   for (const v1::PartyStatus& p : parties.parties()) {
     absl::StrAppend(&body, "<tr class=\"party\" data-party=\"", EscapeXml(p.name()), "\"><td>",
                     EscapeXml(p.name()), "</td><td>", Live(p.connected()), "</td></tr>\n");
   }
-  absl::StrAppend(&body, "</table>\n<h2>Jobs</h2>\n<table id=\"jobs\"><tr><th>job</th>"
-                         "<th>setting</th><th>state</th><th>rounds</th><th>parties</th></tr>\n");
+  absl::StrAppend(&body,
+                  "</table>\n<h2>Jobs</h2>\n<table id=\"jobs\"><tr><th>job</th>"
+                  "<th>setting</th><th>state</th><th>rounds</th><th>parties</th></tr>\n");
   for (const v1::JobStatus& job : jobs) {
     const std::string id = EscapeXml(job.spec().job_id());
     absl::StrAppend(&body, "<tr class=\"job\" data-job=\"", id, "\"><td><a href=\"/jobs/", id,
@@ -84,16 +87,16 @@ std::string DashboardJobHtml(const v1::JobStatus& job, int refresh_seconds) {
                     EscapeXml(p.name()), "</td><td>", EscapeXml(net::PartyWord(p)),
                     "</td><td class=\"job-epsilon\">", Number(p.job_epsilon()),
                     "</td><td class=\"ledger-epsilon\">", Number(p.epsilon_spent()),
-                    "</td><td class=\"test-mse\">",
-                    p.test_mse() >= 0 ? Number(p.test_mse()) : "-", "</td><td>",
-                    Live(p.connected()), "</td></tr>\n");
+                    "</td><td class=\"test-mse\">", p.test_mse() >= 0 ? Number(p.test_mse()) : "-",
+                    "</td><td>", Live(p.connected()), "</td></tr>\n");
   }
   absl::StrAppend(&body, "</table>\n<h2>Per round</h2>\n");
   for (const plot::LineChart& chart : net::JobRoundCharts(job)) {
     absl::StrAppend(&body, "<div class=\"chart-box\">", plot::SvgChart(chart), "</div>\n");
   }
-  absl::StrAppend(&body, "<table id=\"rounds\"><tr><th>round</th><th>seconds</th>"
-                         "<th>contributors</th><th>missing</th></tr>\n");
+  absl::StrAppend(&body,
+                  "<table id=\"rounds\"><tr><th>round</th><th>seconds</th>"
+                  "<th>contributors</th><th>missing</th></tr>\n");
   for (const v1::RoundRecord& r : job.rounds()) {
     absl::StrAppend(&body, "<tr data-round=\"", r.round() + 1, "\"><td>", r.round() + 1,
                     "</td><td>", Number(r.seconds(), "%.3f"), "</td><td>",
@@ -101,14 +104,14 @@ std::string DashboardJobHtml(const v1::JobStatus& job, int refresh_seconds) {
                     EscapeXml(absl::StrJoin(r.missing(), ", ")), "</td></tr>\n");
   }
   absl::StrAppend(&body, "</table>\n");
-  const bool ended =
-      job.state() == v1::JOB_STATE_FINISHED || job.state() == v1::JOB_STATE_FAILED;
+  const bool ended = job.state() == v1::JOB_STATE_FINISHED || job.state() == v1::JOB_STATE_FAILED;
   return Page(absl::StrCat("job ", job.spec().job_id()), body, ended ? 0 : refresh_seconds);
 }
 
 std::string DashboardErrorHtml(const std::string& message) {
-  return Page("fedmf-server", absl::StrCat("<p><a href=\"/\">all jobs</a></p>\n<p id=\"error\">",
-                                           EscapeXml(message), "</p>\n"),
+  return Page("fedmf-server",
+              absl::StrCat("<p><a href=\"/\">all jobs</a></p>\n<p id=\"error\">",
+                           EscapeXml(message), "</p>\n"),
               0);
 }
 

@@ -10,9 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "fedmf/v1/device.grpc.pb.h"
-#include "server/poll_limiter.h"
 #include "server/coordinator_service.h"
 #include "server/lfl_coordinator.h"
+#include "server/poll_limiter.h"
 
 namespace fedmf::server {
 

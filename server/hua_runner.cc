@@ -22,9 +22,7 @@ v1::JobState WireState(HuaJobState s) {
   return v1::JOB_STATE_UNSPECIFIED;
 }
 
-bool Terminal(HuaJobState s) {
-  return s == HuaJobState::kFinished || s == HuaJobState::kFailed;
-}
+bool Terminal(HuaJobState s) { return s == HuaJobState::kFinished || s == HuaJobState::kFailed; }
 
 absl::Duration SecondsOr(double s, absl::Duration fallback) {
   return s > 0 ? absl::Seconds(s) : fallback;
@@ -37,7 +35,9 @@ HuaRunner::HuaRunner(HuaRunnerOptions options, AggregatorLinkFactory links)
 
 HuaRunner::~HuaRunner() { Stop(); }
 
-void HuaRunner::Start() { thread_ = std::thread([this] { Loop(); }); }
+void HuaRunner::Start() {
+  thread_ = std::thread([this] { Loop(); });
+}
 
 void HuaRunner::Stop() {
   {
@@ -67,8 +67,8 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   c.num_items = job->num_items;
   if (job->has_seed) c.seed = job->seed;
   for (const v1::DeviceGrant& g : spec.hua().grants()) {
-    c.grants.push_back({g.host(), static_cast<int32_t>(g.first_device()),
-                        static_cast<int32_t>(g.count())});
+    c.grants.push_back(
+        {g.host(), static_cast<int32_t>(g.first_device()), static_cast<int32_t>(g.count())});
   }
   c.expected_users = spec.hua().expected_users();
   c.join_deadline = SecondsOr(spec.hua().join_deadline_seconds(), c.join_deadline);

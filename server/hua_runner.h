@@ -43,7 +43,7 @@ using AggregatorLinkFactory =
     std::function<absl::StatusOr<std::unique_ptr<AggregatorLink>>(const std::string& address)>;
 
 struct HuaRunnerOptions {
-  absl::Duration poll = absl::Seconds(2);       // long-poll length for hosts
+  absl::Duration poll = absl::Seconds(2);  // long-poll length for hosts
   absl::Duration liveness = absl::Seconds(10);
   absl::Duration tick = absl::Milliseconds(20);  // how often deadlines are checked
   absl::Duration aggregator_retry = absl::Seconds(1);

@@ -33,9 +33,9 @@ absl::StatusOr<std::unique_ptr<HuaS3Job>> HuaS3Job::Create(HuaS3Config config, a
   // its masks and H_j from the OS CSPRNG.
   const random::Csprng root = job->config_.seed ? random::Csprng::FromSeed(*job->config_.seed)
                                                 : random::Csprng::FromOsEntropy();
-  auto rec = hua::Recommender::Create(job->config_.params, job->config_.num_items,
-                                      job->config_.range, &job->codec_,
-                                      hua::RecommenderStream(root));
+  auto rec =
+      hua::Recommender::Create(job->config_.params, job->config_.num_items, job->config_.range,
+                               &job->codec_, hua::RecommenderStream(root));
   if (!rec.ok()) return rec.status();
   job->recommender_.emplace(std::move(*rec));
   return job;
@@ -77,14 +77,13 @@ absl::StatusOr<int32_t> HuaS3Job::Register(const std::string& host,
   // Validate the whole batch before registering any of it.
   std::set<int32_t> seen;
   for (const hua::UserHello& u : users) {
-    const bool granted = std::any_of(config_.grants.begin(), config_.grants.end(),
-                                     [&](const HuaGrant& g) {
-                                       return g.host == host && u.user >= g.first_user &&
-                                              u.user - g.first_user < g.count;
-                                     });
+    const bool granted =
+        std::any_of(config_.grants.begin(), config_.grants.end(), [&](const HuaGrant& g) {
+          return g.host == host && u.user >= g.first_user && u.user - g.first_user < g.count;
+        });
     if (!granted) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "host '", host, "' is not granted user ", u.user, " in job '", config_.job_id, "'"));
+      return absl::PermissionDeniedError(absl::StrCat("host '", host, "' is not granted user ",
+                                                      u.user, " in job '", config_.job_id, "'"));
     }
     if (!seen.insert(u.user).second || user_host_.count(u.user)) {
       return absl::AlreadyExistsError(absl::StrCat("user ", u.user, " registered twice"));
@@ -95,9 +94,9 @@ absl::StatusOr<int32_t> HuaS3Job::Register(const std::string& host,
     for (size_t k = 0; k < u.items.size(); ++k) {
       if (u.items[k] < 0 || u.items[k] >= config_.num_items ||
           (k > 0 && u.items[k] <= u.items[k - 1])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "user ", u.user, ": items must be sorted, distinct and in [0, ", config_.num_items,
-            ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("user ", u.user, ": items must be sorted, distinct and in [0, ",
+                         config_.num_items, ")"));
       }
     }
   }
@@ -119,8 +118,8 @@ absl::Status HuaS3Job::Start(absl::Time now) {
                              ? p.join_prob / (p.join_prob + p.leave_prob)
                              : 1.0;
   // The same stream as the protocol driver's, so a seeded job matches it.
-  const random::Csprng root = config_.seed ? random::Csprng::FromSeed(*config_.seed)
-                                           : random::Csprng::FromOsEntropy();
+  const random::Csprng root =
+      config_.seed ? random::Csprng::FromSeed(*config_.seed) : random::Csprng::FromOsEntropy();
   pool_.emplace(std::move(users), initial, p.join_prob, p.leave_prob,
                 hua::DynamicsStream(root).Fork("pool"));
   state_ = HuaJobState::kRunning;
@@ -161,8 +160,7 @@ HuaHostTasks HuaS3Job::TasksFor(const std::string& host, absl::Time now) {
 
 absl::Status HuaS3Job::MarkDone(const std::string& host, hua::Phase phase, int32_t round,
                                 int32_t pass, const std::vector<int32_t>& users) {
-  if (!open_.has_value() || open_->phase != phase || open_->round != round ||
-      open_->pass != pass) {
+  if (!open_.has_value() || open_->phase != phase || open_->round != round || open_->pass != pass) {
     return absl::FailedPreconditionError(
         absl::StrCat("round ", round, " pass ", pass, " is not open (stale or replayed)"));
   }
@@ -253,8 +251,8 @@ HuaAction HuaS3Job::BuildNext(absl::Time now) {
             Fail(std::string(stats.status().message()));
             return {};
           }
-          log_.push_back({stats->iteration, 0, *stats,
-                          absl::ToDoubleSeconds(now - iteration_started_)});
+          log_.push_back(
+              {stats->iteration, 0, *stats, absl::ToDoubleSeconds(now - iteration_started_)});
           stage_ = Stage::kStartIteration;
           break;
         }
@@ -383,8 +381,8 @@ absl::StatusOr<mf::Matrix> HuaS3Job::FinalItems(const std::string& host) const {
   return recommender_->item_profiles();
 }
 
-absl::Status HuaS3Job::ReportResult(const std::string& host, int64_t count, double mse,
-                                    double mae, absl::Time now) {
+absl::Status HuaS3Job::ReportResult(const std::string& host, int64_t count, double mse, double mae,
+                                    absl::Time now) {
   last_seen_[host] = now;
   if (state_ != HuaJobState::kFinishing) {
     return absl::FailedPreconditionError("results are reported after the last iteration");

@@ -67,10 +67,10 @@ const char* HuaJobStateName(HuaJobState s);
 // What the runner must do with the aggregator now.
 struct HuaAction {
   enum Kind { kNone, kBegin, kFlush, kEndJob } kind = kNone;
-  hua::AggregationPlan plan;              // kBegin
-  std::map<int32_t, std::string> hosts;   // kBegin: who speaks for each planned user
+  hua::AggregationPlan plan;                  // kBegin
+  std::map<int32_t, std::string> hosts;       // kBegin: who speaks for each planned user
   hua::Phase phase = hua::Phase::kIteration;  // kFlush
-  int32_t round = 0, pass = 0;            // kFlush
+  int32_t round = 0, pass = 0;                // kFlush
 };
 
 // A host's requests in the open round.
@@ -108,9 +108,9 @@ class HuaS3Job {
 
   // ---- the runner
   HuaAction NextAction(absl::Time now);
-  void Begun();                                   // the aggregator accepted the plan
+  void Begun();  // the aggregator accepted the plan
   absl::Status Flushed(const hua::AggregateForward& forward, absl::Time now);
-  void EndedAtAggregator(absl::Time now);         // after kEndJob
+  void EndedAtAggregator(absl::Time now);  // after kEndJob
   void Fail(const std::string& why);
 
   // ---- status

@@ -4,10 +4,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
+#include "common/net/client_context.h"
 #include "common/net/hua_codec.h"
 
 namespace fedmf::server {
@@ -68,10 +68,10 @@ class GrpcAggregatorLink final : public AggregatorLink {
 
 AggregatorLinkFactory MakeGrpcAggregatorLinks(net::TlsConfig tls,
                                               std::string aggregator_cert_name) {
-  return [tls, aggregator_cert_name](const std::string& address)
-             -> absl::StatusOr<std::unique_ptr<AggregatorLink>> {
-    auto channel = net::MakeChannel(address, tls,
-                                   net::ExpectedPeer{aggregator_cert_name, pki::Role::kAggregator});
+  return [tls, aggregator_cert_name](
+             const std::string& address) -> absl::StatusOr<std::unique_ptr<AggregatorLink>> {
+    auto channel = net::MakeChannel(
+        address, tls, net::ExpectedPeer{aggregator_cert_name, pki::Role::kAggregator});
     if (!channel.ok()) return channel.status();
     return std::unique_ptr<AggregatorLink>(new GrpcAggregatorLink(*channel));
   };

@@ -10,8 +10,8 @@
 #include "absl/status/statusor.h"
 #include "common/net/credentials.h"
 #include "fedmf/v1/hua.grpc.pb.h"
-#include "server/poll_limiter.h"
 #include "server/hua_runner.h"
+#include "server/poll_limiter.h"
 
 namespace fedmf::server {
 

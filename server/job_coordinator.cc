@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "common/net/job_codec.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
+#include "common/net/job_codec.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::server {
@@ -115,8 +115,8 @@ absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
       // Non-acceptors keep a placeholder weight; they never submit.
       infos.push_back({p.name, p.accepted ? p.weight : 1.0});
     }
-    auto session = fmf::ServerSession::Restore(job.config, infos, job.stored.round,
-                                               *job.stored.shared);
+    auto session =
+        fmf::ServerSession::Restore(job.config, infos, job.stored.round, *job.stored.shared);
     if (!session.ok()) return session.status();
     job.session.emplace(std::move(*session));
   }
@@ -153,9 +153,8 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
   }
   if (!unknown.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "field 'roster': ", absl::StrJoin(unknown, ", "),
-        unknown.size() == 1 ? " is" : " are", " not in this server's allowed_parties (",
-        absl::StrJoin(options_.allowed_parties, ", "),
+        "field 'roster': ", absl::StrJoin(unknown, ", "), unknown.size() == 1 ? " is" : " are",
+        " not in this server's allowed_parties (", absl::StrJoin(options_.allowed_parties, ", "),
         "): fix the name, or add the party to allowed_parties in the server config"));
   }
   if (spec.min_parties() < 0 || spec.min_parties() > spec.roster_size()) {
@@ -264,8 +263,8 @@ absl::StatusOr<v1::JobState> JobCoordinator::CancelJob(const std::string& job_id
         "job '", job_id, "' has ended (", v1::JobState_Name(stored.state), "): nothing to cancel"));
   }
   // Queued behind the active job: it never started, so nobody was offered it.
-  RETURN_IF_ERROR(store_->SetJobState(job_id, v1::JOB_STATE_FAILED,
-                                      absl::StrCat(why, " before it started")));
+  RETURN_IF_ERROR(
+      store_->SetJobState(job_id, v1::JOB_STATE_FAILED, absl::StrCat(why, " before it started")));
   spdlog::info("job '{}' {} before it started", job_id, why);
   changed_.notify_all();
   return v1::JOB_STATE_WAITING;
@@ -303,10 +302,12 @@ absl::Status JobCoordinator::Register(const std::string& party, const std::strin
   if (held != state_ids_.end() && held->second != state_id && LiveLocked(party)) {
     spdlog::warn("refused a second registration of '{}' from another state directory", party);
     return absl::AlreadyExistsError(absl::StrCat(
-        "party '", party, "' is already connected from another state directory (another "
+        "party '", party,
+        "' is already connected from another state directory (another "
         "fedmf-party process with this certificate): two processes would train and spend the "
         "budget twice; stop the other one (this registration is accepted once it has been silent "
-        "for ", absl::FormatDuration(options_.liveness), ")"));
+        "for ",
+        absl::FormatDuration(options_.liveness), ")"));
   }
   const bool known = last_seen_.count(party) > 0;
   last_seen_[party] = absl::Now();
@@ -386,8 +387,7 @@ v1::Task JobCoordinator::ComputeTaskLocked(const std::string& party) const {
         *task.mutable_spec() = job_->stored.spec;
       }
       break;
-    default:
-      break;
+    default: break;
   }
   return task;
 }
@@ -501,8 +501,9 @@ absl::StatusOr<mf::Matrix> JobCoordinator::SharedFor(const std::string& party,
   return job_->session->shared();
 }
 
-absl::StatusOr<std::pair<int32_t, int32_t>> JobCoordinator::UploadShape(
-    const std::string& party, const std::string& job_id, int32_t round) {
+absl::StatusOr<std::pair<int32_t, int32_t>> JobCoordinator::UploadShape(const std::string& party,
+                                                                        const std::string& job_id,
+                                                                        int32_t round) {
   std::unique_lock lock(mu_);
   auto idx = RosterIndexLocked(party, job_id);
   if (!idx.ok()) return idx.status();
@@ -511,8 +512,8 @@ absl::StatusOr<std::pair<int32_t, int32_t>> JobCoordinator::UploadShape(
   }
   if (round != job_->session->round() ||
       job_->session->phase() != fmf::ServerSession::Phase::kRoundOpen) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "field 'round': ", round, " is not the open round ", job_->session->round()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'round': ", round, " is not the open round ", job_->session->round()));
   }
   return std::make_pair(static_cast<int32_t>(job_->session->shared().rows()),
                         static_cast<int32_t>(job_->session->shared().cols()));
@@ -555,9 +556,9 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
   // A report follows the party's upload of `round` or its Stage 3 (round =
   // the final one): never ahead of the job, so junk cannot grow the history.
   if (report.round() < 0 || report.round() > job_->stored.round) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "field 'round': %d is not a round of job '%s' so far (0..%d)", report.round(),
-        report.job_id(), job_->stored.round));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("field 'round': %d is not a round of job '%s' so far (0..%d)",
+                        report.round(), report.job_id(), job_->stored.round));
   }
   // Metrics are the party's opt-in (policy report_metrics): absent = unknown.
   if (report.has_test_mse() || report.has_test_count()) {
@@ -633,9 +634,9 @@ absl::Status JobCoordinator::StartRunningLocked() {
     ++accepted;
     const int32_t rows = vertical ? p.global_users : p.global_items;
     if (shared_rows >= 0 && rows != shared_rows) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "parties disagree on the shared dimension (", shared_rows, " vs ", rows, " from '",
-          p.name, "')"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("parties disagree on the shared dimension (", shared_rows, " vs ", rows,
+                       " from '", p.name, "')"));
     }
     shared_rows = rows;
   }
@@ -647,14 +648,14 @@ absl::Status JobCoordinator::StartRunningLocked() {
         refusals.push_back(absl::StrCat(p.name, ": ", p.replied ? p.refusal : "no reply"));
       }
     }
-    return absl::FailedPreconditionError(absl::StrCat(
-        accepted, " of ", job.stored.parties.size(), " parties accepted, ", min_parties,
-        " needed (", absl::StrJoin(refusals, "; "), ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(accepted, " of ", job.stored.parties.size(), " parties accepted, ",
+                     min_parties, " needed (", absl::StrJoin(refusals, "; "), ")"));
   }
   // Replies were bounded one by one; the matrix they imply is bounded too.
-  if (auto s = CheckBound("shared matrix values (rows x dim)",
-                          int64_t{shared_rows} * job.config.dim, "max_matrix_values",
-                          options_.limits.max_matrix_values);
+  if (auto s =
+          CheckBound("shared matrix values (rows x dim)", int64_t{shared_rows} * job.config.dim,
+                     "max_matrix_values", options_.limits.max_matrix_values);
       !s.ok()) {
     return s;
   }
@@ -670,8 +671,8 @@ absl::Status JobCoordinator::StartRunningLocked() {
   job.stored.state = v1::JOB_STATE_RUNNING;
   job.stored.round = 0;
   job.stored.shared = job.session->shared();
-  spdlog::info("job '{}' running with {} parties, shared matrix {}x{}",
-               job.stored.spec.job_id(), accepted, shared_rows, job.config.dim);
+  spdlog::info("job '{}' running with {} parties, shared matrix {}x{}", job.stored.spec.job_id(),
+               accepted, shared_rows, job.config.dim);
   return absl::OkStatus();
 }
 
@@ -723,7 +724,8 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     }
     if (!any) {
       if (deadline) {
-        FailJobLocked(absl::StrCat("round ", session.round(), ": no party answered before the deadline"));
+        FailJobLocked(
+            absl::StrCat("round ", session.round(), ": no party answered before the deadline"));
         return true;
       }
       return false;
@@ -744,9 +746,8 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     }
     const int32_t min_parties = std::max(1, job.stored.spec.min_parties());
     if (static_cast<int32_t>(summary->contributors.size()) < min_parties) {
-      FailJobLocked(absl::StrCat("round ", summary->round, ": only ",
-                                 summary->contributors.size(), " parties answered, ",
-                                 min_parties, " needed"));
+      FailJobLocked(absl::StrCat("round ", summary->round, ": only ", summary->contributors.size(),
+                                 " parties answered, ", min_parties, " needed"));
       return true;
     }
     if (auto s = store_->CommitRound(job.stored.spec.job_id(), record, session.shared()); !s.ok()) {
@@ -761,12 +762,11 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
     ++counters_.rounds_completed;
     counters_.dropouts += record.missing_size();
     if (options_.on_round) options_.on_round(record);
-    spdlog::info("job '{}' round {}/{} closed in {:.2f}s: {} contributors{}",
-                 job.stored.spec.job_id(), summary->round + 1, session.total_rounds(), seconds,
-                 record.contributors_size(),
-                 record.missing_size() > 0
-                     ? absl::StrCat(", missing ", absl::StrJoin(record.missing(), ","))
-                     : std::string());
+    spdlog::info(
+        "job '{}' round {}/{} closed in {:.2f}s: {} contributors{}", job.stored.spec.job_id(),
+        summary->round + 1, session.total_rounds(), seconds, record.contributors_size(),
+        record.missing_size() > 0 ? absl::StrCat(", missing ", absl::StrJoin(record.missing(), ","))
+                                  : std::string());
     job.phase_started = now;
     return true;
   }
@@ -778,8 +778,10 @@ bool JobCoordinator::AdvanceLocked(std::unique_lock<std::mutex>&) {
   if (waiting && now - job.phase_started < options_.finish_deadline) return false;
   if (absl::Status s = store_->SetJobState(job.stored.spec.job_id(), v1::JOB_STATE_FINISHED);
       !s.ok()) {
-    spdlog::error("job '{}': could not store its FINISHED state ({}); a restart will run its "
-                  "finish phase again", job.stored.spec.job_id(), s.message());
+    spdlog::error(
+        "job '{}': could not store its FINISHED state ({}); a restart will run its "
+        "finish phase again",
+        job.stored.spec.job_id(), s.message());
   }
   spdlog::info("job '{}' finished", job.stored.spec.job_id());
   ++counters_.jobs_finished;
@@ -832,8 +834,8 @@ bool JobCoordinator::AdvanceAlignmentLocked(absl::Time now, bool* waiting) {
   for (const StoredParty& p : job.stored.parties) all_replied &= p.replied;
   if (all_replied) {
     *waiting = false;  // every party sent its sizes: start as any job
-    spdlog::info("job '{}': users aligned; sets of {} users, {} shared",
-                 job.stored.spec.job_id(), absl::StrJoin(job.psi->set_sizes(), ", "),
+    spdlog::info("job '{}': users aligned; sets of {} users, {} shared", job.stored.spec.job_id(),
+                 absl::StrJoin(job.psi->set_sizes(), ", "),
                  job.psi->intersection_size().value_or(0));
     return false;
   }

@@ -40,12 +40,12 @@
 namespace fedmf::server {
 
 struct CoordinatorOptions {
-  absl::Duration poll = absl::Seconds(2);            // long-poll length
-  absl::Duration liveness = absl::Seconds(10);       // silent longer = not waited for
+  absl::Duration poll = absl::Seconds(2);       // long-poll length
+  absl::Duration liveness = absl::Seconds(10);  // silent longer = not waited for
   absl::Duration offer_deadline = absl::Seconds(60);
   absl::Duration finish_deadline = absl::Seconds(120);
   absl::Duration default_round_deadline = absl::Seconds(120);
-  std::vector<std::string> allowed_parties;          // empty = any certified party
+  std::vector<std::string> allowed_parties;  // empty = any certified party
   // Local reproducibility seed of the server's own randomness (initial shared
   // matrix); unset = OS entropy. Jobs never carry one.
   std::optional<uint64_t> seed;
@@ -103,8 +103,7 @@ class JobCoordinator {
                                        int32_t round);
   // Shape an upload for (job, round) must have; checks roster and round.
   absl::StatusOr<std::pair<int32_t, int32_t>> UploadShape(const std::string& party,
-                                                          const std::string& job_id,
-                                                          int32_t round);
+                                                          const std::string& job_id, int32_t round);
   absl::Status SubmitUpdate(const std::string& party, const std::string& job_id, int32_t round,
                             const mf::Matrix& update);
   absl::Status ReportPrivacy(const std::string& party, const v1::PrivacyReport& report);

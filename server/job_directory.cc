@@ -39,8 +39,7 @@ absl::StatusOr<std::vector<v1::JobStatus>> JobDirectory::List() const {
 }
 
 bool JobDirectory::IsDeviceJob(const std::string& job_id) const {
-  return (hua_ != nullptr && hua_->Has(job_id)) ||
-         (lfl_ != nullptr && lfl_->GetJob(job_id).ok());
+  return (hua_ != nullptr && hua_->Has(job_id)) || (lfl_ != nullptr && lfl_->GetJob(job_id).ok());
 }
 
 }  // namespace fedmf::server

@@ -90,14 +90,14 @@ void LflCoordinator::PersistLocked() {
   for (const v1::LflIterationRecord& r : job_->TakeFinishedIterations()) {
     if (auto s = store_->CommitIteration(job_->job_id(), r, job_->model(), job_->status());
         !s.ok()) {
-      spdlog::error("LFL job '{}': cannot persist iteration {}: {}", job_->job_id(),
-                    r.iteration(), s.message());
+      spdlog::error("LFL job '{}': cannot persist iteration {}: {}", job_->job_id(), r.iteration(),
+                    s.message());
     }
   }
   if (job_->stage() != persisted_stage_) {
     persisted_stage_ = job_->stage();
-    if (auto s = store_->SaveJob(job_->job_id(), StateOf(job_->stage()), job_->error(),
-                                 job_->status());
+    if (auto s =
+            store_->SaveJob(job_->job_id(), StateOf(job_->stage()), job_->error(), job_->status());
         !s.ok()) {
       spdlog::error("LFL job '{}': cannot persist its state: {}", job_->job_id(), s.message());
     }
@@ -179,16 +179,16 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
   return idle;
 }
 
-absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host,
-                                                 const std::string& job_id, int32_t iteration) {
+absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host, const std::string& job_id,
+                                                 int32_t iteration) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(job_id));
   job_->Touch(host, absl::Now());
   return job_->Model(host, iteration);
 }
 
-absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(
-    const std::string& host, const v1::BatchHeader& header) {
+absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(const std::string& host,
+                                                                    const v1::BatchHeader& header) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   job_->Touch(host, absl::Now());

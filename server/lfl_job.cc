@@ -36,9 +36,9 @@ absl::StatusOr<secagg::GraphParameters> Parameters(bool complete, bool active, d
     req.adversary = secagg::AdversaryModel::kSemiMalicious;
     req.corrupt_rate = corrupt_rate;
   }
-  absl::StatusOr<secagg::GraphParameters> p =
-      complete ? secagg::ChooseCompleteGraphParameters(n, req)
-               : secagg::ChooseSecAggPlusParameters(n, req);
+  absl::StatusOr<secagg::GraphParameters> p = complete
+                                                  ? secagg::ChooseCompleteGraphParameters(n, req)
+                                                  : secagg::ChooseSecAggPlusParameters(n, req);
   if (!p.ok()) return p.status();
   p->min_survivors = static_cast<int>(min_survivors);
   p->threshold = std::min(p->threshold, p->min_survivors);
@@ -141,9 +141,9 @@ absl::Status LflJob::Hello(const std::string& host, const std::vector<uint64_t>&
     if (!owner.has_value() || *owner != host) {
       spdlog::warn("LFL job '{}': host '{}' claims device {} it is not granted", config_.job_id,
                    host, d);
-      return absl::PermissionDeniedError(
-          absl::StrCat("field 'devices': device ", d, " is not granted to host '", host,
-                       "' in job '", config_.job_id, "'"));
+      return absl::PermissionDeniedError(absl::StrCat("field 'devices': device ", d,
+                                                      " is not granted to host '", host,
+                                                      "' in job '", config_.job_id, "'"));
     }
   }
   last_seen_[host] = now;
@@ -208,12 +208,11 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
   size_t largest_host = 0;
   for (uint64_t d : roster) largest_host = std::max(largest_host, ++per_host[host_of_.at(d)]);
   const double host_rate =
-      per_host.size() < 2
-          ? 0.0
-          : static_cast<double>(largest_host) / static_cast<double>(roster.size());
+      per_host.size() < 2 ? 0.0
+                          : static_cast<double>(largest_host) / static_cast<double>(roster.size());
   absl::StatusOr<secagg::GraphParameters> params =
-      Parameters(config_.complete_graph, config_.active_secagg, net::SecAggDesignDropout(config_), host_rate,
-                 roster.size(), min_survivors);
+      Parameters(config_.complete_graph, config_.active_secagg, net::SecAggDesignDropout(config_),
+                 host_rate, roster.size(), min_survivors);
   if (!params.ok()) {
     const std::string why = absl::StrCat(
         "round ", number, ": ", params.status().message(),
@@ -237,12 +236,13 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
   r.session.bits = r.codec->bits();
   r.session.consistency_check = config_.active_secagg;
   if (iteration_ == 0) {
-    spdlog::info("LFL job '{}' round {}: {} secure aggregation over {} devices ({} hosts, largest "
-                 "{}): {}, k {}, t {}, min survivors {}",
-                 config_.job_id, number, config_.active_secagg ? "active" : "semi-honest",
-                 r.session.roster.size(), per_host.size(), largest_host,
-                 r.session.graph == secagg::GraphKind::kHarary ? "SecAgg+" : "complete graph",
-                 r.session.degree, r.session.threshold, r.session.min_survivors);
+    spdlog::info(
+        "LFL job '{}' round {}: {} secure aggregation over {} devices ({} hosts, largest "
+        "{}): {}, k {}, t {}, min survivors {}",
+        config_.job_id, number, config_.active_secagg ? "active" : "semi-honest",
+        r.session.roster.size(), per_host.size(), largest_host,
+        r.session.graph == secagg::GraphKind::kHarary ? "SecAgg+" : "complete graph",
+        r.session.degree, r.session.threshold, r.session.min_survivors);
   }
   if (config_.active_secagg) {
     // Collusion is counted in hosts: no host may hold >= t shares of a
@@ -259,8 +259,9 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
       placement = secagg::CheckHostCollusion(r.session, host_of);
     }
     if (!placement.ok()) {
-      const std::string why = absl::StrCat("round ", number, ": ", placement.message(),
-                                           " (active secure aggregation counts collusion in hosts)");
+      const std::string why =
+          absl::StrCat("round ", number, ": ", placement.message(),
+                       " (active secure aggregation counts collusion in hosts)");
       // Round 1 has the same roster every iteration: the job cannot run.
       if (number == 1) return Fail(why);
       // Round 2 runs over the round-1 survivors: it aborts (the round-1 noise
@@ -296,8 +297,7 @@ v1::DeviceTask LflJob::TaskFor(const std::string& host) const {
   };
   switch (stage_) {
     case Stage::kJoining:
-    case Stage::kFinished:
-      break;
+    case Stage::kFinished: break;
     case Stage::kFailed:
       t.set_kind(v1::DEVICE_TASK_KIND_ABORT);
       t.set_reason(error_);
@@ -356,19 +356,18 @@ absl::Status LflJob::CheckHeader(const std::string& host, const v1::BatchHeader&
         absl::StrCat("field 'job_id': '", h.job_id(), "' is not the active job"));
   }
   if (stage_ != Stage::kRound || !round_.has_value() || !round_->sa.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", config_.job_id, "' is in stage ", LflStageName(stage_),
-                     ": no aggregation open (stale message)"));
+    return absl::FailedPreconditionError(absl::StrCat("job '", config_.job_id, "' is in stage ",
+                                                      LflStageName(stage_),
+                                                      ": no aggregation open (stale message)"));
   }
   if (h.iteration() != iteration_ || h.round() != round_->number ||
       h.aggregation_id() != round_->session.aggregation_id ||
       h.phase() != net::DevicePhaseOf(round_->phase)) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "stale or replayed batch: iteration ", h.iteration(), " round ", h.round(),
-        " aggregation ", h.aggregation_id(), " phase ", v1::DevicePhase_Name(h.phase()),
-        "; current is iteration ", iteration_, " round ", round_->number, " aggregation ",
-        round_->session.aggregation_id, " phase ",
-        v1::DevicePhase_Name(net::DevicePhaseOf(round_->phase))));
+        "stale or replayed batch: iteration ", h.iteration(), " round ", h.round(), " aggregation ",
+        h.aggregation_id(), " phase ", v1::DevicePhase_Name(h.phase()), "; current is iteration ",
+        iteration_, " round ", round_->number, " aggregation ", round_->session.aggregation_id,
+        " phase ", v1::DevicePhase_Name(net::DevicePhaseOf(round_->phase))));
   }
   (void)host;
   return absl::OkStatus();
@@ -391,9 +390,9 @@ absl::StatusOr<std::vector<v1::InboxMessage>> LflJob::Inbox(const std::string& h
 }
 
 void LflJob::Drop(uint64_t device, const std::string& reason) {
-  const std::string line = absl::StrCat("iteration ", iteration_, " round ",
-                                        round_.has_value() ? round_->number : 0, ": device ",
-                                        device, ": ", reason);
+  const std::string line =
+      absl::StrCat("iteration ", iteration_, " round ", round_.has_value() ? round_->number : 0,
+                   ": device ", device, ": ", reason);
   spdlog::warn("LFL job '{}': dropping {}", config_.job_id, line);
   record_.set_rejected_messages(record_.rejected_messages() + 1);
   if (static_cast<size_t>(status_.dropped_size()) >= kMaxDroppedLines) {
@@ -427,8 +426,8 @@ void LflJob::HostSubmitted(const std::string& host, const v1::BatchHeader& heade
 
 absl::Status LflJob::ReportMetrics(const std::string& host, const v1::DeviceMetricsReport& r) {
   if (r.job_id() != config_.job_id) {
-    return absl::FailedPreconditionError(absl::StrCat("field 'job_id': '", r.job_id(),
-                                                      "' is not the active job"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'job_id': '", r.job_id(), "' is not the active job"));
   }
   if (!std::isfinite(r.test_mse()) || r.test_mse() < 0 || r.test_count() < 0 ||
       !(r.epsilon_spent() >= 0)) {
@@ -479,8 +478,8 @@ bool LflJob::PhaseDue(absl::Time now) const {
 void LflJob::ClosePhase(absl::Time now) {
   Round& r = *round_;
   const int slot = PhaseSlot(r.number, r.phase);
-  record_.set_phase_seconds(slot, record_.phase_seconds(slot) +
-                                      absl::ToDoubleSeconds(now - r.phase_started));
+  record_.set_phase_seconds(
+      slot, record_.phase_seconds(slot) + absl::ToDoubleSeconds(now - r.phase_started));
   const auto before = r.sa->rejections().size();
   absl::StatusOr<std::vector<secagg::ServerMessage>> next = r.sa->ClosePhase();
   for (size_t k = before; k < r.sa->rejections().size(); ++k) {
@@ -507,11 +506,10 @@ void LflJob::ClosePhase(absl::Time now) {
 
 void LflJob::FinishIteration(absl::Time now) {
   if (!record_.skipped()) {
-    const double step =
-        schedule_->At(iteration_) / static_cast<double>(record_.round1_survivors());
+    const double step = schedule_->At(iteration_) / static_cast<double>(record_.round1_survivors());
     lfl::StepItemMatrix(v_, sum_, step, config_.config.device.rating_max);
-    record_.set_remaining_noise_variance(lfl::RemainingVariance(
-        dp_, record_.round1_survivors(), record_.round2_survivors()));
+    record_.set_remaining_noise_variance(
+        lfl::RemainingVariance(dp_, record_.round1_survivors(), record_.round2_survivors()));
   }
   record_.set_seconds(absl::ToDoubleSeconds(now - iteration_started_));
   spdlog::info("LFL job '{}' iteration {}/{}: U1 {} U2 {}{} in {:.2f}s ({} rejected)",
@@ -622,8 +620,7 @@ bool LflJob::Advance(absl::Time now) {
                    status_.epsilon());
       return true;
     }
-    default:
-      return false;
+    default: return false;
   }
 }
 

@@ -100,9 +100,9 @@ class LflJob {
     secagg::SessionConfig session;
     std::optional<secagg::ServerStateMachine> sa;
     secagg::Phase phase = secagg::Phase::kAdvertiseKeys;
-    std::set<uint64_t> expected;                     // devices asked in this phase
-    std::map<uint64_t, v1::InboxMessage> inbox;       // by recipient
-    std::set<std::string> submitted;                 // hosts done with this phase
+    std::set<uint64_t> expected;                 // devices asked in this phase
+    std::map<uint64_t, v1::InboxMessage> inbox;  // by recipient
+    std::set<std::string> submitted;             // hosts done with this phase
     absl::Time phase_started;
     const crypto::FixedPointCodec* codec = nullptr;
   };
@@ -138,7 +138,7 @@ class LflJob {
   mf::Matrix v_;
   int32_t iteration_ = 0;
   std::optional<Round> round_;
-  std::vector<double> sum_;      // round-1 decoded sum of the current iteration
+  std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;
   std::vector<v1::LflIterationRecord> finished_;

@@ -25,8 +25,8 @@ absl::Status LflStore::CreateJob(const v1::JobSpec& spec) {
   absl::StatusOr<bool> known = HasJob(spec.job_id());
   if (!known.ok()) return known.status();
   if (*known) {
-    return absl::AlreadyExistsError(absl::StrCat("field 'job_id': '", spec.job_id(),
-                                                 "' already exists"));
+    return absl::AlreadyExistsError(
+        absl::StrCat("field 'job_id': '", spec.job_id(), "' already exists"));
   }
   auto st = db_->Prepare("INSERT INTO lfl_jobs (job_id, spec, state, status) VALUES (?, ?, ?, ?)");
   if (!st.ok()) return st.status();
@@ -68,8 +68,7 @@ absl::Status LflStore::CommitIteration(const std::string& job_id,
   }
   auto m = db_->Prepare("INSERT OR REPLACE INTO lfl_models VALUES (?, ?, ?, ?, ?)");
   if (!m.ok()) return m.status();
-  const std::string data =
-      store::DoublesToBlob(next_v.data(), static_cast<size_t>(next_v.size()));
+  const std::string data = store::DoublesToBlob(next_v.data(), static_cast<size_t>(next_v.size()));
   if (auto s = m->Bind(1, job_id)
                    .Bind(2, int64_t{record.iteration() + 1})
                    .Bind(3, int64_t{next_v.rows()})

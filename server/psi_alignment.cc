@@ -38,8 +38,7 @@ absl::StatusOr<PsiAlignment> PsiAlignment::Create(std::vector<std::string> ring,
   return PsiAlignment(std::move(ring), std::move(session), std::move(relay));
 }
 
-PsiAlignment::PsiAlignment(std::vector<std::string> ring, std::string session,
-                           psi::PsiRelay relay)
+PsiAlignment::PsiAlignment(std::vector<std::string> ring, std::string session, psi::PsiRelay relay)
     : ring_(std::move(ring)),
       session_(std::move(session)),
       relay_(std::move(relay)),
@@ -58,8 +57,8 @@ absl::StatusOr<int32_t> PsiAlignment::IndexOf(const std::string& party) const {
 
 absl::Status PsiAlignment::Send(int32_t index, const v1::PsiSendRequest& request) {
   if (request.session() != session_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "PSI session '", request.session(), "' is not the job's current one"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("PSI session '", request.session(), "' is not the job's current one"));
   }
   switch (request.message_case()) {
     case v1::PsiSendRequest::kCertificatePem:
@@ -90,8 +89,7 @@ absl::Status PsiAlignment::Send(int32_t index, const v1::PsiSendRequest& request
       c.signature.assign(request.confirmation().begin(), request.confirmation().end());
       return relay_.SubmitConfirmation(index, std::move(c));
     }
-    default:
-      return absl::InvalidArgumentError("PSI message without content");
+    default: return absl::InvalidArgumentError("PSI message without content");
   }
 }
 

@@ -103,7 +103,8 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     }
   }
   if (c.database.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(root.Where("database"), "key 'database': required"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where("database"), "key 'database': required"));
   }
   return c;
 }

@@ -14,7 +14,7 @@ namespace fedmf::server {
 
 struct ServerConfig {
   std::string listen = "0.0.0.0:7443";
-  std::string port_file;          // written with the bound port (for port 0)
+  std::string port_file;  // written with the bound port (for port 0)
   std::string database = "fedmf-server.db";
   net::TlsConfig tls{false, "certs", "server"};
   int32_t max_chunk_values = 1 << 16;

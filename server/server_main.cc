@@ -1,32 +1,32 @@
 // fedmf-server: the coordination server daemon.
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/resource_quota.h>
+
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
 
-#include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/resource_quota.h>
-
 #include "CLI/CLI.hpp"
-#include "common/net/stop_signal.h"
 #include "common/cli/command_line.h"
+#include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/stop_signal.h"
 #include "server/coordinator_service.h"
 #include "server/dashboard.h"
 #include "server/device_service.h"
 #include "server/hua_service.h"
+#include "server/job_coordinator.h"
 #include "server/lfl_coordinator.h"
 #include "server/lfl_store.h"
 #include "server/poll_limiter.h"
-#include "server/job_coordinator.h"
 #include "server/server_config.h"
 #include "server/server_metrics.h"
 #include "server/server_store.h"
-#include "common/log/log.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"fedmf-server — FMF coordination server", "fedmf-server"};
@@ -45,8 +45,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-port", metrics_port,
                  "override: serve Prometheus GET /metrics on 0.0.0.0:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
-  app.add_option("--dashboard-port", dashboard_port,
-                 "override: serve the read-only web dashboard on 127.0.0.1:PORT (0 = any free port)")
+  app.add_option(
+         "--dashboard-port", dashboard_port,
+         "override: serve the read-only web dashboard on 127.0.0.1:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
   if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
 
@@ -161,14 +162,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     exporter = std::move(*started);
-    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen,
-                 exporter->port());
+    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen, exporter->port());
   }
   std::unique_ptr<fedmf::metrics::HttpServer> dashboard;
   if (!config.dashboard_listen.empty()) {
-    auto started = fedmf::server::StartDashboard(config.dashboard_listen,
-                                                 config.dashboard_port_file, &coordinator,
-                                                 &lfl_coordinator, &hua_runner);
+    auto started =
+        fedmf::server::StartDashboard(config.dashboard_listen, config.dashboard_port_file,
+                                      &coordinator, &lfl_coordinator, &hua_runner);
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;

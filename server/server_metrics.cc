@@ -44,9 +44,9 @@ void ServerMetrics::Refresh(JobCoordinator* coordinator, const TrafficCounters& 
   for (const auto& p : parties.parties()) connected += p.connected() ? 1 : 0;
   parties_connected_->Set(connected);
   for (const auto& [party, eps] : c.epsilon_by_party) {
-    registry_->AddGauge("fedmf_server_epsilon_spent",
-                        "Privacy loss each party last reported (its own accountant)",
-                        {{"party", party}})
+    registry_
+        ->AddGauge("fedmf_server_epsilon_spent",
+                   "Privacy loss each party last reported (its own accountant)", {{"party", party}})
         ->Set(eps);
   }
 }

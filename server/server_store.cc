@@ -85,11 +85,14 @@ absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
     if (!row.ok()) return row.status();
     if (*row) return absl::AlreadyExistsError(absl::StrCat("job '", spec.job_id(), "' exists"));
   }
-  auto ins = db_->Prepare("INSERT INTO jobs (job_id, spec, state, round, updated) VALUES (?,?,?,0,?)");
+  auto ins =
+      db_->Prepare("INSERT INTO jobs (job_id, spec, state, round, updated) VALUES (?,?,?,0,?)");
   if (!ins.ok()) return ins.status();
   const std::string blob = spec.SerializeAsString();
-  ins->Bind(1, spec.job_id()).BindBlob(2, blob.data(), blob.size())
-      .Bind(3, static_cast<int64_t>(v1::JOB_STATE_WAITING)).Bind(4, Now());
+  ins->Bind(1, spec.job_id())
+      .BindBlob(2, blob.data(), blob.size())
+      .Bind(3, static_cast<int64_t>(v1::JOB_STATE_WAITING))
+      .Bind(4, Now());
   RETURN_IF_ERROR(ins->Run());
   for (int i = 0; i < spec.roster_size(); ++i) {
     auto p = db_->Prepare("INSERT INTO job_parties (job_id, ord, name) VALUES (?,?,?)");
@@ -114,11 +117,21 @@ absl::Status ServerStore::SaveParty(const std::string& job_id, const StoredParty
       "global_users=?, global_items=?, epsilon=?, test_mse=?, test_count=?, last_round=?, "
       "finished=? WHERE job_id=? AND name=?");
   if (!st.ok()) return st.status();
-  st->Bind(1, int64_t{p.replied}).Bind(2, int64_t{p.accepted}).Bind(3, p.refusal)
-      .Bind(4, p.weight).Bind(5, int64_t{p.users}).Bind(6, int64_t{p.items})
-      .Bind(7, int64_t{p.global_users}).Bind(8, int64_t{p.global_items}).Bind(9, p.epsilon)
-      .Bind(10, p.test_mse).Bind(11, p.test_count).Bind(12, int64_t{p.last_round})
-      .Bind(13, int64_t{p.finished}).Bind(14, job_id).Bind(15, p.name);
+  st->Bind(1, int64_t{p.replied})
+      .Bind(2, int64_t{p.accepted})
+      .Bind(3, p.refusal)
+      .Bind(4, p.weight)
+      .Bind(5, int64_t{p.users})
+      .Bind(6, int64_t{p.items})
+      .Bind(7, int64_t{p.global_users})
+      .Bind(8, int64_t{p.global_items})
+      .Bind(9, p.epsilon)
+      .Bind(10, p.test_mse)
+      .Bind(11, p.test_count)
+      .Bind(12, int64_t{p.last_round})
+      .Bind(13, int64_t{p.finished})
+      .Bind(14, job_id)
+      .Bind(15, p.name);
   return st->Run();
 }
 
@@ -130,8 +143,11 @@ absl::Status ServerStore::SaveShared(const std::string& job_id, int32_t round,
       "cols=excluded.cols, data=excluded.data");
   if (!st.ok()) return st.status();
   const std::string blob = store::DoublesToBlob(m.data(), static_cast<size_t>(m.size()));
-  st->Bind(1, job_id).Bind(2, int64_t{round}).Bind(3, static_cast<int64_t>(m.rows()))
-      .Bind(4, static_cast<int64_t>(m.cols())).BindBlob(5, blob.data(), blob.size());
+  st->Bind(1, job_id)
+      .Bind(2, int64_t{round})
+      .Bind(3, static_cast<int64_t>(m.rows()))
+      .Bind(4, static_cast<int64_t>(m.cols()))
+      .BindBlob(5, blob.data(), blob.size());
   RETURN_IF_ERROR(st->Run());
   auto cur = db_->Prepare("UPDATE jobs SET round = ?, updated = ? WHERE job_id = ?");
   if (!cur.ok()) return cur.status();
@@ -154,8 +170,10 @@ absl::Status ServerStore::CommitRound(const std::string& job_id, const v1::Round
   auto st = db_->Prepare(
       "INSERT INTO rounds (job_id, round, contributors, missing, seconds) VALUES (?,?,?,?,?)");
   if (!st.ok()) return st.status();
-  st->Bind(1, job_id).Bind(2, int64_t{r.round()})
-      .Bind(3, absl::StrJoin(r.contributors(), ",")).Bind(4, absl::StrJoin(r.missing(), ","))
+  st->Bind(1, job_id)
+      .Bind(2, int64_t{r.round()})
+      .Bind(3, absl::StrJoin(r.contributors(), ","))
+      .Bind(4, absl::StrJoin(r.missing(), ","))
       .Bind(5, r.seconds());
   RETURN_IF_ERROR(st->Run());
   RETURN_IF_ERROR(SaveShared(job_id, r.round() + 1, next_shared));
@@ -170,8 +188,12 @@ absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t rou
       "job_epsilon=excluded.job_epsilon, ledger_epsilon=excluded.ledger_epsilon, "
       "test_mse=excluded.test_mse, test_count=excluded.test_count");
   if (!st.ok()) return st.status();
-  st->Bind(1, job_id).Bind(2, int64_t{round}).Bind(3, r.party()).Bind(4, r.job_epsilon())
-      .Bind(5, r.ledger_epsilon()).Bind(7, r.test_count());
+  st->Bind(1, job_id)
+      .Bind(2, int64_t{round})
+      .Bind(3, r.party())
+      .Bind(4, r.job_epsilon())
+      .Bind(5, r.ledger_epsilon())
+      .Bind(7, r.test_count());
   if (r.has_test_mse()) {
     st->Bind(6, r.test_mse());
   } else {

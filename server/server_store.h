@@ -40,7 +40,7 @@ struct StoredParty {
 struct StoredJob {
   v1::JobSpec spec;
   v1::JobState state = v1::JOB_STATE_WAITING;
-  int32_t round = 0;               // next round to run
+  int32_t round = 0;  // next round to run
   std::string error;
   std::optional<mf::Matrix> shared;  // input of `round` (absent while waiting)
   std::vector<StoredParty> parties;  // roster order

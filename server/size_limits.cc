@@ -14,15 +14,14 @@ int64_t GrantedDevices(const google::protobuf::RepeatedPtrField<v1::DeviceGrant>
   return n;
 }
 
-absl::Status CheckProduct(const std::string& what, int64_t a, int64_t b,
-                          const SizeLimits& limits) {
+absl::Status CheckProduct(const std::string& what, int64_t a, int64_t b, const SizeLimits& limits) {
   // a, b are already bounded (< 2^31 each), so the product fits int64.
   if (a > 0 && b > 0 && a * b > limits.max_matrix_values) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " = ", a, " x ", b, " = ", a * b, " values exceeds the server's max_matrix_values = ",
-        limits.max_matrix_values,
-        ": declare the real data size and dim, or ask the server's operator to raise "
-        "limits.max_matrix_values in the server config (docs/configuration.md)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " = ", a, " x ", b, " = ", a * b,
+                     " values exceeds the server's max_matrix_values = ", limits.max_matrix_values,
+                     ": declare the real data size and dim, or ask the server's operator to raise "
+                     "limits.max_matrix_values in the server config (docs/configuration.md)"));
   }
   return absl::OkStatus();
 }
@@ -49,10 +48,10 @@ absl::Status CheckBound(const std::string& field, int64_t value, const std::stri
     return absl::InvalidArgumentError(absl::StrCat(field, " = ", value, " is negative"));
   }
   if (value > limit) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, " = ", value, " exceeds the server's ", limit_key, " = ", limit,
-        ": declare the real size, or ask the server's operator to raise limits.", limit_key,
-        " in the server config (docs/configuration.md)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " = ", value, " exceeds the server's ", limit_key, " = ", limit,
+                     ": declare the real size, or ask the server's operator to raise limits.",
+                     limit_key, " in the server config (docs/configuration.md)"));
   }
   return absl::OkStatus();
 }
@@ -66,33 +65,33 @@ absl::Status CheckDeclaredSizes(const std::string& what, int64_t users, int64_t 
   if (auto s = CheckBound(absl::StrCat(what, ".items"), items, "max_items", l.max_items); !s.ok()) {
     return s;
   }
-  if (auto s = CheckBound(absl::StrCat(what, ".global_users"), global_users, "max_users",
-                          l.max_users);
+  if (auto s =
+          CheckBound(absl::StrCat(what, ".global_users"), global_users, "max_users", l.max_users);
       !s.ok()) {
     return s;
   }
-  if (auto s = CheckBound(absl::StrCat(what, ".global_items"), global_items, "max_items",
-                          l.max_items);
+  if (auto s =
+          CheckBound(absl::StrCat(what, ".global_items"), global_items, "max_items", l.max_items);
       !s.ok()) {
     return s;
   }
   // The shared matrix: users x dim for VFL, items x dim for HFL.
-  return vertical ? CheckProduct(absl::StrCat(what, ".global_users x JobSpec.dim"), global_users,
-                                 dim, l)
-                  : CheckProduct(absl::StrCat(what, ".global_items x JobSpec.dim"), global_items,
-                                 dim, l);
+  return vertical
+             ? CheckProduct(absl::StrCat(what, ".global_users x JobSpec.dim"), global_users, dim, l)
+             : CheckProduct(absl::StrCat(what, ".global_items x JobSpec.dim"), global_items, dim,
+                            l);
 }
 
 absl::Status CheckOfferReply(const v1::OfferReply& r, bool vertical, int64_t dim,
                              const SizeLimits& l) {
-  return CheckDeclaredSizes("OfferReply", r.users(), r.items(), r.global_users(),
-                            r.global_items(), vertical, dim, l);
+  return CheckDeclaredSizes("OfferReply", r.users(), r.items(), r.global_users(), r.global_items(),
+                            vertical, dim, l);
 }
 
 absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& l) {
   RETURN_IF_ERROR(CheckBound("JobSpec.dim", spec.dim(), "max_dim", l.max_dim));
-  if (auto s = CheckBound("JobSpec.roster (parties)", spec.roster_size(), "max_parties",
-                          l.max_parties);
+  if (auto s =
+          CheckBound("JobSpec.roster (parties)", spec.roster_size(), "max_parties", l.max_parties);
       !s.ok()) {
     return s;
   }
@@ -107,7 +106,8 @@ absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& l) {
         !s.ok()) {
       return s;
     }
-    if (auto s = CheckProduct("JobSpec.lfl.num_items x JobSpec.dim", lfl.num_items(), spec.dim(), l);
+    if (auto s =
+            CheckProduct("JobSpec.lfl.num_items x JobSpec.dim", lfl.num_items(), spec.dim(), l);
         !s.ok()) {
       return s;
     }
@@ -127,12 +127,13 @@ absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& l) {
         !s.ok()) {
       return s;
     }
-    if (auto s = CheckBound("JobSpec.hua.grants (users)", GrantedDevices(hua.grants()),
-                            "max_users", l.max_users);
+    if (auto s = CheckBound("JobSpec.hua.grants (users)", GrantedDevices(hua.grants()), "max_users",
+                            l.max_users);
         !s.ok()) {
       return s;
     }
-    if (auto s = CheckProduct("JobSpec.hua.num_items x JobSpec.dim", hua.num_items(), spec.dim(), l);
+    if (auto s =
+            CheckProduct("JobSpec.hua.num_items x JobSpec.dim", hua.num_items(), spec.dim(), l);
         !s.ok()) {
       return s;
     }

@@ -18,11 +18,11 @@
 namespace fedmf::server {
 
 struct SizeLimits {
-  int64_t max_users = 10'000'000;     // users a party (or a Hua job) may declare
-  int64_t max_items = 1'000'000;      // items a party (or an LFL/Hua job) may declare
-  int64_t max_dim = 1024;             // JobSpec.dim
-  int64_t max_devices = 1'000'000;    // devices of an LFL/Hua job, and per HostHello
-  int64_t max_parties = 1000;         // JobSpec.roster
+  int64_t max_users = 10'000'000;   // users a party (or a Hua job) may declare
+  int64_t max_items = 1'000'000;    // items a party (or an LFL/Hua job) may declare
+  int64_t max_dim = 1024;           // JobSpec.dim
+  int64_t max_devices = 1'000'000;  // devices of an LFL/Hua job, and per HostHello
+  int64_t max_parties = 1000;       // JobSpec.roster
   // Values (doubles) of one shared matrix, rows x dim: 2^27 = 1 GiB.
   int64_t max_matrix_values = int64_t{1} << 27;
 };

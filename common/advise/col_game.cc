@@ -59,8 +59,8 @@ absl::StatusOr<CoLGame> CoLGame::Create(TradeoffTable table, PlayerWeights p1, P
     } else if (std::isinf(act.epsilon) && act.epsilon > 0) {
       open = a;
     } else if (!(act.epsilon > 0) || std::isnan(act.epsilon)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "action ", a, ": epsilon = ", act.epsilon, " must be > 0 (or inf for no noise)"));
+      return absl::InvalidArgumentError(absl::StrCat("action ", a, ": epsilon = ", act.epsilon,
+                                                     " must be > 0 (or inf for no noise)"));
     }
   }
   if (!alone) {
@@ -73,9 +73,8 @@ absl::StatusOr<CoLGame> CoLGame::Create(TradeoffTable table, PlayerWeights p1, P
   }
   for (int n = 0; n < 2; ++n) {
     if (!(std::isfinite(table.alone_error[n]) && table.alone_error[n] > 0)) {
-      return absl::InvalidArgumentError(absl::StrCat("player ", n + 1, ": error alone = ",
-                                                     table.alone_error[n],
-                                                     " must be finite and > 0"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "player ", n + 1, ": error alone = ", table.alone_error[n], " must be finite and > 0"));
     }
     if (table.error[n].size() != k) {
       return absl::InvalidArgumentError(absl::StrCat("player ", n + 1, ": error table has ",
@@ -83,17 +82,17 @@ absl::StatusOr<CoLGame> CoLGame::Create(TradeoffTable table, PlayerWeights p1, P
     }
     for (size_t i = 0; i < k; ++i) {
       if (table.error[n][i].size() != k) {
-        return absl::InvalidArgumentError(absl::StrCat("player ", n + 1, ": error row ", i,
-                                                       " has ", table.error[n][i].size(),
-                                                       " entries, want ", k));
+        return absl::InvalidArgumentError(absl::StrCat("player ", n + 1, ": error row ", i, " has ",
+                                                       table.error[n][i].size(), " entries, want ",
+                                                       k));
       }
       for (size_t j = 0; j < k; ++j) {
         if (i == *alone || j == *alone) continue;
         const double e = table.error[n][i][j];
         if (!(std::isfinite(e) && e >= 0)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "player ", n + 1, ": error at (", ActionLabel(table.actions[i]), ", ",
-              ActionLabel(table.actions[j]), ") = ", e, " must be finite and >= 0"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("player ", n + 1, ": error at (", ActionLabel(table.actions[i]), ", ",
+                           ActionLabel(table.actions[j]), ") = ", e, " must be finite and >= 0"));
         }
       }
     }

@@ -25,9 +25,9 @@ bool Horizontal(fmf::Setting setting) {
 
 absl::Status CheckSetting(fmf::Setting setting) {
   if (Horizontal(setting) || setting == fmf::Setting::kVfl) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "setting ", fmf::SettingName(setting),
-      " is not a two-party collaboration; use hfl, hfl-synsgd or vfl"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("setting ", fmf::SettingName(setting),
+                   " is not a two-party collaboration; use hfl, hfl-synsgd or vfl"));
 }
 
 // Dense index of `id` in `ids`, appending it when new.
@@ -45,10 +45,10 @@ absl::StatusOr<data::Federation> JoinParties(const data::Dataset& a, const data:
                                              const data::SplitOptions& split) {
   RETURN_IF_ERROR(CheckSetting(setting));
   if (a.range.min != b.range.min || a.range.max != b.range.max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "party 1 (", a.source, ") declares ratings in [", a.range.min, ", ", a.range.max,
-        "] but party 2 (", b.source, ") in [", b.range.min, ", ", b.range.max,
-        "]; both parties must declare the same rating range"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("party 1 (", a.source, ") declares ratings in [", a.range.min, ", ",
+                     a.range.max, "] but party 2 (", b.source, ") in [", b.range.min, ", ",
+                     b.range.max, "]; both parties must declare the same rating range"));
   }
   // The parties' own axis is kept apart (prefixed with the party); the shared
   // axis is joined by id.
@@ -77,9 +77,9 @@ absl::StatusOr<data::Federation> JoinParties(const data::Dataset& a, const data:
       const int32_t shared_e = hfl ? r.item : r.user;
       if (own_e < 0 || static_cast<size_t>(own_e) >= own_map.size() || shared_e < 0 ||
           static_cast<size_t>(shared_e) >= shared_map.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(d.source, ": a rating refers to user ", r.user, " / item ", r.item,
-                         " outside the dataset's ids"));
+        return absl::InvalidArgumentError(absl::StrCat(d.source, ": a rating refers to user ",
+                                                       r.user, " / item ", r.item,
+                                                       " outside the dataset's ids"));
       }
       joined.ratings.push_back(hfl ? data::Rating{own_map[own_e], shared_map[shared_e], r.value}
                                    : data::Rating{shared_map[shared_e], own_map[own_e], r.value});
@@ -136,8 +136,9 @@ absl::StatusOr<Measurement> MeasureTradeoff(const data::Federation& federation,
                                             const MeasureOptions& options,
                                             const MeasureProgress& progress) {
   if (federation.parties.size() != 2) {
-    return absl::InvalidArgumentError(absl::StrCat("the CoL game has two players; the federation has ",
-                                                   federation.parties.size(), " parties"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the CoL game has two players; the federation has ", federation.parties.size(),
+                     " parties"));
   }
   RETURN_IF_ERROR(CheckSetting(options.job.setting));
   if (options.epsilons.empty()) {
@@ -192,8 +193,8 @@ absl::StatusOr<Measurement> MeasureTradeoff(const data::Federation& federation,
   // leaves it, so this costs no privacy.
   fmf::JobConfig local = options.job;
   local.setting = fmf::Setting::kLocal;
-  local.split = Horizontal(options.job.setting) ? fmf::SplitKind::kHorizontal
-                                                : fmf::SplitKind::kVertical;
+  local.split =
+      Horizontal(options.job.setting) ? fmf::SplitKind::kHorizontal : fmf::SplitKind::kVertical;
   local.epsilon = kInf;
   const auto start = std::chrono::steady_clock::now();
   auto r = fmf::Simulate(local, federation);
@@ -220,9 +221,9 @@ absl::StatusOr<TradeoffTable> CombineOwnViews(const TradeoffTable& player1_view,
   }
   for (size_t a = 0; a < player1_view.actions.size(); ++a) {
     if (ActionLabel(player1_view.actions[a]) != ActionLabel(player2_view.actions[a])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "action ", a, " differs: ", ActionLabel(player1_view.actions[a]), " vs ",
-          ActionLabel(player2_view.actions[a])));
+      return absl::InvalidArgumentError(
+          absl::StrCat("action ", a, " differs: ", ActionLabel(player1_view.actions[a]), " vs ",
+                       ActionLabel(player2_view.actions[a])));
     }
   }
   TradeoffTable t;

@@ -30,8 +30,7 @@ namespace fedmf::advise {
 // rating range. Party 0 is `a`. Each party's validation share is
 // split.test_fraction of its ratings.
 absl::StatusOr<data::Federation> JoinParties(const data::Dataset& a, const data::Dataset& b,
-                                             fmf::Setting setting,
-                                             const data::SplitOptions& split);
+                                             fmf::Setting setting, const data::SplitOptions& split);
 
 // One party's data split in two at random (by user for HFL, by item for
 // VFL): the Self-Division heuristic of the paper's §7.2, in which a player

@@ -33,20 +33,20 @@ absl::Status AsStatus(absl::StatusOr<T>&& s) {
 #define FEDMF_STATUS_CONCAT_INNER_(x, y) x##y
 #define FEDMF_STATUS_CONCAT_(x, y) FEDMF_STATUS_CONCAT_INNER_(x, y)
 
-#define RETURN_IF_ERROR(expr)                                                         \
-  do {                                                                                \
+#define RETURN_IF_ERROR(expr)                                                        \
+  do {                                                                               \
     if (absl::Status fedmf_status_macro_ = ::fedmf::base_internal::AsStatus((expr)); \
-        !fedmf_status_macro_.ok()) {                                                  \
-      return fedmf_status_macro_;                                                     \
-    }                                                                                 \
+        !fedmf_status_macro_.ok()) {                                                 \
+      return fedmf_status_macro_;                                                    \
+    }                                                                                \
   } while (false)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \
   FEDMF_ASSIGN_OR_RETURN_IMPL_(FEDMF_STATUS_CONCAT_(fedmf_statusor_, __LINE__), lhs, expr)
 
-#define FEDMF_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)          \
-  auto statusor = (expr);                                          \
-  if (!statusor.ok()) return std::move(statusor).status();         \
+#define FEDMF_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)  \
+  auto statusor = (expr);                                  \
+  if (!statusor.ok()) return std::move(statusor).status(); \
   lhs = *std::move(statusor)
 
 #endif  // FEDMF_COMMON_BASE_STATUS_MACROS_H_

@@ -33,7 +33,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 // subcommand: CLI11 reports an unknown one only as "A subcommand is
 // required" or as an extra argument, which does not say what was typed.
 std::optional<std::string> UnknownSubcommand(const CLI::App& app, int argc, char** argv) {
-  const std::vector<const CLI::App*> subs = app.get_subcommands([](const CLI::App*) { return true; });
+  const std::vector<const CLI::App*> subs =
+      app.get_subcommands([](const CLI::App*) { return true; });
   if (subs.empty() || argc < 2) return std::nullopt;
   const std::string first = argv[1];
   if (first.empty() || first[0] == '-') return std::nullopt;
@@ -80,10 +81,8 @@ int ExitCodeFor(const absl::Status& s) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
     case absl::StatusCode::kOutOfRange:
-    case absl::StatusCode::kFailedPrecondition:
-      return kExitUsage;
-    default:
-      return kExitFailure;
+    case absl::StatusCode::kFailedPrecondition: return kExitUsage;
+    default: return kExitFailure;
   }
 }
 

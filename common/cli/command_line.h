@@ -23,7 +23,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;      // the work failed at run time (job FAILED, NOT_SERVING)
 inline constexpr int kExitUsage = 2;        // the command line is wrong (flag, value, combination)
 inline constexpr int kExitUnreachable = 3;  // fedmf health: no answer from the server
-inline constexpr int kExitData = 4;         // a data, model or spec file it names is wrong (file:line)
+inline constexpr int kExitData = 4;  // a data, model or spec file it names is wrong (file:line)
 
 // Marks `s` (not OK) as a data error: a file the command line names is
 // missing, unreadable or malformed. Prefixing the message keeps the mark

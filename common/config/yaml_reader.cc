@@ -29,15 +29,14 @@ absl::StatusOr<YamlMap> YamlMap::FromString(const std::string& text, const std::
       return YamlMap(std::make_unique<YAML::Node>(YAML::NodeType::Map), name, "");
     }
     if (!node->IsMap()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(name, ":", node->Mark().line + 1, ": the top level must be a mapping "
-                                                         "(key: value lines)"));
+      return absl::InvalidArgumentError(absl::StrCat(name, ":", node->Mark().line + 1,
+                                                     ": the top level must be a mapping "
+                                                     "(key: value lines)"));
     }
     return YamlMap(std::move(node), name, "");
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ":", e.mark.line + 1, ":",
-                                                   e.mark.column + 1, ": YAML syntax error: ",
-                                                   e.msg));
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, ":", e.mark.line + 1, ":", e.mark.column + 1, ": YAML syntax error: ", e.msg));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": cannot parse: ", e.what()));
   }
@@ -69,8 +68,8 @@ std::string YamlMap::Where(const std::string& key) const {
 }
 
 absl::Status YamlMap::TypeError(const std::string& key, const std::string& want) const {
-  return absl::InvalidArgumentError(absl::StrCat(Where(key), "key '", path_, key, "': expected ",
-                                                 want));
+  return absl::InvalidArgumentError(
+      absl::StrCat(Where(key), "key '", path_, key, "': expected ", want));
 }
 
 bool YamlMap::Has(const std::string& key) const {
@@ -102,7 +101,8 @@ absl::Status YamlMap::GetInt(const std::string& key, int64_t* out) {
   }
   if (auto s = GetString(key, &text); !s.ok()) return TypeError(key, "an integer");
   int64_t v = 0;
-  if (!absl::SimpleAtoi(text, &v)) return TypeError(key, absl::StrCat("an integer, got '", text, "'"));
+  if (!absl::SimpleAtoi(text, &v))
+    return TypeError(key, absl::StrCat("an integer, got '", text, "'"));
   *out = v;
   return absl::OkStatus();
 }
@@ -192,9 +192,9 @@ absl::Status YamlMap::Finish(const std::vector<std::string>& known_for_help) con
       if (used_.count(key) == 0) {
         std::vector<std::string> known(known_for_help);
         if (known.empty()) known.assign(used_.begin(), used_.end());
-        return absl::InvalidArgumentError(absl::StrCat(
-            file_, ":", kv.first.Mark().line + 1, ": unknown key '", path_, key,
-            "' (known keys here: ", absl::StrJoin(known, ", "), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(file_, ":", kv.first.Mark().line + 1, ": unknown key '", path_, key,
+                         "' (known keys here: ", absl::StrJoin(known, ", "), ")"));
       }
     }
     return absl::OkStatus();

@@ -72,7 +72,8 @@ void ApplyStep(const GradientSum& total, double learning_rate, double coupling_b
   model->u -= learning_rate * total.u;
   model->v -= learning_rate * total.v;
   // One pass each: descend and clamp.
-  model->s = (model->s - learning_rate * total.s).cwiseMax(-coupling_bound).cwiseMin(coupling_bound);
+  model->s =
+      (model->s - learning_rate * total.s).cwiseMax(-coupling_bound).cwiseMin(coupling_bound);
   model->wt =
       (model->wt - learning_rate * total.wt).cwiseMax(-coupling_bound).cwiseMin(coupling_bound);
 }

@@ -16,11 +16,11 @@ void ComputeSampleGradient(const CouplingModel& model, const CouplingTerms& term
   out->user = i;
   out->item = j;
   // (7): dR^/dU_i = V_j + (1/m) S_ii V_j + wv_j.
-  out->u.noalias() = e * ((1.0 + inv_m * model.s(i, i)) * vj + terms.wv.row(j).transpose()) +
-                     zeta * ui;
+  out->u.noalias() =
+      e * ((1.0 + inv_m * model.s(i, i)) * vj + terms.wv.row(j).transpose()) + zeta * ui;
   // (8): dR^/dV_j = U_i + su_i + (1/n) W_jj U_i.
-  out->v.noalias() = e * ((1.0 + inv_n * model.wt(j, j)) * ui + terms.su.row(i).transpose()) +
-                     zeta * vj;
+  out->v.noalias() =
+      e * ((1.0 + inv_n * model.wt(j, j)) * ui + terms.su.row(i).transpose()) + zeta * vj;
   // (9): dR^/dS_ia = (1/m) U_a.V_j.
   out->s.noalias() = (e * inv_m) * (model.u * vj) + zeta * model.s.row(i).transpose();
   // (10): dR^/dW_bj = (1/n) V_b.U_i.

@@ -13,9 +13,8 @@
 #ifndef FEDMF_COMMON_COUPLING_GRADIENT_H_
 #define FEDMF_COMMON_COUPLING_GRADIENT_H_
 
-#include <cstdint>
-
 #include <Eigen/Dense>
+#include <cstdint>
 
 #include "common/coupling/model.h"
 #include "common/data/ratings.h"

@@ -21,12 +21,11 @@ int64_t CouplingModel::ParameterCount() const {
 }
 
 absl::StatusOr<CouplingModel> InitialModel(int32_t num_users, int32_t num_items, int32_t dim,
-                                           double offset, double init_scale,
-                                           random::Csprng& rng) {
+                                           double offset, double init_scale, random::Csprng& rng) {
   if (num_users < 1 || num_items < 1 || dim < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "coupling model: users (%d), items (%d) and dim (%d) must be >= 1", num_users,
-        num_items, dim));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("coupling model: users (%d), items (%d) and dim (%d) must be >= 1",
+                        num_users, num_items, dim));
   }
   if (!(init_scale >= 0 && init_scale <= 1)) {
     return absl::InvalidArgumentError(
@@ -61,8 +60,7 @@ CouplingTerms ComputeCouplingTerms(const CouplingModel& model) {
   return t;
 }
 
-double Predict(const CouplingModel& model, const CouplingTerms& terms, int32_t user,
-               int32_t item) {
+double Predict(const CouplingModel& model, const CouplingTerms& terms, int32_t user, int32_t item) {
   const auto ui = model.u.row(user);
   const auto vj = model.v.row(item);
   return model.offset + ui.dot(vj) + terms.su.row(user).dot(vj) + ui.dot(terms.wv.row(item));

@@ -47,8 +47,7 @@ struct CouplingModel {
 // as given. InvalidArgument for m, n, d < 1, init_scale not in [0, 1] or a
 // model over kMaxDenseCouplings.
 absl::StatusOr<CouplingModel> InitialModel(int32_t num_users, int32_t num_items, int32_t dim,
-                                           double offset, double init_scale,
-                                           random::Csprng& rng);
+                                           double offset, double init_scale, random::Csprng& rng);
 
 // The coupling terms every prediction of a step shares, computed once:
 // su_i = (1/m) sum_a S_ia U_a (m x d), wv_j = (1/n) sum_b W_bj V_b (n x d).
@@ -59,8 +58,7 @@ struct CouplingTerms {
 CouplingTerms ComputeCouplingTerms(const CouplingModel& model);
 
 // R^_ij, unclamped (the training error uses it as is).
-double Predict(const CouplingModel& model, const CouplingTerms& terms, int32_t user,
-               int32_t item);
+double Predict(const CouplingModel& model, const CouplingTerms& terms, int32_t user, int32_t item);
 
 // MSE, RMSE and MAE of predictions clamped to `range` (ratings in global
 // indices, each inside the model).

@@ -20,11 +20,11 @@ struct PaperBoundParams {
   double learning_rate = 1e-4;  // alpha
   double clip = 1.0 / 6;        // C
   double zeta = 0.15;
-  int64_t max_per_item = 100;   // c1
-  int64_t max_per_user = 100;   // c2
-  double max_error = 10;        // max |R^_ij - R_ij|
-  double init_bound = 0.01;     // |U^0_i|, |V^0_j|
-  int64_t epochs = 1000;        // t <= max(c1, c2) * epochs in (13)
+  int64_t max_per_item = 100;  // c1
+  int64_t max_per_user = 100;  // c2
+  double max_error = 10;       // max |R^_ij - R_ij|
+  double init_bound = 0.01;    // |U^0_i|, |V^0_j|
+  int64_t epochs = 1000;       // t <= max(c1, c2) * epochs in (13)
 };
 
 // Delta = max of the four terms of (12), with |U^t|, |V^t| from (13).

@@ -52,7 +52,8 @@ absl::Status ValidateCouplingOptions(const CouplingOptions& o) {
   if (!(o.coupling_bound > 0) || !std::isfinite(o.coupling_bound)) {
     return bad("coupling_bound", o.coupling_bound, "> 0 and finite");
   }
-  if (!(o.init_scale >= 0 && o.init_scale <= 1)) return bad("init_scale", o.init_scale, "in [0, 1]");
+  if (!(o.init_scale >= 0 && o.init_scale <= 1))
+    return bad("init_scale", o.init_scale, "in [0, 1]");
   return absl::OkStatus();
 }
 
@@ -79,9 +80,9 @@ absl::StatusOr<CouplingRun> TrainCoupling(const std::vector<std::vector<data::Ra
 
   random::Csprng init_rng = rng.Fork("coupling/init");
   CouplingRun run;
-  ASSIGN_OR_RETURN(run.model, InitialModel(num_users, num_items, options.dim,
-                                           (range.min + range.max) / 2, options.init_scale,
-                                           init_rng));
+  ASSIGN_OR_RETURN(run.model,
+                   InitialModel(num_users, num_items, options.dim, (range.min + range.max) / 2,
+                                options.init_scale, init_rng));
   // Each owner's own streams: its sampling and its noise are its own.
   std::vector<random::Csprng> sample_rng, noise_rng;
   for (size_t k = 0; k < owners.size(); ++k) {
@@ -105,8 +106,8 @@ absl::StatusOr<CouplingRun> TrainCoupling(const std::vector<std::vector<data::Ra
         const std::vector<data::Rating> batch =
             PoissonSampleRatings(owners[k], options.sample_rate, sample_rng[k]);
         report.sampled += static_cast<int64_t>(batch.size());
-        report.clipped += AddClippedGradients(run.model, terms, batch, options.zeta,
-                                              options.clip, &total);
+        report.clipped +=
+            AddClippedGradients(run.model, terms, batch, options.zeta, options.clip, &total);
         if (noise_stddev > 0) AddGaussianNoise(noise_stddev, noise_rng[k], &total);
       }
       ApplyStep(total, options.learning_rate, options.coupling_bound, &run.model);

@@ -18,11 +18,11 @@
 namespace fedmf::coupling {
 
 struct CouplingOptions {
-  int32_t dim = 10;           // d
-  int32_t epochs = 30;        // an epoch is ceil(1/q) steps
+  int32_t dim = 10;             // d
+  int32_t epochs = 30;          // an epoch is ceil(1/q) steps
   double learning_rate = 0.01;  // alpha, per sample: the step is alpha times the noisy sum
-  double zeta = 0.01;         // the regularization of (6)
-  double clip = 1.0 / 6;      // C, the per-sample gradient norm bound (the paper: 1/6)
+  double zeta = 0.01;           // the regularization of (6)
+  double clip = 1.0 / 6;        // C, the per-sample gradient norm bound (the paper: 1/6)
   // z: each owner adds N(0, (z C)^2) per coordinate per step; 0 = non-private.
   double noise_multiplier = 0;
   double sample_rate = 0.01;  // q, per rating per step
@@ -38,8 +38,8 @@ absl::Status ValidateCouplingOptions(const CouplingOptions& options);
 int64_t StepsPerEpoch(double sample_rate);
 
 struct EpochReport {
-  int32_t epoch = 0;  // 1-based
-  int64_t steps = 0;  // so far
+  int32_t epoch = 0;            // 1-based
+  int64_t steps = 0;            // so far
   mf::ErrorMetrics validation;  // empty (count 0) without validation ratings
   int64_t clipped = 0;          // samples clipped in this epoch (local diagnostics)
   int64_t sampled = 0;          // samples used in this epoch
@@ -66,8 +66,7 @@ absl::StatusOr<CouplingRun> TrainCoupling(const std::vector<std::vector<data::Ra
 // Each owner's (epsilon, delta) per rating (add/remove one rating of that
 // owner) after `steps` steps: the Poisson-subsampled Gaussian at (q, z) by
 // the RDP accountant. +inf when z = 0.
-absl::StatusOr<double> CouplingEpsilon(const CouplingOptions& options, int64_t steps,
-                                       double delta);
+absl::StatusOr<double> CouplingEpsilon(const CouplingOptions& options, int64_t steps, double delta);
 
 }  // namespace fedmf::coupling
 

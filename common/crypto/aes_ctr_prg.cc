@@ -49,9 +49,8 @@ absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> 
         absl::StrCat("AES-CTR PRG seed must be 32 bytes, got ", seed.size()));
   }
   if (initial_counter.size() != kAesBlockBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("AES-CTR initial counter block must be 16 bytes, got ",
-                     initial_counter.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "AES-CTR initial counter block must be 16 bytes, got ", initial_counter.size()));
   }
   std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");

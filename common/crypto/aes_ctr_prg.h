@@ -12,13 +12,13 @@
 #ifndef FEDMF_COMMON_CRYPTO_AES_CTR_PRG_H_
 #define FEDMF_COMMON_CRYPTO_AES_CTR_PRG_H_
 
+#include <openssl/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <vector>
-
-#include <openssl/types.h>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

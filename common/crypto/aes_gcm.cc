@@ -32,7 +32,8 @@ absl::Status CheckKey(std::span<const uint8_t> key) {
 
 absl::Status CheckSizes(size_t text, size_t aad) {
   if (text > kMaxMessageBytes || aad > kMaxMessageBytes) {
-    return absl::InvalidArgumentError("AES-256-GCM: message or associated data too large (> 1 GiB)");
+    return absl::InvalidArgumentError(
+        "AES-256-GCM: message or associated data too large (> 1 GiB)");
   }
   return absl::OkStatus();
 }
@@ -104,8 +105,7 @@ absl::StatusOr<SecretBytes> AesGcmOpen(std::span<const uint8_t> key,
                                        std::span<const uint8_t> associated_data) {
   RETURN_IF_ERROR(CheckKey(key));
   if (sealed.size() < kAesGcmOverheadBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("AES-256-GCM: sealed message of ",
-                                                   sealed.size(),
+    return absl::InvalidArgumentError(absl::StrCat("AES-256-GCM: sealed message of ", sealed.size(),
                                                    " bytes is shorter than nonce + tag (28)"));
   }
   const size_t ct_len = sealed.size() - kAesGcmOverheadBytes;

@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<uint8_t>> Ed25519PrivateKey::Sign(
 absl::Status Ed25519Verify(const Ed25519PublicKey& key, std::span<const uint8_t> message,
                            std::span<const uint8_t> signature) {
   if (signature.size() != kEd25519SignatureBytes) {
-    return absl::UnauthenticatedError(absl::StrCat("Ed25519 signature must be 64 bytes, got ",
-                                                   signature.size()));
+    return absl::UnauthenticatedError(
+        absl::StrCat("Ed25519 signature must be 64 bytes, got ", signature.size()));
   }
   RETURN_IF_ERROR(internal::EnsureSodium());
   if (crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),

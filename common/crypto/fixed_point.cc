@@ -32,15 +32,16 @@ absl::StatusOr<FixedPointCodec> FixedPointCodec::Create(int bits, int frac_bits,
         absl::StrCat("frac_bits must be in [0, bits), got ", frac_bits, " with bits=", bits));
   }
   if (!std::isfinite(max_abs) || !(max_abs > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat("max_abs must be finite and > 0, got ", max_abs));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_abs must be finite and > 0, got ", max_abs));
   }
   if (max_summands < 1) return absl::InvalidArgumentError("max_summands must be >= 1");
   // B * 2^f is exact in double (scaling by a power of two); test it against
   // 2^63 before converting, so the integer arithmetic below cannot overflow.
   const double scaled = std::ceil(std::ldexp(max_abs, frac_bits));
   if (!(scaled < 0x1.0p63)) {
-    return absl::InvalidArgumentError(absl::StrCat("max_abs * 2^frac_bits = ", scaled,
-                                                   " does not fit in ", bits, " bits"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_abs * 2^frac_bits = ", scaled, " does not fit in ", bits, " bits"));
   }
   const uint64_t m = static_cast<uint64_t>(scaled);
   const unsigned __int128 worst = static_cast<unsigned __int128>(m) * max_summands;
@@ -71,7 +72,8 @@ absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
   for (size_t i = 0; i < x.size(); ++i) {
     absl::StatusOr<uint64_t> v = Encode(x[i]);
     if (!v.ok()) {
-      return absl::Status(v.status().code(), absl::StrCat("element ", i, ": ", v.status().message()));
+      return absl::Status(v.status().code(),
+                          absl::StrCat("element ", i, ": ", v.status().message()));
     }
     out[i] = *v;
   }

@@ -47,15 +47,15 @@ absl::StatusOr<SecretBytes> RunHkdf(int mode, std::span<const uint8_t> key,
   size_t n = 0;
   params[n++] = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0);
   params[n++] = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
-  params[n++] = OSSL_PARAM_construct_octet_string(
-      OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(key.data()), key.size());
+  params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
+                                                  const_cast<uint8_t*>(key.data()), key.size());
   if (!salt.empty()) {
-    params[n++] = OSSL_PARAM_construct_octet_string(
-        OSSL_KDF_PARAM_SALT, const_cast<uint8_t*>(salt.data()), salt.size());
+    params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT,
+                                                    const_cast<uint8_t*>(salt.data()), salt.size());
   }
   if (!info.empty()) {
-    params[n++] = OSSL_PARAM_construct_octet_string(
-        OSSL_KDF_PARAM_INFO, const_cast<uint8_t*>(info.data()), info.size());
+    params[n++] = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_INFO,
+                                                    const_cast<uint8_t*>(info.data()), info.size());
   }
   params[n] = OSSL_PARAM_construct_end();
 

@@ -18,7 +18,9 @@ inline absl::Status OpenSslInternal(absl::string_view what) {
 }
 
 // EVP_* take int lengths; larger buffers must be rejected (or chunked) first.
-inline bool FitsInInt(size_t n) { return n <= static_cast<size_t>(std::numeric_limits<int>::max()); }
+inline bool FitsInInt(size_t n) {
+  return n <= static_cast<size_t>(std::numeric_limits<int>::max());
+}
 
 }  // namespace fedmf::crypto::internal
 

@@ -25,8 +25,7 @@ absl::StatusOr<RistrettoPoint> HashToRistretto(std::string_view domain, std::str
   crypto_hash_sha512_state state;
   crypto_hash_sha512_init(&state);
   crypto_hash_sha512_update(&state, length, sizeof(length));
-  crypto_hash_sha512_update(&state, reinterpret_cast<const uint8_t*>(domain.data()),
-                            domain.size());
+  crypto_hash_sha512_update(&state, reinterpret_cast<const uint8_t*>(domain.data()), domain.size());
   crypto_hash_sha512_update(&state, reinterpret_cast<const uint8_t*>(id.data()), id.size());
   uint8_t digest[crypto_hash_sha512_BYTES];
   crypto_hash_sha512_final(&state, digest);

@@ -50,8 +50,8 @@ absl::Status ValidateShape(const ShamirShare& s) {
   }
   const size_t want = ShamirChunkCount(s.secret_size) * kShamirElementBytes;
   if (s.y.size() != want) {
-    return absl::InvalidArgumentError(absl::StrCat("Shamir share y has ", s.y.size(),
-                                                   " bytes, expected ", want));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Shamir share y has ", s.y.size(), " bytes, expected ", want));
   }
   for (size_t off = 0; off < s.y.size(); off += kShamirElementBytes) {
     if (!gf127::IsCanonical(gf127::Load(s.y.data() + off))) {
@@ -71,8 +71,8 @@ absl::StatusOr<std::vector<ShamirShare>> ShamirSplit(std::span<const uint8_t> se
         absl::StrCat("Shamir: secret size ", secret.size(), " outside [1, 65536]"));
   }
   if (threshold < 1 || threshold > num_shares || num_shares > kShamirMaxShares) {
-    return absl::InvalidArgumentError(absl::StrCat("Shamir: need 1 <= t <= n <= 2^20, got t=",
-                                                   threshold, " n=", num_shares));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Shamir: need 1 <= t <= n <= 2^20, got t=", threshold, " n=", num_shares));
   }
   const size_t chunks = ShamirChunkCount(secret.size());
   std::vector<ShamirShare> shares(num_shares);
@@ -100,8 +100,8 @@ absl::StatusOr<SecretBytes> ShamirReconstruct(std::span<const ShamirShare> share
                                               size_t threshold) {
   if (threshold < 1) return absl::InvalidArgumentError("Shamir: threshold must be >= 1");
   if (shares.size() < threshold) {
-    return absl::InvalidArgumentError(absl::StrCat("Shamir: ", shares.size(),
-                                                   " shares, need at least ", threshold));
+    return absl::InvalidArgumentError(
+        absl::StrCat("Shamir: ", shares.size(), " shares, need at least ", threshold));
   }
   std::vector<uint32_t> xs;
   xs.reserve(shares.size());
@@ -129,9 +129,8 @@ absl::StatusOr<SecretBytes> ShamirReconstruct(std::span<const ShamirShare> share
   for (size_t c = 0; c < chunks; ++c) {
     Elem value = 0;
     for (size_t j = 0; j < threshold; ++j) {
-      value = gf127::Add(value,
-                         gf127::Mul((*lambda)[j], gf127::Load(used[j].y.data() +
-                                                              c * kShamirElementBytes)));
+      value = gf127::Add(
+          value, gf127::Mul((*lambda)[j], gf127::Load(used[j].y.data() + c * kShamirElementBytes)));
     }
     // A genuine chunk has at most `len` bytes; anything above means the
     // shares do not come from one sharing of a secret of this size.

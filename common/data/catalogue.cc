@@ -5,8 +5,8 @@
 #include <memory>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/data/file_io.h"
 #include "common/data/text_scan.h"
@@ -48,7 +48,8 @@ absl::StatusOr<Catalogue> Catalogue::Parse(std::string_view contents, const std:
   c.source_ = name;
   absl::flat_hash_map<std::string, int> line_of;
   int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(absl::string_view(contents.data(), contents.size()), '\n')) {
+  for (absl::string_view line :
+       absl::StrSplit(absl::string_view(contents.data(), contents.size()), '\n')) {
     ++line_no;
     absl::string_view id = absl::StripAsciiWhitespace(line);
     if (id.empty() || id.front() == '#') continue;

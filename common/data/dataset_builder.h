@@ -44,7 +44,9 @@ class DatasetBuilder {
 
   IdIndex& users() { return users_; }
   IdIndex& items() { return items_; }
-  void Add(int32_t user, int32_t item, float value) { ratings_.push_back(Rating{user, item, value}); }
+  void Add(int32_t user, int32_t item, float value) {
+    ratings_.push_back(Rating{user, item, value});
+  }
 
   const std::vector<Rating>& ratings() const { return ratings_; }
   int32_t num_users() const { return static_cast<int32_t>(users_.ids().size()); }

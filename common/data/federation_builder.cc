@@ -24,8 +24,8 @@ bool ByUserItem(const Rating& a, const Rating& b) {
 void SplitTrainTest(std::vector<Rating> ratings, double test_fraction, random::Csprng rng,
                     PartyData& party) {
   std::shuffle(ratings.begin(), ratings.end(), rng);
-  const auto num_test = static_cast<size_t>(
-      std::llround(test_fraction * static_cast<double>(ratings.size())));
+  const auto num_test =
+      static_cast<size_t>(std::llround(test_fraction * static_cast<double>(ratings.size())));
   party.test.assign(ratings.begin(), ratings.begin() + num_test);
   party.train.assign(ratings.begin() + num_test, ratings.end());
   std::sort(party.test.begin(), party.test.end(), ByUserItem);
@@ -35,8 +35,7 @@ void SplitTrainTest(std::vector<Rating> ratings, double test_fraction, random::C
 }  // namespace
 
 absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownership& ownership,
-                                           double test_fraction,
-                                           const random::Csprng& split_rng) {
+                                           double test_fraction, const random::Csprng& split_rng) {
   const bool by_user = ownership.axis == Ownership::kUsers;
   const int32_t owned_count = by_user ? dataset.num_users : dataset.num_items;
   const int32_t shared_count = by_user ? dataset.num_items : dataset.num_users;
@@ -61,7 +60,8 @@ absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownersh
   for (int32_t e = 0; e < owned_count; ++e) {
     const int32_t k = ownership.owner[e];
     if (k < 0 || k >= ownership.num_parties) return absl::InternalError("owner out of range");
-    std::vector<int32_t>& owned = by_user ? fed.parties[k].global_users : fed.parties[k].global_items;
+    std::vector<int32_t>& owned =
+        by_user ? fed.parties[k].global_users : fed.parties[k].global_items;
     local[e] = static_cast<int32_t>(owned.size());
     owned.push_back(e);
   }

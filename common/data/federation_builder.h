@@ -28,8 +28,7 @@ struct Ownership {
 // are then sorted by (user, item) so the output does not depend on hashing or
 // shuffle internals beyond the seed.
 absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownership& ownership,
-                                           double test_fraction,
-                                           const random::Csprng& split_rng);
+                                           double test_fraction, const random::Csprng& split_rng);
 
 }  // namespace fedmf::data::internal
 

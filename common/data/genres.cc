@@ -1,11 +1,11 @@
 // MovieLens 100K u.item: "id|title|release|video release|url|19 genre flags".
 // Titles are latin-1; only the id and the flags are interpreted, so the bytes
 // of the other fields never need decoding.
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/data/file_io.h"
 #include "common/data/loaders.h"
 #include "common/data/text_scan.h"
@@ -13,7 +13,7 @@
 namespace fedmf::data {
 
 absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::string& u_item_path,
-                                                                   const Dataset& dataset) {
+                                                                  const Dataset& dataset) {
   absl::StatusOr<std::string> contents = internal::ReadWholeFile(u_item_path);
   if (!contents.ok()) return contents.status();
   auto at = [&u_item_path](int64_t line, absl::string_view reason) {
@@ -21,9 +21,9 @@ absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::str
   };
 
   if (static_cast<size_t>(dataset.num_items) != dataset.item_ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "dataset has ", dataset.num_items, " items but ", dataset.item_ids.size(),
-        " item ids; genres can only be joined to a dataset loaded from MovieLens"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("dataset has ", dataset.num_items, " items but ", dataset.item_ids.size(),
+                     " item ids; genres can only be joined to a dataset loaded from MovieLens"));
   }
   absl::flat_hash_map<absl::string_view, int32_t> item_index;
   item_index.reserve(dataset.item_ids.size());
@@ -51,8 +51,8 @@ absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::str
     const absl::string_view id = internal::Trim(f[0]);
     auto id_value = internal::ParseInt64(id);
     if (!id_value.has_value() || *id_value < 0) {
-      return at(ln, absl::StrCat("movie id '", internal::Excerpt(id),
-                                 "' is not a non-negative integer"));
+      return at(
+          ln, absl::StrCat("movie id '", internal::Excerpt(id), "' is not a non-negative integer"));
     }
     if (auto [it, inserted] = all_ids.try_emplace(id, ln); !inserted) {
       return at(ln, absl::StrCat("duplicate movie id '", id, "' (first on line ", it->second,
@@ -64,8 +64,8 @@ absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::str
       if (flag == "1") {
         flags.push_back(g);
       } else if (flag != "0") {
-        return at(ln, absl::StrCat("genre flag ", g, " (", std::string(kMovieLensGenreNames[g]), ") is '",
-                                   internal::Excerpt(flag), "', expected 0 or 1"));
+        return at(ln, absl::StrCat("genre flag ", g, " (", std::string(kMovieLensGenreNames[g]),
+                                   ") is '", internal::Excerpt(flag), "', expected 0 or 1"));
       }
     }
     auto it = item_index.find(id);

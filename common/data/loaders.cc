@@ -4,10 +4,10 @@
 
 #include <array>
 #include <filesystem>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/data/file_io.h"
 #include "common/data/synthetic.h"
 #include "common/data/text_scan.h"
@@ -36,14 +36,15 @@ absl::StatusOr<RatingFormat> DetectMovieLensFormat(const std::string& path,
   if (absl::EndsWith(name, ".dat")) return RatingFormat::kMovieLensDat;
   if (absl::EndsWith(name, ".csv")) return RatingFormat::kMovieLensCsv;
   return absl::InvalidArgumentError(absl::StrCat(
-      path, ":1: cannot tell which MovieLens format this is: expected u.data (tab-separated), "
-            "ratings.dat ('::'-separated) or ratings.csv (header userId,movieId,rating,timestamp)"
-            "; for a plain user,item,rating file use csv:PATH"));
+      path,
+      ":1: cannot tell which MovieLens format this is: expected u.data (tab-separated), "
+      "ratings.dat ('::'-separated) or ratings.csv (header userId,movieId,rating,timestamp)"
+      "; for a plain user,item,rating file use csv:PATH"));
 }
 
 // In a directory, the ratings file of each MovieLens release, newest last.
 constexpr std::array<absl::string_view, 3> kMovieLensFiles = {"u.data", "ratings.dat",
-                                                             "ratings.csv"};
+                                                              "ratings.csv"};
 
 absl::StatusOr<std::string> ResolveMovieLensPath(const std::string& path) {
   std::error_code ec;
@@ -52,9 +53,10 @@ absl::StatusOr<std::string> ResolveMovieLensPath(const std::string& path) {
     std::filesystem::path candidate = std::filesystem::path(path) / std::string(name);
     if (std::filesystem::is_regular_file(candidate, ec)) return candidate.string();
   }
-  return absl::NotFoundError(absl::StrCat(
-      path, ": directory has no MovieLens ratings file (looked for u.data, ratings.dat, "
-            "ratings.csv)"));
+  return absl::NotFoundError(
+      absl::StrCat(path,
+                   ": directory has no MovieLens ratings file (looked for u.data, ratings.dat, "
+                   "ratings.csv)"));
 }
 
 }  // namespace

@@ -51,16 +51,16 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view contents, RatingFormat for
 // MovieLens 100K genres, in u.item flag order (see u.genre).
 inline constexpr int kMovieLensGenreCount = 19;
 inline constexpr std::array<std::string_view, kMovieLensGenreCount> kMovieLensGenreNames = {
-    "unknown", "Action",    "Adventure", "Animation", "Children's", "Comedy",  "Crime",
-    "Documentary", "Drama", "Fantasy",   "Film-Noir", "Horror",     "Musical", "Mystery",
-    "Romance", "Sci-Fi",    "Thriller",  "War",       "Western"};
+    "unknown",     "Action", "Adventure", "Animation", "Children's", "Comedy",  "Crime",
+    "Documentary", "Drama",  "Fantasy",   "Film-Noir", "Horror",     "Musical", "Mystery",
+    "Romance",     "Sci-Fi", "Thriller",  "War",       "Western"};
 
 // MovieLens 100K `u.item` genre flags: result[item_index] lists the genre ids
 // (0..18) of that item, aligned with `dataset.item_ids`, exactly as flagged
 // (possibly empty; PartitionVflByGenre treats "no flag" as genre 0, unknown).
 // Items absent from u.item are an error; u.item movies nobody rated are ignored.
 absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::string& u_item_path,
-                                                                   const Dataset& dataset);
+                                                                  const Dataset& dataset);
 
 // Data specs used by the CLI and the daemons:
 //   movielens:PATH   (format detected)

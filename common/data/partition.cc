@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include "absl/strings/string_view.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
 #include "common/data/federation_builder.h"
 #include "common/random/csprng.h"
@@ -24,16 +24,16 @@ constexpr int kMaxGenreId = 1 << 16;
 
 absl::Status ValidateDataset(const Dataset& d) {
   if (d.num_users < 1 || d.num_items < 1 || d.ratings.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("dataset ", d.source, " is empty (",
-                                                   d.num_users, " users, ", d.num_items,
-                                                   " items, ", d.ratings.size(), " ratings)"));
+    return absl::InvalidArgumentError(absl::StrCat("dataset ", d.source, " is empty (", d.num_users,
+                                                   " users, ", d.num_items, " items, ",
+                                                   d.ratings.size(), " ratings)"));
   }
   for (size_t r = 0; r < d.ratings.size(); ++r) {
     const Rating& x = d.ratings[r];
     if (x.user < 0 || x.user >= d.num_users || x.item < 0 || x.item >= d.num_items) {
       return absl::InvalidArgumentError(
-          absl::StrCat("dataset rating #", r, " (user ", x.user, ", item ", x.item,
-                       ") is outside ", d.num_users, " users x ", d.num_items, " items"));
+          absl::StrCat("dataset rating #", r, " (user ", x.user, ", item ", x.item, ") is outside ",
+                       d.num_users, " users x ", d.num_items, " items"));
     }
   }
   return absl::OkStatus();
@@ -57,8 +57,8 @@ absl::Status ValidatePartyCount(int32_t num_parties, int32_t available, absl::st
   if (num_parties > available) {
     return absl::InvalidArgumentError(
         absl::StrCat(setting, " gives every party at least one ", what, ": ", num_parties,
-                     " parties but the dataset has only ", available, " ", what,
-                     "s; use at most ", available, " parties"));
+                     " parties but the dataset has only ", available, " ", what, "s; use at most ",
+                     available, " parties"));
   }
   return absl::OkStatus();
 }
@@ -71,9 +71,9 @@ std::vector<int32_t> RandomOwners(int32_t count, int32_t num_parties, random::Cs
   std::shuffle(order.begin(), order.end(), rng);
   std::vector<int32_t> owner(count);
   for (int32_t t = 0; t < count; ++t) {
-    owner[order[t]] = t < num_parties
-                          ? t
-                          : static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(num_parties)));
+    owner[order[t]] =
+        t < num_parties ? t
+                        : static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(num_parties)));
   }
   return owner;
 }
@@ -100,9 +100,8 @@ absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
   for (size_t i = 0; i < item_genres.size(); ++i) {
     for (int g : item_genres[i]) {
       if (g < 0 || g >= kMaxGenreId) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("item ", i, " has genre id ", g, "; genre ids must be in [0, ",
-                         kMaxGenreId, ")"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "item ", i, " has genre id ", g, "; genre ids must be in [0, ", kMaxGenreId, ")"));
       }
       if (static_cast<size_t>(g) >= size.size()) size.resize(g + 1, 0);
       ++size[g];
@@ -141,9 +140,9 @@ absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
                                                const SplitOptions& split) {
   RETURN_IF_ERROR(ValidateCommon(dataset, split));
   if (item_genres.size() != static_cast<size_t>(dataset.num_items)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("genre list has ", item_genres.size(), " entries but the dataset has ",
-                     dataset.num_items, " items; load it with LoadMovieLensGenres(u.item, dataset)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "genre list has ", item_genres.size(), " entries but the dataset has ", dataset.num_items,
+        " items; load it with LoadMovieLensGenres(u.item, dataset)"));
   }
   absl::StatusOr<std::vector<int>> genre = AssignItemsToSmallestGenre(item_genres);
   if (!genre.ok()) return genre.status();
@@ -181,15 +180,14 @@ absl::StatusOr<Federation> PartitionByOwner(const Dataset& dataset, OwnedAxis ax
     return s;
   }
   if (owner.size() != static_cast<size_t>(count)) {
-    return absl::InvalidArgumentError(absl::StrCat("owner list has ", owner.size(),
-                                                   " entries but the dataset has ", count, " ",
-                                                   what, "s"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "owner list has ", owner.size(), " entries but the dataset has ", count, " ", what, "s"));
   }
   std::vector<int64_t> owned(num_parties, 0);
   for (size_t e = 0; e < owner.size(); ++e) {
     if (owner[e] < 0 || owner[e] >= num_parties) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " ", e, " has owner ", owner[e],
-                                                     ", outside [0, ", num_parties, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " ", e, " has owner ", owner[e], ", outside [0, ", num_parties, ")"));
     }
     ++owned[owner[e]];
   }
@@ -242,9 +240,9 @@ std::vector<Rating> HoldOut(std::vector<Rating>& train, double fraction, random:
     const auto j = static_cast<size_t>(rng.UniformInt(static_cast<uint64_t>(i + 1)));
     std::swap(train[i], train[j]);
   }
-  const size_t held = std::min(
-      train.size() - 1,
-      static_cast<size_t>(std::llround(fraction * static_cast<double>(train.size()))));
+  const size_t held =
+      std::min(train.size() - 1,
+               static_cast<size_t>(std::llround(fraction * static_cast<double>(train.size()))));
   std::vector<Rating> out(train.end() - static_cast<std::ptrdiff_t>(held), train.end());
   train.resize(train.size() - held);
   auto by_key = [](const Rating& a, const Rating& b) {

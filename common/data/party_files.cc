@@ -75,7 +75,8 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
     const int32_t offset = all.num_users;
     const std::vector<int32_t> rank = RankByExternalId(d.user_ids);
     std::vector<std::optional<int32_t>> item_to_catalogue(d.item_ids.size());
-    for (size_t i = 0; i < d.item_ids.size(); ++i) item_to_catalogue[i] = catalogue.Find(d.item_ids[i]);
+    for (size_t i = 0; i < d.item_ids.size(); ++i)
+      item_to_catalogue[i] = catalogue.Find(d.item_ids[i]);
     std::vector<bool> has_rating(d.user_ids.size(), false);
     int64_t dropped = 0;
     const size_t first = all.ratings.size();
@@ -102,8 +103,8 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
     if (first == all.ratings.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "party ", k, " (", d.source, "): none of its ", d.item_ids.size(),
-          " item ids is in the catalogue ", catalogue.source(),
-          " (check the id format, e.g. '", d.item_ids.empty() ? "" : d.item_ids[0], "')"));
+          " item ids is in the catalogue ", catalogue.source(), " (check the id format, e.g. '",
+          d.item_ids.empty() ? "" : d.item_ids[0], "')"));
     }
     out.own_entities.push_back(static_cast<int32_t>(d.user_ids.size()));
     out.dropped_ratings.push_back(dropped);

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <string>
 #include <string_view>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
 #include "common/data/dataset_builder.h"
 #include "common/data/duplicates.h"
@@ -33,7 +33,7 @@ struct FormatSpec {
   absl::string_view delim;
   absl::string_view delim_name;  // for messages
   size_t num_fields;
-  absl::string_view columns;     // for messages
+  absl::string_view columns;  // for messages
   // MovieLens ids are integers; the generic CSV keeps any non-empty token.
   bool integer_ids;
   bool has_timestamp;
@@ -44,19 +44,15 @@ const FormatSpec& SpecFor(RatingFormat format) {
                                     true};
   static constexpr FormatSpec kDat{"::", "'::'-separated", 4, "user, item, rating, timestamp", true,
                                    true};
-  static constexpr FormatSpec kCsv{",", "comma-separated", 4, "userId, movieId, rating, timestamp",
-                                   true, true};
-  static constexpr FormatSpec kGeneric{",", "comma-separated", 3, "user, item, rating", false,
+  static constexpr FormatSpec kCsv{
+      ",", "comma-separated", 4, "userId, movieId, rating, timestamp", true, true};
+  static constexpr FormatSpec kGeneric{",",  "comma-separated", 3, "user, item, rating", false,
                                        false};
   switch (format) {
-    case RatingFormat::kMovieLens100K:
-      return k100K;
-    case RatingFormat::kMovieLensDat:
-      return kDat;
-    case RatingFormat::kMovieLensCsv:
-      return kCsv;
-    case RatingFormat::kGenericCsv:
-      break;
+    case RatingFormat::kMovieLens100K: return k100K;
+    case RatingFormat::kMovieLensDat: return kDat;
+    case RatingFormat::kMovieLensCsv: return kCsv;
+    case RatingFormat::kGenericCsv: break;
   }
   return kGeneric;
 }
@@ -70,8 +66,8 @@ std::string SeparatorHint(absl::string_view line, const FormatSpec& spec, size_t
   struct Other {
     absl::string_view delim, name;
   };
-  for (const Other& o : {Other{"\t", "tabs"}, Other{";", "semicolons"}, Other{"::", "'::'"},
-                         Other{",", "commas"}}) {
+  for (const Other& o :
+       {Other{"\t", "tabs"}, Other{";", "semicolons"}, Other{"::", "'::'"}, Other{",", "commas"}}) {
     if (o.delim == spec.delim || !absl::StrContains(line, o.delim)) continue;
     return absl::StrCat("; the line is separated by ", o.name, " but this format is ",
                         spec.delim_name,
@@ -83,10 +79,10 @@ std::string SeparatorHint(absl::string_view line, const FormatSpec& spec, size_t
 
 absl::Status FieldCountError(const FormatSpec& spec, size_t found, absl::string_view line) {
   const bool missing = found < spec.num_fields;
-  return absl::InvalidArgumentError(absl::StrCat(
-      missing ? "missing field" : "extra field", ": expected ", spec.num_fields, " ",
-      spec.delim_name, " fields (", spec.columns, ") but found ", found,
-      missing ? "" : "; remove the extra columns", SeparatorHint(line, spec, found)));
+  return absl::InvalidArgumentError(
+      absl::StrCat(missing ? "missing field" : "extra field", ": expected ", spec.num_fields, " ",
+                   spec.delim_name, " fields (", spec.columns, ") but found ", found,
+                   missing ? "" : "; remove the extra columns", SeparatorHint(line, spec, found)));
 }
 
 // Validates an id field and returns its dense index.
@@ -114,19 +110,19 @@ absl::StatusOr<float> ParseRatingValue(absl::string_view text, const RatingRange
   }
   std::optional<double> v = ParseDouble(text);
   if (!v.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rating '", Excerpt(text), "' is not a number (expected a value in ",
-                     RangeText(range), ")"));
-  }
-  if (!std::isfinite(*v)) {
     return absl::InvalidArgumentError(absl::StrCat("rating '", Excerpt(text),
-                                                   "' is not finite (expected a value in ",
+                                                   "' is not a number (expected a value in ",
                                                    RangeText(range), ")"));
   }
-  if (*v < range.min || *v > range.max) {
+  if (!std::isfinite(*v)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "rating ", text, " is outside the declared rating range ", RangeText(range),
-        "; fix the value or declare a wider range (fedmf train/demo --rating-range MIN,MAX; a party's data.rating_min and data.rating_max)"));
+        "rating '", Excerpt(text), "' is not finite (expected a value in ", RangeText(range), ")"));
+  }
+  if (*v < range.min || *v > range.max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rating ", text, " is outside the declared rating range ", RangeText(range),
+                     "; fix the value or declare a wider range (fedmf train/demo --rating-range "
+                     "MIN,MAX; a party's data.rating_min and data.rating_max)"));
   }
   return static_cast<float>(*v);
 }
@@ -206,9 +202,9 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat
   bool has_header = false;
   if (format == RatingFormat::kMovieLensCsv) {
     if (Trim(*line) != kMovieLensCsvHeader) {
-      return at(1, absl::StrCat("expected the MovieLens header '", kMovieLensCsvHeader,
-                                "' but found '", Excerpt(*line),
-                                "'; for a plain user,item,rating file use csv:PATH"));
+      return at(
+          1, absl::StrCat("expected the MovieLens header '", kMovieLensCsvHeader, "' but found '",
+                          Excerpt(*line), "'; for a plain user,item,rating file use csv:PATH"));
     }
     has_header = true;
   } else if (format == RatingFormat::kGenericCsv && LooksLikeGenericHeader(*line)) {

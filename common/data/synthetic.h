@@ -30,13 +30,13 @@
 namespace fedmf::data {
 
 struct SyntheticOptions {
-  int32_t num_users = 600;  // key users
-  int32_t num_items = 400;  // key items
-  double density = 0.1;     // key density: fraction of (user, item) pairs observed, (0, 1]
-  int32_t rank = 5;         // key rank: number of latent topics
-  double noise = 0.5;       // key noise: std-dev of Gaussian noise before quantization
+  int32_t num_users = 600;      // key users
+  int32_t num_items = 400;      // key items
+  double density = 0.1;         // key density: fraction of (user, item) pairs observed, (0, 1]
+  int32_t rank = 5;             // key rank: number of latent topics
+  double noise = 0.5;           // key noise: std-dev of Gaussian noise before quantization
   RatingRange range{1.0, 5.0};  // keys min, max
-  uint64_t seed = 42;       // key seed
+  uint64_t seed = 42;           // key seed
 };
 
 // Parses "key=value,key=value" (keys: users, items, density, rank, noise,

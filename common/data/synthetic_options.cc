@@ -3,11 +3,11 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
 #include "common/data/synthetic.h"
 #include "common/data/text_scan.h"
@@ -50,9 +50,8 @@ absl::Status SetOption(absl::string_view key, absl::string_view value, Synthetic
     o.seed = *v;
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown synthetic option '",
-                                                 internal::Excerpt(key), "'; valid keys: ",
-                                                 kValidKeys));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown synthetic option '", internal::Excerpt(key), "'; valid keys: ", kValidKeys));
 }
 
 // Shortest text that parses back to the same double, so a dataset's source
@@ -73,9 +72,9 @@ absl::StatusOr<SyntheticOptions> ParseSyntheticOptions(const std::string& kv) {
     entry = internal::Trim(entry);
     const size_t eq = entry.find('=');
     if (eq == absl::string_view::npos) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("synthetic option '", internal::Excerpt(entry),
-                       "' is not key=value (valid keys: ", kValidKeys, ")"));
+      return absl::InvalidArgumentError(absl::StrCat("synthetic option '", internal::Excerpt(entry),
+                                                     "' is not key=value (valid keys: ", kValidKeys,
+                                                     ")"));
     }
     const absl::string_view key = internal::Trim(entry.substr(0, eq));
     const absl::string_view value = internal::Trim(entry.substr(eq + 1));

@@ -25,8 +25,7 @@ void SampleDirichlet(random::Csprng& rng, double alpha, double* out, int32_t k);
 // sorted, such that every user in [0, n) and item in [0, m) appears.
 // Requires max(n, m) <= count <= n * m. Cost is O(count) in time and memory:
 // sparse targets use rejection sampling, dense ones sample the complement.
-std::vector<uint64_t> SampleCoveringPairs(int32_t n, int32_t m, int64_t count,
-                                          random::Csprng& rng);
+std::vector<uint64_t> SampleCoveringPairs(int32_t n, int32_t m, int64_t count, random::Csprng& rng);
 
 }  // namespace fedmf::data::internal
 

@@ -29,7 +29,8 @@ std::optional<absl::string_view> LineReader::Next() {
   if (rest_.empty()) return std::nullopt;
   const size_t nl = rest_.find('\n');
   absl::string_view line = rest_.substr(0, nl);
-  absl::string_view after = nl == absl::string_view::npos ? absl::string_view() : rest_.substr(nl + 1);
+  absl::string_view after =
+      nl == absl::string_view::npos ? absl::string_view() : rest_.substr(nl + 1);
   if (IsBlank(line) && IsBlank(after)) {
     // Only blank lines remain: the file simply ends with spare newlines.
     rest_ = {};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+
 #include "absl/strings/string_view.h"
 
 namespace fedmf::data::internal {

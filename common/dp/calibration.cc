@@ -1,6 +1,4 @@
 // Epsilon for a fixed schedule, and its inverse: the noise for a target epsilon.
-#include "common/dp/rdp_accountant.h"
-
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -8,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
 namespace {
@@ -39,11 +38,12 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(double q, int64_t steps, double 
                                                 double target_epsilon,
                                                 const std::vector<double>& orders) {
   if (!(target_epsilon > 0) || !std::isfinite(target_epsilon)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "target epsilon must be positive and finite, got %g", target_epsilon));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("target epsilon must be positive and finite, got %g", target_epsilon));
   }
   if (!(q > 0 && q <= 1)) {
-    return absl::InvalidArgumentError(absl::StrFormat("sampling rate must be in (0, 1], got %g", q));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("sampling rate must be in (0, 1], got %g", q));
   }
   if (steps < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("steps must be >= 1, got %d", steps));

@@ -18,11 +18,11 @@ inline constexpr int kZigLayers = 256;
 // beyond r, drawn as a rectangle of virtual width x[0] = v / f(r); layer i
 // (1..255) is [0, x[i]] x [f(x[i]), f(x[i+1])]. Every layer has area v.
 struct ZigguratTables {
-  double r = 0;                    // start of the tail, x[1]
-  double v = 0;                    // common layer area
-  double x[kZigLayers + 1] = {};   // x[256] = 0
-  double ratio[kZigLayers] = {};   // x[i+1] / x[i]: below it, the point is inside f
-  double f[kZigLayers + 1] = {};   // f(x[i])
+  double r = 0;                   // start of the tail, x[1]
+  double v = 0;                   // common layer area
+  double x[kZigLayers + 1] = {};  // x[256] = 0
+  double ratio[kZigLayers] = {};  // x[i+1] / x[i]: below it, the point is inside f
+  double f[kZigLayers + 1] = {};  // f(x[i])
 };
 
 const ZigguratTables& GetZigguratTables();

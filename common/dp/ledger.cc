@@ -14,7 +14,8 @@ namespace {
 absl::Status ValidateEntry(const LedgerEntry& e) {
   if (e.job_id.empty()) return absl::InvalidArgumentError("ledger entry has an empty job_id");
   if (e.round < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("ledger entry round must be >= 0, got %d", e.round));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ledger entry round must be >= 0, got %d", e.round));
   }
   if (!(e.sample_rate >= 0 && e.sample_rate <= 1)) {
     return absl::InvalidArgumentError(
@@ -23,11 +24,12 @@ absl::Status ValidateEntry(const LedgerEntry& e) {
   // z == 0 (no noise) is valid input: it costs infinite epsilon and is then
   // refused by the budget check like any other overspend.
   if (!(e.noise_multiplier >= 0)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ledger entry noise multiplier must be >= 0, got %g", e.noise_multiplier));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ledger entry noise multiplier must be >= 0, got %g", e.noise_multiplier));
   }
   if (e.steps < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat("ledger entry steps must be >= 0, got %d", e.steps));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("ledger entry steps must be >= 0, got %d", e.steps));
   }
   return absl::OkStatus();
 }

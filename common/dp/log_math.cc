@@ -38,7 +38,8 @@ double LogSumExp(const std::vector<double>& terms) {
 double LogErfc(double x) {
   // glibc's erfc keeps full relative precision until it underflows near
   // x = 26.5; switch a little earlier to the asymptotic series
-  //   erfc(x) = exp(-x^2) / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8) - ...)
+  //   erfc(x) = exp(-x^2) / (x sqrt(pi)) * (1 - 1/(2x^2) + 3/(4x^4) - 15/(8x^6) + 105/(16x^8) -
+  //   ...)
   // whose truncation error at x >= 25 is below 1e-12 relative.
   if (x < 25) return std::log(std::erfc(x));
   const double inv2 = 1.0 / (x * x);

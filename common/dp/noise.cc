@@ -79,7 +79,8 @@ inline double OpenUniform(uint64_t bits) {
 class BulkBits {
  public:
   BulkBits(Csprng& rng, size_t expected_words)
-      : rng_(rng), block_(std::clamp<size_t>(expected_words + expected_words / 50 + 4, 4, kWords)) {}
+      : rng_(rng),
+        block_(std::clamp<size_t>(expected_words + expected_words / 50 + 4, 4, kWords)) {}
   uint64_t operator()() {
     if (pos_ == end_) {
       rng_.FillBytes(reinterpret_cast<uint8_t*>(buf_), block_ * sizeof(uint64_t));

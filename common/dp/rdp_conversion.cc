@@ -1,6 +1,4 @@
 // RDP curve -> (epsilon, delta).
-#include "common/dp/rdp_accountant.h"
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
 namespace {
@@ -21,8 +20,8 @@ absl::Status ValidateCurve(const std::vector<double>& orders, const std::vector<
     return absl::InvalidArgumentError(absl::StrFormat("delta must be in (0, 1), got %g", delta));
   }
   if (orders.size() != rdp.size()) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "RDP curve has %d orders but %d values", orders.size(), rdp.size()));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("RDP curve has %d orders but %d values", orders.size(), rdp.size()));
   }
   if (orders.empty()) return absl::InvalidArgumentError("RDP curve has no orders");
   for (size_t k = 0; k < orders.size(); ++k) {
@@ -33,8 +32,7 @@ absl::Status ValidateCurve(const std::vector<double>& orders, const std::vector<
     // NaN is how the RDP functions report invalid mechanism parameters.
     if (std::isnan(rdp[k])) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "RDP at order %g is NaN (invalid sampling rate, noise multiplier or steps?)",
-          orders[k]));
+          "RDP at order %g is NaN (invalid sampling rate, noise multiplier or steps?)", orders[k]));
     }
   }
   return absl::OkStatus();

@@ -22,7 +22,8 @@ int FloorLog2(double x) {
 }  // namespace
 
 double SnapGranularity(double noise_sd, double magnitude_bound) {
-  if (!(noise_sd > 0) || !std::isfinite(noise_sd)) Fatal("noise_sd must be finite and > 0", noise_sd);
+  if (!(noise_sd > 0) || !std::isfinite(noise_sd))
+    Fatal("noise_sd must be finite and > 0", noise_sd);
   if (!(magnitude_bound > 0) || !std::isfinite(magnitude_bound)) {
     Fatal("magnitude_bound must be finite and > 0", magnitude_bound);
   }

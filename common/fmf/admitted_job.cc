@@ -17,9 +17,9 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
   const data::RatingRange& range = local.range;
   if (!std::isfinite(range.min) || !std::isfinite(range.max) || !(range.max > range.min) ||
       !(range.max > 0)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the party's rating range [", range.min, ", ", range.max,
-        "] is invalid: need finite rating_min < rating_max and rating_max > 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the party's rating range [", range.min, ", ", range.max,
+                     "] is invalid: need finite rating_min < rating_max and rating_max > 0"));
   }
   RETURN_IF_ERROR(ValidateJobConfig(offered));
   // The job's R only has to agree with the party's own; it is never used.

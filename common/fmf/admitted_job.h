@@ -35,10 +35,10 @@ namespace fedmf::fmf {
 
 // What the party itself knows, independent of the server.
 struct LocalTerms {
-  data::RatingRange range;          // the party's declared rating range
-  std::optional<uint64_t> seed;     // local reproducibility seed; unset = OS entropy
-  std::string stream = "party-0";   // fork label of the party's stream under the seed
-  int32_t threads = 1;              // cores for local SGD epochs (mf::SgdOptions::threads)
+  data::RatingRange range;         // the party's declared rating range
+  std::optional<uint64_t> seed;    // local reproducibility seed; unset = OS entropy
+  std::string stream = "party-0";  // fork label of the party's stream under the seed
+  int32_t threads = 1;             // cores for local SGD epochs (mf::SgdOptions::threads)
 };
 
 // The party's policy on a validated job and its locally computed plan:
@@ -78,8 +78,12 @@ class AdmittedJob {
  private:
   AdmittedJob(JobConfig config, NoisePlan plan, data::RatingRange range, random::Csprng rng,
               bool seeded, int32_t threads)
-      : config_(std::move(config)), plan_(plan), range_(range), rng_(std::move(rng)),
-        seeded_(seeded), threads_(threads) {}
+      : config_(std::move(config)),
+        plan_(plan),
+        range_(range),
+        rng_(std::move(rng)),
+        seeded_(seeded),
+        threads_(threads) {}
 
   JobConfig config_;
   NoisePlan plan_;

@@ -12,8 +12,8 @@ double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate) {
 }
 
 mf::RatingMatrix BuildDpTrainingMatrix(int32_t num_users, int32_t num_items,
-                                       const std::vector<data::Rating>& ratings,
-                                       double rating_max, int32_t theta, random::Csprng& rng) {
+                                       const std::vector<data::Rating>& ratings, double rating_max,
+                                       int32_t theta, random::Csprng& rng) {
   std::vector<data::Rating> clamped = ratings;
   for (data::Rating& r : clamped) r.value = std::clamp<double>(r.value, 0.0, rating_max);
   mf::RatingMatrix x(num_users, num_items, clamped);
@@ -50,8 +50,8 @@ void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
                           rng);
   }
   if (gv != nullptr) {
-    mf::NoisyGradientStep(v, *gv, spec.sigma_v, spec.normalizer,
-                          learning_rate * spec.v_step_scale, spec.rating_max, rng);
+    mf::NoisyGradientStep(v, *gv, spec.sigma_v, spec.normalizer, learning_rate * spec.v_step_scale,
+                          spec.rating_max, rng);
   }
 }
 

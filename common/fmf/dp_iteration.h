@@ -18,9 +18,9 @@ struct DpIterationSpec {
   bool update_u = false;
   bool update_v = false;
   double sample_rate = 0.01;
-  double sigma_u = 0;      // per-entry noise std-dev on the U gradient (0 = none)
-  double sigma_v = 0;      // per-entry noise std-dev on the V gradient
-  double v_step_scale = 1; // VFL scales the V step by m_k/m
+  double sigma_u = 0;       // per-entry noise std-dev on the U gradient (0 = none)
+  double sigma_v = 0;       // per-entry noise std-dev on the V gradient
+  double v_step_scale = 1;  // VFL scales the V step by m_k/m
   double rating_max = 5;
   // Expected number of ratings in a batch (eta * #ratings): a public constant,
   // as the expected batch size is in DP-SGD (Abadi et al. 2016).
@@ -45,8 +45,8 @@ void ComputeDpGradients(const mf::RatingMatrix& x, const std::vector<int32_t>& b
 // the server, so the data is made to fit rather than trusted to), then, for
 // per-user privacy (theta > 0), each user trimmed to theta random ratings.
 mf::RatingMatrix BuildDpTrainingMatrix(int32_t num_users, int32_t num_items,
-                                       const std::vector<data::Rating>& ratings,
-                                       double rating_max, int32_t theta, random::Csprng& rng);
+                                       const std::vector<data::Rating>& ratings, double rating_max,
+                                       int32_t theta, random::Csprng& rng);
 
 void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
                     const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,

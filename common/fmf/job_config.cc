@@ -58,7 +58,8 @@ std::string GranularityRefusal(Setting setting, Granularity granularity) {
       "ratings, so removing one rating moves u_i and changes the released V-gradient on every "
       "item the user rated, which the per-rating sensitivity 2R^{3/2} does not bound "
       "(docs/privacy.md, section hfl); use --granularity user (granularity: user in a job "
-      "file), which is valid and the default for ", SettingName(setting));
+      "file), which is valid and the default for ",
+      SettingName(setting));
 }
 
 std::string SplitKindName(SplitKind k) {
@@ -122,29 +123,37 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
                      c.item_catalogue.rfind("sha256:", 0) == 0 &&
                      c.item_catalogue.find_first_not_of("0123456789abcdef", 7) == std::string::npos;
     if (!hex) {
-      return bad("item_catalogue", "must be sha256:<64 lower-case hex digits> (the digest "
-                                   "`fedmf catalogue digest FILE` prints) or a catalogue file");
+      return bad("item_catalogue",
+                 "must be sha256:<64 lower-case hex digits> (the digest "
+                 "`fedmf catalogue digest FILE` prints) or a catalogue file");
     }
   }
   if (c.align_users && c.split != SplitKind::kVertical) {
     return bad("align_users", "only VFL jobs share users (HFL names an item_catalogue)");
   }
-  if (c.local_iters < 1 || c.local_iters > 100000) return bad("local_iters", "T' must be in [1, 1e5]");
+  if (c.local_iters < 1 || c.local_iters > 100000)
+    return bad("local_iters", "T' must be in [1, 1e5]");
   if (c.dim < 1 || c.dim > 1024) return bad("dim", "p must be in [1, 1024]");
-  if (!(c.sample_rate > 0 && c.sample_rate <= 1)) return bad("sample_rate", "eta must be in (0, 1]");
+  if (!(c.sample_rate > 0 && c.sample_rate <= 1))
+    return bad("sample_rate", "eta must be in (0, 1]");
   if (!(c.epsilon > 0)) return bad("epsilon", "must be > 0 (use inf for non-private)");
   if (!(c.delta > 0 && c.delta < 1)) return bad("delta", "must be in (0, 1)");
   if (c.theta < 0) return bad("theta", "must be >= 0 (0 = paper default)");
   if (c.vfl_finetune_iters < 0) return bad("vfl_finetune_iters", "kappa must be >= 0");
-  if (c.learning_rate < 0 || !std::isfinite(c.learning_rate)) return bad("learning_rate", "must be >= 0");
-  if (!(c.lr_final_ratio > 0 && c.lr_final_ratio <= 1)) return bad("lr_final_ratio", "must be in (0, 1]");
-  if (!(c.sgd_learning_rate > 0 && c.sgd_learning_rate < 1)) return bad("sgd_learning_rate", "must be in (0, 1)");
+  if (c.learning_rate < 0 || !std::isfinite(c.learning_rate))
+    return bad("learning_rate", "must be >= 0");
+  if (!(c.lr_final_ratio > 0 && c.lr_final_ratio <= 1))
+    return bad("lr_final_ratio", "must be in (0, 1]");
+  if (!(c.sgd_learning_rate > 0 && c.sgd_learning_rate < 1))
+    return bad("sgd_learning_rate", "must be in (0, 1)");
   if (!(c.sgd_l2 >= 0 && c.sgd_l2 < 1)) return bad("sgd_l2", "must be in [0, 1)");
   if (c.pretrain_epochs < 0 || c.finetune_epochs < 0 || c.central_epochs < 0) {
     return bad("*_epochs", "epoch counts must be >= 0");
   }
-  if (!(c.rating_max > 0) || !std::isfinite(c.rating_max)) return bad("rating_max", "R must be > 0");
-  if (!(c.test_fraction >= 0 && c.test_fraction < 1)) return bad("test_fraction", "must be in [0, 1)");
+  if (!(c.rating_max > 0) || !std::isfinite(c.rating_max))
+    return bad("rating_max", "R must be > 0");
+  if (!(c.test_fraction >= 0 && c.test_fraction < 1))
+    return bad("test_fraction", "must be in [0, 1)");
   if (c.private_training()) {
     if (std::string why = GranularityRefusal(c.setting, c.granularity); !why.empty()) {
       return bad("granularity", why);
@@ -162,7 +171,8 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
       if (c.split != SplitKind::kNone) return bad("split", "central uses no split");
       break;
     case Setting::kLocal:
-      if (c.split == SplitKind::kNone) return bad("split", "local needs a vertical or horizontal split");
+      if (c.split == SplitKind::kNone)
+        return bad("split", "local needs a vertical or horizontal split");
       break;
   }
   return absl::OkStatus();

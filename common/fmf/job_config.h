@@ -15,11 +15,11 @@
 namespace fedmf::fmf {
 
 enum class Setting {
-  kCentral,     // non-private MF on all data (one party) — the accuracy ceiling
-  kLocal,       // each party alone: DP-SGD for a VFL split, non-private for HFL
-  kVfl,         // VFL-SGDMF (FMF paper Section 4)
-  kHfl,         // HFL-SGDMF (Section 5)
-  kHflSynSgd,   // baseline: noisy item gradients averaged every iteration
+  kCentral,    // non-private MF on all data (one party) — the accuracy ceiling
+  kLocal,      // each party alone: DP-SGD for a VFL split, non-private for HFL
+  kVfl,        // VFL-SGDMF (FMF paper Section 4)
+  kHfl,        // HFL-SGDMF (Section 5)
+  kHflSynSgd,  // baseline: noisy item gradients averaged every iteration
 };
 
 // How the data is split across parties (what "local" means depends on it).
@@ -72,25 +72,25 @@ struct JobConfig {
   double delta = 1e-5;
   // Default: per user, the one valid for the default setting (HFL).
   Granularity granularity = Granularity::kUser;
-  int32_t theta = 0;          // trimming; 0 = paper default (VFL 5, HFL 10)
+  int32_t theta = 0;  // trimming; 0 = paper default (VFL 5, HFL 10)
 
   int32_t vfl_finetune_iters = 100;  // kappa: VFL Stage 3 DP iterations on V
 
   // DP mini-batch steps (Stage 2, VFL Stage 3, DP local-only): learning rate
   // decays linearly to lr*lr_final_ratio over the first 80% of steps.
-  double learning_rate = 0.0;   // 0 = setting default (see DefaultLearningRate)
+  double learning_rate = 0.0;  // 0 = setting default (see DefaultLearningRate)
   double lr_final_ratio = 0.1;
 
   // Non-private per-rating SGD (central, HFL Stage 1/3, HFL local-only).
   double sgd_learning_rate = 0.01;
   double sgd_l2 = 0.05;
-  int32_t pretrain_epochs = 20;   // HFL Stage 1 (U only, V fixed)
+  int32_t pretrain_epochs = 20;  // HFL Stage 1 (U only, V fixed)
   int32_t finetune_epochs = 5;   // HFL Stage 3 (U and V, no noise)
-  int32_t central_epochs = 40;    // central / HFL local-only
+  int32_t central_epochs = 40;   // central / HFL local-only
 
   Algorithm algorithm = Algorithm::kPaper;
-  int32_t alternations = 5;        // kAlternate: phases of V (U refit between)
-  double validation_fraction = 0.1;  // kAlternate: own training ratings held out
+  int32_t alternations = 5;           // kAlternate: phases of V (U refit between)
+  double validation_fraction = 0.1;   // kAlternate: own training ratings held out
   int32_t max_finetune_epochs = 100;  // kAlternate: Stage 3 cap (stops on validation)
 
   // HFL over partners' own files: the digest ("sha256:<hex>") of the item
@@ -100,9 +100,9 @@ struct JobConfig {
   // VFL over partners' own files: align users by a private set intersection.
   bool align_users = false;
 
-  double rating_max = 5.0;        // R for clipping (top of the rating range)
+  double rating_max = 5.0;  // R for clipping (top of the rating range)
   double test_fraction = 0.1;
-  std::optional<uint64_t> seed;   // unset = OS entropy (production)
+  std::optional<uint64_t> seed;  // unset = OS entropy (production)
   // Cores for a party's local SGD epochs (mf::SgdOptions::threads). Local,
   // like `seed`: never carried by the job codec; the in-process simulator
   // gives it to every party, a daemon takes its own from its configuration.

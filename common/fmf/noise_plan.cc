@@ -51,14 +51,13 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   //    RDP there; 2. the count's z so that it costs kCountRdpShare of that
   //    (a public function of the public plan); 3. the gradient steps' z again,
   //    now for the composition of both, so that `epsilon` <= the target.
-  auto z_alone = dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta,
-                                              config.epsilon);
+  auto z_alone =
+      dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta, config.epsilon);
   if (!z_alone.ok()) return z_alone.status();
   auto alone = EpsilonWithCount(config.sample_rate, *z_alone, plan.steps, 0, config.delta);
   if (!alone.ok()) return alone.status();
   const double order = alone->order;
-  const double rdp_at_order =
-      dp::ComputeRdp(config.sample_rate, *z_alone, plan.steps, {order})[0];
+  const double rdp_at_order = dp::ComputeRdp(config.sample_rate, *z_alone, plan.steps, {order})[0];
   if (!(rdp_at_order > 0) || !std::isfinite(rdp_at_order)) {
     return absl::InternalError("noise plan: the gradient steps' RDP is not positive and finite");
   }

@@ -56,20 +56,20 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
         absl::StrCat("party ", data.party, " has no users or no items"));
   }
   if (config.split == SplitKind::kVertical && data.num_users() != global_users) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "VFL party ", data.party, " must hold all ", global_users, " users, has ", data.num_users()));
+    return absl::InvalidArgumentError(absl::StrCat("VFL party ", data.party, " must hold all ",
+                                                   global_users, " users, has ", data.num_users()));
   }
   if (config.split == SplitKind::kHorizontal && data.num_items() != global_items) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "HFL party ", data.party, " must hold all ", global_items, " items, has ", data.num_items()));
+    return absl::InvalidArgumentError(absl::StrCat("HFL party ", data.party, " must hold all ",
+                                                   global_items, " items, has ", data.num_items()));
   }
   for (const auto* part : {&data.train, &data.test}) {
     for (const data::Rating& r : *part) {
       if (r.user < 0 || r.user >= data.num_users() || r.item < 0 || r.item >= data.num_items() ||
           !std::isfinite(r.value)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "party ", data.party, " has a rating outside its local index space (user ", r.user,
-            ", item ", r.item, ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("party ", data.party, " has a rating outside its local index space (user ",
+                         r.user, ", item ", r.item, ")"));
       }
       // Ratings are floats: allow their rounding, nothing more.
       if (r.value < range.min - 1e-6 || r.value > range.max + 1e-6) {
@@ -85,9 +85,8 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
   }
   data.range = {range.min - offset, range.max - offset};
   // TakeRng moves only the stream out of `job`; config and plan stay valid.
-  std::unique_ptr<PartySession> session(new PartySession(config, plan, offset,
-                                                         std::move(data), global_users,
-                                                         global_items, ledger,
+  std::unique_ptr<PartySession> session(new PartySession(config, plan, offset, std::move(data),
+                                                         global_users, global_items, ledger,
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
   p.threads_ = job.threads();
@@ -158,15 +157,17 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
       charged |= e.job_id == config_.job_id && e.round == key;
     }
     if (!charged) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", config_.job_id, "': a size release is given but the ledger holds no charge "
-          "for it (round ", key, ")"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", config_.job_id,
+                       "': a size release is given but the ledger holds no charge "
+                       "for it (round ",
+                       key, ")"));
     }
     if (!std::isfinite(*already_released) || *already_released < 1 ||
         *already_released > CountBound()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job '", config_.job_id, "': stored size release ", *already_released,
-          " outside [1, ", CountBound(), "]"));
+      return absl::InvalidArgumentError(absl::StrCat("job '", config_.job_id,
+                                                     "': stored size release ", *already_released,
+                                                     " outside [1, ", CountBound(), "]"));
     }
     released_count_ = *already_released;
     return absl::OkStatus();
@@ -175,8 +176,8 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
   dp::LedgerEntry entry{config_.job_id, key, 1.0, plan_.count_noise_multiplier, 1};
   RETURN_IF_ERROR(ledger_->Charge(entry));
   random::Csprng count_rng = rng_.Fork("count");
-  const double noisy = static_cast<double>(dp_train_.nnz()) +
-                       dp::SampleGaussian(count_rng, plan_.count_sigma);
+  const double noisy =
+      static_cast<double>(dp_train_.nnz()) + dp::SampleGaussian(count_rng, plan_.count_sigma);
   // Clamped into the public range and snapped (post-processing; the set of
   // possible values is the grid whatever the data, docs/privacy.md).
   const double bound = CountBound();
@@ -237,8 +238,7 @@ DpIterationSpec PartySession::VflFinetuneSpec() const {
   return spec;
 }
 
-void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_step,
-                                   int64_t count) {
+void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count) {
   const int64_t total = config_.ChargedSteps();
   mf::LearningRateSchedule schedule(config_.EffectiveLearningRate(), config_.lr_final_ratio,
                                     std::max<int64_t>(total, 1));
@@ -317,8 +317,8 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t st
   }
   RETURN_IF_ERROR(CheckShared(initial_shared, "Pretrain"));
   if (start_round < 0 || start_round > config_.EffectiveRounds()) {
-    return absl::InvalidArgumentError(absl::StrCat("Pretrain: start round ", start_round,
-                                                   " outside [0, ", config_.EffectiveRounds(), "]"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Pretrain: start round ", start_round, " outside [0, ", config_.EffectiveRounds(), "]"));
   }
   AdoptShared(initial_shared);
   // HFL Stage 1: pre-train each U row with V fixed at the server's initial
@@ -379,9 +379,9 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     if (kappa > 0) {
       RETURN_IF_ERROR(Charge(config_.EffectiveRounds(), kappa));
       steps_charged_ += plan_.private_training ? kappa : 0;
-      RunDpIterations(VflFinetuneSpec(),
-                      static_cast<int64_t>(config_.EffectiveRounds()) * config_.EffectiveLocalIters(),
-                      kappa);
+      RunDpIterations(
+          VflFinetuneSpec(),
+          static_cast<int64_t>(config_.EffectiveRounds()) * config_.EffectiveLocalIters(), kappa);
     }
   } else if (alternate()) {
     // The last alternation: U against the final V, then fine-tuning that
@@ -431,8 +431,8 @@ absl::Status PartySession::TrainAlone() {
     return absl::FailedPreconditionError("TrainAlone: the session has already started");
   }
   if (config_.setting != Setting::kCentral && config_.setting != Setting::kLocal) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "TrainAlone: setting ", SettingName(config_.setting), " needs a server"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("TrainAlone: setting ", SettingName(config_.setting), " needs a server"));
   }
   if (plan_.private_training) {
     // Local-only on a vertical split: the same DP schedule as VFL-SGDMF
@@ -450,7 +450,7 @@ absl::Status PartySession::TrainAlone() {
 }
 
 absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_t>& batch,
-                                                         const mf::Matrix& shared) const {
+                                                        const mf::Matrix& shared) const {
   RETURN_IF_ERROR(CheckShared(shared, "PreNoiseRelease"));
   for (int32_t i : batch) {
     if (i < 0 || i >= dp_train_.num_users()) {
@@ -493,8 +493,8 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
   if (top_n < 1) return absl::InvalidArgumentError("top_n must be >= 1");
   auto it = std::find(data_.global_users.begin(), data_.global_users.end(), global_user);
   if (it == data_.global_users.end()) {
-    return absl::NotFoundError(absl::StrCat("user ", global_user, " is not a user of party ",
-                                            data_.party));
+    return absl::NotFoundError(
+        absl::StrCat("user ", global_user, " is not a user of party ", data_.party));
   }
   const int32_t local = static_cast<int32_t>(it - data_.global_users.begin());
   std::unordered_set<int32_t> rated;

@@ -156,16 +156,16 @@ class PartySession {
 
   JobConfig config_;
   NoisePlan plan_;
-  double rating_offset_;      // subtracted from every rating (negative ranges)
-  data::PartyData data_;      // ratings and range already shifted
+  double rating_offset_;  // subtracted from every rating (negative ranges)
+  data::PartyData data_;  // ratings and range already shifted
   int32_t global_users_;
   int32_t global_items_;
   dp::PrivacyLedger* ledger_;
   random::Csprng rng_;
   int32_t threads_ = 1;  // cores for local SGD epochs (AdmittedJob::threads)
 
-  mf::RatingMatrix train_;      // untrimmed (non-private stages, Stage 3 of HFL)
-  mf::RatingMatrix dp_train_;   // trimmed to theta for per-user DP, else == train_
+  mf::RatingMatrix train_;     // untrimmed (non-private stages, Stage 3 of HFL)
+  mf::RatingMatrix dp_train_;  // trimmed to theta for per-user DP, else == train_
   mf::Matrix u_;
   mf::Matrix v_;
   DpScratch scratch_;

@@ -44,7 +44,8 @@ absl::Status CheckShapes(const SavedPartyModel& p) {
   for (const auto* ids : {&p.user_ids, &p.item_ids}) {
     for (const std::string& id : *ids) {
       if (id.find('\n') != std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("party '", p.name, "': an id holds a newline"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("party '", p.name, "': an id holds a newline"));
       }
     }
   }
@@ -62,11 +63,14 @@ absl::Status WriteFile(const fs::path& path, const std::string& bytes) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) return absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp.string()));
+    if (!out.flush())
+      return absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp.string()));
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
-  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path.string(), ": ", ec.message()));
+  if (ec)
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write ", path.string(), ": ", ec.message()));
   return absl::OkStatus();
 }
 
@@ -93,8 +97,8 @@ absl::StatusOr<std::vector<std::string>> ReadLines(const fs::path& path, int64_t
     ids = absl::StrSplit(text, '\n');
   }
   if (static_cast<int64_t>(ids.size()) != expected) {
-    return absl::DataLossError(absl::StrCat(path.string(), ": ", ids.size(), " ids but model.json says ",
-                                            expected));
+    return absl::DataLossError(
+        absl::StrCat(path.string(), ": ", ids.size(), " ids but model.json says ", expected));
   }
   return ids;
 }
@@ -111,7 +115,8 @@ absl::StatusOr<mf::Matrix> ReadMatrix(const fs::path& path, int64_t rows, int64_
   }
   mf::Matrix m(rows, cols);
   std::memcpy(m.data(), bytes.data(), bytes.size());
-  if (!m.allFinite()) return absl::DataLossError(absl::StrCat(path.string(), ": a value is not finite"));
+  if (!m.allFinite())
+    return absl::DataLossError(absl::StrCat(path.string(), ": a value is not finite"));
   return m;
 }
 
@@ -153,7 +158,8 @@ absl::Status WriteSavedModel(const std::string& dir, const SavedModel& model) {
   for (const SavedPartyModel& p : model.parties) RETURN_IF_ERROR(CheckShapes(p));
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
+  if (ec)
+    return absl::PermissionDeniedError(absl::StrCat("cannot create ", dir, ": ", ec.message()));
   nlohmann::json parties = nlohmann::json::array();
   for (const SavedPartyModel& p : model.parties) {
     const fs::path base = fs::path(dir) / p.name;
@@ -175,8 +181,10 @@ absl::Status WriteSavedModel(const std::string& dir, const SavedModel& model) {
                        {"rating_offset", p.rating_offset},
                        {"rated", p.rated.size()}});
   }
-  const nlohmann::json meta = {{"format", "fedmf-model"}, {"version", kVersion},
-                               {"setting", model.setting}, {"job", model.job},
+  const nlohmann::json meta = {{"format", "fedmf-model"},
+                               {"version", kVersion},
+                               {"setting", model.setting},
+                               {"job", model.job},
                                {"parties", parties}};
   // model.json last: a directory with it is complete.
   return WriteFile(fs::path(dir) / "model.json", meta.dump(2) + "\n");
@@ -191,30 +199,31 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& dir) {
     return absl::DataLossError(absl::StrCat(where, ": not JSON"));
   }
   if (meta.value("format", "") != "fedmf-model") {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": field 'format' is not \"fedmf-model\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": field 'format' is not \"fedmf-model\""));
   }
   if (!meta.contains("version") || !meta["version"].is_number_integer() ||
       meta["version"].get<int>() != kVersion) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": field 'version' must be ", kVersion, " (a model from another fedmf version)"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": field 'version' must be ", kVersion,
+                                                   " (a model from another fedmf version)"));
   }
   SavedModel model;
   model.setting = meta.value("setting", "");
   model.job = meta.value("job", "");
   if (!meta.contains("parties") || !meta["parties"].is_array() || meta["parties"].empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": field 'parties' must list the parties"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": field 'parties' must list the parties"));
   }
   for (size_t k = 0; k < meta["parties"].size(); ++k) {
     const nlohmann::json& p = meta["parties"][k];
     const std::string field = absl::StrCat(where, ": parties[", k, "]");
-    const bool ok = p.is_object() && p.contains("name") && p["name"].is_string() &&
-                    p.contains("users") && p["users"].is_number_unsigned() &&
-                    p.contains("items") && p["items"].is_number_unsigned() &&
-                    p.contains("dim") && p["dim"].is_number_unsigned() &&
-                    p.contains("range") && p["range"].is_array() && p["range"].size() == 2 &&
-                    p["range"][0].is_number() && p["range"][1].is_number() &&
-                    p.contains("rating_offset") && p["rating_offset"].is_number() &&
-                    p.contains("rated") && p["rated"].is_number_unsigned();
+    const bool ok =
+        p.is_object() && p.contains("name") && p["name"].is_string() && p.contains("users") &&
+        p["users"].is_number_unsigned() && p.contains("items") && p["items"].is_number_unsigned() &&
+        p.contains("dim") && p["dim"].is_number_unsigned() && p.contains("range") &&
+        p["range"].is_array() && p["range"].size() == 2 && p["range"][0].is_number() &&
+        p["range"][1].is_number() && p.contains("rating_offset") &&
+        p["rating_offset"].is_number() && p.contains("rated") && p["rated"].is_number_unsigned();
     if (!ok) {
       return absl::InvalidArgumentError(absl::StrCat(
           field, ": needs name, users, items, dim, range [min, max], rating_offset, rated"));
@@ -235,8 +244,8 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& dir) {
     ASSIGN_OR_RETURN(party.v, ReadMatrix(base + ".v.f64", items, dim));
     ASSIGN_OR_RETURN(std::string pairs, ReadWhole(base + ".rated.i32"));
     if (static_cast<int64_t>(pairs.size()) != rated * 8) {
-      return absl::DataLossError(absl::StrCat(base, ".rated.i32: ", pairs.size(),
-                                              " bytes, not ", rated, " pairs"));
+      return absl::DataLossError(
+          absl::StrCat(base, ".rated.i32: ", pairs.size(), " bytes, not ", rated, " pairs"));
     }
     for (int64_t i = 0; i < rated; ++i) {
       int32_t user = 0, item = 0;
@@ -257,8 +266,8 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> RecommendFromModel(
   if (top_n < 1) return absl::InvalidArgumentError("--top must be >= 1");
   auto it = std::find(model.user_ids.begin(), model.user_ids.end(), user);
   if (it == model.user_ids.end()) {
-    return absl::NotFoundError(absl::StrCat("user '", user, "' is not in party '", model.name,
-                                            "''s model"));
+    return absl::NotFoundError(
+        absl::StrCat("user '", user, "' is not in party '", model.name, "''s model"));
   }
   const int32_t row = static_cast<int32_t>(it - model.user_ids.begin());
   std::unordered_set<int32_t> rated;
@@ -270,14 +279,17 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> RecommendFromModel(
   std::vector<std::pair<int32_t, double>> scored;
   for (int32_t j = 0; j < static_cast<int32_t>(model.item_ids.size()); ++j) {
     if (rated.count(j)) continue;
-    scored.emplace_back(j, mf::Predict(model.u, model.v, row, j, model.range) + model.rating_offset);
+    scored.emplace_back(j,
+                        mf::Predict(model.u, model.v, row, j, model.range) + model.rating_offset);
   }
   const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
-  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(), [](const auto& a, const auto& b) {
-    return a.second != b.second ? a.second > b.second : a.first < b.first;
-  });
+  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.second != b.second ? a.second > b.second : a.first < b.first;
+                    });
   std::vector<std::pair<std::string, double>> out;
-  for (size_t k = 0; k < n; ++k) out.emplace_back(model.item_ids[scored[k].first], scored[k].second);
+  for (size_t k = 0; k < n; ++k)
+    out.emplace_back(model.item_ids[scored[k].first], scored[k].second);
   return out;
 }
 

@@ -34,8 +34,8 @@ struct SavedPartyModel {
   std::vector<std::string> user_ids;  // row i of u is user_ids[i]
   std::vector<std::string> item_ids;  // row j of v is item_ids[j]
   mf::Matrix u, v;
-  data::RatingRange range;            // predictions are clamped to it, then
-  double rating_offset = 0;           //   the offset is added (negative scales)
+  data::RatingRange range;                         // predictions are clamped to it, then
+  double rating_offset = 0;                        //   the offset is added (negative scales)
   std::vector<std::pair<int32_t, int32_t>> rated;  // (user row, item row)
 };
 

@@ -42,8 +42,8 @@ absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int
 }
 
 absl::StatusOr<ServerSession> ServerSession::Restore(const JobConfig& config,
-                                                     std::vector<PartyInfo> parties,
-                                                     int32_t round, mf::Matrix shared) {
+                                                     std::vector<PartyInfo> parties, int32_t round,
+                                                     mf::Matrix shared) {
   RETURN_IF_ERROR(ValidateJobConfig(config));
   RETURN_IF_ERROR(ValidateParties(parties));
   if (round < 0 || round > config.EffectiveRounds()) {
@@ -88,15 +88,15 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
             absl::StrCat("field 'matrix': non-finite value at row ", i, " column ", c));
       }
       if (x < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "field 'matrix': negative value at row ", i, " (embeddings must be clipped)"));
+        return absl::InvalidArgumentError(absl::StrCat("field 'matrix': negative value at row ", i,
+                                                       " (embeddings must be clipped)"));
       }
       norm2 += x * x;
     }
     if (norm2 > max_norm2) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "field 'matrix': row ", i, " has norm^2 ", norm2, " > R = ", config_.rating_max,
-          " (embeddings must be clipped)"));
+      return absl::InvalidArgumentError(absl::StrCat("field 'matrix': row ", i, " has norm^2 ",
+                                                     norm2, " > R = ", config_.rating_max,
+                                                     " (embeddings must be clipped)"));
     }
   }
   updates_[party] = update;

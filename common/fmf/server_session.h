@@ -38,8 +38,7 @@ class ServerSession {
 
   // A fresh job: the initial shared matrix (shared_rows x dim) is drawn here.
   static absl::StatusOr<ServerSession> Create(const JobConfig& config, int32_t shared_rows,
-                                              std::vector<PartyInfo> parties,
-                                              random::Csprng& rng);
+                                              std::vector<PartyInfo> parties, random::Csprng& rng);
   // Resume after a restart at `round` (the next round to run) with the shared
   // matrix persisted when round-1 closed.
   static absl::StatusOr<ServerSession> Restore(const JobConfig& config,

@@ -22,10 +22,8 @@ absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
                                                  const FederationOptions& options) {
   data::SplitOptions split{options.test_fraction, options.split_seed};
   switch (config.split) {
-    case SplitKind::kNone:
-      return data::PartitionCentral(dataset, split);
-    case SplitKind::kHorizontal:
-      return data::PartitionHfl(dataset, options.parties, split);
+    case SplitKind::kNone: return data::PartitionCentral(dataset, split);
+    case SplitKind::kHorizontal: return data::PartitionHfl(dataset, options.parties, split);
     case SplitKind::kVertical:
       if (options.vfl_split == "genre") {
         if (options.item_genres == nullptr) {
@@ -66,9 +64,9 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
 absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
                                           const data::Federation& federation,
                                           const ProgressFn& progress, int32_t eval_every) {
-  return SimulateWithPartyEpsilons(
-      config, federation, std::vector<double>(federation.parties.size(), config.epsilon), progress,
-      eval_every);
+  return SimulateWithPartyEpsilons(config, federation,
+                                   std::vector<double>(federation.parties.size(), config.epsilon),
+                                   progress, eval_every);
 }
 
 absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
@@ -87,8 +85,8 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
   random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
   const size_t s = federation.parties.size();
   if (party_epsilon.size() != s) {
-    return absl::InvalidArgumentError(absl::StrCat("party_epsilon has ", party_epsilon.size(),
-                                                   " entries for ", s, " parties"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("party_epsilon has ", party_epsilon.size(), " entries for ", s, " parties"));
   }
   // Each party has its own ledger with exactly its budget.
   std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
@@ -109,9 +107,9 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
         admitted->plan().private_training ? own.epsilon * (1 + 1e-9)
                                           : std::numeric_limits<double>::infinity(),
         config.delta));
-    auto session = PartySession::Create(std::move(*admitted), federation.parties[k],
-                                        federation.num_users, federation.num_items,
-                                        ledgers.back().get());
+    auto session =
+        PartySession::Create(std::move(*admitted), federation.parties[k], federation.num_users,
+                             federation.num_items, ledgers.back().get());
     if (!session.ok()) return session.status();
     sessions.push_back(std::move(*session));
   }
@@ -207,8 +205,8 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
   if (all_private && config.setting == Setting::kVfl && config.granularity == Granularity::kUser) {
     std::vector<dp::GaussianSchedule> schedules;
     for (size_t k = 0; k < s; ++k) {
-      schedules.push_back({party_plans[k].sample_rate, party_plans[k].noise_multiplier,
-                           result.parties[k].steps});
+      schedules.push_back(
+          {party_plans[k].sample_rate, party_plans[k].noise_multiplier, result.parties[k].steps});
       schedules.push_back({1.0, party_plans[k].count_noise_multiplier, 1});  // its size release
     }
     auto global = dp::ComposeGaussianSchedules(schedules, config.delta);

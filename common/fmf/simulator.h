@@ -46,8 +46,8 @@ struct PartyResult {
   mf::ErrorMetrics test;
   mf::ErrorMetrics train;
   mf::ErrorMetrics validation;  // own held-out ratings (Algorithm::kAlternate)
-  double epsilon = 0;   // spent by this party (inf for non-private settings)
-  int64_t steps = 0;    // DP steps charged
+  double epsilon = 0;           // spent by this party (inf for non-private settings)
+  int64_t steps = 0;            // DP steps charged
   // The party's final model (rows in its local user / item order), kept for
   // fedmf train --save-model; predictions are clamped to the party data's
   // range plus rating_offset.
@@ -56,10 +56,10 @@ struct PartyResult {
 };
 
 struct RoundProgress {
-  int32_t round = 0;        // 1-based rounds completed
+  int32_t round = 0;  // 1-based rounds completed
   int32_t total_rounds = 0;
-  double seconds = 0;       // since the start
-  double epsilon = 0;       // max over parties, so far
+  double seconds = 0;              // since the start
+  double epsilon = 0;              // max over parties, so far
   std::optional<double> test_mse;  // with the current shared matrix
   // Per party (federation order): its ledger's epsilon so far, and with
   // test_mse, its own test MSE with the current shared matrix.
@@ -71,10 +71,10 @@ struct SimulationResult {
   JobConfig config;
   NoisePlan plan;
   std::vector<PartyResult> parties;
-  mf::ErrorMetrics test;   // all parties' test ratings pooled
+  mf::ErrorMetrics test;  // all parties' test ratings pooled
   mf::ErrorMetrics train;
   mf::ErrorMetrics validation;  // pooled over parties; count 0 when none held out
-  double epsilon = 0;      // max over parties (parallel composition)
+  double epsilon = 0;           // max over parties (parallel composition)
   // VFL per user: a user's ratings sit at every party, so removing the user
   // changes all s releases; the parties' RDP curves composed (not the FMF
   // paper's sqrt(sum eps_k^2), Theorem 4, which does not hold). Unset for

@@ -65,7 +65,8 @@ mf::Matrix TrainTrustedItems(const mf::RatingMatrix& by_user, const mf::Matrix& 
                              random::Csprng& rng) {
   mf::Matrix eta(v.rows(), v.cols());
   for (int32_t j = 0; j < v.rows(); ++j) {
-    const std::vector<double> e = SampleObjectiveNoise(rng, p.s1_noise, p.dim, EpsilonPerRelease(p), range);
+    const std::vector<double> e =
+        SampleObjectiveNoise(rng, p.s1_noise, p.dim, EpsilonPerRelease(p), range);
     std::copy(e.begin(), e.end(), Row(eta, j).begin());
   }
   mf::Matrix grad_v(v.rows(), v.cols());

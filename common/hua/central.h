@@ -32,8 +32,8 @@ Profiles TrainNonPrivate(const mf::RatingMatrix& by_user, Profiles start, const 
 //   sum (r_ij - u_i^T v_j)^2 + mu sum ||v_j||^2 + sum eta_j^T v_j
 // from the data-independent v0, with eta_j drawn once per item from `rng`
 // (p.s1_noise: Theorem 1 or Lemma 1). Only V is published.
-mf::Matrix TrainTrustedItems(const mf::RatingMatrix& by_user, const mf::Matrix& u,
-                             mf::Matrix v0, const HuaParams& p, const data::RatingRange& range,
+mf::Matrix TrainTrustedItems(const mf::RatingMatrix& by_user, const mf::Matrix& u, mf::Matrix v0,
+                             const HuaParams& p, const data::RatingRange& range,
                              random::Csprng& rng);
 
 }  // namespace fedmf::hua

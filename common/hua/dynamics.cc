@@ -5,8 +5,8 @@
 
 namespace fedmf::hua {
 
-OnlinePool::OnlinePool(std::vector<int32_t> users, double initial_online, double join,
-                       double leave, random::Csprng rng)
+OnlinePool::OnlinePool(std::vector<int32_t> users, double initial_online, double join, double leave,
+                       random::Csprng rng)
     : users_(std::move(users)), join_(join), leave_(leave), rng_(std::move(rng)) {
   std::sort(users_.begin(), users_.end());
   online_.resize(users_.size());

@@ -30,9 +30,8 @@ int64_t EncodedBytes(const IterationRequest& m) {
 }
 
 int64_t EncodedBytes(const InitRequest& m) {
-  return 2 * kInt + Sum(m.items, [](const InitItem& r) {
-           return 2 * kInt + Vec(r.h) + Vec(r.beta);
-         });
+  return 2 * kInt +
+         Sum(m.items, [](const InitItem& r) { return 2 * kInt + Vec(r.h) + Vec(r.beta); });
 }
 
 int64_t EncodedBytes(const DirectReport& m) {
@@ -40,18 +39,15 @@ int64_t EncodedBytes(const DirectReport& m) {
 }
 
 int64_t EncodedBytes(const MaskedReport& m) {
-  return kEnum + 3 * kInt +
-         Sum(m.items, [](const MaskedValue& r) { return kInt + Vec(r.value); });
+  return kEnum + 3 * kInt + Sum(m.items, [](const MaskedValue& r) { return kInt + Vec(r.value); });
 }
 
 int64_t EncodedBytes(const AggregationPlan& m) {
-  return kEnum + 2 * kInt +
-         Sum(m.items, [](const PlannedItem& r) { return kInt + Vec(r.users); });
+  return kEnum + 2 * kInt + Sum(m.items, [](const PlannedItem& r) { return kInt + Vec(r.users); });
 }
 
 int64_t EncodedBytes(const AggregateForward& m) {
-  return kEnum + 2 * kInt +
-         Sum(m.items, [](const ItemSum& r) { return 2 * kInt + Vec(r.sum); }) +
+  return kEnum + 2 * kInt + Sum(m.items, [](const ItemSum& r) { return 2 * kInt + Vec(r.sum); }) +
          Vec(m.incomplete_items) + Vec(m.missing_users);
 }
 

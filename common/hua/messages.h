@@ -30,7 +30,7 @@ struct UserHello {
 // One item in a recommender -> user request.
 struct ItemRequest {
   int32_t item = 0;
-  std::vector<double> v;          // v_j(t-1)
+  std::vector<double> v;  // v_j(t-1)
   // S2 / S2-TP, in a user's first request only: H_j and k = |User_j|.
   int32_t eta_users = 0;
   std::vector<double> h;
@@ -54,9 +54,9 @@ struct IterationRequest {
 // S3 initialization: recommender -> user.
 struct InitItem {
   int32_t item = 0;
-  int32_t users = 0;              // k: how many users share eta_j
-  std::vector<double> h;          // H_j
-  std::vector<uint64_t> beta;     // beta_j^{i_s}, uniform in Z_2^64
+  int32_t users = 0;           // k: how many users share eta_j
+  std::vector<double> h;       // H_j
+  std::vector<uint64_t> beta;  // beta_j^{i_s}, uniform in Z_2^64
 };
 struct InitRequest {
   int32_t round = 0;

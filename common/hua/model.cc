@@ -52,8 +52,7 @@ void StepUser(std::span<double> u, std::span<const double> grad, int32_t count,
   ProjectUnitBall(u);
 }
 
-void StepItem(std::span<double> v, std::span<const double> sum, int32_t count,
-              const HuaParams& p) {
+void StepItem(std::span<double> v, std::span<const double> sum, int32_t count, const HuaParams& p) {
   if (count <= 0) return;
   const double step = p.gamma / count;
   for (size_t l = 0; l < v.size(); ++l) v[l] -= step * (sum[l] + 2.0 * p.mu * v[l]);

@@ -14,10 +14,9 @@
 #ifndef FEDMF_COMMON_HUA_MODEL_H_
 #define FEDMF_COMMON_HUA_MODEL_H_
 
+#include <Eigen/Dense>
 #include <cstdint>
 #include <span>
-
-#include <Eigen/Dense>
 
 #include "common/hua/params.h"
 #include "common/random/csprng.h"
@@ -40,12 +39,10 @@ void AddUserGradient(std::span<const double> u, std::span<const double> v, doubl
                      std::span<double> out);
 
 // u <- Proj(u - gamma / count * (grad + 2 lambda u)); no-op when count == 0.
-void StepUser(std::span<double> u, std::span<const double> grad, int32_t count,
-              const HuaParams& p);
+void StepUser(std::span<double> u, std::span<const double> grad, int32_t count, const HuaParams& p);
 // v <- v - gamma / count * (sum + 2 mu v), where `sum` is the (noisy) sum of
 // `count` users' gradients; no-op when count == 0.
-void StepItem(std::span<double> v, std::span<const double> sum, int32_t count,
-              const HuaParams& p);
+void StepItem(std::span<double> v, std::span<const double> sum, int32_t count, const HuaParams& p);
 
 }  // namespace fedmf::hua
 

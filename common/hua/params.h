@@ -13,10 +13,10 @@
 namespace fedmf::hua {
 
 enum class Scenario {
-  kTrusted,            // S1: the recommender sees the ratings, publishes an eps-DP V
-  kUntrusted,          // S2: users report noisy item gradients straight to the recommender
+  kTrusted,              // S1: the recommender sees the ratings, publishes an eps-DP V
+  kUntrusted,            // S2: users report noisy item gradients straight to the recommender
   kUntrustedThirdParty,  // S2 + the semi-honest third party's masked sums
-  kDynamic,            // S3: users join and leave; eta_j fixed once through the third party
+  kDynamic,              // S3: users join and leave; eta_j fixed once through the third party
 };
 
 // "hua-s1" | "hua-s2" | "hua-s2-tp" | "hua-s3".
@@ -28,22 +28,23 @@ enum class ObjectiveNoise {
   kGammaNorm,  // Theorem 1: density ∝ exp(-eps ||eta|| / (2 Delta))
   kLaplace,    // Lemma 1: i.i.d. Laplace(0, 2 Delta sqrt(d) / eps) entries
 };
-absl::StatusOr<ObjectiveNoise> ParseObjectiveNoise(const std::string& name);  // gamma-norm | laplace
+absl::StatusOr<ObjectiveNoise> ParseObjectiveNoise(
+    const std::string& name);  // gamma-norm | laplace
 const char* ObjectiveNoiseName(ObjectiveNoise n);
 
 // Fixed-point encoding into Z_P, P = 2^64 (see zp_codec.h for why these fit).
 struct ZpParams {
-  int frac_bits = 24;            // scale 2^24: resolution 6e-8 per summand
-  double max_abs = 1048576.0;    // 2^20: bound on every encoded coordinate
-  uint64_t max_summands = 16384; // 2^14 contributions per item sum
+  int frac_bits = 24;             // scale 2^24: resolution 6e-8 per summand
+  double max_abs = 1048576.0;     // 2^20: bound on every encoded coordinate
+  uint64_t max_summands = 16384;  // 2^14 contributions per item sum
 };
 
 struct HuaParams {
   Scenario scenario = Scenario::kUntrusted;
-  int32_t dim = 50;                 // d
-  double gamma = 1.0 / 32.0;        // gain factor 2^-5
-  double lambda = 0.001;            // user-profile ridge
-  double mu = 0.001;                // item-profile ridge
+  int32_t dim = 50;           // d
+  double gamma = 1.0 / 32.0;  // gain factor 2^-5
+  double lambda = 0.001;      // user-profile ridge
+  double mu = 0.001;          // item-profile ridge
   int32_t iterations = 100;
   // The non-private baseline ("the original MF scheme without any
   // protection running 100 iterations"), also S1's non-private U.
@@ -67,8 +68,8 @@ struct HuaParams {
   // Fraction of users online before the first iteration; < 0 means the
   // stationary fraction join / (join + leave) of the join/leave chain.
   double initial_online = -1;
-  int32_t max_online = 100;         // K: at most this many users per iteration
-  double dropout_prob = 0;          // a selected user vanishes mid-iteration (S3)
+  int32_t max_online = 100;  // K: at most this many users per iteration
+  double dropout_prob = 0;   // a selected user vanishes mid-iteration (S3)
   ZpParams zp;
 };
 

@@ -36,9 +36,16 @@ class Stopwatch {
 // Per-(user, iteration) byte counts, folded into TrafficStats.
 class TrafficMeter {
  public:
-  explicit TrafficMeter(const mf::RatingMatrix& x) : x_(x), down_(x.num_users()), up_(x.num_users()) {}
-  void Down(int32_t user, int64_t bytes) { Touch(user); down_[user] += bytes; }
-  void Up(int32_t user, int64_t bytes) { Touch(user); up_[user] += bytes; }
+  explicit TrafficMeter(const mf::RatingMatrix& x)
+      : x_(x), down_(x.num_users()), up_(x.num_users()) {}
+  void Down(int32_t user, int64_t bytes) {
+    Touch(user);
+    down_[user] += bytes;
+  }
+  void Up(int32_t user, int64_t bytes) {
+    Touch(user);
+    up_[user] += bytes;
+  }
   void EndIteration() {
     for (int32_t i : touched_) {
       total_down_ += down_[i];
@@ -257,9 +264,9 @@ absl::StatusOr<DriverOutput> Driver::Run(const Profiles& start, const IterationF
 }  // namespace
 
 absl::StatusOr<DriverOutput> RunProtocol(const HuaParams& params, const mf::RatingMatrix& by_user,
-                                         const data::RatingRange& range,
-                                         const random::Csprng& root, const Profiles& start,
-                                         const IterationFn& on_iteration, int32_t eval_every) {
+                                         const data::RatingRange& range, const random::Csprng& root,
+                                         const Profiles& start, const IterationFn& on_iteration,
+                                         int32_t eval_every) {
   RETURN_IF_ERROR(ValidateHuaParams(params));
   if (params.scenario == Scenario::kTrusted) {
     return absl::InvalidArgumentError("S1 runs centrally (TrainTrustedItems)");

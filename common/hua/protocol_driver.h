@@ -33,9 +33,9 @@ struct TrafficStats {
 struct DriverOutput {
   Profiles profiles;  // U as the users hold it (users without ratings keep U(0)), V
   TrafficStats traffic;
-  double third_party_seconds = 0;    // inside ThirdParty calls, all rounds
+  double third_party_seconds = 0;  // inside ThirdParty calls, all rounds
   double mean_users_per_iteration = 0;
-  int64_t dropped_users = 0;         // mid-iteration disconnects (S3)
+  int64_t dropped_users = 0;  // mid-iteration disconnects (S3)
   int64_t abandoned_item_updates = 0;
 };
 
@@ -45,8 +45,8 @@ using IterationFn = std::function<void(int32_t t, int32_t users, const Profiles*
 // `start` must come from InitialProfiles(root, ...) (the roles redraw it from
 // their streams; only rows of users without ratings are taken from it).
 absl::StatusOr<DriverOutput> RunProtocol(const HuaParams& params, const mf::RatingMatrix& by_user,
-                                         const data::RatingRange& range,
-                                         const random::Csprng& root, const Profiles& start,
+                                         const data::RatingRange& range, const random::Csprng& root,
+                                         const Profiles& start,
                                          const IterationFn& on_iteration = nullptr,
                                          int32_t eval_every = 0);
 

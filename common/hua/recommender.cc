@@ -41,9 +41,8 @@ absl::StatusOr<Recommender> Recommender::Create(const HuaParams& params, int32_t
   return Recommender(params, num_items, range, codec, std::move(rng));
 }
 
-Recommender::Recommender(const HuaParams& params, int32_t num_items,
-                         const data::RatingRange& range, const ZpCodec* codec,
-                         random::Csprng rng)
+Recommender::Recommender(const HuaParams& params, int32_t num_items, const data::RatingRange& range,
+                         const ZpCodec* codec, random::Csprng rng)
     : params_(params),
       range_(range),
       codec_(codec),
@@ -262,13 +261,13 @@ absl::Status Recommender::AcceptDirect(const DirectReport& r) {
   }
   if (!open_ || r.iteration != t_) return absl::InvalidArgumentError("report for another round");
   if (!participants_.count(r.user) || reported_.count(r.user)) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("user ", r.user, " is not expected to report"));
+    return absl::PermissionDeniedError(absl::StrCat("user ", r.user, " is not expected to report"));
   }
   const std::vector<int32_t>& items = user_items_[r.user];
   if (r.items.size() != items.size()) return absl::InvalidArgumentError("report is incomplete");
   for (size_t k = 0; k < r.items.size(); ++k) {
-    if (r.items[k].item != items[k] || r.items[k].value.size() != static_cast<size_t>(params_.dim)) {
+    if (r.items[k].item != items[k] ||
+        r.items[k].value.size() != static_cast<size_t>(params_.dim)) {
       return absl::InvalidArgumentError("report does not match the request");
     }
   }

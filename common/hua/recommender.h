@@ -95,10 +95,10 @@ class Recommender {
   Round BuildPass(const std::map<int32_t, std::vector<int32_t>>& plan);
 
   struct ItemState {
-    std::vector<int32_t> users;        // planned in the current pass
-    std::vector<uint64_t> psi_sum;     // their masks psi
+    std::vector<int32_t> users;     // planned in the current pass
+    std::vector<uint64_t> psi_sum;  // their masks psi
     bool done = false;
-    std::vector<double> sum;           // decoded sum (done)
+    std::vector<double> sum;  // decoded sum (done)
     int32_t count = 0;
   };
   struct InitState {
@@ -111,8 +111,8 @@ class Recommender {
   const ZpCodec* codec_;
   random::Csprng rng_;
   mf::Matrix v_;
-  mf::Matrix h_;      // H_j
-  mf::Matrix h_rho_;  // H~_j(t)
+  mf::Matrix h_;                                  // H_j
+  mf::Matrix h_rho_;                              // H~_j(t)
   std::vector<std::vector<int32_t>> raters_;      // per item
   std::vector<std::vector<int32_t>> user_items_;  // per user id
   std::vector<bool> registered_;
@@ -128,10 +128,10 @@ class Recommender {
   int32_t pass_ = 0;
   bool open_ = false;
   std::set<int32_t> participants_;
-  std::set<int32_t> reported_;   // S2
+  std::set<int32_t> reported_;  // S2
   std::set<int32_t> dropped_;
   std::map<int32_t, ItemState> active_;
-  mf::Matrix direct_sum_;        // S2
+  mf::Matrix direct_sum_;  // S2
   std::vector<int32_t> direct_count_;
   int32_t abandoned_ = 0;
 };

@@ -7,8 +7,7 @@
 
 namespace fedmf::hua {
 
-absl::StatusOr<ThirdParty> ThirdParty::Create(Scenario scenario, int32_t dim,
-                                              random::Csprng rng) {
+absl::StatusOr<ThirdParty> ThirdParty::Create(Scenario scenario, int32_t dim, random::Csprng rng) {
   if (scenario != Scenario::kUntrustedThirdParty && scenario != Scenario::kDynamic) {
     return absl::InvalidArgumentError("the third party only takes part in S2-TP and S3");
   }

@@ -32,8 +32,8 @@ absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
       return Bad(id, "rating outside the declared range");
     }
   }
-  const bool masked = params.scenario == Scenario::kUntrustedThirdParty ||
-                      params.scenario == Scenario::kDynamic;
+  const bool masked =
+      params.scenario == Scenario::kUntrustedThirdParty || params.scenario == Scenario::kDynamic;
   if (masked && codec == nullptr) return Bad(id, "masked scenarios need a Z_P codec");
   return User(id, std::move(ratings), params, range, codec, std::move(rng));
 }
@@ -171,7 +171,8 @@ absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
   for (size_t k = 0; k < req.items.size(); ++k) {
     RETURN_IF_ERROR(StoreEta(req.items[k], pos[k]));
     std::vector<double> g = Gradient(req.items[k], pos[k]);
-    const std::vector<double> r = DifferenceAttackNoise(rho, params_.dim, EpsilonPerRelease(params_), range_);
+    const std::vector<double> r =
+        DifferenceAttackNoise(rho, params_.dim, EpsilonPerRelease(params_), range_);
     for (int32_t l = 0; l < params_.dim; ++l) g[l] += eta_[pos[k]][l] + r[l];
     out.items.push_back({req.items[k].item, std::move(g)});
   }

@@ -29,9 +29,9 @@ absl::StatusOr<ZpCodec> ZpCodec::Create(const ZpParams& p) {
 absl::StatusOr<std::vector<uint64_t>> ZpCodec::Encode(std::span<const double> x) const {
   auto out = codec_.EncodeVector(x);
   if (!out.ok()) {
-    return absl::OutOfRangeError(absl::StrCat(
-        "fixed-point encoding into Z_2^64 failed (bound |x| <= ", codec_.max_abs(),
-        "): ", out.status().message()));
+    return absl::OutOfRangeError(
+        absl::StrCat("fixed-point encoding into Z_2^64 failed (bound |x| <= ", codec_.max_abs(),
+                     "): ", out.status().message()));
   }
   return out;
 }
@@ -39,9 +39,8 @@ absl::StatusOr<std::vector<uint64_t>> ZpCodec::Encode(std::span<const double> x)
 absl::StatusOr<std::vector<double>> ZpCodec::DecodeSum(std::span<const uint64_t> sum,
                                                        uint64_t summands) const {
   if (summands < 1 || summands > codec_.max_summands()) {
-    return absl::InvalidArgumentError(absl::StrCat("a sum of ", summands,
-                                                   " encodings; the codec allows 1..",
-                                                   codec_.max_summands()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a sum of ", summands, " encodings; the codec allows 1..", codec_.max_summands()));
   }
   // summands * M <= N * M < 2^63 by construction, so no overflow here.
   const uint64_t bound = summands * codec_.max_encoded_magnitude();

@@ -16,8 +16,8 @@ namespace {
 std::vector<data::Rating> Localized(std::vector<data::Rating> ratings,
                                     const std::vector<int32_t>& items) {
   for (data::Rating& r : ratings) {
-    r.item = static_cast<int32_t>(std::lower_bound(items.begin(), items.end(), r.item) -
-                                  items.begin());
+    r.item =
+        static_cast<int32_t>(std::lower_bound(items.begin(), items.end(), r.item) - items.begin());
   }
   return ratings;
 }
@@ -28,7 +28,8 @@ LflDevice::LflDevice(data::PartyData data, LflDeviceOptions options, TwoRoundPar
                      random::Csprng rng)
     : data_(std::move(data)), options_(options), noise_(dp), rng_(std::move(rng)) {
   random::Csprng init = rng_.Fork("init");
-  u_ = mf::RandomEmbeddings(1, options_.dim, mf::InitScaleFor(0.7 * options_.rating_max, options_.dim),
+  u_ = mf::RandomEmbeddings(1, options_.dim,
+                            mf::InitScaleFor(0.7 * options_.rating_max, options_.dim),
                             options_.rating_max, init);
   random::Csprng holdout = rng_.Fork("validation");
   validation_ = data::HoldOut(data_.train, options_.validation_fraction, holdout);
@@ -47,7 +48,8 @@ mf::Matrix LflDevice::LocalRows(const mf::Matrix& v) const {
   // clipping set: V comes from the server, which may send anything (u_i is
   // fitted to it). Rows already in the set are unchanged bit for bit.
   mf::Matrix local(static_cast<Eigen::Index>(items_.size()), options_.dim);
-  for (size_t k = 0; k < items_.size(); ++k) local.row(static_cast<Eigen::Index>(k)) = v.row(items_[k]);
+  for (size_t k = 0; k < items_.size(); ++k)
+    local.row(static_cast<Eigen::Index>(k)) = v.row(items_[k]);
   mf::ClipEmbeddings(local, options_.rating_max);
   return local;
 }

@@ -66,8 +66,7 @@ class LflDevice {
  public:
   enum class Phase { kCreated, kReady, kAwaitingRound2, kFinished };
 
-  LflDevice(data::PartyData data, LflDeviceOptions options, TwoRoundParams dp,
-            random::Csprng rng);
+  LflDevice(data::PartyData data, LflDeviceOptions options, TwoRoundParams dp, random::Csprng rng);
 
   // Stage 1: u_i fitted to the device's ratings with V0 fixed. The device
   // keeps V0 (shared, read-only, owned jointly with whoever passed it) as

@@ -63,7 +63,8 @@ absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_mu
 absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t num_devices) {
   LflPrivacy out;
   double accountant_epsilon = 0;
-  absl::StatusOr<double> sigma = CalibrateSigmaV(config, &out.noise_multiplier, &accountant_epsilon);
+  absl::StatusOr<double> sigma =
+      CalibrateSigmaV(config, &out.noise_multiplier, &accountant_epsilon);
   if (!sigma.ok()) return sigma.status();
   out.sigma_v = *sigma;
   if (out.noise_multiplier == 0) {
@@ -72,22 +73,22 @@ absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t 
   }
   const TwoRoundParams dp{num_devices, config.omega, out.sigma_v};
   RETURN_IF_ERROR(ValidateTwoRoundParams(dp));
-  out.server_view_noise_multiplier = std::sqrt(WorstCaseServerViewVariance(dp)) /
-                                     config.device.GradientNormBound();
+  out.server_view_noise_multiplier =
+      std::sqrt(WorstCaseServerViewVariance(dp)) / config.device.GradientNormBound();
   if (out.server_view_noise_multiplier < out.noise_multiplier) {
-    return absl::InternalError(absl::StrCat("LFL calibration: the server's view has z = ",
-                                            out.server_view_noise_multiplier, " < ",
-                                            out.noise_multiplier));
+    return absl::InternalError(absl::StrCat(
+        "LFL calibration: the server's view has z = ", out.server_view_noise_multiplier, " < ",
+        out.noise_multiplier));
   }
-  absl::StatusOr<double> eps = dp::ComputeEpsilon(1.0, out.server_view_noise_multiplier,
-                                                  config.iterations, config.delta);
+  absl::StatusOr<double> eps =
+      dp::ComputeEpsilon(1.0, out.server_view_noise_multiplier, config.iterations, config.delta);
   if (!eps.ok()) return eps.status();
   out.epsilon = *eps;
   return out;
 }
 
-void AddAnalyticNoise(std::vector<double>& sum, const TwoRoundParams& dp,
-                      int64_t round1_survivors, int64_t round2_survivors, random::Csprng& rng) {
+void AddAnalyticNoise(std::vector<double>& sum, const TwoRoundParams& dp, int64_t round1_survivors,
+                      int64_t round2_survivors, random::Csprng& rng) {
   const double sd = std::sqrt(RemainingVariance(dp, round1_survivors, round2_survivors));
   if (sd > 0) dp::AddGaussian(rng, sd, sum.data(), sum.size());
 }
@@ -152,8 +153,8 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
   for (size_t k : agg1.included) {
     if (r1.drops[k] == DropPoint::kNone) roster2.push_back(static_cast<int64_t>(k));
   }
-  const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())),
-                           config.omega, dp.sigma_v};
+  const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())), config.omega,
+                           dp.sigma_v};
   SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs.round2, {}, {}};
   std::vector<std::vector<double>> replacements(roster2.size());
   r2.inputs.assign(roster2.size(), nullptr);
@@ -179,9 +180,8 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
 // LflConfig::analytic_noise: the same dropout draws and abort rules as
 // IdealSum, noise-free gradients summed in place, and the remaining noise
 // drawn once per entry.
-absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices,
-                                               const mf::Matrix& v, const TwoRoundParams& dp,
-                                               const LflConfig& config,
+absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices, const mf::Matrix& v,
+                                               const TwoRoundParams& dp, const LflConfig& config,
                                                random::Csprng& dropout_rng,
                                                random::Csprng& noise_rng) {
   const int64_t n = static_cast<int64_t>(devices.size());
@@ -209,8 +209,8 @@ absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices,
     out.skipped = true;
     return out;
   }
-  const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())),
-                           config.omega, dp.sigma_v};
+  const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())), config.omega,
+                           dp.sigma_v};
   int64_t submitted2 = 0, remaining2 = 0;
   for (size_t k = 0; k < roster2.size(); ++k) {
     const DropPoint drop = SampleDropPoint(dropout_rng, config.dropout_round2);
@@ -258,8 +258,8 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
                          root.Fork(absl::StrCat("device-", i)));
   }
   random::Csprng server_rng = root.Fork("server");
-  auto v0 = std::make_shared<const mf::Matrix>(InitialItemMatrix(
-      federation.num_items, config.dim, device_options.rating_max, server_rng));
+  auto v0 = std::make_shared<const mf::Matrix>(
+      InitialItemMatrix(federation.num_items, config.dim, device_options.rating_max, server_rng));
   for (auto& d : devices) {
     RETURN_IF_ERROR(d.Pretrain(v0));
   }
@@ -276,8 +276,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
                                    device_options.GradientNormBound()));
   random::Csprng dropout_rng = root.Fork("dropout");
   random::Csprng noise_rng = root.Fork("analytic-noise");
-  mf::LearningRateSchedule schedule(result.learning_rate, config.lr_final_ratio,
-                                    config.iterations);
+  mf::LearningRateSchedule schedule(result.learning_rate, config.lr_final_ratio, config.iterations);
   mf::Matrix v = *v0;
   for (int32_t t = 0; t < config.iterations; ++t) {
     absl::StatusOr<IterationSum> it =
@@ -310,8 +309,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   std::vector<mf::ErrorMetrics> validation;
   for (const auto& d : devices) validation.push_back(d.EvaluateValidation());
   result.validation = mf::Combine(validation);
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

@@ -17,12 +17,12 @@
 namespace fedmf::lfl {
 
 struct LflConfig {
-  int32_t iterations = 10;      // T (the default for LFL)
+  int32_t iterations = 10;  // T (the default for LFL)
   int32_t dim = 20;
-  double omega = 0.3;           // tolerated dropout fraction
-  double epsilon = 1.0;         // +inf = no noise
+  double omega = 0.3;    // tolerated dropout fraction
+  double epsilon = 1.0;  // +inf = no noise
   double delta = 1e-5;
-  double learning_rate = 0;     // 0 = the noise-aware rule (LflLearningRate)
+  double learning_rate = 0;  // 0 = the noise-aware rule (LflLearningRate)
   double lr_final_ratio = 0.1;
   // Actual probability that a device vanishes during round 1 / round 2 of
   // an iteration, at a phase boundary of that round's secure aggregation
@@ -30,7 +30,7 @@ struct LflConfig {
   // the sum, 2/5 are in it but take no further part in the iteration.
   double dropout_round1 = 0;
   double dropout_round2 = 0;
-  int secagg_bits = 32;         // k of the fixed-point encoding (kDefaultLflBits)
+  int secagg_bits = 32;  // k of the fixed-point encoding (kDefaultLflBits)
   LflDeviceOptions device;
   double test_fraction = 0.1;
   std::optional<uint64_t> seed;
@@ -67,22 +67,22 @@ absl::Status ValidateLflConfig(const LflConfig& c);
 // LflConfig::analytic_noise's draw: N(0, RemainingVariance(dp, round1_survivors,
 // round2_survivors)) added to every entry of `sum`, i.e. exactly the law of
 // the devices' xi_i and xi'_i left in the two rounds' sums.
-void AddAnalyticNoise(std::vector<double>& sum, const TwoRoundParams& dp,
-                      int64_t round1_survivors, int64_t round2_survivors, random::Csprng& rng);
+void AddAnalyticNoise(std::vector<double>& sum, const TwoRoundParams& dp, int64_t round1_survivors,
+                      int64_t round2_survivors, random::Csprng& rng);
 
 struct LflIterationReport {
   int32_t iteration = 0;
   int64_t round1_survivors = 0;
-  int64_t round2_survivors = 0;  // |U2|: replacements in the sum (0 if round 2 aborted)
-  bool skipped = false;          // round 1 aborted: the server learned nothing
-  bool round2_aborted = false;   // round 2 aborted: all of U1's xi_i stay in
+  int64_t round2_survivors = 0;         // |U2|: replacements in the sum (0 if round 2 aborted)
+  bool skipped = false;                 // round 1 aborted: the server learned nothing
+  bool round2_aborted = false;          // round 2 aborted: all of U1's xi_i stay in
   double remaining_noise_variance = 0;  // per entry, analytic
 };
 
 struct LflResult {
   LflConfig config;
-  double sigma_v = 0;            // the protocol's noise scale (TwoRoundParams::sigma_v)
-  double noise_multiplier = 0;   // z the accountant was calibrated with
+  double sigma_v = 0;           // the protocol's noise scale (TwoRoundParams::sigma_v)
+  double noise_multiplier = 0;  // z the accountant was calibrated with
   // z of the Gaussian mechanism the server's joint view (S1, S2) is
   // equivalent to, worst case over the dropouts the protocol allows: >= z.
   double server_view_noise_multiplier = 0;
@@ -94,11 +94,11 @@ struct LflResult {
   // studies that tune on data the operator may pool (not charged, and
   // biased low: the devices chose on it).
   mf::ErrorMetrics validation;
-  int64_t kept_stage1 = 0;       // devices whose validation preferred Stage 1
+  int64_t kept_stage1 = 0;  // devices whose validation preferred Stage 1
   std::vector<LflIterationReport> iterations;
   int64_t devices = 0;
   double seconds = 0;
-  SecureSumCost round1_cost;     // secure aggregations, summed over iterations
+  SecureSumCost round1_cost;  // secure aggregations, summed over iterations
   SecureSumCost round2_cost;
 };
 

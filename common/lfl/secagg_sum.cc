@@ -16,12 +16,12 @@ namespace fedmf::lfl {
 absl::StatusOr<crypto::FixedPointCodec> MaxPrecisionCodec(int bits, double max_abs,
                                                           uint64_t summands) {
   if (bits < 2 || bits > 64) {
-    return absl::InvalidArgumentError(absl::StrCat("fixed point: bits = ", bits,
-                                                   " must be in [2, 64]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("fixed point: bits = ", bits, " must be in [2, 64]"));
   }
   if (!(max_abs >= 0) || !std::isfinite(max_abs)) {
-    return absl::InvalidArgumentError(absl::StrCat("fixed point: bound ", max_abs,
-                                                   " must be finite"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("fixed point: bound ", max_abs, " must be finite"));
   }
   const double bound = max_abs > 0 ? max_abs : 1.0;
   // Create() enforces the no-wrap condition; the first f it accepts, going
@@ -131,8 +131,8 @@ class SecAggSum {
     if (!sim.ok()) return sim.status();
     for (size_t k = 0; k < n; ++k) {
       if (!encode_errors[k].ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("round ", request.round, " device ", k,
-                                                       ": ", encode_errors[k].message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("round ", request.round, " device ", k, ": ", encode_errors[k].message()));
       }
     }
     out.cost.aggregations = 1;
@@ -148,8 +148,8 @@ class SecAggSum {
     out.sum = request.codec->DecodeSumVector(sim->sum);
     out.included.reserve(sim->included.size());
     for (secagg::DeviceId id : sim->included) {
-      out.included.push_back(static_cast<size_t>(
-          std::lower_bound(roster.begin(), roster.end(), id) - roster.begin()));
+      out.included.push_back(
+          static_cast<size_t>(std::lower_bound(roster.begin(), roster.end(), id) - roster.begin()));
     }
     return out;
   }
@@ -167,10 +167,9 @@ class SecAggSum {
       // corrupt neighbour, which they count (secagg::HostCollusionBound).
       req.corrupt_rate = std::max(req.corrupt_rate, 1.0 / static_cast<double>(n));
     }
-    absl::StatusOr<secagg::GraphParameters> p =
-        options_.graph == secagg::GraphKind::kHarary
-            ? secagg::ChooseSecAggPlusParameters(n, req)
-            : secagg::ChooseCompleteGraphParameters(n, req);
+    absl::StatusOr<secagg::GraphParameters> p = options_.graph == secagg::GraphKind::kHarary
+                                                    ? secagg::ChooseSecAggPlusParameters(n, req)
+                                                    : secagg::ChooseCompleteGraphParameters(n, req);
     if (!p.ok()) return p.status();
     if (min_survivors > static_cast<int64_t>(n)) {
       return absl::InvalidArgumentError(
@@ -183,7 +182,7 @@ class SecAggSum {
 
   SecAggSumOptions options_;
   std::shared_ptr<random::Csprng> rng_;  // shared by copies of the SecureSumFn
-  uint64_t signing_seed_;                  // options_.active: the job's device identities
+  uint64_t signing_seed_;                // options_.active: the job's device identities
   std::shared_ptr<secagg::CredentialCache> credential_cache_;
 };
 

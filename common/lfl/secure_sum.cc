@@ -25,7 +25,8 @@ absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& r) {
                                                    r.drops.size(), " drop points"));
   }
   if (r.round != 1 && r.round != 2) {
-    return absl::InvalidArgumentError(absl::StrCat("secure sum: round ", r.round, " is not 1 or 2"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("secure sum: round ", r.round, " is not 1 or 2"));
   }
   if (r.min_survivors < 1) return absl::InvalidArgumentError("secure sum: min_survivors < 1");
   size_t length = 0;
@@ -33,8 +34,8 @@ absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& r) {
   for (size_t k = 0; k < r.inputs.size(); ++k) {
     if ((r.inputs[k] != nullptr) != Submits(r.drops[k])) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "secure sum: participant ", k, (r.inputs[k] ? " has an input but never submits it"
-                                                      : " submits but has no input")));
+          "secure sum: participant ", k,
+          (r.inputs[k] ? " has an input but never submits it" : " submits but has no input")));
     }
     if (r.inputs[k] == nullptr) continue;
     if (!have_length) {
@@ -58,9 +59,9 @@ absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
   if (IdealAborts(r.inputs.size(), remaining, r.min_survivors)) {
     // As SecAggSum: a one-device "sum" is its input.
     out.aborted = true;
-    out.abort_reason = r.inputs.size() < 2 ? std::string("fewer than 2 participants")
-                                          : absl::StrCat(remaining, " devices left, fewer than ",
-                                                         r.min_survivors);
+    out.abort_reason = r.inputs.size() < 2
+                           ? std::string("fewer than 2 participants")
+                           : absl::StrCat(remaining, " devices left, fewer than ", r.min_survivors);
     return out;
   }
   out.sum.assign(*length, 0.0);

@@ -66,17 +66,17 @@ struct SecureSumRequest {
 struct SecureSumCost {
   std::array<double, 4> client_seconds{};  // all devices' work
   std::array<double, 4> server_seconds{};
-  uint64_t upload_bytes = 0;    // all devices together
+  uint64_t upload_bytes = 0;  // all devices together
   uint64_t download_bytes = 0;
-  int64_t aggregations = 0;     // how many instances were run (incl. aborted)
+  int64_t aggregations = 0;  // how many instances were run (incl. aborted)
   void Add(const SecureSumCost& other);
 };
 
 struct SecureSumOutcome {
   bool aborted = false;
   std::string abort_reason;
-  std::vector<double> sum;      // decoded; empty if aborted
-  std::vector<size_t> included; // request positions whose input is in the sum
+  std::vector<double> sum;       // decoded; empty if aborted
+  std::vector<size_t> included;  // request positions whose input is in the sum
   SecureSumCost cost;
 };
 

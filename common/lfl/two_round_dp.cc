@@ -99,9 +99,9 @@ absl::StatusOr<std::vector<double>> DeviceNoise::Round2Replacement(int64_t round
   if (round2_done_) return absl::FailedPreconditionError("round 2 already answered");
   if (round1_survivors < MinSurvivors(params_) || round1_survivors > params_.num_devices) {
     // Answering for a smaller |U1| would under-noise the aggregate.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "announced |U1| = ", round1_survivors, " outside [", MinSurvivors(params_), ", ",
-        params_.num_devices, "]"));
+    return absl::InvalidArgumentError(absl::StrCat("announced |U1| = ", round1_survivors,
+                                                   " outside [", MinSurvivors(params_), ", ",
+                                                   params_.num_devices, "]"));
   }
   std::vector<double> out(xi_.size());
   FillClampedGaussian(rng, Round2Variance(params_, round1_survivors), out.data(), out.size());

@@ -73,17 +73,23 @@ absl::Status ParseLabels(const std::string& s, size_t* pos, int line, Labels* la
       if (c == '\\') {
         if (*pos >= s.size()) break;
         char e = s[(*pos)++];
-        if (e == 'n') value += '\n';
-        else if (e == '\\' || e == '"') value += e;
-        else return LineError(line, absl::StrCat("label '", key, "': bad escape \\", std::string(1, e)));
+        if (e == 'n')
+          value += '\n';
+        else if (e == '\\' || e == '"')
+          value += e;
+        else
+          return LineError(line,
+                           absl::StrCat("label '", key, "': bad escape \\", std::string(1, e)));
       } else {
         value += c;
       }
     }
     if (!closed) return LineError(line, absl::StrCat("label '", key, "': unterminated value"));
     labels->emplace_back(key, value);
-    if (*pos < s.size() && s[*pos] == ',') ++*pos;
-    else if (*pos >= s.size() || s[*pos] != '}') return LineError(line, "expected , or } in labels");
+    if (*pos < s.size() && s[*pos] == ',')
+      ++*pos;
+    else if (*pos >= s.size() || s[*pos] != '}')
+      return LineError(line, "expected , or } in labels");
   }
 }
 
@@ -97,7 +103,7 @@ struct HistogramSeries {
 
 absl::Status ParseExposition(const std::string& text, std::vector<Sample>* samples) {
   samples->clear();
-  std::map<std::string, std::string> types;   // family -> type
+  std::map<std::string, std::string> types;  // family -> type
   std::set<std::string> families_with_samples;
   std::map<std::string, HistogramSeries> histograms;  // family + labels-without-le
   int line_no = 0;
@@ -119,8 +125,8 @@ absl::Status ParseExposition(const std::string& text, std::vector<Sample>* sampl
             return LineError(line_no, absl::StrCat("unknown type '", type, "'"));
           }
           if (types.count(parts[2]) || families_with_samples.count(parts[2])) {
-            return LineError(line_no, absl::StrCat("TYPE of '", parts[2],
-                                                   "' repeated or after its samples"));
+            return LineError(
+                line_no, absl::StrCat("TYPE of '", parts[2], "' repeated or after its samples"));
           }
           types[parts[2]] = type;
         }

@@ -28,8 +28,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     });
   }
   s->port_ = port == 0 ? s->server_->bind_to_any_port(host)
-                        : (s->server_->bind_to_port(host, port) ? port : -1);
-  if (s->port_ <= 0) return absl::UnavailableError(absl::StrCat(what, ": cannot listen on ", listen));
+                       : (s->server_->bind_to_port(host, port) ? port : -1);
+  if (s->port_ <= 0)
+    return absl::UnavailableError(absl::StrCat(what, ": cannot listen on ", listen));
   if (!port_file.empty()) {
     // Readers poll for the file: write then rename, so they never see half.
     const std::string tmp = port_file + ".tmp";

@@ -15,8 +15,8 @@ bool ValidName(const std::string& s, bool allow_colon) {
   if (s.empty()) return false;
   for (size_t i = 0; i < s.size(); ++i) {
     const char c = s[i];
-    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-                       (allow_colon && c == ':');
+    const bool alpha =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || (allow_colon && c == ':');
     if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
   }
   return true;
@@ -44,10 +44,14 @@ std::string FormatValue(double v) {
 std::string EscapeLabelValue(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -55,9 +59,12 @@ std::string EscapeLabelValue(const std::string& v) {
 std::string EscapeHelp(const std::string& v) {
   std::string out;
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -211,8 +218,8 @@ std::string Registry::Render() const {
         absl::StrAppend(&out, name, "_bucket", RenderLabels(labels, le), " ", s.cumulative[i],
                         "\n");
       }
-      absl::StrAppend(&out, name, "_sum", RenderLabels(labels), " ", FormatValue(s.sum), "\n",
-                      name, "_count", RenderLabels(labels), " ", s.count, "\n");
+      absl::StrAppend(&out, name, "_sum", RenderLabels(labels), " ", FormatValue(s.sum), "\n", name,
+                      "_count", RenderLabels(labels), " ", s.count, "\n");
     }
   }
   return out;

@@ -2,11 +2,10 @@
 #ifndef FEDMF_COMMON_MF_EMBEDDINGS_H_
 #define FEDMF_COMMON_MF_EMBEDDINGS_H_
 
+#include <Eigen/Dense>
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include <Eigen/Dense>
 
 #include "common/data/ratings.h"
 #include "common/random/csprng.h"
@@ -34,7 +33,9 @@ class RatingMatrix {
   std::span<const Entry> Row(int32_t user) const {
     return {entries_.data() + offsets_[user], entries_.data() + offsets_[user + 1]};
   }
-  int32_t RowSize(int32_t user) const { return static_cast<int32_t>(offsets_[user + 1] - offsets_[user]); }
+  int32_t RowSize(int32_t user) const {
+    return static_cast<int32_t>(offsets_[user + 1] - offsets_[user]);
+  }
   int32_t MaxRowSize() const;
   std::vector<data::Rating> ToRatings() const;
 

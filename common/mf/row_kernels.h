@@ -7,11 +7,10 @@
 #ifndef FEDMF_COMMON_MF_ROW_KERNELS_H_
 #define FEDMF_COMMON_MF_ROW_KERNELS_H_
 
+#include <Eigen/Dense>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
-
-#include <Eigen/Dense>
 
 namespace fedmf::mf::internal {
 
@@ -31,18 +30,12 @@ using DimTag = std::integral_constant<int, P>;
 template <typename F>
 decltype(auto) DispatchDim(int32_t dim, F&& f) {
   switch (dim) {
-    case 10:
-      return f(DimTag<10>{});
-    case 16:
-      return f(DimTag<16>{});
-    case 20:
-      return f(DimTag<20>{});
-    case 32:
-      return f(DimTag<32>{});
-    case 50:
-      return f(DimTag<50>{});
-    default:
-      return f(DimTag<Eigen::Dynamic>{});
+    case 10: return f(DimTag<10>{});
+    case 16: return f(DimTag<16>{});
+    case 20: return f(DimTag<20>{});
+    case 32: return f(DimTag<32>{});
+    case 50: return f(DimTag<50>{});
+    default: return f(DimTag<Eigen::Dynamic>{});
   }
 }
 

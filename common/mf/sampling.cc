@@ -22,8 +22,8 @@ RatingMatrix RandomTrim(const RatingMatrix& x, int32_t theta, random::Csprng& rn
     std::abort();
   }
   std::vector<data::Rating> kept;
-  kept.reserve(static_cast<size_t>(std::min<int64_t>(
-      x.nnz(), static_cast<int64_t>(theta) * x.num_users())));
+  kept.reserve(
+      static_cast<size_t>(std::min<int64_t>(x.nnz(), static_cast<int64_t>(theta) * x.num_users())));
   std::vector<int32_t> idx;
   for (int32_t user = 0; user < x.num_users(); ++user) {
     const auto row = x.Row(user);

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/random/csprng.h"
 #include "common/mf/embeddings.h"
+#include "common/random/csprng.h"
 
 namespace fedmf::mf {
 

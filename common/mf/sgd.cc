@@ -177,8 +177,8 @@ double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix&
 
 }  // namespace
 
-void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users,
-                         const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v) {
+void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
+                         const Matrix& v, Matrix* grad_u, Matrix* grad_v) {
   if (grad_u == nullptr && grad_v == nullptr) return;
   if (u.cols() != v.cols()) Fatal("AccumulateGradients: U and V have different widths");
   if (u.rows() < x.num_users() || v.rows() < x.num_items()) {
@@ -199,8 +199,8 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
   });
 }
 
-void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer,
-                       double lr, double rating_max, random::Csprng& rng) {
+void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer, double lr,
+                       double rating_max, random::Csprng& rng) {
   if (grad.rows() != m.rows() || grad.cols() != m.cols()) {
     Fatal("NoisyGradientStep: gradient shape differs from the matrix");
   }
@@ -256,8 +256,7 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
   }
   const int32_t threads = std::max(options.threads, 1);
   if (threads > 1 && static_cast<int64_t>(ratings.size()) >= kMinRatingsPerThread * threads) {
-    return BlockedEpoch(ratings, u, v, options, threads, rng) /
-           static_cast<double>(ratings.size());
+    return BlockedEpoch(ratings, u, v, options, threads, rng) / static_cast<double>(ratings.size());
   }
   // Shuffle a copy of the ratings themselves rather than an index array: the
   // update loop then streams through memory and can prefetch rows ahead, and
@@ -274,8 +273,8 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
   return sum_sq / static_cast<double>(ratings.size());
 }
 
-LearningRateSchedule::LearningRateSchedule(double initial, double final_ratio,
-                                           int64_t total_steps, double decay_fraction)
+LearningRateSchedule::LearningRateSchedule(double initial, double final_ratio, int64_t total_steps,
+                                           double decay_fraction)
     : initial_(initial),
       final_ratio_(final_ratio),
       total_steps_(total_steps),

@@ -6,16 +6,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/random/csprng.h"
 #include "common/mf/embeddings.h"
+#include "common/random/csprng.h"
 
 namespace fedmf::mf {
 
 // Adds to grad_u / grad_v (either may be null; when non-null they must be
 // sized like U / V) the gradient of sum over users in `users`, over their
 // ratings, of (x - <u,v>)^2:  d/du_i = -2 e v_j,  d/dv_j = -2 e u_i.
-void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users,
-                         const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v);
+void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
+                         const Matrix& v, Matrix* grad_u, Matrix* grad_v);
 
 // One private mini-batch step on one matrix:
 //   M <- Snap(Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer)),
@@ -26,12 +26,12 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
 // the expected batch size (public), > 0. rating_max must be > 0: a DP step is
 // always projected (aborts otherwise; use a huge R to make Pi a no-op in tests).
 // Noise is drawn entry by entry in row-major order, in chunks, from `rng`.
-void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer,
-                       double lr, double rating_max, random::Csprng& rng);
+void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer, double lr,
+                       double rating_max, random::Csprng& rng);
 
 struct SgdOptions {
   double learning_rate = 0.01;
-  double l2 = 0.0;          // ridge on the touched rows
+  double l2 = 0.0;  // ridge on the touched rows
   bool update_u = true;
   bool update_v = true;
   double rating_max = 5.0;  // clipping bound R; <= 0 disables clipping

@@ -16,7 +16,7 @@
 namespace fedmf::net {
 
 struct CallerRule {
-  pki::Role role;          // the certificate role the call needs
+  pki::Role role;  // the certificate role the call needs
   // The request field that names the caller ("party", "host"), or empty when
   // the request has none (server and operator calls).
   absl::string_view field;

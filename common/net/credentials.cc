@@ -54,7 +54,8 @@ class PeerVerifier : public grpc::experimental::ExternalCertificateVerifier {
                                          host, "' (its SANs)"));
       }
     }
-    auto id = pki::IdentityFromCertificatePem(std::string(r.peer_cert().data(), r.peer_cert().size()));
+    auto id =
+        pki::IdentityFromCertificatePem(std::string(r.peer_cert().data(), r.peer_cert().size()));
     if (!id.ok()) {
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
                           absl::StrCat("the peer's certificate: ", id.status().message()));
@@ -65,10 +66,10 @@ class PeerVerifier : public grpc::experimental::ExternalCertificateVerifier {
                                        "', expected '", peer_.name, "'"));
     }
     if (peer_.role.has_value() && id->role != *peer_.role) {
-      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                          absl::StrCat("peer role mismatch: '", id->name, "' holds a ",
-                                       pki::RoleToString(id->role), " certificate, expected ",
-                                       pki::RoleToString(*peer_.role)));
+      return grpc::Status(
+          grpc::StatusCode::UNAUTHENTICATED,
+          absl::StrCat("peer role mismatch: '", id->name, "' holds a ", pki::RoleToString(id->role),
+                       " certificate, expected ", pki::RoleToString(*peer_.role)));
     }
     return grpc::Status::OK;
   }
@@ -104,8 +105,7 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
   namespace gx = grpc::experimental;
   gx::TlsChannelCredentialsOptions options;
   options.set_certificate_provider(std::make_shared<gx::StaticDataCertificateProvider>(
-      files->ca_cert_pem,
-      std::vector<gx::IdentityKeyCertPair>{{files->key_pem, files->cert_pem}}));
+      files->ca_cert_pem, std::vector<gx::IdentityKeyCertPair>{{files->key_pem, files->cert_pem}}));
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
   // The chain is verified against ca.crt by gRPC; the name and role by

@@ -3,11 +3,11 @@
 #ifndef FEDMF_COMMON_NET_CREDENTIALS_H_
 #define FEDMF_COMMON_NET_CREDENTIALS_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "common/pki/identity.h"
@@ -17,9 +17,9 @@ namespace fedmf::net {
 
 // Where a daemon finds its TLS material, or that it runs without TLS.
 struct TlsConfig {
-  bool insecure = false;     // --insecure: plaintext, logged loudly
-  std::string cert_dir;      // holds ca.crt, <name>.crt, <name>.key
-  std::string name;          // this daemon's certificate name
+  bool insecure = false;  // --insecure: plaintext, logged loudly
+  std::string cert_dir;   // holds ca.crt, <name>.crt, <name>.key
+  std::string name;       // this daemon's certificate name
 };
 
 // Server side: requires and verifies a client certificate from the CA.

@@ -4,10 +4,10 @@
 #ifndef FEDMF_COMMON_NET_HEALTH_CLIENT_H_
 #define FEDMF_COMMON_NET_HEALTH_CLIENT_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

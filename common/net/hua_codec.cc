@@ -143,8 +143,7 @@ v1::HuaInitRequest ToWire(const hua::InitRequest& r) {
   return out;
 }
 
-absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t round,
-                                          int32_t dim) {
+absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t round, int32_t dim) {
   hua::InitRequest out{round, r.user(), {}};
   for (int k = 0; k < r.items_size(); ++k) {
     const v1::HuaInitItem& w = r.items(k);
@@ -174,8 +173,8 @@ v1::HuaIterationRequest ToWire(const hua::IterationRequest& r) {
   return out;
 }
 
-absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r,
-                                               int32_t iteration, int32_t pass, int32_t dim) {
+absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r, int32_t iteration,
+                                               int32_t pass, int32_t dim) {
   hua::IterationRequest out;
   out.iteration = iteration;
   out.pass = pass;

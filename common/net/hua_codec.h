@@ -36,11 +36,10 @@ absl::StatusOr<hua::Phase> PhaseFromWire(v1::HuaPhase phase);
 
 // Requests: server -> device host. Decoding checks sizes against `dim`.
 v1::HuaInitRequest ToWire(const hua::InitRequest& r);
-absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t round,
-                                          int32_t dim);
+absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t round, int32_t dim);
 v1::HuaIterationRequest ToWire(const hua::IterationRequest& r);
-absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r,
-                                               int32_t iteration, int32_t pass, int32_t dim);
+absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r, int32_t iteration,
+                                               int32_t pass, int32_t dim);
 
 // Reports: device host -> aggregator. The batch header gives phase/round/pass.
 v1::HuaMaskedReport ToWire(const hua::MaskedReport& r);

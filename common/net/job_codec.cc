@@ -1,4 +1,5 @@
 #include "common/net/job_codec.h"
+
 #include "common/base/status_macros.h"
 
 namespace fedmf::net {
@@ -19,8 +20,7 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
       c.setting = fmf::Setting::kHflSynSgd;
       c.split = fmf::SplitKind::kHorizontal;
       break;
-    default:
-      return absl::InvalidArgumentError("field 'setting': must be vfl, hfl or hfl-synsgd");
+    default: return absl::InvalidArgumentError("field 'setting': must be vfl, hfl or hfl-synsgd");
   }
   switch (spec.granularity()) {
     case v1::GRANULARITY_RATING: c.granularity = fmf::Granularity::kRating; break;

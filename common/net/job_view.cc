@@ -10,8 +10,9 @@ namespace fedmf::net {
 std::string JobWord(const v1::JobStatus& st) {
   switch (st.state()) {
     case v1::JOB_STATE_WAITING:
-      return st.queued_behind().empty() ? "pending"
-                                        : absl::StrCat("queued (behind job ", st.queued_behind(), ")");
+      return st.queued_behind().empty()
+                 ? "pending"
+                 : absl::StrCat("queued (behind job ", st.queued_behind(), ")");
     case v1::JOB_STATE_RUNNING: return "running";
     case v1::JOB_STATE_FINISHED: return "finished";
     case v1::JOB_STATE_FAILED: return "failed";

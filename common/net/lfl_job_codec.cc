@@ -43,7 +43,8 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   j.complete_graph = l.complete_graph();
   j.active_secagg = !l.semi_honest_secagg();
   c.secagg_bits = l.secagg_bits() == 0 ? lfl::kDefaultLflBits : l.secagg_bits();
-  if (c.secagg_bits < 8 || c.secagg_bits > 64) return Field("lfl.secagg_bits", "must be in [8, 64]");
+  if (c.secagg_bits < 8 || c.secagg_bits > 64)
+    return Field("lfl.secagg_bits", "must be in [8, 64]");
   if (l.phase_deadline_seconds() > 0) j.phase_deadline_seconds = l.phase_deadline_seconds();
   if (l.join_deadline_seconds() > 0) j.join_deadline_seconds = l.join_deadline_seconds();
   if (auto s = lfl::ValidateLflConfig(c); !s.ok()) return Field("spec", std::string(s.message()));

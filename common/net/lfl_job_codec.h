@@ -20,7 +20,7 @@ inline constexpr int64_t kMaxLflVectorLength = int64_t{1} << 24;
 
 struct LflJobConfig {
   std::string job_id;
-  lfl::LflConfig config;   // dropout_* unused: devices decide their own
+  lfl::LflConfig config;  // dropout_* unused: devices decide their own
   int32_t num_items = 0;
   std::vector<v1::DeviceGrant> grants;  // disjoint ranges
   int64_t num_devices = 0;              // sum of the grants

@@ -88,19 +88,19 @@ absl::Status MatrixAssembler::Fail(absl::Status s) {
 absl::Status MatrixAssembler::Add(const v1::MatrixChunk& chunk) {
   if (!error_.ok()) return error_;
   if (finished_) {
-    return Fail(absl::FailedPreconditionError("field 'index': chunk after the matrix was complete"));
+    return Fail(
+        absl::FailedPreconditionError("field 'index': chunk after the matrix was complete"));
   }
   if (chunk.has_header()) {
     if (has_header_) return Fail(absl::InvalidArgumentError("field 'header': sent twice"));
     const v1::MatrixHeader& h = chunk.header();
     if (h.job_id() != job_id_) {
-      return Fail(absl::FailedPreconditionError(
-          absl::StrCat("field 'header.job_id': '", h.job_id(), "' is not the current job '",
-                       job_id_, "'")));
+      return Fail(absl::FailedPreconditionError(absl::StrCat(
+          "field 'header.job_id': '", h.job_id(), "' is not the current job '", job_id_, "'")));
     }
     if (h.round() != round_) {
-      return Fail(absl::FailedPreconditionError(absl::StrCat(
-          "field 'header.round': ", h.round(), " is not the current round ", round_)));
+      return Fail(absl::FailedPreconditionError(
+          absl::StrCat("field 'header.round': ", h.round(), " is not the current round ", round_)));
     }
     if (h.rows() < 1 || h.cols() < 1 ||
         static_cast<int64_t>(h.rows()) * h.cols() > kMaxMatrixValues) {
@@ -109,9 +109,9 @@ absl::Status MatrixAssembler::Add(const v1::MatrixChunk& chunk) {
     }
     if ((expected_rows_ >= 0 && h.rows() != expected_rows_) ||
         (expected_cols_ >= 0 && h.cols() != expected_cols_)) {
-      return Fail(absl::InvalidArgumentError(
-          absl::StrCat("field 'header.rows/cols': shape ", h.rows(), "x", h.cols(),
-                       ", expected ", expected_rows_, "x", expected_cols_)));
+      return Fail(absl::InvalidArgumentError(absl::StrCat("field 'header.rows/cols': shape ",
+                                                          h.rows(), "x", h.cols(), ", expected ",
+                                                          expected_rows_, "x", expected_cols_)));
     }
     const int64_t total = static_cast<int64_t>(h.rows()) * h.cols();
     const int64_t want_chunks = (total + max_chunk_values_ - 1) / max_chunk_values_;
@@ -153,14 +153,14 @@ absl::Status MatrixAssembler::Add(const v1::MatrixChunk& chunk) {
   const char* field = f32 ? "values_f32" : "values";
   const int got = f32 ? chunk.values_f32_size() : chunk.values_size();
   if (got != want || (f32 ? chunk.values_size() : chunk.values_f32_size()) != 0) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-        "field '", field, "': chunk ", chunk.index(), " has ", got, " values, expected ", want,
-        " (and none in the other encoding's field)")));
+    return Fail(absl::InvalidArgumentError(
+        absl::StrCat("field '", field, "': chunk ", chunk.index(), " has ", got,
+                     " values, expected ", want, " (and none in the other encoding's field)")));
   }
   for (int i = 0; i < got; ++i) {
     if (!std::isfinite(f32 ? chunk.values_f32(i) : chunk.values(i))) {
-      return Fail(absl::InvalidArgumentError(absl::StrCat(
-          "field '", field, "': non-finite value at position ", filled_ + i)));
+      return Fail(absl::InvalidArgumentError(
+          absl::StrCat("field '", field, "': non-finite value at position ", filled_ + i)));
     }
   }
   if (f32) {

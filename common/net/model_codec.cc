@@ -23,7 +23,8 @@ absl::StatusOr<mf::Matrix> Matrix(const std::string& bytes, int64_t rows, int64_
   }
   mf::Matrix m(rows, cols);
   if (!bytes.empty()) std::memcpy(m.data(), bytes.data(), bytes.size());
-  if (!m.allFinite()) return absl::InvalidArgumentError(absl::StrCat("field '", field, "': not finite"));
+  if (!m.allFinite())
+    return absl::InvalidArgumentError(absl::StrCat("field '", field, "': not finite"));
   return m;
 }
 
@@ -74,8 +75,8 @@ absl::StatusOr<fmf::SavedPartyModel> ModelFromProto(const v1::ExportModelRespons
     std::memcpy(&user, proto.rated().data() + i, 4);
     std::memcpy(&item, proto.rated().data() + i + 4, 4);
     if (user < 0 || user >= m.u.rows() || item < 0 || item >= m.v.rows()) {
-      return absl::InvalidArgumentError(absl::StrCat("field 'rated': pair (", user, ", ", item,
-                                                     ") outside the model"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'rated': pair (", user, ", ", item, ") outside the model"));
     }
     m.rated.emplace_back(user, item);
   }

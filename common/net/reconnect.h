@@ -14,9 +14,9 @@
 #ifndef FEDMF_COMMON_NET_RECONNECT_H_
 #define FEDMF_COMMON_NET_RECONNECT_H_
 
-#include <atomic>
-
 #include <grpcpp/grpcpp.h>
+
+#include <atomic>
 
 #include "absl/time/time.h"
 

@@ -200,8 +200,7 @@ absl::StatusOr<secagg::ClientMessage> ClientMessageFromProto(const v1::DeviceMes
       for (const auto& x : u.s_sk_shares()) r.s_sk_shares.push_back({x.owner(), Bytes(x.share())});
       return r;
     }
-    default:
-      return absl::InvalidArgumentError("field 'body': not a secure-aggregation message");
+    default: return absl::InvalidArgumentError("field 'body': not a secure-aggregation message");
   }
 }
 
@@ -266,7 +265,8 @@ absl::StatusOr<secagg::ServerMessage> ServerMessageFromProto(const v1::InboxMess
     case v1::InboxMessage::kShares: {
       secagg::MaskedInputRequest r;
       r.header = FromServer(agg, dev, secagg::Phase::kMaskedInput);
-      for (const auto& e : m.shares().shares()) r.shares.push_back({e.peer(), Bytes(e.ciphertext())});
+      for (const auto& e : m.shares().shares())
+        r.shares.push_back({e.peer(), Bytes(e.ciphertext())});
       return r;
     }
     case v1::InboxMessage::kUnmasking: {
@@ -292,10 +292,8 @@ absl::StatusOr<secagg::ServerMessage> ServerMessageFromProto(const v1::InboxMess
       a.reason = m.abort_reason();
       return a;
     }
-    default:
-      return absl::InvalidArgumentError("inbox message without a body");
+    default: return absl::InvalidArgumentError("inbox message without a body");
   }
 }
-
 
 }  // namespace fedmf::net

@@ -14,9 +14,9 @@
 #include <cstring>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "common/pki/identity.h"
 #include "common/pki/role.h"
 
@@ -110,8 +110,8 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   Socket sock;
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(absl::ToInt64Seconds(timeout));
-  tv.tv_usec = static_cast<suseconds_t>(
-      absl::ToInt64Microseconds(timeout - absl::Seconds(tv.tv_sec)));
+  tv.tv_usec =
+      static_cast<suseconds_t>(absl::ToInt64Microseconds(timeout - absl::Seconds(tv.tv_sec)));
   int connect_errno = 0;
   for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
@@ -141,15 +141,14 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   std::unique_ptr<SSL_CTX, SslCtxFree> ctx(SSL_CTX_new(TLS_client_method()));
   if (ctx == nullptr) return absl::StrCat("OpenSSL: ", LastSslReason());
   {
-    std::unique_ptr<BIO, BioFree> cb(BIO_new_mem_buf(ours.cert_pem.data(),
-                                                     static_cast<int>(ours.cert_pem.size())));
+    std::unique_ptr<BIO, BioFree> cb(
+        BIO_new_mem_buf(ours.cert_pem.data(), static_cast<int>(ours.cert_pem.size())));
     std::unique_ptr<X509, X509Free> cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
-    std::unique_ptr<BIO, BioFree> kb(BIO_new_mem_buf(ours.key_pem.data(),
-                                                     static_cast<int>(ours.key_pem.size())));
+    std::unique_ptr<BIO, BioFree> kb(
+        BIO_new_mem_buf(ours.key_pem.data(), static_cast<int>(ours.key_pem.size())));
     std::unique_ptr<EVP_PKEY, PkeyFree> key(
         PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
-    if (cert == nullptr || key == nullptr ||
-        SSL_CTX_use_certificate(ctx.get(), cert.get()) != 1 ||
+    if (cert == nullptr || key == nullptr || SSL_CTX_use_certificate(ctx.get(), cert.get()) != 1 ||
         SSL_CTX_use_PrivateKey(ctx.get(), key.get()) != 1) {
       return absl::StrCat("this client's own certificate or key does not load: ", LastSslReason());
     }
@@ -167,8 +166,9 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
     const std::string reason = LastSslReason();
     if (absl::StrContains(reason, "alert")) return RefusedOurCertificate(address, reason);
     if (reason.empty()) {
-      return absl::StrCat(address, " closed the connection during the TLS handshake (a plaintext "
-                                   "daemon started with --insecure?)");
+      return absl::StrCat(address,
+                          " closed the connection during the TLS handshake (a plaintext "
+                          "daemon started with --insecure?)");
     }
     return absl::StrCat("TLS handshake with ", address, " failed: ", reason,
                         " (is it a fedmf daemon's TLS port?)");
@@ -178,8 +178,10 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   if (theirs == nullptr) return absl::StrCat(address, " presented no certificate");
   const std::string pem = CertificatePem(theirs.get());
   if (absl::Status s = pki::VerifyCertificate(pem, ours.ca_cert_pem); !s.ok()) {
-    return absl::StrCat(address, "'s certificate does not verify against this client's CA "
-                                 "(ca.crt in --cert-dir): ", s.message());
+    return absl::StrCat(address,
+                        "'s certificate does not verify against this client's CA "
+                        "(ca.crt in --cert-dir): ",
+                        s.message());
   }
   absl::StatusOr<pki::PeerIdentity> id = pki::IdentityFromCertificatePem(pem);
   if (!id.ok()) {
@@ -187,15 +189,16 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   }
   if (!peer.name.empty() && id->name != peer.name) {
     return absl::StrCat(address, " presents the certificate of '", id->name, "' (role ",
-                        pki::RoleToString(id->role), "), not of '", peer.name,
-                        "': pass ", peer.name_option, " ", id->name, " if that daemon is the one meant");
+                        pki::RoleToString(id->role), "), not of '", peer.name, "': pass ",
+                        peer.name_option, " ", id->name, " if that daemon is the one meant");
   }
   if (peer.role.has_value() && id->role != *peer.role) {
     return absl::StrCat(address, " presents a certificate of role ", pki::RoleToString(id->role),
                         " for '", id->name, "'; this client expects role ",
                         pki::RoleToString(*peer.role));
   }
-  if (peer.name.empty() && X509_check_host(theirs.get(), host.c_str(), host.size(), 0, nullptr) != 1 &&
+  if (peer.name.empty() &&
+      X509_check_host(theirs.get(), host.c_str(), host.size(), 0, nullptr) != 1 &&
       X509_check_ip_asc(theirs.get(), host.c_str(), 0) != 1) {
     return absl::StrCat(address, "'s certificate ('", id->name, "') has no SAN for '", host,
                         "' (reissue it with `fedmf ca issue … --san ", host, "`)");

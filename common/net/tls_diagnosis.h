@@ -42,7 +42,9 @@ class TlsCauseOnce {
  public:
   TlsCauseOnce(std::string address, TlsConfig tls, ExpectedPeer peer,
                absl::Duration timeout = absl::Seconds(5))
-      : address_(std::move(address)), tls_(std::move(tls)), peer_(std::move(peer)),
+      : address_(std::move(address)),
+        tls_(std::move(tls)),
+        peer_(std::move(peer)),
         timeout_(timeout) {}
   // The cause of `rpc`'s failure if it is new, else "".
   std::string NewCause(const absl::Status& rpc);

@@ -54,33 +54,30 @@ std::string FormatUtc(absl::Time t) {
 
 absl::Status ValidateValidity(absl::Duration validity) {
   if (validity <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "validity must be positive (got ", absl::FormatDuration(validity),
-        "): the certificate would already be expired"));
+    return absl::InvalidArgumentError(absl::StrCat("validity must be positive (got ",
+                                                   absl::FormatDuration(validity),
+                                                   "): the certificate would already be expired"));
   }
   if (validity > kMaxValidity) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("validity ", absl::FormatDuration(validity),
-                     " is longer than the 100-year maximum"));
+    return absl::InvalidArgumentError(absl::StrCat("validity ", absl::FormatDuration(validity),
+                                                   " is longer than the 100-year maximum"));
   }
   return absl::OkStatus();
 }
 
 absl::Status ValidateFederationName(absl::string_view name) {
   if (name.empty() || name.size() > kMaxFederationNameLength) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("federation name must be 1-", kMaxFederationNameLength,
-                     " characters (got ", name.size(), ")"));
+    return absl::InvalidArgumentError(absl::StrCat("federation name must be 1-",
+                                                   kMaxFederationNameLength, " characters (got ",
+                                                   name.size(), ")"));
   }
   for (const char c : name) {
     if (c < 0x20 || c > 0x7e) {
-      return absl::InvalidArgumentError(
-          "federation name must be printable ASCII");
+      return absl::InvalidArgumentError("federation name must be printable ASCII");
     }
   }
   if (name.front() == ' ' || name.back() == ' ') {
-    return absl::InvalidArgumentError(
-        "federation name must not start or end with a space");
+    return absl::InvalidArgumentError("federation name must not start or end with a space");
   }
   return absl::OkStatus();
 }
@@ -90,8 +87,8 @@ absl::Status ValidateFederationName(absl::string_view name) {
 // refused because it is almost always a mistyped IP address.
 absl::Status ValidateDnsName(absl::string_view dns) {
   const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", dns, "' is neither an IP address nor a valid DNS name: ", why));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", dns, "' is neither an IP address nor a valid DNS name: ", why));
   };
   if (dns.empty() || dns.size() > 253) return bad("must be 1-253 characters");
   absl::string_view last;
@@ -100,8 +97,7 @@ absl::Status ValidateDnsName(absl::string_view dns) {
       return bad("each dot-separated label must be 1-63 characters");
     }
     for (const char c : label) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' &&
-          c != '_') {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') {
         return bad("labels may contain only letters, digits, '-' and '_'");
       }
     }
@@ -112,8 +108,7 @@ absl::Status ValidateDnsName(absl::string_view dns) {
   }
   bool all_digits = true;
   for (const char c : last) {
-    all_digits =
-        all_digits && absl::ascii_isdigit(static_cast<unsigned char>(c));
+    all_digits = all_digits && absl::ascii_isdigit(static_cast<unsigned char>(c));
   }
   if (all_digits) return bad("the last label is numeric");
   return absl::OkStatus();
@@ -122,8 +117,7 @@ absl::Status ValidateDnsName(absl::string_view dns) {
 bool LooksLikeIp(absl::string_view s) {
   if (s.empty()) return false;
   for (const char c : s) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != '.' &&
-        c != ':') {
+    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != '.' && c != ':') {
       return false;
     }
   }
@@ -136,8 +130,8 @@ struct SanEntry {
   std::string value;  // DNS name, or the raw 4/16 address bytes.
 };
 
-absl::StatusOr<std::vector<SanEntry>> BuildSanEntries(
-    const std::string& name, const std::vector<std::string>& extra) {
+absl::StatusOr<std::vector<SanEntry>> BuildSanEntries(const std::string& name,
+                                                      const std::vector<std::string>& extra) {
   std::vector<SanEntry> out;
   std::set<std::string> seen;  // Dedupe: "dns:<lower>" / "ip:<bytes>".
   const auto add_dns = [&](absl::string_view dns) {
@@ -151,9 +145,8 @@ absl::StatusOr<std::vector<SanEntry>> BuildSanEntries(
       Asn1OctetStringPtr ip(a2i_IPADDRESS(entry.c_str()));
       ERR_clear_error();  // A failed parse only means "not an IP".
       if (ip) {
-        std::string bytes(
-            reinterpret_cast<const char*>(ASN1_STRING_get0_data(ip.get())),
-            static_cast<size_t>(ASN1_STRING_length(ip.get())));
+        std::string bytes(reinterpret_cast<const char*>(ASN1_STRING_get0_data(ip.get())),
+                          static_cast<size_t>(ASN1_STRING_length(ip.get())));
         if (seen.insert(absl::StrCat("ip:", bytes)).second) {
           out.push_back({true, std::move(bytes)});
         }
@@ -174,11 +167,9 @@ absl::Status AddSubjectAltNames(X509* cert, const std::vector<SanEntry>& sans) {
   if (!names) return OpensslError("GENERAL_NAMES_new failed");
   for (const SanEntry& san : sans) {
     GeneralNamePtr gn(GENERAL_NAME_new());
-    ASN1_STRING* value = ASN1_STRING_type_new(san.is_ip ? V_ASN1_OCTET_STRING
-                                                        : V_ASN1_IA5STRING);
+    ASN1_STRING* value = ASN1_STRING_type_new(san.is_ip ? V_ASN1_OCTET_STRING : V_ASN1_IA5STRING);
     if (!gn || value == nullptr ||
-        ASN1_STRING_set(value, san.value.data(),
-                        static_cast<int>(san.value.size())) != 1) {
+        ASN1_STRING_set(value, san.value.data(), static_cast<int>(san.value.size())) != 1) {
       ASN1_STRING_free(value);
       return OpensslError("cannot build subjectAltName");
     }
@@ -189,8 +180,7 @@ absl::Status AddSubjectAltNames(X509* cert, const std::vector<SanEntry>& sans) {
     }
     gn.release();  // Now owned by `names`.
   }
-  if (X509_add1_ext_i2d(cert, NID_subject_alt_name, names.get(), 0,
-                        X509V3_ADD_DEFAULT) != 1) {
+  if (X509_add1_ext_i2d(cert, NID_subject_alt_name, names.get(), 0, X509V3_ADD_DEFAULT) != 1) {
     return OpensslError("cannot add subjectAltName");
   }
   return absl::OkStatus();
@@ -198,15 +188,13 @@ absl::Status AddSubjectAltNames(X509* cert, const std::vector<SanEntry>& sans) {
 
 // An extension from OpenSSL's config syntax; only ever called with constant
 // strings (never user input).
-absl::Status AddExtension(X509* cert, X509* issuer, int nid,
-                          const char* value) {
+absl::Status AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
   X509ExtensionPtr ext(X509V3_EXT_conf_nid(nullptr, &ctx, nid, value));
   if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
-    return OpensslError(
-        absl::StrCat("cannot add extension ", OBJ_nid2sn(nid), "=", value));
+    return OpensslError(absl::StrCat("cannot add extension ", OBJ_nid2sn(nid), "=", value));
   }
   return absl::OkStatus();
 }
@@ -234,12 +222,10 @@ absl::StatusOr<Asn1IntegerPtr> RandomSerial() {
   return serial;
 }
 
-absl::Status AddNameEntry(X509_NAME* name, const char* field,
-                          absl::string_view value) {
-  if (X509_NAME_add_entry_by_txt(
-          name, field, MBSTRING_UTF8,
-          reinterpret_cast<const unsigned char*>(value.data()),
-          static_cast<int>(value.size()), -1, 0) != 1) {
+absl::Status AddNameEntry(X509_NAME* name, const char* field, absl::string_view value) {
+  if (X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
+                                 reinterpret_cast<const unsigned char*>(value.data()),
+                                 static_cast<int>(value.size()), -1, 0) != 1) {
     return OpensslError(absl::StrCat("cannot set subject ", field));
   }
   return absl::OkStatus();
@@ -257,10 +243,8 @@ absl::StatusOr<X509Ptr> NewCertificate(
   const absl::Time not_before = absl::Now() - kBackdate;
   if (X509_set_version(cert.get(), X509_VERSION_3) != 1 ||
       X509_set_serialNumber(cert.get(), serial->get()) != 1 ||
-      ASN1_TIME_set(X509_getm_notBefore(cert.get()),
-                    absl::ToTimeT(not_before)) == nullptr ||
-      ASN1_TIME_set(X509_getm_notAfter(cert.get()), absl::ToTimeT(not_after)) ==
-          nullptr ||
+      ASN1_TIME_set(X509_getm_notBefore(cert.get()), absl::ToTimeT(not_before)) == nullptr ||
+      ASN1_TIME_set(X509_getm_notAfter(cert.get()), absl::ToTimeT(not_after)) == nullptr ||
       X509_set_pubkey(cert.get(), key) != 1) {
     return OpensslError("cannot fill in certificate fields");
   }
@@ -280,26 +264,19 @@ absl::Status Sign(X509* cert, EVP_PKEY* key) {
 
 absl::Status RefuseExisting(const std::string& path, absl::string_view hint) {
   if (internal::FileExists(path)) {
-    return absl::AlreadyExistsError(
-        absl::StrCat(path, " already exists; ", hint));
+    return absl::AlreadyExistsError(absl::StrCat(path, " already exists; ", hint));
   }
   return absl::OkStatus();
 }
 
 // Writes key then certificate. If the certificate cannot be written, the key
 // we just created is removed again so a retry starts clean.
-absl::Status WriteKeyAndCert(const std::string& key_path,
-                             const std::string& key_pem,
-                             const std::string& cert_path,
-                             const std::string& cert_pem) {
-  if (absl::Status s =
-          internal::WriteNewFileAtomically(key_path, key_pem, kKeyMode);
-      !s.ok()) {
+absl::Status WriteKeyAndCert(const std::string& key_path, const std::string& key_pem,
+                             const std::string& cert_path, const std::string& cert_pem) {
+  if (absl::Status s = internal::WriteNewFileAtomically(key_path, key_pem, kKeyMode); !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          internal::WriteNewFileAtomically(cert_path, cert_pem, kCertMode);
-      !s.ok()) {
+  if (absl::Status s = internal::WriteNewFileAtomically(cert_path, cert_pem, kCertMode); !s.ok()) {
     ::unlink(key_path.c_str());
     return s;
   }
@@ -317,29 +294,25 @@ absl::StatusOr<LoadedCa> LoadCa(const std::string& ca_dir) {
   const std::string key_path = PathIn(ca_dir, "ca.key");
   const auto with_hint = [&](const absl::Status& s) {
     if (!absl::IsNotFound(s)) return s;
-    return absl::NotFoundError(absl::StrCat(
-        s.message(), "; is ", ca_dir,
-        " the federation CA directory? create one with: fedmf ca init"));
+    return absl::NotFoundError(
+        absl::StrCat(s.message(), "; is ", ca_dir,
+                     " the federation CA directory? create one with: fedmf ca init"));
   };
   LoadedCa ca;
   absl::StatusOr<std::string> cert_pem = internal::ReadSmallFile(cert_path);
   if (!cert_pem.ok()) return with_hint(cert_pem.status());
   absl::StatusOr<std::string> key_pem = internal::ReadSmallFile(key_path);
   if (!key_pem.ok()) return with_hint(key_pem.status());
-  absl::StatusOr<X509Ptr> cert =
-      internal::ParseCertificatePem(*cert_pem, cert_path);
+  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(*cert_pem, cert_path);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<EvpPkeyPtr> key =
-      internal::ParsePrivateKeyPem(*key_pem, key_path);
+  absl::StatusOr<EvpPkeyPtr> key = internal::ParsePrivateKeyPem(*key_pem, key_path);
   if (!key.ok()) return key.status();
   if (X509_check_ca(cert->get()) < 1) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(cert_path, " is not a CA certificate"));
+    return absl::FailedPreconditionError(absl::StrCat(cert_path, " is not a CA certificate"));
   }
   if (X509_check_private_key(cert->get(), key->get()) != 1) {
-    return OpensslError(
-        absl::StrCat(key_path, " does not belong to ", cert_path),
-        absl::StatusCode::kFailedPrecondition);
+    return OpensslError(absl::StrCat(key_path, " does not belong to ", cert_path),
+                        absl::StatusCode::kFailedPrecondition);
   }
   ca.cert_pem = *std::move(cert_pem);
   ca.cert = *std::move(cert);
@@ -369,10 +342,10 @@ absl::Status CheckSameCa(const std::string& path, X509* ca_cert) {
 absl::Status ValidateName(std::string_view name_in) {
   const absl::string_view name(name_in.data(), name_in.size());
   const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid name '", name, "': ", why,
-        " (names are 1-64 characters of a-z, 0-9, '.', '_' and '-', "
-        "starting with a letter or digit)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid name '", name, "': ", why,
+                     " (names are 1-64 characters of a-z, 0-9, '.', '_' and '-', "
+                     "starting with a letter or digit)"));
   };
   if (name.empty() || name.size() > kMaxNameLength) {
     return bad(absl::StrCat("length is ", name.size()));
@@ -383,10 +356,8 @@ absl::Status ValidateName(std::string_view name_in) {
   }
   for (const char c : name) {
     const auto u = static_cast<unsigned char>(c);
-    if (!absl::ascii_islower(u) && !absl::ascii_isdigit(u) && c != '.' &&
-        c != '_' && c != '-') {
-      return bad(absl::StrCat("character '", absl::CEscape(std::string(1, c)),
-                              "' is not allowed"));
+    if (!absl::ascii_islower(u) && !absl::ascii_isdigit(u) && c != '.' && c != '_' && c != '-') {
+      return bad(absl::StrCat("character '", absl::CEscape(std::string(1, c)), "' is not allowed"));
     }
   }
   return absl::OkStatus();
@@ -395,11 +366,9 @@ absl::Status ValidateName(std::string_view name_in) {
 absl::Status InitCa(const std::string& dir, const std::string& federation_name,
                     absl::Duration validity) {
   ERR_clear_error();
-  if (absl::Status s = ValidateFederationName(federation_name); !s.ok())
-    return s;
+  if (absl::Status s = ValidateFederationName(federation_name); !s.ok()) return s;
   RETURN_IF_ERROR(ValidateValidity(validity));
-  if (absl::Status s = internal::EnsureDirectory(dir, kDirMode); !s.ok())
-    return s;
+  if (absl::Status s = internal::EnsureDirectory(dir, kDirMode); !s.ok()) return s;
 
   const std::string key_path = PathIn(dir, "ca.key");
   const std::string cert_path = PathIn(dir, "ca.crt");
@@ -411,9 +380,8 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
 
   absl::StatusOr<EvpPkeyPtr> key = GenerateKey();
   if (!key.ok()) return key.status();
-  absl::StatusOr<X509Ptr> cert =
-      NewCertificate(key->get(), absl::Now() + validity,
-                     {{"CN", absl::StrCat(federation_name, " CA")}});
+  absl::StatusOr<X509Ptr> cert = NewCertificate(key->get(), absl::Now() + validity,
+                                                {{"CN", absl::StrCat(federation_name, " CA")}});
   if (!cert.ok()) return cert.status();
   X509* x = cert->get();
   if (X509_set_issuer_name(x, X509_get_subject_name(x)) != 1) {
@@ -421,11 +389,10 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   }
   // pathlen:0 because this CA only ever signs leaves; an intermediate CA
   // certificate would be a mis-issuance we want verifiers to reject.
-  for (const auto& [nid, value] :
-       {std::pair{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
-        std::pair{NID_key_usage, "critical,keyCertSign,cRLSign"},
-        std::pair{NID_subject_key_identifier, "hash"},
-        std::pair{NID_authority_key_identifier, "keyid:always"}}) {
+  for (const auto& [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:TRUE,pathlen:0"},
+                                   std::pair{NID_key_usage, "critical,keyCertSign,cRLSign"},
+                                   std::pair{NID_subject_key_identifier, "hash"},
+                                   std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     RETURN_IF_ERROR(AddExtension(x, x, nid, value));
   }
   RETURN_IF_ERROR(Sign(x, key->get()));
@@ -434,18 +401,15 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   if (!key_pem.ok()) return key_pem.status();
   absl::StatusOr<std::string> cert_pem = internal::CertificateToPem(x);
   if (!cert_pem.ok()) return cert_pem.status();
-  if (absl::Status s =
-          WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem);
-      !s.ok()) {
-    return absl::IsAlreadyExists(s) ? absl::AlreadyExistsError(absl::StrCat(
-                                          s.message(), "; ", kHint))
-                                    : s;
+  if (absl::Status s = WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem); !s.ok()) {
+    return absl::IsAlreadyExists(s)
+               ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", kHint))
+               : s;
   }
   return absl::OkStatus();
 }
 
-absl::Status IssueCertificate(const std::string& ca_dir,
-                              const std::string& out_dir,
+absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_dir,
                               const std::string& name, Role role,
                               const std::vector<std::string>& dns_names_or_ips,
                               absl::Duration validity) {
@@ -453,8 +417,7 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   // Validate everything the caller gave us before touching the disk.
   RETURN_IF_ERROR(ValidateName(name));
   RETURN_IF_ERROR(ValidateValidity(validity));
-  absl::StatusOr<std::vector<SanEntry>> sans =
-      BuildSanEntries(name, dns_names_or_ips);
+  absl::StatusOr<std::vector<SanEntry>> sans = BuildSanEntries(name, dns_names_or_ips);
   if (!sans.ok()) return sans.status();
 
   absl::StatusOr<LoadedCa> ca = LoadCa(ca_dir);
@@ -466,16 +429,14 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   if (!ca_not_after.ok()) return ca_not_after.status();
   if (*ca_not_after <= now) {
     return absl::FailedPreconditionError(
-        absl::StrCat("the federation CA in ", ca_dir, " expired on ",
-                     FormatUtc(*ca_not_after),
+        absl::StrCat("the federation CA in ", ca_dir, " expired on ", FormatUtc(*ca_not_after),
                      "; create a new CA and re-issue every certificate"));
   }
   // A certificate outliving its CA would silently stop verifying early.
   if (not_after > *ca_not_after) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("requested validity ends ", FormatUtc(not_after),
-                     ", after the federation CA expires (",
-                     FormatUtc(*ca_not_after), "); use a shorter validity"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "requested validity ends ", FormatUtc(not_after), ", after the federation CA expires (",
+        FormatUtc(*ca_not_after), "); use a shorter validity"));
   }
 
   if (absl::Status s = internal::EnsureDirectory(out_dir, kDirMode); !s.ok()) {
@@ -484,9 +445,8 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   const std::string key_path = PathIn(out_dir, absl::StrCat(name, ".key"));
   const std::string cert_path = PathIn(out_dir, absl::StrCat(name, ".crt"));
   const std::string ca_copy_path = PathIn(out_dir, "ca.crt");
-  const std::string hint =
-      absl::StrCat("refusing to overwrite; to re-issue '", name, "', delete ",
-                   key_path, " and ", cert_path, " first");
+  const std::string hint = absl::StrCat("refusing to overwrite; to re-issue '", name, "', delete ",
+                                        key_path, " and ", cert_path, " first");
   RETURN_IF_ERROR(RefuseExisting(key_path, hint));
   RETURN_IF_ERROR(RefuseExisting(cert_path, hint));
   const bool have_ca_copy = internal::FileExists(ca_copy_path);
@@ -498,9 +458,8 @@ absl::Status IssueCertificate(const std::string& ca_dir,
 
   absl::StatusOr<EvpPkeyPtr> key = GenerateKey();
   if (!key.ok()) return key.status();
-  absl::StatusOr<X509Ptr> cert =
-      NewCertificate(key->get(), not_after,
-                     {{"CN", name}, {"OU", std::string(RoleToString(role))}});
+  absl::StatusOr<X509Ptr> cert = NewCertificate(
+      key->get(), not_after, {{"CN", name}, {"OU", std::string(RoleToString(role))}});
   if (!cert.ok()) return cert.status();
   X509* x = cert->get();
   if (X509_set_issuer_name(x, X509_get_subject_name(ca->cert.get())) != 1) {
@@ -508,12 +467,11 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   }
   // Every daemon is both a TLS server and a TLS client (parties dial out, the
   // server also accepts), hence both EKUs on every certificate.
-  for (const auto& [nid, value] :
-       {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
-        std::pair{NID_key_usage, "critical,digitalSignature"},
-        std::pair{NID_ext_key_usage, "serverAuth,clientAuth"},
-        std::pair{NID_subject_key_identifier, "hash"},
-        std::pair{NID_authority_key_identifier, "keyid:always"}}) {
+  for (const auto& [nid, value] : {std::pair{NID_basic_constraints, "critical,CA:FALSE"},
+                                   std::pair{NID_key_usage, "critical,digitalSignature"},
+                                   std::pair{NID_ext_key_usage, "serverAuth,clientAuth"},
+                                   std::pair{NID_subject_key_identifier, "hash"},
+                                   std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     if (absl::Status s = AddExtension(x, ca->cert.get(), nid, value); !s.ok()) {
       return s;
     }
@@ -525,16 +483,13 @@ absl::Status IssueCertificate(const std::string& ca_dir,
   if (!key_pem.ok()) return key_pem.status();
   absl::StatusOr<std::string> cert_pem = internal::CertificateToPem(x);
   if (!cert_pem.ok()) return cert_pem.status();
-  if (absl::Status s =
-          WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem);
-      !s.ok()) {
+  if (absl::Status s = WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem); !s.ok()) {
     return absl::IsAlreadyExists(s)
                ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", hint))
                : s;
   }
   if (!have_ca_copy) {
-    absl::Status s =
-        internal::WriteNewFileAtomically(ca_copy_path, ca->cert_pem, kCertMode);
+    absl::Status s = internal::WriteNewFileAtomically(ca_copy_path, ca->cert_pem, kCertMode);
     // Lost a race with a concurrent issue into the same directory: fine as
     // long as it copied the same CA.
     if (absl::IsAlreadyExists(s)) s = CheckSameCa(ca_copy_path, ca->cert.get());

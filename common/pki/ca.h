@@ -39,8 +39,7 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
 // or certificate exists (remove both to re-issue); FailedPrecondition if the
 // CA has expired, would expire before the certificate, or out_dir/ca.crt holds
 // a different CA; NotFound if the CA is missing.
-absl::Status IssueCertificate(const std::string& ca_dir,
-                              const std::string& out_dir,
+absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_dir,
                               const std::string& name, Role role,
                               const std::vector<std::string>& dns_names_or_ips,
                               absl::Duration validity);

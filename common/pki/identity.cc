@@ -18,21 +18,18 @@ using internal::X509Ptr;
 
 // The single entry for `nid` in the subject. Exactly one is required: with two
 // CNs, which one "is" the peer would depend on the reader.
-absl::StatusOr<std::string> SingleSubjectEntry(X509* cert, int nid,
-                                               absl::string_view label) {
+absl::StatusOr<std::string> SingleSubjectEntry(X509* cert, int nid, absl::string_view label) {
   const X509_NAME* subject = X509_get_subject_name(cert);
   const int idx = X509_NAME_get_index_by_NID(subject, nid, -1);
   if (idx < 0) {
     return absl::InvalidArgumentError(
-        absl::StrCat("certificate subject has no ", label,
-                     "; was it issued by `fedmf ca issue`?"));
+        absl::StrCat("certificate subject has no ", label, "; was it issued by `fedmf ca issue`?"));
   }
   if (X509_NAME_get_index_by_NID(subject, nid, idx) >= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("certificate subject has more than one ", label));
   }
-  const ASN1_STRING* data =
-      X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, idx));
+  const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(subject, idx));
   unsigned char* utf8 = nullptr;
   const int len = ASN1_STRING_to_UTF8(&utf8, data);
   internal::OsslStringPtr owned(utf8);
@@ -40,18 +37,14 @@ absl::StatusOr<std::string> SingleSubjectEntry(X509* cert, int nid,
     return OpensslError(absl::StrCat("certificate ", label, " is not a string"),
                         absl::StatusCode::kInvalidArgument);
   }
-  return std::string(reinterpret_cast<const char*>(utf8),
-                     static_cast<size_t>(len));
+  return std::string(reinterpret_cast<const char*>(utf8), static_cast<size_t>(len));
 }
 
-absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem,
-                    const absl::Time* at) {
+absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem, const absl::Time* at) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert =
-      internal::ParseCertificatePem(cert_pem, "certificate");
+  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(cert_pem, "certificate");
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<X509Ptr> ca =
-      internal::ParseCertificatePem(ca_pem, "CA certificate");
+  absl::StatusOr<X509Ptr> ca = internal::ParseCertificatePem(ca_pem, "CA certificate");
   if (!ca.ok()) return ca.status();
 
   internal::X509StorePtr store(X509_STORE_new());
@@ -59,8 +52,7 @@ absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem,
     return OpensslError("cannot build trust store");
   }
   internal::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!ctx ||
-      X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
     return OpensslError("cannot initialise verification");
   }
   // Strict RFC 5280 checks: our own certificates satisfy them, so a failure
@@ -79,20 +71,16 @@ absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem,
 
 }  // namespace
 
-absl::StatusOr<PeerIdentity> IdentityFromCertificatePem(
-    const std::string& pem) {
+absl::StatusOr<PeerIdentity> IdentityFromCertificatePem(const std::string& pem) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert =
-      internal::ParseCertificatePem(pem, "peer certificate");
+  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(pem, "peer certificate");
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> cn =
-      SingleSubjectEntry(cert->get(), NID_commonName, "CN (name)");
+  absl::StatusOr<std::string> cn = SingleSubjectEntry(cert->get(), NID_commonName, "CN (name)");
   if (!cn.ok()) return cn.status();
   // Re-check the naming rule: names end up in logs, file paths and database
   // keys, so only what `fedmf ca issue` could have produced is accepted.
   if (absl::Status s = ValidateName(*cn); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("peer certificate CN: ", s.message()));
+    return absl::InvalidArgumentError(absl::StrCat("peer certificate CN: ", s.message()));
   }
   absl::StatusOr<std::string> ou =
       SingleSubjectEntry(cert->get(), NID_organizationalUnitName, "OU (role)");
@@ -105,20 +93,18 @@ absl::StatusOr<PeerIdentity> IdentityFromCertificatePem(
   return PeerIdentity{*std::move(cn), *role};
 }
 
-absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem) {
+absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& ca_pem) {
   return Verify(cert_pem, ca_pem, nullptr);
 }
 
-absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem, absl::Time at) {
+absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& ca_pem,
+                               absl::Time at) {
   return Verify(cert_pem, ca_pem, &at);
 }
 
 absl::StatusOr<absl::Time> CertificateNotAfter(const std::string& pem) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert =
-      internal::ParseCertificatePem(pem, "certificate");
+  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(pem, "certificate");
   if (!cert.ok()) return cert.status();
   return internal::Asn1TimeToAbsl(X509_get0_notAfter(cert->get()));
 }

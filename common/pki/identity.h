@@ -29,10 +29,9 @@ absl::StatusOr<PeerIdentity> IdentityFromCertificatePem(const std::string& pem);
 // OK iff the first certificate in `cert_pem` chains to `ca_pem` (the only trust
 // anchor) and is valid at `at` (default: now). The message carries OpenSSL's
 // reason, e.g. "certificate has expired".
-absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem);
-absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem, absl::Time at);
+absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& ca_pem);
+absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& ca_pem,
+                               absl::Time at);
 
 // notAfter of the first certificate in `pem`, for expiry warnings and metrics.
 absl::StatusOr<absl::Time> CertificateNotAfter(const std::string& pem);

@@ -72,8 +72,7 @@ void SyncDirectory(const std::string& dir) {
 
 // Atomically moves `from` to `to` unless `to` exists.
 absl::Status RenameNoReplace(const std::string& from, const std::string& to) {
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(),
-                  RENAME_NOREPLACE) == 0) {
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) {
     return absl::OkStatus();
   }
   const int err = errno;
@@ -111,8 +110,7 @@ absl::Status OpensslError(absl::string_view what, absl::StatusCode code) {
   return absl::Status(code, message);
 }
 
-absl::StatusOr<X509Ptr> ParseCertificatePem(absl::string_view pem,
-                                            absl::string_view label) {
+absl::StatusOr<X509Ptr> ParseCertificatePem(absl::string_view pem, absl::string_view label) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return OpensslError("BIO_new_mem_buf failed");
   X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
@@ -123,21 +121,16 @@ absl::StatusOr<X509Ptr> ParseCertificatePem(absl::string_view pem,
   return cert;
 }
 
-absl::StatusOr<EvpPkeyPtr> ParsePrivateKeyPem(absl::string_view pem,
-                                              absl::string_view label) {
+absl::StatusOr<EvpPkeyPtr> ParsePrivateKeyPem(absl::string_view pem, absl::string_view label) {
   BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return OpensslError("BIO_new_mem_buf failed");
   // An empty passphrase callback: our keys are unencrypted, and an encrypted
   // key must fail here rather than prompt on a daemon's terminal.
-  static constexpr auto kNoPassphrase = [](char*, int, int, void*) -> int {
-    return 0;
-  };
-  EvpPkeyPtr key(
-      PEM_read_bio_PrivateKey(bio.get(), nullptr, kNoPassphrase, nullptr));
+  static constexpr auto kNoPassphrase = [](char*, int, int, void*) -> int { return 0; };
+  EvpPkeyPtr key(PEM_read_bio_PrivateKey(bio.get(), nullptr, kNoPassphrase, nullptr));
   if (!key) {
-    return OpensslError(
-        absl::StrCat(label, " is not an unencrypted PEM private key"),
-        absl::StatusCode::kInvalidArgument);
+    return OpensslError(absl::StrCat(label, " is not an unencrypted PEM private key"),
+                        absl::StatusCode::kInvalidArgument);
   }
   return key;
 }
@@ -164,8 +157,8 @@ absl::StatusOr<std::string> CertificateToPem(X509* cert) {
 absl::StatusOr<std::string> PrivateKeyToPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   // PKCS#8, unencrypted: what gRPC's PEM key loading expects.
-  if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0,
-                                       nullptr, nullptr) != 1) {
+  if (!bio ||
+      PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0, nullptr, nullptr) != 1) {
     return OpensslError("cannot encode private key as PEM");
   }
   return BioContents(bio.get());
@@ -174,8 +167,7 @@ absl::StatusOr<std::string> PrivateKeyToPem(EVP_PKEY* key) {
 absl::StatusOr<absl::Time> Asn1TimeToAbsl(const ASN1_TIME* t) {
   std::tm tm{};
   if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) {
-    return OpensslError("malformed certificate time",
-                        absl::StatusCode::kInvalidArgument);
+    return OpensslError("malformed certificate time", absl::StatusCode::kInvalidArgument);
   }
   return absl::FromTimeT(::timegm(&tm));
 }
@@ -194,12 +186,11 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
     return ErrnoStatus(errno, absl::StrCat("cannot stat ", path));
   }
   if (!S_ISREG(st.st_mode)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " is not a regular file"));
+    return absl::InvalidArgumentError(absl::StrCat(path, " is not a regular file"));
   }
   if (st.st_size > kMaxFileBytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, " is ", st.st_size, " bytes; expected a small PEM file"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " is ", st.st_size, " bytes; expected a small PEM file"));
   }
   std::string out;
   char buf[8192];
@@ -212,8 +203,7 @@ absl::StatusOr<std::string> ReadSmallFile(const std::string& path) {
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (static_cast<off_t>(out.size()) > kMaxFileBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, " grew past 1 MiB while being read"));
+      return absl::InvalidArgumentError(absl::StrCat(path, " grew past 1 MiB while being read"));
     }
   }
   return out;
@@ -233,20 +223,17 @@ absl::Status EnsureDirectory(const std::string& dir, mode_t mode) {
     const std::string prefix = dir.substr(0, pos);
     if (prefix.empty()) continue;
     if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno,
-                         absl::StrCat("cannot create directory ", prefix));
+      return ErrnoStatus(errno, absl::StrCat("cannot create directory ", prefix));
     }
   }
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(dir, " exists but is not a directory"));
+    return absl::FailedPreconditionError(absl::StrCat(dir, " exists but is not a directory"));
   }
   return absl::OkStatus();
 }
 
-absl::Status WriteNewFileAtomically(const std::string& path,
-                                    absl::string_view data, mode_t mode) {
+absl::Status WriteNewFileAtomically(const std::string& path, absl::string_view data, mode_t mode) {
   const std::string dir = ParentDir(path);
   std::string tmpl = absl::StrCat(dir, "/.", BaseName(path), ".tmp.XXXXXX");
   std::vector<char> tmp_path(tmpl.begin(), tmpl.end());
@@ -272,8 +259,7 @@ absl::Status WriteNewFileAtomically(const std::string& path,
   }
   size_t written = 0;
   while (written < data.size()) {
-    const ssize_t n =
-        ::write(fd.get(), data.data() + written, data.size() - written);
+    const ssize_t n = ::write(fd.get(), data.data() + written, data.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(errno, absl::StrCat("cannot write ", tmp));

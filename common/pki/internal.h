@@ -55,10 +55,8 @@ absl::Status OpensslError(absl::string_view what,
                           absl::StatusCode code = absl::StatusCode::kInternal);
 
 // First certificate in `pem`; InvalidArgument naming `label` if there is none.
-absl::StatusOr<X509Ptr> ParseCertificatePem(absl::string_view pem,
-                                            absl::string_view label);
-absl::StatusOr<EvpPkeyPtr> ParsePrivateKeyPem(absl::string_view pem,
-                                              absl::string_view label);
+absl::StatusOr<X509Ptr> ParseCertificatePem(absl::string_view pem, absl::string_view label);
+absl::StatusOr<EvpPkeyPtr> ParsePrivateKeyPem(absl::string_view pem, absl::string_view label);
 absl::StatusOr<std::string> CertificateToPem(X509* cert);
 absl::StatusOr<std::string> PrivateKeyToPem(EVP_PKEY* key);
 
@@ -75,8 +73,7 @@ absl::Status EnsureDirectory(const std::string& dir, mode_t mode);
 // chmod'ed to `mode`), fsyncs it, and moves it into place only if `path` does
 // not exist yet (AlreadyExists otherwise). A crash therefore leaves either no
 // file or the complete file, never a truncated key or certificate.
-absl::Status WriteNewFileAtomically(const std::string& path,
-                                    absl::string_view data, mode_t mode);
+absl::Status WriteNewFileAtomically(const std::string& path, absl::string_view data, mode_t mode);
 
 }  // namespace fedmf::pki::internal
 

@@ -29,9 +29,9 @@ absl::StatusOr<Role> RoleFromString(std::string_view s) {
   for (const auto& [r, name] : kRoles) {
     if (name == s) return r;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown role '", absl::string_view(s.data(), s.size()),
-      "'; expected one of: server, party, device, aggregator, operator"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown role '", absl::string_view(s.data(), s.size()),
+                   "'; expected one of: server, party, device, aggregator, operator"));
 }
 
 }  // namespace fedmf::pki

@@ -19,8 +19,7 @@ std::string IssueCommand(absl::string_view name, absl::string_view role) {
 
 }  // namespace
 
-absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir,
-                                      const std::string& name) {
+absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir, const std::string& name) {
   ERR_clear_error();
   RETURN_IF_ERROR(ValidateName(name));
   const std::string ca_path = absl::StrCat(dir, "/ca.crt");
@@ -31,61 +30,53 @@ absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir,
   absl::StatusOr<std::string> cert = internal::ReadSmallFile(cert_path);
   if (!cert.ok()) {
     if (!absl::IsNotFound(cert.status())) return cert.status();
-    return absl::NotFoundError(absl::StrCat(
-        "TLS certificate ", cert_path, " is missing; run: ",
-        IssueCommand(name, "ROLE"), " and put its output in ", dir));
+    return absl::NotFoundError(absl::StrCat("TLS certificate ", cert_path,
+                                            " is missing; run: ", IssueCommand(name, "ROLE"),
+                                            " and put its output in ", dir));
   }
   files.cert_pem = *std::move(cert);
   // The role is in the certificate, so later hints can give the exact command.
-  absl::StatusOr<PeerIdentity> identity =
-      IdentityFromCertificatePem(files.cert_pem);
+  absl::StatusOr<PeerIdentity> identity = IdentityFromCertificatePem(files.cert_pem);
   if (!identity.ok()) {
     return absl::FailedPreconditionError(
         absl::StrCat(cert_path, ": ", identity.status().message()));
   }
-  const std::string fix =
-      absl::StrCat("run: ", IssueCommand(name, RoleToString(identity->role)));
+  const std::string fix = absl::StrCat("run: ", IssueCommand(name, RoleToString(identity->role)));
   // A renamed file would otherwise make this daemon present someone else's
   // identity to its peers.
   if (identity->name != name) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        cert_path, " was issued to '", identity->name, "', not '", name, "'"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(cert_path, " was issued to '", identity->name, "', not '", name, "'"));
   }
 
   absl::StatusOr<std::string> key = internal::ReadSmallFile(key_path);
   if (!key.ok()) {
     if (!absl::IsNotFound(key.status())) return key.status();
-    return absl::NotFoundError(
-        absl::StrCat("TLS private key ", key_path, " is missing; ", fix));
+    return absl::NotFoundError(absl::StrCat("TLS private key ", key_path, " is missing; ", fix));
   }
   files.key_pem = *std::move(key);
 
   absl::StatusOr<std::string> ca = internal::ReadSmallFile(ca_path);
   if (!ca.ok()) {
     if (!absl::IsNotFound(ca.status())) return ca.status();
-    return absl::NotFoundError(
-        absl::StrCat("federation CA certificate ", ca_path,
-                     " is missing; copy ca.crt from the CA directory, or ", fix,
-                     " (which copies it)"));
+    return absl::NotFoundError(absl::StrCat("federation CA certificate ", ca_path,
+                                            " is missing; copy ca.crt from the CA directory, or ",
+                                            fix, " (which copies it)"));
   }
   files.ca_cert_pem = *std::move(ca);
 
-  absl::StatusOr<internal::X509Ptr> x509 =
-      internal::ParseCertificatePem(files.cert_pem, cert_path);
+  absl::StatusOr<internal::X509Ptr> x509 = internal::ParseCertificatePem(files.cert_pem, cert_path);
   if (!x509.ok()) return x509.status();
-  absl::StatusOr<internal::EvpPkeyPtr> pkey =
-      internal::ParsePrivateKeyPem(files.key_pem, key_path);
+  absl::StatusOr<internal::EvpPkeyPtr> pkey = internal::ParsePrivateKeyPem(files.key_pem, key_path);
   if (!pkey.ok()) return pkey.status();
   if (X509_check_private_key(x509->get(), pkey->get()) != 1) {
     ERR_clear_error();
     return absl::FailedPreconditionError(
         absl::StrCat(key_path, " does not match ", cert_path, "; ", fix));
   }
-  if (absl::Status s = VerifyCertificate(files.cert_pem, files.ca_cert_pem);
-      !s.ok()) {
+  if (absl::Status s = VerifyCertificate(files.cert_pem, files.ca_cert_pem); !s.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(cert_path, " is not usable with ", ca_path, ": ",
-                     s.message(), "; ", fix));
+        absl::StrCat(cert_path, " is not usable with ", ca_path, ": ", s.message(), "; ", fix));
   }
   return files;
 }

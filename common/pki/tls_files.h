@@ -20,8 +20,7 @@ struct TlsFiles {
 // the key must match the certificate, and the certificate must chain to
 // ca.crt and be currently valid. A missing file is NotFound naming it and the
 // command that creates it.
-absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir,
-                                      const std::string& name);
+absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir, const std::string& name);
 
 }  // namespace fedmf::pki
 

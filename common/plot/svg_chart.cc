@@ -73,21 +73,22 @@ std::string SvgChart(const LineChart& chart, int width, int height) {
                         kLeft, kTop, kLeft, kTop + plot_h, kLeft, kTop + plot_h, kLeft + plot_w,
                         kTop + plot_h);
   for (double v : {y.lo, (y.lo + y.hi) / 2, y.hi}) {
-    absl::StrAppendFormat(&out,
-                          "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
-                          kLeft - 6, py(v) + 4, v);
+    absl::StrAppendFormat(
+        &out, "<text class=\"ytick\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.3g</text>\n",
+        kLeft - 6, py(v) + 4, v);
   }
   for (double v : {x.lo, x.hi}) {
-    absl::StrAppendFormat(&out,
-                          "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g</text>\n",
-                          px(v), kTop + plot_h + 16, v);
+    absl::StrAppendFormat(
+        &out, "<text class=\"xtick\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%.4g</text>\n",
+        px(v), kTop + plot_h + 16, v);
   }
-  absl::StrAppendFormat(&out,
-                        "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
-                        "<text class=\"ylabel\" x=\"12\" y=\"%d\" text-anchor=\"middle\" "
-                        "transform=\"rotate(-90 12 %d)\">%s</text>\n",
-                        kLeft + plot_w / 2, height - 8, EscapeXml(chart.x_label), kTop + plot_h / 2,
-                        kTop + plot_h / 2, EscapeXml(chart.y_label));
+  absl::StrAppendFormat(
+      &out,
+      "<text class=\"xlabel\" x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n"
+      "<text class=\"ylabel\" x=\"12\" y=\"%d\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 12 %d)\">%s</text>\n",
+      kLeft + plot_w / 2, height - 8, EscapeXml(chart.x_label), kTop + plot_h / 2,
+      kTop + plot_h / 2, EscapeXml(chart.y_label));
   int k = 0;
   for (const Series& s : chart.series) {
     const char* colour = kColours[k % std::size(kColours)];
@@ -103,11 +104,12 @@ std::string SvgChart(const LineChart& chart, int width, int height) {
                           EscapeXml(s.name), absl::StrJoin(values, " "), absl::StrJoin(pixels, " "),
                           colour);
     const int ly = kTop + 8 + 18 * k;
-    absl::StrAppendFormat(&out,
-                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-                          "stroke-width=\"2\"/><text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n",
-                          width - kRight + 12, ly, width - kRight + 30, ly, colour,
-                          width - kRight + 36, ly + 4, EscapeXml(s.name));
+    absl::StrAppendFormat(
+        &out,
+        "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+        "stroke-width=\"2\"/><text class=\"legend\" x=\"%d\" y=\"%d\">%s</text>\n",
+        width - kRight + 12, ly, width - kRight + 30, ly, colour, width - kRight + 36, ly + 4,
+        EscapeXml(s.name));
     ++k;
   }
   out += "</svg>\n";
@@ -122,7 +124,8 @@ std::string SvgDocument(const std::vector<LineChart>& charts, int width, int cha
       "fill=\"white\"/>\n",
       width, height, width, height);
   for (size_t i = 0; i < charts.size(); ++i) {
-    absl::StrAppendFormat(&out, "<g transform=\"translate(0 %d)\">\n", static_cast<int>(i) * chart_height);
+    absl::StrAppendFormat(&out, "<g transform=\"translate(0 %d)\">\n",
+                          static_cast<int>(i) * chart_height);
     out += SvgChart(charts[i], width, chart_height);
     out += "</g>\n";
   }

@@ -14,7 +14,7 @@
 namespace fedmf::plot {
 
 struct Series {
-  std::string name;                              // legend text, data-series
+  std::string name;                               // legend text, data-series
   std::vector<std::pair<double, double>> points;  // (x, y); non-finite y skipped
 };
 

@@ -53,8 +53,8 @@ absl::StatusOr<PsiRun> RunPsiInProcess(const std::vector<std::vector<std::string
     options.index = p;
     options.num_parties = s;
     options.threads = threads;
-    ASSIGN_OR_RETURN(auto party, PsiParty::Create(ids[p], options, rng, signers.back().get(),
-                                                  &verifier));
+    ASSIGN_OR_RETURN(auto party,
+                     PsiParty::Create(ids[p], options, rng, signers.back().get(), &verifier));
     parties.push_back(std::move(party));
   }
   auto send_list = [&](int32_t p, BlindedList list) -> absl::Status {

@@ -24,8 +24,8 @@ bool SortedDistinct(const std::vector<Point>& points) {
 }  // namespace
 
 PsiParty::PsiParty(std::vector<std::string> ids, const PartyOptions& options, random::Csprng rng,
-                   crypto::RistrettoScalar key, crypto::RistrettoScalar blind,
-                   const Signer* signer, const Verifier* verifier)
+                   crypto::RistrettoScalar key, crypto::RistrettoScalar blind, const Signer* signer,
+                   const Verifier* verifier)
     : ids_(std::move(ids)),
       options_(options),
       rng_(std::move(rng)),
@@ -44,8 +44,8 @@ absl::StatusOr<std::unique_ptr<PsiParty>> PsiParty::Create(std::vector<std::stri
         absl::StrCat("a PSI needs at least 2 parties, got ", options.num_parties));
   }
   if (options.index < 0 || options.index >= options.num_parties) {
-    return absl::InvalidArgumentError(absl::StrCat("PSI party index ", options.index,
-                                                   " outside [0, ", options.num_parties, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("PSI party index ", options.index, " outside [0, ", options.num_parties, ")"));
   }
   if (options.session.empty()) return absl::InvalidArgumentError("PSI session id is empty");
   if (signer == nullptr || verifier == nullptr) {
@@ -53,8 +53,8 @@ absl::StatusOr<std::unique_ptr<PsiParty>> PsiParty::Create(std::vector<std::stri
   }
   if (ids.empty()) return absl::InvalidArgumentError("PSI party has no ids");
   if (static_cast<int64_t>(ids.size()) > options.max_list_size) {
-    return absl::InvalidArgumentError(absl::StrCat(ids.size(), " ids exceed max_list_size ",
-                                                   options.max_list_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ids.size(), " ids exceed max_list_size ", options.max_list_size));
   }
   std::vector<std::string> sorted = ids;
   std::sort(sorted.begin(), sorted.end());
@@ -64,9 +64,8 @@ absl::StatusOr<std::unique_ptr<PsiParty>> PsiParty::Create(std::vector<std::stri
   random::Csprng own = rng.Fork(absl::StrCat("psi/", options.session, "/", options.index));
   ASSIGN_OR_RETURN(crypto::RistrettoScalar key, crypto::RistrettoScalar::Random(own));
   ASSIGN_OR_RETURN(crypto::RistrettoScalar blind, crypto::RistrettoScalar::Random(own));
-  return std::unique_ptr<PsiParty>(new PsiParty(std::move(ids), options, std::move(own),
-                                                std::move(key), std::move(blind), signer,
-                                                verifier));
+  return std::unique_ptr<PsiParty>(new PsiParty(
+      std::move(ids), options, std::move(own), std::move(key), std::move(blind), signer, verifier));
 }
 
 absl::StatusOr<BlindedList> PsiParty::Sign(BlindedList list) const {
@@ -96,9 +95,9 @@ absl::StatusOr<BlindedList> PsiParty::Start() {
 absl::Status PsiParty::CheckIncoming(const BlindedList& list) const {
   const int32_t s = options_.num_parties;
   if (list.origin < 0 || list.origin >= s || list.step < 0 || list.step > s - 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("PSI list with origin ", list.origin, " and step ", list.step,
-                     " is outside the ring of ", s, " parties"));
+    return absl::InvalidArgumentError(absl::StrCat("PSI list with origin ", list.origin,
+                                                   " and step ", list.step,
+                                                   " is outside the ring of ", s, " parties"));
   }
   if (NextHop(list, s) != options_.index) {
     return absl::InvalidArgumentError(absl::StrCat("PSI list (origin ", list.origin, ", step ",
@@ -114,16 +113,15 @@ absl::Status PsiParty::CheckIncoming(const BlindedList& list) const {
                                                    ", expected ", expected_signer));
   }
   if (static_cast<int64_t>(list.points.size()) > options_.max_list_size || list.points.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("PSI list of ", list.points.size(),
-                                                   " elements (allowed 1..",
-                                                   options_.max_list_size, ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "PSI list of ", list.points.size(), " elements (allowed 1..", options_.max_list_size, ")"));
   }
-  if (absl::Status v = verifier_->Verify(list.signer, SignedBytes(options_.session, list),
-                                         list.signature);
+  if (absl::Status v =
+          verifier_->Verify(list.signer, SignedBytes(options_.session, list), list.signature);
       !v.ok()) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "PSI list (origin ", list.origin, ", step ", list.step,
-        ") is not signed by party ", list.signer, ": refused (", v.message(), ")"));
+    return absl::UnauthenticatedError(absl::StrCat("PSI list (origin ", list.origin, ", step ",
+                                                   list.step, ") is not signed by party ",
+                                                   list.signer, ": refused (", v.message(), ")"));
   }
   return absl::OkStatus();
 }
@@ -207,16 +205,15 @@ absl::Status PsiParty::Confirm(const std::vector<Confirmation>& confirmations) {
   std::set<int32_t> seen;
   for (const Confirmation& c : confirmations) {
     if (absl::Status v = verifier_->Verify(c.party, bytes, c.signature); !v.ok()) {
-      return absl::UnauthenticatedError(absl::StrCat(
-          "PSI: party ", c.party, " did not confirm the intersection this party got (",
-          v.message(), "): the relay gave different parties different intersections"));
+      return absl::UnauthenticatedError(
+          absl::StrCat("PSI: party ", c.party, " did not confirm the intersection this party got (",
+                       v.message(), "): the relay gave different parties different intersections"));
     }
     seen.insert(c.party);
   }
   for (int32_t p = 0; p < options_.num_parties; ++p) {
     if (!seen.contains(p)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("PSI: no confirmation from party ", p));
+      return absl::FailedPreconditionError(absl::StrCat("PSI: no confirmation from party ", p));
     }
   }
   state_ = State::kConfirmed;

@@ -54,13 +54,13 @@
 namespace fedmf::psi {
 
 struct PartyOptions {
-  std::string session;     // binds every signature to this run (the job id)
-  int32_t index = 0;       // this party's ring index
-  int32_t num_parties = 2; // s >= 2
+  std::string session;      // binds every signature to this run (the job id)
+  int32_t index = 0;        // this party's ring index
+  int32_t num_parties = 2;  // s >= 2
   // Lists longer than this are refused (a relay must not make a party do
   // unbounded work).
   int64_t max_list_size = 50'000'000;
-  int32_t threads = 1;     // for the scalar multiplications (results do not depend on it)
+  int32_t threads = 1;  // for the scalar multiplications (results do not depend on it)
 };
 
 class PsiParty {
@@ -70,8 +70,7 @@ class PsiParty {
   // signer and verifier are not owned and must outlive the party.
   static absl::StatusOr<std::unique_ptr<PsiParty>> Create(std::vector<std::string> ids,
                                                           const PartyOptions& options,
-                                                          random::Csprng& rng,
-                                                          const Signer* signer,
+                                                          random::Csprng& rng, const Signer* signer,
                                                           const Verifier* verifier);
 
   // Step 1 (once): this party's blinded, shuffled, signed list.

@@ -32,14 +32,12 @@ absl::Status PsiRelay::SubmitList(int32_t from, BlindedList list) {
   if (list.signer != from || list.origin < 0 || list.origin >= num_parties_ || list.step < 0 ||
       list.step > num_parties_ - 1 || (list.origin + list.step) % num_parties_ != from) {
     return absl::InvalidArgumentError(absl::StrCat("PSI list from party ", from, " (origin ",
-                                                   list.origin, ", step ", list.step,
-                                                   ", signer ", list.signer,
-                                                   ") is not one it can send"));
+                                                   list.origin, ", step ", list.step, ", signer ",
+                                                   list.signer, ") is not one it can send"));
   }
   if (list.points.empty() || static_cast<int64_t>(list.points.size()) > max_list_size_) {
     return absl::InvalidArgumentError(absl::StrCat("PSI list of ", list.points.size(),
-                                                   " elements (allowed 1..", max_list_size_,
-                                                   ")"));
+                                                   " elements (allowed 1..", max_list_size_, ")"));
   }
   mailbox_[NextHop(list, num_parties_)].push_back(std::move(list));
   return absl::OkStatus();
@@ -90,8 +88,8 @@ absl::Status PsiRelay::SubmitConfirmation(int32_t from, Confirmation confirmatio
     return absl::FailedPreconditionError("PSI confirmation before the intersection");
   }
   if (confirmation.party != from) {
-    return absl::InvalidArgumentError(absl::StrCat("PSI confirmation from party ", from,
-                                                   " claims party ", confirmation.party));
+    return absl::InvalidArgumentError(
+        absl::StrCat("PSI confirmation from party ", from, " claims party ", confirmation.party));
   }
   confirmations_[from] = std::move(confirmation);
   return absl::OkStatus();

@@ -28,8 +28,8 @@ using crypto::X25519PrivateKey;
 using crypto::X25519PublicKey;
 
 absl::Status Unexpected(const ServerMessage& message, ClientState state) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "unexpected ", MessageName(message), " in state ", ClientStateName(state)));
+  return absl::FailedPreconditionError(
+      absl::StrCat("unexpected ", MessageName(message), " in state ", ClientStateName(state)));
 }
 
 bool Contains(const std::vector<DeviceId>& sorted, DeviceId id) {
@@ -79,18 +79,18 @@ absl::StatusOr<CertifiedKey> VerifyAdvertisement(const ClientContext& ctx,
   }
   absl::StatusOr<std::string> host = ctx.signing->certifier(nk.device, *vk, nk.credential);
   if (!host.ok()) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "signing key of device ", nk.device, " is not certified: ", host.status().message()));
+    return absl::UnauthenticatedError(absl::StrCat("signing key of device ", nk.device,
+                                                   " is not certified: ", host.status().message()));
   }
-  if (absl::Status s = crypto::Ed25519Verify(
-          *vk,
-          AdvertisementStatement(ctx.config.aggregation_id, nk.device, nk.c_pk, nk.s_pk,
-                                 nk.signing_key),
-          nk.signature);
+  if (absl::Status s =
+          crypto::Ed25519Verify(*vk,
+                                AdvertisementStatement(ctx.config.aggregation_id, nk.device,
+                                                       nk.c_pk, nk.s_pk, nk.signing_key),
+                                nk.signature);
       !s.ok()) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "advertisement of device ", nk.device,
-        " is not signed by its certified key (substituted keys?): ", s.message()));
+    return absl::UnauthenticatedError(
+        absl::StrCat("advertisement of device ", nk.device,
+                     " is not signed by its certified key (substituted keys?): ", s.message()));
   }
   return CertifiedKey{*vk, std::move(*host)};
 }
@@ -122,9 +122,9 @@ class UnmaskingPhase final : public ClientPhase {
     if (request == nullptr) return Unexpected(message, state());
     // Bounds the work on untrusted lists; the exact checks follow.
     if (request->survivors.size() > held_.size() || request->dropped.size() > held_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unmasking request lists more devices than the ", held_.size(),
-          " this device masked with"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unmasking request lists more devices than the ", held_.size(),
+                       " this device masked with"));
     }
     absl::StatusOr<std::vector<DeviceId>> survivors =
         SortedUnique(request->survivors, "unmasking survivors");
@@ -141,9 +141,9 @@ class UnmaskingPhase final : public ClientPhase {
     std::set_intersection(survivors->begin(), survivors->end(), dropped->begin(), dropped->end(),
                           std::back_inserter(both));
     if (!both.empty()) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          "unmasking request lists device ", both.front(),
-          " as both survivor and dropped: refusing to reveal both of its shares"));
+      return absl::PermissionDeniedError(
+          absl::StrCat("unmasking request lists device ", both.front(),
+                       " as both survivor and dropped: refusing to reveal both of its shares"));
     }
     if (Contains(*survivors, ctx.self) || Contains(*dropped, ctx.self)) {
       return absl::InvalidArgumentError("unmasking request lists this device itself");
@@ -187,9 +187,9 @@ class UnmaskingPhase final : public ClientPhase {
     const std::vector<DeviceId>& u3 = *signed_u3_;
     for (const HeldShares& h : held_) {
       if (Contains(u3, h.owner) != Contains(survivors, h.owner)) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "unmasking request treats device ", h.owner,
-            " differently from the survivor set this device signed (equivocation)"));
+        return absl::PermissionDeniedError(
+            absl::StrCat("unmasking request treats device ", h.owner,
+                         " differently from the survivor set this device signed (equivocation)"));
       }
     }
     if (request.signatures.size() > ctx.peer_signing_keys.size()) {
@@ -204,23 +204,23 @@ class UnmaskingPhase final : public ClientPhase {
     std::vector<DeviceId> signers;
     size_t verified = 0;
     for (const DeviceSignature& ds : request.signatures) {
-      const auto key = std::lower_bound(
-          ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end(), ds.device,
-          [](const auto& p, DeviceId id) { return p.first < id; });
+      const auto key =
+          std::lower_bound(ctx.peer_signing_keys.begin(), ctx.peer_signing_keys.end(), ds.device,
+                           [](const auto& p, DeviceId id) { return p.first < id; });
       if (key == ctx.peer_signing_keys.end() || key->first != ds.device) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "consistency signature of ", ds.device, ", which is not a live neighbour"));
+        return absl::InvalidArgumentError(absl::StrCat("consistency signature of ", ds.device,
+                                                       ", which is not a live neighbour"));
       }
       if (!Contains(u3, ds.device)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "consistency signature of ", ds.device, ", which is not in the survivor set"));
+        return absl::InvalidArgumentError(absl::StrCat("consistency signature of ", ds.device,
+                                                       ", which is not in the survivor set"));
       }
       signers.push_back(ds.device);
       if (verified == wanted) continue;
       if (absl::Status s = crypto::Ed25519Verify(key->second, statement, ds.signature); !s.ok()) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "device ", ds.device, " did not sign the survivor set this device signed ",
-            "(the server told devices different survivor sets?): ", s.message()));
+        return absl::PermissionDeniedError(
+            absl::StrCat("device ", ds.device, " did not sign the survivor set this device signed ",
+                         "(the server told devices different survivor sets?): ", s.message()));
       }
       ++verified;
     }
@@ -229,9 +229,9 @@ class UnmaskingPhase final : public ClientPhase {
       return absl::InvalidArgumentError("two consistency signatures of one device");
     }
     if (verified < wanted) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "only ", verified + 1, " consistency signatures on the survivor set (this ",
-          "device's included); threshold is ", ctx.config.threshold));
+      return absl::FailedPreconditionError(
+          absl::StrCat("only ", verified + 1, " consistency signatures on the survivor set (this ",
+                       "device's included); threshold is ", ctx.config.threshold));
     }
     return absl::OkStatus();
   }
@@ -270,12 +270,13 @@ class ConsistencyCheckPhase final : public ClientPhase {
     if (!u3.ok()) return u3.status();
     if (!Contains(*u3, ctx.self)) {
       return absl::FailedPreconditionError(
-          "consistency check: this device, whose masked input was sent, is not in the survivor set");
+          "consistency check: this device, whose masked input was sent, is not in the survivor "
+          "set");
     }
     if (u3->size() < static_cast<size_t>(ctx.config.min_survivors)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "consistency check: survivor set of ", u3->size(), " devices; min_survivors is ",
-          ctx.config.min_survivors));
+      return absl::FailedPreconditionError(absl::StrCat("consistency check: survivor set of ",
+                                                        u3->size(), " devices; min_survivors is ",
+                                                        ctx.config.min_survivors));
     }
     std::vector<DeviceId> held_ids;
     for (const HeldShares& h : held_) held_ids.push_back(h.owner);
@@ -286,8 +287,8 @@ class ConsistencyCheckPhase final : public ClientPhase {
       }
       // U3 ⊆ U2: a neighbour that survived must have shared keys with us.
       if (d != ctx.self && Contains(ctx.neighbours, d) && !Contains(held_ids, d)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "consistency check lists neighbour ", d, " as a survivor, but it never shared keys"));
+        return absl::InvalidArgumentError(absl::StrCat("consistency check lists neighbour ", d,
+                                                       " as a survivor, but it never shared keys"));
       }
     }
     absl::StatusOr<std::vector<uint8_t>> sig =
@@ -331,9 +332,8 @@ class MaskedInputPhase final : public ClientPhase {
     // Open every bundle first: the set of senders is U2 as this device sees
     // it, and it masks with exactly those.
     if (request->shares.size() > peers_.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(request->shares.size(),
-                                                     " share bundles from ", peers_.size(),
-                                                     " live neighbours"));
+      return absl::InvalidArgumentError(absl::StrCat(request->shares.size(), " share bundles from ",
+                                                     peers_.size(), " live neighbours"));
     }
     std::vector<HeldShares> held;
     std::vector<const Peer*> live;
@@ -360,9 +360,9 @@ class MaskedInputPhase final : public ClientPhase {
       absl::StatusOr<ShareBundle> bundle = DecodeShareBundle(plain->span());
       if (!bundle.ok()) return bundle.status();
       if (bundle->owner != es.peer || bundle->holder != ctx.self) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("share bundle from ", es.peer, " names owner ", bundle->owner,
-                         " and holder ", bundle->holder));
+        return absl::InvalidArgumentError(absl::StrCat("share bundle from ", es.peer,
+                                                       " names owner ", bundle->owner,
+                                                       " and holder ", bundle->holder));
       }
       held.push_back({es.peer, std::move(bundle->s_sk_share), std::move(bundle->b_share)});
       live.push_back(&*peer);
@@ -377,17 +377,15 @@ class MaskedInputPhase final : public ClientPhase {
     // With fewer than t live holders our secrets could never be recovered,
     // and a server that shrinks U2 around us is how it would isolate us.
     if (held.size() + 1 < static_cast<size_t>(ctx.config.threshold)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("only ", held.size(), " neighbours shared keys; threshold is ",
-                       ctx.config.threshold));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "only ", held.size(), " neighbours shared keys; threshold is ", ctx.config.threshold));
     }
 
     // y = x + PRG(b) + Σ_{j<i} PRG(s_ij) − Σ_{j>i} PRG(s_ij)  (mod 2^bits).
     std::vector<uint64_t> y = std::move(*ctx.input);
     ctx.input.reset();
     const int bits = ctx.config.bits;
-    if (absl::Status s = ApplyMask(b_.span(), bits, crypto::MaskSign::kAdd, y);
-        !s.ok()) {
+    if (absl::Status s = ApplyMask(b_.span(), bits, crypto::MaskSign::kAdd, y); !s.ok()) {
       return s;
     }
     for (const Peer* peer : live) {
@@ -438,10 +436,9 @@ class ShareKeysPhase final : public ClientPhase {
       X25519PublicKey s_pk;
     };
     if (broadcast->neighbours.size() > ctx.neighbours.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("key broadcast lists ",
-                                                     broadcast->neighbours.size(),
-                                                     " devices; this device has ",
-                                                     ctx.neighbours.size(), " neighbours"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("key broadcast lists ", broadcast->neighbours.size(),
+                       " devices; this device has ", ctx.neighbours.size(), " neighbours"));
     }
     std::vector<Announced> announced;
     announced.reserve(broadcast->neighbours.size());
@@ -615,8 +612,7 @@ class AdvertiseKeysPhase final : public ClientPhase {
 }  // namespace
 
 absl::StatusOr<ClientTransition> ClientPhase::Start(ClientContext&) {
-  return absl::FailedPreconditionError(
-      absl::StrCat("Start() in state ", ClientStateName(state())));
+  return absl::FailedPreconditionError(absl::StrCat("Start() in state ", ClientStateName(state())));
 }
 
 std::unique_ptr<ClientPhase> MakeClientInitialPhase() {

@@ -11,20 +11,13 @@ namespace fedmf::secagg {
 
 const char* ClientStateName(ClientState state) {
   switch (state) {
-    case ClientState::kR0AdvertiseKeys:
-      return "R0AdvertiseKeys";
-    case ClientState::kR1ShareKeys:
-      return "R1ShareKeys";
-    case ClientState::kR2MaskedInput:
-      return "R2MaskedInput";
-    case ClientState::kR3Unmasking:
-      return "R3Unmasking";
-    case ClientState::kCompleted:
-      return "Completed";
-    case ClientState::kAborted:
-      return "Aborted";
-    case ClientState::kConsistencyCheck:
-      return "ConsistencyCheck";
+    case ClientState::kR0AdvertiseKeys: return "R0AdvertiseKeys";
+    case ClientState::kR1ShareKeys: return "R1ShareKeys";
+    case ClientState::kR2MaskedInput: return "R2MaskedInput";
+    case ClientState::kR3Unmasking: return "R3Unmasking";
+    case ClientState::kCompleted: return "Completed";
+    case ClientState::kAborted: return "Aborted";
+    case ClientState::kConsistencyCheck: return "ConsistencyCheck";
   }
   return "Unknown";
 }
@@ -37,17 +30,21 @@ ClientStateMachine& ClientStateMachine::operator=(ClientStateMachine&&) noexcept
 ClientStateMachine::~ClientStateMachine() = default;
 
 absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(
-    SessionConfig config, DeviceId self, random::Csprng rng,
-    std::optional<ClientSigning> signing) {
+    SessionConfig config, DeviceId self, random::Csprng rng, std::optional<ClientSigning> signing) {
   if (signing.has_value() && !signing->certifier) {
     return absl::InvalidArgumentError("ClientSigning without a certifier");
   }
   // Validates the config and that `self` is in the roster.
   absl::StatusOr<std::vector<DeviceId>> neighbours = NeighbourhoodGraph::NeighboursOf(config, self);
   if (!neighbours.ok()) return neighbours.status();
-  auto ctx = std::make_unique<internal::ClientContext>(
-      internal::ClientContext{std::move(config), self, std::move(*neighbours), std::move(rng),
-                              std::nullopt, std::move(signing), {}});
+  auto ctx =
+      std::make_unique<internal::ClientContext>(internal::ClientContext{std::move(config),
+                                                                        self,
+                                                                        std::move(*neighbours),
+                                                                        std::move(rng),
+                                                                        std::nullopt,
+                                                                        std::move(signing),
+                                                                        {}});
   return ClientStateMachine(std::move(ctx), internal::MakeClientInitialPhase());
 }
 
@@ -60,9 +57,8 @@ absl::Status ClientStateMachine::SetInput(std::vector<uint64_t> input) {
         absl::StrCat("SetInput in state ", ClientStateName(state_)));
   }
   if (input.size() != ctx_->config.vector_length) {
-    return absl::InvalidArgumentError(absl::StrCat("input has ", input.size(),
-                                                   " elements, expected ",
-                                                   ctx_->config.vector_length));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "input has ", input.size(), " elements, expected ", ctx_->config.vector_length));
   }
   const uint64_t mask = crypto::LowBitsMask(ctx_->config.bits);
   for (size_t i = 0; i < input.size(); ++i) {
@@ -112,8 +108,8 @@ absl::Status ClientStateMachine::CheckHeader(const ServerMessage& message) const
                                                    ctx_->self));
   }
   if (h.phase != ExpectedPhase(message)) {
-    return absl::InvalidArgumentError(absl::StrCat(MessageName(message), " tagged with phase ",
-                                                   PhaseName(h.phase)));
+    return absl::InvalidArgumentError(
+        absl::StrCat(MessageName(message), " tagged with phase ", PhaseName(h.phase)));
   }
   return absl::OkStatus();
 }
@@ -121,8 +117,9 @@ absl::Status ClientStateMachine::CheckHeader(const ServerMessage& message) const
 absl::StatusOr<std::optional<ClientMessage>> ClientStateMachine::Handle(
     const ServerMessage& message) {
   if (phase_ == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "client ", ctx_->self, " is ", ClientStateName(state_), "; ignoring ", MessageName(message)));
+    return absl::FailedPreconditionError(absl::StrCat("client ", ctx_->self, " is ",
+                                                      ClientStateName(state_), "; ignoring ",
+                                                      MessageName(message)));
   }
   if (absl::Status s = CheckHeader(message); !s.ok()) return Abort(s);
   if (const auto* notice = std::get_if<AbortNotice>(&message)) {

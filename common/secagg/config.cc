@@ -49,8 +49,8 @@ absl::Status ValidateSessionConfig(const SessionConfig& config) {
                      n, "], got ", config.min_survivors));
   }
   if (config.vector_length == 0 || config.vector_length > kMaxVectorLength) {
-    return absl::InvalidArgumentError(absl::StrCat("secagg: vector_length ",
-                                                   config.vector_length, " outside [1, 2^28]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("secagg: vector_length ", config.vector_length, " outside [1, 2^28]"));
   }
   return crypto::CheckModulusBits(config.bits);
 }

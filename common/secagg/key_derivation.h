@@ -48,8 +48,7 @@ absl::StatusOr<ChannelKeys> DeriveChannelKeys(const crypto::X25519PrivateKey& c_
 // derive the same seed.
 absl::StatusOr<crypto::SecretBytes> DeriveMaskSeed(const crypto::X25519PrivateKey& s_sk,
                                                    const crypto::X25519PublicKey& peer_s_pk,
-                                                   uint64_t aggregation_id, DeviceId a,
-                                                   DeviceId b);
+                                                   uint64_t aggregation_id, DeviceId a, DeviceId b);
 
 absl::StatusOr<std::vector<uint8_t>> CommitSelfMaskSeed(std::span<const uint8_t> b,
                                                         uint64_t aggregation_id, DeviceId owner);

@@ -52,26 +52,19 @@ Phase ExpectedPhaseOfVariant(const Variant& message) {
 
 template <typename Variant>
 const char* NameOfVariant(const Variant& message) {
-  return std::visit([](const auto& m) { return NameOfType<std::decay_t<decltype(m)>>(); },
-                    message);
+  return std::visit([](const auto& m) { return NameOfType<std::decay_t<decltype(m)>>(); }, message);
 }
 
 }  // namespace
 
 const char* PhaseName(Phase phase) {
   switch (phase) {
-    case Phase::kAdvertiseKeys:
-      return "AdvertiseKeys";
-    case Phase::kShareKeys:
-      return "ShareKeys";
-    case Phase::kMaskedInput:
-      return "MaskedInput";
-    case Phase::kUnmasking:
-      return "Unmasking";
-    case Phase::kAbort:
-      return "Abort";
-    case Phase::kConsistencyCheck:
-      return "ConsistencyCheck";
+    case Phase::kAdvertiseKeys: return "AdvertiseKeys";
+    case Phase::kShareKeys: return "ShareKeys";
+    case Phase::kMaskedInput: return "MaskedInput";
+    case Phase::kUnmasking: return "Unmasking";
+    case Phase::kAbort: return "Abort";
+    case Phase::kConsistencyCheck: return "ConsistencyCheck";
   }
   return "Unknown";
 }

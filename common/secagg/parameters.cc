@@ -84,8 +84,8 @@ absl::StatusOr<GraphParameters> ChooseCompleteGraphParameters(size_t n,
   RETURN_IF_ERROR(CheckRequirements(n, req));
   const size_t corrupt = FloorRate(req.corrupt_rate, n);
   const size_t m = n - FloorRate(req.dropout_rate, n);
-  const size_t t_min = req.adversary == AdversaryModel::kSemiMalicious ? (n + corrupt) / 2 + 1
-                                                                      : corrupt + 1;
+  const size_t t_min =
+      req.adversary == AdversaryModel::kSemiMalicious ? (n + corrupt) / 2 + 1 : corrupt + 1;
   if (m < std::max<size_t>(t_min, 2)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "secagg parameters: complete graph infeasible: t must be >= ", std::max<size_t>(t_min, 2),
@@ -119,8 +119,8 @@ absl::StatusOr<GraphParameters> ChooseSecAggPlusParameters(size_t n,
     }
     // (S2): t1 = smallest x with Pr[A > x] <= bound.
     size_t t1 = 0;
-    while (t1 < k && UpperTail(population, std::min(corrupt, population), k, t1) >
-                         per_device_security) {
+    while (t1 < k &&
+           UpperTail(population, std::min(corrupt, population), k, t1) > per_device_security) {
       ++t1;
     }
     size_t t_min = t1 + 1;

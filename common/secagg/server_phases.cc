@@ -6,11 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
 #include "common/secagg/key_derivation.h"
 #include "common/secagg/share_bundle.h"
 #include "common/secagg/signing.h"
-#include "common/crypto/ed25519.h"
 
 namespace fedmf::secagg::internal {
 
@@ -43,8 +43,8 @@ ServerPhase::ServerPhase(DeviceSet eligible)
 
 Verdict ServerPhase::Receive(ServerContext& ctx, size_t index, const ClientMessage& message) {
   if (!eligible_[index]) {
-    return {absl::FailedPreconditionError(absl::StrCat(
-                "device is not in the aggregation in phase ", PhaseName(phase()))),
+    return {absl::FailedPreconditionError(
+                absl::StrCat("device is not in the aggregation in phase ", PhaseName(phase()))),
             false};
   }
   if (excluded_[index]) {
@@ -90,8 +90,8 @@ ServerTransition ServerPhase::AbortWith(ServerContext& ctx, absl::Status reason)
   ServerTransition t;
   for (size_t i = 0; i < eligible_.size(); ++i) {
     if (!eligible_[i] || excluded_[i]) continue;
-    t.out.push_back(AbortNotice{ctx.HeaderTo(i, Phase::kAbort),
-                                std::string(ctx.abort_reason.message())});
+    t.out.push_back(
+        AbortNotice{ctx.HeaderTo(i, Phase::kAbort), std::string(ctx.abort_reason.message())});
   }
   return t;
 }
@@ -198,10 +198,11 @@ class MaskedInputCollection final : public ServerPhase {
         if (u3[i]) ids.push_back(ctx.config.roster[i]);
       }
       for (size_t i = 0; i < u3.size(); ++i) {
-        if (u3[i]) t.out.push_back(ConsistencyCheckRequest{ctx.HeaderTo(i, Phase::kConsistencyCheck), ids});
+        if (u3[i])
+          t.out.push_back(ConsistencyCheckRequest{ctx.HeaderTo(i, Phase::kConsistencyCheck), ids});
       }
-      t.next = std::make_unique<ConsistencyCollection>(std::move(u3), std::move(dropped),
-                                                       SurvivorSetStatement(ctx.config.aggregation_id, ids));
+      t.next = std::make_unique<ConsistencyCollection>(
+          std::move(u3), std::move(dropped), SurvivorSetStatement(ctx.config.aggregation_id, ids));
       return t;
     }
     for (size_t i = 0; i < u3.size(); ++i) {
@@ -222,9 +223,8 @@ class MaskedInputCollection final : public ServerPhase {
   absl::Status Accept(ServerContext& ctx, size_t, const ClientMessage& message) override {
     const auto& m = std::get<MaskedInput>(message);
     if (m.masked.size() != ctx.config.vector_length) {
-      return absl::InvalidArgumentError(absl::StrCat("masked input has ", m.masked.size(),
-                                                     " elements, expected ",
-                                                     ctx.config.vector_length));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "masked input has ", m.masked.size(), " elements, expected ", ctx.config.vector_length));
     }
     // Check everything before touching the running sum.
     const uint64_t high = ~crypto::LowBitsMask(ctx.config.bits);
@@ -311,9 +311,9 @@ class ShareKeysCollection final : public ServerPhase {
       return absl::InvalidArgumentError("two share bundles for one neighbour");
     }
     if (got != expected) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("share bundles for ", got.size(), " devices, expected exactly the ",
-                       expected.size(), " live neighbours"));
+      return absl::InvalidArgumentError(absl::StrCat("share bundles for ", got.size(),
+                                                     " devices, expected exactly the ",
+                                                     expected.size(), " live neighbours"));
     }
     pending_[index] = m;
     return absl::OkStatus();
@@ -339,7 +339,8 @@ class AdvertiseKeysCollection final : public ServerPhase {
     if (Count(u1) >= static_cast<size_t>(ctx.config.min_survivors)) ExcludeIsolated(ctx, u1);
     ctx.survivors[0] = u1;
     ctx.u1_rank.assign(u1.size(), 0);
-    for (size_t i = 1; i < u1.size(); ++i) ctx.u1_rank[i] = ctx.u1_rank[i - 1] + (u1[i - 1] ? 1 : 0);
+    for (size_t i = 1; i < u1.size(); ++i)
+      ctx.u1_rank[i] = ctx.u1_rank[i - 1] + (u1[i - 1] ? 1 : 0);
     const size_t have = Count(u1);
     if (have < static_cast<size_t>(ctx.config.min_survivors)) {
       return AbortWith(ctx, TooFew(phase(), have, ctx.config.min_survivors));
@@ -427,7 +428,8 @@ class AdvertiseKeysCollection final : public ServerPhase {
     std::sort(bad.begin(), bad.end());
     bad.erase(std::unique(bad.begin(), bad.end()), bad.end());
     for (size_t i : bad) {
-      Exclude(ctx, u1, i, absl::InvalidArgumentError("public key also announced by another device"));
+      Exclude(ctx, u1, i,
+              absl::InvalidArgumentError("public key also announced by another device"));
     }
   }
 

@@ -9,20 +9,13 @@ namespace fedmf::secagg {
 
 const char* ServerStateName(ServerState state) {
   switch (state) {
-    case ServerState::kR0AdvertiseKeys:
-      return "R0AdvertiseKeys";
-    case ServerState::kR1ShareKeys:
-      return "R1ShareKeys";
-    case ServerState::kR2MaskedInput:
-      return "R2MaskedInput";
-    case ServerState::kR3Unmasking:
-      return "R3Unmasking";
-    case ServerState::kConsistencyCheck:
-      return "ConsistencyCheck";
-    case ServerState::kCompleted:
-      return "Completed";
-    case ServerState::kAborted:
-      return "Aborted";
+    case ServerState::kR0AdvertiseKeys: return "R0AdvertiseKeys";
+    case ServerState::kR1ShareKeys: return "R1ShareKeys";
+    case ServerState::kR2MaskedInput: return "R2MaskedInput";
+    case ServerState::kR3Unmasking: return "R3Unmasking";
+    case ServerState::kConsistencyCheck: return "ConsistencyCheck";
+    case ServerState::kCompleted: return "Completed";
+    case ServerState::kAborted: return "Aborted";
   }
   return "Unknown";
 }
@@ -40,45 +33,55 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::Create(SessionConfig conf
   if (!graph.ok()) return graph.status();
   const size_t n = config.roster.size();
   std::unique_ptr<internal::ServerPhase> phase = internal::MakeServerInitialPhase(config);
-  auto ctx = std::unique_ptr<internal::ServerContext>(new internal::ServerContext{
-      std::move(config), std::move(*graph), std::move(rng), {}, {}, {},
-      std::vector<crypto::X25519PublicKey>(n), std::vector<crypto::X25519PublicKey>(n),
-      std::vector<std::vector<uint8_t>>(n), std::vector<std::vector<uint8_t>>(n),
-      std::vector<std::vector<uint8_t>>(n), std::vector<std::vector<uint8_t>>(n), {}, {},
-      std::nullopt});
+  auto ctx = std::unique_ptr<internal::ServerContext>(
+      new internal::ServerContext{std::move(config),
+                                  std::move(*graph),
+                                  std::move(rng),
+                                  {},
+                                  {},
+                                  {},
+                                  std::vector<crypto::X25519PublicKey>(n),
+                                  std::vector<crypto::X25519PublicKey>(n),
+                                  std::vector<std::vector<uint8_t>>(n),
+                                  std::vector<std::vector<uint8_t>>(n),
+                                  std::vector<std::vector<uint8_t>>(n),
+                                  std::vector<std::vector<uint8_t>>(n),
+                                  {},
+                                  {},
+                                  std::nullopt});
   return ServerStateMachine(std::move(ctx), std::move(phase));
 }
 
 const SessionConfig& ServerStateMachine::config() const { return ctx_->config; }
 
 absl::Status ServerStateMachine::Reject(DeviceId device, absl::Status reason, bool drop) {
-  ctx_->rejections.push_back({device, phase_ != nullptr ? phase_->phase() : Phase::kAbort, reason,
-                              drop});
+  ctx_->rejections.push_back(
+      {device, phase_ != nullptr ? phase_->phase() : Phase::kAbort, reason, drop});
   return reason;
 }
 
 absl::Status ServerStateMachine::Receive(const ClientMessage& message) {
   const MessageHeader& h = HeaderOf(message);
   if (phase_ == nullptr) {
-    return Reject(h.sender,
-                  absl::FailedPreconditionError(absl::StrCat(
-                      MessageName(message), " after the aggregation ended (",
-                      ServerStateName(state_), ")")),
-                  false);
+    return Reject(
+        h.sender,
+        absl::FailedPreconditionError(absl::StrCat(
+            MessageName(message), " after the aggregation ended (", ServerStateName(state_), ")")),
+        false);
   }
   const std::optional<size_t> index = ctx_->graph.IndexOf(h.sender);
   if (!index.has_value()) {
     return Reject(h.sender,
-                  absl::PermissionDeniedError(absl::StrCat(MessageName(message),
-                                                           " from a device not in the roster")),
+                  absl::PermissionDeniedError(
+                      absl::StrCat(MessageName(message), " from a device not in the roster")),
                   false);
   }
   // Wrong before the contents matter: the sender is dropped for it.
   absl::Status malformed;
   if (h.aggregation_id != ctx_->config.aggregation_id) {
-    malformed = absl::InvalidArgumentError(absl::StrCat(
-        MessageName(message), " for aggregation ", h.aggregation_id, ", this is ",
-        ctx_->config.aggregation_id));
+    malformed = absl::InvalidArgumentError(absl::StrCat(MessageName(message), " for aggregation ",
+                                                        h.aggregation_id, ", this is ",
+                                                        ctx_->config.aggregation_id));
   } else if (h.recipient != kServerId) {
     malformed = absl::InvalidArgumentError(
         absl::StrCat(MessageName(message), " addressed to ", h.recipient, ", not the server"));

@@ -50,7 +50,7 @@ const char* ServerStateName(ServerState state);
 
 // One rejected message or excluded device, for logs and metrics.
 struct Rejection {
-  DeviceId device = 0;  // the sender as claimed (may be unknown to the roster)
+  DeviceId device = 0;                  // the sender as claimed (may be unknown to the roster)
   Phase phase = Phase::kAdvertiseKeys;  // the server's phase at the time
   absl::Status reason;
   // Whether this removed the device from the current phase's survivor set.
@@ -60,7 +60,7 @@ struct Rejection {
 };
 
 struct AggregationResult {
-  std::vector<uint64_t> sum;      // Σ_{i ∈ U3} x_i mod 2^bits
+  std::vector<uint64_t> sum;       // Σ_{i ∈ U3} x_i mod 2^bits
   std::vector<DeviceId> included;  // U3, sorted
 };
 

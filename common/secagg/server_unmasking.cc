@@ -75,8 +75,7 @@ class Unmasking final : public ServerPhase {
       };
       absl::StatusOr<crypto::SecretBytes> b = Recover(ctx, i, "b", b_shares[i], t, verify);
       if (!b.ok()) return AbortWith(ctx, b.status());
-      if (absl::Status s =
-              ApplyMask(b->span(), bits, crypto::MaskSign::kSubtract, ctx.sum);
+      if (absl::Status s = ApplyMask(b->span(), bits, crypto::MaskSign::kSubtract, ctx.sum);
           !s.ok()) {
         return AbortWith(ctx, s);
       }
@@ -150,8 +149,8 @@ class Unmasking final : public ServerPhase {
                                   const std::vector<size_t>& want, const char* what,
                                   std::vector<OwnedShare>& out) {
     if (got.size() != want.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(got.size(), " ", what, "-shares, expected ",
-                                                     want.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(got.size(), " ", what, "-shares, expected ", want.size()));
     }
     for (const RevealedShare& rs : got) {
       const std::optional<size_t> owner = ctx.graph.IndexOf(rs.owner);
@@ -161,8 +160,8 @@ class Unmasking final : public ServerPhase {
       }
       absl::StatusOr<crypto::ShamirShare> share = ParseSecretShare(rs.share);
       if (!share.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(what, "-share of device ", rs.owner, ": ",
-                                                       share.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, "-share of device ", rs.owner, ": ", share.status().message()));
       }
       if (share->x != ctx.HolderX(*owner, holder)) {
         return absl::InvalidArgumentError(absl::StrCat(what, "-share of device ", rs.owner,

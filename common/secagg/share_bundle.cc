@@ -40,8 +40,8 @@ crypto::SecretBytes EncodeShareBundle(const ShareBundle& bundle) {
 
 absl::StatusOr<crypto::ShamirShare> ParseSecretShare(std::span<const uint8_t> bytes) {
   if (bytes.size() != kSerializedShareBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("share has ", bytes.size(), " bytes, expected ",
-                                                   kSerializedShareBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("share has ", bytes.size(), " bytes, expected ", kSerializedShareBytes));
   }
   absl::StatusOr<crypto::ShamirShare> share = crypto::ParseShamirShare(bytes);
   if (!share.ok()) return share.status();
@@ -60,7 +60,8 @@ absl::StatusOr<ShareBundle> DecodeShareBundle(std::span<const uint8_t> bytes) {
   ShareBundle out;
   out.owner = LoadU64(bytes.data());
   out.holder = LoadU64(bytes.data() + 8);
-  absl::StatusOr<crypto::ShamirShare> s = ParseSecretShare(bytes.subspan(16, kSerializedShareBytes));
+  absl::StatusOr<crypto::ShamirShare> s =
+      ParseSecretShare(bytes.subspan(16, kSerializedShareBytes));
   if (!s.ok()) return s.status();
   absl::StatusOr<crypto::ShamirShare> b =
       ParseSecretShare(bytes.subspan(16 + kSerializedShareBytes, kSerializedShareBytes));

@@ -2,8 +2,8 @@
 
 #include <map>
 #include <memory>
-#include <tuple>
 #include <string_view>
+#include <tuple>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
@@ -66,7 +66,8 @@ KeyCertifier CredentialCache::Wrap(KeyCertifier inner) {
   return [state = state_, inner = std::move(inner)](
              DeviceId device, const crypto::Ed25519PublicKey& key,
              std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
-    auto entry = std::make_tuple(device, key, std::vector<uint8_t>(credential.begin(), credential.end()));
+    auto entry =
+        std::make_tuple(device, key, std::vector<uint8_t>(credential.begin(), credential.end()));
     {
       absl::MutexLock lock(&state->mu);
       const auto it = state->accepted.find(entry);
@@ -84,9 +85,8 @@ KeyCertifier CredentialCache::Wrap(KeyCertifier inner) {
 absl::Status CheckHostCollusion(const SessionConfig& config,
                                 const std::vector<std::string>& host_of) {
   if (host_of.size() != config.roster.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("host map has ", host_of.size(),
-                                                   " entries for a roster of ",
-                                                   config.roster.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "host map has ", host_of.size(), " entries for a roster of ", config.roster.size()));
   }
   absl::StatusOr<NeighbourhoodGraph> graph = NeighbourhoodGraph::Create(config);
   if (!graph.ok()) return graph.status();
@@ -102,8 +102,9 @@ absl::Status CheckHostCollusion(const SessionConfig& config,
                               static_cast<size_t>(count))) {
         return absl::FailedPreconditionError(absl::StrCat(
             "secagg: device ", config.roster[i], " (host '", host_of[i], "') has ", count,
-            " neighbours on host '", host, "' of ", holders, " share holders, but the threshold is ",
-            config.threshold, " (needs ", count, " < t and 2t > holders + ", count,
+            " neighbours on host '", host, "' of ", holders,
+            " share holders, but the threshold is ", config.threshold, " (needs ", count,
+            " < t and 2t > holders + ", count,
             "): that host and an equivocating server together could reconstruct its secrets. ",
             "Spread the devices over more hosts, raise the threshold, or lower the degree"));
       }

@@ -63,8 +63,8 @@ uint64_t PayloadBytes(const ClientMessage& message, int bits) {
              [bits](const auto& m) -> uint64_t {
                using T = std::decay_t<decltype(m)>;
                if constexpr (std::is_same_v<T, AdvertiseKeys>) {
-                 return m.c_pk.size() + m.s_pk.size() + m.signing_key.size() +
-                        m.credential.size() + m.signature.size();
+                 return m.c_pk.size() + m.s_pk.size() + m.signing_key.size() + m.credential.size() +
+                        m.signature.size();
                } else if constexpr (std::is_same_v<T, ConsistencySignature>) {
                  return m.signature.size();
                } else if constexpr (std::is_same_v<T, ShareKeys>) {
@@ -84,32 +84,31 @@ uint64_t PayloadBytes(const ClientMessage& message, int bits) {
 }
 
 uint64_t PayloadBytes(const ServerMessage& message) {
-  return kHeaderBytes +
-         std::visit(
-             [](const auto& m) -> uint64_t {
-               using T = std::decay_t<decltype(m)>;
-               if constexpr (std::is_same_v<T, KeysBroadcast>) {
-                 uint64_t b = 0;
-                 for (const auto& nk : m.neighbours) {
-                   b += 8 + nk.c_pk.size() + nk.s_pk.size() + nk.signing_key.size() +
-                        nk.credential.size() + nk.signature.size();
-                 }
-                 return b;
-               } else if constexpr (std::is_same_v<T, ConsistencyCheckRequest>) {
-                 return 8 * m.survivors.size();
-               } else if constexpr (std::is_same_v<T, MaskedInputRequest>) {
-                 uint64_t b = 0;
-                 for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
-                 return b;
-               } else if constexpr (std::is_same_v<T, UnmaskingRequest>) {
-                 uint64_t b = 8 * (m.survivors.size() + m.dropped.size());
-                 for (const auto& ds : m.signatures) b += 8 + ds.signature.size();
-                 return b;
-               } else {
-                 return m.reason.size();
-               }
-             },
-             message);
+  return kHeaderBytes + std::visit(
+                            [](const auto& m) -> uint64_t {
+                              using T = std::decay_t<decltype(m)>;
+                              if constexpr (std::is_same_v<T, KeysBroadcast>) {
+                                uint64_t b = 0;
+                                for (const auto& nk : m.neighbours) {
+                                  b += 8 + nk.c_pk.size() + nk.s_pk.size() + nk.signing_key.size() +
+                                       nk.credential.size() + nk.signature.size();
+                                }
+                                return b;
+                              } else if constexpr (std::is_same_v<T, ConsistencyCheckRequest>) {
+                                return 8 * m.survivors.size();
+                              } else if constexpr (std::is_same_v<T, MaskedInputRequest>) {
+                                uint64_t b = 0;
+                                for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
+                                return b;
+                              } else if constexpr (std::is_same_v<T, UnmaskingRequest>) {
+                                uint64_t b = 8 * (m.survivors.size() + m.dropped.size());
+                                for (const auto& ds : m.signatures) b += 8 + ds.signature.size();
+                                return b;
+                              } else {
+                                return m.reason.size();
+                              }
+                            },
+                            message);
 }
 
 absl::StatusOr<std::vector<int>> Stages(const std::vector<DeviceId>& roster,
@@ -167,12 +166,12 @@ class Simulation {
           random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i]));
       std::optional<ClientSigning> signing;
       if (spec_.signing) {
-        random::Csprng key_rng =
-            spec_.signing_seed.has_value()
-                ? random::Csprng::FromSeed(*spec_.signing_seed)
-                      .Fork(absl::StrCat("signing/", config_.roster[i]))
-                : rng.Fork("signing");
-        absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::Generate(key_rng);
+        random::Csprng key_rng = spec_.signing_seed.has_value()
+                                     ? random::Csprng::FromSeed(*spec_.signing_seed)
+                                           .Fork(absl::StrCat("signing/", config_.roster[i]))
+                                     : rng.Fork("signing");
+        absl::StatusOr<crypto::Ed25519PrivateKey> key =
+            crypto::Ed25519PrivateKey::Generate(key_rng);
         if (!key.ok()) {
           errors[i] = key.status();
           return;
@@ -246,8 +245,8 @@ class Simulation {
     const crypto::Ed25519PublicKey ca = authority_->public_key();
     return [ca](DeviceId device, const crypto::Ed25519PublicKey& key,
                 std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
-      if (absl::Status s =
-              crypto::Ed25519Verify(ca, KeyBindingStatement(kSimulatedJob, device, key), credential);
+      if (absl::Status s = crypto::Ed25519Verify(
+              ca, KeyBindingStatement(kSimulatedJob, device, key), credential);
           !s.ok()) {
         return s;
       }
@@ -314,8 +313,7 @@ class Simulation {
           return st;
         }
         if (spec_.record_masked_inputs) {
-          result_.masked_inputs[config_.roster[begin + k]] =
-              std::get<MaskedInput>(*out[k]).masked;
+          result_.masked_inputs[config_.roster[begin + k]] = std::get<MaskedInput>(*out[k]).masked;
         }
       }
     }
@@ -337,9 +335,9 @@ class Simulation {
     for (ServerMessage& m : *next) {
       result_.download_bytes += PayloadBytes(m);
       const DeviceId to = HeaderOf(m).recipient;
-      const size_t i = static_cast<size_t>(
-          std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -
-          config_.roster.begin());
+      const size_t i =
+          static_cast<size_t>(std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -
+                              config_.roster.begin());
       if (std::holds_alternative<AbortNotice>(m)) {
         // Only devices still around hear it.
         if (stage_[i] > static_cast<int>(phase) && clients_[i].has_value()) {
@@ -407,10 +405,10 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
     req.corrupt_rate = std::max(req.corrupt_rate, 1.0 / static_cast<double>(spec.num_devices));
   }
   absl::StatusOr<GraphParameters> params =
-      spec.parameters.has_value()
-          ? absl::StatusOr<GraphParameters>(*spec.parameters)
-          : (spec.graph == GraphKind::kHarary ? ChooseSecAggPlusParameters(spec.num_devices, req)
-                                              : ChooseCompleteGraphParameters(spec.num_devices, req));
+      spec.parameters.has_value() ? absl::StatusOr<GraphParameters>(*spec.parameters)
+                                  : (spec.graph == GraphKind::kHarary
+                                         ? ChooseSecAggPlusParameters(spec.num_devices, req)
+                                         : ChooseCompleteGraphParameters(spec.num_devices, req));
   if (!params.ok()) return params.status();
 
   random::Csprng master = random::Csprng::FromSeed(spec.seed);

@@ -111,9 +111,9 @@ std::string Statement::ColumnBlob(int col) const {
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path) {
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = raw != nullptr ? sqlite3_errmsg(raw) : "out of memory";
     if (raw != nullptr) sqlite3_close(raw);
@@ -122,8 +122,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   }
   std::unique_ptr<Database> db(new Database(raw, path));
   sqlite3_busy_timeout(raw, 5000);
-  for (const char* pragma : {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;",
-                             "PRAGMA foreign_keys=ON;"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL;", "PRAGMA synchronous=FULL;", "PRAGMA foreign_keys=ON;"}) {
     RETURN_IF_ERROR(db->Exec(pragma));
   }
   return db;

@@ -22,7 +22,8 @@ void BM_PsiInProcess(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(2));
   std::vector<std::vector<std::string>> ids(s);
   for (int p = 0; p < s; ++p) {
-    for (int k = p * (n / 10); k < p * (n / 10) + n; ++k) ids[p].push_back(absl::StrCat("user-", k));
+    for (int k = p * (n / 10); k < p * (n / 10) + n; ++k)
+      ids[p].push_back(absl::StrCat("user-", k));
   }
   PsiRun last;
   for (auto _ : state) {

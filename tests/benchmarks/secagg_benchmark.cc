@@ -43,8 +43,7 @@ void RunIteration(benchmark::State& state, GraphKind graph, size_t vector_length
   spec.num_threads = static_cast<int>(state.range(3));
   const size_t drop = spec.num_devices * static_cast<size_t>(state.range(2)) / 100;
   const std::vector<DeviceId> roster = SimulationRoster(spec.num_devices);
-  std::vector<DeviceId>* lists[] = {&spec.dropouts.after_advertise,
-                                    &spec.dropouts.after_share_keys,
+  std::vector<DeviceId>* lists[] = {&spec.dropouts.after_advertise, &spec.dropouts.after_share_keys,
                                     &spec.dropouts.after_masked_input,
                                     &spec.dropouts.during_unmasking};
   // Every 7th device, so the dropped ones are spread over the ring order.

@@ -2,12 +2,12 @@
 // (943 users x 1682 items, 100k ratings). items_per_second is rating updates
 // (SgdEpoch), ratings visited (AccumulateGradients) or matrix entries
 // (NoisyGradientStep) per second.
+#include <benchmark/benchmark.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "common/data/ratings.h"
 #include "common/mf/embeddings.h"
@@ -87,7 +87,11 @@ void BM_SgdEpochThreads(benchmark::State& state) {
   options.threads = static_cast<int32_t>(state.range(0));
   RunEpochs(state, ratings, u, v, options, rng);
 }
-BENCHMARK(BM_SgdEpochThreads)->ArgName("threads")->Arg(1)->Arg(2)->UseRealTime()
+BENCHMARK(BM_SgdEpochThreads)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 void BM_AccumulateGradients(benchmark::State& state) {

@@ -36,8 +36,8 @@ BENCHMARK(BM_EncodeSharedMatrix)->ArgsProduct({{943, 1682, 10677, 69878}, {1, 0}
 void BM_AssembleSharedMatrix(benchmark::State& state) {
   const int rows = static_cast<int>(state.range(0));
   fedmf::mf::Matrix m = fedmf::mf::Matrix::Constant(rows, 20, 0.25);
-  auto chunks = fedmf::net::EncodeMatrix(m, "job", 3, fedmf::net::kDefaultMaxChunkValues,
-                                         EncodingOf(state));
+  auto chunks =
+      fedmf::net::EncodeMatrix(m, "job", 3, fedmf::net::kDefaultMaxChunkValues, EncodingOf(state));
   for (auto _ : state) {
     fedmf::net::MatrixAssembler a("job", 3, rows, 20, fedmf::net::kDefaultMaxChunkValues);
     for (const auto& c : chunks) benchmark::DoNotOptimize(a.Add(c));

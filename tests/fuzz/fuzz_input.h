@@ -5,12 +5,12 @@
 #ifndef FEDMF_TESTS_FUZZ_FUZZ_INPUT_H_
 #define FEDMF_TESTS_FUZZ_FUZZ_INPUT_H_
 
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-
-#include <google/protobuf/stubs/logging.h>
 
 namespace fedmf::fuzz {
 
@@ -25,8 +25,7 @@ inline void Check(bool ok) {
 
 class FuzzInput {
  public:
-  FuzzInput(const uint8_t* data, size_t size)
-      : p_(reinterpret_cast<const char*>(data)), n_(size) {}
+  FuzzInput(const uint8_t* data, size_t size) : p_(reinterpret_cast<const char*>(data)), n_(size) {}
 
   bool empty() const { return n_ == 0; }
 

@@ -46,8 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // float64 re-encodes whatever was accepted (either encoding) bit-exactly.
   fedmf::net::MatrixAssembler again(kJob, kRound, rows, cols, max_chunk);
-  for (const auto& c : fedmf::net::EncodeMatrix(*m, kJob, kRound, max_chunk,
-                                                fedmf::v1::VALUE_ENCODING_FLOAT64)) {
+  for (const auto& c :
+       fedmf::net::EncodeMatrix(*m, kJob, kRound, max_chunk, fedmf::v1::VALUE_ENCODING_FLOAT64)) {
     if (!again.Add(c).ok()) __builtin_trap();
   }
   auto m2 = again.Finish();

@@ -118,7 +118,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const secagg::DeviceId to = secagg::HeaderOf(m).recipient;
       if (to == kAdversary) {
         // What device 50's host would receive: the wire codec must round-trip.
-        Check(net::ServerMessageFromProto(net::ServerMessageToProto(m), config.aggregation_id).ok());
+        Check(
+            net::ServerMessageFromProto(net::ServerMessageToProto(m), config.aggregation_id).ok());
         continue;
       }
       auto it = clients.find(to);

@@ -123,7 +123,8 @@ std::string TailOf(const std::string& text, size_t max_lines) {
   return text.substr(pos + 1);
 }
 
-void ClusterTest::StartCluster(const cli::ClusterOptions& options, const std::vector<int>& parties) {
+void ClusterTest::StartCluster(const cli::ClusterOptions& options,
+                               const std::vector<int>& parties) {
   auto cluster = cli::LocalCluster::Create(options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   cluster_ = std::move(*cluster);

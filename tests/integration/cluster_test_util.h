@@ -5,13 +5,13 @@
 #ifndef FEDMF_TESTS_INTEGRATION_CLUSTER_TEST_UTIL_H_
 #define FEDMF_TESTS_INTEGRATION_CLUSTER_TEST_UTIL_H_
 
+#include <gtest/gtest.h>
+
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"

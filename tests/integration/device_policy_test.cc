@@ -5,11 +5,11 @@
 // refused by every host before any device computes anything: the hosts log
 // the refusal, no device enters a sum (every iteration is skipped), and the
 // hosts' ledgers stay empty (nothing was released).
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "client-device/device_ledger.h"
@@ -25,7 +25,8 @@ constexpr char kData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
 constexpr int kHosts = 3;
 constexpr int kIterations = 2;
 
-class DeviceHostRefusalTest : public ClusterTest, public ::testing::WithParamInterface<std::string> {};
+class DeviceHostRefusalTest : public ClusterTest,
+                              public ::testing::WithParamInterface<std::string> {};
 
 TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   auto ds = data::LoadDataSpec(kData);
@@ -73,19 +74,19 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   // No host sent metrics (it never pretrained).
   EXPECT_EQ(st->lfl().test_count(), 0);
 
-  const std::string reason = GetParam() == "inf"           ? "epsilon = inf"
-                             : GetParam() == "semi-honest" ? "require_active_secagg"
-                                                           : "exceeds the policy cap 8 (max_epsilon)";
+  const std::string reason = GetParam() == "inf" ? "epsilon = inf"
+                             : GetParam() == "semi-honest"
+                                 ? "require_active_secagg"
+                                 : "exceeds the policy cap 8 (max_epsilon)";
   for (int k = 0; k < kHosts; ++k) {
     SCOPED_TRACE(cli::LocalCluster::LflHostName(k));
     const std::string log = cluster_->LflHostLog(k);
     EXPECT_NE(log.find("REFUSED job 'lfl-refused'"), std::string::npos) << TailOf(log, 20);
     EXPECT_NE(log.find(reason), std::string::npos) << TailOf(log, 20);
     // The ledger is empty: nothing was charged, so nothing was released.
-    const std::string path =
-        (std::filesystem::path(cluster_->work_dir()) /
-         absl::StrCat(cli::LocalCluster::LflHostName(k), ".ledger.db"))
-            .string();
+    const std::string path = (std::filesystem::path(cluster_->work_dir()) /
+                              absl::StrCat(cli::LocalCluster::LflHostName(k), ".ledger.db"))
+                                 .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
     ASSERT_TRUE(ledger.ok()) << ledger.status();
     auto max = (*ledger)->MaxReleases("lfl-refused");

@@ -11,12 +11,12 @@
 // the host has been failing for a while (its backoff has grown), then starts
 // the server and measures until a small LFL job over the host's devices has
 // finished (the host must have joined for it to run).
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <functional>
 #include <iostream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -123,8 +123,9 @@ class DeviceReconnectTest : public ClusterTest {
 TEST_F(DeviceReconnectTest, HostStartedBeforeTheServerJoinsWithinSeconds) {
   auto proxy = TcpProxy::Start();  // refusing until Forward()
   ASSERT_TRUE(proxy.ok()) << proxy.status();
-  RunLateServer(**proxy, absl::Seconds(12), [&] { return (*proxy)->refused(); },
-                /*min_attempts=*/3);
+  RunLateServer(
+      **proxy, absl::Seconds(12), [&] { return (*proxy)->refused(); },
+      /*min_attempts=*/3);
 }
 
 // 6 s away, so the stalled attempt in flight when the server comes up would
@@ -133,7 +134,8 @@ TEST_F(DeviceReconnectTest, HostWhoseHandshakesStalledJoinsWithinSecondsOfTheSer
   auto proxy = TcpProxy::Start();
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   (*proxy)->Hold();
-  RunLateServer(**proxy, absl::Seconds(6), [&] { return (*proxy)->held(); }, /*min_attempts=*/1);
+  RunLateServer(
+      **proxy, absl::Seconds(6), [&] { return (*proxy)->held(); }, /*min_attempts=*/1);
 }
 
 }  // namespace

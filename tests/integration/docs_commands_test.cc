@@ -3,19 +3,18 @@
 // in fenced code blocks and in inline code — names a real (sub)command, and
 // every --flag it uses is one that command's --help lists. The binaries are
 // the ones just built, so a renamed flag fails here, not in a user's shell.
+#include <gtest/gtest.h>
 #include <stdio.h>
 
 #include <filesystem>
-#include <iostream>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -89,8 +88,8 @@ std::vector<std::string> CommandsIn(const std::string& code) {
         previous.back().find('=') == std::string::npos) {
       continue;
     }
-    std::vector<std::string> words =
-        absl::StrSplit((*it)[1].str() + (*it)[2].str(), absl::ByAnyChar(" \t"), absl::SkipWhitespace());
+    std::vector<std::string> words = absl::StrSplit((*it)[1].str() + (*it)[2].str(),
+                                                    absl::ByAnyChar(" \t"), absl::SkipWhitespace());
     out.push_back(absl::StrJoin(words, " "));
   }
   return out;
@@ -146,7 +145,8 @@ std::set<std::string> SubcommandsOf(const std::string& help) {
 TEST(DocsCommandsTest, EveryDocumentedCommandAndFlagExists) {
   const std::vector<DocCommand> commands = DocumentedCommands();
   ASSERT_GT(commands.size(), 50u) << "the extraction found too few commands to be working";
-  std::map<std::string, std::pair<std::set<std::string>, std::string>> cache;  // path -> (subs, help)
+  std::map<std::string, std::pair<std::set<std::string>, std::string>>
+      cache;  // path -> (subs, help)
   auto help_of = [&](const std::vector<std::string>& path) -> const auto& {
     const std::string key = absl::StrJoin(path, " ");
     auto it = cache.find(key);
@@ -172,9 +172,9 @@ TEST(DocsCommandsTest, EveryDocumentedCommandAndFlagExists) {
         // ("fedmf …", "fedmf COMMAND", "fedmf train/demo") cannot be resolved
         // and are skipped.
         if (std::regex_match(w, std::regex("[a-z][a-z0-9-]*"))) {
-          problems.push_back(
-              absl::StrCat(c.where, ": `", c.text, "`: '", w, "' is not a subcommand of ",
-                           absl::StrJoin(path, " "), " (", absl::StrJoin(subs, ", "), ")"));
+          problems.push_back(absl::StrCat(c.where, ": `", c.text, "`: '", w,
+                                          "' is not a subcommand of ", absl::StrJoin(path, " "),
+                                          " (", absl::StrJoin(subs, ", "), ")"));
         }
         k = words.size();
         break;
@@ -184,8 +184,7 @@ TEST(DocsCommandsTest, EveryDocumentedCommandAndFlagExists) {
     }
     const auto& [subs, help] = help_of(path);
     if (help.empty()) {
-      problems.push_back(absl::StrCat(c.where, ": `", absl::StrJoin(path, " "),
-                                      " --help` failed"));
+      problems.push_back(absl::StrCat(c.where, ": `", absl::StrJoin(path, " "), " --help` failed"));
       continue;
     }
     for (; k < words.size(); ++k) {
@@ -208,7 +207,8 @@ TEST(DocsCommandsTest, EveryDocumentedCommandAndFlagExists) {
   EXPECT_GT(checked, 100) << "too few flags checked for the extraction to be working";
   std::cout << commands.size() << " documented commands, " << checked << " flags checked\n";
   EXPECT_TRUE(problems.empty()) << problems.size() << " documented commands do not match the "
-                                << "binaries:\n" << absl::StrJoin(problems, "\n");
+                                << "binaries:\n"
+                                << absl::StrJoin(problems, "\n");
 }
 
 TEST(DocsCommandsTest, ExtractionFindsCommandsInBlocksAndInlineCode) {
@@ -219,10 +219,9 @@ TEST(DocsCommandsTest, ExtractionFindsCommandsInBlocksAndInlineCode) {
   for (const auto& [line, text] : code) {
     for (const std::string& c : CommandsIn(text)) found.push_back(absl::StrCat(line, ":", c));
   }
-  EXPECT_EQ(found, (std::vector<std::string>{"1:fedmf train --setting hfl",
-                                              "3:fedmf demo --T 1 --parties 10",
-                                              "5:fedmf-server --config x.yaml",
-                                              "5:fedmf job status --job j"}));
+  EXPECT_EQ(found, (std::vector<std::string>{
+                       "1:fedmf train --setting hfl", "3:fedmf demo --T 1 --parties 10",
+                       "5:fedmf-server --config x.yaml", "5:fedmf job status --job j"}));
 }
 
 }  // namespace

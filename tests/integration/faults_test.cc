@@ -6,6 +6,7 @@
 //    the job, which finishes with contiguous, non-duplicated round records
 //    and no party charged twice for a round.
 // Every wait is a bounded poll of the job status (LocalCluster::WaitJob).
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -14,8 +15,6 @@
 #include <numeric>
 #include <set>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -274,7 +273,6 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   }
 }
 
-
 // ---- drills of issue 6: a party killed and restarted in Stage 1 and in
 // Stage 3 (Stage 2 is above), a party SIGSTOPped past the round deadline,
 // a party process restarted at once, and a connection reset through a TCP
@@ -389,8 +387,9 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
               kRounds);
   }
   // The new process rebuilt its session from the final matrix (round T).
-  EXPECT_NE(PartyLog(*cluster_, 1).find(absl::StrCat("rejoining job 'kill-stage3' at round ", kRounds)),
-            std::string::npos);
+  EXPECT_NE(
+      PartyLog(*cluster_, 1).find(absl::StrCat("rejoining job 'kill-stage3' at round ", kRounds)),
+      std::string::npos);
 }
 
 // A party frozen (SIGSTOP) past the round deadline, with a liveness window

@@ -19,6 +19,8 @@
 //
 // The control (no attack) runs the same script to a completed aggregation
 // of all 30 inputs, so "nothing was sent" above is not vacuous.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -26,8 +28,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/crypto/ed25519.h"
@@ -57,18 +57,18 @@ constexpr uint64_t kDevices = 30;
 // of its shares; a signing device needs 2t > 30, and t <= min_survivors =
 // ceil((1 - omega) n) = 21 (omega 0.3).
 constexpr int kThreshold = 21;
-constexpr uint64_t kVictim = 0;         // substituted keys: whose view is edited
-constexpr uint64_t kSubstituted = 5;    // ... and whose keys in it
-constexpr uint64_t kEquivocated = 14;   // equivocation: "dropped" for half of them
+constexpr uint64_t kVictim = 0;        // substituted keys: whose view is edited
+constexpr uint64_t kSubstituted = 5;   // ... and whose keys in it
+constexpr uint64_t kEquivocated = 14;  // equivocation: "dropped" for half of them
 
 enum class Attack { kNone, kSubstitutedKeys, kSubstitutedKeysResigned, kEquivocation };
 
 // What the host sent in the aggregation.
 struct Sent {
   std::map<v1::DevicePhase, std::set<uint64_t>> by_phase;  // devices that answered
-  std::multiset<uint64_t> revealed_owners;  // owner of every b / s_sk share revealed
-  bool completed = false;                   // the server could sum the inputs
-  std::vector<uint64_t> included;           // ... of these devices (U3)
+  std::multiset<uint64_t> revealed_owners;                 // owner of every b / s_sk share revealed
+  bool completed = false;                                  // the server could sum the inputs
+  std::vector<uint64_t> included;                          // ... of these devices (U3)
 };
 
 class HostileSecAggTest : public ClusterTest {
@@ -175,8 +175,8 @@ class HostileSecAggTest : public ClusterTest {
 
   // Serves `inbox` to the host for `phase`, pushes the phase task, and waits
   // until the host handled it (answered or stayed silent).
-  void RunPhase(const net::LflJobConfig& job, const secagg::SessionConfig& s,
-                v1::DevicePhase phase, std::vector<v1::InboxMessage> inbox) {
+  void RunPhase(const net::LflJobConfig& job, const secagg::SessionConfig& s, v1::DevicePhase phase,
+                std::vector<v1::InboxMessage> inbox) {
     {
       std::lock_guard lock(mu_);
       inbox_[phase] = std::move(inbox);
@@ -188,8 +188,8 @@ class HostileSecAggTest : public ClusterTest {
 
   // Feeds what the host sent in `phase` to the honest server and closes the
   // phase: the messages opening the next one, by recipient.
-  std::vector<v1::InboxMessage> Close(secagg::ServerStateMachine& server,
-                                      const std::string& job_id, v1::DevicePhase phase) {
+  std::vector<v1::InboxMessage> Close(secagg::ServerStateMachine& server, const std::string& job_id,
+                                      v1::DevicePhase phase) {
     for (const v1::DeviceMessage& m : Submitted(job_id, phase)) {
       absl::StatusOr<secagg::ClientMessage> c = net::ClientMessageFromProto(m, server.config());
       EXPECT_TRUE(c.ok()) << c.status();
@@ -219,7 +219,8 @@ class HostileSecAggTest : public ClusterTest {
         nk.set_c_pk(c);
         nk.set_s_pk(s);
         if (!resign) continue;  // 5's own signature, now over other keys
-        absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::Generate(adversary);
+        absl::StatusOr<crypto::Ed25519PrivateKey> key =
+            crypto::Ed25519PrivateKey::Generate(adversary);
         ASSERT_TRUE(key.ok()) << key.status();
         const std::vector<uint8_t> vk(key->public_key().begin(), key->public_key().end());
         const std::vector<uint8_t> cv(c.begin(), c.end()), sv(s.begin(), s.end());
@@ -283,8 +284,7 @@ class HostileSecAggTest : public ClusterTest {
       // What an equivocating server can send: each device its own view of U3
       // and the real signatures (over two different sets).
       std::vector<v1::DeviceSignature> sigs;
-      for (const v1::DeviceMessage& m :
-           Submitted(job_id, v1::DEVICE_PHASE_CONSISTENCY_CHECK)) {
+      for (const v1::DeviceMessage& m : Submitted(job_id, v1::DEVICE_PHASE_CONSISTENCY_CHECK)) {
         v1::DeviceSignature s;
         s.set_device(m.device());
         s.set_signature(m.consistency_signature().signature());
@@ -318,10 +318,9 @@ class HostileSecAggTest : public ClusterTest {
       }
     }
     RunPhase(job, session, v1::DEVICE_PHASE_UNMASKING, std::move(unmask));
-    for (v1::DevicePhase p :
-         {v1::DEVICE_PHASE_ADVERTISE_KEYS, v1::DEVICE_PHASE_SHARE_KEYS,
-          v1::DEVICE_PHASE_MASKED_INPUT, v1::DEVICE_PHASE_CONSISTENCY_CHECK,
-          v1::DEVICE_PHASE_UNMASKING}) {
+    for (v1::DevicePhase p : {v1::DEVICE_PHASE_ADVERTISE_KEYS, v1::DEVICE_PHASE_SHARE_KEYS,
+                              v1::DEVICE_PHASE_MASKED_INPUT, v1::DEVICE_PHASE_CONSISTENCY_CHECK,
+                              v1::DEVICE_PHASE_UNMASKING}) {
       for (const v1::DeviceMessage& m : Submitted(job_id, p)) {
         sent.by_phase[p].insert(m.device());
         for (const auto& r : m.unmasking().b_shares()) sent.revealed_owners.insert(r.owner());
@@ -330,8 +329,7 @@ class HostileSecAggTest : public ClusterTest {
     }
     if (attack != Attack::kEquivocation) {
       for (const v1::DeviceMessage& m : Submitted(job_id, v1::DEVICE_PHASE_UNMASKING)) {
-        absl::StatusOr<secagg::ClientMessage> c =
-            net::ClientMessageFromProto(m, server->config());
+        absl::StatusOr<secagg::ClientMessage> c = net::ClientMessageFromProto(m, server->config());
         if (c.ok()) (void)server->Receive(*c);  // a rejection only drops that response
       }
       if (server->ClosePhase().ok() && server->state() == secagg::ServerState::kCompleted) {
@@ -360,9 +358,8 @@ TEST_F(HostileSecAggTest, HonestScriptCompletesWithEveryInput) {
   ASSERT_NO_FATAL_FAILURE(StartHost());
   const Sent sent = Run("secagg-control", Attack::kNone);
   for (v1::DevicePhase p :
-       {v1::DEVICE_PHASE_ADVERTISE_KEYS, v1::DEVICE_PHASE_SHARE_KEYS,
-        v1::DEVICE_PHASE_MASKED_INPUT, v1::DEVICE_PHASE_CONSISTENCY_CHECK,
-        v1::DEVICE_PHASE_UNMASKING}) {
+       {v1::DEVICE_PHASE_ADVERTISE_KEYS, v1::DEVICE_PHASE_SHARE_KEYS, v1::DEVICE_PHASE_MASKED_INPUT,
+        v1::DEVICE_PHASE_CONSISTENCY_CHECK, v1::DEVICE_PHASE_UNMASKING}) {
     EXPECT_EQ(sent.by_phase.count(p) ? sent.by_phase.at(p) : std::set<uint64_t>{}, AllBut({}))
         << v1::DevicePhase_Name(p);
   }

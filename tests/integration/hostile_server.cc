@@ -422,8 +422,8 @@ absl::StatusOr<RecordedUpload> HostileServer::WaitUpload(const std::string& part
     return false;
   });
   if (!found.has_value()) {
-    return absl::DeadlineExceededError(absl::StrCat("no upload from '", party, "' for job '",
-                                                    job_id, "' round ", round));
+    return absl::DeadlineExceededError(
+        absl::StrCat("no upload from '", party, "' for job '", job_id, "' round ", round));
   }
   return *found;
 }
@@ -476,8 +476,8 @@ absl::Status HostileServer::WaitHuaQueries(const std::string& host, int n, absl:
   return absl::OkStatus();
 }
 
-absl::StatusOr<v1::HuaRegisterRequest> HostileServer::WaitHuaRegistration(
-    const std::string& job_id, absl::Duration timeout) {
+absl::StatusOr<v1::HuaRegisterRequest> HostileServer::WaitHuaRegistration(const std::string& job_id,
+                                                                          absl::Duration timeout) {
   std::unique_lock lock(mu_);
   std::optional<v1::HuaRegisterRequest> found;
   WaitLocked(lock, timeout, [&] {

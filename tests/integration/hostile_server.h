@@ -18,6 +18,8 @@
 #ifndef FEDMF_TESTS_INTEGRATION_HOSTILE_SERVER_H_
 #define FEDMF_TESTS_INTEGRATION_HOSTILE_SERVER_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -30,8 +32,6 @@
 #include <tuple>
 #include <vector>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -43,8 +43,8 @@
 namespace fedmf::it {
 
 struct HostileServerOptions {
-  std::string cert_dir;          // the test CA's directory (LocalCluster::cert_dir())
-  std::string name = "server";   // certificate name; must hold the server role
+  std::string cert_dir;         // the test CA's directory (LocalCluster::cert_dir())
+  std::string name = "server";  // certificate name; must hold the server role
   // A poll with nothing scripted returns IDLE after this long.
   absl::Duration poll = absl::Milliseconds(200);
   double liveness_seconds = 30;  // RegisterResponse.liveness_seconds
@@ -53,7 +53,7 @@ struct HostileServerOptions {
 
 // One matrix a client uploaded, as the server received it.
 struct RecordedUpload {
-  std::string client;            // from the peer's certificate
+  std::string client;  // from the peer's certificate
   v1::MatrixHeader header;
   mf::Matrix matrix;
 };
@@ -63,7 +63,7 @@ class HostileServer {
   static absl::StatusOr<std::unique_ptr<HostileServer>> Start(HostileServerOptions options);
   ~HostileServer();
 
-  std::string address() const;   // 127.0.0.1:<port>
+  std::string address() const;  // 127.0.0.1:<port>
 
   // ------------------------------------------------ scripting
   // Cross-silo (Coordinator): tasks `party` gets from GetTask, in order.
@@ -122,7 +122,7 @@ class HostileServer {
   template <typename Task>
   struct Queue {
     std::deque<Task> pending;
-    int64_t polls = 0;              // polls received
+    int64_t polls = 0;                // polls received
     int64_t last_delivery_poll = -1;  // the poll that took the last task
   };
 

@@ -25,12 +25,14 @@
 //      inside an active secure aggregation with a real fedmf-device host.
 // Each refusal test has a control the same process accepts, so "nothing was
 // released" is not vacuous.
+#include "tests/integration/hostile_server.h"
+
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -43,7 +45,6 @@
 #include "common/net/matrix_codec.h"
 #include "common/random/csprng.h"
 #include "tests/integration/cluster_test_util.h"
-#include "tests/integration/hostile_server.h"
 #include "tools/fedmf/lfl_demo.h"
 #include "tools/fedmf/process.h"
 
@@ -286,8 +287,8 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
     ASSERT_TRUE(report.ok()) << report.status();
     run.final_mse = report->test_mse();
     // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
-    const std::vector<int> expected =
-        WithSizeRelease(vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
+    const std::vector<int> expected = WithSizeRelease(
+        vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
     EXPECT_EQ(Charged(run.id), expected);
   }
   // Every released row is on the clipping set whatever the server sent.
@@ -307,7 +308,7 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
 
 INSTANTIATE_TEST_SUITE_P(Setting, HugeRowTest, ::testing::Values("hfl", "hfl-synsgd", "vfl"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
-                           return i.param == "hfl" ? std::string("Hfl")
+                           return i.param == "hfl"   ? std::string("Hfl")
                                   : i.param == "vfl" ? std::string("Vfl")
                                                      : std::string("HflSynSgd");
                          });
@@ -462,9 +463,9 @@ class HostileServerDeviceTest : public HostileServerTest {
   }
 
   int64_t LedgerReleases(const std::string& job_id) {
-    const std::string path =
-        (fs::path(cluster_->work_dir()) / absl::StrCat(cli::LocalCluster::LflHostName(0), ".ledger.db"))
-            .string();
+    const std::string path = (fs::path(cluster_->work_dir()) /
+                              absl::StrCat(cli::LocalCluster::LflHostName(0), ".ledger.db"))
+                                 .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
     EXPECT_TRUE(ledger.ok()) << ledger.status();
     if (!ledger.ok()) return -1;
@@ -552,15 +553,31 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
     return s;
   };
   const std::string host = cli::LocalCluster::HuaHostName(0);
-  const std::string log_path = (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
+  const std::string log_path =
+      (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
   double_->OfferHuaJob(spec("hua-inf", std::numeric_limits<double>::infinity()));
   // extra: more flags (the control host allows non-private jobs).
   auto start_host = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {(fs::path(BinDir()) / "fedmf-device").string(), "--setting", "hua-s3", "--name", host,
-       "--server", double_->address(), "--aggregator", (*aggregator)->address(), "--cert-dir",
-       cluster_->cert_dir(), "--devices-from", kDeviceData, "--first", "0", "--count",
-       std::to_string(dataset_.num_users), "--ledger",
-       (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()};
+    std::vector<std::string> argv = {
+        (fs::path(BinDir()) / "fedmf-device").string(),
+        "--setting",
+        "hua-s3",
+        "--name",
+        host,
+        "--server",
+        double_->address(),
+        "--aggregator",
+        (*aggregator)->address(),
+        "--cert-dir",
+        cluster_->cert_dir(),
+        "--devices-from",
+        kDeviceData,
+        "--first",
+        "0",
+        "--count",
+        std::to_string(dataset_.num_users),
+        "--ledger",
+        (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return cli::ChildProcess::Spawn(argv, log_path);
   };

@@ -9,11 +9,11 @@
 //  - a host that vanishes mid-iteration does not corrupt the update: the
 //    iteration completes in a repair pass with the users still there, the
 //    job finishes and every decoded sum stayed in range.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "cluster_test_util.h"
@@ -103,11 +103,11 @@ class HuaClusterTest : public ClusterTest {
       const v1::DeviceGrant& g = s.spec.hua().grants(k);
       // The hosts opt in to reporting their test metrics (off by default)
       // and use the job's seed as their own test seed (never the job's).
-      ASSERT_TRUE(cluster_->StartHuaHost(k, kData, static_cast<int>(g.first_device()),
-                                         static_cast<int>(g.count()),
-                                         k == drop_host ? drop_at : 0,
-                                         {"--report-metrics", "--allow-non-private", "--seed",
-                                          absl::StrCat(kSeed)})
+      ASSERT_TRUE(cluster_
+                      ->StartHuaHost(k, kData, static_cast<int>(g.first_device()),
+                                     static_cast<int>(g.count()), k == drop_host ? drop_at : 0,
+                                     {"--report-metrics", "--allow-non-private", "--seed",
+                                      absl::StrCat(kSeed)})
                       .ok());
     }
     auto st = cluster_->WaitJob(*id, absl::Minutes(5));

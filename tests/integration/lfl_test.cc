@@ -9,9 +9,9 @@
 //  * a host whose devices vanish (--dropout) does not stop the job;
 //  * malformed messages (a short masked vector, a duplicated share, a device
 //    id the host is not granted) drop only that device.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -96,8 +96,8 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
 
   lfl::SecAggSumOptions o;
   o.requirements.dropout_rate = job.config.omega;
-  auto sim = lfl::SimulateLfl(job.config, dataset_,
-                              lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
+  auto sim =
+      lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
   ASSERT_TRUE(sim.ok()) << sim.status();
 
   const v1::LflStatus& l = st.lfl();
@@ -197,7 +197,6 @@ TEST_F(LflClusterTest, MalformedMessagesDropOnlyTheirDevice) {
   EXPECT_GT(l.test_count(), 0);
 }
 
-
 // Fault drill: host 0 (20 of the 60 devices) is SIGKILLed the moment the
 // unmasking request of iteration 0, round 1 reaches it (--misbehave
 // crash-at-unmasking:1): its devices' masked inputs are already in U3, their
@@ -253,8 +252,7 @@ TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
 
 INSTANTIATE_TEST_SUITE_P(Omega, LflHostKilledTest, ::testing::Values(0.5, 0.2),
                          [](const ::testing::TestParamInfo<double>& i) {
-                           return i.param == 0.5 ? std::string("Completes")
-                                                 : std::string("Aborts");
+                           return i.param == 0.5 ? std::string("Completes") : std::string("Aborts");
                          });
 
 }  // namespace

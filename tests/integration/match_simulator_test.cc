@@ -2,10 +2,10 @@
 // job over real fedmf-server + fedmf-party processes (mTLS on loopback) gives
 // every party the test MSE `fedmf train` reports for the same seed and
 // settings, on MovieLens 100K, for VFL and HFL with s = 3 and T = 100.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <gtest/gtest.h>
 
 #include "common/fmf/simulator.h"
 #include "tests/integration/cluster_test_util.h"
@@ -17,7 +17,8 @@ class MatchSimulatorTest : public ClusterTest {
  protected:
   void RunAndCompare(const std::string& setting) {
     if (!HaveMl100k()) {
-      GTEST_SKIP() << "../shared dataset missing: MovieLens 100K not found at " << Ml100kRatingsPath()
+      GTEST_SKIP() << "../shared dataset missing: MovieLens 100K not found at "
+                   << Ml100kRatingsPath()
                    << " (download it to ../shared/data/ml-100k to run this test)";
     }
     cli::JobFlags flags;

@@ -17,10 +17,10 @@ absl::Status InstallMisbehaviour(const std::string& spec, device::LflHostOptions
   if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &device) ||
       (parts[0] != "short-vector" && parts[0] != "duplicate-share" &&
        parts[0] != "foreign-device" && parts[0] != "crash-at-unmasking")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--misbehave '", spec,
-        "': expected short-vector:D, duplicate-share:D, foreign-device:D or "
-        "crash-at-unmasking:R"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--misbehave '", spec,
+                     "': expected short-vector:D, duplicate-share:D, foreign-device:D or "
+                     "crash-at-unmasking:R"));
   }
   const std::string kind = parts[0];
   if (kind == "crash-at-unmasking") {

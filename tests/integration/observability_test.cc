@@ -1,15 +1,15 @@
 // Operations surface of the real daemons: `fedmf health` (grpc.health.v1)
 // against fedmf-server and fedmf-party, and the server's Prometheus /metrics
 // scraped over HTTP while an HFL job runs, synchronized on the job's status.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <httplib.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -45,7 +45,8 @@ class ObservabilityTest : public ClusterTest {
     EXPECT_TRUE(res) << "scrape failed: " << httplib::to_string(res.error());
     if (!res) return samples;
     EXPECT_EQ(res->status, 200);
-    EXPECT_TRUE(absl::StartsWith(res->get_header_value("Content-Type"), "text/plain; version=0.0.4"));
+    EXPECT_TRUE(
+        absl::StartsWith(res->get_header_value("Content-Type"), "text/plain; version=0.0.4"));
     absl::Status s = metrics::ParseExposition(res->body, &samples);
     EXPECT_TRUE(s.ok()) << s << "\n" << res->body;
     return samples;
@@ -65,8 +66,8 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
 
-  auto [code, out] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ",
-                                           Tls(), " --peer-name server"));
+  auto [code, out] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ", Tls(),
+                                           " --peer-name server"));
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(out, "SERVING\n");
   for (int k = 0; k < 3; ++k) {
@@ -86,8 +87,9 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
   auto [wcode, wout] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ",
                                              Tls(), " --peer-name party-0 --timeout 2"));
   EXPECT_EQ(wcode, 3) << wout;
-  EXPECT_TRUE(absl::StrContains(wout, "presents the certificate of 'server' (role server), not "
-                                      "of 'party-0': pass --peer-name server"))
+  EXPECT_TRUE(absl::StrContains(wout,
+                                "presents the certificate of 'server' (role server), not "
+                                "of 'party-0': pass --peer-name server"))
       << wout;
   // ... and certificates of another federation's CA.
   const std::string other_ca = cluster_->work_dir() + "/other-ca";
@@ -97,9 +99,9 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
                                   " --name operator --role operator --out ", other_certs))
                 .first,
             0);
-  auto [fcode, fout] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(),
-                                             " --cert-dir ", other_certs,
-                                             " --name operator --peer-name server --timeout 2"));
+  auto [fcode, fout] =
+      RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " --cert-dir ",
+                            other_certs, " --name operator --peer-name server --timeout 2"));
   EXPECT_EQ(fcode, 3) << fout;
   EXPECT_TRUE(absl::StrContains(fout, "certificate does not verify against this client's CA"))
       << fout;
@@ -118,8 +120,8 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
       dout, absl::StrCat("cause: nothing listens on 127.0.0.1:", port, " (connection refused)")))
       << dout;
   // Missing TLS material is a usage error naming the file.
-  auto [mcode, mout] = RunFedmf(absl::StrCat("health 127.0.0.1:", port,
-                                             " --cert-dir /nonexistent-fedmf --name operator"));
+  auto [mcode, mout] = RunFedmf(
+      absl::StrCat("health 127.0.0.1:", port, " --cert-dir /nonexistent-fedmf --name operator"));
   EXPECT_EQ(mcode, 2) << mout;
   EXPECT_TRUE(absl::StrContains(mout, "/nonexistent-fedmf")) << mout;
 }

@@ -1,5 +1,6 @@
 // Issue #17: `fedmf job list | watch | cancel` and `job status` progress,
 // run as an operator would (the fedmf binary, mTLS) against real daemons.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -7,8 +8,6 @@
 #include <fstream>
 #include <iterator>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -47,7 +46,8 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   ASSERT_TRUE(id.ok()) << id.status();
   int code = -1;
   // watch follows it to the end: one line per round, as the server closed them.
-  const std::string watched = Fedmf("job watch --interval 0.1 --server " + Server() + " --job quick", &code);
+  const std::string watched =
+      Fedmf("job watch --interval 0.1 --server " + Server() + " --job quick", &code);
   EXPECT_EQ(code, 0) << watched;
   for (int r = 1; r <= 6; ++r) {
     EXPECT_TRUE(absl::StrContains(watched, absl::StrFormat("round %4d/6", r))) << watched;
@@ -139,8 +139,7 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
 
   // A wrong server name: the client's own error names the TLS cause (gRPC
   // alone says only "failed to connect"), with the flag that fixes it.
-  const std::string wrong =
-      Fedmf("job list --server-name party-0 --server " + Server(), &code);
+  const std::string wrong = Fedmf("job list --server-name party-0 --server " + Server(), &code);
   EXPECT_EQ(code, 1) << wrong;
   EXPECT_TRUE(absl::StrContains(wrong, "fedmf job list: cause: ")) << wrong;
   EXPECT_TRUE(absl::StrContains(wrong, "presents the certificate of 'server'")) << wrong;

@@ -3,14 +3,14 @@
 // catalogue refuses before reading data; string ids and row order change
 // nothing); VFL aligns users by a private set intersection of which the
 // server's database, logs and metrics keep no user id.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"

@@ -1,5 +1,6 @@
 // Acceptance 5: a party's own policy decides before its data is touched, and
 // a party answers top-N recommendations after an HFL job.
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <map>
 #include <set>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "tests/integration/cluster_test_util.h"
@@ -26,7 +25,8 @@ cli::ClusterOptions CappedThirdParty(const PlannedJob& plan, const std::string& 
     std::ofstream out(data_file);
     out << "user,item,rating\n";
     for (int u = 0; u < 20; ++u) {
-      for (int i = 0; i < 5; ++i) out << "vanishing-" << u << "," << i << "," << plan.dataset.range.max << "\n";
+      for (int i = 0; i < 5; ++i)
+        out << "vanishing-" << u << "," << i << "," << plan.dataset.range.max << "\n";
     }
   }
   cli::ClusterOptions options = OptionsFor(plan);
@@ -214,7 +214,8 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
                             .c_str()),
             0)
       << ReadFile(out + ".log");
-  EXPECT_TRUE(absl::StrContains(ReadFile(out + ".log"), "party-0's model")) << ReadFile(out + ".log");
+  EXPECT_TRUE(absl::StrContains(ReadFile(out + ".log"), "party-0's model"))
+      << ReadFile(out + ".log");
   const std::string user = plan->dataset.user_ids[party.global_users[1]];
   auto live = cluster_->Recommend(0, user, kTop);
   ASSERT_TRUE(live.ok()) << live.status();

@@ -25,7 +25,9 @@ void RoundGate::Forward(int server_port) {
   for (auto& p : proxies_) p->Forward(server_port);
 }
 
-void RoundGate::HoldAfterRounds(int rounds) { proxies_[0]->PauseAfterDownstream(rounds * round_bytes_); }
+void RoundGate::HoldAfterRounds(int rounds) {
+  proxies_[0]->PauseAfterDownstream(rounds * round_bytes_);
+}
 
 bool RoundGate::WaitHeld(absl::Duration timeout) { return proxies_[0]->WaitPaused(timeout); }
 

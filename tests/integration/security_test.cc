@@ -8,12 +8,12 @@
 //      code, the server keeps running and the job still finishes.
 // For (c)-(e) the test itself is party-0 (its own gRPC client with party-0's
 // certificate); parties 1 and 2 are real fedmf-party processes.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
-
-#include <gtest/gtest.h>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
@@ -387,14 +387,13 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
     // A value corrupted after the checksum was taken.
     auto c = encode(shared);
     c[1].set_values_f32(7, c[1].values_f32(7) * 0.5f);
-    cases.push_back({"a value changed in transit", c, grpc::StatusCode::DATA_LOSS,
-                     "checksum mismatch"});
+    cases.push_back(
+        {"a value changed in transit", c, grpc::StatusCode::DATA_LOSS, "checksum mismatch"});
   }
   {
     auto c = encode(shared);
     c[0].mutable_header()->set_sha256("short");
-    cases.push_back({"a truncated checksum", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     "32 bytes"});
+    cases.push_back({"a truncated checksum", c, grpc::StatusCode::INVALID_ARGUMENT, "32 bytes"});
   }
   {
     auto c = encode(shared);
@@ -412,8 +411,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   {
     auto c = encode(shared);
     c[0].mutable_header()->set_total_chunks(c[0].header().total_chunks() + 1);
-    cases.push_back({"a wrong chunk count", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     "total_chunks"});
+    cases.push_back({"a wrong chunk count", c, grpc::StatusCode::INVALID_ARGUMENT, "total_chunks"});
   }
   {
     mf::Matrix m = shared;

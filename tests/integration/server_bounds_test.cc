@@ -7,14 +7,13 @@
 //    its config lists (admin_operators); any other certificate gets one and
 //    the same PERMISSION_DENIED whatever it asks (no membership oracle),
 //    while the listed operator is served.
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <thread>
-
-#include <iostream>
-
-#include <gtest/gtest.h>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
@@ -62,8 +61,8 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
   cli::ClusterOptions options = OptionsFor(*plan);
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {1, 2}));
   const std::string address = absl::StrCat("127.0.0.1:", cluster_->server_port());
-  auto ch0 = net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"},
-                              "server");
+  auto ch0 =
+      net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"}, "server");
   ASSERT_TRUE(ch0.ok()) << ch0.status();
   auto p0 = v1::Coordinator::NewStub(*ch0);
 
@@ -103,8 +102,8 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
   // Restart on the same database: it comes up cleanly (before: the stored
   // reply made every start allocate 2^31-1 x dim and die of bad_alloc).
   ASSERT_TRUE(cluster_->RestartServer().ok());
-  auto fresh = net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"},
-                                "server");
+  auto fresh =
+      net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"}, "server");
   ASSERT_TRUE(fresh.ok()) << fresh.status();
   auto health = net::CheckHealth(*fresh, address, "", absl::Seconds(10));
   ASSERT_TRUE(health.ok()) << health.status();
@@ -146,8 +145,8 @@ TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
   std::vector<std::unique_ptr<v1::Coordinator::Stub>> stubs;
   for (int k = 0; k < 3; ++k) {
     const std::string name = cli::LocalCluster::PartyName(k);
-    auto ch = net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), name},
-                               "server");
+    auto ch =
+        net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), name}, "server");
     ASSERT_TRUE(ch.ok()) << ch.status();
     stubs.push_back(v1::Coordinator::NewStub(*ch));
     v1::RegisterRequest reg;
@@ -212,8 +211,7 @@ TEST_F(ServerBoundsTest, AdminEndpointAdmitsOnlyListedOperatorsAndIsNoMembership
 
   const data::PartyData& mine = plan->federation.parties[0];
   const std::string member = plan->dataset.user_ids[mine.global_users[0]];
-  const std::string foreign =
-      plan->dataset.user_ids[plan->federation.parties[1].global_users[0]];
+  const std::string foreign = plan->dataset.user_ids[plan->federation.parties[1].global_users[0]];
 
   // The listed operator ("operator", as `fedmf demo` writes the configs):
   // its own party's data, membership included.

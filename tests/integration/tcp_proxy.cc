@@ -141,8 +141,7 @@ void TcpProxy::PauseAfterDownstream(int64_t bytes) {
 
 bool TcpProxy::WaitPaused(absl::Duration timeout) {
   std::unique_lock lock(mu_);
-  return pause_changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
-                                 [&] { return paused_; });
+  return pause_changed_.wait_for(lock, absl::ToChronoNanoseconds(timeout), [&] { return paused_; });
 }
 
 bool TcpProxy::paused() const {
@@ -241,8 +240,8 @@ void TcpProxy::Pump(Conn* c) {
       const ssize_t r = recv(p[side].fd, buf, sizeof(buf), 0);
       // EOF or an error on either side ends the connection (gRPC does not
       // half-close its transport, so nothing is lost by closing both).
-      open = r > 0 && WriteAll(side == 0 ? c->upstream : c->client, buf,
-                               static_cast<size_t>(r), c->wake[0]);
+      open = r > 0 &&
+             WriteAll(side == 0 ? c->upstream : c->client, buf, static_cast<size_t>(r), c->wake[0]);
       if (open && side == 1) CountDownstream(r);
     }
   }

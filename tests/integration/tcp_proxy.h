@@ -86,7 +86,7 @@ class TcpProxy {
   TcpProxy() = default;
   void AcceptLoop();
   void Pump(Conn* c);
-  void Close(Conn* c, bool rst);  // with mu_ held
+  void Close(Conn* c, bool rst);    // with mu_ held
   void CountDownstream(int64_t n);  // takes mu_; hits a pending pause
 
   int listen_fd_ = -1;

@@ -4,18 +4,17 @@
 #include "tests/integration/tcp_proxy.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <chrono>
+#include <cstring>
 #include <string>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 namespace fedmf::it {
 namespace {

@@ -39,8 +39,7 @@ MATCHER_P2(StatusIs, code, message_matcher,
   const absl::Status& s = internal::GetStatus(arg);
   *result_listener << "status: " << s;
   return s.code() == code &&
-         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()),
-                                       result_listener);
+         ::testing::ExplainMatchResult(message_matcher, std::string(s.message()), result_listener);
 }
 
 MATCHER_P(StatusIs, code, std::string("has code ") + absl::StatusCodeToString(code)) {

@@ -1,12 +1,10 @@
 #include "tools/fedmf/advise_command.h"
 
-#include "common/cli/command_line.h"
-
 #include <array>
 #include <cmath>
-#include <limits>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "common/advise/col_game.h"
 #include "common/advise/tradeoff.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "tools/fedmf/advise_plot.h"
 #include "tools/fedmf/cli_util.h"
@@ -84,15 +83,16 @@ absl::StatusOr<std::pair<advise::PlayerWeights, advise::PlayerWeights>> ParseWei
   for (absl::string_view part : absl::StrSplit(text, ',')) {
     double x = 0;
     if (!absl::SimpleAtod(part, &x)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--weights: \"", part, "\" is not a number; give B1,C1,B2,C2 (accuracy and privacy "
-          "weight of each player), e.g. 1,0.1,1,0.1"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--weights: \"", part,
+                       "\" is not a number; give B1,C1,B2,C2 (accuracy and privacy "
+                       "weight of each player), e.g. 1,0.1,1,0.1"));
     }
     v.push_back(x);
   }
   if (v.size() != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--weights has ", v.size(), " values; give B1,C1,B2,C2, e.g. 1,0.1,1,0.1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--weights has ", v.size(), " values; give B1,C1,B2,C2, e.g. 1,0.1,1,0.1"));
   }
   return std::make_pair(advise::PlayerWeights{v[0], v[1]}, advise::PlayerWeights{v[2], v[3]});
 }
@@ -145,8 +145,8 @@ int RunAdvise(const AdviseFlags& a) {
   for (size_t k = 0; k < 2; ++k) {
     auto d = LoadWithDeclaredRange(a.job, a.party_data[k]);
     if (!d.ok()) {
-      Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k], "): ",
-                        d.status().message()));
+      Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k],
+                        "): ", d.status().message()));
       return ExitCodeFor(d.status());
     }
     parties.push_back(std::move(*d));
@@ -165,8 +165,8 @@ int RunAdvise(const AdviseFlags& a) {
     progress = [](const advise::CellRun& run, int done, int total) {
       std::cerr << absl::StrFormat("[%3d/%d] eps (%-5s, %-5s)  rmse %.4f %.4f  %.1fs\n", done,
                                    total, advise::ActionLabel(run.action[0]),
-                                   advise::ActionLabel(run.action[1]), run.error[0],
-                                   run.error[1], run.seconds);
+                                   advise::ActionLabel(run.action[1]), run.error[0], run.error[1],
+                                   run.seconds);
     };
   }
 
@@ -275,8 +275,8 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
                                  : nlohmann::json(nullptr)},
         {"recommendation",
          {{"collaborate", rec.collaborate},
-          {"epsilon", {ActionJson(acts[rec.equilibrium.cell.i]),
-                       ActionJson(acts[rec.equilibrium.cell.j])}},
+          {"epsilon",
+           {ActionJson(acts[rec.equilibrium.cell.i]), ActionJson(acts[rec.equilibrium.cell.j])}},
           {"reason", rec.reason}}},
         {"measurement_cost",
          {{"epsilon_per_party", {JsonNumber(cost[0]), JsonNumber(cost[1])}}, {"note", cost_note}}}};
@@ -287,9 +287,10 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
   std::cout << absl::StrFormat("\nvalidation RMSE alone: player 1 %.4f, player 2 %.4f\n",
                                table.alone_error[0], table.alone_error[1]);
   for (int n = 0; n < 2; ++n) {
-    std::cout << absl::StrFormat("\nplayer %d: validation RMSE together (rows: player 1's "
-                                 "epsilon, columns: player 2's)\n%8s",
-                                 n + 1, "");
+    std::cout << absl::StrFormat(
+        "\nplayer %d: validation RMSE together (rows: player 1's "
+        "epsilon, columns: player 2's)\n%8s",
+        n + 1, "");
     for (const auto& act : acts) std::cout << absl::StrFormat("%9s", advise::ActionLabel(act));
     std::cout << "\n";
     for (size_t i = 0; i < acts.size(); ++i) {
@@ -362,7 +363,8 @@ void RegisterAdviseCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--sample-rate", a->job.sample_rate, "eta")->capture_default_str();
   cmd->add_option("--lr", a->job.lr, "Stage-2 learning rate (0: the default)")
       ->capture_default_str();
-  cmd->add_option("--rating-range", a->job.rating_range, "declared rating scale MIN,MAX (ML-100K: 1,5)");
+  cmd->add_option("--rating-range", a->job.rating_range,
+                  "declared rating scale MIN,MAX (ML-100K: 1,5)");
   cmd->add_option("--rating-min", a->job.rating_min, "declared minimum rating");
   cmd->add_option("--seed", a->job.seed, "local reproducibility seed (splits and noise)");
   cmd->add_flag("--json", a->job.json, "print one JSON object");

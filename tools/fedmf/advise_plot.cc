@@ -54,8 +54,8 @@ std::string AdvisePlotSvg(const advise::CoLGame& game, const advise::Recommendat
                           "player 1's epsilon, columns: player 2's</text>\n",
                           x0, y0 - 8, n + 1, n + 1, max);
     for (size_t i = 0; i < k; ++i) {
-      absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n",
-                            x0 - 4, y0 + static_cast<int>(i) * kCell + kCell / 2 + 4,
+      absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", x0 - 4,
+                            y0 + static_cast<int>(i) * kCell + kCell / 2 + 4,
                             Escape(advise::ActionLabel(actions[i])));
       absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
                             x0 + static_cast<int>(i) * kCell + kCell / 2, y0 + map + 14,
@@ -68,8 +68,8 @@ std::string AdvisePlotSvg(const advise::CoLGame& game, const advise::Recommendat
                               "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\" "
                               "stroke=\"#cccccc\"/>\n<text x=\"%d\" y=\"%d\" "
                               "text-anchor=\"middle\">%.3f</text>\n",
-                              x, y, kCell, kCell, Colour(b, max), x + kCell / 2,
-                              y + kCell / 2 + 4, b);
+                              x, y, kCell, kCell, Colour(b, max), x + kCell / 2, y + kCell / 2 + 4,
+                              b);
       }
     }
     for (const advise::Equilibrium& e : equilibria) {

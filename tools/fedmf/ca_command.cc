@@ -9,11 +9,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "nlohmann/json.hpp"
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
 #include "common/pki/identity.h"
 #include "common/pki/role.h"
+#include "nlohmann/json.hpp"
 
 namespace fedmf::cli {
 namespace {
@@ -53,14 +53,15 @@ int RunInit(const CaArgs& a) {
     return Fail("init", s);
   }
   if (a.json) {
-    std::cout << nlohmann::json{{"federation", a.federation}, {"days", a.init_days},
-                                {"key", a.dir + "/ca.key"}, {"certificate", a.dir + "/ca.crt"}}
+    std::cout << nlohmann::json{{"federation", a.federation},
+                                {"days", a.init_days},
+                                {"key", a.dir + "/ca.key"},
+                                {"certificate", a.dir + "/ca.crt"}}
                      .dump()
               << "\n";
     return 0;
   }
-  std::cout << "created federation CA '" << a.federation << "' (valid " << a.init_days
-            << " days)\n"
+  std::cout << "created federation CA '" << a.federation << "' (valid " << a.init_days << " days)\n"
             << "  " << a.dir << "/ca.key  (private: keep it offline, never copy it to a daemon)\n"
             << "  " << a.dir << "/ca.crt\n";
   return 0;
@@ -71,8 +72,8 @@ int RunIssue(const CaArgs& a) {
   auto role = pki::RoleFromString(a.role);
   if (!role.ok()) return Fail("issue", role.status());
   const std::string out = a.out.empty() ? a.dir : a.out;
-  if (auto s = pki::IssueCertificate(a.dir, out, a.name, *role, a.sans,
-                                     absl::Hours(24) * a.issue_days);
+  if (auto s =
+          pki::IssueCertificate(a.dir, out, a.name, *role, a.sans, absl::Hours(24) * a.issue_days);
       !s.ok()) {
     return Fail("issue", s);
   }
@@ -118,9 +119,9 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
       ->required();
   init->add_option("--federation", args->federation, "federation name (CA CN '<name> CA')")
       ->capture_default_str();
-  init->add_option("--days", args->init_days, "validity in days")
-      ->capture_default_str();
-  init->add_flag("--json", args->json, "print one JSON object {federation, days, key, certificate}");
+  init->add_option("--days", args->init_days, "validity in days")->capture_default_str();
+  init->add_flag("--json", args->json,
+                 "print one JSON object {federation, days, key, certificate}");
   init->callback([args, exit_code] { *exit_code = RunInit(*args); });
 
   CLI::App* issue = ca->add_subcommand(
@@ -132,10 +133,10 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
   issue->add_option("--san", args->sans,
                     "DNS name or IP address the certificate is also valid for, repeatable "
                     "(--name is always included; nothing else unless given)");
-  issue->add_option("--days", args->issue_days, "validity in days")
-      ->capture_default_str();
-  issue->add_flag("--json", args->json,
-                  "print one JSON object {name, role, key, certificate, ca_certificate, valid_until}");
+  issue->add_option("--days", args->issue_days, "validity in days")->capture_default_str();
+  issue->add_flag(
+      "--json", args->json,
+      "print one JSON object {name, role, key, certificate, ca_certificate, valid_until}");
   issue->callback([args, exit_code] { *exit_code = RunIssue(*args); });
 }
 

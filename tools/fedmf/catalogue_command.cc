@@ -30,9 +30,9 @@ void RegisterCatalogueCommand(CLI::App& app, int* exit_code) {
       return;
     }
     if (a->json) {
-      std::cout << nlohmann::json{{"file", a->file}, {"items", c->size()}, {"digest", c->digest()}}
-                       .dump()
-                << "\n";
+      std::cout
+          << nlohmann::json{{"file", a->file}, {"items", c->size()}, {"digest", c->digest()}}.dump()
+          << "\n";
     } else {
       std::cout << c->digest() << "  " << c->size() << " items  " << a->file << "\n";
     }

@@ -10,12 +10,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/config/yaml_reader.h"
 #include "common/data/catalogue.h"
 #include "common/fmf/saved_model.h"
+#include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/net/job_codec.h"
 #include "common/net/job_view.h"
@@ -43,9 +43,9 @@ struct ClientArgs {
   int32_t top = 10;
   bool json = false;
   bool include_rated = false;
-  std::string model_dir;    // recommend --model: offline, from a saved model
-  std::string model_party;  // recommend --model-party: which party of it
-  std::string out_dir;      // export-model --out
+  std::string model_dir;        // recommend --model: offline, from a saved model
+  std::string model_party;      // recommend --model-party: which party of it
+  std::string out_dir;          // export-model --out
   double interval_seconds = 1;  // job watch --interval
 };
 
@@ -77,12 +77,11 @@ int Fail(const std::string& what, const absl::Status& s) {
 int FailRpc(const std::string& what, const absl::Status& s, const ClientArgs& a,
             const std::string& addr, const std::string& peer_name, pki::Role role) {
   const int code = Fail(what, s);
-  const std::string cause =
-      net::DiagnoseRpcFailure(s, addr, net::TlsConfig{a.insecure, a.cert_dir, a.name},
-                              net::ExpectedPeer{peer_name, role,
-                                                role == pki::Role::kServer ? "--server-name"
-                                                                           : "--party-name"},
-                              absl::Seconds(5));
+  const std::string cause = net::DiagnoseRpcFailure(
+      s, addr, net::TlsConfig{a.insecure, a.cert_dir, a.name},
+      net::ExpectedPeer{peer_name, role,
+                        role == pki::Role::kServer ? "--server-name" : "--party-name"},
+      absl::Seconds(5));
   if (!cause.empty()) std::cerr << "fedmf " << what << ": cause: " << cause << "\n";
   return code;
 }
@@ -150,11 +149,16 @@ int Status(const ClientArgs& a) {
   if (a.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
-      parties.push_back({{"name", p.name()}, {"status", PartyWord(p)},
-                         {"accepted", p.accepted()}, {"refusal", p.refusal()},
-                         {"epsilon", p.job_epsilon()}, {"ledger_epsilon", p.epsilon_spent()},
-                         {"test_mse", p.test_mse()}, {"connected", p.connected()},
-                         {"bytes_up", p.bytes_up()}, {"bytes_down", p.bytes_down()}});
+      parties.push_back({{"name", p.name()},
+                         {"status", PartyWord(p)},
+                         {"accepted", p.accepted()},
+                         {"refusal", p.refusal()},
+                         {"epsilon", p.job_epsilon()},
+                         {"ledger_epsilon", p.epsilon_spent()},
+                         {"test_mse", p.test_mse()},
+                         {"connected", p.connected()},
+                         {"bytes_up", p.bytes_up()},
+                         {"bytes_down", p.bytes_down()}});
     }
     const Progress progress = ProgressOf(st);
     nlohmann::json history = nlohmann::json::array();
@@ -166,9 +170,8 @@ int Status(const ClientArgs& a) {
                        {"rounds_completed", progress.done},
                        {"rounds_total", progress.total},
                        {"seconds_in_rounds", progress.seconds},
-                       {"eta_seconds", progress.eta_seconds
-                                           ? nlohmann::json(*progress.eta_seconds)
-                                           : nlohmann::json(nullptr)},
+                       {"eta_seconds", progress.eta_seconds ? nlohmann::json(*progress.eta_seconds)
+                                                            : nlohmann::json(nullptr)},
                        {"error", st.error()},
                        {"parties", parties},
                        {"history", history}};
@@ -176,8 +179,10 @@ int Status(const ClientArgs& a) {
       const v1::HuaStatus& h = st.hua();
       nlohmann::json iterations = nlohmann::json::array();
       for (const auto& r : h.iterations()) {
-        iterations.push_back({{"iteration", r.iteration()}, {"users", r.users()},
-                              {"items_updated", r.items_updated()}, {"passes", r.passes()},
+        iterations.push_back({{"iteration", r.iteration()},
+                              {"users", r.users()},
+                              {"items_updated", r.items_updated()},
+                              {"passes", r.passes()},
                               {"dropped_users", r.dropped_users()}});
       }
       out["hua"] = {{"registered_users", h.registered_users()},
@@ -238,20 +243,20 @@ int RecommendOffline(const ClientArgs& a) {
     }
   }
   if (!a.model_party.empty() && party == nullptr) {
-    return Fail("recommend --model", absl::NotFoundError(absl::StrCat(
-                                         "--model-party ", a.model_party, ": not a party of ",
-                                         a.model_dir, "/model.json")));
+    return Fail("recommend --model",
+                absl::NotFoundError(absl::StrCat("--model-party ", a.model_party,
+                                                 ": not a party of ", a.model_dir, "/model.json")));
   }
   if (a.model_party.empty() && holders.size() > 1) {
     return Fail("recommend --model",
-                absl::InvalidArgumentError(absl::StrCat(
-                    "user '", a.user, "' is in the models of ", absl::StrJoin(holders, ", "),
-                    ": choose one with --model-party")));
+                absl::InvalidArgumentError(absl::StrCat("user '", a.user, "' is in the models of ",
+                                                        absl::StrJoin(holders, ", "),
+                                                        ": choose one with --model-party")));
   }
   if (party == nullptr) {
-    return Fail("recommend --model", absl::NotFoundError(absl::StrCat(
-                                         "user '", a.user, "' is in no party's model in ",
-                                         a.model_dir)));
+    return Fail("recommend --model",
+                absl::NotFoundError(
+                    absl::StrCat("user '", a.user, "' is in no party's model in ", a.model_dir)));
   }
   auto items = fmf::RecommendFromModel(*party, a.user, a.top, a.include_rated);
   if (!items.ok()) return Fail("recommend --model", items.status());
@@ -305,8 +310,11 @@ int ExportModel(const ClientArgs& a) {
     return Fail("export-model", w);
   }
   if (a.json) {
-    std::cout << nlohmann::json{{"job_id", resp.job_id()}, {"party", a.peer_name},
-                                {"users", users}, {"items", items}, {"out", a.out_dir}}
+    std::cout << nlohmann::json{{"job_id", resp.job_id()},
+                                {"party", a.peer_name},
+                                {"users", users},
+                                {"items", items},
+                                {"out", a.out_dir}}
                      .dump()
               << "\n";
   } else {
@@ -326,12 +334,16 @@ int Ledger(const ClientArgs& a) {
   if (a.json) {
     nlohmann::json entries = nlohmann::json::array();
     for (const auto& e : resp.entries()) {
-      entries.push_back({{"job_id", e.job_id()}, {"round", e.round()},
+      entries.push_back({{"job_id", e.job_id()},
+                         {"round", e.round()},
                          {"sample_rate", e.sample_rate()},
-                         {"noise_multiplier", e.noise_multiplier()}, {"steps", e.steps()}});
+                         {"noise_multiplier", e.noise_multiplier()},
+                         {"steps", e.steps()}});
     }
-    std::cout << nlohmann::json{{"max_epsilon", resp.max_epsilon()}, {"delta", resp.delta()},
-                                {"epsilon_spent", resp.epsilon_spent()}, {"entries", entries}}
+    std::cout << nlohmann::json{{"max_epsilon", resp.max_epsilon()},
+                                {"delta", resp.delta()},
+                                {"epsilon_spent", resp.epsilon_spent()},
+                                {"entries", entries}}
                      .dump()
               << "\n";
     return 0;
@@ -398,8 +410,8 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
     // A file: the job carries its digest (the parties hold the file).
     auto catalogue = data::Catalogue::Load(item_catalogue);
     if (!catalogue.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": key 'item_catalogue': ",
-                                                     catalogue.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": key 'item_catalogue': ", catalogue.status().message()));
     }
     item_catalogue = catalogue->digest();
   }
@@ -408,13 +420,15 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   auto set = fmf::ParseSetting(setting);
   if (!set.ok()) return set.status();
   c.setting = *set;
-  c.split = c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
+  c.split =
+      c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
   if (granularity == "default") {
     // Absent: per user for hfl / hfl-synsgd (per rating is refused there).
     c.granularity = fmf::DefaultGranularity(c.setting);
   } else {
     auto gran = fmf::ParseGranularity(granularity);
-    if (!gran.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", gran.status().message()));
+    if (!gran.ok())
+      return absl::InvalidArgumentError(absl::StrCat(path, ": ", gran.status().message()));
     c.granularity = *gran;
   }
   auto eps = ParseEpsilon(epsilon, "epsilon");
@@ -422,8 +436,9 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   c.epsilon = *eps;
   if (seed >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": key 'seed': a cross-silo job carries no seed (the server refuses it); set "
-              "noise_seed in each party's config and seed in the server's for a reproducible run"));
+        path,
+        ": key 'seed': a cross-silo job carries no seed (the server refuses it); set "
+        "noise_seed in each party's config and seed in the server's for a reproducible run"));
   }
   if (auto st = fmf::ValidateJobConfig(c); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
@@ -466,16 +481,15 @@ int List(const ClientArgs& a) {
     std::cout << nlohmann::json{{"jobs", jobs}}.dump() << "\n";
     return 0;
   }
-  std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %s\n", "job", "setting", "status",
-                               "rounds", "parties");
+  std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %s\n", "job", "setting", "status", "rounds",
+                               "parties");
   for (const v1::JobStatus& st : resp.jobs()) {
     const Progress p = ProgressOf(st);
     int accepted = 0;
     for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted%s\n",
-                                 st.spec().job_id(), v1::Setting_Name(st.spec().setting()),
-                                 JobWord(st), absl::StrCat(p.done, "/", p.total), accepted,
-                                 st.parties_size(),
+    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted%s\n", st.spec().job_id(),
+                                 v1::Setting_Name(st.spec().setting()), JobWord(st),
+                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size(),
                                  st.error().empty() ? "" : "  " + st.error());
   }
   return 0;
@@ -531,7 +545,8 @@ int Watch(const ClientArgs& a) {
                                             {"error", st->error()}}
                                  .dump()
                            : absl::StrFormat("job %s: %s, %s", a.job_id, word, ProgressText(*st)))
-                << "\n" << std::flush;
+                << "\n"
+                << std::flush;
       last_word = word;
     }
     if (st->state() == v1::JOB_STATE_FINISHED) return 0;
@@ -576,7 +591,8 @@ void RegisterClientCommands(CLI::App& app, int* exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0.05, 60.0));
   AddTlsFlags(watch, a.get());
-  watch->add_flag("--json", a->json, "print one JSON object per line: each round, each change of state");
+  watch->add_flag("--json", a->json,
+                  "print one JSON object per line: each round, each change of state");
   watch->callback([a, exit_code] { *exit_code = Watch(*a); });
   CLI::App* cancel = job->add_subcommand("cancel", "end a queued, pending or running job");
   cancel->add_option("--server", a->server, "server address host:port")->required();

@@ -115,12 +115,10 @@ int RunCouplingTrain(const JobFlags& a) {
   };
   auto on_epoch = [&](const coupling::EpochReport& r) {
     if (a.quiet) return;
-    std::cerr << absl::StrFormat("epoch %4d/%d  %7.1fs  validation RMSE %s  clipped %.0f%%\n",
-                                 r.epoch, o.epochs, seconds(),
-                                 r.validation.count > 0
-                                     ? absl::StrFormat("%.4f", r.validation.rmse)
-                                     : std::string("-"),
-                                 r.sampled ? 100.0 * r.clipped / r.sampled : 0.0);
+    std::cerr << absl::StrFormat(
+        "epoch %4d/%d  %7.1fs  validation RMSE %s  clipped %.0f%%\n", r.epoch, o.epochs, seconds(),
+        r.validation.count > 0 ? absl::StrFormat("%.4f", r.validation.rmse) : std::string("-"),
+        r.sampled ? 100.0 * r.clipped / r.sampled : 0.0);
   };
   auto run = coupling::TrainCoupling(loaded->owners, loaded->num_users, loaded->num_items,
                                      loaded->range, o, loaded->validation, rng, on_epoch);
@@ -144,11 +142,11 @@ int RunCouplingTrain(const JobFlags& a) {
   if (a.json) {
     nlohmann::json epochs = nlohmann::json::array();
     for (const coupling::EpochReport& r : run->epochs) {
-      epochs.push_back({{"epoch", r.epoch},
-                        {"validation_rmse", r.validation.count > 0
-                                                ? nlohmann::json(r.validation.rmse)
-                                                : nlohmann::json(nullptr)},
-                        {"clipped_fraction", r.sampled ? double(r.clipped) / r.sampled : 0.0}});
+      epochs.push_back(
+          {{"epoch", r.epoch},
+           {"validation_rmse",
+            r.validation.count > 0 ? nlohmann::json(r.validation.rmse) : nlohmann::json(nullptr)},
+           {"clipped_fraction", r.sampled ? double(r.clipped) / r.sampled : 0.0}});
     }
     nlohmann::json out = {{"setting", "coupling"},
                           {"data", a.data},
@@ -185,17 +183,18 @@ int RunCouplingTrain(const JobFlags& a) {
   const std::string privacy =
       std::isinf(*epsilon)
           ? std::string("non-private (no noise)")
-          : absl::StrFormat("epsilon %.4f at delta %g per rating, per owner (z = %.4f, sigma = "
-                            "%.4f, C = %.4f, q = %g, %d steps)",
-                            *epsilon, a.delta, o.noise_multiplier, o.noise_multiplier * o.clip,
-                            o.clip, o.sample_rate, run->steps);
+          : absl::StrFormat(
+                "epsilon %.4f at delta %g per rating, per owner (z = %.4f, sigma = "
+                "%.4f, C = %.4f, q = %g, %d steps)",
+                *epsilon, a.delta, o.noise_multiplier, o.noise_multiplier * o.clip, o.clip,
+                o.sample_rate, run->steps);
   std::cout << absl::StrFormat(
       "\ncoupling (%d owners, %d users x %d items, %d parameters): test RMSE %.4f, MAE %.4f, "
       "MSE %.4f over %d ratings (validation RMSE %s); %s; %d epochs, %.1f s\n",
       static_cast<int>(loaded->owners.size()), loaded->num_users, loaded->num_items,
       run->model.ParameterCount(), test.rmse, test.mae, test.mse, test.count,
-      validation.count > 0 ? absl::StrFormat("%.4f", validation.rmse) : std::string("-"),
-      privacy, o.epochs, seconds());
+      validation.count > 0 ? absl::StrFormat("%.4f", validation.rmse) : std::string("-"), privacy,
+      o.epochs, seconds());
   return 0;
 }
 

@@ -88,8 +88,9 @@ int RunDemo(DemoArgs& a) {
     return RunHuaDemo(a.job, h);
   }
   if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd") {
-    std::cerr << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
-                 "one process: fedmf train)\n";
+    std::cerr
+        << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
+           "one process: fedmf train)\n";
     return 2;
   }
   // --party-data: each party process reads its own file and the daemons
@@ -154,7 +155,8 @@ int RunDemo(DemoArgs& a) {
     if (partners) {
       p.own_file = true;
       p.data_spec = AbsoluteDataSpec(a.job.party_data[k]);
-      if (!a.job.catalogue.empty()) p.catalogue = std::filesystem::absolute(a.job.catalogue).string();
+      if (!a.job.catalogue.empty())
+        p.catalogue = std::filesystem::absolute(a.job.catalogue).string();
     }
     options.party_overrides[k] = p;
   }
@@ -200,11 +202,11 @@ int RunDemo(DemoArgs& a) {
   auto progress = [&](const v1::JobStatus& st) {
     if (a.job.quiet) return;
     if (terminal) std::cerr << "\r\033[K";  // the progress bar is redrawn below the lines
-    rounds.Follow(st, [&](int i, double elapsed) { std::cerr << RoundLine(st, i, elapsed) << "\n"; });
+    rounds.Follow(st,
+                  [&](int i, double elapsed) { std::cerr << RoundLine(st, i, elapsed) << "\n"; });
     if (terminal) std::cerr << ProgressBar(ProgressOf(st)) << std::flush;
   };
-  auto final_status =
-      (*cluster)->WaitJob(*job_id, absl::Seconds(a.timeout_seconds), progress);
+  auto final_status = (*cluster)->WaitJob(*job_id, absl::Seconds(a.timeout_seconds), progress);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!final_status.ok()) {
@@ -258,14 +260,14 @@ int RunDemo(DemoArgs& a) {
     nlohmann::json parties = nlohmann::json::array();
     for (const v1::PartyStatus& p : final_status->parties()) {
       // A party that does not opt in to report_metrics sends none: null.
-      parties.push_back({{"party", p.name()},
-                         {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse())
-                                                        : nlohmann::json(nullptr)},
-                         {"test_ratings", p.test_count()},
-                         {"epsilon", config->private_training() ? JsonNumber(p.job_epsilon())
-                                                                : JsonNumber(INFINITY)},
-                         {"bytes_up", p.bytes_up()},
-                         {"bytes_down", p.bytes_down()}});
+      parties.push_back(
+          {{"party", p.name()},
+           {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse()) : nlohmann::json(nullptr)},
+           {"test_ratings", p.test_count()},
+           {"epsilon",
+            config->private_training() ? JsonNumber(p.job_epsilon()) : JsonNumber(INFINITY)},
+           {"bytes_up", p.bytes_up()},
+           {"bytes_down", p.bytes_down()}});
     }
     nlohmann::json j = {{"setting", a.job.setting},
                         {"data", a.job.data},
@@ -288,21 +290,21 @@ int RunDemo(DemoArgs& a) {
       for (const char* key : {"shared_items", "shared_users"}) {
         if (partners->join->contains(key)) j[key] = (*partners->join)[key];
       }
-      if (spec.align_users()) j["shared_users"] = final_status->aligned_users();  // the daemons' own
+      if (spec.align_users())
+        j["shared_users"] = final_status->aligned_users();  // the daemons' own
     }
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat("\n%-10s %10s %10s %10s %12s %12s\n", "party", "test MSE",
                                  "ratings", "epsilon", "bytes up", "bytes down");
     for (const v1::PartyStatus& p : final_status->parties()) {
-      std::cout << absl::StrFormat("%-10s %10s %10d %10s %12d %12d\n", p.name(),
-                                   p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse())
-                                                     : std::string("-"),
-                                   p.test_count(),
-                                   config->private_training()
-                                       ? absl::StrFormat("%.4f", p.job_epsilon())
-                                       : std::string("inf"),
-                                   p.bytes_up(), p.bytes_down());
+      std::cout << absl::StrFormat(
+          "%-10s %10s %10d %10s %12d %12d\n", p.name(),
+          p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : std::string("-"),
+          p.test_count(),
+          config->private_training() ? absl::StrFormat("%.4f", p.job_epsilon())
+                                     : std::string("inf"),
+          p.bytes_up(), p.bytes_down());
     }
     std::cout << absl::StrFormat(
         "\n%s over %d real processes: test MSE %.4f (RMSE %.4f) over %d ratings; epsilon %s at "
@@ -340,13 +342,14 @@ int RunDemo(DemoArgs& a) {
 void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<DemoArgs>();
   a->job.parties = 3;
-  CLI::App* cmd = app.add_subcommand(
-      "demo", "run a real federation (server + parties) on loopback with mTLS");
+  CLI::App* cmd =
+      app.add_subcommand("demo", "run a real federation (server + parties) on loopback with mTLS");
   AddJobFlags(cmd, &a->job);
   // Only the settings that run over real daemons (the others: fedmf train).
   cmd->get_option("--setting")
-      ->description("hfl | vfl | hfl-synsgd | lfl | hua-s3 (central, local, hua-s1, hua-s2, "
-                    "hua-s2-tp run in one process: fedmf train)")
+      ->description(
+          "hfl | vfl | hfl-synsgd | lfl | hua-s3 (central, local, hua-s1, hua-s2, "
+          "hua-s2-tp run in one process: fedmf train)")
       ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
   // Flags of the in-process runs only: not offered here, so the help is true
   // and giving one is a usage error (exit 2) instead of being ignored.

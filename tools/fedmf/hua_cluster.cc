@@ -13,8 +13,8 @@ namespace fs = std::filesystem;
 absl::Status IssueHuaCertificates(const std::string& cert_dir, int hosts) {
   if (hosts <= 0) return absl::OkStatus();
   const std::vector<std::string> sans{"localhost", "127.0.0.1"};
-  if (auto s = pki::IssueCertificate(cert_dir, cert_dir, "aggregator", pki::Role::kAggregator,
-                                     sans, absl::Hours(24 * 7));
+  if (auto s = pki::IssueCertificate(cert_dir, cert_dir, "aggregator", pki::Role::kAggregator, sans,
+                                     absl::Hours(24 * 7));
       !s.ok()) {
     return s;
   }
@@ -35,8 +35,14 @@ absl::Status LocalCluster::StartAggregator() {
   std::error_code ec;
   fs::remove(port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-aggregator").string(),
-                                "--listen", "127.0.0.1:0", "--port-file", port_file,
-                                "--cert-dir", cert_dir_, "--name", "aggregator"};
+                                "--listen",
+                                "127.0.0.1:0",
+                                "--port-file",
+                                port_file,
+                                "--cert-dir",
+                                cert_dir_,
+                                "--name",
+                                "aggregator"};
   if (options_.insecure) argv.push_back("--insecure");
   if (options_.aggregator_record) argv.push_back("--record-for-tests");
   auto p = ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "aggregator.log").string());
@@ -55,13 +61,20 @@ absl::Status LocalCluster::StartHuaHost(int k, const std::string& data_spec, int
     return absl::FailedPreconditionError("start the server and the aggregator first");
   }
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-hua-device").string(),
-                                "--name", HuaHostName(k),
-                                "--server", absl::StrCat("127.0.0.1:", server_port_),
-                                "--aggregator", absl::StrCat("127.0.0.1:", aggregator_port_),
-                                "--cert-dir", cert_dir_,
-                                "--devices-from", data_spec,
-                                "--first", std::to_string(first),
-                                "--count", std::to_string(count)};
+                                "--name",
+                                HuaHostName(k),
+                                "--server",
+                                absl::StrCat("127.0.0.1:", server_port_),
+                                "--aggregator",
+                                absl::StrCat("127.0.0.1:", aggregator_port_),
+                                "--cert-dir",
+                                cert_dir_,
+                                "--devices-from",
+                                data_spec,
+                                "--first",
+                                std::to_string(first),
+                                "--count",
+                                std::to_string(count)};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   if (drop_at_iteration > 0) {
     argv.push_back("--hua-drop-at-iteration");

@@ -1,13 +1,12 @@
 #include "tools/fedmf/hua_demo.h"
 
-#include "common/cli/command_line.h"
-
 #include <cmath>
 #include <iostream>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/hua/central.h"
@@ -15,8 +14,8 @@
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
 #include "tools/fedmf/cli_util.h"
-#include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/hua_train.h"
+#include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::cli {
@@ -95,8 +94,8 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
     // A Hua job has no valid epsilon (reported inf): its hosts must allow that.
     std::vector<std::string> flags =
         DemoDevicePolicyFlags(std::numeric_limits<double>::infinity(), params->iterations);
-    flags.insert(flags.end(), {"--rating-range", absl::StrCat(dataset->range.min, ",",
-                                                              dataset->range.max)});
+    flags.insert(flags.end(),
+                 {"--rating-range", absl::StrCat(dataset->range.min, ",", dataset->range.max)});
     if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
     if (auto s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
                                 static_cast<int>(g.count()), 0, flags);
@@ -115,9 +114,9 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
     while (printed < st.hua().iterations_size()) {
       const v1::HuaIterationRecord& r = st.hua().iterations(printed++);
       std::cerr << absl::StrFormat(
-          "iteration %4d/%d  %7.2fs  users %3d  items %4d  passes %d  dropped %d\n",
-          r.iteration(), params->iterations, absl::ToDoubleSeconds(absl::Now() - start),
-          r.users(), r.items_updated(), r.passes(), r.dropped_users());
+          "iteration %4d/%d  %7.2fs  users %3d  items %4d  passes %d  dropped %d\n", r.iteration(),
+          params->iterations, absl::ToDoubleSeconds(absl::Now() - start), r.users(),
+          r.items_updated(), r.passes(), r.dropped_users());
     }
   };
   auto st = c.WaitJob(*job_id, absl::Seconds(d.timeout_seconds), progress);

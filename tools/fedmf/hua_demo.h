@@ -11,7 +11,7 @@
 namespace fedmf::cli {
 
 struct HuaDemoArgs {
-  int hosts = 3;          // device hosts; users are split evenly among them
+  int hosts = 3;  // device hosts; users are split evenly among them
   bool keep = false;
   bool insecure = false;
   double timeout_seconds = 1800;

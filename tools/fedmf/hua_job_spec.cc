@@ -58,8 +58,9 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   }
   if (aggregator.empty()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(root.Where(), "'aggregator' is required: the fedmf-aggregator address, "
-                                   "e.g. aggregator: aggregator:7445"));
+        absl::StrCat(root.Where(),
+                     "'aggregator' is required: the fedmf-aggregator address, "
+                     "e.g. aggregator: aggregator:7445"));
   }
   auto grants = ParseDeviceGrants(root, hosts);
   if (!grants.ok()) return grants.status();

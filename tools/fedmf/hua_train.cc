@@ -1,13 +1,12 @@
 #include "tools/fedmf/hua_train.h"
 
-#include "common/base/status_macros.h"
-#include "common/cli/command_line.h"
-
 #include <cmath>
 #include <iostream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/hua/simulator.h"

@@ -1,7 +1,5 @@
 #include "tools/fedmf/job_flags.h"
 
-#include "common/cli/command_line.h"
-
 #include <cmath>
 #include <string>
 #include <vector>
@@ -10,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/lfl/lfl_device.h"
 #include "tools/fedmf/cli_util.h"
 
@@ -43,11 +42,14 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
     case fmf::Setting::kHfl:
     case fmf::Setting::kHflSynSgd: c.split = fmf::SplitKind::kHorizontal; break;
     case fmf::Setting::kLocal:
-      if (a.split == "vertical") c.split = fmf::SplitKind::kVertical;
-      else if (a.split == "horizontal") c.split = fmf::SplitKind::kHorizontal;
-      else return absl::InvalidArgumentError(
-          "--setting local needs --split vertical (DP-SGD, compare with vfl) or --split "
-          "horizontal (non-private, compare with hfl)");
+      if (a.split == "vertical")
+        c.split = fmf::SplitKind::kVertical;
+      else if (a.split == "horizontal")
+        c.split = fmf::SplitKind::kHorizontal;
+      else
+        return absl::InvalidArgumentError(
+            "--setting local needs --split vertical (DP-SGD, compare with vfl) or --split "
+            "horizontal (non-private, compare with hfl)");
       break;
   }
   auto eps = ParseEpsilon(a.epsilon, "--epsilon");
@@ -97,13 +99,14 @@ absl::StatusOr<data::LoadOptions> LoadOptionsFromFlags(const JobFlags& a) {
     double lo = 0, hi = 0;
     if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &lo) || !absl::SimpleAtod(parts[1], &hi) ||
         !std::isfinite(lo) || !std::isfinite(hi)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--rating-range '", a.rating_range, "' is not MIN,MAX (e.g. --rating-range 1,5)"));
+      return absl::InvalidArgumentError(absl::StrCat("--rating-range '", a.rating_range,
+                                                     "' is not MIN,MAX (e.g. --rating-range 1,5)"));
     }
     if (lo < 0 || hi <= lo) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--rating-range ", a.rating_range, ": need 0 <= MIN < MAX (the DP sensitivity assumes "
-          "ratings in [0, MAX]; shift a scale with negative values before loading)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--rating-range ", a.rating_range,
+                       ": need 0 <= MIN < MAX (the DP sensitivity assumes "
+                       "ratings in [0, MAX]; shift a scale with negative values before loading)"));
     }
     options.range = {lo, hi};
   } else if (a.rating_min.has_value()) {
@@ -117,10 +120,10 @@ absl::Status CheckDeclaredRange(const JobFlags& a, const data::Dataset& dataset,
   if (a.rating_range.empty()) return absl::OkStatus();
   ASSIGN_OR_RETURN(data::LoadOptions declared, LoadOptionsFromFlags(a));
   if (dataset.range.min != declared.range.min || dataset.range.max != declared.range.max) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec, " has rating scale [", dataset.range.min, ", ", dataset.range.max,
-        "] but --rating-range declares [", declared.range.min, ", ", declared.range.max,
-        "] (a synthetic spec sets its own with min= and max=)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec, " has rating scale [", dataset.range.min, ", ", dataset.range.max,
+                     "] but --rating-range declares [", declared.range.min, ", ",
+                     declared.range.max, "] (a synthetic spec sets its own with min= and max=)"));
   }
   return absl::OkStatus();
 }
@@ -148,11 +151,13 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
   cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
       ->capture_default_str();
-  cmd->add_option("--parties", a->parties, "number of parties s")->capture_default_str()
+  cmd->add_option("--parties", a->parties, "number of parties s")
+      ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--epsilon", a->epsilon, "per-party epsilon, or inf")->capture_default_str();
   cmd->add_option("--delta", a->delta, "delta")->capture_default_str();
-  cmd->add_option("--granularity", a->granularity, "rating | user | default (user for hfl and hfl-synsgd, where "
+  cmd->add_option("--granularity", a->granularity,
+                  "rating | user | default (user for hfl and hfl-synsgd, where "
                   "per-rating privacy is refused; rating otherwise)")
       ->capture_default_str();
   cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
@@ -161,8 +166,7 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--T-local", a->local_iters, "local iterations per round T'")
       ->capture_default_str();
   cmd->add_option("--dim", a->dim, "embedding dimension p")->capture_default_str();
-  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")
-      ->capture_default_str();
+  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for a reproducible run (default: OS entropy)");
   cmd->add_option("--threads", a->threads,
                   "cores for each party's local SGD epochs (blocked parallel SGD when > 1; "
@@ -234,8 +238,7 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "lfl: threads for the in-process devices' secure-aggregation work")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  cmd->add_option("--hua-noise", a->hua_noise,
-                  "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
+  cmd->add_option("--hua-noise", a->hua_noise, "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
       ->capture_default_str();
   cmd->add_option("--hua-gamma", a->hua_gamma, "hua: gain factor gamma")->capture_default_str();
   cmd->add_option("--hua-lambda", a->hua_lambda, "hua: user ridge lambda")->capture_default_str();

@@ -37,7 +37,7 @@ struct JobFlags {
   std::optional<uint64_t> seed;
   int32_t threads = 1;  // cores for each party's local SGD epochs (local, not in the job)
   bool json = false;
-  std::string split = "";           // local: vertical | horizontal
+  std::string split = "";  // local: vertical | horizontal
   std::string vfl_split = "random";
   int32_t kappa = 100;
   double lr = 0;
@@ -47,21 +47,21 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
-  std::string algorithm;  // "" = the setting's default: hfl paper | alternate; lfl whole | paper
-  int32_t alternations = 5;         // hfl --algorithm alternate: phases of V
-  double validation_fraction = 0.1; // hfl --algorithm alternate: own ratings held out
-  bool compare = false;             // train: also local-only and central on the same split
+  std::string algorithm;     // "" = the setting's default: hfl paper | alternate; lfl whole | paper
+  int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
+  double validation_fraction = 0.1;  // hfl --algorithm alternate: own ratings held out
+  bool compare = false;              // train: also local-only and central on the same split
   int32_t eval_every = 10;
   bool quiet = false;
   // LFL (cross-device) only.
   double lfl_clip = 0;  // --algorithm whole: the devices' gradient norm bound C (0: 2 R^{3/2})
-  double omega = 0.3;               // tolerated dropout fraction of the secure aggregation
-  std::string dropout = "0,0";      // actual vanishing probability in round 1, round 2
+  double omega = 0.3;   // tolerated dropout fraction of the secure aggregation
+  std::string dropout = "0,0";          // actual vanishing probability in round 1, round 2
   std::string aggregation = "secagg+";  // secagg+ (Harary graph) | secagg (complete) | ideal
-  int32_t secagg_bits = 32;         // fixed-point width of the secure aggregation
-  bool semi_honest_secagg = false;  // lfl over daemons: opt out of active secure aggregation
-  double secagg_design_dropout = 0;  // lfl: what k and t are sized for; 0 = omega
-  int32_t secagg_threads = 2;       // in-process: threads for the devices' work
+  int32_t secagg_bits = 32;             // fixed-point width of the secure aggregation
+  bool semi_honest_secagg = false;      // lfl over daemons: opt out of active secure aggregation
+  double secagg_design_dropout = 0;     // lfl: what k and t are sized for; 0 = omega
+  int32_t secagg_threads = 2;           // in-process: threads for the devices' work
   // Hua et al. (hua-s1 | hua-s2 | hua-s2-tp | hua-s3) only; --dim defaults to
   // the paper's 50 for them unless given (dim_given is set by `fedmf train`).
   bool dim_given = false;
@@ -70,13 +70,13 @@ struct JobFlags {
   double hua_lambda = 0.001;
   double hua_mu = 0.001;
   int32_t hua_baseline_rounds = 100;  // the non-private baseline's iterations (and S1's U)
-  int32_t hua_max_online = 100;     // S3: K
-  double hua_join = 0.005;          // S3: per iteration
+  int32_t hua_max_online = 100;       // S3: K
+  double hua_join = 0.005;            // S3: per iteration
   double hua_leave = 0.01;
-  double hua_initial_online = -1;   // S3: < 0 is join / (join + leave)
-  double hua_dropout = 0;           // S3: mid-iteration disconnect probability
-  bool hua_paper_noise = false;     // run the paper's noise at a finite epsilon, reported inf
-  std::optional<double> rating_min; // declared minimum rating (ML-100K: 1)
+  double hua_initial_online = -1;    // S3: < 0 is join / (join + leave)
+  double hua_dropout = 0;            // S3: mid-iteration disconnect probability
+  bool hua_paper_noise = false;      // run the paper's noise at a finite epsilon, reported inf
+  std::optional<double> rating_min;  // declared minimum rating (ML-100K: 1)
   // --rating-range MIN,MAX: the data's declared scale (the sensitivity uses
   // MAX); every rating of a file must lie in it.
   std::string rating_range;
@@ -90,10 +90,10 @@ struct JobFlags {
   // sample), --sample-rate (per rating), --epsilon/--delta and
   // --validation-fraction are shared.
   int32_t coupling_epochs = 20;
-  double coupling_clip = 1.0 / 6;     // C (the paper's)
-  double coupling_zeta = 0.01;        // zeta of the objective (6)
-  double coupling_bound = 1;          // |S_ij|, |W_ij| after each step
-  double coupling_init = 0.1;         // U, V, S, W start uniform in (-init, init)
+  double coupling_clip = 1.0 / 6;        // C (the paper's)
+  double coupling_zeta = 0.01;           // zeta of the objective (6)
+  double coupling_bound = 1;             // |S_ij|, |W_ij| after each step
+  double coupling_init = 0.1;            // U, V, S, W start uniform in (-init, init)
   std::optional<double> coupling_sigma;  // the paper's absolute noise; overrides --epsilon
   // train --save-model DIR (common/fmf/saved_model.h).
   std::string save_model;
@@ -123,7 +123,8 @@ void AddJobFlags(CLI::App* cmd, JobFlags* flags);
 // --lfl-clip and --validation-fraction set; errors name the flag.
 absl::Status SetLflDeviceFlags(const JobFlags& flags, lfl::LflDeviceOptions& device);
 
-absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& flags, const data::RatingRange& range);
+absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& flags,
+                                              const data::RatingRange& range);
 
 }  // namespace fedmf::cli
 

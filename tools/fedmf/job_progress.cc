@@ -24,8 +24,8 @@ Progress ProgressOf(const v1::JobStatus& st) {
 std::string ProgressBar(const Progress& p) {
   constexpr int kWidth = 30;
   const int filled = p.total > 0 ? std::clamp(p.done * kWidth / p.total, 0, kWidth) : 0;
-  std::string bar = absl::StrCat("[", std::string(filled, '#'), std::string(kWidth - filled, '.'),
-                                 "]");
+  std::string bar =
+      absl::StrCat("[", std::string(filled, '#'), std::string(kWidth - filled, '.'), "]");
   absl::StrAppendFormat(&bar, " %4d/%d rounds", p.done, p.total);
   if (p.eta_seconds) absl::StrAppendFormat(&bar, ", ETA %.1f s", *p.eta_seconds);
   return bar;
@@ -51,7 +51,8 @@ std::string RoundLine(const v1::JobStatus& st, int i, double elapsed) {
   std::string line = absl::StrFormat(
       "round %4d/%d  %6.2f s (%.1f s in rounds)  %d/%d parties", r.round() + 1, TotalRounds(st),
       r.seconds(), elapsed, r.contributors_size(), r.contributors_size() + r.missing_size());
-  if (!r.missing().empty()) absl::StrAppend(&line, " (missing ", absl::StrJoin(r.missing(), ", "), ")");
+  if (!r.missing().empty())
+    absl::StrAppend(&line, " (missing ", absl::StrJoin(r.missing(), ", "), ")");
   if (!eps.empty()) absl::StrAppend(&line, "  epsilon: ", absl::StrJoin(eps, ", "));
   if (!mse.empty()) absl::StrAppend(&line, "  test MSE: ", absl::StrJoin(mse, ", "));
   return line;
@@ -60,12 +61,12 @@ std::string RoundLine(const v1::JobStatus& st, int i, double elapsed) {
 nlohmann::json RoundJson(const v1::RoundRecord& r) {
   nlohmann::json reports = nlohmann::json::array();
   for (const v1::PartyRoundReport& p : r.reports()) {
-    reports.push_back({{"party", p.party()},
-                       {"epsilon", JsonNumber(p.job_epsilon())},
-                       {"ledger_epsilon", JsonNumber(p.ledger_epsilon())},
-                       {"test_mse", p.has_test_mse() ? nlohmann::json(p.test_mse())
-                                                     : nlohmann::json(nullptr)},
-                       {"test_count", p.test_count()}});
+    reports.push_back(
+        {{"party", p.party()},
+         {"epsilon", JsonNumber(p.job_epsilon())},
+         {"ledger_epsilon", JsonNumber(p.ledger_epsilon())},
+         {"test_mse", p.has_test_mse() ? nlohmann::json(p.test_mse()) : nlohmann::json(nullptr)},
+         {"test_count", p.test_count()}});
   }
   return {{"round", r.round()},
           {"seconds", r.seconds()},

@@ -44,19 +44,28 @@ absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
   // A misbehaving host is the test build of fedmf-device (tests/integration/
   // misbehaving_device.h); the production binary has no such flag.
   const std::string binary = a.misbehave.empty() ? "fedmf-device" : "fedmf-device-misbehaving";
-  std::vector<std::string> argv{(fs::path(options_.bin_dir) / binary).string(),
-                                "--setting", "lfl",
-                                "--name", LflHostName(k),
-                                "--server", *server,
-                                "--cert-dir", cert_dir_,
-                                "--devices-from", a.data_spec,
-                                "--first", std::to_string(a.first),
-                                "--count", std::to_string(a.count),
-                                "--dropout", a.dropout,
-                                "--threads", std::to_string(a.threads),
-                                "--ledger",
-                                (fs::path(work_dir_) / absl::StrCat(LflHostName(k), ".ledger.db"))
-                                    .string()};
+  std::vector<std::string> argv{
+      (fs::path(options_.bin_dir) / binary).string(),
+      "--setting",
+      "lfl",
+      "--name",
+      LflHostName(k),
+      "--server",
+      *server,
+      "--cert-dir",
+      cert_dir_,
+      "--devices-from",
+      a.data_spec,
+      "--first",
+      std::to_string(a.first),
+      "--count",
+      std::to_string(a.count),
+      "--dropout",
+      a.dropout,
+      "--threads",
+      std::to_string(a.threads),
+      "--ledger",
+      (fs::path(work_dir_) / absl::StrCat(LflHostName(k), ".ledger.db")).string()};
   if (a.seed >= 0) {
     argv.push_back("--seed");
     argv.push_back(std::to_string(a.seed));

@@ -1,8 +1,5 @@
 #include "tools/fedmf/lfl_demo.h"
 
-#include "common/base/status_macros.h"
-#include "common/cli/command_line.h"
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -10,6 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/job_flags.h"
@@ -110,8 +109,12 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
     const int k = static_cast<int>(&g - job->grants.data());
     // A seeded demo passes its seed to the hosts it starts (their --seed),
     // so they reproduce lfl::SimulateLfl; the job's seed never reaches them.
-    LflHostArgs h{a.data, static_cast<int64_t>(g.first_device()), g.count(), a.dropout,
-                  a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1, "",
+    LflHostArgs h{a.data,
+                  static_cast<int64_t>(g.first_device()),
+                  g.count(),
+                  a.dropout,
+                  a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1,
+                  "",
                   args.threads_per_host,
                   DemoDevicePolicyFlags(job->config.epsilon, job->config.iterations)};
     if (!job->active_secagg) h.policy_flags.push_back("--require-active-secagg=false");
@@ -128,21 +131,18 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   auto id = c.SubmitJob(net::SpecFromLflJob(*job));
   if (!id.ok()) return Fail("demo: submit", id.status());
   int shown = 0;
-  auto final_status = c.WaitJob(*id, absl::Seconds(args.timeout_seconds),
-                                [&](const v1::JobStatus& st) {
-                                  const auto& its = st.lfl().iterations();
-                                  for (; shown < its.size(); ++shown) {
-                                    const v1::LflIterationRecord& r = its[shown];
-                                    std::cerr << absl::StrFormat(
-                                        "iteration %3d/%d  U1 %5d  U2 %5d  %6.2fs  %s%s\n",
-                                        r.iteration() + 1, st.spec().rounds(),
-                                        r.round1_survivors(), r.round2_survivors(), r.seconds(),
-                                        r.skipped() ? "skipped (too few survivors) " : "",
-                                        r.rejected_messages() > 0
-                                            ? absl::StrCat(r.rejected_messages(), " rejected")
-                                            : "");
-                                  }
-                                });
+  auto final_status =
+      c.WaitJob(*id, absl::Seconds(args.timeout_seconds), [&](const v1::JobStatus& st) {
+        const auto& its = st.lfl().iterations();
+        for (; shown < its.size(); ++shown) {
+          const v1::LflIterationRecord& r = its[shown];
+          std::cerr << absl::StrFormat(
+              "iteration %3d/%d  U1 %5d  U2 %5d  %6.2fs  %s%s\n", r.iteration() + 1,
+              st.spec().rounds(), r.round1_survivors(), r.round2_survivors(), r.seconds(),
+              r.skipped() ? "skipped (too few survivors) " : "",
+              r.rejected_messages() > 0 ? absl::StrCat(r.rejected_messages(), " rejected") : "");
+        }
+      });
   if (!final_status.ok()) return Fail("demo", final_status.status());
   c.StopAll();
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
@@ -184,7 +184,8 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   }
   const double iters = std::max(1, l.iterations_size());
   std::cerr << absl::StrFormat(
-      "per iteration (mean): key agreement %.2f s, sharing %.2f s, masking %.2f s, unmasking %.2f s "
+      "per iteration (mean): key agreement %.2f s, sharing %.2f s, masking %.2f s, unmasking %.2f "
+      "s "
       "(round 1) + %.2f / %.2f / %.2f / %.2f s (round 2); consistency check %.2f + %.2f s; "
       "per device %.0f B up, %.0f B down\n",
       phase[0] / iters, phase[1] / iters, phase[2] / iters, phase[3] / iters, phase[4] / iters,

@@ -16,12 +16,12 @@
 namespace fedmf::cli {
 
 struct LflDemoArgs {
-  int hosts = 3;             // device hosts; users are split evenly among them
+  int hosts = 3;  // device hosts; users are split evenly among them
   bool keep = false;
   bool insecure = false;
   double timeout_seconds = 1800;
   double phase_deadline_seconds = 60;
-  bool rounds_given = false; // --T given (else T = 10, the LFL default)
+  bool rounds_given = false;  // --T given (else T = 10, the LFL default)
   int threads_per_host = 1;
 };
 

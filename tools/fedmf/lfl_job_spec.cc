@@ -20,9 +20,9 @@ absl::StatusOr<std::vector<v1::DeviceGrant>> ParseDeviceGrants(
     uint32_t count = 0;
     if (parts.size() != 3 || parts[0].empty() || !absl::SimpleAtoi(parts[1], &first) ||
         !absl::SimpleAtoi(parts[2], &count)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          root.Where("device_hosts"), "'", h,
-          "': expected HOST:FIRST:COUNT, e.g. device-host-0:0:100 (devices 0..99)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(root.Where("device_hosts"), "'", h,
+                       "': expected HOST:FIRST:COUNT, e.g. device-host-0:0:100 (devices 0..99)"));
     }
     v1::DeviceGrant g;
     g.set_host(parts[0]);

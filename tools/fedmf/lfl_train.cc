@@ -1,7 +1,5 @@
 #include "tools/fedmf/lfl_train.h"
 
-#include "common/cli/command_line.h"
-
 #include <cmath>
 #include <iostream>
 #include <vector>
@@ -9,6 +7,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/lfl/lfl_simulator.h"
 #include "common/lfl/secagg_sum.h"
@@ -118,36 +117,37 @@ int RunLflTrain(const JobFlags& a) {
     round2_aborted += it.round2_aborted ? 1 : 0;
   }
   if (a.json) {
-    nlohmann::json j = {{"setting", "lfl"},
-                        {"data", a.data},
-                        {"test_mse", r->test.mse},
-                        {"test_rmse", r->test.rmse},
-                        {"stage1_test_mse", r->stage1_test.mse},
-                        {"epsilon", JsonNumber(r->epsilon)},
-                        {"epsilon_target", JsonNumber(c.epsilon)},
-                        {"delta", c.delta},
-                        {"noise_multiplier", r->noise_multiplier},
-                        {"server_view_noise_multiplier", r->server_view_noise_multiplier},
-                        {"sigma_v", r->sigma_v},
-                        {"omega", c.omega},
-                        {"dropout_round1", c.dropout_round1},
-                        {"dropout_round2", c.dropout_round2},
-                        {"rounds", c.iterations},
-                        {"skipped", skipped},
-                        {"round2_aborted", round2_aborted},
-                        {"parties", r->devices},
-                        {"learning_rate", r->learning_rate},
-                        {"kept_stage1", r->kept_stage1},
-                        {"algorithm", c.device.whole_gradient ? "whole" : "paper"},
-                        {"clip_norm", c.device.GradientNormBound()},
-                        {"validation_mse", r->validation.count > 0
-                                               ? nlohmann::json(r->validation.mse)
-                                               : nlohmann::json(nullptr)},
-                        {"aggregation", a.aggregation},
-                        {"secagg_bits", c.secagg_bits},
-                        {"secure_aggregation", {{"round1", CostJson(r->round1_cost, r->devices)},
-                                                {"round2", CostJson(r->round2_cost, r->devices)}}},
-                        {"seconds", r->seconds}};
+    nlohmann::json j = {
+        {"setting", "lfl"},
+        {"data", a.data},
+        {"test_mse", r->test.mse},
+        {"test_rmse", r->test.rmse},
+        {"stage1_test_mse", r->stage1_test.mse},
+        {"epsilon", JsonNumber(r->epsilon)},
+        {"epsilon_target", JsonNumber(c.epsilon)},
+        {"delta", c.delta},
+        {"noise_multiplier", r->noise_multiplier},
+        {"server_view_noise_multiplier", r->server_view_noise_multiplier},
+        {"sigma_v", r->sigma_v},
+        {"omega", c.omega},
+        {"dropout_round1", c.dropout_round1},
+        {"dropout_round2", c.dropout_round2},
+        {"rounds", c.iterations},
+        {"skipped", skipped},
+        {"round2_aborted", round2_aborted},
+        {"parties", r->devices},
+        {"learning_rate", r->learning_rate},
+        {"kept_stage1", r->kept_stage1},
+        {"algorithm", c.device.whole_gradient ? "whole" : "paper"},
+        {"clip_norm", c.device.GradientNormBound()},
+        {"validation_mse",
+         r->validation.count > 0 ? nlohmann::json(r->validation.mse) : nlohmann::json(nullptr)},
+        {"aggregation", a.aggregation},
+        {"secagg_bits", c.secagg_bits},
+        {"secure_aggregation",
+         {{"round1", CostJson(r->round1_cost, r->devices)},
+          {"round2", CostJson(r->round2_cost, r->devices)}}},
+        {"seconds", r->seconds}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(

@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "common/net/client_context.h"
 #include "common/base/status_macros.h"
+#include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
 #include "tools/fedmf/hua_cluster.h"
@@ -47,8 +47,8 @@ absl::Status LocalCluster::Prepare() {
         !s.ok()) {
       return s;
     }
-    if (auto s = pki::IssueCertificate(cert_dir_, cert_dir_, "operator", pki::Role::kOperator,
-                                       sans, absl::Hours(24 * 7));
+    if (auto s = pki::IssueCertificate(cert_dir_, cert_dir_, "operator", pki::Role::kOperator, sans,
+                                       absl::Hours(24 * 7));
         !s.ok()) {
       return s;
     }
@@ -108,16 +108,16 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "state_dir: " << (fs::path(work_dir_) / PartyName(k)).string() << "\n"
     << "admin_listen: 127.0.0.1:0\n"
     << "admin_operators: [operator]\n"
-    << "admin_port_file: " << (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string()
-    << "\n"
+    << "admin_port_file: "
+    << (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string() << "\n"
     << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
     << "  cert_dir: " << cert_dir_ << "\n"
     << "data:\n  spec: \"" << data << "\"\n  setting: " << options_.role
     << "\n  parties: " << (p.own_file ? 1 : options_.parties)
-    << "\n  index: " << (p.own_file ? 0 : k)
-    << "\n  seed: " << options_.split_seed << "\n  vfl_split: " << options_.vfl_split
-    << "\n  rating_min: " << options_.rating_min << "\n  rating_max: " << options_.rating_max
-    << "\n" << (p.catalogue.empty() ? "" : absl::StrCat("  catalogue: \"", p.catalogue, "\"\n"))
+    << "\n  index: " << (p.own_file ? 0 : k) << "\n  seed: " << options_.split_seed
+    << "\n  vfl_split: " << options_.vfl_split << "\n  rating_min: " << options_.rating_min
+    << "\n  rating_max: " << options_.rating_max << "\n"
+    << (p.catalogue.empty() ? "" : absl::StrCat("  catalogue: \"", p.catalogue, "\"\n"))
     << (options_.seed ? absl::StrCat("noise_seed: ", *options_.seed, "\n") : "")
     << "local_threads: " << options_.local_threads << "\n"
     << "policy:\n  max_epsilon: " << p.max_epsilon << "\n  delta: 1e-5\n"
@@ -156,8 +156,7 @@ absl::Status LocalCluster::StartServer() {
   std::error_code ec;
   fs::remove(port_file, ec);
   fs::remove(metrics_port_file, ec);
-  const std::string dashboard_port_file =
-      (fs::path(work_dir_) / "server.dashboard.port").string();
+  const std::string dashboard_port_file = (fs::path(work_dir_) / "server.dashboard.port").string();
   fs::remove(dashboard_port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-server").string(), "--config",
                                 (fs::path(work_dir_) / "server.yaml").string()};
@@ -197,8 +196,8 @@ absl::Status LocalCluster::RestartServer() {
     last = StartServer();
     if (last.ok()) {
       if (server_port_ != port) {
-        return absl::InternalError(absl::StrCat("the server came back on port ", server_port_,
-                                                ", not ", port));
+        return absl::InternalError(
+            absl::StrCat("the server came back on port ", server_port_, ", not ", port));
       }
       return absl::OkStatus();
     }
@@ -224,7 +223,8 @@ absl::StatusOr<std::string> LocalCluster::DialServer() const {
 
 absl::Status LocalCluster::StartParty(int k) {
   auto server = DialServer();
-  if (const auto own = options_.party_dial_server.find(k); own != options_.party_dial_server.end()) {
+  if (const auto own = options_.party_dial_server.find(k);
+      own != options_.party_dial_server.end()) {
     server = own->second;
   }
   if (!server.ok()) return server.status();
@@ -232,9 +232,9 @@ absl::Status LocalCluster::StartParty(int k) {
       (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
   std::error_code ec;
   fs::remove(port_file, ec);
-  std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
-                                (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(),
-                                "--server", *server};
+  std::vector<std::string> argv{
+      (fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
+      (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(), "--server", *server};
   auto p = ChildProcess::Spawn(
       argv, (fs::path(work_dir_) / "logs" / absl::StrCat(PartyName(k), ".log")).string());
   if (!p.ok()) return p.status();
@@ -270,13 +270,14 @@ std::string LocalCluster::ServerLog() const {
 }
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> LocalCluster::Channel(int port,
-                                                                    const std::string& cert_name) {
+                                                                     const std::string& cert_name) {
   net::TlsConfig tls{options_.insecure, cert_dir_, "operator"};
   // The peer's role follows from the certificate names this cluster issues.
   pki::Role role = pki::Role::kParty;
   if (cert_name == "server") role = pki::Role::kServer;
   if (cert_name == "aggregator") role = pki::Role::kAggregator;
-  return net::MakeChannel(absl::StrCat("127.0.0.1:", port), tls, net::ExpectedPeer{cert_name, role});
+  return net::MakeChannel(absl::StrCat("127.0.0.1:", port), tls,
+                          net::ExpectedPeer{cert_name, role});
 }
 
 absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {

@@ -32,16 +32,17 @@ struct PartyOptions {
   // its share of the cluster's data_spec.
   bool own_file = false;
   std::string catalogue;  // data.catalogue (HFL with own files)
-  std::string server_name = "server";  // the server certificate name it expects (tests: a wrong one)
+  std::string server_name =
+      "server";  // the server certificate name it expects (tests: a wrong one)
 };
 
 struct ClusterOptions {
-  std::string bin_dir;        // where fedmf-server / fedmf-party live
-  std::string work_dir;       // empty = a new temp dir (removed at the end)
+  std::string bin_dir;   // where fedmf-server / fedmf-party live
+  std::string work_dir;  // empty = a new temp dir (removed at the end)
   bool keep_work_dir = false;
   int parties = 3;
   std::string data_spec = "synthetic";
-  std::string role = "hfl";   // the split the data follows: hfl | vfl
+  std::string role = "hfl";  // the split the data follows: hfl | vfl
   uint64_t split_seed = 1;
   // Reproducibility: given to the processes the cluster starts (server.yaml
   // `seed`, each party's `noise_seed`), never put in a job. Unset = entropy.
@@ -54,9 +55,10 @@ struct ClusterOptions {
   double poll_seconds = 0.5;
   double liveness_seconds = 3;
   bool insecure = false;
-  bool metrics = false;       // the server serves /metrics on an ephemeral loopback port
-  bool dashboard = false;     // the server serves its dashboard on an ephemeral loopback port
-  std::string server_extra_yaml;  // tests: appended to server.yaml (e.g. "max_concurrent_polls: 2\n")
+  bool metrics = false;    // the server serves /metrics on an ephemeral loopback port
+  bool dashboard = false;  // the server serves its dashboard on an ephemeral loopback port
+  std::string
+      server_extra_yaml;  // tests: appended to server.yaml (e.g. "max_concurrent_polls: 2\n")
   std::map<int, PartyOptions> party_overrides;
   // Hua S3: certificates for fedmf-aggregator and `hua_hosts` device hosts
   // (HuaHostName(k), role device) running fedmf-hua-device.
@@ -76,12 +78,12 @@ struct ClusterOptions {
 
 // How one fedmf-device host of an LFL job is started (lfl_cluster.cc).
 struct LflHostArgs {
-  std::string data_spec;   // --devices-from
+  std::string data_spec;  // --devices-from
   int64_t first = 0;
   int64_t count = 1;
   std::string dropout = "0,0";
-  int64_t seed = -1;       // >= 0: --seed (tests)
-  std::string misbehave;   // tests: run fedmf-device-misbehaving --misbehave SPEC
+  int64_t seed = -1;      // >= 0: --seed (tests)
+  std::string misbehave;  // tests: run fedmf-device-misbehaving --misbehave SPEC
   int threads = 1;
   // The host's own policy flags (--report-metrics, --max-epsilon, ...): the
   // default policy is the safe one, so a caller opts in explicitly.
@@ -123,16 +125,18 @@ class LocalCluster {
   const std::string& cert_dir() const { return cert_dir_; }
   int server_port() const { return server_port_; }
   int server_metrics_port() const { return server_metrics_port_; }  // 0 unless options.metrics
-  int server_dashboard_port() const { return server_dashboard_port_; }  // 0 unless options.dashboard
+  int server_dashboard_port() const {
+    return server_dashboard_port_;
+  }  // 0 unless options.dashboard
   int admin_port(int k) const;
   std::string ServerLog() const;
 
   absl::StatusOr<std::string> SubmitJob(v1::JobSpec spec);
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
   // Polls until the job is FINISHED or FAILED; `on_status` sees every poll.
-  absl::StatusOr<v1::JobStatus> WaitJob(const std::string& job_id, absl::Duration timeout,
-                                        const std::function<void(const v1::JobStatus&)>& on_status =
-                                            nullptr);
+  absl::StatusOr<v1::JobStatus> WaitJob(
+      const std::string& job_id, absl::Duration timeout,
+      const std::function<void(const v1::JobStatus&)>& on_status = nullptr);
   absl::StatusOr<v1::LedgerResponse> PartyLedger(int k);
 
   // ---- Hua S3 (hua_cluster.cc)
@@ -156,7 +160,7 @@ class LocalCluster {
   bool LflHostRunning(int k);
   std::string LflHostLog(int k) const;
   absl::StatusOr<v1::RecommendResponse> Recommend(int k, const std::string& user, int top,
-                                                 bool include_rated = false);
+                                                  bool include_rated = false);
 
  private:
   explicit LocalCluster(ClusterOptions options) : options_(std::move(options)) {}

@@ -30,9 +30,12 @@ int RunEpsilon(const PrivacyArgs& a) {
     return 2;
   }
   if (a.json) {
-    nlohmann::json j = {{"epsilon", JsonNumber(eps->epsilon)}, {"delta", a.delta},
-                        {"order", eps->order},        {"sample_rate", a.sample_rate},
-                        {"noise_multiplier", a.noise_multiplier}, {"steps", a.steps}};
+    nlohmann::json j = {{"epsilon", JsonNumber(eps->epsilon)},
+                        {"delta", a.delta},
+                        {"order", eps->order},
+                        {"sample_rate", a.sample_rate},
+                        {"noise_multiplier", a.noise_multiplier},
+                        {"steps", a.steps}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(
@@ -55,9 +58,11 @@ int RunNoise(const PrivacyArgs& a) {
   }
   auto reached = dp::ComputeEpsilon(a.sample_rate, *z, a.steps, a.delta);
   if (a.json) {
-    nlohmann::json j = {{"noise_multiplier", *z},  {"epsilon", *target},
+    nlohmann::json j = {{"noise_multiplier", *z},
+                        {"epsilon", *target},
                         {"epsilon_reached", reached.ok() ? JsonNumber(*reached) : nullptr},
-                        {"delta", a.delta},        {"sample_rate", a.sample_rate},
+                        {"delta", a.delta},
+                        {"sample_rate", a.sample_rate},
                         {"steps", a.steps}};
     std::cout << j.dump() << "\n";
   } else {
@@ -82,7 +87,8 @@ void AddCommon(CLI::App* cmd, PrivacyArgs* a) {
 
 void RegisterPrivacyCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<PrivacyArgs>();
-  CLI::App* privacy = app.add_subcommand("privacy", "privacy accounting (RDP, subsampled Gaussian)");
+  CLI::App* privacy =
+      app.add_subcommand("privacy", "privacy accounting (RDP, subsampled Gaussian)");
   privacy->require_subcommand(1);
   CLI::App* eps = privacy->add_subcommand("epsilon", "epsilon for a noise multiplier");
   AddCommon(eps, args.get());
@@ -90,7 +96,8 @@ void RegisterPrivacyCommand(CLI::App& app, int* exit_code) {
       ->required()
       ->check(CLI::PositiveNumber);
   eps->callback([args, exit_code] { *exit_code = RunEpsilon(*args); });
-  CLI::App* noise = privacy->add_subcommand("noise", "smallest noise multiplier for a target epsilon");
+  CLI::App* noise =
+      privacy->add_subcommand("noise", "smallest noise multiplier for a target epsilon");
   AddCommon(noise, args.get());
   noise->add_option("--epsilon", args->epsilon, "target epsilon")->required();
   noise->callback([args, exit_code] { *exit_code = RunNoise(*args); });

@@ -26,7 +26,8 @@ absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>&
   }
   const int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot open log '", log_path, "': ", strerror(errno)));
+    return absl::UnavailableError(
+        absl::StrCat("cannot open log '", log_path, "': ", strerror(errno)));
   }
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));

@@ -42,8 +42,7 @@ struct Comparison {
 };
 
 absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
-                                         const data::Federation& federation,
-                                         double mse_federated) {
+                                         const data::Federation& federation, double mse_federated) {
   Comparison c;
   // Local-only: each party alone on its own train split. HFL: non-private
   // (nothing leaves the party, so it needs no noise: the best it can do
@@ -91,31 +90,31 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"steps", p.steps}});
   }
   nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
-          {"split", fmf::SplitKindName(r.config.split)},
-          {"data", data_spec},
-          {"granularity", fmf::GranularityName(r.config.granularity)},
-          {"theta", r.plan.theta},
-          {"test_mse", r.test.mse},
-          {"test_rmse", r.test.rmse},
-          {"test_mae", r.test.mae},
-          {"train_mse", r.train.mse},
-          {"epsilon", JsonNumber(r.epsilon)},
-          {"epsilon_target", JsonNumber(r.config.epsilon)},
-          {"delta", r.config.delta},
-          {"noise_multiplier", r.plan.noise_multiplier},
-          // The size release (docs/privacy.md, section size-release).
-          {"count_noise_multiplier", r.plan.count_noise_multiplier},
-          {"count_sigma", r.plan.count_sigma},
-          {"steps", r.plan.steps},
-          {"sample_rate", r.config.sample_rate},
-          {"rounds", r.rounds},
-          {"local_iters", r.config.EffectiveLocalIters()},
-          {"dim", r.config.dim},
-          {"learning_rate", r.config.EffectiveLearningRate()},
-          {"parties", static_cast<int>(r.parties.size())},
-          {"algorithm", fmf::AlgorithmName(r.config.algorithm)},
-          {"seconds", r.seconds},
-          {"per_party", parties}};
+                        {"split", fmf::SplitKindName(r.config.split)},
+                        {"data", data_spec},
+                        {"granularity", fmf::GranularityName(r.config.granularity)},
+                        {"theta", r.plan.theta},
+                        {"test_mse", r.test.mse},
+                        {"test_rmse", r.test.rmse},
+                        {"test_mae", r.test.mae},
+                        {"train_mse", r.train.mse},
+                        {"epsilon", JsonNumber(r.epsilon)},
+                        {"epsilon_target", JsonNumber(r.config.epsilon)},
+                        {"delta", r.config.delta},
+                        {"noise_multiplier", r.plan.noise_multiplier},
+                        // The size release (docs/privacy.md, section size-release).
+                        {"count_noise_multiplier", r.plan.count_noise_multiplier},
+                        {"count_sigma", r.plan.count_sigma},
+                        {"steps", r.plan.steps},
+                        {"sample_rate", r.config.sample_rate},
+                        {"rounds", r.rounds},
+                        {"local_iters", r.config.EffectiveLocalIters()},
+                        {"dim", r.config.dim},
+                        {"learning_rate", r.config.EffectiveLearningRate()},
+                        {"parties", static_cast<int>(r.parties.size())},
+                        {"algorithm", fmf::AlgorithmName(r.config.algorithm)},
+                        {"seconds", r.seconds},
+                        {"per_party", parties}};
   if (r.validation.count > 0) {
     out["validation_mse"] = r.validation.mse;
     out["validation_ratings"] = r.validation.count;
@@ -130,9 +129,10 @@ void PrintSummary(const fmf::SimulationResult& r) {
   std::cout << absl::StrFormat("\n%-6s %7s %7s %9s %9s %9s %10s\n", "party", "users", "items",
                                "train", "test", "test MSE", "epsilon");
   for (const auto& p : r.parties) {
-    std::cout << absl::StrFormat("%-6d %7d %7d %9d %9d %9.4f %10s\n", p.party, p.users, p.items,
-                                 p.train_ratings, p.test.count, p.test.mse,
-                                 std::isinf(p.epsilon) ? "inf" : absl::StrFormat("%.4f", p.epsilon));
+    std::cout << absl::StrFormat(
+        "%-6d %7d %7d %9d %9d %9.4f %10s\n", p.party, p.users, p.items, p.train_ratings,
+        p.test.count, p.test.mse,
+        std::isinf(p.epsilon) ? "inf" : absl::StrFormat("%.4f", p.epsilon));
   }
   // A non-private run has no noise and no DP steps: say so instead of z = 0.
   const std::string privacy =
@@ -147,8 +147,8 @@ void PrintSummary(const fmf::SimulationResult& r) {
       "\n%s (%s, %s-level): test MSE %.4f, RMSE %.4f over %d ratings; %s; %d parties, %d rounds, "
       "%.1f s\n",
       fmf::SettingName(r.config.setting), split, fmf::GranularityName(r.config.granularity),
-      r.test.mse, r.test.rmse, r.test.count, privacy, static_cast<int>(r.parties.size()),
-      r.rounds, r.seconds);
+      r.test.mse, r.test.rmse, r.test.count, privacy, static_cast<int>(r.parties.size()), r.rounds,
+      r.seconds);
   if (r.epsilon_per_user_global) {
     std::cout << absl::StrFormat(
         "per-user epsilon over all %d parties (a user's ratings sit at every party; RDP curves "
@@ -201,7 +201,8 @@ int RunTrain(const JobFlags& a) {
   if (!a.save_model.empty() &&
       (a.setting == "lfl" || a.setting == "coupling" || IsHuaSetting(a.setting))) {
     std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
-                 "hfl, hfl-synsgd, vfl), not " << a.setting << "\n";
+                 "hfl, hfl-synsgd, vfl), not "
+              << a.setting << "\n";
     return 2;
   }
   if (!a.plot.empty() && a.setting != "vfl" && a.setting != "hfl" && a.setting != "hfl-synsgd") {
@@ -272,8 +273,10 @@ int RunTrain(const JobFlags& a) {
     if (loaded->join) {
       out["party_data"] = a.party_data;
       out["join"] = *loaded->join;
-      if (loaded->join->contains("shared_items")) out["shared_items"] = (*loaded->join)["shared_items"];
-      if (loaded->join->contains("shared_users")) out["shared_users"] = (*loaded->join)["shared_users"];
+      if (loaded->join->contains("shared_items"))
+        out["shared_items"] = (*loaded->join)["shared_items"];
+      if (loaded->join->contains("shared_users"))
+        out["shared_users"] = (*loaded->join)["shared_users"];
     }
     if (comparison) {
       out["mse_local"] = comparison->mse_local;
@@ -291,8 +294,9 @@ int RunTrain(const JobFlags& a) {
           "\n%-22s %9s\n%-22s %9.4f\n%-22s %9.4f\n%-22s %9.4f\ngain captured %s "
           "(local - federated) / (local - central)\n",
           "same split", "test MSE", absl::StrCat("local (", comparison->local_kind, ")"),
-          comparison->mse_local, absl::StrCat(fmf::SettingName(result->config.setting), " (",
-                                              fmf::AlgorithmName(result->config.algorithm), ")"),
+          comparison->mse_local,
+          absl::StrCat(fmf::SettingName(result->config.setting), " (",
+                       fmf::AlgorithmName(result->config.algorithm), ")"),
           result->test.mse, "central (non-private)", comparison->mse_central,
           comparison->gain_captured ? absl::StrFormat("%.1f%%", 100 * *comparison->gain_captured)
                                     : "undefined (central no better than local)");

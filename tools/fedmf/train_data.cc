@@ -55,15 +55,15 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
                                                    " --party-data files: one file per party"));
   }
   if (a.setting != "hfl" && a.setting != "hfl-synsgd" && a.setting != "vfl") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--party-data works with --setting hfl, hfl-synsgd or vfl, not ", a.setting));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--party-data works with --setting hfl, hfl-synsgd or vfl, not ", a.setting));
   }
   std::vector<data::Dataset> files;
   for (int32_t k = 0; k < s; ++k) {
     const std::string& spec = a.party_data[k];
     if (spec.rfind("synthetic", 0) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--party-data ", spec, ": a party file is movielens:PATH or csv:PATH"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--party-data ", spec, ": a party file is movielens:PATH or csv:PATH"));
     }
     auto d = data::LoadDataSpec(spec, options);
     if (!d.ok()) return FileError(d.status(), absl::StrCat("--party-data (party ", k, "): "));
@@ -99,9 +99,8 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
             {"per_party", per_party}};
     out.notes.push_back(absl::StrFormat(
         "users aligned by a private set intersection: %d shared of %s per party", fed.shared,
-        absl::StrJoin(ids, ", ", [](std::string* o, const auto& v) {
-          absl::StrAppend(o, v.size());
-        })));
+        absl::StrJoin(ids, ", ",
+                      [](std::string* o, const auto& v) { absl::StrAppend(o, v.size()); })));
   } else {
     std::optional<data::Catalogue> catalogue;
     if (!a.catalogue.empty()) {

@@ -59,8 +59,7 @@ TEST(CoLGameTest, ConcernedPlayersMeetInTheInterior) {
   // u = 0.05 each and PoP = 1 - (0.09 + 0.09) / 0.20 = 0.10.
   auto game = CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0.05});
   ASSERT_TRUE(game.ok()) << game.status();
-  EXPECT_THAT(Cells(game->PureNashEquilibria()),
-              ::testing::ElementsAre(P(1, 1), P(3, 3)));
+  EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::ElementsAre(P(1, 1), P(3, 3)));
   const Equilibrium e = game->Describe({1, 1});
   EXPECT_NEAR(e.utility[0], 0.05, 1e-12);
   EXPECT_NEAR(e.utility[1], 0.05, 1e-12);
@@ -118,8 +117,7 @@ TEST(CoLGameTest, EveryEquilibriumIsIndividuallyRationalBecauseAloneIsAnAction) 
       EXPECT_GE(e.utility[0], -1e-12);
     }
     // Theorem 1: (alone, alone) is always an equilibrium.
-    EXPECT_THAT(Cells(game->PureNashEquilibria()),
-                ::testing::Contains(P(3, 3)));
+    EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::Contains(P(3, 3)));
   }
 }
 

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <set>
 #include <limits>
+#include <set>
 #include <string>
 
 #include "common/data/loaders.h"
@@ -73,8 +73,9 @@ TEST(JoinPartiesTest, RefusesDifferentRatingRangesNamingBoth) {
   const data::Dataset b = Csv("user,item,rating\n1,10,0.5\n", "b-half", {0.5, 5});
   auto fed = JoinParties(PartyA(), b, fmf::Setting::kHfl, NoHoldout());
   ASSERT_FALSE(fed.ok());
-  EXPECT_THAT(std::string(fed.status().message()),
-              HasSubstr("party 1 (csv:a) declares ratings in [1, 5] but party 2 (csv:b-half) in [0.5, 5]"));
+  EXPECT_THAT(
+      std::string(fed.status().message()),
+      HasSubstr("party 1 (csv:a) declares ratings in [1, 5] but party 2 (csv:b-half) in [0.5, 5]"));
 }
 
 TEST(JoinPartiesTest, RefusesSettingsThatAreNotTwoPartyCollaborations) {
@@ -111,8 +112,7 @@ MeasureOptions SmallJob(fmf::Setting setting) {
   MeasureOptions o;
   fmf::JobConfig& c = o.job;
   c.setting = setting;
-  c.split = setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical
-                                          : fmf::SplitKind::kHorizontal;
+  c.split = setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
   c.granularity = fmf::DefaultGranularity(setting);
   c.rounds = 4;
   c.local_iters = 3;
@@ -132,12 +132,12 @@ TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
   auto fed = SelfDivision(Synthetic(80, 40, 3), fmf::Setting::kHfl, data::SplitOptions{});
   ASSERT_TRUE(fed.ok()) << fed.status();
   int calls = 0;
-  auto m = MeasureTradeoff(*fed, SmallJob(fmf::Setting::kHfl),
-                           [&](const CellRun&, int done, int total) {
-                             ++calls;
-                             EXPECT_EQ(done, calls);
-                             EXPECT_EQ(total, 5);
-                           });
+  auto m =
+      MeasureTradeoff(*fed, SmallJob(fmf::Setting::kHfl), [&](const CellRun&, int done, int total) {
+        ++calls;
+        EXPECT_EQ(done, calls);
+        EXPECT_EQ(total, 5);
+      });
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(calls, 5);
   ASSERT_EQ(m->table.actions.size(), 3u);
@@ -187,8 +187,7 @@ TEST(MeasureTradeoffTest, RejectsBadGrids) {
   ASSERT_TRUE(fed.ok());
   MeasureOptions o = SmallJob(fmf::Setting::kHfl);
   o.epsilons = {};
-  EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()),
-              HasSubstr("grid is empty"));
+  EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()), HasSubstr("grid is empty"));
   o.epsilons = {-1};
   EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()),
               HasSubstr("grid epsilon -1 must be finite and > 0"));

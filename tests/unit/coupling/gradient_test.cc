@@ -70,7 +70,8 @@ TEST_F(GradientTest, PredictionIsEquationOneToThree) {
   const int m = model_.num_users(), n = model_.num_items();
   double expected = model_.offset + model_.u.row(i).dot(model_.v.row(j));
   for (int a = 0; a < m; ++a) expected += model_.s(i, a) * model_.u.row(a).dot(model_.v.row(j)) / m;
-  for (int b = 0; b < n; ++b) expected += model_.wt(j, b) * model_.u.row(i).dot(model_.v.row(b)) / n;
+  for (int b = 0; b < n; ++b)
+    expected += model_.wt(j, b) * model_.u.row(i).dot(model_.v.row(b)) / n;
   EXPECT_NEAR(Predict(model_, ComputeCouplingTerms(model_), i, j), expected, 1e-12);
 }
 

@@ -25,12 +25,12 @@ std::vector<uint8_t> SeedFrom(uint64_t s) {
 TEST(AesCtrPrgTest, NistSp80038aF55) {
   const auto key = Hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
   const auto counter = Hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
-  const auto pt = Hex(
-      "6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51"
-      "30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710");
-  const auto ct = Hex(
-      "601ec313775789a5b7a7f504bbf3d228 f443e3ca4d62b59aca84e990cacaf5c5"
-      "2b0930daa23de94ce87017ba2d84988d dfc9c58db67aada613c2dd08457941a6");
+  const auto pt =
+      Hex("6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51"
+          "30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710");
+  const auto ct =
+      Hex("601ec313775789a5b7a7f504bbf3d228 f443e3ca4d62b59aca84e990cacaf5c5"
+          "2b0930daa23de94ce87017ba2d84988d dfc9c58db67aada613c2dd08457941a6");
   ASSERT_EQ(pt.size(), 64u);
   ASSERT_EQ(ct.size(), 64u);
 
@@ -144,9 +144,10 @@ TEST(AesCtrPrgTest, RejectsBadArguments) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AesCtrPrg::Create(std::vector<uint8_t>(16)).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(
-      AesCtrPrg::CreateWithCounter(std::vector<uint8_t>(32), std::vector<uint8_t>(12)).status().code(),
-      absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(AesCtrPrg::CreateWithCounter(std::vector<uint8_t>(32), std::vector<uint8_t>(12))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   const auto seed = SeedFrom(9);
   EXPECT_EQ(ExpandMaskMod2k(seed, 4, 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ExpandMaskMod2k(seed, 4, 65).status().code(), absl::StatusCode::kInvalidArgument);

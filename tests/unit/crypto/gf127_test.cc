@@ -34,7 +34,7 @@ TEST(Gf127Test, ReduceHandlesTheEdges) {
 
 TEST(Gf127Test, MulMatchesReferenceAndFieldLaws) {
   random::Csprng rng = random::Csprng::FromSeed(5);
-  EXPECT_EQ(Mul(kP - 1, kP - 1), Elem{1});  // (-1)^2
+  EXPECT_EQ(Mul(kP - 1, kP - 1), Elem{1});     // (-1)^2
   EXPECT_EQ(Mul(Elem{1} << 126, 2), Elem{1});  // 2^127 == 1
   for (int i = 0; i < 300; ++i) {
     const Elem a = RandomElem(rng), b = RandomElem(rng), c = RandomElem(rng);

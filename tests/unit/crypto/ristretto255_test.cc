@@ -40,7 +40,8 @@ TEST(Ristretto255Test, OneWayMapMatchesRfc9496) {
   crypto_hash_sha512(digest, reinterpret_cast<const uint8_t*>(input.data()), input.size());
   RistrettoPoint p;
   ASSERT_EQ(crypto_core_ristretto255_from_hash(p.data(), digest), 0);
-  EXPECT_EQ(crypto::testing::ToHex(p), "3066f82a1a747d45120d1740f14358531a8f04bbffe6a819f86dfe50f44a0a46");
+  EXPECT_EQ(crypto::testing::ToHex(p),
+            "3066f82a1a747d45120d1740f14358531a8f04bbffe6a819f86dfe50f44a0a46");
 }
 
 TEST(Ristretto255Test, ScalarsCommuteAndInvert) {
@@ -71,8 +72,8 @@ TEST(Ristretto255Test, RejectsIdentityAndNonCanonicalEncodings) {
   auto k = RistrettoScalar::Random(rng);
   ASSERT_THAT(k.status(), IsOk());
   RistrettoPoint identity{};
-  EXPECT_THAT(CheckRistrettoPoint(identity), StatusIs(absl::StatusCode::kInvalidArgument,
-                                                      HasSubstr("identity")));
+  EXPECT_THAT(CheckRistrettoPoint(identity),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("identity")));
   EXPECT_THAT(k->Multiply(identity).status(), StatusIs(absl::StatusCode::kInvalidArgument));
   RistrettoPoint all_ones;
   all_ones.fill(0xff);  // not a field element below p

@@ -69,8 +69,10 @@ TEST(X25519Test, Rfc7748Section61DiffieHellman) {
   auto k_ab = alice->Agree(bob->public_key());
   auto k_ba = bob->Agree(alice->public_key());
   ASSERT_TRUE(k_ab.ok() && k_ba.ok());
-  EXPECT_EQ(ToHex(k_ab->span()), "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
-  EXPECT_EQ(ToHex(k_ba->span()), "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
+  EXPECT_EQ(ToHex(k_ab->span()),
+            "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
+  EXPECT_EQ(ToHex(k_ba->span()),
+            "4a5d9d5ba4ce2de1728e3bf480350f25e07e21c947d19e3376f09b3c1e161742");
 }
 
 TEST(X25519Test, AgreementIsSymmetricForRandomKeys) {

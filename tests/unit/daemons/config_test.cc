@@ -25,7 +25,8 @@ tls:
   insecure: true
   cert_dir: /c
   name: srv
-)", "s.yaml");
+)",
+                                     "s.yaml");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->listen, "127.0.0.1:0");
   EXPECT_EQ(c->max_chunk_values, 4096);
@@ -100,7 +101,10 @@ TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   EXPECT_EQ(c->noise_seed, std::optional<uint64_t>(17));
   EXPECT_EQ(c->local_threads, 2);
   EXPECT_EQ(party::ParsePartyConfig("name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n"
-                                    "  rating_max: 5\n", "p.yaml")->local_threads, 1);
+                                    "  rating_max: 5\n",
+                                    "p.yaml")
+                ->local_threads,
+            1);
   EXPECT_EQ(c->policy.max_epsilon, 4);
   EXPECT_EQ(c->policy.min_granularity, "user");
   // Noise-free test metrics stay home unless the party opts in.
@@ -116,16 +120,22 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
     std::string key;
   } cases[] = {
       {"server: x\n", "data"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  index: 3\n  parties: 3\n", "data.index"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  setting: lfl\n", "data.setting"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  max_epsilon: 0\n", "policy.max_epsilon"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  allowed_settings: [hfl, x]\n",
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  index: 3\n  "
+       "parties: 3\n",
+       "data.index"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  setting: lfl\n",
+       "data.setting"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  "
+       "max_epsilon: 0\n",
+       "policy.max_epsilon"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  "
+       "allowed_settings: [hfl, x]\n",
        "policy.allowed_settings"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  sped: 1\n", "data.sped"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  sped: 1\n",
+       "data.sped"},
       {"data:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n", "name"},
       {"name: a\ndata:\n  spec: synthetic\n", "rating_min/rating_max"},
-      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 5\n  rating_max: 1\n",
-       "data.rating_max"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 5\n  rating_max: 1\n", "data.rating_max"},
       {"name: a\nnoise_seed: -1\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",
        "noise_seed"},
       {"name: a\nlocal_threads: 0\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",

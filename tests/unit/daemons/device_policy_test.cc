@@ -1,10 +1,10 @@
 // A device host's policy and ledger: what the server cannot make a device do.
 #include "client-device/device_policy.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <limits>
-
-#include <gtest/gtest.h>
 
 #include "client-device/device_ledger.h"
 #include "client-device/hua_role.h"
@@ -20,8 +20,7 @@ TEST(DevicePolicyTest, DefaultsRefuseNonPrivateAndOverCapJobs) {
   EXPECT_FALSE(p.allow_non_private);
   EXPECT_FALSE(p.report_metrics);
   EXPECT_EQ(DevicePolicyRefusal(p, "lfl", 1.0, 1e-5, 10), "");
-  EXPECT_NE(DevicePolicyRefusal(p, "lfl", kInf, 1e-5, 10).find("epsilon = inf"),
-            std::string::npos);
+  EXPECT_NE(DevicePolicyRefusal(p, "lfl", kInf, 1e-5, 10).find("epsilon = inf"), std::string::npos);
   EXPECT_NE(DevicePolicyRefusal(p, "lfl", 8.5, 1e-5, 10).find("exceeds the policy cap 8"),
             std::string::npos);
   EXPECT_NE(DevicePolicyRefusal(p, "lfl", 1.0, 1e-3, 10).find("delta"), std::string::npos);

@@ -164,7 +164,8 @@ TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
             absl::StatusCode::kFailedPrecondition);
   mf::Matrix nan = mf::Matrix::Constant(3, 2, 0.1);
   nan(0, 0) = NAN;
-  EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", 0, nan).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", 0, nan).code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(coordinator_->counters().updates_rejected, 1);
 }
 
@@ -175,7 +176,8 @@ TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
   Accept("b", 5);
   for (int t = 0; t < 2; ++t) {
     WaitTask("a", v1::TASK_KIND_ROUND);
-    ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.1 * (t + 1))).ok());
+    ASSERT_TRUE(
+        coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.1 * (t + 1))).ok());
     ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.3)).ok());
   }
   v1::Task t2 = WaitTask("a", v1::TASK_KIND_ROUND);
@@ -437,7 +439,8 @@ TEST_F(JobCoordinatorTest, RosterNamesOutsideTheAllowlistAreRefusedAtSubmit) {
   ASSERT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
   const std::string m(refused.status().message());
   EXPECT_NE(m.find("'nobody', 'ghost' are not in this server's allowed_parties (a, b)"),
-            std::string::npos) << m;
+            std::string::npos)
+      << m;
   EXPECT_EQ(coordinator_->GetJob("j").status().code(), absl::StatusCode::kNotFound);
   ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
 }
@@ -477,7 +480,8 @@ TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
   const absl::Status second = coordinator_->Register("a", "dir-2");
   EXPECT_EQ(second.code(), absl::StatusCode::kAlreadyExists) << second;
   EXPECT_NE(second.message().find("already connected from another state directory"),
-            std::string::npos) << second;
+            std::string::npos)
+      << second;
   EXPECT_TRUE(coordinator_->Register("a", "dir-1").ok());  // the same party, restarted
   EXPECT_TRUE(coordinator_->Register("b", "dir-2").ok());  // another name: unrelated
   // Silent past the window: the other directory may take the name.
@@ -560,8 +564,7 @@ TEST_F(JobCoordinatorTest, CancelEndsRunningAndQueuedJobsOnly) {
   EXPECT_EQ(next.job_id(), "k");
   EXPECT_EQ(coordinator_->CancelJob("j", "alice").status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_EQ(coordinator_->CancelJob("nope", "alice").status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(coordinator_->CancelJob("nope", "alice").status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 // hook between the server and the hosts plays a hostile server: it edits
 // tasks and inbox messages, and the test asserts on what each device sends
 // (no unmasking share of a device that refused) and on the job's result.
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -14,8 +15,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -107,8 +106,7 @@ class LflActiveSecAggTest : public ::testing::Test {
   // Hooks of the hostile server: may edit a host's task, or the inbox of a
   // phase before the host answers it.
   std::function<void(const std::string& host, v1::DeviceTask&)> edit_task;
-  std::function<void(const std::string& host, v1::DevicePhase,
-                     std::vector<v1::InboxMessage>&)>
+  std::function<void(const std::string& host, v1::DevicePhase, std::vector<v1::InboxMessage>&)>
       edit_inbox;
 
   // Runs the job to its end; returns the server's job.
@@ -232,7 +230,6 @@ class LflActiveSecAggTest : public ::testing::Test {
   absl::Status create_status_;
   uint64_t aggregation_ = 0;
 };
-
 
 bool DidSend(const Sent& s, uint64_t device, v1::DevicePhase phase) {
   auto it = s.phases.find(device);

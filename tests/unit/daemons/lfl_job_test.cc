@@ -5,12 +5,12 @@
 // skipped, V stays V(0), and the job still finishes after T iterations.
 #include "server/lfl_job.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/time/time.h"
 #include "common/lfl/item_matrix.h"
@@ -126,8 +126,7 @@ TEST(LflJobTest, MetricsReportsAreCheckedAgainstTheStage) {
   EXPECT_THAT(job->ReportMetrics("a", foreign),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("job_id")));
   EXPECT_THAT(job->ReportMetrics("a", Report(1, 1.0)), IsOk());
-  EXPECT_THAT(job->ReportMetrics("a", Report(1, 1.0)),
-              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(job->ReportMetrics("a", Report(1, 1.0)), StatusIs(absl::StatusCode::kAlreadyExists));
 }
 
 TEST(LflJobTest, SilentHostsSkipEveryIterationAndTheJobStillFinishes) {
@@ -157,7 +156,7 @@ TEST(LflJobTest, SilentHostsSkipEveryIterationAndTheJobStillFinishes) {
     EXPECT_EQ(records[t].round1_survivors(), 0);
   }
   EXPECT_TRUE(job->TakeFinishedIterations().empty());  // handed out once
-  EXPECT_EQ(job->model(), v0);  // nothing was learned, nothing stepped
+  EXPECT_EQ(job->model(), v0);                         // nothing was learned, nothing stepped
 
   ASSERT_THAT(job->ReportMetrics("a", Report(3, 1.0)), IsOk());
   EXPECT_FALSE(job->Advance(now));  // b has not reported, the deadline is far

@@ -51,8 +51,9 @@ TEST(SizeLimitsTest, TheSharedMatrixIsBoundedAsAProduct) {
   EXPECT_TRUE(CheckOfferReply(Reply(10, 100, 10, 100), false, 10, l).ok());
   const absl::Status h = CheckOfferReply(Reply(10, 101, 10, 101), false, 10, l);
   EXPECT_EQ(h.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Has(h, "OfferReply.global_items x JobSpec.dim = 101 x 10 = 1010 values exceeds "
-                     "the server's max_matrix_values = 1000"))
+  EXPECT_TRUE(Has(h,
+                  "OfferReply.global_items x JobSpec.dim = 101 x 10 = 1010 values exceeds "
+                  "the server's max_matrix_values = 1000"))
       << h;
   EXPECT_TRUE(CheckOfferReply(Reply(500, 101, 500, 101), true, 2, l).ok());
   const absl::Status v = CheckOfferReply(Reply(501, 101, 501, 101), true, 2, l);

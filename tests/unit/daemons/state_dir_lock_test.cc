@@ -1,5 +1,4 @@
 #include "party/state_dir_lock.h"
-#include "party/state_id.h"
 
 #include <stdlib.h>
 
@@ -10,6 +9,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "party/state_id.h"
 #include "tests/testing/status_matchers.h"
 
 namespace fedmf::party {
@@ -56,8 +56,9 @@ TEST_F(StateDirLockTest, ReleasedWhenTheHolderGoesAway) {
 }
 
 TEST_F(StateDirLockTest, UnwritableDirectoryIsAClearError) {
-  EXPECT_THAT(StateDirLock::Acquire(dir_ + "/missing/sub"),
-              StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("cannot open the state lock")));
+  EXPECT_THAT(
+      StateDirLock::Acquire(dir_ + "/missing/sub"),
+      StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("cannot open the state lock")));
 }
 
 }  // namespace

@@ -32,13 +32,12 @@ Dataset RatedItems(const std::vector<std::string>& item_ids) {
 
 TEST(DataGenresTest, ParsesFlagsPerDenseItem) {
   const std::string path = testing::WriteTempFile(
-      "u.item",
-      ItemLine("1", "Toy Story (1995)", "0001110000000000000") +
-          // Latin-1 title bytes pass through untouched.
-          ItemLine("2", "Caf\xe9 au lait (1993)", "0000000010000001000") +
-          ItemLine("3", "Unrated movie", "0100000000000000000") +
-          ItemLine("4", "No genre at all", "0000000000000000000") +
-          ItemLine("5", "unknown", "1000000000000000000") + "\r\n");
+      "u.item", ItemLine("1", "Toy Story (1995)", "0001110000000000000") +
+                    // Latin-1 title bytes pass through untouched.
+                    ItemLine("2", "Caf\xe9 au lait (1993)", "0000000010000001000") +
+                    ItemLine("3", "Unrated movie", "0100000000000000000") +
+                    ItemLine("4", "No genre at all", "0000000000000000000") +
+                    ItemLine("5", "unknown", "1000000000000000000") + "\r\n");
   // Dense item order differs from the u.item order on purpose.
   const Dataset d = RatedItems({"4", "2", "1", "5"});
   auto genres = LoadMovieLensGenres(path, d);
@@ -70,8 +69,9 @@ TEST(DataGenresTest, RatedItemMissingFromUItemIsAnError) {
 }
 
 TEST(DataGenresTest, BadFlagNamesFileLineAndGenre) {
-  const std::string path = testing::WriteTempFile(
-      "u.item", ItemLine("1", "T", "0000010000000000000") + ItemLine("2", "U", "000001000000000000x"));
+  const std::string path =
+      testing::WriteTempFile("u.item", ItemLine("1", "T", "0000010000000000000") +
+                                           ItemLine("2", "U", "000001000000000000x"));
   auto genres = LoadMovieLensGenres(path, RatedItems({"1", "2"}));
   EXPECT_THAT(std::string(genres.status().message()), StartsWith(path + ":2: "));
   EXPECT_THAT(std::string(genres.status().message()),
@@ -87,8 +87,9 @@ TEST(DataGenresTest, TooFewFieldsIsAnError) {
 }
 
 TEST(DataGenresTest, DuplicateMovieIdIsAnError) {
-  const std::string path = testing::WriteTempFile(
-      "u.item", ItemLine("1", "T", "0000010000000000000") + ItemLine("1", "T", "0000010000000000000"));
+  const std::string path =
+      testing::WriteTempFile("u.item", ItemLine("1", "T", "0000010000000000000") +
+                                           ItemLine("1", "T", "0000010000000000000"));
   auto genres = LoadMovieLensGenres(path, RatedItems({"1"}));
   EXPECT_THAT(std::string(genres.status().message()), StartsWith(path + ":2: "));
   EXPECT_THAT(std::string(genres.status().message()), HasSubstr("first on line 1"));

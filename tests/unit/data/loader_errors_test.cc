@@ -33,8 +33,8 @@ TEST(DataLoaderErrorTest, RatingOutOfDeclaredRange) {
   ExpectLoadError(LoadMovieLens100K(p), p, 3, "rating 6 is outside the declared rating range");
   LoadOptions strict;
   strict.range = {1.0, 5.0};
-  const std::string q = WriteTempFile("ratings.csv",
-                                      "userId,movieId,rating,timestamp\n1,1,0.5,10\n");
+  const std::string q =
+      WriteTempFile("ratings.csv", "userId,movieId,rating,timestamp\n1,1,0.5,10\n");
   ExpectLoadError(LoadMovieLensCsv(q, strict), q, 2, "--rating-range MIN,MAX");
 }
 
@@ -69,7 +69,8 @@ TEST(DataLoaderErrorTest, ExtraField) {
 }
 
 TEST(DataLoaderErrorTest, DuplicateUserItemPair) {
-  const std::string p = WriteTempFile("ratings.dat", "7::1::3::1\n7::2::4::1\n8::1::5::1\n7::2::1::1\n");
+  const std::string p =
+      WriteTempFile("ratings.dat", "7::1::3::1\n7::2::4::1\n8::1::5::1\n7::2::1::1\n");
   ExpectLoadError(LoadMovieLensDat(p), p, 4,
                   "duplicate rating for user '7' and item '2' (first rated on line 2); keep one "
                   "row per user-item pair");
@@ -88,8 +89,8 @@ TEST(DataLoaderErrorTest, MovieLensIdsCompareAsIntegers) {
 }
 
 TEST(DataLoaderErrorTest, DuplicateLineNumbersCountTheHeader) {
-  const std::string p = WriteTempFile("ratings.csv",
-                                      "userId,movieId,rating,timestamp\n1,1,3,0\n1,1,3,0\n");
+  const std::string p =
+      WriteTempFile("ratings.csv", "userId,movieId,rating,timestamp\n1,1,3,0\n1,1,3,0\n");
   ExpectLoadError(LoadMovieLensCsv(p), p, 3, "(first rated on line 2)");
 }
 
@@ -112,7 +113,8 @@ TEST(DataLoaderErrorTest, OtherSeparatorIsNamed) {
   ExpectLoadError(LoadGenericCsv(c), c, 1, "separated by semicolons but this format is comma");
   // u.data with commas.
   const std::string u = WriteTempFile("u.data", "1,1,3,10\n");
-  ExpectLoadError(LoadMovieLens100K(u), u, 1, "separated by commas but this format is tab-separated");
+  ExpectLoadError(LoadMovieLens100K(u), u, 1,
+                  "separated by commas but this format is tab-separated");
 }
 
 TEST(DataLoaderErrorTest, HeaderWithoutRatings) {

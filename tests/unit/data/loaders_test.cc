@@ -1,9 +1,10 @@
 // Round trips of every supported format, dense id remapping and format
 // detection. Errors are in loader_errors_test.cc.
+#include "common/data/loaders.h"
+
 #include <string>
 #include <vector>
 
-#include "common/data/loaders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/data/test_files.h"
@@ -11,9 +12,9 @@
 namespace fedmf::data {
 namespace {
 
+using ::testing::ElementsAre;
 using testing::WriteFile;
 using testing::WriteTempFile;
-using ::testing::ElementsAre;
 
 // The same three ratings in every format: users 196, 186; items 242, 302, 377.
 const std::vector<Rating> kExpected = {{0, 0, 3.0f}, {1, 1, 4.5f}, {0, 2, 1.0f}};
@@ -70,8 +71,8 @@ TEST(DataLoaderTest, GenericCsvKeepsStringIdsAndTrimsSpaces) {
 
 TEST(DataLoaderTest, DenseIdsFollowFirstAppearance) {
   // Ids deliberately out of numeric order and sparse.
-  auto d = ParseRatings("900,70,1\n5,70,2\n900,3,3\n12,1000,4\n5,3,5\n",
-                        RatingFormat::kGenericCsv, "mem");
+  auto d = ParseRatings("900,70,1\n5,70,2\n900,3,3\n12,1000,4\n5,3,5\n", RatingFormat::kGenericCsv,
+                        "mem");
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_THAT(d->user_ids, ElementsAre("900", "5", "12"));
   EXPECT_THAT(d->item_ids, ElementsAre("70", "3", "1000"));
@@ -80,11 +81,13 @@ TEST(DataLoaderTest, DenseIdsFollowFirstAppearance) {
 }
 
 TEST(DataLoaderTest, CrlfBomAndTrailingBlankLinesAreFine) {
-  auto d = ParseRatings("\xEF\xBB\xBF" "196\t242\t3\t1\r\n186\t302\t4.5\t2\r\n196\t377\t1\t3\r\n\r\n",
-                        RatingFormat::kMovieLens100K, "crlf");
+  auto d = ParseRatings(
+      "\xEF\xBB\xBF"
+      "196\t242\t3\t1\r\n186\t302\t4.5\t2\r\n196\t377\t1\t3\r\n\r\n",
+      RatingFormat::kMovieLens100K, "crlf");
   ExpectThreeRatings(d);
-  auto no_final_newline = ParseRatings("196,242,3\n186,302,4.5\n196,377,1",
-                                       RatingFormat::kGenericCsv, "eof");
+  auto no_final_newline =
+      ParseRatings("196,242,3\n186,302,4.5\n196,377,1", RatingFormat::kGenericCsv, "eof");
   ExpectThreeRatings(no_final_newline);
 }
 
@@ -98,16 +101,16 @@ TEST(DataLoaderTest, DeclaredRangeIsValidatedAndKept) {
 }
 
 TEST(DataLoaderTest, LoadMovieLensDetectsEachFormat) {
-  ExpectThreeRatings(LoadMovieLens(WriteTempFile(
-      "u.data", "196\t242\t3\t1\n186\t302\t4.5\t2\n196\t377\t1\t3\n")));
-  ExpectThreeRatings(LoadMovieLens(WriteTempFile(
-      "ratings.dat", "196::242::3::1\n186::302::4.5::2\n196::377::1::3\n")));
-  ExpectThreeRatings(LoadMovieLens(WriteTempFile(
-      "ratings.csv",
-      "userId,movieId,rating,timestamp\n196,242,3,1\n186,302,4.5,2\n196,377,1,3\n")));
+  ExpectThreeRatings(
+      LoadMovieLens(WriteTempFile("u.data", "196\t242\t3\t1\n186\t302\t4.5\t2\n196\t377\t1\t3\n")));
+  ExpectThreeRatings(LoadMovieLens(
+      WriteTempFile("ratings.dat", "196::242::3::1\n186::302::4.5::2\n196::377::1::3\n")));
+  ExpectThreeRatings(LoadMovieLens(
+      WriteTempFile("ratings.csv",
+                    "userId,movieId,rating,timestamp\n196,242,3,1\n186,302,4.5,2\n196,377,1,3\n")));
   // The content decides when the name says nothing.
-  ExpectThreeRatings(LoadMovieLens(WriteTempFile(
-      "export.txt", "196::242::3::1\n186::302::4.5::2\n196::377::1::3\n")));
+  ExpectThreeRatings(LoadMovieLens(
+      WriteTempFile("export.txt", "196::242::3::1\n186::302::4.5::2\n196::377::1::3\n")));
 }
 
 TEST(DataLoaderTest, LoadMovieLensAcceptsADirectory) {
@@ -123,7 +126,8 @@ TEST(DataLoaderTest, LoadMovieLensDirectoryWithoutRatingsIsNotFound) {
   const std::string dir = testing::MakeTempDir();
   auto d = LoadMovieLens(dir);
   EXPECT_EQ(d.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(d.status().message()), ::testing::HasSubstr("u.data, ratings.dat, ratings.csv"));
+  EXPECT_THAT(std::string(d.status().message()),
+              ::testing::HasSubstr("u.data, ratings.dat, ratings.csv"));
 }
 
 TEST(DataLoaderTest, LoadMovieLensRejectsAnUndetectableFile) {

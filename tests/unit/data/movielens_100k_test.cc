@@ -12,10 +12,12 @@ namespace {
 
 const std::string kDir = FEDMF_SHARED_DIR "/data/ml-100k";
 
-#define SKIP_IF_NO_ML100K()                                                              \
+#define SKIP_IF_NO_ML100K()                                                                     \
   if (!std::filesystem::exists(kDir + "/u.data") || !std::filesystem::exists(kDir + "/u.item")) \
-  GTEST_SKIP() << kDir << " absent (../shared dataset): MovieLens 100K (u.data, u.item) is not available here; "   \
-               << "put the GroupLens ml-100k directory at ../shared/data/ml-100k to run this"
+  GTEST_SKIP()                                                                                  \
+      << kDir                                                                                   \
+      << " absent (../shared dataset): MovieLens 100K (u.data, u.item) is not available here; " \
+      << "put the GroupLens ml-100k directory at ../shared/data/ml-100k to run this"
 
 TEST(DataMovieLens100KTest, LoadsTheWholeDataset) {
   SKIP_IF_NO_ML100K();

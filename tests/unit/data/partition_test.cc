@@ -223,7 +223,8 @@ TEST(DataPartitionTest, VflByGenre) {
   d.num_items = 6;
   d.range = {1, 5};
   for (int32_t u = 0; u < 4; ++u) {
-    for (int32_t i = 0; i < 6; ++i) d.ratings.push_back({u, i, static_cast<float>(1 + (u + i) % 5)});
+    for (int32_t i = 0; i < 6; ++i)
+      d.ratings.push_back({u, i, static_cast<float>(1 + (u + i) % 5)});
   }
   auto fed = PartitionVflByGenre(d, kItemGenres, {0.25, 1});
   ASSERT_TRUE(fed.ok()) << fed.status();

@@ -73,10 +73,10 @@ TEST(FederateByItemCatalogueTest, RowOrderDoesNotChangeTheFederation) {
                               "films.txt");
   ASSERT_THAT(cat.status(), IsOk());
   const SplitOptions split{0.2, 3};
-  auto one = FederateByItemCatalogue({Csv(Rows(0, 1), "a.csv"), Csv(Rows(1, 2), "b.csv")}, *cat,
-                                     split);
-  auto two = FederateByItemCatalogue({Csv(Rows(0, 8), "a.csv"), Csv(Rows(1, 9), "b.csv")}, *cat,
-                                     split);
+  auto one =
+      FederateByItemCatalogue({Csv(Rows(0, 1), "a.csv"), Csv(Rows(1, 2), "b.csv")}, *cat, split);
+  auto two =
+      FederateByItemCatalogue({Csv(Rows(0, 8), "a.csv"), Csv(Rows(1, 9), "b.csv")}, *cat, split);
   ASSERT_THAT(one.status(), IsOk());
   ASSERT_THAT(two.status(), IsOk());
   ASSERT_EQ(one->federation.parties.size(), 2u);
@@ -97,7 +97,7 @@ TEST(FederateByItemCatalogueTest, RowOrderDoesNotChangeTheFederation) {
   };
   EXPECT_FALSE(has_item(one->federation.parties[0], 0));
   EXPECT_TRUE(has_item(one->federation.parties[1], 0));
-  EXPECT_TRUE(has_item(one->federation.parties[0], 1));   // film-a
+  EXPECT_TRUE(has_item(one->federation.parties[0], 1));  // film-a
   EXPECT_FALSE(has_item(one->federation.parties[1], 1));
 }
 
@@ -108,8 +108,8 @@ TEST(FederateByItemCatalogueTest, ItemsOutsideTheCatalogueAreDroppedAndCounted) 
   ASSERT_THAT(fed.status(), IsOk());
   // Party 0 rates e, f outside it; party 1 rates e, f, g, h.
   int64_t outside0 = 0;
-  for (const std::string& r : Rows(0, 1)) outside0 += r.find("film-e") != std::string::npos ||
-                                                      r.find("film-f") != std::string::npos;
+  for (const std::string& r : Rows(0, 1))
+    outside0 += r.find("film-e") != std::string::npos || r.find("film-f") != std::string::npos;
   EXPECT_EQ(fed->dropped_ratings[0], outside0);
   EXPECT_GT(fed->dropped_ratings[1], fed->dropped_ratings[0]);
   auto none = Catalogue::Parse("movie-1\n", "other.txt");

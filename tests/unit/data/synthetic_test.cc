@@ -156,7 +156,8 @@ TEST(DataSyntheticTest, DefaultsHaveStructureThatMatrixFactorizationLearns) {
   constexpr int k = 5;
   random::Csprng rng = random::Csprng::FromSeed(1);
   const double init = std::sqrt(mean / k);
-  std::vector<double> u(static_cast<size_t>(d->num_users) * k), v(static_cast<size_t>(d->num_items) * k);
+  std::vector<double> u(static_cast<size_t>(d->num_users) * k),
+      v(static_cast<size_t>(d->num_items) * k);
   for (double& x : u) x = init * (0.5 + rng.NextDouble());
   for (double& x : v) x = init * (0.5 + rng.NextDouble());
   auto predict = [&](const Rating& r) {

@@ -10,8 +10,7 @@ namespace fedmf::data::testing {
 std::string MakeTempDir();
 // Writes `contents` (bytes as given, so CRLF/BOM tests are exact) to
 // `dir/name` and returns the path.
-std::string WriteFile(const std::string& dir, const std::string& name,
-                      const std::string& contents);
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& contents);
 // WriteFile into a fresh MakeTempDir().
 std::string WriteTempFile(const std::string& name, const std::string& contents);
 

@@ -1,10 +1,9 @@
 #include "common/data/text_scan.h"
 
-#include "common/data/duplicates.h"
-
 #include <string>
 #include <vector>
 
+#include "common/data/duplicates.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::data::internal {
@@ -18,7 +17,9 @@ std::vector<std::string> AllLines(absl::string_view text) {
 }
 
 TEST(DataTextScanTest, LinesStripCrLfBomAndTrailingBlankLines) {
-  EXPECT_EQ(AllLines("\xEF\xBB\xBF" "a\r\nb\r\n\r\n  \n"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(AllLines("\xEF\xBB\xBF"
+                     "a\r\nb\r\n\r\n  \n"),
+            (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(AllLines("a\nb"), (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(AllLines("").empty());
   EXPECT_TRUE(AllLines("\n\n").empty());

@@ -25,9 +25,9 @@ struct Case {
 };
 
 TEST(CalibrationTest, RoundTripAndMinimality) {
-  for (const Case& c : {Case{0.01, 1000, 1e-5, 1.0}, Case{0.04, 2000, 1e-5, 8.0},
-                        Case{1.0, 1, 1e-6, 1.0}, Case{0.001, 100000, 1e-7, 0.5},
-                        Case{0.2, 10, 1e-5, 3.0}, Case{0.005, 500, 1e-6, 0.1}}) {
+  for (const Case& c :
+       {Case{0.01, 1000, 1e-5, 1.0}, Case{0.04, 2000, 1e-5, 8.0}, Case{1.0, 1, 1e-6, 1.0},
+        Case{0.001, 100000, 1e-7, 0.5}, Case{0.2, 10, 1e-5, 3.0}, Case{0.005, 500, 1e-6, 0.1}}) {
     absl::StatusOr<double> z = CalibrateNoiseMultiplier(c.q, c.steps, c.delta, c.target);
     ASSERT_TRUE(z.ok()) << z.status();
     const double eps = *ComputeEpsilon(c.q, *z, c.steps, c.delta);

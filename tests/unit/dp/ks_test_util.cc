@@ -82,6 +82,8 @@ double RegularizedGammaP(double a, double x) {
   return 1.0 - std::exp(log_prefactor) * h;
 }
 
-double GammaCdf(double x, double shape, double scale) { return RegularizedGammaP(shape, x / scale); }
+double GammaCdf(double x, double shape, double scale) {
+  return RegularizedGammaP(shape, x / scale);
+}
 
 }  // namespace fedmf::dp::stats

@@ -148,9 +148,8 @@ TEST(GaussianTest, TailBeyondRHasTheRightMassAndShape) {
   const double expected = p * kN;
   EXPECT_NEAR(static_cast<double>(tail.size()), expected, 5 * std::sqrt(expected));
   const double tail_mass = std::erfc(r / std::sqrt(2.0));
-  const auto ks = KsTest(tail, [&](double v) {
-    return 1.0 - std::erfc(v / std::sqrt(2.0)) / tail_mass;
-  });
+  const auto ks =
+      KsTest(tail, [&](double v) { return 1.0 - std::erfc(v / std::sqrt(2.0)) / tail_mass; });
   EXPECT_GT(ks.p_value, 0.001) << "D=" << ks.statistic << " n=" << tail.size();
 }
 

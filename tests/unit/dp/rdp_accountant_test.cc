@@ -21,9 +21,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
   if (std::fabs(got - expected) <= rtol * std::fabs(expected)) {
     return ::testing::AssertionSuccess() << "expected " << expected << " got " << got;
   }
-  return ::testing::AssertionFailure() << "expected " << expected << " got " << got
-                                       << " (rel err " << std::fabs(got - expected) / std::fabs(expected)
-                                       << " > " << rtol << ")";
+  return ::testing::AssertionFailure()
+         << "expected " << expected << " got " << got << " (rel err "
+         << std::fabs(got - expected) / std::fabs(expected) << " > " << rtol << ")";
 }
 
 // TF Privacy compute_dp_sgd_privacy's own orders.

@@ -16,8 +16,8 @@ TEST(GainCaptured, IssueExample) {
 }
 
 TEST(GainCaptured, EndpointsAndSigns) {
-  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 1.0, 0.8), 0.0);   // no better than alone
-  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 0.8, 0.8), 1.0);   // as good as pooling
+  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 1.0, 0.8), 0.0);     // no better than alone
+  EXPECT_DOUBLE_EQ(*GainCaptured(1.0, 0.8, 0.8), 1.0);     // as good as pooling
   EXPECT_NEAR(*GainCaptured(1.0, 1.1, 0.8), -0.5, 1e-12);  // worse than alone
   EXPECT_NEAR(*GainCaptured(1.0, 0.7, 0.8), 1.5, 1e-12);   // better than central
 }

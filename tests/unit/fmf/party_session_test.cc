@@ -115,8 +115,8 @@ TEST(PartySessionTest, OverBudgetRoundIsRefusedAndNothingChanges) {
   Fixture f;
   // Enough for the size release, far below what one round costs.
   dp::PrivacyLedger probe(100, 1e-5);
-  auto count_eps = probe.EpsilonWith(
-      dp::LedgerEntry{"job", 9, 1.0, f.plan.count_noise_multiplier, 1});
+  auto count_eps =
+      probe.EpsilonWith(dp::LedgerEntry{"job", 9, 1.0, f.plan.count_noise_multiplier, 1});
   ASSERT_TRUE(count_eps.ok());
   dp::PrivacyLedger tiny(*count_eps * (1 + 1e-6), 1e-5);
   auto party = *PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
@@ -154,8 +154,8 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   EXPECT_LE(c, f.party->CountBound());
   EXPECT_DOUBLE_EQ(f.party->StepNormalizer(), std::max(1.0, f.config.sample_rate * c));
   EXPECT_DOUBLE_EQ(f.party->Stage2Spec().normalizer, f.party->StepNormalizer());
-  EXPECT_DOUBLE_EQ(f.party->weight(),
-                   std::clamp(std::round(c / f.plan.theta), 1.0, static_cast<double>(f.fed.num_users)));
+  EXPECT_DOUBLE_EQ(f.party->weight(), std::clamp(std::round(c / f.plan.theta), 1.0,
+                                                 static_cast<double>(f.fed.num_users)));
   // A rejoin reuses the stored release: no second draw, no second charge.
   auto again = PartySession::Create(Admitted(f.config, f.fed.parties[0], 99), f.fed.parties[0],
                                     f.fed.num_users, f.fed.num_items, &f.ledger, c);

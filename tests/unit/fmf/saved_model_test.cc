@@ -50,8 +50,8 @@ class SavedModelTest : public ::testing::Test {
     config_.pretrain_epochs = 3;
     auto admitted = AdmittedJob::Admit(config_, {fed_.parties[0].range, 5, "party-0"}, nullptr);
     ASSERT_TRUE(admitted.ok()) << admitted.status();
-    auto session = PartySession::Create(std::move(*admitted), fed_.parties[0], fed_.num_users, fed_.num_items,
-                                        nullptr);
+    auto session = PartySession::Create(std::move(*admitted), fed_.parties[0], fed_.num_users,
+                                        fed_.num_items, nullptr);
     ASSERT_TRUE(session.ok()) << session.status();
     session_ = std::move(*session);
     random::Csprng rng = random::Csprng::FromSeed(6);

@@ -13,8 +13,8 @@
 // the same measurement exceeds 2 R^{3/2}. If it ever stops exceeding it, the
 // refusal may be revisited — with a proof in docs/privacy.md.
 #include <algorithm>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -76,15 +76,16 @@ Data RandomData(random::Csprng& rng, int32_t users, int32_t heavy_count, bool ex
   Data d;
   d.users = users;
   for (int32_t u = 0; u < users; ++u) {
-    const int32_t count = u == users - 1 ? heavy_count : 1 + static_cast<int32_t>(rng.UniformInt(20));
+    const int32_t count =
+        u == users - 1 ? heavy_count : 1 + static_cast<int32_t>(rng.UniformInt(20));
     std::vector<int32_t> items(kItems);
     std::iota(items.begin(), items.end(), 0);
     for (int32_t k = 0; k < count; ++k) {
       std::swap(items[k], items[k + rng.UniformInt(static_cast<uint64_t>(kItems - k))]);
       // Extreme: 0 or R. (Values outside the declared range never reach a
       // session: PartySession::Create refuses them, party_session_test.)
-      double v = extreme ? (rng.UniformInt(2) ? 0.0 : kR)
-                         : 1 + static_cast<double>(rng.UniformInt(5));
+      double v =
+          extreme ? (rng.UniformInt(2) ? 0.0 : kR) : 1 + static_cast<double>(rng.UniformInt(5));
       d.ratings.push_back({u, items[k], static_cast<float>(v)});
     }
   }
@@ -117,7 +118,7 @@ struct Release {
 // Creates the party for `d`, runs Stage 1 at `initial` (HFL), and takes the
 // pre-noise release of the whole party at `shared`.
 Release RunParty(const JobConfig& config, const NoisePlan& plan, const Data& d,
-            const mf::Matrix& initial, const mf::Matrix& shared, dp::PrivacyLedger* ledger) {
+                 const mf::Matrix& initial, const mf::Matrix& shared, dp::PrivacyLedger* ledger) {
   Release r;
   const bool vertical = config.split == SplitKind::kVertical;
   // VFL: every party holds every user, so the shared U has a row per user of
@@ -233,21 +234,21 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
             const double moved = ReleaseDistance(a.grad, b.grad);
             worst_ratio = std::max(worst_ratio, moved / delta);
             EXPECT_LE(moved, delta * (1 + 1e-9))
-                << SettingName(o.setting) << " per " << GranularityName(o.granularity)
-                << ": heavy " << heavy << " extreme " << extreme << " shared kind " << kind
-                << " moved " << moved << " > Delta " << delta;
+                << SettingName(o.setting) << " per " << GranularityName(o.granularity) << ": heavy "
+                << heavy << " extreme " << extreme << " shared kind " << kind << " moved " << moved
+                << " > Delta " << delta;
             // The release is not trivially zero: the bound is exercised.
             EXPECT_GT(Norm2(a.grad.grad_v) + Norm2(a.grad.grad_u), 0);
             // The size release (normaliser, HFL weight): the count moves by at
             // most the sensitivity its noise was calibrated for, and it was
             // charged at the count's z under its own ledger key.
             const double count_delta = plan->count_sigma / plan->count_noise_multiplier;
-            const double count_moved = std::abs(static_cast<double>(
-                a.session->PreNoiseCount() - b.session->PreNoiseCount()));
+            const double count_moved = std::abs(
+                static_cast<double>(a.session->PreNoiseCount() - b.session->PreNoiseCount()));
             worst_count_ratio = std::max(worst_count_ratio, count_moved / count_delta);
             EXPECT_LE(count_moved, count_delta)
-                << SettingName(o.setting) << " per " << GranularityName(o.granularity)
-                << ": heavy " << heavy << " count moved " << count_moved;
+                << SettingName(o.setting) << " per " << GranularityName(o.granularity) << ": heavy "
+                << heavy << " count moved " << count_moved;
             ASSERT_TRUE(a.session->released_count().has_value());
             EXPECT_GE(*a.session->released_count(), 1.0);
             EXPECT_LE(*a.session->released_count(), a.session->CountBound());
@@ -287,8 +288,8 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   EXPECT_NEAR(assumed, 22.36, 0.01);
 
   JobConfig config = Job(Setting::kHfl, Granularity::kUser);
-  config.theta = 1000;              // no trimming: the rating-level data as is
-  config.pretrain_epochs = 20;      // the default Stage 1
+  config.theta = 1000;          // no trimming: the rating-level data as is
+  config.pretrain_epochs = 20;  // the default Stage 1
   auto plan = PlanNoise(config);
   ASSERT_TRUE(plan.ok());
   // The server's V (it chooses V0 and every shared V): item 0's row at the
@@ -315,8 +316,10 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   EXPECT_GT(moved_by[1], assumed) << moved_by[1];
   EXPECT_GT(moved_by[2], 3 * assumed) << moved_by[2];
   EXPECT_GT(moved_by[2], moved_by[1]);
-  std::printf("HFL per rating, one rating removed: |dG| = %.2f (2 ratings), %.2f (50), %.2f (200) "
-              "against 2R^{3/2} = %.2f\n", moved_by[0], moved_by[1], moved_by[2], assumed);
+  std::printf(
+      "HFL per rating, one rating removed: |dG| = %.2f (2 ratings), %.2f (50), %.2f (200) "
+      "against 2R^{3/2} = %.2f\n",
+      moved_by[0], moved_by[1], moved_by[2], assumed);
 }
 
 }  // namespace

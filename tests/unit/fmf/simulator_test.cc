@@ -2,8 +2,8 @@
 
 #include <limits>
 
-#include "common/dp/rdp_accountant.h"
 #include "common/data/synthetic.h"
+#include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::fmf {
@@ -47,7 +47,6 @@ absl::StatusOr<SimulationResult> RunJob(const JobConfig& c, int parties) {
   if (!fed.ok()) return fed.status();
   return Simulate(c, *fed);
 }
-
 
 TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
   auto r = RunJob(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
@@ -164,7 +163,8 @@ TEST(SimulatorTest, ProgressIsReportedEveryRound) {
   auto fed = BuildFederation(c, d, o);
   ASSERT_TRUE(fed.ok());
   std::vector<RoundProgress> seen;
-  auto r = Simulate(c, *fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
+  auto r = Simulate(
+      c, *fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(seen.size(), 10u);
   EXPECT_EQ(seen.back().round, 10);

@@ -1,7 +1,7 @@
 // S3: the initialization phase and users vanishing mid-iteration.
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "common/hua/dynamics.h"
 #include "tests/unit/hua/world.h"

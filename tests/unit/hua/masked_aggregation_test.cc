@@ -1,10 +1,10 @@
 // S2 with the semi-honest third party, and S3's iterations: what the
 // recommender decodes, and what the third party sees.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/dp/noise.h"
 #include "common/hua/model.h"
@@ -187,8 +187,8 @@ TEST(MaskedAggregation, ThirdPartysViewOfOneReportIsUniform) {
 TEST(MaskedAggregation, SumsWithoutTheMasksDecodeToNoise) {
   std::vector<uint64_t> sums;
   for (uint64_t seed = 0; seed < 1000; ++seed) {
-    auto w = MakeWorld(Scenario::kUntrustedThirdParty, 5000 + seed, SmallRatings(), kItems, kDim,
-                       1.0);
+    auto w =
+        MakeWorld(Scenario::kUntrustedThirdParty, 5000 + seed, SmallRatings(), kItems, kDim, 1.0);
     auto round = w->server->StartIteration({0, 1, 2, 3, 4, 5});
     ASSERT_TRUE(w->tp->Begin(round->plan).ok());
     for (const IterationRequest& req : round->requests) {

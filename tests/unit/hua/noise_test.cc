@@ -1,13 +1,14 @@
 // Statistical tests of the noise of Hua et al. section 4: the Theorem-2
 // decomposition sums to Laplace(0, 2 Delta sqrt(d) / eps) per coordinate,
 // Theorem 1's gamma-norm vectors and Lemma 1's Laplace entries.
+#include "common/dp/noise.h"
+
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "common/dp/noise.h"
 #include "common/hua/params.h"
 #include "common/hua/perturbation.h"
 #include "tests/unit/dp/ks_test_util.h"
@@ -108,7 +109,8 @@ TEST(HuaNoise, Theorem1NormIsGammaDistributed) {
   const double eps = 0.8;
   std::vector<double> norms;
   for (int n = 0; n < 3000; ++n) {
-    const std::vector<double> eta = SampleObjectiveNoise(rng, ObjectiveNoise::kGammaNorm, d, eps, range);
+    const std::vector<double> eta =
+        SampleObjectiveNoise(rng, ObjectiveNoise::kGammaNorm, d, eps, range);
     double s = 0;
     for (double x : eta) s += x * x;
     norms.push_back(std::sqrt(s));
@@ -125,7 +127,8 @@ TEST(HuaNoise, Lemma1EntriesAreLaplace) {
   const double eps = 0.1;
   std::vector<double> entries;
   for (int n = 0; n < 1500; ++n) {
-    const std::vector<double> eta = SampleObjectiveNoise(rng, ObjectiveNoise::kLaplace, d, eps, range);
+    const std::vector<double> eta =
+        SampleObjectiveNoise(rng, ObjectiveNoise::kLaplace, d, eps, range);
     entries.insert(entries.end(), eta.begin(), eta.end());
   }
   const double b = LaplaceScale(eps, range, d);

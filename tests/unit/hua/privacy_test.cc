@@ -57,10 +57,9 @@ double Item1ReportMoves(double scale) {
     auto user = User::Create(0, {{0, r0}, {1, 3.0}, {2, 4.0}}, p, range, nullptr,
                              random::Csprng::FromSeed(5));
     EXPECT_TRUE(user.ok()) << user.status();
-    const std::vector<std::vector<double>> v = {
-        {0.9 * scale, 0.1 * scale, 0.3 * scale},
-        {0.2 * scale, 0.8 * scale, 0.4 * scale},
-        {0.5 * scale, 0.5 * scale, 0.1 * scale}};
+    const std::vector<std::vector<double>> v = {{0.9 * scale, 0.1 * scale, 0.3 * scale},
+                                                {0.2 * scale, 0.8 * scale, 0.4 * scale},
+                                                {0.5 * scale, 0.5 * scale, 0.1 * scale}};
     std::vector<double> item1;
     for (int32_t t = 1; t <= 2; ++t) {
       IterationRequest req{t, 0, 0, {}};
@@ -90,8 +89,10 @@ double Item1ReportMoves(double scale) {
 TEST(HuaPrivacyTest, OneRatingMovesTheUsersOtherReportsWithoutBound) {
   const double small = Item1ReportMoves(1.0);
   const double large = Item1ReportMoves(30.0);
-  std::printf("Hua S2, r_i0 changed by 4: the report on item 1 in iteration 2 moves by %.4g "
-              "(v as given), %.4g (v x 30)\n", small, large);
+  std::printf(
+      "Hua S2, r_i0 changed by 4: the report on item 1 in iteration 2 moves by %.4g "
+      "(v as given), %.4g (v x 30)\n",
+      small, large);
   // The per-release analysis charges this change nothing (item 1's rating
   // did not change) ...
   EXPECT_GT(small, 1e-3);

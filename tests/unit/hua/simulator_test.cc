@@ -1,9 +1,9 @@
 // SimulateHua end to end on a small synthetic dataset.
 #include "common/hua/simulator.h"
 
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "common/data/partition.h"
 #include "common/data/synthetic.h"

@@ -33,12 +33,8 @@ std::unique_ptr<World> MakeWorld(Scenario scenario, uint64_t seed,
 }
 
 std::vector<std::vector<RatedItem>> SmallRatings() {
-  return {{{0, 5}, {1, 3}, {2, 4}},
-          {{0, 4}, {2, 2}, {3, 1}},
-          {{1, 5}, {2, 5}, {3, 3}},
-          {{0, 1}, {1, 2}, {3, 4}},
-          {{0, 3}, {1, 4}, {2, 1}, {3, 5}},
-          {{1, 1}, {2, 3}}};
+  return {{{0, 5}, {1, 3}, {2, 4}}, {{0, 4}, {2, 2}, {3, 1}},         {{1, 5}, {2, 5}, {3, 3}},
+          {{0, 1}, {1, 2}, {3, 4}}, {{0, 3}, {1, 4}, {2, 1}, {3, 5}}, {{1, 1}, {2, 3}}};
 }
 
 absl::Status RunInit(World& w, const std::vector<int32_t>& online) {

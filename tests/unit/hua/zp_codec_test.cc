@@ -1,9 +1,9 @@
 #include "common/hua/zp_codec.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace fedmf::hua {
 namespace {
@@ -11,8 +11,8 @@ namespace {
 TEST(ZpCodec, MaskedSumDecodesToTheSum) {
   const ZpCodec codec = *ZpCodec::Create({});
   random::Csprng rng = random::Csprng::FromSeed(3);
-  const std::vector<std::vector<double>> xs = {{1.5, -2.25, 1000.0}, {-3.0, 0.125, -999.5},
-                                               {1e5, -1e5, 0.0}};
+  const std::vector<std::vector<double>> xs = {
+      {1.5, -2.25, 1000.0}, {-3.0, 0.125, -999.5}, {1e5, -1e5, 0.0}};
   std::vector<uint64_t> acc(3, 0), masks(3, 0);
   for (const auto& x : xs) {
     std::vector<uint64_t> e = *codec.Encode(x);

@@ -3,11 +3,11 @@
 // neighbouring datasets (the device with and without its rating).
 #include "common/lfl/lfl_device.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "common/mf/clipping.h"
 
@@ -241,7 +241,7 @@ TEST(LflDeviceTest, Round1IsRound1GradientScatteredWithoutNoise) {
   for (size_t k = 0; k < g->items.size(); ++k) {
     for (int32_t c = 0; c < kDim; ++c) scattered[g->items[k] * kDim + c] = g->rows[k * kDim + c];
   }
-  EXPECT_EQ(scattered, *x);  // sigma_v = 0: bit for bit
+  EXPECT_EQ(scattered, *x);                            // sigma_v = 0: bit for bit
   EXPECT_FALSE(Device({}, 1).Round1Gradient(v).ok());  // before Pretrain: out of phase
 }
 

@@ -57,16 +57,15 @@ TEST(LflSimulatorTest, PrivateRunReportsEpsilonAndNoise) {
   EXPECT_DOUBLE_EQ(r->epsilon, *eps);
   const TwoRoundParams dp{150, 0.3, r->sigma_v};
   const double delta = mf::SensitivityOneMatrix(5.0);
-  EXPECT_NEAR(r->server_view_noise_multiplier,
-              std::sqrt(WorstCaseServerViewVariance(dp)) / delta, 1e-12);
+  EXPECT_NEAR(r->server_view_noise_multiplier, std::sqrt(WorstCaseServerViewVariance(dp)) / delta,
+              1e-12);
   ASSERT_EQ(r->iterations.size(), 30u);
   for (const auto& it : r->iterations) {
     EXPECT_FALSE(it.skipped);
     EXPECT_EQ(it.round1_survivors, 150);
     EXPECT_NEAR(it.remaining_noise_variance, r->sigma_v * r->sigma_v, 1e-9);
     // What this iteration's server actually saw is no less noisy.
-    EXPECT_GE(ServerViewVariance(dp, it.round1_survivors, it.round2_survivors,
-                                 it.round1_survivors),
+    EXPECT_GE(ServerViewVariance(dp, it.round1_survivors, it.round2_survivors, it.round1_survivors),
               std::pow(r->server_view_noise_multiplier * delta, 2) * (1 - 1e-12));
   }
 }

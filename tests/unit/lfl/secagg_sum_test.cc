@@ -34,9 +34,9 @@ TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
     // No wrap at f, a wrap would be possible at f + 1: f is the best there is.
     const long double limit = std::ldexp(1.0L, 63);
     EXPECT_LT(943.0L * c->max_encoded_magnitude(), limit);
-    EXPECT_GE(943.0L * std::ceil(std::ldexp(static_cast<long double>(c->max_abs()),
-                                            c->frac_bits() + 1)),
-              limit);
+    EXPECT_GE(
+        943.0L * std::ceil(std::ldexp(static_cast<long double>(c->max_abs()), c->frac_bits() + 1)),
+        limit);
   }
   EXPECT_DOUBLE_EQ(codecs->round1.max_abs(), Round1Bound(5.0, dp, kNoiseTailSigmas));
   EXPECT_DOUBLE_EQ(codecs->round2.max_abs(), Round2Bound(dp, kNoiseTailSigmas));
@@ -158,8 +158,8 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
           ASSERT_TRUE(out.ok()) << out.status();
           const bool should_abort = static_cast<int64_t>(n) - dropped < m;
           ASSERT_EQ(out->aborted, should_abort)
-              << AggregationName(g) << " n=" << n << " at=" << at << " dropped=" << dropped
-              << ": " << out->abort_reason;
+              << AggregationName(g) << " n=" << n << " at=" << at << " dropped=" << dropped << ": "
+              << out->abort_reason;
           if (should_abort) continue;
           const size_t in_sum = Submits(static_cast<DropPoint>(at)) ? n : n - dropped;
           EXPECT_EQ(out->included.size(), in_sum);

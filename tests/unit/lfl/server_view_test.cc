@@ -136,7 +136,8 @@ TEST(ServerViewTest, RandomPatternsStayAboveTheReportedVariance) {
       for (DeviceRole& r : roles) {
         r.in_u1 = rng.NextDouble() < keep1;
         r.in_u2 = rng.NextDouble() < keep2;
-        r.announced = lo + static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(943 - lo + 1)));
+        r.announced =
+            lo + static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(943 - lo + 1)));
         u1 += r.in_u1 ? 1 : 0;
       }
       if (u1 < lo) continue;  // the server decodes nothing
@@ -146,8 +147,7 @@ TEST(ServerViewTest, RandomPatternsStayAboveTheReportedVariance) {
     }
     EXPECT_GE(decodable, 100) << "omega " << omega;
     // The worst corner itself, built device by device.
-    EXPECT_NEAR(GlsVarianceFromCovariance(p, Pattern(943, lo, lo, 943)), reported,
-                1e-9 * reported);
+    EXPECT_NEAR(GlsVarianceFromCovariance(p, Pattern(943, lo, lo, 943)), reported, 1e-9 * reported);
   }
 }
 
@@ -198,8 +198,8 @@ TEST(ServerViewTest, CalibrationInflatesSigmaAndOldCalibrationFails) {
 // estimate G^ = S1 + w S2. Each entry of the vector is an independent sample
 // of G^ - G, so one iteration with a long vector gives many samples.
 struct Empirical {
-  double gls = 0;        // mean square of G^ - G
-  double analytic = 0;   // ServerViewVariance for the pattern
+  double gls = 0;       // mean square of G^ - G
+  double analytic = 0;  // ServerViewVariance for the pattern
 };
 
 Empirical RunIteration(const TwoRoundParams& p, int64_t u1, int64_t u2, int64_t announced,
@@ -252,11 +252,11 @@ TEST(ServerViewTest, MonteCarloGlsVarianceOfTheRealDeviceNoise) {
   struct Case {
     int64_t u1, u2, announced;
   };
-  const Case cases[] = {{20, 20, 20},   // no dropout
-                        {14, 14, 20},   // the worst case (a lying announcement)
-                        {14, 14, 14},   // the honest worst case
-                        {17, 9, 17},    // some drop in each round
-                        {14, 0, 14}};   // round 2 aborted
+  const Case cases[] = {{20, 20, 20},  // no dropout
+                        {14, 14, 20},  // the worst case (a lying announcement)
+                        {14, 14, 14},  // the honest worst case
+                        {17, 9, 17},   // some drop in each round
+                        {14, 0, 14}};  // round 2 aborted
   uint64_t seed = 1;
   for (const Case& k : cases) {
     const Empirical e = RunIteration(p, k.u1, k.u2, k.announced, kLen, seed++);

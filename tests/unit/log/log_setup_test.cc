@@ -1,9 +1,9 @@
 #include "common/log/log_setup.h"
 
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"

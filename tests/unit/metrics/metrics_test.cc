@@ -1,11 +1,11 @@
 #include "common/metrics/metrics.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
 
@@ -128,9 +128,9 @@ TEST(ExpositionParserTest, RejectsMalformedTextNamingTheLine) {
 
 TEST(ExpositionParserTest, AcceptsTimestampsCommentsAndUntypedSamples) {
   std::vector<Sample> samples;
-  ASSERT_TRUE(ParseExposition("# just a comment\nup 1 1700000000000\n\nother{x=\"\"} 2.5e3\n",
-                              &samples)
-                  .ok());
+  ASSERT_TRUE(
+      ParseExposition("# just a comment\nup 1 1700000000000\n\nother{x=\"\"} 2.5e3\n", &samples)
+          .ok());
   ASSERT_EQ(samples.size(), 2u);
   EXPECT_EQ(samples[1].value, 2500);
 }

@@ -1,9 +1,9 @@
 #include "common/mf/clipping.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/unit/mf/test_util.h"
 

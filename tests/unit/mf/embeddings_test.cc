@@ -1,9 +1,9 @@
 #include "common/mf/embeddings.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/mf/clipping.h"
 #include "tests/unit/mf/test_util.h"
@@ -116,9 +116,9 @@ TEST(RoundedToFloat32Test, TowardZeroWithinOneFloatUlp) {
   for (int64_t k = 0; k < m.size(); ++k) {
     const double x = m.data()[k], y = r.data()[k];
     EXPECT_EQ(static_cast<double>(static_cast<float>(y)), y) << k;  // a float32 value
-    EXPECT_LE(std::fabs(y), std::fabs(x)) << k;                      // never grows
+    EXPECT_LE(std::fabs(y), std::fabs(x)) << k;                     // never grows
     EXPECT_FALSE(x != 0 && std::signbit(x) != std::signbit(y)) << k;
-    EXPECT_LE(std::fabs(x - y), std::fabs(x) * 1.2e-7) << k;         // < 1 ulp (2^-23)
+    EXPECT_LE(std::fabs(x - y), std::fabs(x) * 1.2e-7) << k;  // < 1 ulp (2^-23)
   }
   EXPECT_EQ(RoundedToFloat32(r), r);  // idempotent: the wire then loses nothing
 }

@@ -1,9 +1,9 @@
 #include "common/mf/metrics.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace fedmf::mf {
 namespace {
@@ -14,9 +14,9 @@ using data::RatingRange;
 TEST(MetricsTest, PredictClampsToTheRange) {
   Matrix u(1, 2), v(3, 2);
   u << 1, 2;
-  v << 1, 1,   // 3
-      2, 2,    // 6 -> 5
-      0, 0;    // 0 -> 1
+  v << 1, 1,  // 3
+      2, 2,   // 6 -> 5
+      0, 0;   // 0 -> 1
   const RatingRange range{1.0, 5.0};
   EXPECT_DOUBLE_EQ(Predict(u, v, 0, 0, range), 3.0);
   EXPECT_DOUBLE_EQ(Predict(u, v, 0, 1, range), 5.0);
@@ -62,8 +62,8 @@ TEST(MetricsTest, CombineOfSplitsEqualsWhole) {
   Matrix u(2, 3), v(4, 3);
   u << 0.5, 1.0, 0.2, 1.2, 0.1, 0.7;
   v << 1.0, 0.3, 0.9, 0.2, 1.4, 0.5, 0.8, 0.8, 0.8, 1.1, 0.0, 0.4;
-  const std::vector<Rating> all = {{0, 0, 3.0f}, {0, 1, 2.0f}, {0, 3, 4.0f},
-                                   {1, 0, 5.0f}, {1, 2, 1.0f}};
+  const std::vector<Rating> all = {
+      {0, 0, 3.0f}, {0, 1, 2.0f}, {0, 3, 4.0f}, {1, 0, 5.0f}, {1, 2, 1.0f}};
   const std::vector<Rating> p1(all.begin(), all.begin() + 2);
   const std::vector<Rating> p2(all.begin() + 2, all.end());
   const RatingRange range{1.0, 5.0};

@@ -1,13 +1,13 @@
 #include "common/mf/sampling.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace fedmf::mf {
 namespace {

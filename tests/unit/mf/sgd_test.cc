@@ -1,11 +1,11 @@
 #include "common/mf/sgd.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
@@ -222,8 +222,8 @@ TEST(SnappingTest, GridIsAPowerOfTwoBetweenTheFloorsAndSnapsTowardZero) {
 
 // A straightforward reference SgdEpoch: the same shuffle (iota + std::shuffle
 // with the same Csprng stream) and the update rule written out entry by entry.
-double ReferenceEpoch(const std::vector<Rating>& ratings, Matrix& u, Matrix& v,
-                      const SgdOptions& o, Csprng& rng) {
+double ReferenceEpoch(const std::vector<Rating>& ratings, Matrix& u, Matrix& v, const SgdOptions& o,
+                      Csprng& rng) {
   std::vector<uint32_t> order(ratings.size());
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), rng);

@@ -14,8 +14,7 @@
 namespace fedmf::mf::testing {
 
 // Entries uniform in [lo, hi).
-inline Matrix UniformMatrix(int32_t rows, int32_t cols, double lo, double hi,
-                            random::Csprng& rng) {
+inline Matrix UniformMatrix(int32_t rows, int32_t cols, double lo, double hi, random::Csprng& rng) {
   Matrix m(rows, cols);
   for (Eigen::Index k = 0; k < m.size(); ++k) m.data()[k] = lo + (hi - lo) * rng.NextDouble();
   return m;

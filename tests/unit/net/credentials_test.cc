@@ -3,6 +3,7 @@
 // certificates.
 #include "common/net/credentials.h"
 
+#include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
 #include <chrono>
@@ -12,8 +13,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
@@ -74,12 +73,12 @@ class CredentialsTest : public ::testing::Test {
     const auto year = absl::Hours(24 * 365);
     const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
     ASSERT_TRUE(pki::InitCa(Dir("ca"), "test", ten_years).ok());
-    ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("server"), "server", pki::Role::kServer,
-                                      sans, year)
-                    .ok());
-    ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("party"), "party-a", pki::Role::kParty,
-                                      sans, year)
-                    .ok());
+    ASSERT_TRUE(
+        pki::IssueCertificate(Dir("ca"), Dir("server"), "server", pki::Role::kServer, sans, year)
+            .ok());
+    ASSERT_TRUE(
+        pki::IssueCertificate(Dir("ca"), Dir("party"), "party-a", pki::Role::kParty, sans, year)
+            .ok());
     // A party-role certificate that carries the name "server" (the CA issued
     // it by mistake, or a party asked for that name): not a server.
     ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("fake-server"), "server", pki::Role::kParty,
@@ -117,8 +116,12 @@ class CredentialsTest : public ::testing::Test {
     address_ = "127.0.0.1:" + std::to_string(port);
   }
 
-  static TlsConfig ServerTls() { return {.insecure = false, .cert_dir = Dir("server"), .name = "server"}; }
-  static TlsConfig PartyTls() { return {.insecure = false, .cert_dir = Dir("party"), .name = "party-a"}; }
+  static TlsConfig ServerTls() {
+    return {.insecure = false, .cert_dir = Dir("server"), .name = "server"};
+  }
+  static TlsConfig PartyTls() {
+    return {.insecure = false, .cert_dir = Dir("party"), .name = "party-a"};
+  }
   static TlsConfig InsecureTls() { return {.insecure = true, .cert_dir = "", .name = ""}; }
 
   std::shared_ptr<grpc::Channel> RawSslChannel(const grpc::SslCredentialsOptions& options) {
@@ -171,8 +174,7 @@ TEST_F(CredentialsTest, ClientRejectsServerNameWithAnotherRole) {
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
   // The same certificate is accepted by a client that expects that role.
-  auto party_channel =
-      MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
+  auto party_channel = MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
   ASSERT_TRUE(party_channel.ok()) << party_channel.status();
   EXPECT_TRUE(CallRegister(*party_channel).status.ok());
 }
@@ -211,8 +213,8 @@ TEST_F(CredentialsTest, ClientCertificateFromAnotherCaIsRefused) {
 
 TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(
-      address_, {.insecure = false, .cert_dir = Dir("other-party"), .name = "party-a"});
+  auto channel =
+      MakeChannel(address_, {.insecure = false, .cert_dir = Dir("other-party"), .name = "party-a"});
   ASSERT_TRUE(channel.ok()) << channel.status();
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
@@ -233,28 +235,29 @@ TEST_F(CredentialsTest, InsecureModeWorksButHasNoIdentity) {
   ASSERT_TRUE(channel.ok()) << channel.status();
   RpcResult r = CallRegister(*channel);
   // The RPC itself reaches the handler; PeerIdentityOf refuses to name a peer.
-  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
-      << r.status.error_message();
+  EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << r.status.error_message();
   EXPECT_THAT(r.status.error_message(), HasSubstr("certificate"));
 }
 
 TEST_F(CredentialsTest, MissingTlsFilesFailAtStartup) {
-  auto server = MakeServerCredentials({.insecure = false, .cert_dir = Dir("party"), .name = "server"});
+  auto server =
+      MakeServerCredentials({.insecure = false, .cert_dir = Dir("party"), .name = "server"});
   EXPECT_EQ(server.status().code(), absl::StatusCode::kNotFound) << server.status();
-  auto client = MakeChannelCredentials({.insecure = false, .cert_dir = Dir("nowhere"), .name = "party-a"});
+  auto client =
+      MakeChannelCredentials({.insecure = false, .cert_dir = Dir("nowhere"), .name = "party-a"});
   EXPECT_EQ(client.status().code(), absl::StatusCode::kNotFound) << client.status();
-  auto channel = MakeChannel("127.0.0.1:1", {.insecure = false, .cert_dir = Dir("nowhere"), .name = "x"});
+  auto channel =
+      MakeChannel("127.0.0.1:1", {.insecure = false, .cert_dir = Dir("nowhere"), .name = "x"});
   EXPECT_FALSE(channel.ok());
 }
 
 TEST(StatusConversionTest, RoundTripsCodeAndMessage) {
   EXPECT_TRUE(ToGrpc(absl::OkStatus()).ok());
   EXPECT_TRUE(FromGrpc(grpc::Status::OK).ok());
-  for (absl::Status s : {absl::InvalidArgumentError("field 'x': bad"),
-                         absl::FailedPreconditionError("stale round"),
-                         absl::UnauthenticatedError("who?"), absl::DataLossError("checksum"),
-                         absl::PermissionDeniedError("not on roster"),
-                         absl::DeadlineExceededError("late")}) {
+  for (absl::Status s :
+       {absl::InvalidArgumentError("field 'x': bad"), absl::FailedPreconditionError("stale round"),
+        absl::UnauthenticatedError("who?"), absl::DataLossError("checksum"),
+        absl::PermissionDeniedError("not on roster"), absl::DeadlineExceededError("late")}) {
     grpc::Status g = ToGrpc(s);
     EXPECT_EQ(static_cast<int>(g.error_code()), static_cast<int>(s.code()));
     EXPECT_EQ(g.error_message(), std::string(s.message()));

@@ -57,10 +57,9 @@ TEST(LflJobCodecTest, DesignDropoutAboveOmegaOrNegativeIsRefusedNamingTheField) 
     SCOPED_TRACE(bad);
     v1::JobSpec spec = SpecFromLflJob(Job());
     spec.mutable_lfl()->set_secagg_design_dropout(bad);
-    EXPECT_THAT(LflJobFromSpec(spec),
-                StatusIs(absl::StatusCode::kInvalidArgument,
-                         AllOf(HasSubstr("lfl.secagg_design_dropout"),
-                               HasSubstr("(0, omega = 0.3]"))));
+    EXPECT_THAT(LflJobFromSpec(spec), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               AllOf(HasSubstr("lfl.secagg_design_dropout"),
+                                                     HasSubstr("(0, omega = 0.3]"))));
   }
 }
 

@@ -37,8 +37,7 @@ struct Shape {
   int32_t chunk;
 };
 
-class RoundTripTest
-    : public ::testing::TestWithParam<std::tuple<Shape, v1::ValueEncoding>> {};
+class RoundTripTest : public ::testing::TestWithParam<std::tuple<Shape, v1::ValueEncoding>> {};
 
 TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   const Shape p = std::get<0>(GetParam());
@@ -107,8 +106,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          Shape{7, 3, 4},  // 21 values: 5 full + 1 of 1
                                          Shape{1682, 20, kDefaultMaxChunkValues},
                                          // 100000 values: one full default chunk + a partial one
-                                         Shape{5000, 20, kDefaultMaxChunkValues},
-                                         Shape{4, 4, 1}, Shape{4, 4, 16}, Shape{4, 4, 1000}),
+                                         Shape{5000, 20, kDefaultMaxChunkValues}, Shape{4, 4, 1},
+                                         Shape{4, 4, 16}, Shape{4, 4, 1000}),
                        ::testing::Values(v1::VALUE_ENCODING_FLOAT64, v1::VALUE_ENCODING_FLOAT32)));
 
 TEST(WireEncodingTest, FedmfSendsFloat32ByDefault) {
@@ -167,8 +166,7 @@ TEST_F(AssemblerErrorTest, WrongShapeVsExpected) {
   MatrixAssembler cols(kJob, kRound, 7, -1, 4);  // only rows pinned: fine
   EXPECT_TRUE(cols.Add(chunks_[0]).ok());
   MatrixAssembler transposed(kJob, kRound, 3, 7, 4);
-  ExpectError(transposed.Add(chunks_[0]), absl::StatusCode::kInvalidArgument,
-              "'header.rows/cols'");
+  ExpectError(transposed.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
 }
 
 TEST_F(AssemblerErrorTest, NonPositiveShape) {
@@ -289,8 +287,8 @@ TEST_F(Float32AssemblerTest, WrongValueCountOrField) {
 }
 
 TEST_F(Float32AssemblerTest, NonFiniteValues) {
-  for (float bad : {std::numeric_limits<float>::quiet_NaN(),
-                    std::numeric_limits<float>::infinity()}) {
+  for (float bad :
+       {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     auto a = Make();
     ASSERT_TRUE(a.Add(chunks_[0]).ok());
     v1::MatrixChunk c = chunks_[1];
@@ -330,9 +328,9 @@ TEST_F(AssemblerErrorTest, IndexBeyondTotal) {
 }
 
 TEST_F(AssemblerErrorTest, NonFiniteValues) {
-  for (double bad : {std::numeric_limits<double>::quiet_NaN(),
-                     std::numeric_limits<double>::infinity(),
-                     -std::numeric_limits<double>::infinity()}) {
+  for (double bad :
+       {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+        -std::numeric_limits<double>::infinity()}) {
     auto a = Make();
     ASSERT_TRUE(a.Add(chunks_[0]).ok());
     v1::MatrixChunk c = chunks_[1];

@@ -3,11 +3,11 @@
 // no wait at all once asked to stop.
 #include "common/net/reconnect.h"
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <memory>
 #include <thread>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -49,7 +49,8 @@ TEST(WaitBeforeRetryTest, ConnectedChannelWaitsTheWholeBackoff) {
   auto server = StartServer(&port);
   ASSERT_NE(server, nullptr);
   auto channel = Dial(port);
-  ASSERT_TRUE(channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)));
+  ASSERT_TRUE(
+      channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10)));
   std::atomic<bool> stop{false};
   const absl::Time start = absl::Now();
   WaitBeforeRetry(*channel, absl::Milliseconds(500), stop);
@@ -66,8 +67,8 @@ TEST(WaitBeforeRetryTest, UnreachableServerEndsTheWaitOnceItIsUp) {
   first->Shutdown();
   first.reset();
   auto channel = Dial(port);
-  EXPECT_FALSE(channel->WaitForConnected(std::chrono::system_clock::now() +
-                                         std::chrono::milliseconds(300)));
+  EXPECT_FALSE(
+      channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(300)));
   std::atomic<bool> stop{false};
   std::atomic<bool> returned{false};
   absl::Time returned_at;
@@ -77,8 +78,8 @@ TEST(WaitBeforeRetryTest, UnreachableServerEndsTheWaitOnceItIsUp) {
     returned = true;
   });
   // Nobody to connect to for another 300 ms: the waiter keeps waiting.
-  EXPECT_FALSE(channel->WaitForConnected(std::chrono::system_clock::now() +
-                                         std::chrono::milliseconds(300)));
+  EXPECT_FALSE(
+      channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::milliseconds(300)));
   EXPECT_FALSE(returned) << "the wait ended with the server still away";
   int same_port = port;
   auto server = StartServer(&same_port);

@@ -31,14 +31,14 @@ class CertificateSignatureTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
     ASSERT_TRUE(InitCa(root_ + "/ca", "testfed", 10 * kYear).ok());
-    ASSERT_TRUE(IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kYear)
-                    .ok());
-    ASSERT_TRUE(IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kYear)
-                    .ok());
+    ASSERT_TRUE(
+        IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kYear).ok());
+    ASSERT_TRUE(
+        IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kYear).ok());
     ASSERT_TRUE(InitCa(root_ + "/other", "testfed", 10 * kYear).ok());
-    ASSERT_TRUE(IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {},
-                                 kYear)
-                    .ok());
+    ASSERT_TRUE(
+        IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kYear)
+            .ok());
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
   std::string Read(const std::string& rel) const { return ReadFile(root_ + "/" + rel); }
@@ -73,23 +73,23 @@ TEST_F(CertificateSignatureTest, RefusesOtherStatementSignatureRoleOrCa) {
   // A party certificate is not a device host.
   const std::vector<uint8_t> party_sig =
       *SignWithCertificateKey(Read("out/party-1.key"), statement);
-  EXPECT_EQ(VerifyCertificateSignature(Read("out/party-1.crt"), ca, Role::kDevice, statement,
-                                       party_sig)
-                .status()
-                .code(),
-            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(
+      VerifyCertificateSignature(Read("out/party-1.crt"), ca, Role::kDevice, statement, party_sig)
+          .status()
+          .code(),
+      absl::StatusCode::kUnauthenticated);
   // The same name under another CA (whoever runs a rogue CA) is refused.
-  const std::vector<uint8_t> rogue_sig = *SignWithCertificateKey(Read("out2/host-a.key"), statement);
-  EXPECT_EQ(VerifyCertificateSignature(Read("out2/host-a.crt"), ca, Role::kDevice, statement,
-                                       rogue_sig)
-                .status()
-                .code(),
-            absl::StatusCode::kUnauthenticated);
+  const std::vector<uint8_t> rogue_sig =
+      *SignWithCertificateKey(Read("out2/host-a.key"), statement);
+  EXPECT_EQ(
+      VerifyCertificateSignature(Read("out2/host-a.crt"), ca, Role::kDevice, statement, rogue_sig)
+          .status()
+          .code(),
+      absl::StatusCode::kUnauthenticated);
   // Someone else's key over a valid certificate.
-  EXPECT_EQ(VerifyCertificateSignature(cert, ca, Role::kDevice, statement, party_sig)
-                .status()
-                .code(),
-            absl::StatusCode::kUnauthenticated);
+  EXPECT_EQ(
+      VerifyCertificateSignature(cert, ca, Role::kDevice, statement, party_sig).status().code(),
+      absl::StatusCode::kUnauthenticated);
 }
 
 }  // namespace

@@ -51,8 +51,7 @@ struct BioFree {
 };
 
 X509Ptr ParsePem(const std::string& pem) {
-  std::unique_ptr<BIO, BioFree> bio(
-      BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  std::unique_ptr<BIO, BioFree> bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   return X509Ptr(PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr));
 }
 
@@ -76,15 +75,14 @@ mode_t FileMode(const std::string& path) {
 // "DNS:x" / "IP:1.2.3.4" for every subjectAltName entry.
 std::vector<std::string> SubjectAltNames(X509* cert) {
   std::vector<std::string> out;
-  std::unique_ptr<GENERAL_NAMES, NamesFree> names(static_cast<GENERAL_NAMES*>(
-      X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
+  std::unique_ptr<GENERAL_NAMES, NamesFree> names(
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr)));
   if (!names) return out;
   for (int i = 0; i < sk_GENERAL_NAME_num(names.get()); ++i) {
     const GENERAL_NAME* gn = sk_GENERAL_NAME_value(names.get(), i);
     if (gn->type == GEN_DNS) {
       const ASN1_IA5STRING* s = gn->d.dNSName;
-      out.push_back("DNS:" + std::string(reinterpret_cast<const char*>(
-                                             ASN1_STRING_get0_data(s)),
+      out.push_back("DNS:" + std::string(reinterpret_cast<const char*>(ASN1_STRING_get0_data(s)),
                                          ASN1_STRING_length(s)));
     } else if (gn->type == GEN_IPADD) {
       const unsigned char* b = ASN1_STRING_get0_data(gn->d.iPAddress);
@@ -115,12 +113,9 @@ class PkiTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
 
-  void InitTestCa() {
-    ASSERT_TRUE(InitCa(ca_dir_, "testfed", 10 * kYear).ok());
-  }
+  void InitTestCa() { ASSERT_TRUE(InitCa(ca_dir_, "testfed", 10 * kYear).ok()); }
   absl::Status Issue(const std::string& name, Role role = Role::kParty,
-                     std::vector<std::string> sans = {},
-                     absl::Duration validity = kYear) {
+                     std::vector<std::string> sans = {}, absl::Duration validity = kYear) {
     return IssueCertificate(ca_dir_, out_dir_, name, role, sans, validity);
   }
   std::string CaPem() const { return ReadFile(ca_dir_ + "/ca.crt"); }
@@ -132,8 +127,7 @@ class PkiTest : public ::testing::Test {
 };
 
 TEST(RoleTest, RoundTripsEveryRole) {
-  for (Role r : {Role::kServer, Role::kParty, Role::kDevice, Role::kAggregator,
-                 Role::kOperator}) {
+  for (Role r : {Role::kServer, Role::kParty, Role::kDevice, Role::kAggregator, Role::kOperator}) {
     absl::StatusOr<Role> back = RoleFromString(RoleToString(r));
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, r);
@@ -164,16 +158,13 @@ TEST_F(PkiTest, InitIssueVerify) {
   for (const auto& e : std::filesystem::directory_iterator(out_dir_)) {
     entries.insert(e.path().filename().string());
   }
-  EXPECT_EQ(entries,
-            (std::set<std::string>{"ca.crt", "party-1.crt", "party-1.key",
-                                   "party-2.crt", "party-2.key"}));
+  EXPECT_EQ(entries, (std::set<std::string>{"ca.crt", "party-1.crt", "party-1.key", "party-2.crt",
+                                            "party-2.key"}));
 }
 
 TEST_F(PkiTest, IssueIntoCaDirectoryItself) {
   InitTestCa();
-  ASSERT_TRUE(
-      IssueCertificate(ca_dir_, ca_dir_, "server", Role::kServer, {}, kYear)
-          .ok());
+  ASSERT_TRUE(IssueCertificate(ca_dir_, ca_dir_, "server", Role::kServer, {}, kYear).ok());
   EXPECT_TRUE(LoadTlsFiles(ca_dir_, "server").ok());
 }
 
@@ -183,20 +174,17 @@ TEST_F(PkiTest, CaCertificateHasCaExtensions) {
   ASSERT_TRUE(ca);
   EXPECT_EQ(X509_get_version(ca.get()), 2);  // v3
   char cn[128] = {};
-  X509_NAME_get_text_by_NID(X509_get_subject_name(ca.get()), NID_commonName, cn,
-                            sizeof(cn));
+  X509_NAME_get_text_by_NID(X509_get_subject_name(ca.get()), NID_commonName, cn, sizeof(cn));
   EXPECT_STREQ(cn, "testfed CA");
   EXPECT_EQ(X509_check_ca(ca.get()), 1);
 
   int crit = -1;
-  std::unique_ptr<BASIC_CONSTRAINTS, BasicConstraintsFree> bc(
-      static_cast<BASIC_CONSTRAINTS*>(
-          X509_get_ext_d2i(ca.get(), NID_basic_constraints, &crit, nullptr)));
+  std::unique_ptr<BASIC_CONSTRAINTS, BasicConstraintsFree> bc(static_cast<BASIC_CONSTRAINTS*>(
+      X509_get_ext_d2i(ca.get(), NID_basic_constraints, &crit, nullptr)));
   ASSERT_TRUE(bc);
   EXPECT_TRUE(bc->ca);
   EXPECT_EQ(crit, 1);
-  EXPECT_EQ(X509_get_key_usage(ca.get()),
-            static_cast<uint32_t>(KU_KEY_CERT_SIGN | KU_CRL_SIGN));
+  EXPECT_EQ(X509_get_key_usage(ca.get()), static_cast<uint32_t>(KU_KEY_CERT_SIGN | KU_CRL_SIGN));
 
   // ECDSA P-256.
   EVP_PKEY* pub = X509_get0_pubkey(ca.get());
@@ -216,23 +204,21 @@ TEST_F(PkiTest, CaCertificateHasCaExtensions) {
 
   absl::StatusOr<absl::Time> not_after = CertificateNotAfter(CaPem());
   ASSERT_TRUE(not_after.ok());
-  EXPECT_LT(absl::AbsDuration(*not_after - (absl::Now() + 10 * kYear)),
-            absl::Minutes(1));
+  EXPECT_LT(absl::AbsDuration(*not_after - (absl::Now() + 10 * kYear)), absl::Minutes(1));
 }
 
 TEST_F(PkiTest, LeafCertificateExtensionsAndSans) {
   InitTestCa();
   ASSERT_TRUE(Issue("server", Role::kServer,
-                    {"localhost", "127.0.0.1", "::1", "fedmf.example.org",
-                     "server", "LOCALHOST", "127.0.0.1"})
+                    {"localhost", "127.0.0.1", "::1", "fedmf.example.org", "server", "LOCALHOST",
+                     "127.0.0.1"})
                   .ok());
   X509Ptr cert = ParsePem(CertPem("server"));
   ASSERT_TRUE(cert);
   // Duplicates (case-insensitively for DNS) are dropped.
-  EXPECT_THAT(
-      SubjectAltNames(cert.get()),
-      UnorderedElementsAre("DNS:server", "DNS:localhost", "IP:127.0.0.1",
-                           "IP:v6:16:1", "DNS:fedmf.example.org"));
+  EXPECT_THAT(SubjectAltNames(cert.get()),
+              UnorderedElementsAre("DNS:server", "DNS:localhost", "IP:127.0.0.1", "IP:v6:16:1",
+                                   "DNS:fedmf.example.org"));
   // What gRPC's hostname check does.
   EXPECT_EQ(X509_check_host(cert.get(), "localhost", 0, 0, nullptr), 1);
   EXPECT_EQ(X509_check_ip_asc(cert.get(), "127.0.0.1", 0), 1);
@@ -241,14 +227,12 @@ TEST_F(PkiTest, LeafCertificateExtensionsAndSans) {
 
   EXPECT_EQ(X509_check_ca(cert.get()), 0);
   int crit = -1;
-  std::unique_ptr<BASIC_CONSTRAINTS, BasicConstraintsFree> bc(
-      static_cast<BASIC_CONSTRAINTS*>(
-          X509_get_ext_d2i(cert.get(), NID_basic_constraints, &crit, nullptr)));
+  std::unique_ptr<BASIC_CONSTRAINTS, BasicConstraintsFree> bc(static_cast<BASIC_CONSTRAINTS*>(
+      X509_get_ext_d2i(cert.get(), NID_basic_constraints, &crit, nullptr)));
   ASSERT_TRUE(bc);
   EXPECT_FALSE(bc->ca);
-  std::unique_ptr<EXTENDED_KEY_USAGE, EkuFree> eku(
-      static_cast<EXTENDED_KEY_USAGE*>(
-          X509_get_ext_d2i(cert.get(), NID_ext_key_usage, nullptr, nullptr)));
+  std::unique_ptr<EXTENDED_KEY_USAGE, EkuFree> eku(static_cast<EXTENDED_KEY_USAGE*>(
+      X509_get_ext_d2i(cert.get(), NID_ext_key_usage, nullptr, nullptr)));
   ASSERT_TRUE(eku);
   std::set<int> nids;
   for (int i = 0; i < sk_ASN1_OBJECT_num(eku.get()); ++i) {
@@ -264,9 +248,9 @@ TEST_F(PkiTest, LeafCertificateExtensionsAndSans) {
 
 TEST_F(PkiTest, BadSanEntriesRejected) {
   InitTestCa();
-  for (const std::string& bad : std::vector<std::string>{
-           "", "a,IP:1.2.3.4", "256.1.1.1", "1.2.3", "*.example.org", "-x.org",
-           "a..b", "host name", "x/y"}) {
+  for (const std::string& bad :
+       std::vector<std::string>{"", "a,IP:1.2.3.4", "256.1.1.1", "1.2.3", "*.example.org", "-x.org",
+                                "a..b", "host name", "x/y"}) {
     absl::Status s = Issue("p", Role::kParty, {bad});
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
   }
@@ -279,9 +263,7 @@ TEST_F(PkiTest, SerialsAreUnique) {
   ASSERT_TRUE(Issue("a").ok());
   ASSERT_TRUE(Issue("b").ok());
   X509Ptr a = ParsePem(CertPem("a")), b = ParsePem(CertPem("b"));
-  EXPECT_NE(ASN1_INTEGER_cmp(X509_get0_serialNumber(a.get()),
-                             X509_get0_serialNumber(b.get())),
-            0);
+  EXPECT_NE(ASN1_INTEGER_cmp(X509_get0_serialNumber(a.get()), X509_get0_serialNumber(b.get())), 0);
 }
 
 TEST_F(PkiTest, CertificateFromAnotherCaFails) {
@@ -289,9 +271,7 @@ TEST_F(PkiTest, CertificateFromAnotherCaFails) {
   const std::string other_ca = root_ + "/other-ca";
   const std::string other_out = root_ + "/other-out";
   ASSERT_TRUE(InitCa(other_ca, "testfed", 10 * kYear).ok());  // Same CN!
-  ASSERT_TRUE(
-      IssueCertificate(other_ca, other_out, "party-1", Role::kParty, {}, kYear)
-          .ok());
+  ASSERT_TRUE(IssueCertificate(other_ca, other_out, "party-1", Role::kParty, {}, kYear).ok());
   const std::string foreign = ReadFile(other_out + "/party-1.crt");
   absl::Status s = VerifyCertificate(foreign, CaPem());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
@@ -305,20 +285,18 @@ TEST_F(PkiTest, CertificateFromAnotherCaFails) {
 
   // Issuing into a directory holding a different CA's ca.crt is refused.
   ASSERT_TRUE(Issue("y").ok());  // out_dir_/ca.crt is now our CA.
-  absl::Status mixed =
-      IssueCertificate(other_ca, out_dir_, "x", Role::kParty, {}, kYear);
+  absl::Status mixed = IssueCertificate(other_ca, out_dir_, "x", Role::kParty, {}, kYear);
   EXPECT_EQ(mixed.code(), absl::StatusCode::kFailedPrecondition) << mixed;
   EXPECT_FALSE(std::filesystem::exists(out_dir_ + "/x.key"));
 }
 
 TEST_F(PkiTest, IdentityRoundTripsNameAndRole) {
   InitTestCa();
-  const std::vector<std::pair<std::string, Role>> cases = {
-      {"coord", Role::kServer},
-      {"bank.a", Role::kParty},
-      {"dev_0042", Role::kDevice},
-      {"agg-1", Role::kAggregator},
-      {"ops", Role::kOperator}};
+  const std::vector<std::pair<std::string, Role>> cases = {{"coord", Role::kServer},
+                                                           {"bank.a", Role::kParty},
+                                                           {"dev_0042", Role::kDevice},
+                                                           {"agg-1", Role::kAggregator},
+                                                           {"ops", Role::kOperator}};
   for (const auto& [name, role] : cases) {
     ASSERT_TRUE(Issue(name, role).ok()) << name;
     absl::StatusOr<PeerIdentity> id = IdentityFromCertificatePem(CertPem(name));
@@ -331,8 +309,7 @@ TEST_F(PkiTest, IdentityRejectsGarbageAndCaCertificate) {
   InitTestCa();
   EXPECT_EQ(IdentityFromCertificatePem("not a cert").status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(IdentityFromCertificatePem("").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(IdentityFromCertificatePem("").status().code(), absl::StatusCode::kInvalidArgument);
   // The CA has no OU and its CN is not a valid name.
   EXPECT_FALSE(IdentityFromCertificatePem(CaPem()).ok());
   EXPECT_FALSE(VerifyCertificate("junk", CaPem()).ok());
@@ -367,15 +344,14 @@ TEST_F(PkiTest, RefusesToOverwriteLeaf) {
 }
 
 TEST_F(PkiTest, NameRules) {
-  for (const std::string& good : std::vector<std::string>{
-           "a", "0", "party-1", "bank.a_b-c", std::string(64, 'x')}) {
+  for (const std::string& good :
+       std::vector<std::string>{"a", "0", "party-1", "bank.a_b-c", std::string(64, 'x')}) {
     EXPECT_TRUE(ValidateName(good).ok()) << good;
   }
   for (const std::string& bad : std::vector<std::string>{
-           std::string(), std::string(65, 'x'), std::string("Party"),
-           std::string("-a"), std::string(".a"), std::string("_a"),
-           std::string("a b"), std::string("a/b"), std::string("../x"),
-           std::string("a\0b", 3), std::string("caf\xc3\xa9")}) {
+           std::string(), std::string(65, 'x'), std::string("Party"), std::string("-a"),
+           std::string(".a"), std::string("_a"), std::string("a b"), std::string("a/b"),
+           std::string("../x"), std::string("a\0b", 3), std::string("caf\xc3\xa9")}) {
     absl::Status s = ValidateName(bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(std::string(s.message()), HasSubstr("a-z, 0-9"));
@@ -384,8 +360,7 @@ TEST_F(PkiTest, NameRules) {
   absl::Status s = Issue("../escape");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(std::filesystem::exists(out_dir_));  // Rejected before any I/O.
-  EXPECT_EQ(LoadTlsFiles(out_dir_, "Bad").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(LoadTlsFiles(out_dir_, "Bad").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PkiTest, KeyFilesAreOwnerOnly) {
@@ -399,32 +374,26 @@ TEST_F(PkiTest, KeyFilesAreOwnerOnly) {
 }
 
 TEST_F(PkiTest, ValidityChecks) {
-  EXPECT_EQ(InitCa(ca_dir_, "f", absl::ZeroDuration()).code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(InitCa(ca_dir_, "f", -absl::Hours(1)).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InitCa(ca_dir_, "f", absl::ZeroDuration()).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InitCa(ca_dir_, "f", -absl::Hours(1)).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(InitCa(ca_dir_, "f", absl::InfiniteDuration()).code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(InitCa(ca_dir_, "", kYear).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(InitCa(ca_dir_, "", kYear).code(), absl::StatusCode::kInvalidArgument);
   InitTestCa();
   EXPECT_EQ(Issue("p", Role::kParty, {}, absl::ZeroDuration()).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Issue("p", Role::kParty, {}, -absl::Seconds(1)).code(),
             absl::StatusCode::kInvalidArgument);
   // Must not outlive the CA.
-  EXPECT_EQ(Issue("p", Role::kParty, {}, 11 * kYear).code(),
-            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Issue("p", Role::kParty, {}, 11 * kYear).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST_F(PkiTest, ExpiredCertificateFailsVerification) {
   InitTestCa();
   ASSERT_TRUE(Issue("short", Role::kDevice, {}, absl::Hours(24)).ok());
   const std::string pem = CertPem("short");
-  EXPECT_TRUE(
-      VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(23)).ok());
-  absl::Status s =
-      VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(25));
+  EXPECT_TRUE(VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(23)).ok());
+  absl::Status s = VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(25));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(std::string(s.message()), HasSubstr("expired"));
   s = VerifyCertificate(pem, CaPem(), absl::Now() - absl::Hours(1));
@@ -434,8 +403,7 @@ TEST_F(PkiTest, ExpiredCertificateFailsVerification) {
 TEST_F(PkiTest, LoadTlsFilesExplainsMissingAndMismatchedFiles) {
   absl::StatusOr<TlsFiles> files = LoadTlsFiles(out_dir_, "party-1");
   EXPECT_EQ(files.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(files.status().message()),
-              HasSubstr(out_dir_ + "/party-1.crt"));
+  EXPECT_THAT(std::string(files.status().message()), HasSubstr(out_dir_ + "/party-1.crt"));
   EXPECT_THAT(std::string(files.status().message()),
               HasSubstr("run: fedmf ca issue --name party-1 --role"));
 
@@ -447,8 +415,7 @@ TEST_F(PkiTest, LoadTlsFilesExplainsMissingAndMismatchedFiles) {
   std::filesystem::remove(out_dir_ + "/party-1.key");
   files = LoadTlsFiles(out_dir_, "party-1");
   EXPECT_EQ(files.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(std::string(files.status().message()),
-              HasSubstr(out_dir_ + "/party-1.key"));
+  EXPECT_THAT(std::string(files.status().message()), HasSubstr(out_dir_ + "/party-1.key"));
   // The role comes from the certificate.
   EXPECT_THAT(std::string(files.status().message()),
               HasSubstr("fedmf ca issue --name party-1 --role party"));
@@ -457,8 +424,7 @@ TEST_F(PkiTest, LoadTlsFilesExplainsMissingAndMismatchedFiles) {
   WriteFile(out_dir_ + "/party-1.key", ReadFile(out_dir_ + "/party-2.key"));
   files = LoadTlsFiles(out_dir_, "party-1");
   EXPECT_EQ(files.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(files.status().message()),
-              HasSubstr("does not match"));
+  EXPECT_THAT(std::string(files.status().message()), HasSubstr("does not match"));
   WriteFile(out_dir_ + "/party-1.key", key1);
   EXPECT_TRUE(LoadTlsFiles(out_dir_, "party-1").ok());
 

@@ -27,9 +27,12 @@ std::string Attribute(const std::string& svg, const std::string& anchor, const s
 }
 
 LineChart Epsilon() {
-  return LineChart{"epsilon", "epsilon per party", "round", "epsilon",
-                   {{"bank-a", {{1, 0.5}, {2, 0.75}, {3, 1.0}}},
-                    {"shop<b>", {{1, 0.25}, {2, 0.5}}}}};
+  return LineChart{
+      "epsilon",
+      "epsilon per party",
+      "round",
+      "epsilon",
+      {{"bank-a", {{1, 0.5}, {2, 0.75}, {3, 1.0}}}, {"shop<b>", {{1, 0.25}, {2, 0.5}}}}};
 }
 
 TEST(SvgChartTest, OnePolylinePerSeriesWithItsValuesAndPixels) {
@@ -43,8 +46,8 @@ TEST(SvgChartTest, OnePolylinePerSeriesWithItsValuesAndPixels) {
   const std::vector<std::string> pts =
       absl::StrSplit(Attribute(svg, "data-series=\"bank-a\"", "points"), ' ');
   ASSERT_EQ(pts.size(), 3u);
-  EXPECT_EQ(pts[0], "80.0,144.0");   // (1, 0.5)
-  EXPECT_EQ(pts[2], "490.0,30.0");   // (3, 1.0)
+  EXPECT_EQ(pts[0], "80.0,144.0");                        // (1, 0.5)
+  EXPECT_EQ(pts[2], "490.0,30.0");                        // (3, 1.0)
   EXPECT_TRUE(absl::StrContains(svg, ">bank-a</text>"));  // legend
 }
 
@@ -64,7 +67,8 @@ TEST(SvgChartTest, DocumentStacksChartsInOneStandaloneSvg) {
   EXPECT_TRUE(absl::StrContains(doc, "height=\"600\""));
   EXPECT_TRUE(absl::StrContains(doc, "<g transform=\"translate(0 300)\">"));
   size_t polylines = 0;
-  for (size_t at = doc.find("<polyline"); at != std::string::npos; at = doc.find("<polyline", at + 1)) {
+  for (size_t at = doc.find("<polyline"); at != std::string::npos;
+       at = doc.find("<polyline", at + 1)) {
     ++polylines;
   }
   EXPECT_EQ(polylines, 3u);

@@ -190,8 +190,7 @@ TEST_F(HostileRelayTest, ReplayedMisroutedAndForeignSessionListsAreRefused) {
   crypto::Ed25519PrivateKey& key0 = keys_[0];
   BlindedList other = starts_[0];
   other.signature = *key0.Sign(SignedBytes("job-8", other));
-  EXPECT_THAT(parties_[1]->Receive(other).status(),
-              StatusIs(absl::StatusCode::kUnauthenticated));
+  EXPECT_THAT(parties_[1]->Receive(other).status(), StatusIs(absl::StatusCode::kUnauthenticated));
 }
 
 TEST_F(HostileRelayTest, AForeignTagInTheIntersectionIsRefused) {
@@ -207,7 +206,8 @@ TEST_F(HostileRelayTest, AForeignTagInTheIntersectionIsRefused) {
     Intersection probe{{tags0->tags[i], tags0->tags[i + 1]}};
     auto c = parties_[1]->Accept(probe);
     if (!c.ok()) {
-      EXPECT_THAT(c.status(), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not have")));
+      EXPECT_THAT(c.status(),
+                  StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("does not have")));
       refused = true;
     }
   }
@@ -236,8 +236,7 @@ TEST_F(HostileRelayTest, DifferentIntersectionsToDifferentPartiesFailTheConfirma
               StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("different intersections")));
   EXPECT_THAT(parties_[1]->Confirm({*c0, *c1}),
               StatusIs(absl::StatusCode::kUnauthenticated, HasSubstr("different intersections")));
-  EXPECT_THAT(parties_[0]->SharedIds().status(),
-              StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(parties_[0]->SharedIds().status(), StatusIs(absl::StatusCode::kFailedPrecondition));
   // A missing confirmation is not a pass either.
   EXPECT_THAT(parties_[0]->Confirm({*c0}), StatusIs(absl::StatusCode::kFailedPrecondition,
                                                     HasSubstr("no confirmation from party 1")));
@@ -278,7 +277,8 @@ TEST(PsiRelayTest, RoutesOnlyWhatTheSenderCanSend) {
   l.step = 0;
   l.signer = 0;
   l.points.resize(101);
-  EXPECT_THAT(relay->SubmitList(0, l), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1..100")));
+  EXPECT_THAT(relay->SubmitList(0, l),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("1..100")));
   EXPECT_THAT(PsiRelay::Create(1, 10).status(), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 

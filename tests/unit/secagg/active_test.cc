@@ -36,8 +36,8 @@ SessionConfig Harary() {
 }
 
 size_t CountMessages(const Outbox& out) {
-  return static_cast<size_t>(std::count_if(out.begin(), out.end(),
-                                           [](const auto& m) { return m.has_value(); }));
+  return static_cast<size_t>(
+      std::count_if(out.begin(), out.end(), [](const auto& m) { return m.has_value(); }));
 }
 
 // Every b- or s_sk-share revealed in `out`, by owner.
@@ -124,8 +124,8 @@ TEST(ActiveSecAggTest, SubstitutedKeysAbortTheVictimAndItsInputIsNeverUnmasked) 
       // The server signs the substituted keys under a key of its own...
       const crypto::Ed25519PrivateKey k = *crypto::Ed25519PrivateKey::Generate(adversary);
       nk.signing_key.assign(k.public_key().begin(), k.public_key().end());
-      nk.signature = *k.Sign(AdvertisementStatement(h.config().aggregation_id, nk.device,
-                                                    nk.c_pk, nk.s_pk, nk.signing_key));
+      nk.signature = *k.Sign(AdvertisementStatement(h.config().aggregation_id, nk.device, nk.c_pk,
+                                                    nk.s_pk, nk.signing_key));
       // ...with a made-up credential, or a genuine one for another device.
       if (forgery == kOwnSigningKey) {
         nk.credential.assign(64, 0x5A);
@@ -277,7 +277,7 @@ TEST(ActiveSecAggTest, ForgedOrReplayedConsistencySignaturesAreRefused) {
     h.Phase();
     auto& req = std::get<UnmaskingRequest>(*h.inbox(0));
     ASSERT_GE(req.signatures.size(), 4u);
-    if (edit == 0) req.signatures[1].signature[5] ^= 1;                 // forged
+    if (edit == 0) req.signatures[1].signature[5] ^= 1;                  // forged
     if (edit == 1) req.signatures[1] = req.signatures[2];                // one signer twice
     if (edit == 2) req.signatures[1].device = req.signatures[2].device;  // moved to another id
     h.Act();
@@ -376,8 +376,8 @@ TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
 TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostCouldCollectThresholdShares) {
   // Two hosts of 4 (c = 4 < t = 5, but 2t <= 8 + 4) and 6 + 2: every device
   // refuses at the key broadcast, before sealing a share.
-  for (const std::vector<int>& bad : {std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1},
-                                      std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1}}) {
+  for (const std::vector<int>& bad :
+       {std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}, std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1}}) {
     Harness h(Complete(), 16, /*signing=*/true,
               [&](size_t i) { return absl::StrCat("h", bad[i]); });
     h.Phase(true);
@@ -442,8 +442,9 @@ TEST(ActiveSecAggTest, SigningDeviceRefusesThresholdsAnEquivocatingServerCouldSp
 
 TEST(ActiveSecAggTest, CredentialCacheChecksEachCredentialOnceAndNeverCachesFailures) {
   int calls = 0;
-  KeyCertifier inner = [&calls](DeviceId device, const crypto::Ed25519PublicKey&,
-                                std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
+  KeyCertifier inner = [&calls](
+                           DeviceId device, const crypto::Ed25519PublicKey&,
+                           std::span<const uint8_t> credential) -> absl::StatusOr<std::string> {
     ++calls;
     if (credential.empty()) return absl::UnauthenticatedError("no credential");
     return absl::StrCat("host-of-", device);
@@ -455,7 +456,7 @@ TEST(ActiveSecAggTest, CredentialCacheChecksEachCredentialOnceAndNeverCachesFail
   EXPECT_EQ(*certify(5, key, good), "host-of-5");
   EXPECT_EQ(*certify(5, key, good), "host-of-5");
   EXPECT_EQ(calls, 1);
-  EXPECT_EQ(*certify(6, key, good), "host-of-6");  // another device: checked
+  EXPECT_EQ(*certify(6, key, good), "host-of-6");   // another device: checked
   EXPECT_EQ(*certify(5, key, other), "host-of-5");  // another credential: checked
   EXPECT_EQ(calls, 3);
   EXPECT_FALSE(certify(5, key, none).ok());

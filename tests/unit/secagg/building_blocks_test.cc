@@ -73,7 +73,7 @@ TEST(KeyDerivationTest, BothEndsAgreeAndLabelsSeparate) {
   auto s_ab = DeriveMaskSeed(a, b.public_key(), 7, 100, 200);
   auto s_ba = DeriveMaskSeed(b, a.public_key(), 7, 200, 100);
   ASSERT_TRUE(s_ab.ok() && s_ba.ok());
-  EXPECT_TRUE(*s_ab == *s_ba);  // symmetric, as the server needs
+  EXPECT_TRUE(*s_ab == *s_ba);      // symmetric, as the server needs
   EXPECT_FALSE(*s_ab == ab->send);  // one agreement never keys two primitives
   auto other_round = DeriveMaskSeed(a, b.public_key(), 8, 100, 200);
   EXPECT_FALSE(*s_ab == *other_round);  // fresh per aggregation

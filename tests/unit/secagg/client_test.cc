@@ -1,14 +1,13 @@
 // A client against a dishonest or broken server: everything it cannot accept
 // aborts that client only, and no request makes it reveal both shares of
 // one device.
-#include "common/secagg/client_state_machine.h"
-
 #include <algorithm>
 #include <variant>
 
+#include "common/secagg/client_state_machine.h"
 #include "common/secagg/graph.h"
-#include "harness.h"
 #include "gtest/gtest.h"
+#include "harness.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -83,9 +82,9 @@ TEST(ClientTest, RevealsBSharesForSurvivorsAndSkSharesForDroppedOnly) {
 TEST(ClientTest, RefusesUnmaskingSetsInconsistentWithWhatItSaw) {
   using Edit = void (*)(UnmaskingRequest&, DeviceId self);
   const Edit edits[] = {
-      [](UnmaskingRequest& r, DeviceId) { r.survivors.pop_back(); },            // one missing
-      [](UnmaskingRequest& r, DeviceId) { r.survivors.push_back(424242); },     // a stranger
-      [](UnmaskingRequest& r, DeviceId self) { r.dropped.push_back(self); },    // itself
+      [](UnmaskingRequest& r, DeviceId) { r.survivors.pop_back(); },                 // one missing
+      [](UnmaskingRequest& r, DeviceId) { r.survivors.push_back(424242); },          // a stranger
+      [](UnmaskingRequest& r, DeviceId self) { r.dropped.push_back(self); },         // itself
       [](UnmaskingRequest& r, DeviceId) { r.survivors.push_back(r.survivors[0]); },  // twice
   };
   for (Edit edit : edits) {
@@ -106,7 +105,8 @@ TEST(ClientTest, RejectsBadKeyBroadcasts) {
         const auto nb = *NeighbourhoodGraph::NeighboursOf(h.config(), h.id(0));
         for (size_t i = 1; i < h.size(); ++i) {
           if (!std::binary_search(nb.begin(), nb.end(), h.id(i))) {
-            b.neighbours.push_back({h.id(i), b.neighbours[0].c_pk, b.neighbours[0].s_pk, {}, {}, {}});
+            b.neighbours.push_back(
+                {h.id(i), b.neighbours[0].c_pk, b.neighbours[0].s_pk, {}, {}, {}});
             b.neighbours.back().c_pk[0] ^= 1;
             b.neighbours.back().s_pk[0] ^= 1;
             return;

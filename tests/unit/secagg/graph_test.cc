@@ -127,7 +127,8 @@ TEST(GraphTest, RejectsInvalidConfigs) {
   c.bits = 32;
   c.vector_length = 0;
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());
-  EXPECT_FALSE(NeighbourhoodGraph::NeighboursOf(Config(10, GraphKind::kComplete, 0, 0), 12345).ok());
+  EXPECT_FALSE(
+      NeighbourhoodGraph::NeighboursOf(Config(10, GraphKind::kComplete, 0, 0), 12345).ok());
 }
 
 }  // namespace

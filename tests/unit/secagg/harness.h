@@ -47,7 +47,8 @@ class Harness {
   explicit Harness(SessionConfig config, uint64_t seed = 1, bool signing = false,
                    std::function<std::string(size_t)> host_of = nullptr)
       : config_(std::move(config)),
-        server_(*ServerStateMachine::Create(config_, random::Csprng::FromSeed(seed).Fork("server"))),
+        server_(
+            *ServerStateMachine::Create(config_, random::Csprng::FromSeed(seed).Fork("server"))),
         authority_(*crypto::Ed25519PrivateKey::FromSeed(std::vector<uint8_t>(32, 0xCA))),
         inbox_(config_.roster.size()) {
     for (size_t i = 0; i < config_.roster.size(); ++i) {
@@ -139,9 +140,9 @@ class Harness {
     ASSERT_TRUE(msgs.ok()) << msgs.status();
     for (ServerMessage& m : *msgs) {
       const DeviceId to = HeaderOf(m).recipient;
-      const size_t i = static_cast<size_t>(
-          std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -
-          config_.roster.begin());
+      const size_t i =
+          static_cast<size_t>(std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -
+                              config_.roster.begin());
       inbox_[i] = std::move(m);
     }
   }
@@ -155,9 +156,9 @@ class Harness {
   std::vector<uint64_t> ExpectedSum(const std::vector<DeviceId>& included) const {
     std::vector<uint64_t> sum(config_.vector_length, 0);
     for (DeviceId id : included) {
-      const size_t i = static_cast<size_t>(
-          std::lower_bound(config_.roster.begin(), config_.roster.end(), id) -
-          config_.roster.begin());
+      const size_t i =
+          static_cast<size_t>(std::lower_bound(config_.roster.begin(), config_.roster.end(), id) -
+                              config_.roster.begin());
       EXPECT_TRUE(crypto::AddMod2k(sum, inputs_[i], config_.bits).ok());
     }
     return sum;

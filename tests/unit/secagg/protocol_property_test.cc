@@ -129,7 +129,8 @@ TEST(ProtocolPropertyTest, SecAggPlusSumIsExactUnderRandomDropouts) {
     spec.vector_length = 1 + rng.UniformInt(200);
     spec.bits = 1 + static_cast<int>(rng.UniformInt(64));
     const int n = static_cast<int>(spec.num_devices);
-    int k = 2 * (1 + static_cast<int>(rng.UniformInt(static_cast<uint64_t>(std::min(6, (n - 1) / 2)))));
+    int k =
+        2 * (1 + static_cast<int>(rng.UniformInt(static_cast<uint64_t>(std::min(6, (n - 1) / 2)))));
     const int t = 2 + static_cast<int>(rng.UniformInt(static_cast<uint64_t>(k)));  // <= k+1
     const int m = t + static_cast<int>(rng.UniformInt(static_cast<uint64_t>(n - t + 1)));
     spec.parameters = GraphParameters{GraphKind::kHarary, k, t, m};
@@ -153,11 +154,10 @@ TEST(ProtocolPropertyTest, ChosenSecAggPlusParametersSurviveTheirDesignDropout) 
     std::vector<DeviceId> roster = SimulationRoster(300);
     for (size_t i = roster.size(); i > 1; --i) std::swap(roster[i - 1], roster[rng.UniformInt(i)]);
     for (size_t i = 0; i < 30; ++i) {
-      std::vector<DeviceId>* lists[] = {&spec.dropouts.before_advertise,
-                                        &spec.dropouts.after_advertise,
-                                        &spec.dropouts.after_share_keys,
-                                        &spec.dropouts.after_masked_input,
-                                        &spec.dropouts.during_unmasking};
+      std::vector<DeviceId>* lists[] = {
+          &spec.dropouts.before_advertise, &spec.dropouts.after_advertise,
+          &spec.dropouts.after_share_keys, &spec.dropouts.after_masked_input,
+          &spec.dropouts.during_unmasking};
       lists[i % 5]->push_back(roster[i]);
     }
     auto r = Simulate(spec);
@@ -186,10 +186,9 @@ TEST(ProtocolPropertyTest, AbortsExactlyWhenFewerThanMinSurvivorsRemain) {
         const std::vector<DeviceId> roster = SimulationRoster(12);
         // Leave 8 - extra... i.e. drop 4 (m survive) or 5 (m-1 survive).
         std::vector<DeviceId> drop(roster.begin(), roster.begin() + 4 + extra);
-        std::vector<DeviceId>* lists[] = {&spec.dropouts.before_advertise,
-                                          &spec.dropouts.after_advertise,
-                                          &spec.dropouts.after_share_keys,
-                                          &spec.dropouts.during_unmasking};
+        std::vector<DeviceId>* lists[] = {
+            &spec.dropouts.before_advertise, &spec.dropouts.after_advertise,
+            &spec.dropouts.after_share_keys, &spec.dropouts.during_unmasking};
         *lists[stage] = drop;
         auto r = Simulate(spec);
         ASSERT_TRUE(r.ok()) << r.status();

@@ -36,7 +36,8 @@ TEST(SecretRecoveryTest, RecoversWithExactlyTShares) {
   std::vector<HeldShare> held = Held(*shares);
   held.resize(4);
   const SecretBytes want(secret);
-  auto r = RecoverVerifiedSecret(held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
+  auto r = RecoverVerifiedSecret(
+      held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->secret == want);
   EXPECT_TRUE(r->inconsistent_holders.empty());
@@ -51,7 +52,8 @@ TEST(SecretRecoveryTest, ALyingHolderCannotCorruptTheSecretAndIsNamed) {
   held[1].share.y[0] ^= 1;  // among the first t: the naive reconstruction is wrong
   held[6].share.y[5] ^= 1;
   const SecretBytes want(secret);
-  auto r = RecoverVerifiedSecret(held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
+  auto r = RecoverVerifiedSecret(
+      held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->secret == want);
   EXPECT_EQ(r->inconsistent_holders, (std::vector<DeviceId>{held[1].holder, held[6].holder}));

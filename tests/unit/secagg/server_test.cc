@@ -1,14 +1,13 @@
 // The server against misbehaving devices: each malformed, out-of-phase,
 // duplicate or foreign message is rejected with a reason, drops (at most)
 // its sender, and the others' sum still comes out exact.
-#include "common/secagg/server_state_machine.h"
-
 #include <algorithm>
 #include <functional>
 #include <variant>
 
-#include "harness.h"
+#include "common/secagg/server_state_machine.h"
 #include "gtest/gtest.h"
+#include "harness.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -73,7 +72,7 @@ TEST(ServerTest, MalformedAdvertiseKeysDropOnlyTheSender) {
       [](AdvertiseKeys& m) { m.c_pk.pop_back(); },
       [](AdvertiseKeys& m) { m.s_pk = m.c_pk; },
       [](AdvertiseKeys& m) { std::fill(m.s_pk.begin(), m.s_pk.end(), 0); },  // low order
-      [](AdvertiseKeys& m) { m.header.aggregation_id += 1; },                 // foreign
+      [](AdvertiseKeys& m) { m.header.aggregation_id += 1; },                // foreign
       [](AdvertiseKeys& m) { m.header.recipient = 7; },
       [](AdvertiseKeys& m) { m.header.phase = Phase::kShareKeys; },
   };
@@ -127,10 +126,10 @@ TEST(ServerTest, UnknownSenderIsRejectedWithoutDroppingAnyone) {
 TEST(ServerTest, MalformedShareKeysDropOnlyTheSender) {
   using Edit = std::function<void(ShareKeys&)>;
   const Edit edits[] = {
-      [](ShareKeys& m) { m.shares.pop_back(); },                     // a neighbour left out
-      [](ShareKeys& m) { m.shares.push_back(m.shares[0]); },         // twice for one
-      [](ShareKeys& m) { m.shares[0].peer = 31337; },                // a stranger
-      [](ShareKeys& m) { m.shares[1].ciphertext.push_back(0); },     // wrong size
+      [](ShareKeys& m) { m.shares.pop_back(); },                  // a neighbour left out
+      [](ShareKeys& m) { m.shares.push_back(m.shares[0]); },      // twice for one
+      [](ShareKeys& m) { m.shares[0].peer = 31337; },             // a stranger
+      [](ShareKeys& m) { m.shares[1].ciphertext.push_back(0); },  // wrong size
       [](ShareKeys& m) { m.b_commitment.resize(5); },
       [](ShareKeys& m) { m.header.phase = Phase::kMaskedInput; },
   };
@@ -199,7 +198,7 @@ TEST(ServerTest, BadUnmaskingResponseIsDiscardedAndTheSumStaysExact) {
   const Edit edits[] = {
       [](UnmaskingResponse& m) { m.b_shares.pop_back(); },
       [](UnmaskingResponse& m) { m.b_shares.push_back(m.b_shares[0]); },
-      [](UnmaskingResponse& m) { m.b_shares[1].share[0] ^= 1; },    // x no longer ours
+      [](UnmaskingResponse& m) { m.b_shares[1].share[0] ^= 1; },  // x no longer ours
       [](UnmaskingResponse& m) { m.b_shares[1].share.resize(10); },
       [](UnmaskingResponse& m) { m.s_sk_shares.push_back(m.b_shares[1]); },  // asks for both
       [](UnmaskingResponse& m) { m.b_shares[0].owner = 31337; },
@@ -235,7 +234,7 @@ TEST(ServerTest, DroppedDeviceCannotComeBack) {
   Harness h(Complete());
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p == 1) out[4].reset();  // 4 misses ShareKeys...
-    if (p == 2) {                 // ...and then tries to submit a masked input
+    if (p == 2) {                // ...and then tries to submit a masked input
       MessageHeader hdr{h.config().aggregation_id, h.id(4), kServerId, Phase::kMaskedInput};
       out[4] = MaskedInput{hdr, std::vector<uint64_t>(12, 0)};
     }

@@ -55,8 +55,8 @@ TEST_F(CliTest, CaInitThenIssue) {
   EXPECT_TRUE(std::filesystem::exists(ca + "/ca.key"));
 
   const std::string out = Path("party-a");
-  RunResult issue = Run({"ca", "issue", "--dir", ca, "--name", "party-a", "--role", "party",
-                         "--out", out});
+  RunResult issue =
+      Run({"ca", "issue", "--dir", ca, "--name", "party-a", "--role", "party", "--out", out});
   ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
   for (const char* f : {"/party-a.crt", "/party-a.key", "/ca.crt"}) {
     EXPECT_THAT(issue.out, HasSubstr(out + f));
@@ -96,14 +96,15 @@ TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
 
 TEST_F(CliTest, CaCommandsPrintJson) {
   const std::string ca = Path("ca");
-  RunResult init = Run({"ca", "init", "--dir", ca, "--federation", "acme", "--days", "10", "--json"});
+  RunResult init =
+      Run({"ca", "init", "--dir", ca, "--federation", "acme", "--days", "10", "--json"});
   ASSERT_EQ(init.exit_code, 0) << Describe(init);
   const auto i = nlohmann::json::parse(init.out);
   EXPECT_EQ(i["federation"], "acme");
   EXPECT_EQ(i["days"], 10);
   EXPECT_EQ(i["certificate"], ca + "/ca.crt");
-  RunResult issue = Run({"ca", "issue", "--dir", ca, "--name", "bank-a", "--role", "party",
-                         "--days", "3", "--json"});
+  RunResult issue = Run(
+      {"ca", "issue", "--dir", ca, "--name", "bank-a", "--role", "party", "--days", "3", "--json"});
   ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
   const auto j = nlohmann::json::parse(issue.out);
   EXPECT_EQ(j["name"], "bank-a");
@@ -149,8 +150,8 @@ TEST_F(CliTest, IssueErrorsAreClear) {
   EXPECT_EQ(twice.exit_code, 2) << Describe(twice);
   EXPECT_THAT(twice.err, HasSubstr("already exists"));
 
-  RunResult days = Run({"ca", "issue", "--dir", ca, "--name", "p2", "--role", "party",
-                        "--days", "0"});
+  RunResult days =
+      Run({"ca", "issue", "--dir", ca, "--name", "p2", "--role", "party", "--days", "0"});
   EXPECT_EQ(days.exit_code, 2) << Describe(days);
   EXPECT_THAT(days.err, HasSubstr("--days"));
 
@@ -175,8 +176,8 @@ TEST_F(CliTest, PrivacyEpsilonJson) {
 }
 
 TEST_F(CliTest, PrivacyNoiseRoundTripsThroughEpsilon) {
-  RunResult noise = Run({"privacy", "noise", "--sample-rate", "0.01", "--steps", "1000",
-                         "--delta", "1e-5", "--epsilon", "1", "--json"});
+  RunResult noise = Run({"privacy", "noise", "--sample-rate", "0.01", "--steps", "1000", "--delta",
+                         "1e-5", "--epsilon", "1", "--json"});
   ASSERT_EQ(noise.exit_code, 0) << Describe(noise);
   const auto n = nlohmann::json::parse(noise.out, nullptr, false);
   ASSERT_FALSE(n.is_discarded()) << noise.out;
@@ -184,9 +185,9 @@ TEST_F(CliTest, PrivacyNoiseRoundTripsThroughEpsilon) {
   const double z = n["noise_multiplier"].get<double>();
   EXPECT_GT(z, 0.0);
 
-  RunResult eps = Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier",
-                       absl::StrFormat("%.17g", z), "--steps", "1000", "--delta", "1e-5",
-                       "--json"});
+  RunResult eps =
+      Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier",
+           absl::StrFormat("%.17g", z), "--steps", "1000", "--delta", "1e-5", "--json"});
   ASSERT_EQ(eps.exit_code, 0) << Describe(eps);
   const auto e = nlohmann::json::parse(eps.out, nullptr, false);
   ASSERT_FALSE(e.is_discarded()) << eps.out;
@@ -223,9 +224,27 @@ TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
 }
 
 TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
-  RunResult r = Run({"train", "--setting", "vfl", "--data", "synthetic:users=60,items=30,density=0.2",
-                     "--parties", "3", "--granularity", "user", "--T", "2", "--T-local", "2",
-                     "--kappa", "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json"});
+  RunResult r = Run({"train",
+                     "--setting",
+                     "vfl",
+                     "--data",
+                     "synthetic:users=60,items=30,density=0.2",
+                     "--parties",
+                     "3",
+                     "--granularity",
+                     "user",
+                     "--T",
+                     "2",
+                     "--T-local",
+                     "2",
+                     "--kappa",
+                     "2",
+                     "--epsilon",
+                     "1",
+                     "--seed",
+                     "1",
+                     "--quiet",
+                     "--json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   const auto j = nlohmann::json::parse(r.out);
   const double per_party = j["epsilon"].get<double>();
@@ -233,8 +252,8 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
   EXPECT_LE(per_party, 1.0 + 1e-9);
   // Three parties' curves summed: 3 x 6 steps of the same mechanism.
   RunResult e = Run({"privacy", "epsilon", "--sample-rate", "0.01", "--noise-multiplier",
-                     absl::StrFormat("%.17g", j["noise_multiplier"].get<double>()), "--steps", "18", "--delta",
-                     "1e-5", "--json"});
+                     absl::StrFormat("%.17g", j["noise_multiplier"].get<double>()), "--steps", "18",
+                     "--delta", "1e-5", "--json"});
   ASSERT_EQ(e.exit_code, 0) << Describe(e);
   // The global composition also holds each party's one DP size release
   // (docs/privacy.md, size-release: ~5% of the gradient steps' RDP), so it
@@ -249,10 +268,23 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
 // --coupling-sigma is the paper's absolute noise, z = sigma / C, and the
 // epsilon reported is the accountant's for those steps.
 TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
-  const std::vector<std::string> base = {
-      "train", "--setting", "coupling", "--data", "synthetic:users=30,items=40,density=0.3",
-      "--parties", "2", "--sample-rate", "0.1", "--coupling-epochs", "3", "--dim", "4",
-      "--seed", "1", "--quiet", "--json"};
+  const std::vector<std::string> base = {"train",
+                                         "--setting",
+                                         "coupling",
+                                         "--data",
+                                         "synthetic:users=30,items=40,density=0.3",
+                                         "--parties",
+                                         "2",
+                                         "--sample-rate",
+                                         "0.1",
+                                         "--coupling-epochs",
+                                         "3",
+                                         "--dim",
+                                         "4",
+                                         "--seed",
+                                         "1",
+                                         "--quiet",
+                                         "--json"};
   std::vector<std::string> args = base;
   args.insert(args.end(), {"--epsilon", "2"});
   RunResult r = Run(args);
@@ -294,8 +326,8 @@ TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
     args.insert(args.end(), {"--validation-fraction", fraction});
     r = Run(args);
     EXPECT_EQ(r.exit_code, 2) << Describe(r);
-    EXPECT_THAT(r.err, HasSubstr(absl::StrCat("--validation-fraction ", fraction,
-                                              ": must be in [0, 1)")));
+    EXPECT_THAT(r.err,
+                HasSubstr(absl::StrCat("--validation-fraction ", fraction, ": must be in [0, 1)")));
   }
   // None held out: no validation error rather than a validation error of 0.
   args = base;
@@ -309,10 +341,24 @@ TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
 }
 
 TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
-  const std::vector<std::string> common = {
-      "advise", "--setting", "hfl", "--party-data", "synthetic:users=50,items=30,density=0.25,seed=1",
-      "--party-data", "synthetic:users=50,items=30,density=0.25,seed=2", "--epsilons", "2",
-      "--T", "3", "--T-local", "2", "--dim", "4", "--seed", "3", "--quiet"};
+  const std::vector<std::string> common = {"advise",
+                                           "--setting",
+                                           "hfl",
+                                           "--party-data",
+                                           "synthetic:users=50,items=30,density=0.25,seed=1",
+                                           "--party-data",
+                                           "synthetic:users=50,items=30,density=0.25,seed=2",
+                                           "--epsilons",
+                                           "2",
+                                           "--T",
+                                           "3",
+                                           "--T-local",
+                                           "2",
+                                           "--dim",
+                                           "4",
+                                           "--seed",
+                                           "3",
+                                           "--quiet"};
   std::vector<std::string> args = common;
   for (const char* a : {"--json", "--plot"}) args.push_back(a);
   args.push_back(Path("advice.svg"));
@@ -355,12 +401,12 @@ TEST_F(CliTest, AdviseErrorsNameTheFlag) {
                      "--weights", "1,0.1,1", "--quiet"});
   EXPECT_EQ(w.exit_code, 2);
   EXPECT_THAT(w.err, HasSubstr("--weights has 3 values; give B1,C1,B2,C2"));
-  RunResult m = Run({"advise", "--party-data", "synthetic", "--party-data", "synthetic",
-                     "--mode", "guess", "--quiet"});
+  RunResult m = Run({"advise", "--party-data", "synthetic", "--party-data", "synthetic", "--mode",
+                     "guess", "--quiet"});
   EXPECT_EQ(m.exit_code, 2);
   EXPECT_THAT(m.err, HasSubstr("use joint, self-division or proxy"));
-  RunResult s = Run({"advise", "--setting", "central", "--party-data", "synthetic",
-                     "--party-data", "synthetic", "--quiet"});
+  RunResult s = Run({"advise", "--setting", "central", "--party-data", "synthetic", "--party-data",
+                     "synthetic", "--quiet"});
   EXPECT_EQ(s.exit_code, 2);
   EXPECT_THAT(s.err, HasSubstr("use hfl, hfl-synsgd or vfl"));
 }

@@ -1,7 +1,6 @@
 // The one exit-code scheme of every fedmf binary: usage (2), data (4),
 // run-time failure (1), and the data mark surviving a prefixed message.
 #include "common/cli/command_line.h"
-
 #include "gtest/gtest.h"
 
 namespace fedmf::cli {
@@ -23,7 +22,8 @@ TEST(ExitCodesTest, UsageDataAndRuntimeFailuresAreTold) {
 }
 
 TEST(ExitCodesTest, APrefixKeepsTheCodeAndTheDataMark) {
-  const absl::Status s = WithPrefix(DataError(absl::InvalidArgumentError("x.csv:2: bad")), "--data: ");
+  const absl::Status s =
+      WithPrefix(DataError(absl::InvalidArgumentError("x.csv:2: bad")), "--data: ");
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "--data: x.csv:2: bad");
   EXPECT_TRUE(IsDataError(s));

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/net/hua_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "common/net/hua_codec.h"
 #include "tools/fedmf/client_commands.h"
 
 namespace fedmf::cli {

@@ -94,14 +94,14 @@ TEST_F(PartyDataTest, HflPartnersFilesMatchThePreAlignedRun) {
       aligned << p << "\n";
     }
   }
-  const std::vector<std::string> common = {"train", "--setting", "hfl", "--rating-range", "1,5",
-                                           "--epsilon", "2", "--T", "10", "--dim", "4",
-                                           "--seed", "5", "--quiet", "--json"};
+  const std::vector<std::string> common = {
+      "train", "--setting", "hfl", "--rating-range", "1,5", "--epsilon", "2",     "--T",
+      "10",    "--dim",     "4",   "--seed",         "5",   "--quiet",   "--json"};
   auto run = [&](const std::string& a, const std::string& b, const std::string& cat) {
     std::vector<std::string> args = common;
-    for (const std::string& x : {std::string("--party-data"), "csv:" + Path(a),
-                                 std::string("--party-data"), "csv:" + Path(b),
-                                 std::string("--catalogue"), Path(cat)}) {
+    for (const std::string& x :
+         {std::string("--party-data"), "csv:" + Path(a), std::string("--party-data"),
+          "csv:" + Path(b), std::string("--catalogue"), Path(cat)}) {
       args.push_back(x);
     }
     return Run(args);
@@ -146,17 +146,18 @@ TEST_F(PartyDataTest, VflThreePartiesTrainOnThePrivateIntersection) {
     const int u = std::stoi(r.user), i = std::stoi(r.item);
     const int k = i % 3;
     if (!users[k].contains(u)) continue;
-    files[k].push_back({absl::StrCat("u", u, "@mail.example"), absl::StrCat("p", k, "-", i),
-                        r.rating});
+    files[k].push_back(
+        {absl::StrCat("u", u, "@mail.example"), absl::StrCat("p", k, "-", i), r.rating});
     rated[k].insert(u);
   }
   int shared = 0;
   for (int u = 0; u < 120; ++u) {
     shared += rated[0].contains(u) && rated[1].contains(u) && rated[2].contains(u);
   }
-  std::vector<std::string> args = {"train", "--setting", "vfl", "--rating-range", "1,5",
-                                   "--epsilon", "inf", "--T", "5", "--T-local", "2", "--kappa",
-                                   "2", "--dim", "4", "--seed", "2", "--quiet", "--json"};
+  std::vector<std::string> args = {
+      "train", "--setting", "vfl",   "--rating-range", "1,5", "--epsilon", "inf", "--T",
+      "5",     "--T-local", "2",     "--kappa",        "2",   "--dim",     "4",   "--seed",
+      "2",     "--quiet",   "--json"};
   for (int k = 0; k < 3; ++k) {
     WriteCsv(Path(absl::StrCat("v", k, ".csv")), files[k], 20 + k);
     args.push_back("--party-data");
@@ -198,9 +199,9 @@ TEST_F(PartyDataTest, DemoRunsTheDaemonsOnThePartnersOwnFiles) {
   }
   int shared = 0;
   for (int u : rated[0]) shared += rated[1].contains(u);
-  std::vector<std::string> args = {"demo", "--setting", "vfl", "--rating-range", "1,5",
-                                   "--epsilon", "inf", "--T", "3", "--T-local", "2", "--kappa",
-                                   "2", "--dim", "4", "--seed", "2", "--json"};
+  std::vector<std::string> args = {"demo", "--setting", "vfl", "--rating-range", "1,5", "--epsilon",
+                                   "inf",  "--T",       "3",   "--T-local",      "2",   "--kappa",
+                                   "2",    "--dim",     "4",   "--seed",         "2",   "--json"};
   for (int k = 0; k < 2; ++k) {
     WriteCsv(Path(absl::StrCat("d", k, ".csv")), files[k], 30 + k);
     args.push_back("--party-data");
@@ -236,16 +237,32 @@ TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
   }
   WriteCsv(Path("a.csv"), a, 1);
   WriteCsv(Path("b.csv"), b, 2);
-  RunResult train = Run({"train", "--setting", "hfl", "--rating-range", "1,5", "--party-data",
-                         "csv:" + Path("a.csv"), "--party-data", "csv:" + Path("b.csv"),
-                         "--epsilon", "inf", "--T", "3", "--dim", "4", "--seed", "3", "--quiet",
-                         "--save-model", Path("model")});
+  RunResult train = Run({"train",
+                         "--setting",
+                         "hfl",
+                         "--rating-range",
+                         "1,5",
+                         "--party-data",
+                         "csv:" + Path("a.csv"),
+                         "--party-data",
+                         "csv:" + Path("b.csv"),
+                         "--epsilon",
+                         "inf",
+                         "--T",
+                         "3",
+                         "--dim",
+                         "4",
+                         "--seed",
+                         "3",
+                         "--quiet",
+                         "--save-model",
+                         Path("model")});
   ASSERT_EQ(train.exit_code, 0) << Describe(train);
   EXPECT_THAT(train.err, HasSubstr("models of 2 parties saved in " + Path("model")));
   const std::string user = "bob-33";
   ASSERT_FALSE(rated[user].empty());
-  RunResult top = Run({"recommend", "--model", Path("model"), "--user", user, "--top", "30",
-                       "--json"});
+  RunResult top =
+      Run({"recommend", "--model", Path("model"), "--user", user, "--top", "30", "--json"});
   ASSERT_EQ(top.exit_code, 0) << Describe(top);
   const auto j = nlohmann::json::parse(top.out);
   EXPECT_EQ(j["user"], user);
@@ -265,8 +282,8 @@ TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
   RunResult nobody = Run({"recommend", "--model", Path("model"), "--user", "carol"});
   EXPECT_NE(nobody.exit_code, 0);
   EXPECT_THAT(nobody.err, HasSubstr("user 'carol' is in no party's model"));
-  RunResult both = Run({"recommend", "--model", Path("model"), "--party", "127.0.0.1:1",
-                        "--user", user});
+  RunResult both =
+      Run({"recommend", "--model", Path("model"), "--party", "127.0.0.1:1", "--user", user});
   EXPECT_NE(both.exit_code, 0);
   EXPECT_THAT(both.err, HasSubstr("or --model DIR"));
   // VFL: every party holds the shared users; the operator picks a party.
@@ -274,16 +291,34 @@ TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
   for (const Row& r : all) (std::stoi(r.item) % 2 == 0 ? left : right).push_back(r);
   WriteCsv(Path("l.csv"), left, 3);
   WriteCsv(Path("r.csv"), right, 4);
-  RunResult vfl = Run({"train", "--setting", "vfl", "--rating-range", "1,5", "--party-data",
-                       "csv:" + Path("l.csv"), "--party-data", "csv:" + Path("r.csv"),
-                       "--epsilon", "inf", "--T", "3", "--kappa", "2", "--dim", "4", "--seed",
-                       "3", "--quiet", "--save-model", Path("vmodel")});
+  RunResult vfl = Run({"train",
+                       "--setting",
+                       "vfl",
+                       "--rating-range",
+                       "1,5",
+                       "--party-data",
+                       "csv:" + Path("l.csv"),
+                       "--party-data",
+                       "csv:" + Path("r.csv"),
+                       "--epsilon",
+                       "inf",
+                       "--T",
+                       "3",
+                       "--kappa",
+                       "2",
+                       "--dim",
+                       "4",
+                       "--seed",
+                       "3",
+                       "--quiet",
+                       "--save-model",
+                       Path("vmodel")});
   ASSERT_EQ(vfl.exit_code, 0) << Describe(vfl);
   RunResult ambiguous = Run({"recommend", "--model", Path("vmodel"), "--user", "5"});
   EXPECT_NE(ambiguous.exit_code, 0);
   EXPECT_THAT(ambiguous.err, HasSubstr("choose one with --model-party"));
-  RunResult chosen = Run({"recommend", "--model", Path("vmodel"), "--user", "5",
-                          "--model-party", "party-1", "--top", "3"});
+  RunResult chosen = Run({"recommend", "--model", Path("vmodel"), "--user", "5", "--model-party",
+                          "party-1", "--top", "3"});
   ASSERT_EQ(chosen.exit_code, 0) << Describe(chosen);
   EXPECT_THAT(chosen.out, HasSubstr(" 3. item "));
 }
@@ -291,8 +326,8 @@ TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
 TEST_F(PartyDataTest, RatingRangeIsDeclaredAndChecked) {
   WriteCsv(Path("tenths.csv"), {{"a", "x", 7}, {"b", "x", 9}, {"a", "y", 10}, {"c", "y", 2}}, 1);
   // The default scale (0.5-5) refuses a 0-10 file and says which flag to use.
-  RunResult r = Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"),
-                     "--quiet"});
+  RunResult r =
+      Run({"train", "--setting", "central", "--data", "csv:" + Path("tenths.csv"), "--quiet"});
   EXPECT_EQ(r.exit_code, 4) << Describe(r);  // the file's values: a data error
   EXPECT_THAT(r.err, HasSubstr("--rating-range MIN,MAX"));
   EXPECT_THAT(r.err, Not(HasSubstr("LoadOptions")));
@@ -318,16 +353,17 @@ TEST_F(PartyDataTest, PartyDataFlagsAreCheckedTogether) {
                         "--party-data", "csv:" + Path("a.csv"), "--quiet"});
   EXPECT_EQ(both.exit_code, 2) << Describe(both);
   EXPECT_THAT(both.err, HasSubstr("not both"));
-  RunResult count = Run({"train", "--setting", "hfl", "--parties", "3", "--party-data",
-                         "csv:" + Path("a.csv"), "--party-data", "csv:" + Path("a.csv"), "--quiet"});
+  RunResult count =
+      Run({"train", "--setting", "hfl", "--parties", "3", "--party-data", "csv:" + Path("a.csv"),
+           "--party-data", "csv:" + Path("a.csv"), "--quiet"});
   EXPECT_EQ(count.exit_code, 2) << Describe(count);
   EXPECT_THAT(count.err, HasSubstr("--parties 3 but 2 --party-data files"));
-  RunResult setting = Run({"train", "--setting", "central", "--party-data",
-                           "csv:" + Path("a.csv"), "--quiet"});
+  RunResult setting =
+      Run({"train", "--setting", "central", "--party-data", "csv:" + Path("a.csv"), "--quiet"});
   EXPECT_EQ(setting.exit_code, 2) << Describe(setting);
   EXPECT_THAT(setting.err, HasSubstr("works with --setting hfl, hfl-synsgd or vfl"));
-  RunResult missing = Run({"train", "--setting", "hfl", "--party-data",
-                           "csv:" + Path("nope.csv"), "--quiet"});
+  RunResult missing =
+      Run({"train", "--setting", "hfl", "--party-data", "csv:" + Path("nope.csv"), "--quiet"});
   EXPECT_EQ(missing.exit_code, 4) << Describe(missing);  // a named file is missing: data
   EXPECT_THAT(missing.err, HasSubstr("--party-data (party 0)"));
   EXPECT_THAT(missing.err, HasSubstr("nope.csv"));
