@@ -18,6 +18,7 @@ TEST_PACKAGES=(
   python3  # the shell tests' JSON and DOM checks
   # The fuzz targets (tests/fuzz): clang with libFuzzer and the sanitizer runtimes.
   clang libclang-rt-14-dev
+  clang-format  # tests/check-format.sh: the sources follow .clang-format
   # The container test (tests/containers): podman as the Docker engine.
   podman runc docker-compose debootstrap curl
   golang-github-containernetworking-plugin-dnsname  # container names resolve in compose networks (CNI)

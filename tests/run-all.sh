@@ -2,12 +2,16 @@
 # The whole test suite, from a fresh Debian 12 machine: installs what is
 # missing, builds (Release) and runs every test (unit + integration on real
 # processes), builds the libraries with their unit tests under ASan+UBSan
-# (clang) and runs those, and runs every libFuzzer target for 30 s.
+# (clang) and runs those, and runs every libFuzzer target for 30 s. First it
+# checks that the C++ sources follow .clang-format (tests/check-format.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=$(nproc)
 
 deploy/install-deps.sh --tests
+
+echo "== Format (.clang-format) =="
+tests/check-format.sh
 
 echo "== Release build =="
 # Tests and benchmarks ON explicitly: a tree configured by the README's demo
