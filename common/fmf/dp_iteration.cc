@@ -1,6 +1,8 @@
 #include "common/fmf/dp_iteration.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
@@ -33,6 +35,16 @@ void ComputeDpGradients(const mf::RatingMatrix& x, const std::vector<int32_t>& b
   if (spec.update_v) {
     scratch.grad_v.setZero(v.rows(), v.cols());
     gv = &scratch.grad_v;
+  }
+  if (spec.user_clip > 0) {
+    // Per-user clipping bounds a user's contribution to one released matrix;
+    // a step that also moved U would need its own analysis.
+    if (gu != nullptr || gv == nullptr) {
+      std::fprintf(stderr, "fedmf: fatal: per-user clipping is for V-only steps\n");
+      std::abort();
+    }
+    mf::AccumulateUserClippedVGradient(x, batch, u, v, spec.user_clip, *gv);
+    return;
   }
   // Both gradients are taken at the same (U, V) before either moves.
   mf::AccumulateGradients(x, batch, u, v, gu, gv);

@@ -22,6 +22,9 @@ struct DpIterationSpec {
   double sigma_v = 0;       // per-entry noise std-dev on the V gradient
   double v_step_scale = 1;  // VFL scales the V step by m_k/m
   double rating_max = 5;
+  // > 0: HFL per-user clipping (JobConfig::clip_norm): V only, each sampled
+  // user's whole V-gradient scaled to this L2 norm before it is summed.
+  double user_clip = 0;
   // Expected number of ratings in a batch (eta * #ratings): a public constant,
   // as the expected batch size is in DP-SGD (Abadi et al. 2016).
   double normalizer = 1;

@@ -78,6 +78,11 @@ int32_t JobConfig::EffectiveTheta() const {
   return split == SplitKind::kVertical ? 5 : 10;
 }
 
+bool JobConfig::UserClipped() const {
+  return clip_norm > 0 && granularity == Granularity::kUser &&
+         (setting == Setting::kHfl || setting == Setting::kHflSynSgd);
+}
+
 double JobConfig::EffectiveLearningRate() const {
   if (learning_rate > 0) return learning_rate;
   // Tuned on MovieLens 100K at the paper's defaults (T=100, T'=10, p=20,
@@ -139,6 +144,14 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
   if (!(c.epsilon > 0)) return bad("epsilon", "must be > 0 (use inf for non-private)");
   if (!(c.delta > 0 && c.delta < 1)) return bad("delta", "must be in (0, 1)");
   if (c.theta < 0) return bad("theta", "must be >= 0 (0 = paper default)");
+  if (!(c.clip_norm >= 0) || !std::isfinite(c.clip_norm)) {
+    return bad("clip_norm", "must be >= 0 and finite (0 = trim to theta, the paper's bound)");
+  }
+  if (c.clip_norm > 0 && c.split == SplitKind::kVertical) {
+    return bad("clip_norm",
+               "per-user clipping is offered for hfl and hfl-synsgd only; a vertical split "
+               "bounds a user's releases by trimming (theta)");
+  }
   if (c.vfl_finetune_iters < 0) return bad("vfl_finetune_iters", "kappa must be >= 0");
   if (c.learning_rate < 0 || !std::isfinite(c.learning_rate))
     return bad("learning_rate", "must be >= 0");

@@ -73,6 +73,13 @@ struct JobConfig {
   // Default: per user, the one valid for the default setting (HFL).
   Granularity granularity = Granularity::kUser;
   int32_t theta = 0;  // trimming; 0 = paper default (VFL 5, HFL 10)
+  // HFL and HFL-synSGD per user (issue #16). 0: the paper's bound — each user
+  // trimmed to theta ratings, each rating's V-gradient bounded by
+  // construction, Delta = theta * 2 R^{3/2}. C > 0: no trimming; each sampled
+  // user's whole V-gradient (all of its ratings) is scaled to L2 norm <= C,
+  // so Delta = C, and the size release counts users instead of ratings
+  // (docs/privacy.md, section hfl-clip). Refused for vertical splits.
+  double clip_norm = 0;
 
   int32_t vfl_finetune_iters = 100;  // kappa: VFL Stage 3 DP iterations on V
 
@@ -111,6 +118,9 @@ struct JobConfig {
   bool private_training() const { return epsilon < std::numeric_limits<double>::infinity(); }
   // The effective trimming threshold for per-user privacy.
   int32_t EffectiveTheta() const;
+  // Per-user clipping of whole V-gradients instead of trimming (clip_norm > 0
+  // in an HFL or HFL-synSGD job per user).
+  bool UserClipped() const;
   // The learning rate for DP steps (explicit or the per-setting default).
   double EffectiveLearningRate() const;
   // Stage 2 schedule actually run. HFL-synSGD synchronizes after every

@@ -91,13 +91,23 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
                               plan.count_noise_multiplier, config.delta);
   if (!eps.ok()) return eps.status();
   plan.epsilon = eps->epsilon;
-  const double scale =
-      config.granularity == Granularity::kUser ? static_cast<double>(config.EffectiveTheta()) : 1.0;
-  if (config.granularity == Granularity::kUser) plan.theta = config.EffectiveTheta();
-  plan.sigma_both = plan.noise_multiplier * scale * mf::SensitivityBothMatrices(config.rating_max);
-  plan.sigma_one = plan.noise_multiplier * scale * mf::SensitivityOneMatrix(config.rating_max);
-  // The count moves by at most theta (a user's trimmed ratings) or 1 (a rating).
-  plan.count_sensitivity = scale;
+  if (config.UserClipped()) {
+    // HFL only moves V: a user's clipped contribution to the sum is the whole
+    // Delta (docs/privacy.md, section hfl-clip); the count is of users.
+    plan.clip_norm = config.clip_norm;
+    plan.sigma_both = plan.sigma_one = plan.noise_multiplier * config.clip_norm;
+    plan.count_sensitivity = 1;
+  } else {
+    const double scale = config.granularity == Granularity::kUser
+                             ? static_cast<double>(config.EffectiveTheta())
+                             : 1.0;
+    if (config.granularity == Granularity::kUser) plan.theta = config.EffectiveTheta();
+    plan.sigma_both =
+        plan.noise_multiplier * scale * mf::SensitivityBothMatrices(config.rating_max);
+    plan.sigma_one = plan.noise_multiplier * scale * mf::SensitivityOneMatrix(config.rating_max);
+    // The count moves by at most theta (a user's trimmed ratings) or 1 (a rating).
+    plan.count_sensitivity = scale;
+  }
   plan.count_sigma = plan.count_noise_multiplier * plan.count_sensitivity;
   return plan;
 }

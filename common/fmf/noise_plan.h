@@ -17,6 +17,9 @@ struct NoisePlan {
   double delta = 0;
   double epsilon = 0;  // epsilon actually reached by z (<= target)
   int32_t theta = 0;   // trimming bound (per-user only; 0 otherwise)
+  // JobConfig::UserClipped(): each user's whole V-gradient is scaled to this
+  // L2 norm, the Delta of an HFL step (theta is 0: nothing is trimmed).
+  double clip_norm = 0;
   // Per-entry noise std-dev sigma = z * Delta for each kind of step:
   double sigma_both = 0;  // a step updating U and V together (VFL Stage 2, DP local-only)
   double sigma_one = 0;   // a step updating one matrix (HFL Stage 2, VFL Stage 3)
@@ -28,6 +31,8 @@ struct NoisePlan {
   // (the n_k it sends) is c~ / theta. One full-batch Gaussian step at
   // count_noise_multiplier, sensitivity count_sensitivity (theta per user, 1
   // per rating), composed with the Stage-2 steps in RDP: `epsilon` covers both.
+  // With per-user clipping (clip_norm > 0) the count is of users (those with
+  // at least one rating the DP steps use), sensitivity 1, and c~ is the weight.
   double count_noise_multiplier = 0;
   double count_sensitivity = 0;
   double count_sigma = 0;
@@ -43,7 +48,8 @@ int64_t CountReleaseRound(const JobConfig& config);
 
 // Calibrates z with the RDP accountant so that ChargedSteps() Poisson-
 // subsampled Gaussian steps at rate eta give (epsilon, delta); sensitivities
-// from embedding clipping, times theta for per-user granularity.
+// from embedding clipping, times theta for per-user granularity, or the
+// per-user clip norm C (JobConfig::UserClipped).
 absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config);
 
 }  // namespace fedmf::fmf

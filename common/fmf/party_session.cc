@@ -136,8 +136,16 @@ double PartySession::weight() const {
                     static_cast<double>(std::max(1, global_users_)));
 }
 
+int64_t PartySession::PreNoiseCount() const {
+  if (!config_.UserClipped()) return dp_train_.nnz();
+  int64_t users = 0;
+  for (int32_t i = 0; i < dp_train_.num_users(); ++i) users += dp_train_.RowSize(i) > 0 ? 1 : 0;
+  return users;
+}
+
 double PartySession::CountBound() const {
   const double users = static_cast<double>(dp_train_.num_users());
+  if (config_.UserClipped()) return std::max(1.0, users);
   const double per_user = plan_.theta > 0 ? static_cast<double>(plan_.theta)
                                           : static_cast<double>(dp_train_.num_items());
   return std::max(1.0, users * per_user);
@@ -145,7 +153,7 @@ double PartySession::CountBound() const {
 
 double PartySession::StepNormalizer() const {
   const double count =
-      released_count_.has_value() ? *released_count_ : static_cast<double>(dp_train_.nnz());
+      released_count_.has_value() ? *released_count_ : static_cast<double>(PreNoiseCount());
   return std::max(1.0, config_.sample_rate * count);
 }
 
@@ -177,7 +185,7 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
   RETURN_IF_ERROR(ledger_->Charge(entry));
   random::Csprng count_rng = rng_.Fork("count");
   const double noisy =
-      static_cast<double>(dp_train_.nnz()) + dp::SampleGaussian(count_rng, plan_.count_sigma);
+      static_cast<double>(PreNoiseCount()) + dp::SampleGaussian(count_rng, plan_.count_sigma);
   // Clamped into the public range and snapped (post-processing; the set of
   // possible values is the grid whatever the data, docs/privacy.md).
   const double bound = CountBound();
@@ -222,9 +230,11 @@ DpIterationSpec PartySession::Stage2Spec() const {
     spec.v_step_scale =
         config_.setting == Setting::kVfl ? weight() / static_cast<double>(global_items_) : 1.0;
   } else {
-    // HFL-SGDMF: U fixed, only V is updated and released, Delta_2,v.
+    // HFL-SGDMF: U fixed, only V is updated and released, Delta_2,v (or the
+    // per-user clip norm, whose sigma_one is z * C).
     spec.update_v = true;
     spec.sigma_v = plan_.sigma_one;
+    if (config_.UserClipped()) spec.user_clip = config_.clip_norm;
   }
   return spec;
 }

@@ -60,18 +60,20 @@ class PartySession {
   // Aggregation weight the party declares to the server. VFL: m_k, the size
   // of its item catalogue (public by construction: the split of the job's
   // catalogue). HFL, private: c~ / theta, the DP size release's estimate of
-  // n_k, rounded into [1, global_users]; non-private: n_k.
+  // n_k (c~ itself with per-user clipping, a count of users), rounded into
+  // [1, global_users]; non-private: n_k.
   double weight() const;
   // The size release (private jobs): the noisy count as released (snapped,
   // clamped into [1, CountBound()]); unset for non-private jobs.
   std::optional<double> released_count() const { return released_count_; }
-  // The count before noise: ratings the DP steps train on (for the
-  // sensitivity tests; the party never sends it).
-  int64_t PreNoiseCount() const { return dp_train_.nnz(); }
-  // Public upper bound on the count: theta * users (per user) or users *
-  // items of the party's index space, both public sizes.
+  // The count before noise: ratings the DP steps train on, or with per-user
+  // clipping (JobConfig::UserClipped) the users with at least one of them
+  // (for the sensitivity tests; the party never sends it).
+  int64_t PreNoiseCount() const;
+  // Public upper bound on the count: theta * users (per user), users (per
+  // user, clipped) or users * items of the party's index space, all public.
   double CountBound() const;
-  // eta * (released count, or nnz when non-private), at least 1.
+  // eta * (released count, or PreNoiseCount when non-private), at least 1.
   double StepNormalizer() const;
 
   // Stage 1: initialization and local pre-computation. A party that (re)joins

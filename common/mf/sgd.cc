@@ -199,6 +199,48 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
   });
 }
 
+void AccumulateUserClippedVGradient(const RatingMatrix& x, const std::vector<int32_t>& users,
+                                    const Matrix& u, const Matrix& v, double clip_norm,
+                                    Matrix& grad_v) {
+  if (!(clip_norm > 0) || !std::isfinite(clip_norm)) {
+    Fatal("AccumulateUserClippedVGradient: clip_norm must be > 0 and finite");
+  }
+  if (u.cols() != v.cols() || grad_v.rows() != v.rows() || grad_v.cols() != v.cols()) {
+    Fatal("AccumulateUserClippedVGradient: shapes differ");
+  }
+  if (u.rows() < x.num_users() || v.rows() < x.num_items()) {
+    Fatal("AccumulateUserClippedVGradient: embeddings smaller than the rating matrix");
+  }
+  // coef[j] accumulates c_j for the current user; `touched` lists its items
+  // so resetting costs O(ratings), not O(items).
+  std::vector<double> coef(static_cast<size_t>(x.num_items()), 0.0);
+  std::vector<char> seen(static_cast<size_t>(x.num_items()), 0);
+  std::vector<int32_t> touched;
+  for (const int32_t i : users) {
+    if (i < 0 || i >= x.num_users()) Fatal("AccumulateUserClippedVGradient: user out of range");
+    const auto ui = u.row(i);
+    touched.clear();
+    for (const RatingMatrix::Entry& entry : x.Row(i)) {
+      const double minus_two_e =
+          -2.0 * (static_cast<double>(entry.value) - ui.dot(v.row(entry.item)));
+      if (!seen[entry.item]) {
+        seen[entry.item] = 1;
+        touched.push_back(entry.item);
+      }
+      coef[entry.item] += minus_two_e;
+    }
+    double c2 = 0;
+    for (const int32_t j : touched) c2 += coef[j] * coef[j];
+    const double norm = std::sqrt(c2) * ui.norm();
+    const double scale = norm > clip_norm ? clip_norm / norm : 1.0;
+    for (const int32_t j : touched) {
+      grad_v.row(j) += (scale * coef[j]) * ui;
+      coef[j] = 0.0;
+      seen[j] = 0;
+    }
+  }
+}
+
 void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double normalizer, double lr,
                        double rating_max, random::Csprng& rng) {
   if (grad.rows() != m.rows() || grad.cols() != m.cols()) {

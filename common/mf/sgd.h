@@ -17,6 +17,18 @@ namespace fedmf::mf {
 void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
                          const Matrix& v, Matrix* grad_u, Matrix* grad_v);
 
+// The V half of the above with per-user clipping (DP-SGD's per-example
+// clipping, the example being a user): each user's whole contribution, the
+// rows -2 e_ij u_i over its ratings, is scaled by min(1, clip_norm / its
+// Frobenius norm) before it is added to grad_v. Every row of that
+// contribution is a multiple of u_i, so its norm is ||u_i|| * ||c|| with c_j
+// the summed -2 e_ij over the user's ratings of item j (duplicate ratings of
+// one item are merged before the norm is taken). clip_norm must be > 0;
+// grad_v must be sized like V.
+void AccumulateUserClippedVGradient(const RatingMatrix& x, const std::vector<int32_t>& users,
+                                    const Matrix& u, const Matrix& v, double clip_norm,
+                                    Matrix& grad_v);
+
 // One private mini-batch step on one matrix:
 //   M <- Snap(Pi(M - lr * (grad + N(0, sigma^2) on EVERY entry) / normalizer)),
 // Snap = dp::SnapTowardZero on the grid dp::SnapGranularity(lr sigma /

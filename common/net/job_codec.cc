@@ -1,5 +1,6 @@
 #include "common/net/job_codec.h"
 
+#include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::net {
@@ -45,6 +46,18 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
   c.test_fraction = spec.test_fraction();
   c.item_catalogue = spec.item_catalogue();
   c.align_users = spec.align_users();
+  if (!spec.algorithm().empty()) {
+    auto algorithm = fmf::ParseAlgorithm(spec.algorithm());
+    if (!algorithm.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("field 'algorithm': ", algorithm.status().message()));
+    }
+    c.algorithm = *algorithm;
+  }
+  if (spec.alternations() != 0) c.alternations = spec.alternations();
+  c.validation_fraction = spec.validation_fraction();
+  if (spec.max_finetune_epochs() != 0) c.max_finetune_epochs = spec.max_finetune_epochs();
+  c.clip_norm = spec.clip_norm();
   // spec.seed is never read: a party's randomness is its own (the server
   // refuses a seeded spec at submit; common/fmf/admitted_job.h).
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
@@ -79,6 +92,11 @@ v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& c) {
   spec.set_test_fraction(c.test_fraction);
   spec.set_item_catalogue(c.item_catalogue);
   spec.set_align_users(c.align_users);
+  spec.set_algorithm(fmf::AlgorithmName(c.algorithm));
+  spec.set_alternations(c.alternations);
+  spec.set_validation_fraction(c.validation_fraction);
+  spec.set_max_finetune_epochs(c.max_finetune_epochs);
+  spec.set_clip_norm(c.clip_norm);
   // c.seed stays local: reproducibility seeds are given to each process
   // (party noise_seed, server seed), never sent in a job.
   return spec;

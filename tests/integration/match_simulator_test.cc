@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iomanip>
 
 #include "common/fmf/simulator.h"
 #include "tests/integration/cluster_test_util.h"
@@ -15,7 +17,11 @@ namespace {
 
 class MatchSimulatorTest : public ClusterTest {
  protected:
-  void RunAndCompare(const std::string& setting) {
+  // `tweak` adjusts the flags (both runs get the same job).
+  // `tolerance` bounds |daemons - simulator| of each party's test MSE.
+  void RunAndCompare(const std::string& setting,
+                     const std::function<void(cli::JobFlags&)>& tweak = nullptr,
+                     double tolerance = 0.02) {
     if (!HaveMl100k()) {
       GTEST_SKIP() << "../shared dataset missing: MovieLens 100K not found at "
                    << Ml100kRatingsPath()
@@ -27,6 +33,7 @@ class MatchSimulatorTest : public ClusterTest {
     flags.parties = 3;
     flags.seed = 1;
     flags.epsilon = "1";  // default T = 100, T' = 10, p = 20 (as `fedmf train`)
+    if (tweak) tweak(flags);
     auto plan = PlanJob(flags, "match-" + setting, /*round_deadline_seconds=*/120,
                         /*min_parties=*/1);
     ASSERT_TRUE(plan.ok()) << plan.status();
@@ -58,7 +65,7 @@ class MatchSimulatorTest : public ClusterTest {
       EXPECT_EQ(p.name(), cli::LocalCluster::PartyName(k));
       EXPECT_TRUE(p.accepted());
       EXPECT_EQ(p.test_count(), want.test.count);
-      EXPECT_NEAR(p.test_mse(), want.test.mse, 0.02);
+      EXPECT_NEAR(p.test_mse(), want.test.mse, tolerance);
       EXPECT_LE(p.epsilon_spent(), 1.0 + 1e-9);
       EXPECT_GT(p.epsilon_spent(), 0.5);  // a private job did spend budget
       EXPECT_NEAR(p.epsilon_spent(), want.epsilon, 1e-6);
@@ -76,15 +83,30 @@ class MatchSimulatorTest : public ClusterTest {
       EXPECT_EQ(std::count(rounds.begin(), rounds.end(), 101), 1);
     }
     ASSERT_GT(count, 0);
-    EXPECT_NEAR(weighted / count, sim->test.mse, 0.02);
-    std::cout << setting << ": daemons test MSE " << weighted / count << ", simulator "
-              << sim->test.mse << "\n";
+    EXPECT_NEAR(weighted / count, sim->test.mse, tolerance);
+    std::cout << setting << ": daemons test MSE " << std::setprecision(12) << weighted / count
+              << ", simulator " << sim->test.mse << "\n";
   }
 };
 
 TEST_F(MatchSimulatorTest, VflOnMl100kMatchesFedmfTrain) { RunAndCompare("vfl"); }
 
 TEST_F(MatchSimulatorTest, HflOnMl100kMatchesFedmfTrain) { RunAndCompare("hfl"); }
+
+// The job spec carries the algorithm, its knobs and the clip norm: the
+// parties run the alternate algorithm with per-user clipping exactly as the
+// simulator does, to 1e-6 (a dropped field changes the test MSE by far more).
+TEST_F(MatchSimulatorTest, HflAlternateWithUserClippingMatchesFedmfTrain) {
+  RunAndCompare(
+      "hfl",
+      [](cli::JobFlags& f) {
+        f.algorithm = "alternate";
+        f.alternations = 4;
+        f.hfl_clip = 3;
+        f.lr = 0.2;
+      },
+      /*tolerance=*/1e-6);
+}
 
 }  // namespace
 }  // namespace fedmf::it

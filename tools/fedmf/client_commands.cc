@@ -405,7 +405,21 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   std::string item_catalogue;
   check(root->GetString("item_catalogue", &item_catalogue));
   check(root->GetBool("align_users", &c.align_users));
+  std::string algorithm;
+  check(root->GetString("algorithm", &algorithm));
+  check(root->GetInt("alternations", &c.alternations));
+  check(root->GetDouble("validation_fraction", &c.validation_fraction));
+  check(root->GetInt("max_finetune_epochs", &c.max_finetune_epochs));
+  check(root->GetDouble("clip_norm", &c.clip_norm));
   if (!s.ok()) return s;
+  if (!algorithm.empty()) {
+    auto parsed = fmf::ParseAlgorithm(algorithm);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": key 'algorithm': ", parsed.status().message()));
+    }
+    c.algorithm = *parsed;
+  }
   if (!item_catalogue.empty() && item_catalogue.rfind("sha256:", 0) != 0) {
     // A file: the job carries its digest (the parties hold the file).
     auto catalogue = data::Catalogue::Load(item_catalogue);

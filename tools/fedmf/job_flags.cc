@@ -82,6 +82,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   if (!algorithm.ok()) return algorithm.status();
   c.algorithm = *algorithm;
   c.alternations = a.alternations;
+  c.clip_norm = a.hfl_clip;
   c.validation_fraction = a.validation_fraction;
   c.rating_max = range.max;
   c.job_id = "train-" + a.setting;
@@ -196,6 +197,11 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--lfl-clip", a->lfl_clip,
                   "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
                   "calibrated to (0: 2 R^{3/2}, one rating's bound)")
+      ->capture_default_str();
+  cmd->add_option("--hfl-clip", a->hfl_clip,
+                  "hfl, hfl-synsgd per user: every rating is used and each user's whole V-gradient "
+                  "is scaled to this L2 norm, the sensitivity the noise is calibrated to (0: the "
+                  "paper's bound, each user trimmed to --theta ratings)")
       ->capture_default_str();
   cmd->add_option("--alternations", a->alternations,
                   "hfl --algorithm alternate: phases the T rounds of V are split into")

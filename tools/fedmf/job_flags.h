@@ -49,6 +49,7 @@ struct JobFlags {
   int32_t central_epochs = 40;
   std::string algorithm;     // "" = the setting's default: hfl paper | alternate; lfl whole | paper
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
+  double hfl_clip = 0;  // hfl per user: a user's whole V-gradient norm bound (0: trim to theta)
   double validation_fraction = 0.1;  // hfl --algorithm alternate: own ratings held out
   bool compare = false;              // train: also local-only and central on the same split
   int32_t eval_every = 10;

@@ -94,6 +94,7 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                         {"data", data_spec},
                         {"granularity", fmf::GranularityName(r.config.granularity)},
                         {"theta", r.plan.theta},
+                        {"clip_norm", r.plan.clip_norm},
                         {"test_mse", r.test.mse},
                         {"test_rmse", r.test.rmse},
                         {"test_mae", r.test.mae},

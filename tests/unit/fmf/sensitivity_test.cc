@@ -7,7 +7,8 @@
 // PartySession (clamping, trimming, Stage 1, the shared-matrix projection,
 // ComputeDpGradients), with the whole party in the batch (the worst case of
 // Poisson sampling: the differing user is in it). The size release (the
-// count of ratings the DP steps use, NoisePlan::count_*) is checked the same way.
+// count of ratings the DP steps use, or of users with per-user clipping,
+// NoisePlan::count_*) is checked the same way.
 //
 // HFL per rating is refused (job_config.cc); the last test documents why:
 // the same measurement exceeds 2 R^{3/2}. If it ever stops exceeding it, the
@@ -183,14 +184,36 @@ Data Neighbour(const Data& d, Granularity g, size_t which) {
 struct Offered {
   Setting setting;
   Granularity granularity;
+  double clip_norm = 0;  // JobConfig::clip_norm (HFL per-user clipping)
+
+  JobConfig Config() const {
+    JobConfig c = Job(setting, granularity);
+    c.clip_norm = clip_norm;
+    return c;
+  }
+  std::string Name() const {
+    return absl::StrCat(SettingName(setting), " per ", GranularityName(granularity),
+                        clip_norm > 0 ? absl::StrCat(", clip ", clip_norm) : "");
+  }
 };
 
-// Every private setting x granularity that ValidateJobConfig accepts.
+// A clip norm well below what a heavy user's whole gradient reaches, so the
+// clipping binds in the adversarial cases.
+constexpr double kClip = 7.0;
+
+// Every private setting x granularity (x trimming or per-user clipping) that
+// ValidateJobConfig accepts.
 std::vector<Offered> OfferedCombinations() {
   std::vector<Offered> out;
   for (Setting s : {Setting::kVfl, Setting::kLocal, Setting::kHfl, Setting::kHflSynSgd}) {
     for (Granularity g : {Granularity::kRating, Granularity::kUser}) {
-      if (ValidateJobConfig(Job(s, g)).ok()) out.push_back({s, g});
+      for (double clip : {0.0, kClip}) {
+        const Offered o{s, g, clip};
+        // Clipping without effect (per rating) is not a separate offer.
+        if (ValidateJobConfig(o.Config()).ok() && (clip == 0 || o.Config().UserClipped())) {
+          out.push_back(o);
+        }
+      }
     }
   }
   return out;
@@ -198,8 +221,9 @@ std::vector<Offered> OfferedCombinations() {
 
 TEST(SensitivityTest, EveryOfferedCombinationIsCovered) {
   const auto offered = OfferedCombinations();
-  // VFL and DP local-only at both granularities; HFL and synSGD per user.
-  EXPECT_EQ(offered.size(), 6u);
+  // VFL and DP local-only at both granularities; HFL and synSGD per user,
+  // trimmed or clipped.
+  EXPECT_EQ(offered.size(), 8u);
   for (const Offered& o : offered) {
     EXPECT_FALSE(o.granularity == Granularity::kRating &&
                  (o.setting == Setting::kHfl || o.setting == Setting::kHflSynSgd));
@@ -209,7 +233,7 @@ TEST(SensitivityTest, EveryOfferedCombinationIsCovered) {
 TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
   random::Csprng rng = random::Csprng::FromSeed(2024);
   for (const Offered& o : OfferedCombinations()) {
-    const JobConfig config = Job(o.setting, o.granularity);
+    const JobConfig config = o.Config();
     auto plan = PlanNoise(config);
     ASSERT_TRUE(plan.ok()) << plan.status();
     double worst_ratio = 0;
@@ -234,9 +258,8 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
             const double moved = ReleaseDistance(a.grad, b.grad);
             worst_ratio = std::max(worst_ratio, moved / delta);
             EXPECT_LE(moved, delta * (1 + 1e-9))
-                << SettingName(o.setting) << " per " << GranularityName(o.granularity) << ": heavy "
-                << heavy << " extreme " << extreme << " shared kind " << kind << " moved " << moved
-                << " > Delta " << delta;
+                << o.Name() << ": heavy " << heavy << " extreme " << extreme << " shared kind "
+                << kind << " moved " << moved << " > Delta " << delta;
             // The release is not trivially zero: the bound is exercised.
             EXPECT_GT(Norm2(a.grad.grad_v) + Norm2(a.grad.grad_u), 0);
             // The size release (normaliser, HFL weight): the count moves by at
@@ -247,8 +270,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
                 static_cast<double>(a.session->PreNoiseCount() - b.session->PreNoiseCount()));
             worst_count_ratio = std::max(worst_count_ratio, count_moved / count_delta);
             EXPECT_LE(count_moved, count_delta)
-                << SettingName(o.setting) << " per " << GranularityName(o.granularity) << ": heavy "
-                << heavy << " count moved " << count_moved;
+                << o.Name() << ": heavy " << heavy << " count moved " << count_moved;
             ASSERT_TRUE(a.session->released_count().has_value());
             EXPECT_GE(*a.session->released_count(), 1.0);
             EXPECT_LE(*a.session->released_count(), a.session->CountBound());
@@ -267,11 +289,13 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
     // The adversarial cases come within a small factor of the bound, so the
     // comparison is not vacuous. (Per user the V-gradient of theta distinct
     // items is at most sqrt(theta) 2 R^{3/2}, below the theta 2 R^{3/2} used.)
-    EXPECT_GT(worst_ratio, o.granularity == Granularity::kRating ? 0.5 : 0.1)
-        << SettingName(o.setting) << " per " << GranularityName(o.granularity);
-    // The heavy user (>= theta ratings) moves the count by exactly its bound.
-    EXPECT_EQ(worst_count_ratio, 1.0)
-        << SettingName(o.setting) << " per " << GranularityName(o.granularity);
+    // Clipped, a heavy user's whole gradient exceeds C and is scaled to it.
+    const double reached =
+        o.clip_norm > 0 ? 0.99 : (o.granularity == Granularity::kRating ? 0.5 : 0.1);
+    EXPECT_GT(worst_ratio, reached) << o.Name();
+    // The heavy user (>= theta ratings; clipped: any user) moves the count by
+    // exactly its bound.
+    EXPECT_EQ(worst_count_ratio, 1.0) << o.Name();
   }
 }
 

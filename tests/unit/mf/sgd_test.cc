@@ -96,6 +96,62 @@ TEST_P(GradientDimTest, AccumulatesAndAcceptsNullOutputs) {
 
 INSTANTIATE_TEST_SUITE_P(Dims, GradientDimTest, ::testing::Values(4, 10, 20));
 
+// One user's V-gradient alone (AccumulateGradients with a batch of one).
+Matrix UserVGradient(const RatingMatrix& x, int32_t i, const Matrix& u, const Matrix& v) {
+  Matrix g = Matrix::Zero(v.rows(), v.cols());
+  AccumulateGradients(x, {i}, u, v, nullptr, &g);
+  return g;
+}
+
+TEST(UserClippedGradientTest, EachUserIsScaledToTheClipNormAndOnlyThen) {
+  Csprng rng = Csprng::FromSeed(77);
+  const RatingMatrix x(8, 30, LowRankRatings(8, 30, 3, 0.7, rng));
+  const Matrix u = UniformMatrix(8, 5, 0.0, 0.8, rng);
+  const Matrix v = UniformMatrix(30, 5, 0.0, 0.8, rng);
+  const std::vector<int32_t> batch = {0, 3, 5, 6};
+  // The norms of the users' unclipped contributions, to put C between them.
+  std::vector<double> norms;
+  for (int32_t i : batch) norms.push_back(UserVGradient(x, i, u, v).norm());
+  std::vector<double> sorted = norms;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_LT(sorted.front(), sorted.back());
+  const double clip = 0.5 * (sorted[1] + sorted[2]);
+  Matrix expected = Matrix::Zero(30, 5);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    const double scale = norms[k] > clip ? clip / norms[k] : 1.0;
+    expected += scale * UserVGradient(x, batch[k], u, v);
+  }
+  Matrix got = Matrix::Constant(30, 5, 0.25);  // adds to, does not overwrite
+  AccumulateUserClippedVGradient(x, batch, u, v, clip, got);
+  EXPECT_LE((got - Matrix::Constant(30, 5, 0.25) - expected).cwiseAbs().maxCoeff(), 1e-12);
+  // A clip norm above every user's norm is plain AccumulateGradients.
+  Matrix loose = Matrix::Zero(30, 5);
+  AccumulateUserClippedVGradient(x, batch, u, v, 2 * sorted.back(), loose);
+  Matrix plain = Matrix::Zero(30, 5);
+  AccumulateGradients(x, batch, u, v, nullptr, &plain);
+  EXPECT_LE((loose - plain).cwiseAbs().maxCoeff(), 1e-12);
+  // Each user alone lands at norm min(its norm, C).
+  for (size_t k = 0; k < batch.size(); ++k) {
+    Matrix one = Matrix::Zero(30, 5);
+    AccumulateUserClippedVGradient(x, {batch[k]}, u, v, clip, one);
+    EXPECT_NEAR(one.norm(), std::min(norms[k], clip), 1e-9) << "user " << batch[k];
+  }
+}
+
+TEST(UserClippedGradientTest, DuplicateRatingsOfOneItemAreMergedBeforeTheNorm) {
+  // Two ratings of one item add in the same row: the norm of the sum, not the
+  // root of the summed squares, must be bounded (here 2x the single rating).
+  const RatingMatrix x(1, 3, {{0, 1, 5.0f}, {0, 1, 5.0f}});
+  const Matrix u = Matrix::Constant(1, 2, 0.5);
+  const Matrix v = Matrix::Zero(3, 2);
+  const double full = UserVGradient(x, 0, u, v).norm();  // |2 * -2 * 5| * ||u||
+  EXPECT_NEAR(full, 20.0 * std::sqrt(0.5), 1e-12);
+  Matrix g = Matrix::Zero(3, 2);
+  AccumulateUserClippedVGradient(x, {0}, u, v, 3.0, g);
+  EXPECT_NEAR(g.norm(), 3.0, 1e-12);
+  EXPECT_EQ(g.row(0).squaredNorm() + g.row(2).squaredNorm(), 0.0);
+}
+
 TEST(NoisyGradientStepTest, ZeroSigmaIsTheManualFormulaAndDrawsNothing) {
   Csprng data_rng = Csprng::FromSeed(50);
   const Matrix m0 = UniformMatrix(40, 20, 0.0, 0.8, data_rng);

@@ -1,0 +1,75 @@
+#include "common/net/job_codec.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fedmf::net {
+namespace {
+
+using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+fmf::JobConfig Hfl() {
+  fmf::JobConfig c;
+  c.job_id = "j";
+  c.setting = fmf::Setting::kHfl;
+  c.split = fmf::SplitKind::kHorizontal;
+  return c;
+}
+
+TEST(JobCodecTest, HflAlgorithmAndClipNormRoundTrip) {
+  fmf::JobConfig c = Hfl();
+  c.algorithm = fmf::Algorithm::kAlternate;
+  c.alternations = 7;
+  c.validation_fraction = 0.2;
+  c.max_finetune_epochs = 30;
+  c.clip_norm = 12.5;
+  const v1::JobSpec spec = SpecFromJobConfig(c);
+  EXPECT_EQ(spec.algorithm(), "alternate");
+  auto back = JobConfigFromSpec(spec);
+  ASSERT_THAT(back.status(), IsOk());
+  EXPECT_EQ(back->algorithm, fmf::Algorithm::kAlternate);
+  EXPECT_EQ(back->alternations, 7);
+  EXPECT_EQ(back->validation_fraction, 0.2);
+  EXPECT_EQ(back->max_finetune_epochs, 30);
+  EXPECT_EQ(back->clip_norm, 12.5);
+  EXPECT_TRUE(back->UserClipped());
+}
+
+TEST(JobCodecTest, AnEmptyAlgorithmIsThePaper) {
+  v1::JobSpec spec = SpecFromJobConfig(Hfl());
+  spec.clear_algorithm();
+  spec.clear_alternations();
+  auto back = JobConfigFromSpec(spec);
+  ASSERT_THAT(back.status(), IsOk());
+  EXPECT_EQ(back->algorithm, fmf::Algorithm::kPaper);
+  EXPECT_EQ(back->alternations, fmf::JobConfig().alternations);
+  EXPECT_EQ(back->clip_norm, 0.0);
+}
+
+TEST(JobCodecTest, BadHflFieldsAreRefusedByName) {
+  v1::JobSpec spec = SpecFromJobConfig(Hfl());
+  spec.set_algorithm("fancy");
+  EXPECT_THAT(JobConfigFromSpec(spec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("field 'algorithm'"), HasSubstr("fancy"))));
+  spec = SpecFromJobConfig(Hfl());
+  spec.set_clip_norm(-1);
+  EXPECT_THAT(JobConfigFromSpec(spec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'clip_norm'")));
+  fmf::JobConfig vfl = Hfl();
+  vfl.setting = fmf::Setting::kVfl;
+  vfl.split = fmf::SplitKind::kVertical;
+  vfl.granularity = fmf::Granularity::kRating;
+  spec = SpecFromJobConfig(vfl);
+  spec.set_clip_norm(3);
+  EXPECT_THAT(JobConfigFromSpec(spec).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       AllOf(HasSubstr("'clip_norm'"), HasSubstr("hfl"))));
+}
+
+}  // namespace
+}  // namespace fedmf::net
