@@ -258,7 +258,8 @@ void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_st
   }
 }
 
-void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
+void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v,
+                                const std::vector<data::Rating>* ratings) {
   mf::SgdOptions options;
   options.learning_rate = config_.sgd_learning_rate;
   options.l2 = config_.sgd_l2;
@@ -266,7 +267,8 @@ void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v) {
   options.update_v = update_v;
   options.rating_max = config_.rating_max;
   options.threads = threads_;
-  for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(data_.train, u_, v_, options, rng_);
+  const std::vector<data::Rating>& train = ratings != nullptr ? *ratings : data_.train;
+  for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(train, u_, v_, options, rng_);
 }
 
 bool PartySession::alternate() const {
@@ -417,23 +419,33 @@ void PartySession::FinetuneOnValidation() {
   // (SGD's validation error is not monotone: the first epochs off a noisy V
   // can rise before they fall).
   constexpr int32_t kPatience = 5;
-  double best = EvaluateValidation().mse;
-  mf::Matrix best_u = u_, best_v = v_;
+  mf::ErrorMetrics best = EvaluateValidation();
+  const mf::Matrix start_u = u_, start_v = v_;
+  int32_t best_epochs = 0;
   int32_t since_best = 0;
-  for (int32_t e = 0; e < config_.max_finetune_epochs && since_best < kPatience; ++e) {
+  for (int32_t e = 1; e <= config_.max_finetune_epochs && since_best < kPatience; ++e) {
     RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true);
-    const double mse = EvaluateValidation().mse;
-    if (mse < best) {
-      best = mse;
-      best_u = u_;
-      best_v = v_;
+    const mf::ErrorMetrics now = EvaluateValidation();
+    if (now.mse < best.mse) {
+      best = now;
+      best_epochs = e;
       since_best = 0;
     } else {
       ++since_best;
     }
   }
-  u_ = std::move(best_u);
-  v_ = std::move(best_v);
+  selected_validation_ = best;
+  u_ = start_u;
+  v_ = start_v;
+  if (best_epochs == 0) return;
+  // The held-out ratings chose the number of epochs; the final fit runs that
+  // many from the same start on every rating the party holds, the held-out
+  // ones included (they are its own training data: leaving a tenth of a
+  // sparse party's ratings out of the final model costs more than the
+  // variance of refitting, docs/results.md section hfl-clip).
+  std::vector<data::Rating> all = data_.train;
+  all.insert(all.end(), validation_.begin(), validation_.end());
+  RunSgdEpochs(best_epochs, /*update_u=*/true, /*update_v=*/true, &all);
 }
 
 absl::Status PartySession::TrainAlone() {
@@ -485,6 +497,7 @@ mf::ErrorMetrics PartySession::EvaluateTest() const {
 
 mf::ErrorMetrics PartySession::EvaluateValidation() const {
   if (validation_.empty()) return mf::ErrorMetrics{};
+  if (selected_validation_.has_value()) return *selected_validation_;
   return mf::Evaluate(validation_, u_, v_, data_.range);
 }
 

@@ -112,7 +112,9 @@ class PartySession {
   mf::ErrorMetrics EvaluateTrain() const;
   mf::ErrorMetrics EvaluateTestWith(const mf::Matrix& shared) const;
   // Error on the party's own validation split (Algorithm::kAlternate; empty
-  // metrics otherwise): held out of every fit, never the test set.
+  // metrics otherwise): held out of every fit, never the test set. After
+  // Finish: the error of the model Stage 3 chose, measured before its final
+  // refit that adds the held-out ratings (so it stays an honest estimate).
   mf::ErrorMetrics EvaluateValidation() const;
 
   // Top-N items for a local user, best first: (global item id, predicted
@@ -143,7 +145,9 @@ class PartySession {
   absl::Status ReleaseCount(std::optional<double> already_released);
   // T' (or kappa) DP iterations; `first_step` indexes the lr schedule.
   void RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count);
-  void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v);
+  // Over `ratings` (null: the party's training ratings).
+  void RunSgdEpochs(int32_t epochs, bool update_u, bool update_v,
+                    const std::vector<data::Rating>* ratings = nullptr);
   // Fits each U row with V fixed, per user (Stage 1; the alternate
   // algorithm's refits). `tag` names the per-user streams of this fit.
   void RunStage1PerUser(const std::string& tag = "stage1");
@@ -151,8 +155,9 @@ class PartySession {
   bool alternate() const;
   // kAlternate: rounds per phase of V, ceil(T / alternations).
   int32_t PhaseRounds() const;
-  // kAlternate Stage 3: fine-tuning epochs while validation error improves;
-  // keeps the best of (the federated model, each epoch).
+  // kAlternate Stage 3: fine-tuning epochs while validation error improves
+  // choose how many (0: the federated model); then that many epochs from the
+  // federated model over training and held-out ratings together.
   void FinetuneOnValidation();
   DpIterationSpec VflFinetuneSpec() const;
 
@@ -176,7 +181,10 @@ class PartySession {
   int64_t steps_charged_ = 0;
   std::optional<double> released_count_;
   std::vector<data::Rating> validation_;  // kAlternate: own held-out ratings
-  int32_t refit_phase_ = 0;               // kAlternate: last phase U was refit for
+  // kAlternate after Finish: the chosen model's validation error, measured
+  // before the final refit that trains on the held-out ratings too.
+  std::optional<mf::ErrorMetrics> selected_validation_;
+  int32_t refit_phase_ = 0;  // kAlternate: last phase U was refit for
 };
 
 // The initial shared matrix the server broadcasts (entries uniform, clipped,

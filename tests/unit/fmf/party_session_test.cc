@@ -184,6 +184,51 @@ TEST(PartySessionTest, DeterministicUnderSeed) {
   EXPECT_EQ(*a.party->RunRound(0, a.shared), *b.party->RunRound(0, b.shared));
 }
 
+// Alternate Stage 3: the held-out ratings choose the number of fine-tuning
+// epochs, then the final model is refit on them too. The validation error
+// reported is the one measured at selection (an honest estimate), not the
+// error of the final model on ratings it has now trained on.
+TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSelectionError) {
+  data::Federation fed = SmallHfl(2);
+  JobConfig config = HflJob(std::numeric_limits<double>::infinity());
+  config.algorithm = Algorithm::kAlternate;
+  config.validation_fraction = 0.2;
+  config.max_finetune_epochs = 30;
+  dp::PrivacyLedger ledger{1, 1e-5};
+  const data::PartyData original = fed.parties[0];
+  auto party = PartySession::Create(Admitted(config, original), original, fed.num_users,
+                                    fed.num_items, &ledger);
+  ASSERT_TRUE(party.ok()) << party.status();
+  PartySession& p = **party;
+  // The held-out ratings: the party's training ratings the session left out.
+  std::vector<data::Rating> held_out;
+  for (const data::Rating& r : original.train) {
+    const bool kept =
+        std::any_of(p.data().train.begin(), p.data().train.end(),
+                    [&](const data::Rating& t) { return t.user == r.user && t.item == r.item; });
+    if (!kept) held_out.push_back(r);
+  }
+  ASSERT_GT(held_out.size(), 10u);
+  random::Csprng rng = random::Csprng::FromSeed(6);
+  const mf::Matrix shared = InitialSharedMatrix(config, fed.num_items, rng);
+  ASSERT_TRUE(p.Pretrain(shared).ok());
+  mf::Matrix v = shared;
+  for (int32_t t = 0; t < config.rounds; ++t) {
+    auto up = p.RunRound(t, v);
+    ASSERT_TRUE(up.ok()) << up.status();
+    v = *up;
+  }
+  ASSERT_TRUE(p.Finish(v).ok());
+  const mf::ErrorMetrics reported = p.EvaluateValidation();
+  const mf::ErrorMetrics now =
+      mf::Evaluate(held_out, p.user_embeddings(), p.item_embeddings(), p.data().range);
+  EXPECT_EQ(reported.count, static_cast<int64_t>(held_out.size()));
+  // Fine-tuning was chosen (non-private, a random start) and the final fit
+  // trained on the held-out ratings: they are now fitted better than at
+  // selection.
+  EXPECT_LT(now.mse, reported.mse);
+}
+
 TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
   Fixture f;
   ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
