@@ -661,10 +661,14 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
   }
   const JobRun& run = it->second;
   const fmf::PartySession& session = *run.session;
-  ASSIGN_OR_RETURN(fmf::SavedPartyModel model,
-                   fmf::PartyModelFrom(config_.name, session.data(), session.user_embeddings(),
-                                       session.item_embeddings(), session.rating_offset(),
-                                       run.user_ids, run.item_ids));
+  // Every rating the party holds counts as rated, the held-out ones too, so
+  // the exported model leaves out what the live party leaves out.
+  data::PartyData all = session.data();
+  all.train.insert(all.train.end(), session.held_out().begin(), session.held_out().end());
+  ASSIGN_OR_RETURN(
+      fmf::SavedPartyModel model,
+      fmf::PartyModelFrom(config_.name, all, session.user_embeddings(), session.item_embeddings(),
+                          session.rating_offset(), run.user_ids, run.item_ids));
   return net::ModelToProto(model, id, fmf::SettingName(run.config.setting));
 }
 

@@ -253,4 +253,28 @@ std::vector<Rating> HoldOut(std::vector<Rating>& train, double fraction, random:
   return out;
 }
 
+std::vector<Rating> HoldOutPerUser(std::vector<Rating>& train, double fraction,
+                                   const random::Csprng& rng) {
+  if (!(fraction > 0 && fraction < 1)) return {};
+  auto by_key = [](const Rating& a, const Rating& b) {
+    return a.user != b.user ? a.user < b.user : a.item < b.item;
+  };
+  std::sort(train.begin(), train.end(), by_key);
+  std::vector<Rating> kept, out;
+  kept.reserve(train.size());
+  for (size_t begin = 0; begin < train.size();) {
+    size_t end = begin;
+    while (end < train.size() && train[end].user == train[begin].user) ++end;
+    std::vector<Rating> mine(train.begin() + static_cast<std::ptrdiff_t>(begin),
+                             train.begin() + static_cast<std::ptrdiff_t>(end));
+    random::Csprng user_rng = rng.Fork(absl::StrCat(mine.front().user));
+    std::vector<Rating> held = HoldOut(mine, fraction, user_rng);
+    kept.insert(kept.end(), mine.begin(), mine.end());
+    out.insert(out.end(), held.begin(), held.end());
+    begin = end;
+  }
+  train = std::move(kept);
+  return out;
+}
+
 }  // namespace fedmf::data

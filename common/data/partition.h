@@ -89,6 +89,14 @@ absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,
 // releases nothing. fraction must be in [0, 1) (checked by the caller's
 // config validation; outside it nothing is held out).
 std::vector<Rating> HoldOut(std::vector<Rating>& train, double fraction, random::Csprng& rng);
+// As HoldOut, but user by user: each user's round(fraction * n_u) ratings (at
+// most n_u - 1) chosen with that user's own stream rng.Fork("<user>"). One
+// user's ratings never change another user's split, which the per-user DP
+// analyses need (docs/privacy.md, section hfl-alternate): with one split
+// over all ratings, removing a user changes how many of every other user's
+// ratings are held out.
+std::vector<Rating> HoldOutPerUser(std::vector<Rating>& train, double fraction,
+                                   const random::Csprng& rng);
 
 // The whole dataset as one party (central baseline), split 90/10.
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split);

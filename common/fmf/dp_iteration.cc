@@ -13,6 +13,12 @@ double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate) {
   return std::max(1.0, sample_rate * static_cast<double>(x.nnz()));
 }
 
+double HflClippedLearningRate(double normalizer, double sigma) {
+  const double step =
+      sigma > 0 ? std::min(kHflClipStepCap, kHflClipStepKappa / sigma) : kHflClipStepCap;
+  return normalizer * step;
+}
+
 mf::RatingMatrix BuildDpTrainingMatrix(int32_t num_users, int32_t num_items,
                                        const std::vector<data::Rating>& ratings, double rating_max,
                                        int32_t theta, random::Csprng& rng) {

@@ -78,8 +78,16 @@ int32_t JobConfig::EffectiveTheta() const {
   return split == SplitKind::kVertical ? 5 : 10;
 }
 
+double JobConfig::EffectiveClipNorm() const {
+  if (clip_norm >= 0) return clip_norm;
+  const bool hfl = setting == Setting::kHfl || setting == Setting::kHflSynSgd;
+  return hfl && granularity == Granularity::kUser && algorithm == Algorithm::kAlternate
+             ? kDefaultHflClip
+             : 0.0;
+}
+
 bool JobConfig::UserClipped() const {
-  return clip_norm > 0 && granularity == Granularity::kUser &&
+  return EffectiveClipNorm() > 0 && granularity == Granularity::kUser &&
          (setting == Setting::kHfl || setting == Setting::kHflSynSgd);
 }
 
@@ -144,8 +152,10 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
   if (!(c.epsilon > 0)) return bad("epsilon", "must be > 0 (use inf for non-private)");
   if (!(c.delta > 0 && c.delta < 1)) return bad("delta", "must be in (0, 1)");
   if (c.theta < 0) return bad("theta", "must be >= 0 (0 = paper default)");
-  if (!(c.clip_norm >= 0) || !std::isfinite(c.clip_norm)) {
-    return bad("clip_norm", "must be >= 0 and finite (0 = trim to theta, the paper's bound)");
+  if (!(c.clip_norm >= 0 || c.clip_norm == -1) || !std::isfinite(c.clip_norm)) {
+    return bad("clip_norm",
+               "must be >= 0 and finite (0 = trim to theta, the paper's bound; -1 = the "
+               "algorithm's default)");
   }
   if (c.clip_norm > 0 && c.split == SplitKind::kVertical) {
     return bad("clip_norm",

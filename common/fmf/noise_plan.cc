@@ -43,6 +43,8 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
       !(config.setting == Setting::kCentral ||
         (config.setting == Setting::kLocal && config.split == SplitKind::kHorizontal));
   plan.private_training = needs_noise;
+  // What the party clips to, whether or not noise follows.
+  if (config.UserClipped()) plan.clip_norm = config.EffectiveClipNorm();
   if (!needs_noise) {
     plan.epsilon = std::numeric_limits<double>::infinity();
     return plan;
@@ -94,8 +96,7 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   if (config.UserClipped()) {
     // HFL only moves V: a user's clipped contribution to the sum is the whole
     // Delta (docs/privacy.md, section hfl-clip); the count is of users.
-    plan.clip_norm = config.clip_norm;
-    plan.sigma_both = plan.sigma_one = plan.noise_multiplier * config.clip_norm;
+    plan.sigma_both = plan.sigma_one = plan.noise_multiplier * plan.clip_norm;
     plan.count_sensitivity = 1;
   } else {
     const double scale = config.granularity == Granularity::kUser

@@ -96,7 +96,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     // so the validation error is an honest estimate; the test set is never
     // looked at. Only this party ever sees the split.
     random::Csprng val_rng = p.rng_.Fork("validation");
-    p.validation_ = data::HoldOut(p.data_.train, config.validation_fraction, val_rng);
+    p.validation_ = data::HoldOutPerUser(p.data_.train, config.validation_fraction, val_rng);
   }
   p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
   if (plan.private_training) {
@@ -234,9 +234,16 @@ DpIterationSpec PartySession::Stage2Spec() const {
     // per-user clip norm, whose sigma_one is z * C).
     spec.update_v = true;
     spec.sigma_v = plan_.sigma_one;
-    if (config_.UserClipped()) spec.user_clip = config_.clip_norm;
+    if (config_.UserClipped()) spec.user_clip = config_.EffectiveClipNorm();
   }
   return spec;
+}
+
+double PartySession::StepLearningRate() const {
+  if (config_.learning_rate > 0 || vertical() || !config_.UserClipped()) {
+    return config_.EffectiveLearningRate();
+  }
+  return HflClippedLearningRate(StepNormalizer(), plan_.private_training ? plan_.sigma_one : 0.0);
 }
 
 DpIterationSpec PartySession::VflFinetuneSpec() const {
@@ -250,7 +257,7 @@ DpIterationSpec PartySession::VflFinetuneSpec() const {
 
 void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_step, int64_t count) {
   const int64_t total = config_.ChargedSteps();
-  mf::LearningRateSchedule schedule(config_.EffectiveLearningRate(), config_.lr_final_ratio,
+  mf::LearningRateSchedule schedule(StepLearningRate(), config_.lr_final_ratio,
                                     std::max<int64_t>(total, 1));
   for (int64_t i = 0; i < count; ++i) {
     const int64_t step = std::min(first_step + i, total - 1);
@@ -442,7 +449,7 @@ void PartySession::FinetuneOnValidation() {
   // many from the same start on every rating the party holds, the held-out
   // ones included (they are its own training data: leaving a tenth of a
   // sparse party's ratings out of the final model costs more than the
-  // variance of refitting, docs/results.md section hfl-clip).
+  // variance of refitting, docs/results.md section hfl-default).
   std::vector<data::Rating> all = data_.train;
   all.insert(all.end(), validation_.begin(), validation_.end());
   RunSgdEpochs(best_epochs, /*update_u=*/true, /*update_v=*/true, &all);
@@ -524,7 +531,7 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
   if (!include_rated) {
     // Every rating the party holds for the user, the held-out ones too: a
     // recommender never proposes what the user already rated.
-    for (const auto* part : {&data_.train, &data_.test}) {
+    for (const auto* part : {&data_.train, &validation_, &data_.test}) {
       for (const data::Rating& r : *part) {
         if (r.user == local) rated.insert(r.item);
       }

@@ -101,6 +101,10 @@ class PartySession {
                                             const mf::Matrix& shared) const;
   // Which matrices a Stage-2 iteration updates and their noise.
   DpIterationSpec Stage2Spec() const;
+  // The initial learning rate of the DP steps: the job's, or when it names
+  // none the setting's default (JobConfig::EffectiveLearningRate), or with
+  // per-user clipping HflClippedLearningRate of this party's normaliser.
+  double StepLearningRate() const;
 
   Phase phase() const { return phase_; }
   int32_t next_round() const { return next_round_; }
@@ -123,7 +127,10 @@ class PartySession {
   absl::StatusOr<std::vector<std::pair<int32_t, double>>> Recommend(
       int32_t global_user, int32_t top_n, bool include_rated = false) const;
 
+  // The party's data; data().train excludes the held-out ratings.
   const data::PartyData& data() const { return data_; }
+  // kAlternate: the training ratings held out for Stage 3's stopping rule.
+  const std::vector<data::Rating>& held_out() const { return validation_; }
   const mf::Matrix& user_embeddings() const { return u_; }
   const mf::Matrix& item_embeddings() const { return v_; }
   // Added to every clamped prediction (a negative scale's shift).

@@ -185,6 +185,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     r.validation = sessions[k]->EvaluateValidation();
     if (r.validation.count > 0) validations.push_back(r.validation);
     r.steps = sessions[k]->steps_charged();
+    r.learning_rate = sessions[k]->StepLearningRate();
     r.user_embeddings = sessions[k]->user_embeddings();
     r.item_embeddings = sessions[k]->item_embeddings();
     r.rating_offset = sessions[k]->rating_offset();

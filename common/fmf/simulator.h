@@ -48,6 +48,7 @@ struct PartyResult {
   mf::ErrorMetrics validation;  // own held-out ratings (Algorithm::kAlternate)
   double epsilon = 0;           // spent by this party (inf for non-private settings)
   int64_t steps = 0;            // DP steps charged
+  double learning_rate = 0;     // initial DP learning rate (PartySession::StepLearningRate)
   // The party's final model (rows in its local user / item order), kept for
   // fedmf train --save-model; predictions are clamped to the party data's
   // range plus rating_offset.

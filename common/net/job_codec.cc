@@ -96,7 +96,8 @@ v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& c) {
   spec.set_alternations(c.alternations);
   spec.set_validation_fraction(c.validation_fraction);
   spec.set_max_finetune_epochs(c.max_finetune_epochs);
-  spec.set_clip_norm(c.clip_norm);
+  // Resolved: the parties clip to exactly this (0 = trim).
+  spec.set_clip_norm(c.EffectiveClipNorm());
   // c.seed stays local: reproducibility seeds are given to each process
   // (party noise_seed, server seed), never sent in a job.
   return spec;

@@ -352,6 +352,9 @@ TEST_F(FaultsTest, PartyKilledInStage1RejoinsAndJobFinishes) {
 TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
   constexpr int kRounds = 4;
   cli::JobFlags flags = SyntheticHflFlags(kRounds);
+  // The paper's Stage 3 runs a fixed number of epochs, so it can be made long
+  // enough to kill a party in it (the default stops on validation data).
+  flags.algorithm = "paper";
   flags.finetune_epochs = kLongStageEpochs;
   auto plan = PlanJob(flags, "kill-stage3", /*round_deadline_seconds=*/60, /*min_parties=*/1);
   ASSERT_TRUE(plan.ok()) << plan.status();

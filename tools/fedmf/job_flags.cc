@@ -78,7 +78,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.pretrain_epochs = a.pretrain_epochs;
   c.finetune_epochs = a.finetune_epochs;
   c.central_epochs = a.central_epochs;
-  auto algorithm = fmf::ParseAlgorithm(a.algorithm.empty() ? "paper" : a.algorithm);
+  auto algorithm = fmf::ParseAlgorithm(a.algorithm.empty() ? "alternate" : a.algorithm);
   if (!algorithm.ok()) return algorithm.status();
   c.algorithm = *algorithm;
   c.alternations = a.alternations;
@@ -189,8 +189,9 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--finetune-epochs", a->finetune_epochs, "HFL Stage 3 epochs")
       ->capture_default_str();
   cmd->add_option("--algorithm", a->algorithm,
-                  "hfl: paper (FMF HFL-SGDMF, the default) | alternate (U refit locally between "
-                  "phases of V, Stage 3 stopped on own validation data; same privacy cost); lfl: "
+                  "hfl: alternate (the default: U refit locally between phases of V, per-user "
+                  "clipping, Stage 3 stopped on own validation data) | paper (FMF HFL-SGDMF: "
+                  "trimming, U fitted once, fixed fine-tuning); lfl: "
                   "whole (the default: each device's whole gradient, scaled to norm --lfl-clip) | "
                   "paper (one sampled rating per device and iteration)")
       ->capture_default_str();
@@ -201,7 +202,8 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hfl-clip", a->hfl_clip,
                   "hfl, hfl-synsgd per user: every rating is used and each user's whole V-gradient "
                   "is scaled to this L2 norm, the sensitivity the noise is calibrated to (0: the "
-                  "paper's bound, each user trimmed to --theta ratings)")
+                  "paper's bound, each user trimmed to --theta ratings; -1: the algorithm's, "
+                  "alternate 3, paper 0)")
       ->capture_default_str();
   cmd->add_option("--alternations", a->alternations,
                   "hfl --algorithm alternate: phases the T rounds of V are split into")

@@ -47,9 +47,9 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
-  std::string algorithm;     // "" = the setting's default: hfl paper | alternate; lfl whole | paper
+  std::string algorithm;     // "" = the setting's default: hfl alternate | paper; lfl whole | paper
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
-  double hfl_clip = 0;  // hfl per user: a user's whole V-gradient norm bound (0: trim to theta)
+  double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
   double validation_fraction = 0.1;  // hfl --algorithm alternate: own ratings held out
   bool compare = false;              // train: also local-only and central on the same split
   int32_t eval_every = 10;

@@ -87,7 +87,8 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"test_mse", p.test.mse},
                        {"test_rmse", p.test.rmse},
                        {"epsilon", JsonNumber(p.epsilon)},
-                       {"steps", p.steps}});
+                       {"steps", p.steps},
+                       {"learning_rate", p.learning_rate}});
   }
   nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
                         {"split", fmf::SplitKindName(r.config.split)},
@@ -111,7 +112,10 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                         {"rounds", r.rounds},
                         {"local_iters", r.config.EffectiveLocalIters()},
                         {"dim", r.config.dim},
-                        {"learning_rate", r.config.EffectiveLearningRate()},
+                        // Per-user clipping without --lr: each party's own rule value
+                        // (per_party[].learning_rate); otherwise the one rate of every party.
+                        {"learning_rate", r.parties.empty() ? r.config.EffectiveLearningRate()
+                                                            : r.parties.front().learning_rate},
                         {"parties", static_cast<int>(r.parties.size())},
                         {"algorithm", fmf::AlgorithmName(r.config.algorithm)},
                         {"seconds", r.seconds},

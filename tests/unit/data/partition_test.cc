@@ -248,5 +248,43 @@ TEST(DataPartitionTest, VflByGenreRejectsMismatchedGenres) {
   EXPECT_FALSE(AssignItemsToSmallestGenre({{-1}}).ok());
 }
 
+// The per-user validation split: round(f * n_u) of each user's ratings (at
+// most n_u - 1), and removing one user leaves every other user's split
+// exactly as it was (the per-user DP analyses need it; a split over all
+// ratings at once changes how many of everyone's ratings are held out).
+TEST(HoldOutPerUserTest, EachUserIsSplitAloneAndKeepsARating) {
+  std::vector<Rating> all;
+  for (int32_t u = 0; u < 30; ++u) {
+    const int32_t n = 1 + (u * 7) % 23;  // 1..23 ratings
+    for (int32_t j = 0; j < n; ++j) all.push_back({u, j, static_cast<float>(1 + (u + j) % 5)});
+  }
+  const random::Csprng rng = random::Csprng::FromSeed(4);
+  std::vector<Rating> train = all;
+  const std::vector<Rating> held = HoldOutPerUser(train, 0.2, rng);
+  EXPECT_EQ(train.size() + held.size(), all.size());
+  for (int32_t u = 0; u < 30; ++u) {
+    const int32_t n = 1 + (u * 7) % 23;
+    const auto mine = [u](const Rating& r) { return r.user == u; };
+    const auto h = std::count_if(held.begin(), held.end(), mine);
+    EXPECT_EQ(h, std::min<int64_t>(n - 1, std::llround(0.2 * n))) << "user " << u;
+    EXPECT_GE(std::count_if(train.begin(), train.end(), mine), 1) << "user " << u;
+  }
+  // The neighbour without user 29: every other user's split is unchanged.
+  std::vector<Rating> without;
+  for (const Rating& r : all) {
+    if (r.user != 29) without.push_back(r);
+  }
+  const std::vector<Rating> held2 = HoldOutPerUser(without, 0.2, rng);
+  std::vector<Rating> expected;
+  for (const Rating& r : held) {
+    if (r.user != 29) expected.push_back(r);
+  }
+  ASSERT_EQ(held2.size(), expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) {
+    EXPECT_EQ(std::tie(held2[k].user, held2[k].item), std::tie(expected[k].user, expected[k].item));
+  }
+  EXPECT_TRUE(HoldOutPerUser(without, 0.0, rng).empty());
+}
+
 }  // namespace
 }  // namespace fedmf::data

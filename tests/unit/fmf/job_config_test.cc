@@ -106,6 +106,7 @@ TEST(JobConfigTest, VflChargesKappaToo) {
 
 TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   JobConfig c = Hfl();
+  c.algorithm = Algorithm::kPaper;  // the paper's trimming bound
   c.epsilon = 1.0;
   auto plan = PlanNoise(c);
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -127,12 +128,46 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   EXPECT_DOUBLE_EQ(plan->epsilon, eps->epsilon);
   EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
   EXPECT_GT(plan->epsilon, 0.99);
-  // Per user (the HFL default): Delta scaled by theta = 10, the count's too.
+  // Per user, the paper's algorithm: Delta scaled by theta = 10, the count's too.
   EXPECT_EQ(plan->theta, 10);
   EXPECT_DOUBLE_EQ(plan->sigma_one, z * 10 * mf::SensitivityOneMatrix(5.0));
   EXPECT_DOUBLE_EQ(plan->sigma_both, z * 10 * mf::SensitivityBothMatrices(5.0));
   EXPECT_EQ(plan->count_sensitivity, 10);
   EXPECT_DOUBLE_EQ(plan->count_sigma, plan->count_noise_multiplier * 10);
+}
+
+// The default HFL algorithm clips each user's whole gradient at
+// kDefaultHflClip: same z and epsilon as the paper's, Delta = C, the count of
+// users with sensitivity 1. -1 resolves per algorithm; an explicit 0 trims.
+TEST(NoisePlanTest, DefaultHflAlgorithmClipsPerUser) {
+  JobConfig c = Hfl();
+  c.epsilon = 1.0;
+  ASSERT_EQ(c.algorithm, Algorithm::kAlternate);
+  EXPECT_EQ(c.EffectiveClipNorm(), kDefaultHflClip);
+  auto plan = PlanNoise(c);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  JobConfig paper = c;
+  paper.algorithm = Algorithm::kPaper;
+  EXPECT_EQ(paper.EffectiveClipNorm(), 0.0);
+  auto trimmed = PlanNoise(paper);
+  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  EXPECT_DOUBLE_EQ(plan->noise_multiplier, trimmed->noise_multiplier);
+  EXPECT_DOUBLE_EQ(plan->epsilon, trimmed->epsilon);
+  EXPECT_EQ(plan->theta, 0);
+  EXPECT_EQ(plan->clip_norm, kDefaultHflClip);
+  EXPECT_DOUBLE_EQ(plan->sigma_one, plan->noise_multiplier * kDefaultHflClip);
+  EXPECT_EQ(plan->count_sensitivity, 1);
+  c.clip_norm = 0;  // alternate with the paper's trimming
+  EXPECT_FALSE(c.UserClipped());
+  c.clip_norm = -2;
+  EXPECT_FALSE(ValidateJobConfig(c).ok());
+  JobConfig vfl = c;
+  vfl.setting = Setting::kVfl;
+  vfl.split = SplitKind::kVertical;
+  vfl.granularity = Granularity::kRating;
+  vfl.clip_norm = -1;
+  EXPECT_EQ(vfl.EffectiveClipNorm(), 0.0);  // VFL never clips per user
+  EXPECT_TRUE(ValidateJobConfig(vfl).ok());
 }
 
 TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {

@@ -185,14 +185,19 @@ struct Offered {
   Setting setting;
   Granularity granularity;
   double clip_norm = 0;  // JobConfig::clip_norm (HFL per-user clipping)
+  // HFL: the validation split, U refits and Stage 3 of kAlternate run before
+  // and between the releases, so both algorithms are measured.
+  Algorithm algorithm = Algorithm::kPaper;
 
   JobConfig Config() const {
     JobConfig c = Job(setting, granularity);
     c.clip_norm = clip_norm;
+    c.algorithm = algorithm;
     return c;
   }
   std::string Name() const {
-    return absl::StrCat(SettingName(setting), " per ", GranularityName(granularity),
+    return absl::StrCat(SettingName(setting), " per ", GranularityName(granularity), ", ",
+                        AlgorithmName(algorithm),
                         clip_norm > 0 ? absl::StrCat(", clip ", clip_norm) : "");
   }
 };
@@ -208,9 +213,16 @@ std::vector<Offered> OfferedCombinations() {
   for (Setting s : {Setting::kVfl, Setting::kLocal, Setting::kHfl, Setting::kHflSynSgd}) {
     for (Granularity g : {Granularity::kRating, Granularity::kUser}) {
       for (double clip : {0.0, kClip}) {
-        const Offered o{s, g, clip};
-        // Clipping without effect (per rating) is not a separate offer.
-        if (ValidateJobConfig(o.Config()).ok() && (clip == 0 || o.Config().UserClipped())) {
+        for (Algorithm a : {Algorithm::kPaper, Algorithm::kAlternate}) {
+          const Offered o{s, g, clip, a};
+          const bool hfl = s == Setting::kHfl || s == Setting::kHflSynSgd;
+          // Clipping without effect (per rating) and the algorithm outside
+          // HFL are not separate offers; the paper's algorithm is measured as
+          // the paper has it (trimmed).
+          if (!ValidateJobConfig(o.Config()).ok()) continue;
+          if (clip > 0 && !o.Config().UserClipped()) continue;
+          if (a == Algorithm::kAlternate && !hfl) continue;
+          if (a == Algorithm::kPaper && clip > 0) continue;
           out.push_back(o);
         }
       }
@@ -221,9 +233,9 @@ std::vector<Offered> OfferedCombinations() {
 
 TEST(SensitivityTest, EveryOfferedCombinationIsCovered) {
   const auto offered = OfferedCombinations();
-  // VFL and DP local-only at both granularities; HFL and synSGD per user,
-  // trimmed or clipped.
-  EXPECT_EQ(offered.size(), 8u);
+  // VFL and DP local-only at both granularities; HFL and synSGD per user:
+  // paper (trimmed), alternate trimmed, alternate clipped.
+  EXPECT_EQ(offered.size(), 10u);
   for (const Offered& o : offered) {
     EXPECT_FALSE(o.granularity == Granularity::kRating &&
                  (o.setting == Setting::kHfl || o.setting == Setting::kHflSynSgd));
@@ -312,8 +324,9 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   EXPECT_NEAR(assumed, 22.36, 0.01);
 
   JobConfig config = Job(Setting::kHfl, Granularity::kUser);
-  config.theta = 1000;          // no trimming: the rating-level data as is
-  config.pretrain_epochs = 20;  // the default Stage 1
+  config.algorithm = Algorithm::kPaper;  // the paper's per-rating claim
+  config.theta = 1000;                   // no trimming: the rating-level data as is
+  config.pretrain_epochs = 20;           // the default Stage 1
   auto plan = PlanNoise(config);
   ASSERT_TRUE(plan.ok());
   // The server's V (it chooses V0 and every shared V): item 0's row at the

@@ -147,6 +147,7 @@ TEST(SimulatorTest, LocalOnlyBaselines) {
 
 TEST(SimulatorTest, PerUserGranularityTrims) {
   JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  c.algorithm = Algorithm::kPaper;  // trims (the default clips per user)
   c.granularity = Granularity::kUser;
   c.theta = 3;
   auto r = RunJob(c, 2);
@@ -184,6 +185,7 @@ namespace {
 // (same rounds, steps, noise, epsilon); only local, unreleased work differs.
 TEST(SimulatorTest, AlternateSpendsExactlyThePapersBudget) {
   JobConfig paper = Job(Setting::kHfl, SplitKind::kHorizontal, 1.0);
+  paper.algorithm = Algorithm::kPaper;
   JobConfig alt = paper;
   alt.algorithm = Algorithm::kAlternate;
   alt.alternations = 5;

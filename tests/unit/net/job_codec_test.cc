@@ -39,13 +39,16 @@ TEST(JobCodecTest, HflAlgorithmAndClipNormRoundTrip) {
   EXPECT_TRUE(back->UserClipped());
 }
 
-TEST(JobCodecTest, AnEmptyAlgorithmIsThePaper) {
+TEST(JobCodecTest, AnEmptyAlgorithmIsTheDefault) {
   v1::JobSpec spec = SpecFromJobConfig(Hfl());
+  // The resolved clip norm travels (SpecFromJobConfig): the default's 3.
+  EXPECT_EQ(spec.clip_norm(), fmf::kDefaultHflClip);
   spec.clear_algorithm();
   spec.clear_alternations();
+  spec.clear_clip_norm();
   auto back = JobConfigFromSpec(spec);
   ASSERT_THAT(back.status(), IsOk());
-  EXPECT_EQ(back->algorithm, fmf::Algorithm::kPaper);
+  EXPECT_EQ(back->algorithm, fmf::JobConfig().algorithm);
   EXPECT_EQ(back->alternations, fmf::JobConfig().alternations);
   EXPECT_EQ(back->clip_norm, 0.0);
 }
@@ -57,7 +60,7 @@ TEST(JobCodecTest, BadHflFieldsAreRefusedByName) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        AllOf(HasSubstr("field 'algorithm'"), HasSubstr("fancy"))));
   spec = SpecFromJobConfig(Hfl());
-  spec.set_clip_norm(-1);
+  spec.set_clip_norm(-2);
   EXPECT_THAT(JobConfigFromSpec(spec).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("'clip_norm'")));
   fmf::JobConfig vfl = Hfl();

@@ -218,7 +218,15 @@ TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
   ASSERT_EQ(d.exit_code, 0) << Describe(d);
   const auto j = nlohmann::json::parse(d.out);
   EXPECT_EQ(j["granularity"], "user");
-  EXPECT_EQ(j["theta"], 10);
+  // The default algorithm clips each user's whole gradient; the paper trims.
+  EXPECT_EQ(j["algorithm"], "alternate");
+  EXPECT_EQ(j["clip_norm"], 3.0);
+  EXPECT_EQ(j["theta"], 0);
+  RunResult paper =
+      Run({"train", "--setting", "hfl", "--data", data, "--parties", "2", "--T", "2", "--T-local",
+           "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json", "--algorithm", "paper"});
+  ASSERT_EQ(paper.exit_code, 0) << Describe(paper);
+  EXPECT_EQ(nlohmann::json::parse(paper.out)["theta"], 10);
   EXPECT_LE(j["epsilon"].get<double>(), 1.0 + 1e-9);
   EXPECT_FALSE(j.contains("epsilon_per_user_global"));
 }
