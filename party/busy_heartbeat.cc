@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "absl/time/time.h"
+
 namespace fedmf::party {
 
 BusyHeartbeat::BusyHeartbeat(std::chrono::milliseconds interval, std::function<void()> beat)
@@ -9,29 +11,29 @@ BusyHeartbeat::BusyHeartbeat(std::chrono::milliseconds interval, std::function<v
 
 BusyHeartbeat::~BusyHeartbeat() {
   {
-    std::lock_guard lock(mu_);
+    // Unlocking with stop_ set wakes the loop's Await at once.
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
   thread_.join();
 }
 
 int BusyHeartbeat::beats() const {
-  std::lock_guard lock(mu_);
+  absl::MutexLock lock(&mu_);
   return beats_;
 }
 
 void BusyHeartbeat::Loop() {
-  std::unique_lock lock(mu_);
-  while (true) {
-    // A timed wait on the stop flag: the heartbeat's period, not a sleep
-    // standing in for synchronization (stop wakes it at once).
-    if (cv_.wait_for(lock, interval_, [this] { return stop_; })) return;
-    lock.unlock();
-    beat_();
-    lock.lock();
+  mu_.Lock();
+  // A timed wait on the stop flag: the heartbeat's period, not a sleep
+  // standing in for synchronization (stop wakes it at once).
+  while (!mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(interval_))) {
+    mu_.Unlock();
+    beat_();  // outside the lock: stop_ can be set while a beat is in flight
+    mu_.Lock();
     ++beats_;
   }
+  mu_.Unlock();
 }
 
 }  // namespace fedmf::party

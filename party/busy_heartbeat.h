@@ -6,10 +6,11 @@
 #define FEDMF_PARTY_BUSY_HEARTBEAT_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 
 namespace fedmf::party {
 
@@ -30,10 +31,9 @@ class BusyHeartbeat {
 
   const std::chrono::milliseconds interval_;
   const std::function<void()> beat_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  int beats_ = 0;
+  mutable absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  int beats_ ABSL_GUARDED_BY(mu_) = 0;
   std::thread thread_;  // last: starts after the members it reads
 };
 

@@ -41,10 +41,10 @@ void HuaRunner::Start() {
 
 void HuaRunner::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  changed_.notify_all();
+  changed_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -55,7 +55,7 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   if (spec.hua().aggregator().empty()) {
     return absl::InvalidArgumentError("field 'hua.aggregator': the aggregator's address");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (spec.job_id().empty()) spec.set_job_id(absl::StrCat("hua-", next_id_++));
   if (jobs_.count(spec.job_id())) {
     return absl::AlreadyExistsError(absl::StrCat("job '", spec.job_id(), "' exists"));
@@ -90,17 +90,17 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   queue_.push_back(id);
   spdlog::info("hua job '{}' submitted ({} iterations, epsilon {}, K = {})", id,
                job->params.iterations, job->params.epsilon, job->params.max_online);
-  changed_.notify_all();
+  changed_.SignalAll();
   return id;
 }
 
 bool HuaRunner::Has(const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return jobs_.count(job_id) > 0;
 }
 
 std::vector<std::string> HuaRunner::JobIds() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<std::string> ids;
   for (const auto& [id, entry] : jobs_) ids.push_back(id);
   return ids;
@@ -122,7 +122,7 @@ HuaRunner::Entry* HuaRunner::ActiveLocked() {
 }
 
 absl::StatusOr<v1::JobStatus> HuaRunner::Status(const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto e = FindLocked(job_id);
   if (!e.ok()) return e.status();
   const HuaS3Job& j = *(*e)->job;
@@ -152,7 +152,7 @@ absl::StatusOr<v1::JobStatus> HuaRunner::Status(const std::string& job_id) {
 }
 
 v1::HuaJobOffer HuaRunner::Offer(const std::string& host) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   v1::HuaJobOffer offer;
   offer.set_poll_seconds(absl::ToDoubleSeconds(options_.poll));
   Entry* e = ActiveLocked();
@@ -169,16 +169,16 @@ v1::HuaJobOffer HuaRunner::Offer(const std::string& host) {
 
 absl::StatusOr<int32_t> HuaRunner::Register(const std::string& host, const std::string& job_id,
                                             const std::vector<hua::UserHello>& users) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto e = FindLocked(job_id);
   if (!e.ok()) return e.status();
   auto n = (*e)->job->Register(host, users, absl::Now());
-  changed_.notify_all();
+  changed_.SignalAll();
   return n;
 }
 
 absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std::string& job_id) {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const absl::Time deadline = absl::Now() + options_.poll;
   while (true) {
     auto e = FindLocked(job_id);
@@ -202,25 +202,25 @@ absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std:
       out.set_reason(t.reason);
       return out;
     }
-    changed_.wait_for(lock, absl::ToChronoMilliseconds(deadline - absl::Now()));
+    changed_.WaitWithTimeout(&mu_, deadline - absl::Now());
   }
 }
 
 absl::Status HuaRunner::Done(const std::string& host, const v1::HuaDoneRequest& req) {
   auto phase = net::PhaseFromWire(req.phase());
   if (!phase.ok()) return phase.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto e = FindLocked(req.job_id());
   if (!e.ok()) return e.status();
   std::vector<int32_t> users(req.users().begin(), req.users().end());
   auto s = (*e)->job->MarkDone(host, *phase, req.round(), req.pass(), users);
-  changed_.notify_all();
+  changed_.SignalAll();
   return s;
 }
 
 absl::StatusOr<v1::HuaFinalItems> HuaRunner::FinalItems(const std::string& host,
                                                         const std::string& job_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto e = FindLocked(job_id);
   if (!e.ok()) return e.status();
   auto v = (*e)->job->FinalItems(host);
@@ -236,15 +236,15 @@ absl::StatusOr<v1::HuaFinalItems> HuaRunner::FinalItems(const std::string& host,
 }
 
 absl::Status HuaRunner::ReportResult(const std::string& host, const v1::HuaResultReport& r) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto e = FindLocked(r.job_id());
   if (!e.ok()) return e.status();
   auto s = (*e)->job->ReportResult(host, r.test_count(), r.test_mse(), r.test_mae(), absl::Now());
-  changed_.notify_all();
+  changed_.SignalAll();
   return s;
 }
 
-bool HuaRunner::StepLocked(std::unique_lock<std::mutex>& lock) {
+bool HuaRunner::StepLocked() {
   Entry* e = ActiveLocked();
   if (e == nullptr) return false;
   HuaS3Job* job = e->job.get();
@@ -265,29 +265,34 @@ bool HuaRunner::StepLocked(std::unique_lock<std::mutex>& lock) {
                        s.message());
         }
       }
-      changed_.notify_all();
+      changed_.SignalAll();
       return true;
     }
     return false;
   }
   // The aggregator is called without the lock: hosts keep polling meanwhile
   // (they see the round only once Begun() made it visible).
-  lock.unlock();
+  mu_.Unlock();
   absl::Status s;
   absl::StatusOr<hua::AggregateForward> forward;
-  switch (a.kind) {
-    case HuaAction::kBegin: s = link->Begin(id, dim, a.plan, a.hosts); break;
-    case HuaAction::kFlush:
-      forward = link->Flush(id, dim, a.phase, a.round, a.pass);
-      s = forward.status();
-      break;
-    case HuaAction::kEndJob: s = link->EndJob(id); break;
-    case HuaAction::kNone: break;
+  try {
+    switch (a.kind) {
+      case HuaAction::kBegin: s = link->Begin(id, dim, a.plan, a.hosts); break;
+      case HuaAction::kFlush:
+        forward = link->Flush(id, dim, a.phase, a.round, a.pass);
+        s = forward.status();
+        break;
+      case HuaAction::kEndJob: s = link->EndJob(id); break;
+      case HuaAction::kNone: break;
+    }
+  } catch (...) {
+    mu_.Lock();  // the caller (Loop) handles it holding the lock
+    throw;
   }
-  lock.lock();
+  mu_.Lock();
   if (!s.ok()) {
     spdlog::warn("hua job '{}': aggregator: {} (retrying)", id, s.message());
-    changed_.wait_for(lock, absl::ToChronoMilliseconds(options_.aggregator_retry));
+    changed_.WaitWithTimeout(&mu_, options_.aggregator_retry);
     return false;
   }
   switch (a.kind) {
@@ -305,27 +310,25 @@ bool HuaRunner::StepLocked(std::unique_lock<std::mutex>& lock) {
     case HuaAction::kEndJob: job->EndedAtAggregator(absl::Now()); break;
     case HuaAction::kNone: break;
   }
-  changed_.notify_all();
+  changed_.SignalAll();
   return true;
 }
 
 void HuaRunner::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (!stop_) {
     bool stepped = false;
     try {
-      stepped = StepLocked(lock);
+      stepped = StepLocked();
     } catch (const std::bad_alloc&) {
-      // An allocation failure fails the job it happened in, never the daemon.
-      if (!lock.owns_lock()) lock.lock();  // thrown while the aggregator was called
+      // An allocation failure fails the job it happened in, never the daemon
+      // (StepLocked holds mu_ again when it throws).
       if (Entry* e = ActiveLocked(); e != nullptr) {
         e->job->Fail("the server ran out of memory for this job");
       }
       stepped = true;
     }
-    if (!stepped) {
-      changed_.wait_for(lock, absl::ToChronoMilliseconds(options_.tick));
-    }
+    if (!stepped) changed_.WaitWithTimeout(&mu_, options_.tick);
   }
 }
 

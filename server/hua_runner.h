@@ -7,17 +7,17 @@
 #ifndef FEDMF_SERVER_HUA_RUNNER_H_
 #define FEDMF_SERVER_HUA_RUNNER_H_
 
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/hua/messages.h"
 #include "fedmf/v1/hua.pb.h"
@@ -81,20 +81,22 @@ class HuaRunner {
   };
 
   void Loop();
-  // One action of the active job; false when there was nothing to do.
-  bool StepLocked(std::unique_lock<std::mutex>& lock);
-  Entry* ActiveLocked();
-  absl::StatusOr<Entry*> FindLocked(const std::string& job_id);
+  // One action of the active job; false when there was nothing to do. Calls
+  // the aggregator with mu_ released, and holds it again when it returns or
+  // throws.
+  bool StepLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Entry* ActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<Entry*> FindLocked(const std::string& job_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   HuaRunnerOptions options_;
   AggregatorLinkFactory links_;
-  std::mutex mu_;
-  std::condition_variable changed_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar changed_;  // signalled on every state change the loop or a poll waits for
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
-  std::map<std::string, Entry> jobs_;
-  std::deque<std::string> queue_;  // front = the active job
-  int64_t next_id_ = 1;
+  std::map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> queue_ ABSL_GUARDED_BY(mu_);  // front = the active job
+  int64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
 };
 
 }  // namespace fedmf::server
