@@ -326,6 +326,7 @@ void HuaRunner::Loop() {
       if (Entry* e = ActiveLocked(); e != nullptr) {
         e->job->Fail("the server ran out of memory for this job");
       }
+      changed_.SignalAll();  // polling hosts learn of the failure now
       stepped = true;
     }
     if (!stepped) changed_.WaitWithTimeout(&mu_, options_.tick);
