@@ -62,15 +62,26 @@ std::string AbsoluteDataSpec(const std::string& spec) {
                       std::filesystem::absolute(spec.substr(colon + 1)).string());
 }
 
-int RunDemo(DemoArgs& a) {
-  const absl::Time start = absl::Now();
-  if ((!a.job.plot.empty() || a.dashboard) &&
-      (a.job.setting == "lfl" || a.job.setting == "hua-s3")) {
-    std::cerr << "fedmf demo: --plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, "
-                 "not "
-              << a.job.setting << "\n";
-    return 2;
-  }
+// What RunDemo's steps hand on. Each step that fails prints why and returns
+// the exit code (0 = go on).
+struct DemoJob {
+  std::optional<TrainData> partners;  // --party-data: the partners' own files
+  fmf::JobConfig config;
+  fmf::NoisePlan plan;
+  data::RatingRange range;
+};
+
+struct DemoOutcome {
+  v1::JobStatus status;
+  double seconds = 0;
+  double mse = NAN;  // over the parties' reported test ratings
+  int64_t count = 0;
+  double epsilon = INFINITY;
+  std::optional<double> eps_user_global;  // VFL per user: the parties' curves composed
+};
+
+// The device settings have their own demos (nullopt: not one of them).
+std::optional<int> RunDeviceDemo(const DemoArgs& a) {
   if (a.job.setting == "lfl") {
     // Device hosts = --parties; the round deadline bounds each secure-aggregation phase.
     LflDemoArgs l;
@@ -87,19 +98,16 @@ int RunDemo(DemoArgs& a) {
     HuaDemoArgs h{a.job.parties, a.keep, a.insecure, a.timeout_seconds, a.round_deadline_seconds};
     return RunHuaDemo(a.job, h);
   }
-  if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd") {
-    std::cerr
-        << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
-           "one process: fedmf train)\n";
-    return 2;
-  }
-  // --party-data: each party process reads its own file and the daemons
-  // align them as partners would (HFL by the --catalogue's digest, VFL by
-  // the private set intersection). The files are checked here first, by the
-  // same loader fedmf train uses, so a bad file fails before any process.
-  std::optional<TrainData> partners;
+  return std::nullopt;
+}
+
+// The data, the job config and its noise plan. --party-data: each party
+// process reads its own file and the daemons align them as partners would
+// (HFL by the --catalogue's digest, VFL by the private set intersection). The
+// files are checked here first, by the same loader fedmf train uses, so a bad
+// file fails before any process.
+int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
   absl::StatusOr<fmf::JobConfig> config;
-  data::RatingRange range;
   if (!a.job.party_data.empty()) {
     if (a.job.setting != "vfl" && a.job.catalogue.empty()) {
       std::cerr << "fedmf demo: --party-data with --setting " << a.job.setting
@@ -112,18 +120,18 @@ int RunDemo(DemoArgs& a) {
       std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
       return ExitCodeFor(loaded.status());
     }
-    partners = std::move(*loaded);
+    job->partners = std::move(*loaded);
     a.job.parties = static_cast<int>(a.job.party_data.size());
-    config = partners->config;
-    range = partners->federation.range;
+    config = job->partners->config;
+    job->range = job->partners->federation.range;
   } else {
     auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
     if (!dataset.ok()) {
       std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
       return ExitCodeFor(dataset.status());
     }
-    range = dataset->range;
-    config = BuildJobConfig(a.job, range);
+    job->range = dataset->range;
+    config = BuildJobConfig(a.job, job->range);
   }
   if (!config.ok()) {
     std::cerr << "fedmf demo: " << config.status().message() << "\n";
@@ -135,24 +143,31 @@ int RunDemo(DemoArgs& a) {
     std::cerr << "fedmf demo: " << plan.status().message() << "\n";
     return 2;
   }
+  job->config = *config;
+  job->plan = *plan;
+  return 0;
+}
 
+// fedmf-server and one fedmf-party per party, in a fresh work directory.
+int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
+                     std::unique_ptr<LocalCluster>* cluster_out) {
   ClusterOptions options;
   options.parties = a.job.parties;
   options.data_spec = a.job.data;
-  options.role = config->split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
+  options.role = job.config.split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   options.split_seed = a.job.seed.value_or(1);
   options.seed = a.job.seed;  // to the processes the demo starts, not in the job
   options.local_threads = a.job.threads;
-  options.rating_min = range.min;
-  options.rating_max = range.max;
+  options.rating_min = job.range.min;
+  options.rating_max = job.range.max;
   options.vfl_split = a.job.vfl_split;
   options.keep_work_dir = a.keep;
   options.insecure = a.insecure;
   options.dashboard = a.dashboard;
   for (int k = 0; k < options.parties; ++k) {
     PartyOptions p;
-    p.max_epsilon = config->private_training() ? std::max(10.0, config->epsilon) : 10.0;
-    if (partners) {
+    p.max_epsilon = job.config.private_training() ? std::max(10.0, job.config.epsilon) : 10.0;
+    if (job.partners) {
       p.own_file = true;
       p.data_spec = AbsoluteDataSpec(a.job.party_data[k]);
       if (!a.job.catalogue.empty())
@@ -184,19 +199,27 @@ int RunDemo(DemoArgs& a) {
     std::cerr << absl::StrFormat("demo: dashboard on http://127.0.0.1:%d/\n",
                                  (*cluster)->server_dashboard_port());
   }
-  v1::JobSpec spec = net::SpecFromJobConfig(*config);
-  for (int k = 0; k < options.parties; ++k) spec.add_roster(LocalCluster::PartyName(k));
+  *cluster_out = std::move(*cluster);
+  return 0;
+}
+
+// The job the demo submits: the config, the roster of the started parties
+// and, for partners' files, how the daemons align them.
+v1::JobSpec DemoSpec(const DemoArgs& a, const DemoJob& job) {
+  v1::JobSpec spec = net::SpecFromJobConfig(job.config);
+  for (int k = 0; k < a.job.parties; ++k) spec.add_roster(LocalCluster::PartyName(k));
   spec.set_round_deadline_seconds(a.round_deadline_seconds);
   spec.set_min_parties(1);
-  if (partners && config->split == fmf::SplitKind::kVertical) spec.set_align_users(true);
-  if (partners && partners->join && partners->join->contains("catalogue_digest")) {
-    spec.set_item_catalogue((*partners->join)["catalogue_digest"].get<std::string>());
+  if (job.partners && job.config.split == fmf::SplitKind::kVertical) spec.set_align_users(true);
+  if (job.partners && job.partners->join && job.partners->join->contains("catalogue_digest")) {
+    spec.set_item_catalogue((*job.partners->join)["catalogue_digest"].get<std::string>());
   }
-  auto job_id = (*cluster)->SubmitJob(spec);
-  if (!job_id.ok()) {
-    std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
-    return 1;
-  }
+  return spec;
+}
+
+// Waits for the job, printing each round (and a progress bar on a terminal).
+int FollowDemoJob(const DemoArgs& a, LocalCluster& cluster, const std::string& job_id,
+                  v1::JobStatus* final_out) {
   RoundFollower rounds;
   const bool terminal = !a.job.quiet && isatty(STDERR_FILENO) != 0;
   auto progress = [&](const v1::JobStatus& st) {
@@ -206,9 +229,8 @@ int RunDemo(DemoArgs& a) {
                   [&](int i, double elapsed) { std::cerr << RoundLine(st, i, elapsed) << "\n"; });
     if (terminal) std::cerr << ProgressBar(ProgressOf(st)) << std::flush;
   };
-  auto final_status = (*cluster)->WaitJob(*job_id, absl::Seconds(a.timeout_seconds), progress);
+  auto final_status = cluster.WaitJob(job_id, absl::Seconds(a.timeout_seconds), progress);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (!final_status.ok()) {
     std::cerr << "fedmf demo: " << final_status.status().message() << "\n";
     return 1;
@@ -217,120 +239,167 @@ int RunDemo(DemoArgs& a) {
     std::cerr << "fedmf demo: job failed: " << final_status->error() << "\n";
     return 1;
   }
+  *final_out = std::move(*final_status);
+  return 0;
+}
+
+// The federation's test MSE (weighted by the parties' test ratings) and ε.
+int SummarizeDemo(const DemoJob& job, DemoOutcome* o) {
   double weighted = 0, eps_max = 0;
-  int64_t count = 0;
-  for (const v1::PartyStatus& p : final_status->parties()) {
+  for (const v1::PartyStatus& p : o->status.parties()) {
     if (p.test_count() > 0) {
       weighted += p.test_mse() * p.test_count();
-      count += p.test_count();
+      o->count += p.test_count();
     }
     eps_max = std::max(eps_max, p.job_epsilon());
   }
-  const double mse = count > 0 ? weighted / count : NAN;
-  const double epsilon = config->private_training() ? eps_max : INFINITY;
+  o->mse = o->count > 0 ? weighted / o->count : NAN;
+  o->epsilon = job.config.private_training() ? eps_max : INFINITY;
   // VFL per user: every party holds part of each user's ratings, so the
   // global per-user epsilon composes the parties' RDP curves. A party charges
   // at most the plan's steps (fewer if it missed rounds): an upper bound.
-  std::optional<double> eps_user_global;
-  if (config->private_training() && config->setting == fmf::Setting::kVfl &&
-      config->granularity == fmf::Granularity::kUser) {
+  if (job.config.private_training() && job.config.setting == fmf::Setting::kVfl &&
+      job.config.granularity == fmf::Granularity::kUser) {
     std::vector<dp::GaussianSchedule> schedules;
-    for (const v1::PartyStatus& p : final_status->parties()) {
+    for (const v1::PartyStatus& p : o->status.parties()) {
       if (!p.accepted()) continue;
-      schedules.push_back({plan->sample_rate, plan->noise_multiplier, plan->steps});
-      schedules.push_back({1.0, plan->count_noise_multiplier, 1});  // its size release
+      schedules.push_back({job.plan.sample_rate, job.plan.noise_multiplier, job.plan.steps});
+      schedules.push_back({1.0, job.plan.count_noise_multiplier, 1});  // its size release
     }
-    auto g = dp::ComposeGaussianSchedules(schedules, config->delta);
+    auto g = dp::ComposeGaussianSchedules(schedules, job.config.delta);
     if (!g.ok()) {
       std::cerr << "fedmf demo: " << g.status().message() << "\n";
       return 1;
     }
-    eps_user_global = *g;
+    o->eps_user_global = *g;
   }
+  return 0;
+}
+
+void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spec,
+                   const DemoOutcome& o) {
+  const v1::JobStatus& st = o.status;
+  nlohmann::json history = nlohmann::json::array();
+  for (const v1::RoundRecord& r : st.rounds()) history.push_back(RoundJson(r));
+  nlohmann::json parties = nlohmann::json::array();
+  for (const v1::PartyStatus& p : st.parties()) {
+    // A party that does not opt in to report_metrics sends none: null.
+    parties.push_back(
+        {{"party", p.name()},
+         {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse()) : nlohmann::json(nullptr)},
+         {"test_ratings", p.test_count()},
+         {"epsilon",
+          job.config.private_training() ? JsonNumber(p.job_epsilon()) : JsonNumber(INFINITY)},
+         {"bytes_up", p.bytes_up()},
+         {"bytes_down", p.bytes_down()}});
+  }
+  nlohmann::json j = {{"setting", a.job.setting},
+                      {"data", a.job.data},
+                      {"test_mse", o.mse},
+                      {"test_rmse", std::sqrt(o.mse)},
+                      {"epsilon", JsonNumber(o.epsilon)},
+                      {"delta", job.config.delta},
+                      {"noise_multiplier", job.plan.noise_multiplier},
+                      {"rounds", st.rounds_size()},
+                      {"parties", st.parties_size()},
+                      {"seconds", o.seconds},
+                      {"per_party", parties},
+                      {"history", history}};
+  if (o.eps_user_global) j["epsilon_per_user_global"] = JsonNumber(*o.eps_user_global);
+  if (job.partners && job.partners->join) {
+    j["data"] = job.partners->label;
+    j["party_data"] = a.job.party_data;
+    // (The join's details are fedmf train's in-process check; the
+    // daemons aligned the data themselves, to the same sizes.)
+    for (const char* key : {"shared_items", "shared_users"}) {
+      if (job.partners->join->contains(key)) j[key] = (*job.partners->join)[key];
+    }
+    if (spec.align_users()) j["shared_users"] = st.aligned_users();  // the daemons' own
+  }
+  std::cout << j.dump() << "\n";
+}
+
+void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spec,
+                    const DemoOutcome& o) {
+  const v1::JobStatus& st = o.status;
+  const bool priv = job.config.private_training();
+  std::cout << absl::StrFormat("\n%-10s %10s %10s %10s %12s %12s\n", "party", "test MSE", "ratings",
+                               "epsilon", "bytes up", "bytes down");
+  for (const v1::PartyStatus& p : st.parties()) {
+    std::cout << absl::StrFormat(
+        "%-10s %10s %10d %10s %12d %12d\n", p.name(),
+        p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : std::string("-"),
+        p.test_count(), priv ? absl::StrFormat("%.4f", p.job_epsilon()) : std::string("inf"),
+        p.bytes_up(), p.bytes_down());
+  }
+  std::cout << absl::StrFormat(
+      "\n%s over %d real processes: test MSE %.4f (RMSE %.4f) over %d ratings; epsilon %s at "
+      "delta %g (z = %.4f); %d rounds in %.1f s\n",
+      a.job.setting, st.parties_size(), o.mse, std::sqrt(o.mse), o.count,
+      priv ? absl::StrFormat("%.4f", o.epsilon) : std::string("inf"), job.config.delta,
+      job.plan.noise_multiplier, st.rounds_size(), o.seconds);
+  if (o.eps_user_global) {
+    std::cout << absl::StrFormat("per-user epsilon over all parties (RDP curves composed): %.4f\n",
+                                 *o.eps_user_global);
+  }
+  // The join of the partners' files (the daemons aligned them themselves;
+  // an intersection is unique, so its size is the one checked here first).
+  if (job.partners) {
+    for (const std::string& note : job.partners->notes) std::cout << note << "\n";
+    if (spec.align_users()) {
+      std::cout << absl::StrFormat("the daemons' private set intersection: %d users\n",
+                                   st.aligned_users());
+    }
+  }
+}
+
+int RunDemo(DemoArgs& a) {
+  const absl::Time start = absl::Now();
+  if ((!a.job.plot.empty() || a.dashboard) &&
+      (a.job.setting == "lfl" || a.job.setting == "hua-s3")) {
+    std::cerr << "fedmf demo: --plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, "
+                 "not "
+              << a.job.setting << "\n";
+    return 2;
+  }
+  if (std::optional<int> code = RunDeviceDemo(a)) return *code;
+  if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd") {
+    std::cerr
+        << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
+           "one process: fedmf train)\n";
+    return 2;
+  }
+  DemoJob job;
+  if (int code = PrepareDemoJob(a, &job); code != 0) return code;
+  std::unique_ptr<LocalCluster> cluster;
+  if (int code = StartDemoCluster(a, job, &cluster); code != 0) return code;
+  const v1::JobSpec spec = DemoSpec(a, job);
+  auto job_id = cluster->SubmitJob(spec);
+  if (!job_id.ok()) {
+    std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
+    return 1;
+  }
+  DemoOutcome outcome;
+  if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
+  outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  if (int code = SummarizeDemo(job, &outcome); code != 0) return code;
   if (!a.job.plot.empty()) {
-    if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(*final_status)); !s.ok()) {
+    if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(outcome.status)); !s.ok()) {
       std::cerr << "fedmf demo: " << s.message() << "\n";
       return 1;
     }
     std::cerr << "per-round plot written to " << a.job.plot << "\n";
   }
   if (a.job.json) {
-    nlohmann::json history = nlohmann::json::array();
-    for (const v1::RoundRecord& r : final_status->rounds()) history.push_back(RoundJson(r));
-    nlohmann::json parties = nlohmann::json::array();
-    for (const v1::PartyStatus& p : final_status->parties()) {
-      // A party that does not opt in to report_metrics sends none: null.
-      parties.push_back(
-          {{"party", p.name()},
-           {"test_mse", p.test_mse() >= 0 ? nlohmann::json(p.test_mse()) : nlohmann::json(nullptr)},
-           {"test_ratings", p.test_count()},
-           {"epsilon",
-            config->private_training() ? JsonNumber(p.job_epsilon()) : JsonNumber(INFINITY)},
-           {"bytes_up", p.bytes_up()},
-           {"bytes_down", p.bytes_down()}});
-    }
-    nlohmann::json j = {{"setting", a.job.setting},
-                        {"data", a.job.data},
-                        {"test_mse", mse},
-                        {"test_rmse", std::sqrt(mse)},
-                        {"epsilon", JsonNumber(epsilon)},
-                        {"delta", config->delta},
-                        {"noise_multiplier", plan->noise_multiplier},
-                        {"rounds", final_status->rounds_size()},
-                        {"parties", final_status->parties_size()},
-                        {"seconds", seconds},
-                        {"per_party", parties},
-                        {"history", history}};
-    if (eps_user_global) j["epsilon_per_user_global"] = JsonNumber(*eps_user_global);
-    if (partners && partners->join) {
-      j["data"] = partners->label;
-      j["party_data"] = a.job.party_data;
-      // (The join's details are fedmf train's in-process check; the
-      // daemons aligned the data themselves, to the same sizes.)
-      for (const char* key : {"shared_items", "shared_users"}) {
-        if (partners->join->contains(key)) j[key] = (*partners->join)[key];
-      }
-      if (spec.align_users())
-        j["shared_users"] = final_status->aligned_users();  // the daemons' own
-    }
-    std::cout << j.dump() << "\n";
+    PrintDemoJson(a, job, spec, outcome);
   } else {
-    std::cout << absl::StrFormat("\n%-10s %10s %10s %10s %12s %12s\n", "party", "test MSE",
-                                 "ratings", "epsilon", "bytes up", "bytes down");
-    for (const v1::PartyStatus& p : final_status->parties()) {
-      std::cout << absl::StrFormat(
-          "%-10s %10s %10d %10s %12d %12d\n", p.name(),
-          p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : std::string("-"),
-          p.test_count(),
-          config->private_training() ? absl::StrFormat("%.4f", p.job_epsilon())
-                                     : std::string("inf"),
-          p.bytes_up(), p.bytes_down());
-    }
-    std::cout << absl::StrFormat(
-        "\n%s over %d real processes: test MSE %.4f (RMSE %.4f) over %d ratings; epsilon %s at "
-        "delta %g (z = %.4f); %d rounds in %.1f s\n",
-        a.job.setting, final_status->parties_size(), mse, std::sqrt(mse), count,
-        config->private_training() ? absl::StrFormat("%.4f", epsilon) : std::string("inf"),
-        config->delta, plan->noise_multiplier, final_status->rounds_size(), seconds);
-    if (eps_user_global) {
-      std::cout << absl::StrFormat(
-          "per-user epsilon over all parties (RDP curves composed): %.4f\n", *eps_user_global);
-    }
-    // The join of the partners' files (the daemons aligned them themselves;
-    // an intersection is unique, so its size is the one checked here first).
-    if (partners) {
-      for (const std::string& note : partners->notes) std::cout << note << "\n";
-      if (spec.align_users()) {
-        std::cout << absl::StrFormat("the daemons' private set intersection: %d users\n",
-                                     final_status->aligned_users());
-      }
-    }
+    PrintDemoTable(a, job, spec, outcome);
   }
   if (a.dashboard) {
     std::cout << std::flush;
     std::cerr << absl::StrFormat(
         "demo: the job's page: http://127.0.0.1:%d/jobs/%s (serving until Ctrl-C)\n",
-        (*cluster)->server_dashboard_port(), *job_id);
+        cluster->server_dashboard_port(), *job_id);
     ServeUntilInterrupted();
     std::cerr << "demo: stopping the federation\n";
   }
