@@ -664,7 +664,7 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
   // Every rating the party holds counts as rated, the held-out ones too, so
   // the exported model leaves out what the live party leaves out.
   data::PartyData all = session.data();
-  all.train.insert(all.train.end(), session.held_out().begin(), session.held_out().end());
+  all.train = session.TrainingRatingsWithHeldOut();
   ASSIGN_OR_RETURN(
       fmf::SavedPartyModel model,
       fmf::PartyModelFrom(config_.name, all, session.user_embeddings(), session.item_embeddings(),

@@ -78,18 +78,17 @@ int32_t JobConfig::EffectiveTheta() const {
   return split == SplitKind::kVertical ? 5 : 10;
 }
 
-double JobConfig::EffectiveClipNorm() const {
-  if (clip_norm >= 0) return clip_norm;
-  const bool hfl = setting == Setting::kHfl || setting == Setting::kHflSynSgd;
-  return hfl && granularity == Granularity::kUser && algorithm == Algorithm::kAlternate
-             ? kDefaultHflClip
-             : 0.0;
-}
-
-bool JobConfig::UserClipped() const {
-  return EffectiveClipNorm() > 0 && granularity == Granularity::kUser &&
+bool JobConfig::HflPerUser() const {
+  return granularity == Granularity::kUser &&
          (setting == Setting::kHfl || setting == Setting::kHflSynSgd);
 }
+
+double JobConfig::EffectiveClipNorm() const {
+  if (clip_norm >= 0) return clip_norm;
+  return HflPerUser() && algorithm == Algorithm::kAlternate ? kDefaultHflClip : 0.0;
+}
+
+bool JobConfig::UserClipped() const { return HflPerUser() && EffectiveClipNorm() > 0; }
 
 double JobConfig::EffectiveLearningRate() const {
   if (learning_rate > 0) return learning_rate;

@@ -127,6 +127,8 @@ struct JobConfig {
   bool private_training() const { return epsilon < std::numeric_limits<double>::infinity(); }
   // The effective trimming threshold for per-user privacy.
   int32_t EffectiveTheta() const;
+  // An HFL or HFL-synSGD job per user: where per-user clipping applies.
+  bool HflPerUser() const;
   // clip_norm with -1 resolved: kDefaultHflClip for kAlternate in an HFL or
   // HFL-synSGD job per user, else 0.
   double EffectiveClipNorm() const;

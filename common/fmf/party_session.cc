@@ -243,7 +243,7 @@ double PartySession::StepLearningRate() const {
   if (config_.learning_rate > 0 || vertical() || !config_.UserClipped()) {
     return config_.EffectiveLearningRate();
   }
-  return HflClippedLearningRate(StepNormalizer(), plan_.private_training ? plan_.sigma_one : 0.0);
+  return HflClippedLearningRate(StepNormalizer(), plan_.sigma_one);  // 0 when non-private
 }
 
 DpIterationSpec PartySession::VflFinetuneSpec() const {
@@ -450,8 +450,7 @@ void PartySession::FinetuneOnValidation() {
   // ones included (they are its own training data: leaving a tenth of a
   // sparse party's ratings out of the final model costs more than the
   // variance of refitting, docs/results.md section hfl-default).
-  std::vector<data::Rating> all = data_.train;
-  all.insert(all.end(), validation_.begin(), validation_.end());
+  const std::vector<data::Rating> all = TrainingRatingsWithHeldOut();
   RunSgdEpochs(best_epochs, /*update_u=*/true, /*update_v=*/true, &all);
 }
 
@@ -496,6 +495,12 @@ absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_
     ComputeDpGradients(dp_train_, batch, u_, clipped, spec, out);
   }
   return out;
+}
+
+std::vector<data::Rating> PartySession::TrainingRatingsWithHeldOut() const {
+  std::vector<data::Rating> all = data_.train;
+  all.insert(all.end(), validation_.begin(), validation_.end());
+  return all;
 }
 
 mf::ErrorMetrics PartySession::EvaluateTest() const {

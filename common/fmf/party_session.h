@@ -129,8 +129,9 @@ class PartySession {
 
   // The party's data; data().train excludes the held-out ratings.
   const data::PartyData& data() const { return data_; }
-  // kAlternate: the training ratings held out for Stage 3's stopping rule.
-  const std::vector<data::Rating>& held_out() const { return validation_; }
+  // Every training rating the party holds: data().train plus those held out
+  // for Stage 3's stopping rule (kAlternate), e.g. for what counts as rated.
+  std::vector<data::Rating> TrainingRatingsWithHeldOut() const;
   const mf::Matrix& user_embeddings() const { return u_; }
   const mf::Matrix& item_embeddings() const { return v_; }
   // Added to every clamped prediction (a negative scale's shift).

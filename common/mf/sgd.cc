@@ -7,6 +7,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
@@ -211,33 +212,33 @@ void AccumulateUserClippedVGradient(const RatingMatrix& x, const std::vector<int
   if (u.rows() < x.num_users() || v.rows() < x.num_items()) {
     Fatal("AccumulateUserClippedVGradient: embeddings smaller than the rating matrix");
   }
-  // coef[j] accumulates c_j for the current user; `touched` lists its items
-  // so resetting costs O(ratings), not O(items).
-  std::vector<double> coef(static_cast<size_t>(x.num_items()), 0.0);
-  std::vector<char> seen(static_cast<size_t>(x.num_items()), 0);
-  std::vector<int32_t> touched;
+  // (item j, c_j) of the current user: sorted by item so duplicates merge;
+  // O(its ratings) per user, nothing sized by the catalogue on this DP path.
+  std::vector<std::pair<int32_t, double>> coef;
   for (const int32_t i : users) {
     if (i < 0 || i >= x.num_users()) Fatal("AccumulateUserClippedVGradient: user out of range");
     const auto ui = u.row(i);
-    touched.clear();
+    coef.clear();
     for (const RatingMatrix::Entry& entry : x.Row(i)) {
-      const double minus_two_e =
-          -2.0 * (static_cast<double>(entry.value) - ui.dot(v.row(entry.item)));
-      if (!seen[entry.item]) {
-        seen[entry.item] = 1;
-        touched.push_back(entry.item);
-      }
-      coef[entry.item] += minus_two_e;
+      coef.emplace_back(entry.item,
+                        -2.0 * (static_cast<double>(entry.value) - ui.dot(v.row(entry.item))));
     }
+    std::sort(coef.begin(), coef.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    size_t merged = 0;
+    for (size_t k = 0; k < coef.size(); ++k) {
+      if (merged > 0 && coef[merged - 1].first == coef[k].first) {
+        coef[merged - 1].second += coef[k].second;
+      } else {
+        coef[merged++] = coef[k];
+      }
+    }
+    coef.resize(merged);
     double c2 = 0;
-    for (const int32_t j : touched) c2 += coef[j] * coef[j];
+    for (const auto& [j, c] : coef) c2 += c * c;
     const double norm = std::sqrt(c2) * ui.norm();
     const double scale = norm > clip_norm ? clip_norm / norm : 1.0;
-    for (const int32_t j : touched) {
-      grad_v.row(j) += (scale * coef[j]) * ui;
-      coef[j] = 0.0;
-      seen[j] = 0;
-    }
+    for (const auto& [j, c] : coef) grad_v.row(j) += (scale * c) * ui;
   }
 }
 
