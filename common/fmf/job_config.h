@@ -101,12 +101,17 @@ struct JobConfig {
   int32_t pretrain_epochs = 20;  // HFL Stage 1 (U only, V fixed)
   int32_t finetune_epochs = 5;   // HFL Stage 3 (U and V, no noise)
   int32_t central_epochs = 40;   // central / HFL local-only
+  // Central and non-private local-only: hold out validation_fraction of each
+  // user's ratings, choose the epoch count (<= central_epochs) on them, refit
+  // on all. The --compare baselines set it, so the federated model (whose
+  // Stage 3 stops on validation) is not compared with a weaker recipe.
+  bool select_epochs_on_validation = false;
 
   // The default is the method that captures the most of the collaboration
   // gain (docs/results.md); kPaper reproduces the FMF paper.
   Algorithm algorithm = Algorithm::kAlternate;
   int32_t alternations = 5;           // kAlternate: phases of V (U refit between)
-  double validation_fraction = 0.1;   // kAlternate: own training ratings held out
+  double validation_fraction = 0.1;   // kAlternate (and select_epochs_on_validation): held out
   int32_t max_finetune_epochs = 100;  // kAlternate: Stage 3 cap (stops on validation)
 
   // HFL over partners' own files: the digest ("sha256:<hex>") of the item

@@ -90,7 +90,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
   p.threads_ = job.threads();
-  if (p.alternate() && config.validation_fraction > 0 && p.data_.train.size() > 1) {
+  if (p.HoldsOutValidation() && p.data_.train.size() > 1) {
     // Hold out a random fraction of the party's own training ratings for
     // Stage 3's stopping rule. They are dropped from every fit (DP and not),
     // so the validation error is an honest estimate; the test set is never
@@ -282,6 +282,13 @@ bool PartySession::alternate() const {
   return config_.algorithm == Algorithm::kAlternate && config_.setting == Setting::kHfl;
 }
 
+bool PartySession::HoldsOutValidation() const {
+  const bool baseline =
+      config_.select_epochs_on_validation && !config_.private_training() &&
+      (config_.setting == Setting::kCentral || config_.setting == Setting::kLocal);
+  return (alternate() || baseline) && config_.validation_fraction > 0;
+}
+
 int32_t PartySession::PhaseRounds() const {
   const int32_t t = config_.EffectiveRounds();
   const int32_t a = std::clamp(config_.alternations, 1, t);
@@ -406,7 +413,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     // The last alternation: U against the final V, then fine-tuning that
     // stops on the party's own validation split. Local only, no release.
     RunStage1PerUser("refit-final");
-    FinetuneOnValidation();
+    FinetuneOnValidation(config_.max_finetune_epochs);
   } else {
     // HFL Stage 3: U and V fine-tuned locally without noise on untrimmed
     // data; the result never leaves the party.
@@ -416,7 +423,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   return absl::OkStatus();
 }
 
-void PartySession::FinetuneOnValidation() {
+void PartySession::FinetuneOnValidation(int32_t max_epochs) {
   if (validation_.empty()) {
     RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
     return;
@@ -430,7 +437,7 @@ void PartySession::FinetuneOnValidation() {
   const mf::Matrix start_u = u_, start_v = v_;
   int32_t best_epochs = 0;
   int32_t since_best = 0;
-  for (int32_t e = 1; e <= config_.max_finetune_epochs && since_best < kPatience; ++e) {
+  for (int32_t e = 1; e <= max_epochs && since_best < kPatience; ++e) {
     RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true);
     const mf::ErrorMetrics now = EvaluateValidation();
     if (now.mse < best.mse) {
@@ -470,6 +477,8 @@ absl::Status PartySession::TrainAlone() {
     steps_charged_ = config_.ChargedSteps();
     RunDpIterations(Stage2Spec(), 0, stage2);
     RunDpIterations(VflFinetuneSpec(), stage2, config_.vfl_finetune_iters);
+  } else if (!validation_.empty()) {  // select_epochs_on_validation
+    FinetuneOnValidation(config_.central_epochs);
   } else {
     RunSgdEpochs(config_.central_epochs, /*update_u=*/true, /*update_v=*/true);
   }

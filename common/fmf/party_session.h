@@ -166,7 +166,11 @@ class PartySession {
   // kAlternate Stage 3: fine-tuning epochs while validation error improves
   // choose how many (0: the federated model); then that many epochs from the
   // federated model over training and held-out ratings together.
-  void FinetuneOnValidation();
+  // SGD on U and V for the epoch count (<= max_epochs, 0 = keep the model)
+  // that does best on the validation split, then that many from the same
+  // start on every training rating.
+  void FinetuneOnValidation(int32_t max_epochs);
+  bool HoldsOutValidation() const;
   DpIterationSpec VflFinetuneSpec() const;
 
   JobConfig config_;

@@ -1,9 +1,11 @@
 #include "common/fmf/simulator.h"
 
+#include <cmath>
 #include <limits>
 
 #include "common/data/synthetic.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/random/csprng.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::fmf {
@@ -220,6 +222,72 @@ TEST(SimulatorTest, AlternateSameSeedSameResult) {
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->test.mse, b->test.mse);
   EXPECT_EQ(a->validation.mse, b->validation.mse);
+}
+
+// The --compare baselines (select_epochs_on_validation): each party holds
+// out a tenth of its own ratings, the epoch count is chosen on them, and the
+// model is then refit on all of them. Without the flag nothing is held out.
+TEST(SimulatorTest, BaselinesChooseTheirEpochsOnValidation) {
+  for (Setting setting : {Setting::kLocal, Setting::kCentral}) {
+    JobConfig fixed =
+        Job(setting, setting == Setting::kLocal ? SplitKind::kHorizontal : SplitKind::kNone, kInf);
+    fixed.central_epochs = 60;
+    JobConfig chosen = fixed;
+    chosen.select_epochs_on_validation = true;
+    const int parties = setting == Setting::kLocal ? 3 : 1;
+    auto f = RunJob(fixed, parties);
+    auto c = RunJob(chosen, parties);
+    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_TRUE(c.ok()) << c.status();
+    EXPECT_EQ(f->validation.count, 0);
+    EXPECT_GT(c->validation.count, 0);
+    EXPECT_EQ(c->test.count, f->test.count);  // the test split is untouched
+    // A different model: fewer epochs than the cap were chosen, or the
+    // refit saw the held-out ratings in another order.
+    EXPECT_NE(c->test.mse, f->test.mse);
+    EXPECT_LT(c->validation.mse, 1.5);
+  }
+  // A private local-only run (VFL's DP baseline) never holds out: its
+  // schedule is the DP one.
+  JobConfig dp = Job(Setting::kLocal, SplitKind::kVertical, 2.0);
+  dp.select_epochs_on_validation = true;
+  auto d = RunJob(dp, 3);
+  ASSERT_TRUE(d.ok()) << d.status();
+  EXPECT_EQ(d->validation.count, 0);
+}
+
+// The premise of fedmf train --compare's no-transfer baseline: at epsilon
+// 1e-6 a party's model is, for all practical purposes, the same whatever its
+// partners hold, so it is a model the party could have computed alone.
+// Replacing every other party's ratings by random ones leaves party 0's
+// test MSE where it was; at epsilon inf the partners do matter.
+TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
+  JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 1e-6);
+  data::Dataset d = Synthetic();
+  FederationOptions o;
+  o.parties = 3;
+  auto real = BuildFederation(c, d, o);
+  ASSERT_TRUE(real.ok()) << real.status();
+  data::Federation junk = *real;
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  for (size_t k = 1; k < junk.parties.size(); ++k) {
+    for (data::Rating& r : junk.parties[k].train) {
+      r.value = static_cast<float>(1 + rng.NextDouble() * 4);
+    }
+  }
+  for (double epsilon : {1e-6, kInf}) {
+    c.epsilon = epsilon;
+    auto a = Simulate(c, *real);
+    auto b = Simulate(c, junk);
+    ASSERT_TRUE(a.ok()) << a.status();
+    ASSERT_TRUE(b.ok()) << b.status();
+    const double diff = std::fabs(a->parties[0].test.mse - b->parties[0].test.mse);
+    if (std::isinf(epsilon)) {
+      EXPECT_GT(diff, 1e-3) << "partners' ratings should matter without noise";
+    } else {
+      EXPECT_LT(diff, 1e-4 * a->parties[0].test.mse);
+    }
+  }
 }
 
 TEST(JobConfigAlgorithm, ParsesAndValidates) {
