@@ -1,39 +1,27 @@
-// The coordination server's brain: the job queue, the per-job lifecycle and
-// what each party should do next. No gRPC here: the service layer turns RPCs
-// into these calls after authenticating the caller.
-//
-// Job lifecycle (persisted at every transition):
-//   WAITING  -- all roster parties replied to the offer, or the offer deadline
-//               passed --> RUNNING (enough acceptors) | FAILED
-//   RUNNING(round t < T) -- every live acceptor uploaded, or the round
-//               deadline passed --> weighted average, commit --> RUNNING(t+1)
-//   RUNNING(round T) -- every live acceptor finished Stage 3, or the finish
-//               deadline passed --> FINISHED
-// A party's next task is a pure function of this state (ComputeTask), so a
-// party that reconnects or restarts simply asks again.
+// The coordination server's brain: the job queue, liveness, persistence and
+// the long poll around the active job's state machine (server/fmf_job.h). No
+// gRPC here: the service layer turns RPCs into these calls after
+// authenticating the caller. Every transition the job makes is stored before
+// the job goes on (server/server_store.h), so a restarted server resumes it.
 #ifndef FEDMF_SERVER_JOB_COORDINATOR_H_
 #define FEDMF_SERVER_JOB_COORDINATOR_H_
 
-#include <condition_variable>
 #include <functional>
 #include <map>
-#include <memory>
-#include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "common/fmf/job_config.h"
-#include "common/fmf/server_session.h"
 #include "common/mf/embeddings.h"
-#include "common/random/csprng.h"
 #include "fedmf/v1/federation.pb.h"
-#include "server/psi_alignment.h"
+#include "server/fmf_job.h"
 #include "server/server_store.h"
 #include "server/size_limits.h"
 
@@ -126,64 +114,49 @@ class JobCoordinator {
     int64_t down = 0;
   };
 
-  struct ActiveJob {
-    StoredJob stored;
-    fmf::JobConfig config;
-    std::optional<fmf::ServerSession> session;
-    absl::Time phase_started;
-    absl::Duration round_deadline;
-    std::map<std::string, int32_t> index;  // party name -> roster index
-    // align_users jobs: who accepted the offer (sizes follow after the
-    // alignment, in a second reply), and the alignment once all did. Kept in
-    // memory only: a restarted server offers the job again and the parties
-    // run a new intersection under a new session.
-    std::set<std::string> psi_accepted;
-    std::optional<PsiAlignment> psi;
-  };
-
   void RunLoop();
-  // One step of the lifecycle; returns true if it changed state.
-  bool AdvanceLocked(std::unique_lock<std::mutex>& lock);
+  // One step of the lifecycle (the active job's Advance, then what it asks
+  // to store); returns true if it changed state.
+  bool AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the oldest active job. Stored state that violates the size limits
   // or cannot be restored fails that job (with the reason) and moves on: a
   // restart never crash-loops on what a previous run stored. Only a storage
   // failure is returned.
-  absl::Status LoadActiveLocked();
-  absl::Status LoadJobLocked(const std::string& id);
-  void FailJobLocked(const std::string& why);
-  bool LiveLocked(const std::string& party) const;
+  absl::Status LoadActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadJobLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  FmfJobOptions JobOptions() const;
+  void FailJobLocked(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool LiveLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)
   // Whether a round (or Stage 3) should still wait for `party`: it is live,
   // or the server restarted less than one liveness window ago.
-  bool AwaitedLocked(const std::string& party, absl::Time now) const;
-  v1::Task ComputeTaskLocked(const std::string& party) const;
+  bool AwaitedLocked(const std::string& party, absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::Task ComputeTaskLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
-                                            const std::string& job_id) const;
-  absl::Status StartRunningLocked();
-  // align_users jobs in WAITING: start the alignment once every roster party
-  // accepted, fail the job on a refusal or a deadline. Returns true if it
-  // changed state; *waiting is set while the job must not start yet.
-  bool AdvanceAlignmentLocked(absl::Time now, bool* waiting);
-  void SaveStatusLocked(int32_t idx);
+                                            const std::string& job_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  ServerStore* store_;
-  CoordinatorOptions options_;
+  ServerStore* store_;  // not owned; outlives this
+  const CoordinatorOptions options_;
 
-  std::mutex mu_;
-  std::condition_variable changed_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar changed_;  // signalled on every state change
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread runner_;
-  std::optional<ActiveJob> job_;
-  std::map<std::string, absl::Time> last_seen_;
-  std::map<std::string, std::string> state_ids_;  // party -> state_id of its registration
+  std::optional<FmfJob> job_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(mu_);
+  // party -> state_id of its registration
+  std::map<std::string, std::string> state_ids_ ABSL_GUARDED_BY(mu_);
   // After a restart the server has no memory of who was connected; until
   // this time every acceptor is waited for as if live (see Start()).
-  absl::Time resume_grace_until_ = absl::InfinitePast();
+  absl::Time resume_grace_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   // Parties of the last failed job that still need to hear ABORT.
-  std::string aborted_job_;
-  std::map<std::string, bool> abort_pending_;
-  CoordinatorCounters counters_;
-  std::map<std::pair<std::string, std::string>, Traffic> traffic_;  // (job, party)
+  std::string aborted_job_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, bool> abort_pending_ ABSL_GUARDED_BY(mu_);
+  CoordinatorCounters counters_ ABSL_GUARDED_BY(mu_);
+  // (job, party)
+  std::map<std::pair<std::string, std::string>, Traffic> traffic_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fedmf::server

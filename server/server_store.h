@@ -17,38 +17,9 @@
 #include "common/mf/embeddings.h"
 #include "common/store/sqlite.h"
 #include "fedmf/v1/federation.pb.h"
+#include "server/stored_job.h"
 
 namespace fedmf::server {
-
-struct StoredParty {
-  std::string name;
-  bool replied = false;
-  bool accepted = false;
-  std::string refusal;
-  double weight = 0;
-  int32_t users = 0;
-  int32_t items = 0;
-  int32_t global_users = 0;
-  int32_t global_items = 0;
-  double epsilon = 0;
-  double test_mse = -1;
-  int64_t test_count = 0;
-  int32_t last_round = -1;
-  bool finished = false;
-};
-
-struct StoredJob {
-  v1::JobSpec spec;
-  v1::JobState state = v1::JOB_STATE_WAITING;
-  int32_t round = 0;  // next round to run
-  std::string error;
-  std::optional<mf::Matrix> shared;  // input of `round` (absent while waiting)
-  std::vector<StoredParty> parties;  // roster order
-  std::vector<v1::RoundRecord> rounds;
-  // The parties' reports by round (a round's may precede its record: a party
-  // reports right after its upload, the round closes on the last one).
-  std::map<int32_t, std::vector<v1::PartyRoundReport>> reports;
-};
 
 class ServerStore {
  public:

@@ -1,0 +1,216 @@
+// The server's FMF job lifecycle as a pure state machine: no store, no
+// threads, no sleeps; time is a value the test moves.
+#include "server/fmf_job.h"
+
+#include <set>
+#include <string>
+
+#include "common/base/status_macros.h"
+#include "common/net/job_codec.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::server {
+namespace {
+
+using Kind = FmfJob::Step::Kind;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+
+StoredJob Waiting(int rounds, int min_parties = 2) {
+  fmf::JobConfig c;
+  c.job_id = "j";
+  c.setting = fmf::Setting::kHfl;
+  c.split = fmf::SplitKind::kHorizontal;
+  c.rounds = rounds;
+  c.dim = 2;
+  StoredJob job;
+  job.spec = net::SpecFromJobConfig(c);
+  job.spec.add_roster("a");
+  job.spec.add_roster("b");
+  job.spec.set_min_parties(min_parties);
+  job.spec.set_round_deadline_seconds(10);
+  for (const char* name : {"a", "b"}) {
+    StoredParty p;
+    p.name = name;
+    job.parties.push_back(p);
+  }
+  return job;
+}
+
+FmfJobOptions Options() {
+  FmfJobOptions o;
+  o.offer_deadline = absl::Seconds(60);
+  o.finish_deadline = absl::Seconds(30);
+  o.seed = 7;
+  return o;
+}
+
+FmfJob Make(StoredJob stored) {
+  auto job = FmfJob::Restore(std::move(stored), Options(), kT0, random::Csprng::FromSeed(1));
+  EXPECT_TRUE(job.ok()) << job.status();
+  return std::move(*job);
+}
+
+v1::OfferReply Accept(int users) {
+  v1::OfferReply r;
+  r.set_job_id("j");
+  r.set_accept(true);
+  r.set_users(users);
+  r.set_items(3);
+  r.set_global_users(10);
+  r.set_global_items(3);
+  return r;
+}
+
+// Everyone awaited / no one awaited.
+bool All(const std::string&) { return true; }
+bool Nobody(const std::string&) { return false; }
+
+mf::Matrix Filled(const FmfJob& job, double value) {
+  mf::Matrix m = *job.stored().shared;
+  m.setConstant(value);
+  return m;
+}
+
+TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
+  FmfJob job = Make(Waiting(/*rounds=*/2));
+  EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_OFFER);
+  EXPECT_EQ(job.TaskFor("stranger").kind(), v1::TASK_KIND_IDLE);
+  EXPECT_EQ(job.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kNone);  // b has not replied
+
+  auto stored_a = job.ReplyOffer(0, Accept(3));
+  ASSERT_TRUE(stored_a.ok()) << stored_a.status();
+  ASSERT_TRUE(stored_a->has_value());
+  EXPECT_TRUE((*stored_a)->accepted);
+  EXPECT_EQ((*stored_a)->weight, 3);
+  EXPECT_EQ(job.ReplyOffer(0, Accept(3)).status().code(), absl::StatusCode::kAlreadyExists);
+  ASSERT_TRUE(job.ReplyOffer(1, Accept(1)).ok());
+
+  const FmfJob::Step started = job.Advance(kT0 + absl::Seconds(2), All);
+  ASSERT_EQ(started.kind, Kind::kStarted);
+  EXPECT_EQ(job.stored().state, v1::JOB_STATE_RUNNING);
+  ASSERT_TRUE(job.stored().shared.has_value());
+  EXPECT_EQ(job.stored().shared->rows(), 3);
+  EXPECT_TRUE(job.started());
+  EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_ROUND);
+
+  // Round 0: the weighted average (3:1) of the two uploads.
+  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.2)).ok());
+  EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_IDLE);                 // done with this round
+  EXPECT_EQ(job.Advance(kT0 + absl::Seconds(3), All).kind, Kind::kNone);  // b is awaited
+  EXPECT_FALSE(job.SubmitUpdate(1, 1, Filled(job, 0.6)).ok());            // not the open round
+  ASSERT_TRUE(job.SubmitUpdate(1, 0, Filled(job, 0.6)).ok());
+  const FmfJob::Step closed = job.Advance(kT0 + absl::Seconds(4), All);
+  ASSERT_EQ(closed.kind, Kind::kRoundClosed);
+  EXPECT_EQ(closed.record.round(), 0);
+  EXPECT_DOUBLE_EQ(closed.record.seconds(), 2.0);  // since the round opened at t0 + 2
+  EXPECT_EQ(closed.record.contributors_size(), 2);
+  EXPECT_EQ(closed.record.missing_size(), 0);
+  EXPECT_EQ(job.stored().round, 1);
+  EXPECT_NEAR((*job.stored().shared)(0, 0), 0.75 * 0.2 + 0.25 * 0.6, 1e-6);
+
+  // Round 1 closes at its deadline without b, which is not awaited.
+  ASSERT_TRUE(job.SubmitUpdate(0, 1, Filled(job, 0.4)).ok());
+  const FmfJob::Step partial = job.Advance(kT0 + absl::Seconds(5), Nobody);
+  ASSERT_EQ(partial.kind, Kind::kFailed);  // min_parties 2: one contributor is too few
+  EXPECT_NE(partial.error.find("only 1 parties answered, 2 needed"), std::string::npos)
+      << partial.error;
+}
+
+TEST(FmfJobTest, StageThreeWaitsForAwaitedPartiesUntilTheFinishDeadline) {
+  FmfJob job = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
+  ASSERT_TRUE(job.ReplyOffer(0, Accept(2)).ok());
+  ASSERT_TRUE(job.ReplyOffer(1, Accept(2)).ok());
+  ASSERT_EQ(job.Advance(kT0, All).kind, Kind::kStarted);
+  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.3)).ok());
+  // b never uploads; a live b is waited for until the round deadline (10 s).
+  EXPECT_EQ(job.Advance(kT0 + absl::Seconds(9), All).kind, Kind::kNone);
+  const FmfJob::Step closed = job.Advance(kT0 + absl::Seconds(10), All);
+  ASSERT_EQ(closed.kind, Kind::kRoundClosed);
+  ASSERT_EQ(closed.record.missing_size(), 1);
+  EXPECT_EQ(closed.record.missing(0), "b");
+  EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_FINISH);
+
+  v1::PrivacyReport report;
+  report.set_job_id("j");
+  report.set_round(1);
+  report.set_epsilon_spent(0.5);
+  report.set_job_epsilon(0.5);
+  report.set_finished(true);
+  report.set_test_mse(0.9);
+  report.set_test_count(4);
+  auto history = job.CheckReport(0, report);
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_EQ(history->party(), "a");
+  EXPECT_TRUE(job.stored().reports.empty());  // nothing applied before it is stored
+  const StoredParty& a = job.ApplyReport(0, report, *history);
+  EXPECT_TRUE(a.finished);
+  EXPECT_DOUBLE_EQ(a.test_mse, 0.9);
+  EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_IDLE);
+
+  // b is still awaited: Stage 3 waits for it until the finish deadline (30 s).
+  EXPECT_EQ(job.Advance(kT0 + absl::Seconds(39), All).kind, Kind::kNone);
+  EXPECT_EQ(job.Advance(kT0 + absl::Seconds(40), All).kind, Kind::kFinished);
+  EXPECT_EQ(job.stored().state, v1::JOB_STATE_FINISHED);
+}
+
+TEST(FmfJobTest, UntrustedRepliesAndReportsAreRefusedWithTheField) {
+  FmfJob job = Make(Waiting(/*rounds=*/1));
+  EXPECT_EQ(job.RosterIndex("a", "other").status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(job.RosterIndex("c", "j").status().code(), absl::StatusCode::kPermissionDenied);
+  v1::OfferReply bad = Accept(3);
+  bad.set_global_items(4);  // an HFL party must hold every item
+  auto r = job.ReplyOffer(0, bad);
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("field 'items'"), std::string::npos) << r.status();
+  EXPECT_FALSE(job.stored().parties[0].replied);  // nothing changed
+
+  v1::PrivacyReport ahead;
+  ahead.set_job_id("j");
+  ahead.set_round(5);  // the job is at round 0
+  EXPECT_NE(job.CheckReport(0, ahead).status().message().find("field 'round'"), std::string::npos);
+  EXPECT_FALSE(job.SharedFor(0, 0).ok());  // not running yet
+  EXPECT_FALSE(job.TakesUpdatesFrom(0));
+}
+
+TEST(FmfJobTest, OfferDeadlineStartsWithTheAcceptorsOrFailsNamingTheSilent) {
+  FmfJob enough = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
+  ASSERT_TRUE(enough.ReplyOffer(0, Accept(2)).ok());
+  EXPECT_EQ(enough.Advance(kT0 + absl::Seconds(59), All).kind, Kind::kNone);
+  EXPECT_EQ(enough.Advance(kT0 + absl::Seconds(60), All).kind, Kind::kStarted);
+  EXPECT_EQ(enough.TaskFor("b").kind(), v1::TASK_KIND_IDLE);  // never replied: not in it
+
+  FmfJob few = Make(Waiting(/*rounds=*/1, /*min_parties=*/2));
+  ASSERT_TRUE(few.ReplyOffer(0, Accept(2)).ok());
+  const FmfJob::Step failed = few.Advance(kT0 + absl::Seconds(60), All);
+  ASSERT_EQ(failed.kind, Kind::kFailed);
+  EXPECT_NE(failed.error.find("1 of 2 parties accepted, 2 needed (b: no reply)"), std::string::npos)
+      << failed.error;
+}
+
+// The same seed gives the same initial matrix (the simulator's derivation),
+// and a restored RUNNING job resumes at its stored round.
+TEST(FmfJobTest, RestoresARunningJobAtItsStoredRound) {
+  FmfJob job = Make(Waiting(/*rounds=*/3));
+  ASSERT_TRUE(job.ReplyOffer(0, Accept(2)).ok());
+  ASSERT_TRUE(job.ReplyOffer(1, Accept(2)).ok());
+  ASSERT_EQ(job.Advance(kT0, All).kind, Kind::kStarted);
+  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.1)).ok());
+  ASSERT_TRUE(job.SubmitUpdate(1, 0, Filled(job, 0.3)).ok());
+  ASSERT_EQ(job.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kRoundClosed);
+
+  FmfJob again = Make(job.stored());
+  EXPECT_EQ(again.stored().round, 1);
+  EXPECT_TRUE(again.started());
+  ASSERT_TRUE(again.SharedFor(0, 1).ok());
+  EXPECT_EQ(*again.SharedFor(0, 1), *job.SharedFor(0, 1));
+  EXPECT_EQ(again.SharedFor(0, 0).status().code(), absl::StatusCode::kFailedPrecondition);
+
+  StoredJob broken = job.stored();
+  broken.shared.reset();
+  EXPECT_EQ(FmfJob::Restore(broken, Options(), kT0, random::Csprng::FromSeed(1)).status().code(),
+            absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace fedmf::server
