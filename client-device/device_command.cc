@@ -31,6 +31,7 @@ struct Flags {
   int64_t seed = -1;
   std::string aggregator;  // hua-s3: the aggregator this host dials (its own config)
   std::string aggregator_name = "aggregator";
+  int32_t hua_drop_at_iteration = 0;  // hua-s3, TEST: vanish mid-iteration
   fedmf::device::LflHostOptions lfl;
 };
 
@@ -77,6 +78,7 @@ int RunHua(Flags& f) {
   h.data_spec = o.devices_from;
   h.first_user = static_cast<int32_t>(o.first);
   h.count = static_cast<int32_t>(o.count);
+  h.drop_at_iteration = f.hua_drop_at_iteration;
   absl::Status s =
       fedmf::device::RunHuaHostJobs(h, net::StopFlag(), [&](const fedmf::device::HuaHostResult& r) {
         spdlog::info(
@@ -127,6 +129,8 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
                  "hua-s3: the fedmf-aggregator address this host dials (required for hua-s3)");
   app.add_option("--aggregator-name", f.aggregator_name, "the aggregator's certificate name")
       ->capture_default_str();
+  app.add_option("--hua-drop-at-iteration", f.hua_drop_at_iteration,
+                 "hua-s3, TEST: vanish after downloading this iteration's requests (0 = never)");
   fedmf::device::PolicyFlags policy_flags;
   fedmf::device::AddPolicyFlags(app, policy_flags);
   app.add_option("--threads", o.role.threads, "worker threads for the devices' work")

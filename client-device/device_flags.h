@@ -1,7 +1,6 @@
-// The policy and rating-range flags shared by fedmf-device and
-// fedmf-hua-device: `--policy FILE` (YAML, device_policy.h) and per-key
-// flags that override it. Header-only: each binary registers them on its own
-// CLI11 app.
+// The policy and rating-range flags of fedmf-device, shared by its LFL and
+// Hua S3 roles: `--policy FILE` (YAML, device_policy.h) and per-key flags
+// that override it. Header-only: registered on the binary's CLI11 app.
 #ifndef FEDMF_CLIENT_DEVICE_DEVICE_FLAGS_H_
 #define FEDMF_CLIENT_DEVICE_DEVICE_FLAGS_H_
 

@@ -372,6 +372,9 @@ absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<boo
     }
     if (absl::IsCancelled(r.status())) break;
     if (!host.offered()) return r.status();  // e.g. this host is not a device
+    // The test hook (--hua-drop-at-iteration) simulates a host that vanishes:
+    // the process ends instead of waiting for the next job.
+    if (o.drop_at_iteration > 0 && absl::IsAborted(r.status())) return r.status();
     spdlog::error("host '{}': job '{}': {} (waiting for the next job)", o.host, host.job_id(),
                   r.status().message());
     for (int k = 0; k < 20 && !stop; ++k)

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/dashboard_pages.h"
-#include "server/job_coordinator.h"
+#include "server/fmf/job_coordinator.h"
 #include "server/job_directory.h"
 
 namespace fedmf::server {

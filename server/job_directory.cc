@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "common/base/status_macros.h"
-#include "server/hua_runner.h"
-#include "server/job_coordinator.h"
-#include "server/lfl_coordinator.h"
+#include "server/fmf/job_coordinator.h"
+#include "server/hua/hua_runner.h"
+#include "server/lfl/lfl_coordinator.h"
 
 namespace fedmf::server {
 

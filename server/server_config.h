@@ -8,7 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/net/credentials.h"
-#include "server/job_coordinator.h"
+#include "server/fmf/job_coordinator.h"
 
 namespace fedmf::server {
 

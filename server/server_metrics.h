@@ -7,8 +7,8 @@
 
 #include "common/metrics/metrics.h"
 #include "fedmf/v1/federation.pb.h"
-#include "server/coordinator_service.h"
-#include "server/job_coordinator.h"
+#include "server/fmf/coordinator_service.h"
+#include "server/fmf/job_coordinator.h"
 
 namespace fedmf::server {
 

@@ -13,7 +13,7 @@ fi
 if git rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   mapfile -t files < <(git ls-files -- '*.h' '*.cc' '*.cpp')
 else
-  mapfile -t files < <(find common server party client-device tools tests \
+  mapfile -t files < <(find common server aggregator party client-device tools tests \
     -name '*.h' -o -name '*.cc' -o -name '*.cpp' | sort)
 fi
 bad=()

@@ -116,7 +116,7 @@ BENCHMARK(BM_LflStage2Iteration)
     ->UseRealTime();
 
 // Not a timing: the parameters the server's LFL job chooses for active
-// secure aggregation (server/lfl_job.cc) when n devices run on `hosts` equal
+// secure aggregation (server/lfl/lfl_job.cc) when n devices run on `hosts` equal
 // hosts (a colluding host is corrupt_rate = 1/hosts of the devices), for a
 // design dropout rate; k = 0 means the complete graph (k = n - 1). The
 // counters are what docs/benchmarks.md tabulates.

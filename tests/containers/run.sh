@@ -121,7 +121,7 @@ fi
 # ---- the binaries: the host's Release build when given (CI: ctest passes
 # FEDMF_PREBUILT_BIN=<build>/bin, so the project is compiled once, on the
 # host), else compiled in the image (FEDMF_CONTAINER_FROM_SOURCE=1 forces it).
-DAEMONS=(fedmf fedmf-server fedmf-party fedmf-device fedmf-hua-device fedmf-aggregator)
+DAEMONS=(fedmf fedmf-server fedmf-party fedmf-device fedmf-aggregator)
 if [ -n "${FEDMF_PREBUILT_BIN:-}" ] && [ "${FEDMF_CONTAINER_FROM_SOURCE:-0}" != 1 ]; then
   for b in "${DAEMONS[@]}"; do
     [ -x "$FEDMF_PREBUILT_BIN/$b" ] ||

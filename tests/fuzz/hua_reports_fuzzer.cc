@@ -1,5 +1,5 @@
 // Hua et al. S3 masked reports at fedmf-aggregator (AggregatorService::Begin
-// and ::Submit through server/aggregator_round.h, then hua::ThirdParty), and
+// and ::Submit through aggregator/aggregator_round.h, then hua::ThirdParty), and
 // the server's decoding of the aggregator's sums (net::FromWire(HuaForward)).
 // Input: records (tests/fuzz/fuzz_input.h): a v1::HuaPlan, then
 // v1::HuaReportBatch messages, each submitted as its `host` field says (the
@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <set>
 
+#include "aggregator/aggregator_round.h"
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
-#include "server/aggregator_round.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -1,6 +1,6 @@
 // Shared helpers for the cross-silo integration tests: real fedmf-server and
 // fedmf-party processes (from FEDMF_BIN_DIR) on loopback, driven through
-// tools/fedmf/local_cluster.h, and jobs described exactly as `fedmf train` and
+// tools/cluster/local_cluster.h, and jobs described exactly as `fedmf train` and
 // `fedmf demo` describe them (tools/fedmf/job_flags.h).
 #ifndef FEDMF_TESTS_INTEGRATION_CLUSTER_TEST_UTIL_H_
 #define FEDMF_TESTS_INTEGRATION_CLUSTER_TEST_UTIL_H_
@@ -18,8 +18,8 @@
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 #include "fedmf/v1/federation.pb.h"
+#include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/job_flags.h"
-#include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::it {
 

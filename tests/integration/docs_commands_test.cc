@@ -78,7 +78,7 @@ std::vector<std::pair<int, std::string>> CodeOf(const std::string& markdown) {
 // path such as build/bin/, and after `&&`, `;`, `|` or `$(`).
 std::vector<std::string> CommandsIn(const std::string& code) {
   static const std::regex kCommand(
-      R"((?:^|[\s/;|&(])(fedmf(?:-server|-party|-device|-aggregator|-hua-device)?)((?:\s+[^\s;|&)]+)*))");
+      R"((?:^|[\s/;|&(])(fedmf(?:-server|-party|-device|-aggregator)?)((?:\s+[^\s;|&)]+)*))");
   std::vector<std::string> out;
   for (std::sregex_iterator it(code.begin(), code.end(), kCommand), end; it != end; ++it) {
     // A value, not a command: `--name fedmf-party`.

@@ -42,9 +42,9 @@
 #include "common/secagg/signing.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/integration/hostile_server.h"
+#include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/lfl_demo.h"
-#include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::it {
 namespace {

@@ -45,8 +45,8 @@
 #include "common/net/matrix_codec.h"
 #include "common/random/csprng.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tools/cluster/process.h"
 #include "tools/fedmf/lfl_demo.h"
-#include "tools/fedmf/process.h"
 
 namespace fedmf::it {
 namespace {

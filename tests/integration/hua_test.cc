@@ -1,5 +1,5 @@
 // Hua et al. S3 on real processes (fedmf-server, fedmf-aggregator,
-// fedmf-hua-device hosts) on loopback with mTLS:
+// fedmf-device --setting hua-s3 hosts) on loopback with mTLS:
 //  - a seeded job reproduces `fedmf train --setting hua-s3` (SimulateHua, the
 //    function behind it) with the same seed: same test ratings, MAE/MSE equal
 //    up to summation order (1e-9);
@@ -21,7 +21,7 @@
 #include "common/data/partition.h"
 #include "common/hua/simulator.h"
 #include "common/net/hua_codec.h"
-#include "tools/fedmf/local_cluster.h"
+#include "tools/cluster/local_cluster.h"
 
 namespace fedmf::it {
 namespace {

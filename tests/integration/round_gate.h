@@ -21,7 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tests/integration/tcp_proxy.h"
-#include "tools/fedmf/local_cluster.h"
+#include "tools/cluster/local_cluster.h"
 
 namespace fedmf::it {
 

@@ -19,12 +19,12 @@
 #include "common/fmf/noise_plan.h"
 #include "common/net/job_codec.h"
 #include "common/net/job_view.h"
+#include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/job_progress.h"
 #include "tools/fedmf/lfl_demo.h"
-#include "tools/fedmf/local_cluster.h"
 #include "tools/fedmf/train_data.h"
 
 namespace fedmf::cli {

@@ -13,10 +13,10 @@
 #include "common/mf/metrics.h"
 #include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
+#include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
-#include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::cli {
 namespace {

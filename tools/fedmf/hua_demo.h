@@ -1,6 +1,6 @@
 // `fedmf demo --setting hua-s3`: Hua et al. S3 with real processes on
 // loopback — fedmf-server (the untrusted recommender), fedmf-aggregator (the
-// semi-honest third party) and fedmf-hua-device hosts running the users —
+// semi-honest third party) and fedmf-device --setting hua-s3 hosts running the users —
 // progress per iteration, then the mean |prediction error| increase over
 // non-private MF and epsilon. Everything is stopped at the end.
 #ifndef FEDMF_TOOLS_FEDMF_HUA_DEMO_H_

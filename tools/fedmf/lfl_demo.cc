@@ -10,9 +10,9 @@
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
+#include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/job_flags.h"
-#include "tools/fedmf/local_cluster.h"
 
 namespace fedmf::cli {
 namespace {

@@ -1,6 +1,6 @@
 // The server's FMF job lifecycle as a pure state machine: no store, no
 // threads, no sleeps; time is a value the test moves.
-#include "server/fmf_job.h"
+#include "server/fmf/fmf_job.h"
 
 #include <set>
 #include <string>

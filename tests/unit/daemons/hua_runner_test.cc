@@ -1,10 +1,10 @@
-// The server's Hua runner (server/hua_runner): the thread that carries the
+// The server's Hua runner (server/hua/hua_runner): the thread that carries the
 // pure HuaS3Job's actions to the aggregator with the lock released. A fake
 // aggregator link lets the tests fail or throw where the real one would:
 // an aggregator error is retried, an allocation failure inside the link fails
 // that job only (the runner re-takes its lock and keeps serving), and hosts
 // polling learn of it at once.
-#include "server/hua_runner.h"
+#include "server/hua/hua_runner.h"
 
 #include <gtest/gtest.h>
 

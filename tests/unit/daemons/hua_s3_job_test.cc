@@ -1,9 +1,9 @@
-// The server's Hua S3 state machine (server/hua_s3_job) driven in one process
+// The server's Hua S3 state machine (server/hua/hua_s3_job) driven in one process
 // with the device role (client-device/hua_role) and the library third party
 // behind it: it must reproduce common/hua's protocol driver bit for bit, treat
 // a host that vanishes mid-iteration as a dropout whose items are re-planned
 // among the others, and reject what it must.
-#include "server/hua_s3_job.h"
+#include "server/hua/hua_s3_job.h"
 
 #include <cmath>
 #include <map>

@@ -1,5 +1,5 @@
 // The server's job lifecycle without gRPC: parties are driven in-process.
-#include "server/job_coordinator.h"
+#include "server/fmf/job_coordinator.h"
 
 #include <stdlib.h>
 

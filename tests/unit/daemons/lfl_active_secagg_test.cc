@@ -1,5 +1,5 @@
 // Active secure aggregation wired through the daemons' state machines, in
-// process: the server's LflJob (server/lfl_job.h) and two device hosts'
+// process: the server's LflJob (server/lfl/lfl_job.h) and two device hosts'
 // LflRoles (client-device/lfl_role.h) with real device certificates from a
 // test CA, exchanging the wire messages of proto/fedmf/v1/device.proto. A
 // hook between the server and the hosts plays a hostile server: it edits
@@ -29,7 +29,7 @@
 #include "common/pki/ca.h"
 #include "common/pki/tls_files.h"
 #include "common/secagg/signing.h"
-#include "server/lfl_job.h"
+#include "server/lfl/lfl_job.h"
 
 namespace fedmf {
 namespace {

@@ -1,9 +1,9 @@
-// server/lfl_job.h on its own: the LFL job's lifecycle as a pure state
+// server/lfl/lfl_job.h on its own: the LFL job's lifecycle as a pure state
 // machine — no threads, no sleeps, time passed in. Hosts that announce their
 // devices and report metrics but never answer a secure-aggregation phase:
 // every round-1 aggregation aborts at its deadline, each iteration is
 // skipped, V stays V(0), and the job still finishes after T iterations.
-#include "server/lfl_job.h"
+#include "server/lfl/lfl_job.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

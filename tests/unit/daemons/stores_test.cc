@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 #include "party/party_store.h"
-#include "server/server_store.h"
+#include "server/fmf/server_store.h"
 
 namespace fedmf {
 namespace {

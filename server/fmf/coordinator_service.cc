@@ -1,0 +1,231 @@
+#include "server/fmf/coordinator_service.h"
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+#include "common/log/log.h"
+#include "common/net/caller.h"
+#include "common/net/credentials.h"
+#include "common/net/matrix_codec.h"
+#include "server/size_limits.h"
+
+namespace fedmf::server {
+
+using net::ToGrpc;
+
+absl::StatusOr<std::string> CoordinatorService::Caller(const grpc::ServerContext& ctx,
+                                                       const std::string& claimed) {
+  return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kParty, "party", "parties"}, claimed);
+}
+
+grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
+                                          v1::RegisterResponse* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  if (auto s = coordinator_->Register(*party, req->state_id()); !s.ok()) return ToGrpc(s);
+  resp->set_server_version("fedmf-server 0.1");
+  resp->set_max_chunk_values(max_chunk_values_);
+  resp->set_liveness_seconds(absl::ToDoubleSeconds(coordinator_->liveness()));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* ctx,
+                                           const v1::HeartbeatRequest* req, v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->Heartbeat(*party));
+}
+
+grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                                         v1::Task* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
+  *resp = coordinator_->GetTask(*party);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,
+                                            v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->ReplyOffer(*party, *req));
+}
+
+grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
+                                                const v1::DownloadRequest* req,
+                                                grpc::ServerWriter<v1::MatrixChunk>* writer) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  auto shared = coordinator_->SharedFor(*party, req->job_id(), req->round());
+  if (!shared.ok()) return ToGrpc(shared.status());
+  int64_t sent = 0;
+  grpc::Status status = grpc::Status::OK;
+  for (const v1::MatrixChunk& chunk :
+       net::EncodeMatrix(*shared, req->job_id(), req->round(), max_chunk_values_)) {
+    if (!writer->Write(chunk)) {
+      status = grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
+      break;
+    }
+    sent += static_cast<int64_t>(chunk.ByteSizeLong());
+  }
+  traffic_->bytes_out += sent;
+  coordinator_->CountMatrixTraffic(req->job_id(), *party, 0, sent);
+  return status;
+}
+
+grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
+                                              grpc::ServerReader<v1::MatrixChunk>* reader,
+                                              v1::UploadResponse* resp) {
+  auto party = Caller(*ctx, "");
+  if (!party.ok()) return ToGrpc(party.status());
+  v1::MatrixChunk chunk;
+  if (!reader->Read(&chunk)) {
+    return ToGrpc(absl::InvalidArgumentError("empty upload: send a header chunk first"));
+  }
+  traffic_->bytes_in += static_cast<int64_t>(chunk.ByteSizeLong());
+  if (!chunk.has_header()) {
+    return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
+  }
+  const std::string job_id = chunk.header().job_id();
+  const int32_t round = chunk.header().round();
+  // Roster, round and shape are checked before a single value is buffered.
+  auto shape = coordinator_->UploadShape(*party, job_id, round);
+  if (!shape.ok()) return ToGrpc(shape.status());
+  // From here the job is the caller's: its bytes count as its traffic,
+  // whether the upload completes or not.
+  int64_t received = static_cast<int64_t>(chunk.ByteSizeLong());
+  absl::Cleanup count = [&] { coordinator_->CountMatrixTraffic(job_id, *party, received, 0); };
+  net::MatrixAssembler assembler(job_id, round, shape->first, shape->second, max_chunk_values_);
+  if (auto s = assembler.Add(chunk); !s.ok()) return ToGrpc(s);
+  while (reader->Read(&chunk)) {
+    const int64_t bytes = static_cast<int64_t>(chunk.ByteSizeLong());
+    traffic_->bytes_in += bytes;
+    received += bytes;
+    if (auto s = assembler.Add(chunk); !s.ok()) {
+      spdlog::warn("malformed upload from '{}' (job '{}', round {}): {}", *party, job_id, round,
+                   s.message());
+      return ToGrpc(s);
+    }
+  }
+  auto matrix = assembler.Finish();
+  if (!matrix.ok()) return ToGrpc(matrix.status());
+  if (auto s = coordinator_->SubmitUpdate(*party, job_id, round, *matrix); !s.ok()) {
+    return ToGrpc(s);
+  }
+  resp->set_round(round);
+  resp->set_accepted(true);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ReportPrivacy(grpc::ServerContext* ctx,
+                                               const v1::PrivacyReport* req, v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  return ToGrpc(coordinator_->ReportPrivacy(*party, *req));
+}
+
+grpc::Status CoordinatorService::PsiSend(grpc::ServerContext* ctx, const v1::PsiSendRequest* req,
+                                         v1::Ack*) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  traffic_->bytes_in += static_cast<int64_t>(req->ByteSizeLong());
+  return ToGrpc(coordinator_->PsiSend(*party, *req));
+}
+
+grpc::Status CoordinatorService::PsiFetch(grpc::ServerContext* ctx, const v1::PsiFetchRequest* req,
+                                          v1::PsiFetchResponse* resp) {
+  auto party = Caller(*ctx, req->party());
+  if (!party.ok()) return ToGrpc(party.status());
+  PollLimiter::Slot slot;
+  if (poll_limiter_ != nullptr) {
+    if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
+  }
+  auto response = coordinator_->PsiFetch(*party, *req);
+  if (!response.ok()) return ToGrpc(response.status());
+  *resp = std::move(*response);
+  traffic_->bytes_out += static_cast<int64_t>(resp->ByteSizeLong());
+  return grpc::Status::OK;
+}
+
+absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
+  if (insecure_) return absl::OkStatus();
+  auto id = net::PeerIdentityOf(ctx);
+  if (!id.ok()) return id.status();
+  // Operators only: the server's own certificate is not an operator's.
+  if (id->role != pki::Role::kOperator) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("certificate '", id->name, "' has role ", pki::RoleToString(id->role),
+                     "; operator commands need an operator certificate"));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
+                                        v1::SubmitJobResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  // Every setting's declared sizes, before any job state is allocated.
+  if (auto s = CheckJobSpecSizes(req->spec(), coordinator_->limits()); !s.ok()) return ToGrpc(s);
+  if (hua_ != nullptr && req->spec().setting() == v1::SETTING_HUA_S3) {
+    auto hua_id = hua_->Submit(req->spec());
+    if (!hua_id.ok()) return ToGrpc(hua_id.status());
+    resp->set_job_id(*hua_id);
+    return grpc::Status::OK;
+  }
+  if (lfl_ != nullptr && req->spec().setting() == v1::SETTING_LFL) {
+    auto lfl_id = lfl_->SubmitJob(req->spec());
+    if (!lfl_id.ok()) return ToGrpc(lfl_id.status());
+    resp->set_job_id(*lfl_id);
+    return grpc::Status::OK;
+  }
+  auto id = coordinator_->SubmitJob(req->spec());
+  if (!id.ok()) return ToGrpc(id.status());
+  resp->set_job_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                                     v1::JobStatus* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  auto status = jobs_.Get(req->job_id());
+  if (!status.ok()) return ToGrpc(status.status());
+  *resp = std::move(*status);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest*,
+                                       v1::ListJobsResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  auto jobs = jobs_.List();
+  if (!jobs.ok()) return ToGrpc(jobs.status());
+  for (v1::JobStatus& job : *jobs) *resp->add_jobs() = std::move(job);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
+                                        v1::CancelJobResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (jobs_.IsDeviceJob(req->job_id())) {
+    return ToGrpc(absl::UnimplementedError(
+        absl::StrCat("job '", req->job_id(),
+                     "' is a device job (lfl / hua-s3): cancel works for cross-silo "
+                     "jobs; device jobs end at their own deadlines")));
+  }
+  auto id = net::PeerIdentityOf(*ctx);
+  const std::string by = id.ok() ? id->name : std::string("(insecure)");
+  auto was = coordinator_->CancelJob(req->job_id(), by);
+  if (!was.ok()) return ToGrpc(was.status());
+  resp->set_previous_state(*was);
+  return grpc::Status::OK;
+}
+
+grpc::Status OperatorService::ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest*,
+                                          v1::ListPartiesResponse* resp) {
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  *resp = coordinator_->ListParties();
+  return grpc::Status::OK;
+}
+
+}  // namespace fedmf::server

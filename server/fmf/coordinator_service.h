@@ -1,0 +1,108 @@
+// gRPC edge of fedmf-server: authenticates every call (the caller's identity
+// is its certificate), validates the message, and hands it to the
+// JobCoordinator. One service per role: parties speak Coordinator,
+// operators speak Operator.
+#ifndef FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_
+#define FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/pki/role.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "server/fmf/job_coordinator.h"
+#include "server/hua/hua_runner.h"
+#include "server/job_directory.h"
+#include "server/lfl/lfl_coordinator.h"
+#include "server/poll_limiter.h"
+
+namespace fedmf::server {
+
+struct TrafficCounters {
+  std::atomic<int64_t> bytes_in{0};
+  std::atomic<int64_t> bytes_out{0};
+};
+
+class CoordinatorService final : public v1::Coordinator::Service {
+ public:
+  CoordinatorService(JobCoordinator* coordinator, bool insecure, int32_t max_chunk_values,
+                     TrafficCounters* traffic)
+      : coordinator_(coordinator),
+        insecure_(insecure),
+        max_chunk_values_(max_chunk_values),
+        traffic_(traffic) {}
+
+  grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
+                        v1::RegisterResponse* resp) override;
+  grpc::Status Heartbeat(grpc::ServerContext* ctx, const v1::HeartbeatRequest* req,
+                         v1::Ack* resp) override;
+  grpc::Status GetTask(grpc::ServerContext* ctx, const v1::GetTaskRequest* req,
+                       v1::Task* resp) override;
+  grpc::Status ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,
+                          v1::Ack* resp) override;
+  grpc::Status DownloadShared(grpc::ServerContext* ctx, const v1::DownloadRequest* req,
+                              grpc::ServerWriter<v1::MatrixChunk>* writer) override;
+  grpc::Status UploadUpdate(grpc::ServerContext* ctx, grpc::ServerReader<v1::MatrixChunk>* reader,
+                            v1::UploadResponse* resp) override;
+  grpc::Status ReportPrivacy(grpc::ServerContext* ctx, const v1::PrivacyReport* req,
+                             v1::Ack* resp) override;
+  grpc::Status PsiSend(grpc::ServerContext* ctx, const v1::PsiSendRequest* req,
+                       v1::Ack* resp) override;
+  grpc::Status PsiFetch(grpc::ServerContext* ctx, const v1::PsiFetchRequest* req,
+                        v1::PsiFetchResponse* resp) override;
+
+  // Caps concurrent long-polls (null = no cap); owned by the caller.
+  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
+
+ private:
+  // The caller's party name: from its certificate (role must be party), and
+  // the name the message claims must be the same — a party speaks only for
+  // itself. In --insecure mode the claim is taken at its word.
+  absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx, const std::string& claimed);
+
+  JobCoordinator* coordinator_;
+  bool insecure_;
+  int32_t max_chunk_values_;
+  TrafficCounters* traffic_;
+  PollLimiter* poll_limiter_ = nullptr;
+};
+
+class OperatorService final : public v1::Operator::Service {
+ public:
+  OperatorService(JobCoordinator* coordinator, bool insecure)
+      : coordinator_(coordinator), insecure_(insecure), jobs_(coordinator, nullptr, nullptr) {}
+  // Hua S3 jobs (SETTING_HUA_S3) go to their own runner (hua_runner.h).
+  void set_hua(HuaRunner* hua) {
+    hua_ = hua;
+    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
+  }
+  // LFL jobs (SETTING_LFL) go to the device-side coordinator (lfl_coordinator.h).
+  void set_lfl(LflCoordinator* lfl) {
+    lfl_ = lfl;
+    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
+  }
+
+  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
+                         v1::SubmitJobResponse* resp) override;
+  grpc::Status GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
+                      v1::JobStatus* resp) override;
+  grpc::Status ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest* req,
+                           v1::ListPartiesResponse* resp) override;
+  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
+                        v1::ListJobsResponse* resp) override;
+  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
+                         v1::CancelJobResponse* resp) override;
+
+ private:
+  absl::Status CheckOperator(const grpc::ServerContext& ctx);
+  JobCoordinator* coordinator_;
+  bool insecure_;
+  HuaRunner* hua_ = nullptr;
+  LflCoordinator* lfl_ = nullptr;
+  JobDirectory jobs_;  // reads through the three runners above
+};
+
+}  // namespace fedmf::server
+
+#endif  // FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_

@@ -1,0 +1,164 @@
+// The coordination server's brain: the job queue, liveness, persistence and
+// the long poll around the active job's state machine (server/fmf/fmf_job.h). No
+// gRPC here: the service layer turns RPCs into these calls after
+// authenticating the caller. Every transition the job makes is stored before
+// the job goes on (server/fmf/server_store.h), so a restarted server resumes it.
+#ifndef FEDMF_SERVER_FMF_JOB_COORDINATOR_H_
+#define FEDMF_SERVER_FMF_JOB_COORDINATOR_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/mf/embeddings.h"
+#include "fedmf/v1/federation.pb.h"
+#include "server/fmf/fmf_job.h"
+#include "server/fmf/server_store.h"
+#include "server/size_limits.h"
+
+namespace fedmf::server {
+
+struct CoordinatorOptions {
+  absl::Duration poll = absl::Seconds(2);       // long-poll length
+  absl::Duration liveness = absl::Seconds(10);  // silent longer = not waited for
+  absl::Duration offer_deadline = absl::Seconds(60);
+  absl::Duration finish_deadline = absl::Seconds(120);
+  absl::Duration default_round_deadline = absl::Seconds(120);
+  std::vector<std::string> allowed_parties;  // empty = any certified party
+  // Local reproducibility seed of the server's own randomness (initial shared
+  // matrix); unset = OS entropy. Jobs never carry one.
+  std::optional<uint64_t> seed;
+  // Called (under the coordinator's lock: keep it cheap) with every round
+  // committed, e.g. to feed the round-latency histogram.
+  std::function<void(const v1::RoundRecord&)> on_round;
+  // Upper bounds on what a party or operator may declare (server/size_limits.h).
+  SizeLimits limits;
+};
+
+// Observability hooks (metrics are wired by the daemon).
+struct CoordinatorCounters {
+  int64_t rounds_completed = 0;
+  int64_t jobs_finished = 0;
+  int64_t jobs_failed = 0;
+  int64_t updates_rejected = 0;
+  int64_t dropouts = 0;            // accepted parties missing from a committed round
+  int64_t aggregation_aborts = 0;  // jobs failed after their rounds had started
+  // ε each party last reported (any job), for the per-party gauge.
+  std::map<std::string, double> epsilon_by_party;
+};
+
+class JobCoordinator {
+ public:
+  JobCoordinator(ServerStore* store, CoordinatorOptions options);
+  ~JobCoordinator();
+
+  // Loads the job a previous run left active, then starts the runner thread.
+  absl::Status Start();
+  void Stop();
+
+  // ---- operators
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  v1::ListPartiesResponse ListParties();
+  // Every job in the database, oldest first.
+  absl::StatusOr<std::vector<std::string>> JobIds();
+  // Ends a queued, waiting or running job as FAILED ("cancelled by operator
+  // <by>"); returns the state it had. FailedPrecondition for an ended job.
+  absl::StatusOr<v1::JobState> CancelJob(const std::string& job_id, const std::string& by);
+
+  // ---- parties (caller already authenticated as `party`)
+  // `state_id` names the party's state directory (RegisterRequest.state_id):
+  // a registration under a live name with another state_id is refused
+  // (ALREADY_EXISTS); the same state_id is a restart and takes over.
+  absl::Status Register(const std::string& party, const std::string& state_id);
+  // A registered party is alive (busy with a task); unknown parties must Register first.
+  absl::Status Heartbeat(const std::string& party);
+  absl::Duration liveness() const { return options_.liveness; }
+  const SizeLimits& limits() const { return options_.limits; }
+  v1::Task GetTask(const std::string& party);
+  absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
+  // The input matrix of `round` (round T = the final matrix for Stage 3).
+  absl::StatusOr<mf::Matrix> SharedFor(const std::string& party, const std::string& job_id,
+                                       int32_t round);
+  // Shape an upload for (job, round) must have; checks roster and round.
+  absl::StatusOr<std::pair<int32_t, int32_t>> UploadShape(const std::string& party,
+                                                          const std::string& job_id, int32_t round);
+  absl::Status SubmitUpdate(const std::string& party, const std::string& job_id, int32_t round,
+                            const mf::Matrix& update);
+  absl::Status ReportPrivacy(const std::string& party, const v1::PrivacyReport& report);
+  // An align_users job's private set intersection (server/fmf/psi_alignment.h).
+  absl::Status PsiSend(const std::string& party, const v1::PsiSendRequest& request);
+  // Long poll like GetTask: returns what is new for `party`, or empty.
+  absl::StatusOr<v1::PsiFetchResponse> PsiFetch(const std::string& party,
+                                                const v1::PsiFetchRequest& request);
+
+  CoordinatorCounters counters();
+
+  // Adds one matrix stream's serialized bytes to (job, party)'s traffic,
+  // reported as PartyStatus.bytes_up/bytes_down (since this process started).
+  void CountMatrixTraffic(const std::string& job_id, const std::string& party, int64_t up,
+                          int64_t down);
+
+ private:
+  struct Traffic {
+    int64_t up = 0;
+    int64_t down = 0;
+  };
+
+  void RunLoop();
+  // One step of the lifecycle (the active job's Advance, then what it asks
+  // to store); returns true if it changed state.
+  bool AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Loads the oldest active job. Stored state that violates the size limits
+  // or cannot be restored fails that job (with the reason) and moves on: a
+  // restart never crash-loops on what a previous run stored. Only a storage
+  // failure is returned.
+  absl::Status LoadActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status LoadJobLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  FmfJobOptions JobOptions() const;
+  void FailJobLocked(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool LiveLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)
+  // Whether a round (or Stage 3) should still wait for `party`: it is live,
+  // or the server restarted less than one liveness window ago.
+  bool AwaitedLocked(const std::string& party, absl::Time now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  v1::Task ComputeTaskLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
+                                            const std::string& job_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  ServerStore* store_;  // not owned; outlives this
+  const CoordinatorOptions options_;
+
+  absl::Mutex mu_;
+  absl::CondVar changed_;  // signalled on every state change
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread runner_;
+  std::optional<FmfJob> job_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(mu_);
+  // party -> state_id of its registration
+  std::map<std::string, std::string> state_ids_ ABSL_GUARDED_BY(mu_);
+  // After a restart the server has no memory of who was connected; until
+  // this time every acceptor is waited for as if live (see Start()).
+  absl::Time resume_grace_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  // Parties of the last failed job that still need to hear ABORT.
+  std::string aborted_job_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, bool> abort_pending_ ABSL_GUARDED_BY(mu_);
+  CoordinatorCounters counters_ ABSL_GUARDED_BY(mu_);
+  // (job, party)
+  std::map<std::pair<std::string, std::string>, Traffic> traffic_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fedmf::server
+
+#endif  // FEDMF_SERVER_FMF_JOB_COORDINATOR_H_

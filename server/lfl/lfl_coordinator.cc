@@ -1,0 +1,230 @@
+#include "server/lfl/lfl_coordinator.h"
+
+#include <new>
+#include <stdexcept>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/log/log.h"
+
+namespace fedmf::server {
+namespace {
+
+v1::JobState StateOf(LflJob::Stage s) {
+  switch (s) {
+    case LflJob::Stage::kJoining: return v1::JOB_STATE_WAITING;
+    case LflJob::Stage::kFinished: return v1::JOB_STATE_FINISHED;
+    case LflJob::Stage::kFailed: return v1::JOB_STATE_FAILED;
+    default: return v1::JOB_STATE_RUNNING;
+  }
+}
+
+bool Terminal(LflJob::Stage s) {
+  return s == LflJob::Stage::kFinished || s == LflJob::Stage::kFailed;
+}
+
+}  // namespace
+
+LflCoordinator::~LflCoordinator() { Stop(); }
+
+absl::Status LflCoordinator::Start() {
+  absl::StatusOr<std::vector<std::string>> running = store_->RunningJobs();
+  if (!running.ok()) return running.status();
+  for (const std::string& id : *running) {
+    absl::StatusOr<v1::JobStatus> st = store_->LoadJob(id);
+    if (!st.ok()) return st.status();
+    spdlog::warn("LFL job '{}' was running when the server stopped; marking it failed", id);
+    if (auto s = store_->SaveJob(id, v1::JOB_STATE_FAILED,
+                                 "the server restarted; LFL jobs do not resume (device state "
+                                 "lives in the hosts' memory): submit it again",
+                                 st->lfl());
+        !s.ok()) {
+      return s;
+    }
+  }
+  runner_ = std::thread([this] { RunLoop(); });
+  return absl::OkStatus();
+}
+
+void LflCoordinator::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  changed_.SignalAll();
+  if (runner_.joinable()) runner_.join();
+}
+
+void LflCoordinator::RunLoop() {
+  absl::MutexLock lock(&mu_);
+  while (!stop_) {
+    AdvanceLocked();
+    // Deadlines are checked a few times a second; submissions wake us early.
+    changed_.WaitWithTimeout(&mu_, absl::Milliseconds(100));
+  }
+}
+
+void LflCoordinator::AdvanceLocked() {
+  if (job_ == nullptr) return;
+  bool any = false;
+  try {
+    while (!Terminal(job_->stage()) && job_->Advance(absl::Now())) {
+      any = true;
+      PersistLocked();
+    }
+  } catch (const std::bad_alloc&) {
+    // An allocation failure fails this job, never the daemon.
+    job_->Abort("the server ran out of memory for this job");
+    any = true;
+  } catch (const std::length_error& e) {
+    job_->Abort(absl::StrCat("the server cannot allocate this job's state: ", e.what()));
+    any = true;
+  }
+  if (any) {
+    PersistLocked();
+    changed_.SignalAll();
+  }
+}
+
+void LflCoordinator::PersistLocked() {
+  for (const v1::LflIterationRecord& r : job_->TakeFinishedIterations()) {
+    if (auto s = store_->CommitIteration(job_->job_id(), r, job_->model(), job_->status());
+        !s.ok()) {
+      spdlog::error("LFL job '{}': cannot persist iteration {}: {}", job_->job_id(), r.iteration(),
+                    s.message());
+    }
+  }
+  if (job_->stage() != persisted_stage_) {
+    persisted_stage_ = job_->stage();
+    if (auto s =
+            store_->SaveJob(job_->job_id(), StateOf(job_->stage()), job_->error(), job_->status());
+        !s.ok()) {
+      spdlog::error("LFL job '{}': cannot persist its state: {}", job_->job_id(), s.message());
+    }
+  }
+}
+
+absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
+  absl::MutexLock lock(&mu_);
+  if (job_ != nullptr && !Terminal(job_->stage())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("LFL job '", job_->job_id(), "' is still running; submit after it ends"));
+  }
+  v1::JobSpec s = spec;
+  if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(absl::Now())));
+  RETURN_IF_ERROR(CheckJobSpecSizes(s, options_.limits));
+  absl::StatusOr<std::unique_ptr<LflJob>> job = absl::InternalError("unset");
+  try {
+    job = LflJob::Create(s, absl::Now(), options_.liveness);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the server ran out of memory creating this LFL job: lower its sizes or limits.*");
+  }
+  if (!job.ok()) return job.status();
+  RETURN_IF_ERROR(store_->CreateJob(s));
+  job_ = *std::move(job);
+  persisted_stage_ = LflJob::Stage::kJoining;
+  spdlog::info("LFL job '{}' submitted: {} devices granted to {} hosts, T = {}", s.job_id(),
+               job_->status().devices(), s.lfl().grants_size(), s.rounds());
+  changed_.SignalAll();
+  return s.job_id();
+}
+
+v1::JobStatus LflCoordinator::StatusLocked() const {
+  v1::JobStatus st;
+  *st.mutable_spec() = job_->spec();
+  st.set_state(StateOf(job_->stage()));
+  st.set_round(job_->iteration());
+  st.set_error(job_->error());
+  *st.mutable_lfl() = job_->status();
+  return st;
+}
+
+absl::StatusOr<v1::JobStatus> LflCoordinator::GetJob(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  if (job_ != nullptr && (job_id.empty() || job_id == job_->job_id())) return StatusLocked();
+  return store_->LoadJob(job_id);
+}
+
+absl::StatusOr<std::vector<std::string>> LflCoordinator::JobIds() const {
+  absl::MutexLock lock(&mu_);
+  return store_->JobIds();
+}
+
+absl::Status LflCoordinator::ActiveLocked(const std::string& job_id) const {
+  if (job_ == nullptr || Terminal(job_->stage()) || (!job_id.empty() && job_id != job_->job_id())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("field 'job_id': '", job_id, "' is not an active LFL job"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
+                                                       const v1::HostHello& hello) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time until = absl::Now() + options_.poll;
+  const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
+  for (;;) {
+    if (job_ != nullptr && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
+      RETURN_IF_ERROR(job_->Hello(host, devices, absl::Now()));
+      v1::DeviceTask t = job_->TaskFor(host);
+      if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
+    }
+    if (absl::Now() >= until || stop_) break;
+    changed_.WaitWithDeadline(&mu_, until);
+  }
+  v1::DeviceTask idle;
+  idle.set_kind(v1::DEVICE_TASK_KIND_IDLE);
+  if (job_ != nullptr) idle.set_job_id(job_->job_id());
+  return idle;
+}
+
+absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host, const std::string& job_id,
+                                                 int32_t iteration) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(ActiveLocked(job_id));
+  job_->Touch(host, absl::Now());
+  return job_->Model(host, iteration);
+}
+
+absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(const std::string& host,
+                                                                    const v1::BatchHeader& header) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
+  job_->Touch(host, absl::Now());
+  return job_->Inbox(host, header);
+}
+
+absl::Status LflCoordinator::CheckBatch(const std::string& host, const v1::BatchHeader& header) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
+  return job_->CheckHeader(host, header);
+}
+
+absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchHeader& header,
+                                       const v1::DeviceMessage& message) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(ActiveLocked(header.job_id()));
+  // The phase may have closed while the stream was open.
+  RETURN_IF_ERROR(job_->CheckHeader(host, header));
+  job_->Touch(host, absl::Now());
+  return job_->SubmitOne(host, message);
+}
+
+void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& header) {
+  absl::MutexLock lock(&mu_);
+  if (!ActiveLocked(header.job_id()).ok()) return;
+  job_->HostSubmitted(host, header);
+  AdvanceLocked();
+}
+
+absl::Status LflCoordinator::ReportMetrics(const std::string& host,
+                                           const v1::DeviceMetricsReport& report) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(ActiveLocked(report.job_id()));
+  RETURN_IF_ERROR(job_->ReportMetrics(host, report));
+  AdvanceLocked();
+  return absl::OkStatus();
+}
+
+}  // namespace fedmf::server

@@ -1,0 +1,81 @@
+// Runs LFL jobs (server/lfl/lfl_job.h) for fedmf-server: one active LFL job at a
+// time, a runner thread that closes phases at their deadlines, the device
+// hosts' long poll, and persistence of every state change and iteration
+// (server/lfl/lfl_store.h). Thread-safe; the gRPC edge is server/lfl/device_service.h.
+#ifndef FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
+#define FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "fedmf/v1/device.pb.h"
+#include "fedmf/v1/federation.pb.h"
+#include "server/lfl/lfl_job.h"
+#include "server/lfl/lfl_store.h"
+#include "server/size_limits.h"
+
+namespace fedmf::server {
+
+struct LflCoordinatorOptions {
+  absl::Duration poll = absl::Seconds(2);       // long-poll length
+  absl::Duration liveness = absl::Seconds(10);  // a host silent longer is not waited for
+  SizeLimits limits;                            // server/size_limits.h
+};
+
+class LflCoordinator {
+ public:
+  LflCoordinator(LflStore* store, LflCoordinatorOptions options)
+      : store_(store), options_(options) {}
+  ~LflCoordinator();
+
+  // Marks LFL jobs a previous run left running as failed, starts the runner.
+  absl::Status Start();
+  void Stop();
+
+  // ---- operators
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  // NotFound if the id is no LFL job.
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  // Every LFL job, oldest first.
+  absl::StatusOr<std::vector<std::string>> JobIds() const;
+  const SizeLimits& limits() const { return options_.limits; }
+
+  // ---- device hosts (already authenticated as `host`)
+  absl::StatusOr<v1::DeviceTask> GetTask(const std::string& host, const v1::HostHello& hello);
+  absl::StatusOr<mf::Matrix> Model(const std::string& host, const std::string& job_id,
+                                   int32_t iteration);
+  absl::StatusOr<std::vector<v1::InboxMessage>> Inbox(const std::string& host,
+                                                      const v1::BatchHeader& header);
+  absl::Status CheckBatch(const std::string& host, const v1::BatchHeader& header);
+  // A non-OK result names why that one device was dropped.
+  absl::Status SubmitOne(const std::string& host, const v1::BatchHeader& header,
+                         const v1::DeviceMessage& message);
+  void EndSubmit(const std::string& host, const v1::BatchHeader& header);
+  absl::Status ReportMetrics(const std::string& host, const v1::DeviceMetricsReport& report);
+
+ private:
+  void RunLoop();
+  void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PersistLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ActiveLocked(const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  v1::JobStatus StatusLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  LflStore* store_;  // not owned; outlives this
+  LflCoordinatorOptions options_;
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;  // signalled on every state change and on Stop
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread runner_;
+  std::unique_ptr<LflJob> job_ ABSL_GUARDED_BY(mu_);
+  LflJob::Stage persisted_stage_ ABSL_GUARDED_BY(mu_) = LflJob::Stage::kJoining;
+};
+
+}  // namespace fedmf::server
+
+#endif  // FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
