@@ -1,6 +1,7 @@
 #include "aggregator/aggregator_round.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/net/hua_codec.h"
 
 namespace fedmf::server {
@@ -36,9 +37,8 @@ absl::Status AcceptReport(const std::map<int32_t, std::string>& hosts, const std
   if (owner == hosts.end() || owner->second != host) {
     return absl::PermissionDeniedError(absl::StrCat("not planned for host '", host, "'"));
   }
-  auto decoded = net::FromWire(report, batch, dim);
-  if (!decoded.ok()) return decoded.status();
-  return third_party.Accept(*decoded);
+  ASSIGN_OR_RETURN(auto decoded, net::FromWire(report, batch, dim));
+  return third_party.Accept(decoded);
 }
 
 }  // namespace fedmf::server

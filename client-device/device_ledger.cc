@@ -11,16 +11,15 @@ namespace fedmf::device {
 
 absl::StatusOr<std::unique_ptr<DeviceLedger>> DeviceLedger::Open(const std::string& path,
                                                                  Budget budget) {
-  absl::StatusOr<std::unique_ptr<store::Database>> db = store::Database::Open(path);
-  if (!db.ok()) return db.status();
-  if (auto s = (*db)->Exec(
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Database> db, store::Database::Open(path));
+  if (auto s = (db)->Exec(
           "CREATE TABLE IF NOT EXISTS device_ledger (device INTEGER NOT NULL, job_id TEXT NOT "
           "NULL, iteration INTEGER NOT NULL, noise_multiplier REAL NOT NULL, PRIMARY KEY "
           "(device, job_id, iteration));");
       !s.ok()) {
     return s;
   }
-  return std::unique_ptr<DeviceLedger>(new DeviceLedger(*std::move(db), budget));
+  return std::unique_ptr<DeviceLedger>(new DeviceLedger(std::move(db), budget));
 }
 
 absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uint64_t>& devices,
@@ -39,19 +38,18 @@ absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uin
       continue;
     }
     if (z > 0) {
-      absl::StatusOr<double> eps = EpsilonIf(d, z, 1);
-      if (!eps.ok()) return eps.status();
-      if (!(*eps <= budget_.max_epsilon * (1 + 1e-9))) {
+      ASSIGN_OR_RETURN(double eps, EpsilonIf(d, z, 1));
+      if (!(eps <= budget_.max_epsilon * (1 + 1e-9))) {
         spdlog::warn(
             "device {}: refusing iteration {} of job '{}': it would bring its epsilon to "
             "{:.4g}, over the budget {:.4g} (delta {:.2g})",
-            d, iteration, job_id, *eps, budget_.max_epsilon, budget_.delta);
+            d, iteration, job_id, eps, budget_.max_epsilon, budget_.delta);
         continue;
       }
     }
-    auto st = db_->Prepare("INSERT OR IGNORE INTO device_ledger VALUES (?, ?, ?, ?)");
-    if (!st.ok()) return st.status();
-    if (auto s = st->Bind(1, static_cast<int64_t>(d))
+    ASSIGN_OR_RETURN(auto st,
+                     db_->Prepare("INSERT OR IGNORE INTO device_ledger VALUES (?, ?, ?, ?)"));
+    if (auto s = st.Bind(1, static_cast<int64_t>(d))
                      .Bind(2, job_id)
                      .Bind(3, int64_t{iteration})
                      .Bind(4, z)
@@ -61,9 +59,8 @@ absl::StatusOr<std::vector<uint64_t>> DeviceLedger::Charge(const std::vector<uin
     }
     auto changes = db_->Prepare("SELECT changes()");
     if (!changes.ok()) return changes.status();
-    absl::StatusOr<bool> row = changes->Step();
-    if (!row.ok()) return row.status();
-    if (*row && changes->ColumnInt(0) > 0) charged.push_back(d);
+    ASSIGN_OR_RETURN(bool row, changes->Step());
+    if (row && changes->ColumnInt(0) > 0) charged.push_back(d);
   }
   RETURN_IF_ERROR(tx.Commit());
   return charged;
@@ -81,9 +78,8 @@ absl::StatusOr<double> DeviceLedger::EpsilonIf(uint64_t device, double extra_z,
   dp::RdpAccountant acc;
   bool any = false;
   while (true) {
-    absl::StatusOr<bool> row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+    ASSIGN_OR_RETURN(bool row, st->Step());
+    if (!row) break;
     const double z = st->ColumnDouble(0);
     if (!(z > 0)) return std::numeric_limits<double>::infinity();
     acc.AddSteps(1.0, z, st->ColumnInt(1));
@@ -95,18 +91,16 @@ absl::StatusOr<double> DeviceLedger::EpsilonIf(uint64_t device, double extra_z,
     any = true;
   }
   if (!any) return 0.0;
-  absl::StatusOr<dp::EpsilonResult> r = acc.GetEpsilon(budget_.delta);
-  if (!r.ok()) return r.status();
-  return r->epsilon;
+  ASSIGN_OR_RETURN(dp::EpsilonResult r, acc.GetEpsilon(budget_.delta));
+  return r.epsilon;
 }
 
 absl::StatusOr<int64_t> DeviceLedger::Releases(uint64_t device, const std::string& job_id) const {
-  auto st = db_->Prepare("SELECT COUNT(*) FROM device_ledger WHERE device = ? AND job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, static_cast<int64_t>(device)).Bind(2, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  return *row ? st->ColumnInt(0) : 0;
+  ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT COUNT(*) FROM device_ledger WHERE device = ? AND job_id = ?"));
+  st.Bind(1, static_cast<int64_t>(device)).Bind(2, job_id);
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.ColumnInt(0) : 0;
 }
 
 absl::StatusOr<int64_t> DeviceLedger::MaxReleases(const std::string& job_id) const {
@@ -115,9 +109,8 @@ absl::StatusOr<int64_t> DeviceLedger::MaxReleases(const std::string& job_id) con
       "GROUP BY device)");
   if (!st.ok()) return st.status();
   st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  return *row ? st->ColumnInt(0) : 0;
+  ASSIGN_OR_RETURN(bool row, st->Step());
+  return row ? st->ColumnInt(0) : 0;
 }
 
 }  // namespace fedmf::device

@@ -37,15 +37,13 @@ absl::StatusOr<DevicePolicy> FromMap(config::YamlMap root) {
 }  // namespace
 
 absl::StatusOr<DevicePolicy> ParseDevicePolicy(const std::string& text, const std::string& name) {
-  auto root = config::YamlMap::FromString(text, name);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromString(text, name));
+  return FromMap(std::move(root));
 }
 
 absl::StatusOr<DevicePolicy> LoadDevicePolicy(const std::string& path) {
-  auto root = config::YamlMap::FromFile(path);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  return FromMap(std::move(root));
 }
 
 absl::Status ValidateDevicePolicy(const DevicePolicy& p) {

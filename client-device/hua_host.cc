@@ -32,26 +32,25 @@ absl::StatusOr<std::vector<HuaLocalUser>> LoadUsers(const HuaHostOptions& o, con
                                                     data::RatingRange* own_range) {
   data::LoadOptions load;
   if (o.rating_range.has_value()) load.range = *o.rating_range;
-  auto dataset = data::LoadDataSpec(o.data_spec, load);
-  if (!dataset.ok()) return dataset.status();
-  *own_range = dataset->range;
+  ASSIGN_OR_RETURN(auto dataset, data::LoadDataSpec(o.data_spec, load));
+  *own_range = dataset.range;
   if (o.rating_range.has_value() &&
-      !RatingRangeRefusal(*o.rating_range, dataset->range.min, dataset->range.max).empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--rating-range ", o.rating_range->min, ",", o.rating_range->max, ": ", o.data_spec,
-        " declares [", dataset->range.min, ", ", dataset->range.max, "]"));
+      !RatingRangeRefusal(*o.rating_range, dataset.range.min, dataset.range.max).empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rating-range ", o.rating_range->min, ",", o.rating_range->max, ": ",
+                     o.data_spec, " declares [", dataset.range.min, ", ", dataset.range.max, "]"));
   }
-  if (std::string why = RatingRangeRefusal(dataset->range, job.range.min, job.range.max);
+  if (std::string why = RatingRangeRefusal(dataset.range, job.range.min, job.range.max);
       !why.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("REFUSED: ", why));
   }
-  if (dataset->num_items > job.num_items) {
-    return absl::InvalidArgumentError(absl::StrCat(o.data_spec, ": ", dataset->num_items,
+  if (dataset.num_items > job.num_items) {
+    return absl::InvalidArgumentError(absl::StrCat(o.data_spec, ": ", dataset.num_items,
                                                    " items, the job declares ", job.num_items));
   }
-  auto fed = data::PartitionCentral(*dataset, {job.test_fraction, o.seed.value_or(1)});
-  if (!fed.ok()) return fed.status();
-  const data::PartyData& all = fed->parties[0];
+  ASSIGN_OR_RETURN(auto fed,
+                   data::PartitionCentral(dataset, {job.test_fraction, o.seed.value_or(1)}));
+  const data::PartyData& all = fed.parties[0];
   if (o.first_user < 0 || o.count < 1 || o.first_user + o.count > all.num_users()) {
     return absl::InvalidArgumentError(absl::StrCat("--first/--count: users [", o.first_user, ", ",
                                                    o.first_user + o.count, ") but the data has ",
@@ -179,15 +178,13 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
   };
   if (tasks.kind() == v1::HUA_TASK_KIND_INIT) {
     for (const v1::HuaInitRequest& w : tasks.init()) {
-      auto req = net::FromWire(w, tasks.round(), dim);
-      if (!req.ok()) return req.status();
-      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleInit(*req));
+      ASSIGN_OR_RETURN(auto req, net::FromWire(w, tasks.round(), dim));
+      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleInit(req));
     }
   } else {
     for (const v1::HuaIterationRequest& w : tasks.iteration()) {
-      auto req = net::FromWire(w, tasks.round(), tasks.pass(), dim);
-      if (!req.ok()) return req.status();
-      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleIteration(*req));
+      ASSIGN_OR_RETURN(auto req, net::FromWire(w, tasks.round(), tasks.pass(), dim));
+      add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleIteration(req));
     }
   }
   last_round_ = header;
@@ -231,20 +228,19 @@ absl::Status Host::Finish() {
   for (int32_t r = 0; r < items.rows(); ++r) {
     for (int32_t c = 0; c < items.cols(); ++c) v(r, c) = items.values(r * items.cols() + c);
   }
-  auto m = role_->Evaluate(v);
-  if (!m.ok()) return m.status();
-  result_.test_count = m->count;
-  result_.test_mse = m->mse;
-  result_.test_mae = m->mae;
+  ASSIGN_OR_RETURN(auto m, role_->Evaluate(v));
+  result_.test_count = m.count;
+  result_.test_mse = m.mse;
+  result_.test_mae = m.mae;
   // The server waits for every host's report; its metrics (computed on the
   // users' data without noise) only when the host's policy opts in.
   v1::HuaResultReport report;
   report.set_host(o_.host);
   report.set_job_id(job_id_);
   if (o_.policy.report_metrics) {
-    report.set_test_count(m->count);
-    report.set_test_mse(m->mse);
-    report.set_test_mae(m->mae);
+    report.set_test_count(m.count);
+    report.set_test_mse(m.mse);
+    report.set_test_mae(m.mae);
   }
   v1::HuaAck ack;
   auto ctx = net::DeadlineContext(absl::Seconds(30));
@@ -253,14 +249,13 @@ absl::Status Host::Finish() {
 
 absl::StatusOr<HuaHostResult> Host::Run() {
   RETURN_IF_ERROR(Connect());
-  auto spec = WaitForJob();
-  if (!spec.ok()) return spec.status();
+  ASSIGN_OR_RETURN(auto spec, WaitForJob());
   // From here on a failure ends this job only: the spec is the server's, and
   // a malformed one must not stop the daemon (RunHuaHostJobs skips the job).
   offered_ = true;
-  job_id_ = spec->job_id();
+  job_id_ = spec.job_id();
   result_.job_id = job_id_;
-  auto job = net::HuaJobFromSpec(*spec);
+  auto job = net::HuaJobFromSpec(spec);
   if (!job.ok()) {
     spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_,
                   job.status().message());
@@ -282,9 +277,9 @@ absl::StatusOr<HuaHostResult> Host::Run() {
         "--aggregator is required for hua-s3: the host dials only the aggregator its own "
         "configuration names, never the job's");
   }
-  if (spec->hua().aggregator() != o_.aggregator) {
+  if (spec.hua().aggregator() != o_.aggregator) {
     spdlog::warn("host '{}': job '{}' names aggregator '{}'; using this host's own '{}'", o_.host,
-                 job_id_, spec->hua().aggregator(), o_.aggregator);
+                 job_id_, spec.hua().aggregator(), o_.aggregator);
   }
   auto agg_ch = net::MakeChannel(
       o_.aggregator, o_.tls, net::ExpectedPeer{o_.aggregator_cert_name, pki::Role::kAggregator});
@@ -298,9 +293,9 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   }
   // From here on the range is the host's own (they agree; Delta is the host's).
   job_.range = own_range;
-  auto role = HuaUserRole::Create(job_.params, own_range, std::move(*users), o_.seed);
-  if (!role.ok()) return role.status();
-  role_ = std::move(*role);
+  ASSIGN_OR_RETURN(auto role,
+                   HuaUserRole::Create(job_.params, own_range, std::move(*users), o_.seed));
+  role_ = std::move(role);
   result_.users = role_->num_users();
   v1::HuaRegisterRequest reg;
   reg.set_host(o_.host);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/hua/model.h"
 #include "common/hua/streams.h"
 #include "common/random/csprng.h"
@@ -18,9 +19,8 @@ absl::StatusOr<std::unique_ptr<HuaUserRole>> HuaUserRole::Create(const hua::HuaP
   if (params.scenario != hua::Scenario::kDynamic) {
     return absl::InvalidArgumentError("the device role runs Hua S3 (hua-s3) jobs");
   }
-  auto codec = hua::ZpCodec::Create(params.zp);
-  if (!codec.ok()) return codec.status();
-  std::unique_ptr<HuaUserRole> role(new HuaUserRole(params, range, *codec));
+  ASSIGN_OR_RETURN(auto codec, hua::ZpCodec::Create(params.zp));
+  std::unique_ptr<HuaUserRole> role(new HuaUserRole(params, range, codec));
   const std::optional<random::Csprng> root =
       seed ? std::optional<random::Csprng>(random::Csprng::FromSeed(*seed)) : std::nullopt;
   for (HuaLocalUser& u : users) {
@@ -66,17 +66,15 @@ absl::StatusOr<hua::User*> HuaUserRole::Find(int32_t user) {
 }
 
 absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleInit(const hua::InitRequest& request) {
-  auto u = Find(request.user);
-  if (!u.ok()) return u.status();
-  return (*u)->HandleInit(request);
+  ASSIGN_OR_RETURN(auto u, Find(request.user));
+  return (u)->HandleInit(request);
 }
 
 double HuaUserRole::MaxItemNorm(const hua::HuaParams& params) { return params.zp.max_abs / 8; }
 
 absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
     const hua::IterationRequest& request) {
-  auto u = Find(request.user);
-  if (!u.ok()) return u.status();
+  ASSIGN_OR_RETURN(auto u, Find(request.user));
   // The server's v_j, projected onto the user's own clipping set first.
   hua::IterationRequest clipped = request;
   const double bound = MaxItemNorm(params_);
@@ -94,7 +92,7 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
       for (double& x : it.v) x *= bound / norm;
     }
   }
-  return (*u)->HandleMasked(clipped);
+  return (u)->HandleMasked(clipped);
 }
 
 absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) const {

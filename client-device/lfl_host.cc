@@ -62,11 +62,9 @@ class Host {
     if (!o_.tls.insecure) {
       // The host certifies its devices' secure-aggregation keys with its own
       // device certificate (secagg_keys.h, docs/security.md).
-      absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(o_.tls.cert_dir, o_.tls.name);
-      if (!files.ok()) return files.status();
-      absl::StatusOr<HostKeyAuthority> authority = HostKeyAuthority::Create(*std::move(files));
-      if (!authority.ok()) return authority.status();
-      key_authority_.emplace(*std::move(authority));
+      ASSIGN_OR_RETURN(pki::TlsFiles files, pki::LoadTlsFiles(o_.tls.cert_dir, o_.tls.name));
+      ASSIGN_OR_RETURN(HostKeyAuthority authority, HostKeyAuthority::Create(std::move(files)));
+      key_authority_.emplace(std::move(authority));
     } else if (o_.policy.require_active_secagg) {
       spdlog::warn(
           "--insecure: no device certificate to certify secure-aggregation keys; with "
@@ -192,9 +190,8 @@ class Host {
       r.set_test_count(m.count);
     }
     if (stage == 3 && o_.policy.report_metrics) {
-      absl::StatusOr<double> eps = role_->EpsilonSpent();
-      if (!eps.ok()) return eps.status();
-      r.set_epsilon_spent(*eps);
+      ASSIGN_OR_RETURN(double eps, role_->EpsilonSpent());
+      r.set_epsilon_spent(eps);
     }
     v1::Ack ack;
     auto ctx = net::DeadlineContext(absl::Seconds(30));
@@ -202,15 +199,14 @@ class Host {
   }
 
   absl::StatusOr<bool> Pretrain(const v1::DeviceTask& task) {
-    absl::StatusOr<net::LflJobConfig> job = net::LflJobFromSpec(task.spec());
-    if (!job.ok()) return job.status();
-    if (std::string why = Admission(*job, task.num_devices()); !why.empty()) {
+    ASSIGN_OR_RETURN(net::LflJobConfig job, net::LflJobFromSpec(task.spec()));
+    if (std::string why = Admission(job, task.num_devices()); !why.empty()) {
       spdlog::error("host '{}': REFUSED job '{}': {}; its devices take no part", o_.host,
                     task.job_id(), why);
       refused_job_ = task.job_id();
       return false;
     }
-    job_ = *std::move(job);
+    job_ = std::move(job);
     job_id_ = task.job_id();
     // Server values the host has its own copy of are replaced by it before
     // the job reaches the role: R (clipping, sensitivity, codecs) and the
@@ -244,13 +240,11 @@ class Host {
       return false;
     }
     role_ = *std::move(role);
-    absl::StatusOr<mf::Matrix> v0 = Download(job_id_, 0);
-    if (!v0.ok()) return v0.status();
-    absl::StatusOr<mf::ErrorMetrics> m = role_->Pretrain(*v0);
-    if (!m.ok()) return m.status();
+    ASSIGN_OR_RETURN(mf::Matrix v0, Download(job_id_, 0));
+    ASSIGN_OR_RETURN(mf::ErrorMetrics m, role_->Pretrain(v0));
     spdlog::info("job '{}': Stage 1 done on {} devices, test MSE {:.4f}", job_id_, role_->size(),
-                 m->mse);
-    RETURN_IF_ERROR(Report(1, *m));
+                 m.mse);
+    RETURN_IF_ERROR(Report(1, m));
     return false;
   }
 
@@ -329,9 +323,8 @@ class Host {
     if (task.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS) {
       std::optional<mf::Matrix> v;
       if (task.round() == 1) {
-        absl::StatusOr<mf::Matrix> got = Download(job_id_, task.iteration());
-        if (!got.ok()) return got.status();
-        v = *std::move(got);
+        ASSIGN_OR_RETURN(mf::Matrix got, Download(job_id_, task.iteration()));
+        v = std::move(got);
       }
       const std::vector<uint64_t> devices(task.devices().begin(), task.devices().end());
       absl::StatusOr<std::vector<v1::DeviceMessage>> msgs =
@@ -355,15 +348,13 @@ class Host {
         const size_t end = std::min(inbox.size(), begin + kAnswerChunk);
         std::vector<v1::InboxMessage> chunk(std::make_move_iterator(inbox.begin() + begin),
                                             std::make_move_iterator(inbox.begin() + end));
-        absl::StatusOr<std::vector<v1::DeviceMessage>> msgs = role_->Answer(chunk);
-        if (!msgs.ok()) return msgs.status();
-        BeforeSubmit(h, *msgs);
-        if (!out.Add(*msgs)) break;  // the stream broke; Finish() says why
+        ASSIGN_OR_RETURN(std::vector<v1::DeviceMessage> msgs, role_->Answer(chunk));
+        BeforeSubmit(h, msgs);
+        if (!out.Add(msgs)) break;  // the stream broke; Finish() says why
       }
     }
-    absl::StatusOr<v1::SubmitResponse> r = out.Finish();
-    if (!r.ok()) return r.status();
-    for (const v1::DeviceRejection& x : r->rejected()) {
+    ASSIGN_OR_RETURN(v1::SubmitResponse r, out.Finish());
+    for (const v1::DeviceRejection& x : r.rejected()) {
       spdlog::warn("iteration {} round {} {}: device {} dropped: {}", task.iteration(),
                    task.round(), v1::DevicePhase_Name(task.phase()), x.device(), x.reason());
     }
@@ -374,12 +365,10 @@ class Host {
     if (role_ == nullptr || task.job_id() != job_id_) {
       return absl::FailedPreconditionError("a finish task for a job this host did not run");
     }
-    absl::StatusOr<mf::Matrix> v = Download(job_id_, job_.config.iterations);
-    if (!v.ok()) return v.status();
-    absl::StatusOr<mf::ErrorMetrics> m = role_->Finish(*v);
-    if (!m.ok()) return m.status();
-    RETURN_IF_ERROR(Report(3, *m));
-    spdlog::info("job '{}' finished: test MSE {:.4f} over {} devices", job_id_, m->mse,
+    ASSIGN_OR_RETURN(mf::Matrix v, Download(job_id_, job_.config.iterations));
+    ASSIGN_OR_RETURN(mf::ErrorMetrics m, role_->Finish(v));
+    RETURN_IF_ERROR(Report(3, m));
+    spdlog::info("job '{}' finished: test MSE {:.4f} over {} devices", job_id_, m.mse,
                  role_->size());
     role_.reset();
     return true;

@@ -51,9 +51,8 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
     std::vector<std::pair<uint64_t, data::PartyData>> devices, DeviceLedger* ledger) {
   std::unique_ptr<LflRole> role(new LflRole(options, job, n, ledger));
   double eps = 0;
-  absl::StatusOr<double> sigma = lfl::CalibrateSigmaV(job.config, &role->noise_multiplier_, &eps);
-  if (!sigma.ok()) return sigma.status();
-  const lfl::TwoRoundParams dp{n, job.config.omega, *sigma};
+  ASSIGN_OR_RETURN(double sigma, lfl::CalibrateSigmaV(job.config, &role->noise_multiplier_, &eps));
+  const lfl::TwoRoundParams dp{n, job.config.omega, sigma};
   RETURN_IF_ERROR(lfl::ValidateTwoRoundParams(dp));
   absl::StatusOr<lfl::LflCodecs> codecs =
       lfl::ChooseLflCodecs(dp, job.config.device.rating_max, job.config.secagg_bits,
@@ -140,26 +139,25 @@ absl::StatusOr<mf::ErrorMetrics> LflRole::Pretrain(const mf::Matrix& v0) {
 absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     int32_t iteration, int round, const v1::SecAggSession& session, int64_t round1_survivors,
     const std::vector<uint64_t>& devices, const mf::Matrix* v) {
-  absl::StatusOr<secagg::SessionConfig> config = net::SessionFromProto(session);
-  if (!config.ok()) return config.status();
-  if (std::string why = SessionRefusal(expect_, round, *config, round1_survivors); !why.empty()) {
+  ASSIGN_OR_RETURN(secagg::SessionConfig config, net::SessionFromProto(session));
+  if (std::string why = SessionRefusal(expect_, round, config, round1_survivors); !why.empty()) {
     // Every device of this host sits the round out (the server sees them
     // silent); nothing is computed or sent.
     spdlog::error("job '{}' iteration {} round {}: REFUSED aggregation {}: {}", job_.job_id,
-                  iteration, round, config->aggregation_id, why);
+                  iteration, round, config.aggregation_id, why);
     for (uint64_t id : devices) {
       if (Device* d = Find(id)) d->client.reset();
     }
     return std::vector<v1::DeviceMessage>{};
   }
-  if (config->consistency_check && !certifier_) {
+  if (config.consistency_check && !certifier_) {
     spdlog::error(
         "job '{}': aggregation {} is active but this job was admitted without signing "
         "keys; sitting it out",
-        job_.job_id, config->aggregation_id);
+        job_.job_id, config.aggregation_id);
     return std::vector<v1::DeviceMessage>{};
   }
-  own_min_survivors_ = OwnMinSurvivors(expect_, config->roster.size());
+  own_min_survivors_ = OwnMinSurvivors(expect_, config.roster.size());
   if (iteration != iteration_) {
     // A new iteration: whoever still waits for round 2 of the last one left it.
     for (auto& [id, d] : devices_) d.lfl->AbandonIteration();
@@ -170,7 +168,7 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     v_ = *v;
   }
   round_ = round;
-  aggregation_id_ = config->aggregation_id;
+  aggregation_id_ = config.aggregation_id;
   round1_survivors_ = round1_survivors;
   const double p = round == 1 ? options_.dropout_round1 : options_.dropout_round2;
   std::vector<Device*> asked;
@@ -188,10 +186,10 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     if (!Sends(d.drop, secagg::Phase::kAdvertiseKeys)) return;
     random::Csprng rng = options_.seed.has_value()
                              ? random::Csprng::FromSeed(*options_.seed)
-                                   .Fork(absl::StrCat("secagg/", config->aggregation_id, "/", d.id))
+                                   .Fork(absl::StrCat("secagg/", config.aggregation_id, "/", d.id))
                              : random::Csprng::FromOsEntropy();
     std::optional<secagg::ClientSigning> signing;
-    if (config->consistency_check) {
+    if (config.consistency_check) {
       if (!d.signing.has_value()) {
         errors[k] = absl::FailedPreconditionError("no signing key for this job");
         return;
@@ -205,7 +203,7 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
       signing.emplace(*std::move(sg));
     }
     absl::StatusOr<secagg::ClientStateMachine> c =
-        secagg::ClientStateMachine::Create(*config, d.id, std::move(rng), std::move(signing));
+        secagg::ClientStateMachine::Create(config, d.id, std::move(rng), std::move(signing));
     if (!c.ok()) {
       errors[k] = c.status();
       return;
@@ -216,15 +214,15 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
       errors[k] = m.status();
       return;
     }
-    out[k] = net::ClientMessageToProto(*m, config->bits);
+    out[k] = net::ClientMessageToProto(*m, config.bits);
   });
   std::vector<v1::DeviceMessage> msgs;
   for (size_t k = 0; k < asked.size(); ++k) {
     if (!errors[k].ok()) {
       // The server sent a session this device cannot take part in: it sits
       // this round out (the server drops it), the others go on.
-      spdlog::warn("device {}: cannot open aggregation {}: {}", asked[k]->id,
-                   config->aggregation_id, errors[k].message());
+      spdlog::warn("device {}: cannot open aggregation {}: {}", asked[k]->id, config.aggregation_id,
+                   errors[k].message());
       continue;
     }
     if (out[k].has_value()) msgs.push_back(std::move(*out[k]));
@@ -342,11 +340,10 @@ absl::StatusOr<mf::ErrorMetrics> LflRole::Finish(const mf::Matrix& v) {
 }
 
 absl::StatusOr<double> LflRole::EpsilonSpent() const {
-  absl::StatusOr<int64_t> releases = ledger_->MaxReleases(job_.job_id);
-  if (!releases.ok()) return releases.status();
-  if (*releases == 0) return 0.0;
+  ASSIGN_OR_RETURN(int64_t releases, ledger_->MaxReleases(job_.job_id));
+  if (releases == 0) return 0.0;
   if (noise_multiplier_ <= 0) return std::numeric_limits<double>::infinity();
-  return dp::ComputeEpsilon(1.0, noise_multiplier_, *releases, job_.config.delta);
+  return dp::ComputeEpsilon(1.0, noise_multiplier_, releases, job_.config.delta);
 }
 
 }  // namespace fedmf::device

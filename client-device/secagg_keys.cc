@@ -1,6 +1,7 @@
 #include "client-device/secagg_keys.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/pki/certificate_signature.h"
 #include "common/pki/identity.h"
 #include "fedmf/v1/device.pb.h"
@@ -8,14 +9,13 @@
 namespace fedmf::device {
 
 absl::StatusOr<HostKeyAuthority> HostKeyAuthority::Create(pki::TlsFiles files) {
-  absl::StatusOr<pki::PeerIdentity> id = pki::IdentityFromCertificatePem(files.cert_pem);
-  if (!id.ok()) return id.status();
-  if (id->role != pki::Role::kDevice) {
+  ASSIGN_OR_RETURN(pki::PeerIdentity id, pki::IdentityFromCertificatePem(files.cert_pem));
+  if (id.role != pki::Role::kDevice) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "certificate '", id->name, "' does not have the device role: it cannot certify ",
+        "certificate '", id.name, "' does not have the device role: it cannot certify ",
         "secure-aggregation keys (issue a device certificate with `fedmf ca issue`)"));
   }
-  std::string host = id->name;
+  std::string host = id.name;
   return HostKeyAuthority(std::move(files), std::move(host));
 }
 
@@ -25,10 +25,9 @@ absl::StatusOr<DeviceSigningIdentity> HostKeyAuthority::Issue(const std::string&
   DeviceSigningIdentity out;
   out.seed.resize(crypto::kEd25519PrivateKeyBytes);
   rng.FillBytes(out.seed.data(), out.seed.size());
-  absl::StatusOr<crypto::Ed25519PrivateKey> key = crypto::Ed25519PrivateKey::FromSeed(out.seed);
-  if (!key.ok()) return key.status();
+  ASSIGN_OR_RETURN(crypto::Ed25519PrivateKey key, crypto::Ed25519PrivateKey::FromSeed(out.seed));
   absl::StatusOr<std::vector<uint8_t>> sig = pki::SignWithCertificateKey(
-      files_.key_pem, secagg::KeyBindingStatement(job_id, device, key->public_key()));
+      files_.key_pem, secagg::KeyBindingStatement(job_id, device, key.public_key()));
   if (!sig.ok()) return sig.status();
   v1::SigningKeyCredential c;
   c.set_host_certificate(files_.cert_pem);

@@ -47,9 +47,8 @@ absl::Status PartyAgent::Init() {
                                         "the file or data.spec, or mount the file first)")));
   }
   {
-    auto id = LoadOrCreateStateId(config_.state_dir);
-    if (!id.ok()) return id.status();
-    state_id_ = std::move(*id);
+    ASSIGN_OR_RETURN(auto id, LoadOrCreateStateId(config_.state_dir));
+    state_id_ = std::move(id);
   }
   if (!config_.data.catalogue.empty()) {
     auto catalogue = data::Catalogue::Load(config_.data.catalogue);
@@ -60,24 +59,22 @@ absl::Status PartyAgent::Init() {
     catalogue_ = std::move(*catalogue);
   }
   if (!config_.tls.insecure) {
-    auto files = pki::LoadTlsFiles(config_.tls.cert_dir, config_.name);
-    if (!files.ok()) return files.status();
-    tls_files_ = std::move(*files);
+    ASSIGN_OR_RETURN(auto files, pki::LoadTlsFiles(config_.tls.cert_dir, config_.name));
+    tls_files_ = std::move(files);
   }
   if (config_.noise_seed.has_value()) {
     spdlog::warn(
         "noise_seed is set: this party's noise and sampling are reproducible by anyone "
         "who knows it (tests and demos only)");
   }
-  auto entries = store_->LoadLedger();
-  if (!entries.ok()) return entries.status();
+  ASSIGN_OR_RETURN(auto entries, store_->LoadLedger());
   absl::MutexLock lock(&mu_);
-  for (const dp::LedgerEntry& e : *entries) {
+  for (const dp::LedgerEntry& e : entries) {
     // Replaying history must not be refused by today's (maybe lower) budget:
     // the spend happened. Budget checks apply to new charges only.
     RETURN_IF_ERROR(ledger_.Restore(e));
   }
-  spdlog::info("ledger: {} entries, epsilon spent {:.4f} of {}", entries->size(),
+  spdlog::info("ledger: {} entries, epsilon spent {:.4f} of {}", entries.size(),
                SpentEpsilonLocked(), config_.policy.max_epsilon);
   return absl::OkStatus();
 }
@@ -370,15 +367,14 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
 absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
   data::LoadOptions options;
   options.range = DeclaredRange(config_.data);
-  auto dataset = data::LoadDataSpec(config_.data.spec, options);
-  if (!dataset.ok()) return dataset.status();
+  ASSIGN_OR_RETURN(auto dataset, data::LoadDataSpec(config_.data.spec, options));
   // File loaders reject ratings outside options.range; a generated data set
   // declares its own range, which must be the configured one.
-  if (dataset->range.min != config_.data.rating_min ||
-      dataset->range.max != config_.data.rating_max) {
+  if (dataset.range.min != config_.data.rating_min ||
+      dataset.range.max != config_.data.rating_max) {
     return absl::InvalidArgumentError(
-        absl::StrCat("data.spec '", config_.data.spec, "' has rating range [", dataset->range.min,
-                     ", ", dataset->range.max, "] but data.rating_min/rating_max declare [",
+        absl::StrCat("data.spec '", config_.data.spec, "' has rating range [", dataset.range.min,
+                     ", ", dataset.range.max, "] but data.rating_min/rating_max declare [",
                      config_.data.rating_min, ", ", config_.data.rating_max, "]: make them agree"));
   }
   return dataset;
@@ -387,14 +383,13 @@ absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
 absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spec) {
   // Every path to a session (OFFER, or ROUND/FINISH without one) goes
   // through the same admission: the server's spec never reaches the session.
-  auto admitted = Admit(spec);
-  if (!admitted.ok()) return admitted.status();
-  if (admitted->seeded()) {
+  ASSIGN_OR_RETURN(auto admitted, Admit(spec));
+  if (admitted.seeded()) {
     spdlog::warn("job '{}': noise from the local noise_seed (reproducible; not for production)",
                  spec.job_id());
   }
-  const fmf::JobConfig config = admitted->config();
-  const fmf::NoisePlan plan = admitted->plan();
+  const fmf::JobConfig config = admitted.config();
+  const fmf::NoisePlan plan = admitted.plan();
   std::optional<std::vector<std::string>> shared_users;
   if (config.align_users) {
     absl::MutexLock lock(&mu_);
@@ -413,19 +408,18 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     }
     shared_users = it->second;
   }
-  auto dataset = LoadOwnData();
-  if (!dataset.ok()) return dataset.status();
+  ASSIGN_OR_RETURN(auto dataset, LoadOwnData());
   // Which rows and columns of the federation this party's data is, and their
   // external ids: by the catalogue (HFL), by the aligned users (VFL), or by
   // position in a shared file split with data.parties / data.index.
   absl::StatusOr<data::Federation> federation;
   int32_t index = config_.data.index;
-  std::vector<std::string> user_ids = dataset->user_ids, item_ids = dataset->item_ids;
+  std::vector<std::string> user_ids = dataset.user_ids, item_ids = dataset.item_ids;
   const data::SplitOptions split{config_.data.test_fraction, config_.data.seed};
   if (catalogue_.has_value() || shared_users.has_value()) {
     auto joined = catalogue_.has_value()
-                      ? data::FederateByItemCatalogue({*dataset}, *catalogue_, split)
-                      : data::FederateBySharedUsers({*dataset}, {*shared_users}, split);
+                      ? data::FederateByItemCatalogue({dataset}, *catalogue_, split)
+                      : data::FederateBySharedUsers({dataset}, {*shared_users}, split);
     if (!joined.ok()) return joined.status();
     if (joined->dropped_ratings[0] > 0) {
       spdlog::info("job '{}': {} of this party's ratings are outside the {} and not used",
@@ -442,7 +436,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     fed.vfl_split = config_.data.vfl_split;
     fed.split_seed = config_.data.seed;
     fed.test_fraction = config_.data.test_fraction;
-    federation = fmf::BuildFederationFromSpec(config, *dataset, config_.data.spec, fed);
+    federation = fmf::BuildFederationFromSpec(config, dataset, config_.data.spec, fed);
   }
   if (!federation.ok()) return federation.status();
   if (index >= static_cast<int32_t>(federation->parties.size())) {
@@ -454,13 +448,12 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   const int32_t count_round = static_cast<int32_t>(fmf::CountReleaseRound(config));
   std::optional<double> released_count;
   if (plan.private_training) {
-    auto stored = store_->Released(spec.job_id(), count_round);
-    if (!stored.ok()) return stored.status();
-    if (stored->has_value() && (*stored)->size() == 1) released_count = (**stored)(0, 0);
+    ASSIGN_OR_RETURN(auto stored, store_->Released(spec.job_id(), count_round));
+    if (stored.has_value() && (stored)->size() == 1) released_count = (*stored)(0, 0);
   }
   absl::MutexLock lock(&mu_);
   const size_t before = ledger_.entries().size();
-  auto session = fmf::PartySession::Create(std::move(*admitted), federation->parties[index],
+  auto session = fmf::PartySession::Create(std::move(admitted), federation->parties[index],
                                            federation->num_users, federation->num_items, &ledger_,
                                            released_count);
   if (!session.ok()) return session.status();
@@ -559,31 +552,28 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& 
 absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   const std::string& job_id = task.job_id();
   const int32_t round = task.round();
-  auto found = FindOrCreateRun(task);
-  if (!found.ok()) return found.status();
-  JobRun* run = *found;
+  ASSIGN_OR_RETURN(auto found, FindOrCreateRun(task));
+  JobRun* run = found;
   fmf::PartySession& session = *run->session;
-  auto shared = Download(job_id, round, session.shared_rows(), session.dim());
-  if (!shared.ok()) return shared.status();
-  auto released = store_->Released(job_id, round);
-  if (!released.ok()) return released.status();
+  ASSIGN_OR_RETURN(auto shared, Download(job_id, round, session.shared_rows(), session.dim()));
+  ASSIGN_OR_RETURN(auto released, store_->Released(job_id, round));
   mf::Matrix update;
-  if (released->has_value()) {
+  if (released.has_value()) {
     // Charged and released before a crash or a lost response: resend the
     // same bytes; recomputing would be a second, unaccounted release.
-    update = **released;
+    update = *released;
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(*shared, round + 1));
+      RETURN_IF_ERROR(session.Pretrain(shared, round + 1));
     }
     spdlog::info("resending the persisted update of job '{}' round {}", job_id, round);
   } else {
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(*shared, round));
+      RETURN_IF_ERROR(session.Pretrain(shared, round));
     }
     absl::StatusOr<mf::Matrix> computed;
     {
       absl::MutexLock lock(&mu_);
-      computed = session.RunRound(round, *shared);
+      computed = session.RunRound(round, shared);
       if (computed.ok() && run->plan.private_training) {
         // The in-memory ledger took the charge; make it durable together with
         // the release before a single byte leaves.
@@ -603,19 +593,18 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
 
 absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
   const std::string& job_id = task.job_id();
-  auto found = FindOrCreateRun(task);
-  if (!found.ok()) return found.status();
-  JobRun* run = *found;
+  ASSIGN_OR_RETURN(auto found, FindOrCreateRun(task));
+  JobRun* run = found;
   fmf::PartySession& session = *run->session;
   if (!run->finished) {
-    auto final_shared = Download(job_id, task.round(), session.shared_rows(), session.dim());
-    if (!final_shared.ok()) return final_shared.status();
+    ASSIGN_OR_RETURN(auto final_shared,
+                     Download(job_id, task.round(), session.shared_rows(), session.dim()));
     if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(*final_shared, task.round()));
+      RETURN_IF_ERROR(session.Pretrain(final_shared, task.round()));
     }
     absl::MutexLock lock(&mu_);
     const size_t before = ledger_.entries().size();
-    RETURN_IF_ERROR(session.Finish(*final_shared));
+    RETURN_IF_ERROR(session.Finish(final_shared));
     if (ledger_.entries().size() > before) {
       if (auto s = store_->CommitCharge(ledger_.entries().back()); !s.ok()) {
         spdlog::critical("cannot persist the ledger: {}; stopping", s.message());

@@ -29,11 +29,10 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   check(root.GetString("metrics_port_file", &c.metrics_port_file));
   check(root.GetInt("local_threads", &c.local_threads));
   if (root.Has("tls")) {
-    auto tls = root.GetMap("tls");
-    if (!tls.ok()) return tls.status();
-    check(tls->GetBool("insecure", &c.tls.insecure));
-    check(tls->GetString("cert_dir", &c.tls.cert_dir));
-    check(tls->Finish());
+    ASSIGN_OR_RETURN(auto tls, root.GetMap("tls"));
+    check(tls.GetBool("insecure", &c.tls.insecure));
+    check(tls.GetString("cert_dir", &c.tls.cert_dir));
+    check(tls.Finish());
   }
   auto data = root.GetMap("data");
   if (!data.ok()) {
@@ -71,15 +70,14 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
         c.local_threads));
   }
   if (root.Has("policy")) {
-    auto policy = root.GetMap("policy");
-    if (!policy.ok()) return policy.status();
-    check(policy->GetDouble("max_epsilon", &c.policy.max_epsilon));
-    check(policy->GetDouble("delta", &c.policy.delta));
-    check(policy->GetStringList("allowed_settings", &c.policy.allowed_settings));
-    check(policy->GetString("min_granularity", &c.policy.min_granularity));
-    check(policy->GetBool("allow_non_private", &c.policy.allow_non_private));
-    check(policy->GetBool("report_metrics", &c.policy.report_metrics));
-    check(policy->Finish());
+    ASSIGN_OR_RETURN(auto policy, root.GetMap("policy"));
+    check(policy.GetDouble("max_epsilon", &c.policy.max_epsilon));
+    check(policy.GetDouble("delta", &c.policy.delta));
+    check(policy.GetStringList("allowed_settings", &c.policy.allowed_settings));
+    check(policy.GetString("min_granularity", &c.policy.min_granularity));
+    check(policy.GetBool("allow_non_private", &c.policy.allow_non_private));
+    check(policy.GetBool("report_metrics", &c.policy.report_metrics));
+    check(policy.Finish());
   }
   if (!s.ok()) return s;
   RETURN_IF_ERROR(root.Finish());
@@ -131,15 +129,13 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
 }  // namespace
 
 absl::StatusOr<PartyConfig> LoadPartyConfig(const std::string& path) {
-  auto root = config::YamlMap::FromFile(path);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  return FromMap(std::move(root));
 }
 
 absl::StatusOr<PartyConfig> ParsePartyConfig(const std::string& text, const std::string& name) {
-  auto root = config::YamlMap::FromString(text, name);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromString(text, name));
+  return FromMap(std::move(root));
 }
 
 std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf::JobConfig& job,

@@ -34,10 +34,9 @@ CREATE TABLE IF NOT EXISTS alignments (
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PartyStore>> PartyStore::Open(const std::string& path) {
-  auto db = store::Database::Open(path);
-  if (!db.ok()) return db.status();
-  RETURN_IF_ERROR((*db)->Exec(kSchema));
-  return std::unique_ptr<PartyStore>(new PartyStore(std::move(*db)));
+  ASSIGN_OR_RETURN(auto db, store::Database::Open(path));
+  RETURN_IF_ERROR((db)->Exec(kSchema));
+  return std::unique_ptr<PartyStore>(new PartyStore(std::move(db)));
 }
 
 absl::StatusOr<std::vector<dp::LedgerEntry>> PartyStore::LoadLedger() const {
@@ -46,9 +45,8 @@ absl::StatusOr<std::vector<dp::LedgerEntry>> PartyStore::LoadLedger() const {
   if (!st.ok()) return st.status();
   std::vector<dp::LedgerEntry> out;
   while (true) {
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) break;
+    ASSIGN_OR_RETURN(auto row, st->Step());
+    if (!row) break;
     out.push_back({st->ColumnText(0), st->ColumnInt(1), st->ColumnDouble(2), st->ColumnDouble(3),
                    st->ColumnInt(4)});
   }
@@ -76,10 +74,9 @@ absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::M
   // Rounds only grow, and the size release (round T + 1, made first) sits
   // above every Stage-2 round, so it is kept for a restart to reuse.
   {
-    auto del = db_->Prepare("DELETE FROM releases WHERE job_id = ? AND round < ?");
-    if (!del.ok()) return del.status();
-    del->Bind(1, entry.job_id).Bind(2, entry.round);
-    RETURN_IF_ERROR(del->Run());
+    ASSIGN_OR_RETURN(auto del, db_->Prepare("DELETE FROM releases WHERE job_id = ? AND round < ?"));
+    del.Bind(1, entry.job_id).Bind(2, entry.round);
+    RETURN_IF_ERROR(del.Run());
   }
   auto st =
       db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
@@ -103,19 +100,18 @@ absl::Status PartyStore::CommitCharge(const dp::LedgerEntry& entry) {
 
 absl::StatusOr<std::optional<mf::Matrix>> PartyStore::Released(const std::string& job_id,
                                                                int32_t round) const {
-  auto st = db_->Prepare("SELECT rows, cols, data FROM releases WHERE job_id = ? AND round = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id).Bind(2, int64_t{round});
-  auto row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<mf::Matrix>();
-  const int64_t rows = st->ColumnInt(0), cols = st->ColumnInt(1);
-  auto values = store::BlobToDoubles(st->ColumnBlob(2));
-  if (!values.ok()) return values.status();
-  if (static_cast<int64_t>(values->size()) != rows * cols) {
+  ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare("SELECT rows, cols, data FROM releases WHERE job_id = ? AND round = ?"));
+  st.Bind(1, job_id).Bind(2, int64_t{round});
+  ASSIGN_OR_RETURN(auto row, st.Step());
+  if (!row) return std::optional<mf::Matrix>();
+  const int64_t rows = st.ColumnInt(0), cols = st.ColumnInt(1);
+  ASSIGN_OR_RETURN(auto values, store::BlobToDoubles(st.ColumnBlob(2)));
+  if (static_cast<int64_t>(values.size()) != rows * cols) {
     return absl::DataLossError("stored release has the wrong size");
   }
-  return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values->data(), rows, cols));
+  return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values.data(), rows, cols));
 }
 
 absl::Status PartyStore::SaveAlignment(const std::string& job_id,
@@ -127,24 +123,23 @@ absl::Status PartyStore::SaveAlignment(const std::string& job_id,
     blob.append(reinterpret_cast<const char*>(&n), sizeof(n));
     blob.append(id);
   }
-  auto st = db_->Prepare("INSERT OR REPLACE INTO alignments (job_id, count, ids) VALUES (?,?,?)");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id)
+  ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare("INSERT OR REPLACE INTO alignments (job_id, count, ids) VALUES (?,?,?)"));
+  st.Bind(1, job_id)
       .Bind(2, static_cast<int64_t>(ids.size()))
       .BindBlob(3, blob.data(), blob.size());
-  return st->Run();
+  return st.Run();
 }
 
 absl::StatusOr<std::optional<std::vector<std::string>>> PartyStore::Alignment(
     const std::string& job_id) const {
-  auto st = db_->Prepare("SELECT count, ids FROM alignments WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  auto row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<std::vector<std::string>>();
-  const int64_t count = st->ColumnInt(0);
-  const std::string blob = st->ColumnBlob(1);
+  ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT count, ids FROM alignments WHERE job_id = ?"));
+  st.Bind(1, job_id);
+  ASSIGN_OR_RETURN(auto row, st.Step());
+  if (!row) return std::optional<std::vector<std::string>>();
+  const int64_t count = st.ColumnInt(0);
+  const std::string blob = st.ColumnBlob(1);
   std::vector<std::string> ids;
   size_t at = 0;
   while (at < blob.size()) {

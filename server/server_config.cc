@@ -53,24 +53,22 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     c.coordinator.seed = static_cast<uint64_t>(seed);
   }
   if (root.Has("tls")) {
-    auto tls = root.GetMap("tls");
-    if (!tls.ok()) return tls.status();
-    check(tls->GetBool("insecure", &c.tls.insecure));
-    check(tls->GetString("cert_dir", &c.tls.cert_dir));
-    check(tls->GetString("name", &c.tls.name));
-    check(tls->Finish());
+    ASSIGN_OR_RETURN(auto tls, root.GetMap("tls"));
+    check(tls.GetBool("insecure", &c.tls.insecure));
+    check(tls.GetString("cert_dir", &c.tls.cert_dir));
+    check(tls.GetString("name", &c.tls.name));
+    check(tls.Finish());
   }
   if (root.Has("limits")) {
-    auto limits = root.GetMap("limits");
-    if (!limits.ok()) return limits.status();
+    ASSIGN_OR_RETURN(auto limits, root.GetMap("limits"));
     SizeLimits& l = c.coordinator.limits;
-    check(limits->GetInt("max_users", &l.max_users));
-    check(limits->GetInt("max_items", &l.max_items));
-    check(limits->GetInt("max_dim", &l.max_dim));
-    check(limits->GetInt("max_devices", &l.max_devices));
-    check(limits->GetInt("max_parties", &l.max_parties));
-    check(limits->GetInt("max_matrix_values", &l.max_matrix_values));
-    check(limits->Finish());
+    check(limits.GetInt("max_users", &l.max_users));
+    check(limits.GetInt("max_items", &l.max_items));
+    check(limits.GetInt("max_dim", &l.max_dim));
+    check(limits.GetInt("max_devices", &l.max_devices));
+    check(limits.GetInt("max_parties", &l.max_parties));
+    check(limits.GetInt("max_matrix_values", &l.max_matrix_values));
+    check(limits.Finish());
     if (s.ok()) {
       if (auto st = ValidateSizeLimits(l); !st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(root.Where("limits"), st.message()));
@@ -112,9 +110,8 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
 }  // namespace
 
 absl::Status CheckDashboardListen(const std::string& listen, bool allow_remote) {
-  auto host_port = metrics::SplitHostPort("dashboard", listen);
-  if (!host_port.ok()) return host_port.status();
-  const std::string& host = host_port->first;
+  ASSIGN_OR_RETURN(auto host_port, metrics::SplitHostPort("dashboard", listen));
+  const std::string& host = host_port.first;
   if (allow_remote || absl::StartsWith(host, "127.") || host == "::1" || host == "localhost") {
     return absl::OkStatus();
   }
@@ -125,15 +122,13 @@ absl::Status CheckDashboardListen(const std::string& listen, bool allow_remote) 
 }
 
 absl::StatusOr<ServerConfig> LoadServerConfig(const std::string& path) {
-  auto root = config::YamlMap::FromFile(path);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  return FromMap(std::move(root));
 }
 
 absl::StatusOr<ServerConfig> ParseServerConfig(const std::string& text, const std::string& name) {
-  auto root = config::YamlMap::FromString(text, name);
-  if (!root.ok()) return root.status();
-  return FromMap(std::move(*root));
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromString(text, name));
+  return FromMap(std::move(root));
 }
 
 }  // namespace fedmf::server

@@ -6,7 +6,7 @@
 //
 // Both return the error unchanged (code and message), so callers' messages
 // name the field/file as before. `lhs` may not contain a top-level comma;
-// name a type alias first (using Pair = std::pair<int, int>;).
+// name a type alias first (using Pair = std::pair<int, int>;); `expr` may.
 #ifndef FEDMF_COMMON_BASE_STATUS_MACROS_H_
 #define FEDMF_COMMON_BASE_STATUS_MACROS_H_
 
@@ -41,8 +41,9 @@ absl::Status AsStatus(absl::StatusOr<T>&& s) {
     }                                                                                \
   } while (false)
 
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  FEDMF_ASSIGN_OR_RETURN_IMPL_(FEDMF_STATUS_CONCAT_(fedmf_statusor_, __LINE__), lhs, expr)
+// Variadic so that `expr` may hold top-level commas (F<A, B>(x), T{a, b}).
+#define ASSIGN_OR_RETURN(lhs, ...) \
+  FEDMF_ASSIGN_OR_RETURN_IMPL_(FEDMF_STATUS_CONCAT_(fedmf_statusor_, __LINE__), lhs, (__VA_ARGS__))
 
 #define FEDMF_ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr)  \
   auto statusor = (expr);                                  \

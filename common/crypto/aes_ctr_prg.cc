@@ -98,25 +98,23 @@ absl::Status AesCtrPrg::FillMod2k(std::span<uint64_t> out, int bits) {
 absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,
                                                       int bits) {
   RETURN_IF_ERROR(CheckModulusBits(bits));
-  absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
-  if (!prg.ok()) return prg.status();
+  ASSIGN_OR_RETURN(AesCtrPrg prg, AesCtrPrg::Create(seed));
   std::vector<uint64_t> out(n);
-  RETURN_IF_ERROR(prg->FillMod2k(out, bits));
+  RETURN_IF_ERROR(prg.FillMod2k(out, bits));
   return out;
 }
 
 absl::Status ApplyMaskMod2k(std::span<const uint8_t> seed, int bits, MaskSign sign,
                             std::span<uint64_t> acc) {
   RETURN_IF_ERROR(CheckModulusBits(bits));
-  absl::StatusOr<AesCtrPrg> prg = AesCtrPrg::Create(seed);
-  if (!prg.ok()) return prg.status();
+  ASSIGN_OR_RETURN(AesCtrPrg prg, AesCtrPrg::Create(seed));
   constexpr size_t kWords = kChunkBytes / sizeof(uint64_t);
   alignas(64) uint64_t buf[kWords];
   const uint64_t mask = LowBitsMask(bits);
   absl::Status status = absl::OkStatus();
   for (size_t pos = 0; pos < acc.size() && status.ok(); pos += kWords) {
     const size_t take = std::min(kWords, acc.size() - pos);
-    status = prg->FillMod2k(std::span<uint64_t>(buf, take), 64);
+    status = prg.FillMod2k(std::span<uint64_t>(buf, take), 64);
     if (!status.ok()) break;
     uint64_t* a = acc.data() + pos;
     // Unsigned arithmetic wraps mod 2^64, and 2^bits divides 2^64, so the

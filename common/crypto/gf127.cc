@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/status/status.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::crypto::gf127 {
 
@@ -48,10 +49,9 @@ absl::StatusOr<Elem> InterpolateAt(std::span<const Elem> xs, std::span<const Ele
   for (Elem y : ys) {
     if (!IsCanonical(y)) return absl::InvalidArgumentError("Lagrange: value not < p");
   }
-  absl::StatusOr<std::vector<Elem>> lambda = LagrangeCoefficients(xs, x);
-  if (!lambda.ok()) return lambda.status();
+  ASSIGN_OR_RETURN(std::vector<Elem> lambda, LagrangeCoefficients(xs, x));
   Elem acc = 0;
-  for (size_t j = 0; j < xs.size(); ++j) acc = Add(acc, Mul((*lambda)[j], ys[j]));
+  for (size_t j = 0; j < xs.size(); ++j) acc = Add(acc, Mul((lambda)[j], ys[j]));
   return acc;
 }
 

@@ -120,8 +120,7 @@ absl::StatusOr<SecretBytes> ShamirReconstruct(std::span<const ShamirShare> share
   const std::span<const ShamirShare> used = shares.first(threshold);
   std::vector<Elem> points(threshold);
   for (size_t j = 0; j < threshold; ++j) points[j] = used[j].x;
-  absl::StatusOr<std::vector<Elem>> lambda = gf127::LagrangeCoefficients(points, 0);
-  if (!lambda.ok()) return lambda.status();
+  ASSIGN_OR_RETURN(std::vector<Elem> lambda, gf127::LagrangeCoefficients(points, 0));
 
   const size_t size = shares[0].secret_size;
   const size_t chunks = ShamirChunkCount(size);
@@ -130,7 +129,7 @@ absl::StatusOr<SecretBytes> ShamirReconstruct(std::span<const ShamirShare> share
     Elem value = 0;
     for (size_t j = 0; j < threshold; ++j) {
       value = gf127::Add(
-          value, gf127::Mul((*lambda)[j], gf127::Load(used[j].y.data() + c * kShamirElementBytes)));
+          value, gf127::Mul((lambda)[j], gf127::Load(used[j].y.data() + c * kShamirElementBytes)));
     }
     // A genuine chunk has at most `len` bytes; anything above means the
     // shares do not come from one sharing of a secret of this size.

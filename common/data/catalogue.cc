@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/data/file_io.h"
 #include "common/data/text_scan.h"
 
@@ -38,9 +39,8 @@ absl::StatusOr<std::string> Sha256Hex(const std::vector<std::string>& ids) {
 }  // namespace
 
 absl::StatusOr<Catalogue> Catalogue::Load(const std::string& path) {
-  auto contents = internal::ReadWholeFile(path);
-  if (!contents.ok()) return contents.status();
-  return Parse(*contents, path);
+  ASSIGN_OR_RETURN(auto contents, internal::ReadWholeFile(path));
+  return Parse(contents, path);
 }
 
 absl::StatusOr<Catalogue> Catalogue::Parse(std::string_view contents, const std::string& name) {
@@ -66,9 +66,8 @@ absl::StatusOr<Catalogue> Catalogue::Parse(std::string_view contents, const std:
     return absl::InvalidArgumentError(
         absl::StrCat(name, ": the catalogue lists no item ids (one per line)"));
   }
-  auto digest = Sha256Hex(c.ids_);
-  if (!digest.ok()) return digest.status();
-  c.digest_ = std::move(*digest);
+  ASSIGN_OR_RETURN(auto digest, Sha256Hex(c.ids_));
+  c.digest_ = std::move(digest);
   return c;
 }
 
@@ -83,9 +82,8 @@ absl::StatusOr<Catalogue> Catalogue::FromIds(std::vector<std::string> ids, std::
     c.ids_.push_back(std::move(id));
   }
   if (c.ids_.empty()) return absl::InvalidArgumentError("the catalogue is empty");
-  auto digest = Sha256Hex(c.ids_);
-  if (!digest.ok()) return digest.status();
-  c.digest_ = std::move(*digest);
+  ASSIGN_OR_RETURN(auto digest, Sha256Hex(c.ids_));
+  c.digest_ = std::move(digest);
   return c;
 }
 

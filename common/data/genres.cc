@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/base/status_macros.h"
 #include "common/data/file_io.h"
 #include "common/data/loaders.h"
 #include "common/data/text_scan.h"
@@ -14,8 +15,7 @@ namespace fedmf::data {
 
 absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::string& u_item_path,
                                                                   const Dataset& dataset) {
-  absl::StatusOr<std::string> contents = internal::ReadWholeFile(u_item_path);
-  if (!contents.ok()) return contents.status();
+  ASSIGN_OR_RETURN(std::string contents, internal::ReadWholeFile(u_item_path));
   auto at = [&u_item_path](int64_t line, absl::string_view reason) {
     return absl::InvalidArgumentError(absl::StrCat(u_item_path, ":", line, ": ", reason));
   };
@@ -34,7 +34,7 @@ absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::str
   std::vector<std::vector<int>> genres(dataset.item_ids.size());
   std::vector<int64_t> seen_on_line(dataset.item_ids.size(), 0);
   absl::flat_hash_map<absl::string_view, int64_t> all_ids;  // duplicates among unrated movies too
-  internal::LineReader lines(*contents);
+  internal::LineReader lines(contents);
   // Far more fields than u.item has; only the count and the last 19 matter.
   constexpr size_t kMaxFields = 64;
   std::vector<absl::string_view> f(kMaxFields);

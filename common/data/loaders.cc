@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/base/status_macros.h"
 #include "common/data/file_io.h"
 #include "common/data/synthetic.h"
 #include "common/data/text_scan.h"
@@ -17,9 +18,8 @@ namespace {
 
 absl::StatusOr<Dataset> LoadFile(const std::string& path, RatingFormat format,
                                  const LoadOptions& options) {
-  absl::StatusOr<std::string> contents = internal::ReadWholeFile(path);
-  if (!contents.ok()) return contents.status();
-  return ParseRatings(*contents, format, path, options);
+  ASSIGN_OR_RETURN(std::string contents, internal::ReadWholeFile(path));
+  return ParseRatings(contents, format, path, options);
 }
 
 // The MovieLens release a file belongs to, from its first line (the content
@@ -78,13 +78,10 @@ absl::StatusOr<Dataset> LoadGenericCsv(const std::string& path, const LoadOption
 }
 
 absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions& options) {
-  absl::StatusOr<std::string> file = ResolveMovieLensPath(path);
-  if (!file.ok()) return file.status();
-  absl::StatusOr<std::string> contents = internal::ReadWholeFile(*file);
-  if (!contents.ok()) return contents.status();
-  absl::StatusOr<RatingFormat> format = DetectMovieLensFormat(*file, *contents);
-  if (!format.ok()) return format.status();
-  return ParseRatings(*contents, *format, *file, options);
+  ASSIGN_OR_RETURN(std::string file, ResolveMovieLensPath(path));
+  ASSIGN_OR_RETURN(std::string contents, internal::ReadWholeFile(file));
+  ASSIGN_OR_RETURN(RatingFormat format, DetectMovieLensFormat(file, contents));
+  return ParseRatings(contents, format, file, options);
 }
 
 absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options) {
@@ -98,9 +95,8 @@ absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions&
   if (scheme == "synthetic") {
     // The synthetic generator declares its own range (min=, max=), so
     // `options` does not apply to it.
-    absl::StatusOr<SyntheticOptions> synthetic = ParseSyntheticOptions(std::string(rest));
-    if (!synthetic.ok()) return synthetic.status();
-    return GenerateSynthetic(*synthetic);
+    ASSIGN_OR_RETURN(SyntheticOptions synthetic, ParseSyntheticOptions(std::string(rest)));
+    return GenerateSynthetic(synthetic);
   }
   if (scheme == "movielens" || scheme == "csv") {
     if (rest.empty()) {

@@ -144,18 +144,17 @@ absl::StatusOr<Federation> PartitionVflByGenre(const Dataset& dataset,
         "genre list has ", item_genres.size(), " entries but the dataset has ", dataset.num_items,
         " items; load it with LoadMovieLensGenres(u.item, dataset)"));
   }
-  absl::StatusOr<std::vector<int>> genre = AssignItemsToSmallestGenre(item_genres);
-  if (!genre.ok()) return genre.status();
+  ASSIGN_OR_RETURN(std::vector<int> genre, AssignItemsToSmallestGenre(item_genres));
   // Parties are the non-empty genres in genre-id order.
-  const int max_genre = *std::max_element(genre->begin(), genre->end());
+  const int max_genre = *std::max_element(genre.begin(), genre.end());
   std::vector<int32_t> party_of_genre(max_genre + 1, -1);
-  for (int g : *genre) party_of_genre[g] = 0;
+  for (int g : genre) party_of_genre[g] = 0;
   int32_t num_parties = 0;
   for (int32_t& p : party_of_genre) {
     if (p == 0) p = num_parties++;
   }
-  Ownership own{Ownership::kItems, num_parties, std::vector<int32_t>(genre->size())};
-  for (size_t i = 0; i < genre->size(); ++i) own.owner[i] = party_of_genre[(*genre)[i]];
+  Ownership own{Ownership::kItems, num_parties, std::vector<int32_t>(genre.size())};
+  for (size_t i = 0; i < genre.size(); ++i) own.owner[i] = party_of_genre[(genre)[i]];
   return Build(dataset, split, own);
 }
 

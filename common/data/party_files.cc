@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::data {
 namespace {
@@ -60,7 +61,7 @@ std::vector<std::string> ItemIdUnion(const std::vector<Dataset>& parties) {
 absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<Dataset>& parties,
                                                              const Catalogue& catalogue,
                                                              const SplitOptions& split) {
-  if (absl::Status s = CheckSameRange(parties); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameRange(parties));
   PartyFilesFederation out;
   out.shared = catalogue.size();
   // One dataset over all parties: users numbered party by party, each party's
@@ -122,7 +123,7 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
 absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
     const std::vector<Dataset>& parties, const std::vector<std::vector<std::string>>& shared_users,
     const SplitOptions& split) {
-  if (absl::Status s = CheckSameRange(parties); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckSameRange(parties));
   if (shared_users.size() != parties.size()) {
     return absl::InvalidArgumentError("one list of shared users per party is needed");
   }

@@ -141,18 +141,15 @@ absl::Status ParseRow(absl::string_view line, const FormatSpec& spec, const Rati
   if (n != spec.num_fields) return FieldCountError(spec, n, line);
   for (size_t k = 0; k < spec.num_fields; ++k) f[k] = Trim(f[k]);
 
-  absl::StatusOr<int32_t> user = InternId(f[0], "user", spec, builder.users());
-  if (!user.ok()) return user.status();
-  absl::StatusOr<int32_t> item = InternId(f[1], "item", spec, builder.items());
-  if (!item.ok()) return item.status();
-  absl::StatusOr<float> value = ParseRatingValue(f[2], range);
-  if (!value.ok()) return value.status();
+  ASSIGN_OR_RETURN(int32_t user, InternId(f[0], "user", spec, builder.users()));
+  ASSIGN_OR_RETURN(int32_t item, InternId(f[1], "item", spec, builder.items()));
+  ASSIGN_OR_RETURN(float value, ParseRatingValue(f[2], range));
   if (spec.has_timestamp && !ParseInt64(f[3]).has_value()) {
     if (f[3].empty()) return absl::InvalidArgumentError("missing field: the timestamp is empty");
     return absl::InvalidArgumentError(
         absl::StrCat("timestamp '", Excerpt(f[3]), "' is not an integer"));
   }
-  builder.Add(*user, *item, *value);
+  builder.Add(user, item, value);
   return absl::OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
@@ -54,17 +55,15 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(double q, int64_t steps, double 
   // Epsilon is continuous and non-increasing in z (each order's RDP is), so
   // {z : eps(z) <= target} is an interval [z*, inf) and bisection finds z*.
   auto meets = [&](double z) -> absl::StatusOr<bool> {
-    absl::StatusOr<double> eps = ComputeEpsilon(q, z, steps, delta, orders);
-    if (!eps.ok()) return eps.status();
-    return *eps <= target_epsilon;
+    ASSIGN_OR_RETURN(double eps, ComputeEpsilon(q, z, steps, delta, orders));
+    return eps <= target_epsilon;
   };
 
   // Bracket: hi meets the target, lo does not.
   double hi = 1.0;
   for (;;) {
-    absl::StatusOr<bool> ok = meets(hi);
-    if (!ok.ok()) return ok.status();
-    if (*ok) break;
+    ASSIGN_OR_RETURN(bool ok, meets(hi));
+    if (ok) break;
     hi *= 2;
     if (hi > kMaxCalibratedNoiseMultiplier) {
       return absl::OutOfRangeError(absl::StrFormat(
@@ -79,18 +78,16 @@ absl::StatusOr<double> CalibrateNoiseMultiplier(double q, int64_t steps, double 
       lo = 0;
       break;
     }
-    absl::StatusOr<bool> ok = meets(lo);
-    if (!ok.ok()) return ok.status();
-    if (!*ok) break;
+    ASSIGN_OR_RETURN(bool ok, meets(lo));
+    if (!ok) break;
     hi = lo;
     lo /= 2;
   }
 
   for (int it = 0; it < kMaxBisections && hi - lo > kRelativeTolerance * hi; ++it) {
     const double mid = 0.5 * (lo + hi);
-    absl::StatusOr<bool> ok = meets(mid);
-    if (!ok.ok()) return ok.status();
-    (*ok ? hi : lo) = mid;
+    ASSIGN_OR_RETURN(bool ok, meets(mid));
+    (ok ? hi : lo) = mid;
   }
   return hi;  // always a z that meets the target
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
@@ -36,9 +37,8 @@ absl::StatusOr<double> ComposeGaussianSchedules(const std::vector<GaussianSchedu
   for (const GaussianSchedule& p : parts) {
     if (p.steps > 0) accountant.AddSteps(p.sample_rate, p.noise_multiplier, p.steps);
   }
-  auto eps = accountant.GetEpsilon(delta);
-  if (!eps.ok()) return eps.status();
-  return eps->epsilon;
+  ASSIGN_OR_RETURN(auto eps, accountant.GetEpsilon(delta));
+  return eps.epsilon;
 }
 
 }  // namespace fedmf::dp

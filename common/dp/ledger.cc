@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::dp {
 namespace {
@@ -40,37 +41,33 @@ PrivacyLedger::PrivacyLedger(double max_epsilon, double delta)
     : max_epsilon_(max_epsilon), delta_(delta) {}
 
 absl::StatusOr<double> PrivacyLedger::SpentEpsilon() const {
-  absl::StatusOr<EpsilonResult> r = accountant_.GetEpsilon(delta_);
-  if (!r.ok()) return r.status();
-  return r->epsilon;
+  ASSIGN_OR_RETURN(EpsilonResult r, accountant_.GetEpsilon(delta_));
+  return r.epsilon;
 }
 
 absl::StatusOr<double> PrivacyLedger::JobEpsilon(const std::string& job_id) const {
   auto it = by_job_.find(job_id);
   if (it == by_job_.end()) return 0.0;
-  absl::StatusOr<EpsilonResult> r = it->second.GetEpsilon(delta_);
-  if (!r.ok()) return r.status();
-  return r->epsilon;
+  ASSIGN_OR_RETURN(EpsilonResult r, it->second.GetEpsilon(delta_));
+  return r.epsilon;
 }
 
 absl::StatusOr<double> PrivacyLedger::EpsilonWith(const LedgerEntry& entry) const {
-  if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateEntry(entry));
   RdpAccountant with = accountant_;
   with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
-  absl::StatusOr<EpsilonResult> r = with.GetEpsilon(delta_);
-  if (!r.ok()) return r.status();
-  return r->epsilon;
+  ASSIGN_OR_RETURN(EpsilonResult r, with.GetEpsilon(delta_));
+  return r.epsilon;
 }
 
 absl::StatusOr<double> PrivacyLedger::EpsilonWith(const std::vector<LedgerEntry>& entries) const {
   RdpAccountant with = accountant_;
   for (const LedgerEntry& entry : entries) {
-    if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+    RETURN_IF_ERROR(ValidateEntry(entry));
     with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
   }
-  absl::StatusOr<EpsilonResult> r = with.GetEpsilon(delta_);
-  if (!r.ok()) return r.status();
-  return r->epsilon;
+  ASSIGN_OR_RETURN(EpsilonResult r, with.GetEpsilon(delta_));
+  return r.epsilon;
 }
 
 absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
@@ -78,7 +75,7 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
     return absl::InvalidArgumentError(
         absl::StrFormat("privacy budget epsilon must be finite and >= 0, got %g", max_epsilon_));
   }
-  if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateEntry(entry));
   // A replayed (job, round) must not be charged twice -- nor silently
   // accepted: the caller is re-running a release it already made.
   for (const LedgerEntry& e : entries_) {
@@ -87,8 +84,7 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
           "privacy ledger already charged job '%s' round %d", entry.job_id, entry.round));
     }
   }
-  absl::StatusOr<double> spent = SpentEpsilon();
-  if (!spent.ok()) return spent.status();
+  ASSIGN_OR_RETURN(double spent, SpentEpsilon());
   // Compose into a copy; only a charge within budget replaces the state.
   RdpAccountant with = accountant_;
   with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
@@ -99,7 +95,7 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "privacy budget exceeded: charging job '%s' round %d (q=%g, z=%g, steps=%d) would bring "
         "spent epsilon from %.6g to %.6g, over the budget epsilon=%.6g at delta=%g",
-        entry.job_id, entry.round, entry.sample_rate, entry.noise_multiplier, entry.steps, *spent,
+        entry.job_id, entry.round, entry.sample_rate, entry.noise_multiplier, entry.steps, spent,
         *would_be, max_epsilon_, delta_));
   }
   entries_.push_back(entry);
@@ -109,7 +105,7 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
 }
 
 absl::Status PrivacyLedger::Restore(const LedgerEntry& entry) {
-  if (absl::Status s = ValidateEntry(entry); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateEntry(entry));
   for (const LedgerEntry& e : entries_) {
     if (e.job_id == entry.job_id && e.round == entry.round) {
       return absl::AlreadyExistsError(absl::StrFormat(

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::dp {
@@ -55,7 +56,7 @@ EpsilonResult Minimize(const std::vector<double>& orders, const std::vector<doub
 
 absl::StatusOr<EpsilonResult> RdpToEpsilon(const std::vector<double>& orders,
                                            const std::vector<double>& rdp, double delta) {
-  if (absl::Status s = ValidateCurve(orders, rdp, delta); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCurve(orders, rdp, delta));
   const double log_delta = std::log(delta);
   return Minimize(orders, rdp, [&](double a, double r) {
     // Tiny negative values are round-off in an exactly-zero RDP.
@@ -75,7 +76,7 @@ absl::StatusOr<EpsilonResult> RdpToEpsilon(const std::vector<double>& orders,
 
 absl::StatusOr<EpsilonResult> RdpToEpsilonClassic(const std::vector<double>& orders,
                                                   const std::vector<double>& rdp, double delta) {
-  if (absl::Status s = ValidateCurve(orders, rdp, delta); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateCurve(orders, rdp, delta));
   const double log_delta = std::log(delta);
   // Mironov 2017, Prop. 3: eps = r - log(delta) / (a - 1).
   return Minimize(orders, rdp, [&](double a, double r) {

@@ -31,15 +31,14 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
   JobConfig config = offered;
   config.rating_max = ClippingBound(range);
   config.seed.reset();
-  auto plan = PlanNoise(config);
-  if (!plan.ok()) return plan.status();
+  ASSIGN_OR_RETURN(auto plan, PlanNoise(config));
   if (policy) {
-    if (std::string refusal = policy(config, *plan); !refusal.empty()) {
+    if (std::string refusal = policy(config, plan); !refusal.empty()) {
       return absl::PermissionDeniedError(refusal);
     }
   }
   random::Csprng rng = random::Csprng::FromOptionalSeed(local.seed).Fork(local.stream);
-  return AdmittedJob(std::move(config), *plan, range, std::move(rng), local.seed.has_value(),
+  return AdmittedJob(std::move(config), plan, range, std::move(rng), local.seed.has_value(),
                      std::max(local.threads, 1));
 }
 

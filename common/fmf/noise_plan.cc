@@ -56,9 +56,9 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   auto z_alone =
       dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta, config.epsilon);
   if (!z_alone.ok()) return z_alone.status();
-  auto alone = EpsilonWithCount(config.sample_rate, *z_alone, plan.steps, 0, config.delta);
-  if (!alone.ok()) return alone.status();
-  const double order = alone->order;
+  ASSIGN_OR_RETURN(auto alone,
+                   EpsilonWithCount(config.sample_rate, *z_alone, plan.steps, 0, config.delta));
+  const double order = alone.order;
   const double rdp_at_order = dp::ComputeRdp(config.sample_rate, *z_alone, plan.steps, {order})[0];
   if (!(rdp_at_order > 0) || !std::isfinite(rdp_at_order)) {
     return absl::InternalError("noise plan: the gradient steps' RDP is not positive and finite");
@@ -73,9 +73,8 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   };
   double lo = *z_alone, hi = *z_alone * 1.25;
   for (;;) {
-    auto ok = meets(hi);
-    if (!ok.ok()) return ok.status();
-    if (*ok) break;
+    ASSIGN_OR_RETURN(auto ok, meets(hi));
+    if (ok) break;
     lo = hi;
     hi *= 2;
     if (hi > dp::kMaxCalibratedNoiseMultiplier) {
@@ -84,9 +83,8 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   }
   while (hi - lo > 1e-9 * hi) {
     const double mid = 0.5 * (lo + hi);
-    auto ok = meets(mid);
-    if (!ok.ok()) return ok.status();
-    (*ok ? hi : lo) = mid;
+    ASSIGN_OR_RETURN(auto ok, meets(mid));
+    (ok ? hi : lo) = mid;
   }
   plan.noise_multiplier = hi;
   auto eps = EpsilonWithCount(config.sample_rate, plan.noise_multiplier, plan.steps,

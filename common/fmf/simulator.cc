@@ -53,9 +53,8 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
     }
     std::filesystem::path p = spec.substr(prefix.size());
     std::filesystem::path dir = std::filesystem::is_directory(p) ? p : p.parent_path();
-    auto loaded = data::LoadMovieLensGenres((dir / "u.item").string(), dataset);
-    if (!loaded.ok()) return loaded.status();
-    genres = std::move(*loaded);
+    ASSIGN_OR_RETURN(auto loaded, data::LoadMovieLensGenres((dir / "u.item").string(), dataset));
+    genres = std::move(loaded);
     options.item_genres = &genres;
   }
   return BuildFederation(config, dataset, options);
@@ -130,26 +129,24 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
       infos.push_back({absl::StrCat("party-", k), sessions[k]->weight()});
     }
     random::Csprng server_rng = root.Fork("server");
-    auto server = ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng);
-    if (!server.ok()) return server.status();
+    ASSIGN_OR_RETURN(auto server,
+                     ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng));
     for (auto& session : sessions) {
-      RETURN_IF_ERROR(session->Pretrain(server->shared()));
+      RETURN_IF_ERROR(session->Pretrain(server.shared()));
     }
-    while (server->phase() == ServerSession::Phase::kRoundOpen) {
-      const int32_t round = server->round();
+    while (server.phase() == ServerSession::Phase::kRoundOpen) {
+      const int32_t round = server.round();
       for (size_t k = 0; k < s; ++k) {
-        auto update = sessions[k]->RunRound(round, server->shared());
-        if (!update.ok()) return update.status();
-        if (auto st = server->SubmitUpdate(static_cast<int32_t>(k), round, *update); !st.ok()) {
+        ASSIGN_OR_RETURN(auto update, sessions[k]->RunRound(round, server.shared()));
+        if (auto st = server.SubmitUpdate(static_cast<int32_t>(k), round, update); !st.ok()) {
           return st;
         }
       }
-      auto summary = server->CloseRound();
-      if (!summary.ok()) return summary.status();
+      ASSIGN_OR_RETURN(auto summary, server.CloseRound());
       if (progress) {
         RoundProgress p;
         p.round = round + 1;
-        p.total_rounds = server->total_rounds();
+        p.total_rounds = server.total_rounds();
         p.seconds = seconds();
         for (auto& ledger : ledgers) {
           auto e = ledger->SpentEpsilon();
@@ -159,7 +156,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
         if (eval_every > 0 && ((round + 1) % eval_every == 0 || round + 1 == p.total_rounds)) {
           std::vector<mf::ErrorMetrics> parts;
           for (auto& session : sessions) {
-            parts.push_back(session->EvaluateTestWith(server->shared()));
+            parts.push_back(session->EvaluateTestWith(server.shared()));
             p.party_test_mse.push_back(parts.back().mse);
           }
           p.test_mse = mf::Combine(parts).mse;
@@ -168,9 +165,9 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
       }
     }
     for (auto& session : sessions) {
-      RETURN_IF_ERROR(session->Finish(server->shared()));
+      RETURN_IF_ERROR(session->Finish(server.shared()));
     }
-    result.rounds = server->total_rounds();
+    result.rounds = server.total_rounds();
   }
 
   std::vector<mf::ErrorMetrics> tests, trains, validations;
@@ -190,9 +187,8 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     r.item_embeddings = sessions[k]->item_embeddings();
     r.rating_offset = sessions[k]->rating_offset();
     if (party_plans[k].private_training) {
-      auto e = ledgers[k]->SpentEpsilon();
-      if (!e.ok()) return e.status();
-      r.epsilon = *e;
+      ASSIGN_OR_RETURN(auto e, ledgers[k]->SpentEpsilon());
+      r.epsilon = e;
     } else {
       r.epsilon = std::numeric_limits<double>::infinity();
     }
@@ -210,9 +206,8 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
           {party_plans[k].sample_rate, party_plans[k].noise_multiplier, result.parties[k].steps});
       schedules.push_back({1.0, party_plans[k].count_noise_multiplier, 1});  // its size release
     }
-    auto global = dp::ComposeGaussianSchedules(schedules, config.delta);
-    if (!global.ok()) return global.status();
-    result.epsilon_per_user_global = *global;
+    ASSIGN_OR_RETURN(auto global, dp::ComposeGaussianSchedules(schedules, config.delta));
+    result.epsilon_per_user_global = global;
   }
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);

@@ -118,26 +118,24 @@ class Driver {
 absl::Status Driver::Setup() {
   const bool masked = p_.scenario != Scenario::kUntrusted;
   if (masked) {
-    auto codec = ZpCodec::Create(p_.zp);
-    if (!codec.ok()) return codec.status();
-    codec_.emplace(*codec);
-    auto tp = ThirdParty::Create(p_.scenario, p_.dim, ThirdPartyStream(root_));
-    if (!tp.ok()) return tp.status();
-    tp_.emplace(std::move(*tp));
+    ASSIGN_OR_RETURN(auto codec, ZpCodec::Create(p_.zp));
+    codec_.emplace(codec);
+    ASSIGN_OR_RETURN(auto tp, ThirdParty::Create(p_.scenario, p_.dim, ThirdPartyStream(root_)));
+    tp_.emplace(std::move(tp));
   }
   const ZpCodec* codec = codec_ ? &*codec_ : nullptr;
-  auto server = Recommender::Create(p_, x_.num_items(), range_, codec, RecommenderStream(root_));
-  if (!server.ok()) return server.status();
-  server_.emplace(std::move(*server));
+  ASSIGN_OR_RETURN(auto server, Recommender::Create(p_, x_.num_items(), range_, codec,
+                                                    RecommenderStream(root_)));
+  server_.emplace(std::move(server));
   users_.resize(x_.num_users());
   for (int32_t i = 0; i < x_.num_users(); ++i) {
     if (x_.RowSize(i) == 0) continue;
     std::vector<RatedItem> ratings;
     for (const auto& e : x_.Row(i)) ratings.push_back({e.item, e.value});
-    auto user = User::Create(i, std::move(ratings), p_, range_, codec, UserStream(root_, i));
-    if (!user.ok()) return user.status();
-    RETURN_IF_ERROR(server_->Register(user->Hello()));
-    users_[i].emplace(std::move(*user));
+    ASSIGN_OR_RETURN(auto user,
+                     User::Create(i, std::move(ratings), p_, range_, codec, UserStream(root_, i)));
+    RETURN_IF_ERROR(server_->Register(user.Hello()));
+    users_[i].emplace(std::move(user));
     active_users_.push_back(i);
   }
   if (p_.scenario == Scenario::kDynamic) {
@@ -153,34 +151,29 @@ absl::Status Driver::Setup() {
 
 absl::Status Driver::InitRoundS3() {
   if (server_->uninitialized_items() == 0) return absl::OkStatus();
-  auto round = server_->StartInit(pool_->Online());
-  if (!round.ok()) return round.status();
-  if (round->requests.empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(auto round, server_->StartInit(pool_->Online()));
+  if (round.requests.empty()) return absl::OkStatus();
   TrafficStats& t = meter_.stats();
-  t.init_bytes += EncodedBytes(round->plan);
-  RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Begin(round->plan); }));
-  for (const InitRequest& req : round->requests) {
+  t.init_bytes += EncodedBytes(round.plan);
+  RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Begin(round.plan); }));
+  for (const InitRequest& req : round.requests) {
     t.init_bytes += EncodedBytes(req);
-    auto report = users_[req.user]->HandleInit(req);
-    if (!report.ok()) return report.status();
-    t.init_bytes += EncodedBytes(*report);
-    RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(*report); }));
+    ASSIGN_OR_RETURN(auto report, users_[req.user]->HandleInit(req));
+    t.init_bytes += EncodedBytes(report);
+    RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(report); }));
   }
-  auto forward = tp_clock_.Time([&] { return tp_->Flush(); });
-  if (!forward.ok()) return forward.status();
-  t.init_bytes += EncodedBytes(*forward);
-  return server_->FinishInit(*forward);
+  ASSIGN_OR_RETURN(auto forward, tp_clock_.Time([&] { return tp_->Flush(); }));
+  t.init_bytes += EncodedBytes(forward);
+  return server_->FinishInit(forward);
 }
 
 absl::Status Driver::DirectIteration(const std::vector<int32_t>& participants) {
-  auto round = server_->StartIteration(participants);
-  if (!round.ok()) return round.status();
-  for (const IterationRequest& req : round->requests) {
+  ASSIGN_OR_RETURN(auto round, server_->StartIteration(participants));
+  for (const IterationRequest& req : round.requests) {
     meter_.Down(req.user, EncodedBytes(req));
-    auto report = users_[req.user]->HandleDirect(req);
-    if (!report.ok()) return report.status();
-    meter_.Up(req.user, EncodedBytes(*report));
-    RETURN_IF_ERROR(server_->AcceptDirect(*report));
+    ASSIGN_OR_RETURN(auto report, users_[req.user]->HandleDirect(req));
+    meter_.Up(req.user, EncodedBytes(report));
+    RETURN_IF_ERROR(server_->AcceptDirect(report));
   }
   return server_->FinishIteration().status();
 }
@@ -201,21 +194,18 @@ absl::Status Driver::MaskedIteration(const std::vector<int32_t>& participants) {
         ++dropped_;
         continue;
       }
-      auto report = users_[req.user]->HandleMasked(req);
-      if (!report.ok()) return report.status();
-      meter_.Up(req.user, EncodedBytes(*report));
-      RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(*report); }));
+      ASSIGN_OR_RETURN(auto report, users_[req.user]->HandleMasked(req));
+      meter_.Up(req.user, EncodedBytes(report));
+      RETURN_IF_ERROR(tp_clock_.Time([&] { return tp_->Accept(report); }));
     }
-    auto forward = tp_clock_.Time([&] { return tp_->Flush(); });
-    if (!forward.ok()) return forward.status();
-    t.forward_per_iteration += EncodedBytes(*forward);
-    round = server_->AcceptForward(*forward);
+    ASSIGN_OR_RETURN(auto forward, tp_clock_.Time([&] { return tp_->Flush(); }));
+    t.forward_per_iteration += EncodedBytes(forward);
+    round = server_->AcceptForward(forward);
     if (!round.ok()) return round.status();
     if (round->requests.empty()) break;
   }
-  auto stats = server_->FinishIteration();
-  if (!stats.ok()) return stats.status();
-  abandoned_ += stats->items_abandoned;
+  ASSIGN_OR_RETURN(auto stats, server_->FinishIteration());
+  abandoned_ += stats.items_abandoned;
   return absl::OkStatus();
 }
 

@@ -61,14 +61,14 @@ absl::StatusOr<HuaResult> SimulateHua(Scenario scenario, const data::PartyData& 
         progress(p);
       };
     }
-    auto run = RunProtocol(params, by_user, range, root, start, on_iteration, eval_every);
-    if (!run.ok()) return run.status();
-    out = std::move(run->profiles);
-    r.traffic = run->traffic;
-    r.third_party_ms_per_iteration = 1000.0 * run->third_party_seconds / params.iterations;
-    r.mean_users_per_iteration = run->mean_users_per_iteration;
-    r.dropped_users = run->dropped_users;
-    r.abandoned_item_updates = run->abandoned_item_updates;
+    ASSIGN_OR_RETURN(auto run,
+                     RunProtocol(params, by_user, range, root, start, on_iteration, eval_every));
+    out = std::move(run.profiles);
+    r.traffic = run.traffic;
+    r.third_party_ms_per_iteration = 1000.0 * run.third_party_seconds / params.iterations;
+    r.mean_users_per_iteration = run.mean_users_per_iteration;
+    r.dropped_users = run.dropped_users;
+    r.abandoned_item_updates = run.abandoned_item_updates;
   }
   r.test = mf::Evaluate(split.test, out.u, out.v, range);
   r.train = mf::Evaluate(split.train, out.u, out.v, range);

@@ -153,10 +153,9 @@ absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
         it.users < 1) {
       return Bad(id_, "malformed init item");
     }
-    auto tau = codec_->Encode(LaplacePiece(it.h, EtaZ(p), it.users, laplace_b_));
-    if (!tau.ok()) return tau.status();
-    ZpCodec::Add(*tau, it.beta);
-    out.items.push_back({it.item, std::move(*tau)});
+    ASSIGN_OR_RETURN(auto tau, codec_->Encode(LaplacePiece(it.h, EtaZ(p), it.users, laplace_b_)));
+    ZpCodec::Add(tau, it.beta);
+    out.items.push_back({it.item, std::move(tau)});
   }
   return out;
 }
@@ -203,10 +202,9 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
     const std::vector<double> rho =
         LaplacePiece(it.h_rho, RhoZ(req.iteration, pos[k]), it.rho_users, laplace_b_);
     for (int32_t l = 0; l < params_.dim; ++l) x[l] += rho[l] + (s3 ? 0.0 : eta_[pos[k]][l]);
-    auto phi = codec_->Encode(x);
-    if (!phi.ok()) return phi.status();
-    ZpCodec::Add(*phi, it.mask);
-    out.items.push_back({it.item, std::move(*phi)});
+    ASSIGN_OR_RETURN(auto phi, codec_->Encode(x));
+    ZpCodec::Add(phi, it.mask);
+    out.items.push_back({it.item, std::move(phi)});
   }
   StepProfile(req, pos);
   return out;

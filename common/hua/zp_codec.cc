@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 
 namespace fedmf::hua {
@@ -21,9 +22,9 @@ void CheckOk(const absl::Status& s) {
 }  // namespace
 
 absl::StatusOr<ZpCodec> ZpCodec::Create(const ZpParams& p) {
-  auto codec = crypto::FixedPointCodec::Create(kBits, p.frac_bits, p.max_abs, p.max_summands);
-  if (!codec.ok()) return codec.status();
-  return ZpCodec(*codec);
+  ASSIGN_OR_RETURN(auto codec,
+                   crypto::FixedPointCodec::Create(kBits, p.frac_bits, p.max_abs, p.max_summands));
+  return ZpCodec(codec);
 }
 
 absl::StatusOr<std::vector<uint64_t>> ZpCodec::Encode(std::span<const double> x) const {

@@ -148,8 +148,7 @@ absl::StatusOr<std::vector<double>> LflDevice::Round1(const mf::Matrix& v) {
 
 absl::StatusOr<std::vector<double>> LflDevice::Round2(int64_t round1_survivors) {
   if (phase_ != Phase::kAwaitingRound2) return absl::FailedPreconditionError("Round2 out of phase");
-  auto out = noise_.Round2Replacement(round1_survivors, rng_);
-  if (!out.ok()) return out.status();
+  ASSIGN_OR_RETURN(auto out, noise_.Round2Replacement(round1_survivors, rng_));
   phase_ = Phase::kReady;
   return out;
 }

@@ -48,15 +48,14 @@ absl::StatusOr<double> CalibrateSigmaV(const LflConfig& config, double* noise_mu
     *epsilon = std::numeric_limits<double>::infinity();
     return 0.0;
   }
-  auto z = dp::CalibrateNoiseMultiplier(1.0, config.iterations, config.delta, config.epsilon);
-  if (!z.ok()) return z.status();
-  auto eps = dp::ComputeEpsilon(1.0, *z, config.iterations, config.delta);
-  if (!eps.ok()) return eps.status();
-  *noise_multiplier = *z;
-  *epsilon = *eps;
+  ASSIGN_OR_RETURN(
+      auto z, dp::CalibrateNoiseMultiplier(1.0, config.iterations, config.delta, config.epsilon));
+  ASSIGN_OR_RETURN(auto eps, dp::ComputeEpsilon(1.0, z, config.iterations, config.delta));
+  *noise_multiplier = z;
+  *epsilon = eps;
   // The 1e-9 margin absorbs MinSurvivors' ceil tolerance (it may sit a hair
   // below (1 - omega) n) so the server's view never rounds below z.
-  return *z * config.device.GradientNormBound() *
+  return z * config.device.GradientNormBound() *
          std::sqrt(ServerViewVarianceInflation(config.omega)) * (1.0 + 1e-9);
 }
 

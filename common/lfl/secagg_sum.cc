@@ -82,26 +82,24 @@ class SecAggSum {
         credential_cache_(std::make_shared<secagg::CredentialCache>()) {}
 
   absl::StatusOr<SecureSumOutcome> operator()(const SecureSumRequest& request) const {
-    absl::StatusOr<size_t> length = ValidateSecureSumRequest(request);
-    if (!length.ok()) return length.status();
+    ASSIGN_OR_RETURN(size_t length, ValidateSecureSumRequest(request));
     if (request.codec == nullptr) return absl::InvalidArgumentError("secure sum: no codec");
     const size_t n = request.inputs.size();
     SecureSumOutcome out;
-    if (n < 2 || *length == 0) {
+    if (n < 2 || length == 0) {
       // One device's "sum" is its input: never run an aggregation for it.
       out.aborted = true;
-      out.abort_reason = absl::StrCat(n, " participants, ", *length,
+      out.abort_reason = absl::StrCat(n, " participants, ", length,
                                       " entries: nothing a secure aggregation may reveal");
       return out;
     }
-    absl::StatusOr<secagg::GraphParameters> params = Parameters(n, request.min_survivors);
-    if (!params.ok()) return params.status();
+    ASSIGN_OR_RETURN(secagg::GraphParameters params, Parameters(n, request.min_survivors));
 
     secagg::SimulationSpec spec;
     spec.num_devices = n;
-    spec.vector_length = *length;
+    spec.vector_length = length;
     spec.bits = request.codec->bits();
-    spec.parameters = *params;
+    spec.parameters = params;
     spec.seed = rng_->NextU64();  // fresh aggregation id, keys and masks
     spec.num_threads = options_.num_threads;
     spec.signing = options_.active;
@@ -127,8 +125,7 @@ class SecAggSum {
       }
       return *std::move(e);
     };
-    absl::StatusOr<secagg::SimulationResult> sim = secagg::Simulate(spec);
-    if (!sim.ok()) return sim.status();
+    ASSIGN_OR_RETURN(secagg::SimulationResult sim, secagg::Simulate(spec));
     for (size_t k = 0; k < n; ++k) {
       if (!encode_errors[k].ok()) {
         return absl::InvalidArgumentError(
@@ -136,18 +133,18 @@ class SecAggSum {
       }
     }
     out.cost.aggregations = 1;
-    out.cost.client_seconds = sim->client_seconds;
-    out.cost.server_seconds = sim->server_seconds;
-    out.cost.upload_bytes = sim->upload_bytes;
-    out.cost.download_bytes = sim->download_bytes;
-    if (sim->server_state != secagg::ServerState::kCompleted) {
+    out.cost.client_seconds = sim.client_seconds;
+    out.cost.server_seconds = sim.server_seconds;
+    out.cost.upload_bytes = sim.upload_bytes;
+    out.cost.download_bytes = sim.download_bytes;
+    if (sim.server_state != secagg::ServerState::kCompleted) {
       out.aborted = true;
-      out.abort_reason = std::string(sim->abort_reason.message());
+      out.abort_reason = std::string(sim.abort_reason.message());
       return out;
     }
-    out.sum = request.codec->DecodeSumVector(sim->sum);
-    out.included.reserve(sim->included.size());
-    for (secagg::DeviceId id : sim->included) {
+    out.sum = request.codec->DecodeSumVector(sim.sum);
+    out.included.reserve(sim.included.size());
+    for (secagg::DeviceId id : sim.included) {
       out.included.push_back(
           static_cast<size_t>(std::lower_bound(roster.begin(), roster.end(), id) - roster.begin()));
     }

@@ -1,6 +1,7 @@
 #include "common/lfl/secure_sum.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::lfl {
 
@@ -50,8 +51,7 @@ absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& r) {
 }
 
 absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
-  absl::StatusOr<size_t> length = ValidateSecureSumRequest(r);
-  if (!length.ok()) return length.status();
+  ASSIGN_OR_RETURN(size_t length, ValidateSecureSumRequest(r));
   SecureSumOutcome out;
   out.cost.aggregations = 1;
   int64_t remaining = 0;
@@ -64,11 +64,11 @@ absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
                            : absl::StrCat(remaining, " devices left, fewer than ", r.min_survivors);
     return out;
   }
-  out.sum.assign(*length, 0.0);
+  out.sum.assign(length, 0.0);
   for (size_t k = 0; k < r.inputs.size(); ++k) {
     if (r.inputs[k] == nullptr) continue;
     out.included.push_back(k);
-    for (size_t e = 0; e < *length; ++e) out.sum[e] += (*r.inputs[k])[e];
+    for (size_t e = 0; e < length; ++e) out.sum[e] += (*r.inputs[k])[e];
   }
   return out;
 }

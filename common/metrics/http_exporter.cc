@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "common/base/status_macros.h"
+
 namespace fedmf::metrics {
 
 absl::StatusOr<std::unique_ptr<HttpExporter>> HttpExporter::Start(
@@ -11,9 +13,9 @@ absl::StatusOr<std::unique_ptr<HttpExporter>> HttpExporter::Start(
     if (before_scrape) before_scrape();
     return HttpReply{200, "text/plain; version=0.0.4; charset=utf-8", registry->Render()};
   };
-  auto server = HttpServer::Start("metrics", listen, port_file, {{"/metrics", std::move(metrics)}});
-  if (!server.ok()) return server.status();
-  return std::unique_ptr<HttpExporter>(new HttpExporter(std::move(*server)));
+  ASSIGN_OR_RETURN(auto server, HttpServer::Start("metrics", listen, port_file,
+                                                  {{"/metrics", std::move(metrics)}}));
+  return std::unique_ptr<HttpExporter>(new HttpExporter(std::move(server)));
 }
 
 }  // namespace fedmf::metrics

@@ -6,15 +6,15 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::metrics {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& what, const std::string& listen, const std::string& port_file,
     std::vector<std::pair<std::string, HttpHandler>> routes) {
-  auto host_port = SplitHostPort(what, listen);
-  if (!host_port.ok()) return host_port.status();
-  const auto& [host, port] = *host_port;
+  ASSIGN_OR_RETURN(auto host_port, SplitHostPort(what, listen));
+  const auto& [host, port] = host_port;
 
   std::unique_ptr<HttpServer> s(new HttpServer());
   s->server_ = std::make_unique<httplib::Server>();

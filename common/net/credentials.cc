@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
 
 namespace fedmf::net {
@@ -85,12 +86,11 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeServerCredentials(
     spdlog::warn("TLS DISABLED (--insecure): traffic is plaintext and peers are not authenticated");
     return grpc::InsecureServerCredentials();
   }
-  auto files = pki::LoadTlsFiles(tls.cert_dir, tls.name);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(auto files, pki::LoadTlsFiles(tls.cert_dir, tls.name));
   grpc::SslServerCredentialsOptions options(
       GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = files->ca_cert_pem;
-  options.pem_key_cert_pairs.push_back({files->key_pem, files->cert_pem});
+  options.pem_root_certs = files.ca_cert_pem;
+  options.pem_key_cert_pairs.push_back({files.key_pem, files.cert_pem});
   return grpc::SslServerCredentials(options);
 }
 
@@ -100,12 +100,11 @@ absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> MakeChannelCredentials
     spdlog::warn("TLS DISABLED (--insecure): traffic is plaintext and the server is not verified");
     return grpc::InsecureChannelCredentials();
   }
-  auto files = pki::LoadTlsFiles(tls.cert_dir, tls.name);
-  if (!files.ok()) return files.status();
+  ASSIGN_OR_RETURN(auto files, pki::LoadTlsFiles(tls.cert_dir, tls.name));
   namespace gx = grpc::experimental;
   gx::TlsChannelCredentialsOptions options;
   options.set_certificate_provider(std::make_shared<gx::StaticDataCertificateProvider>(
-      files->ca_cert_pem, std::vector<gx::IdentityKeyCertPair>{{files->key_pem, files->cert_pem}}));
+      files.ca_cert_pem, std::vector<gx::IdentityKeyCertPair>{{files.key_pem, files.cert_pem}}));
   options.watch_root_certs();
   options.watch_identity_key_cert_pairs();
   // The chain is verified against ca.crt by gRPC; the name and role by
@@ -130,8 +129,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
                                                            const TlsConfig& tls,
                                                            const ExpectedPeer& peer) {
   const std::string& server_cert_name = peer.name;
-  auto creds = MakeChannelCredentials(tls, peer);
-  if (!creds.ok()) return creds.status();
+  ASSIGN_OR_RETURN(auto creds, MakeChannelCredentials(tls, peer));
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -149,7 +147,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& ad
   if (!tls.insecure && !server_cert_name.empty()) {
     args.SetSslTargetNameOverride(server_cert_name);
   }
-  return grpc::CreateCustomChannel(address, *creds, args);
+  return grpc::CreateCustomChannel(address, creds, args);
 }
 
 absl::StatusOr<pki::PeerIdentity> PeerIdentityOf(const grpc::ServerContext& context) {

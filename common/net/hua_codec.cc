@@ -150,11 +150,9 @@ absl::StatusOr<hua::InitRequest> FromWire(const v1::HuaInitRequest& r, int32_t r
     const std::string at = absl::StrCat("init.items[", k, "]");
     RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
     if (w.users() < 1) return Bad(absl::StrCat("field '", at, ".users': must be >= 1"));
-    auto h = Doubles(w.h(), dim, at + ".h");
-    if (!h.ok()) return h.status();
-    auto beta = ZpVector(w.beta(), dim, at + ".beta");
-    if (!beta.ok()) return beta.status();
-    out.items.push_back({w.item(), w.users(), std::move(*h), std::move(*beta)});
+    ASSIGN_OR_RETURN(auto h, Doubles(w.h(), dim, at + ".h"));
+    ASSIGN_OR_RETURN(auto beta, ZpVector(w.beta(), dim, at + ".beta"));
+    out.items.push_back({w.item(), w.users(), std::move(h), std::move(beta)});
   }
   return out;
 }
@@ -190,9 +188,8 @@ absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r,
     auto v = Doubles(w.v(), dim, at + ".v");
     if (!v.ok()) return v.status();
     item.v = std::move(*v);
-    auto h = Doubles(w.h_rho(), dim, at + ".h_rho");
-    if (!h.ok()) return h.status();
-    item.h_rho = std::move(*h);
+    ASSIGN_OR_RETURN(auto h, Doubles(w.h_rho(), dim, at + ".h_rho"));
+    item.h_rho = std::move(h);
     auto mask = ZpVector(w.mask(), dim, at + ".mask");
     if (!mask.ok()) return mask.status();
     item.mask = std::move(*mask);
@@ -214,17 +211,15 @@ v1::HuaMaskedReport ToWire(const hua::MaskedReport& r) {
 
 absl::StatusOr<hua::MaskedReport> FromWire(const v1::HuaMaskedReport& r,
                                            const v1::HuaReportBatch& header, int32_t dim) {
-  auto phase = PhaseFromWire(header.phase());
-  if (!phase.ok()) return phase.status();
-  hua::MaskedReport out{*phase, header.round(), header.pass(), r.user(), {}};
+  ASSIGN_OR_RETURN(auto phase, PhaseFromWire(header.phase()));
+  hua::MaskedReport out{phase, header.round(), header.pass(), r.user(), {}};
   RETURN_IF_ERROR(NonNegative(r.user(), "reports.user"));
   for (int k = 0; k < r.items_size(); ++k) {
     const v1::HuaMaskedValue& w = r.items(k);
     const std::string at = absl::StrCat("reports.items[", k, "]");
     RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
-    auto value = ZpVector(w.value(), dim, at + ".value");
-    if (!value.ok()) return value.status();
-    out.items.push_back({w.item(), std::move(*value)});
+    ASSIGN_OR_RETURN(auto value, ZpVector(w.value(), dim, at + ".value"));
+    out.items.push_back({w.item(), std::move(value)});
   }
   return out;
 }
@@ -245,11 +240,10 @@ v1::HuaPlan ToWire(const std::string& job_id, int32_t dim, const hua::Aggregatio
 }
 
 absl::StatusOr<hua::AggregationPlan> FromWire(const v1::HuaPlan& p) {
-  auto phase = PhaseFromWire(p.phase());
-  if (!phase.ok()) return phase.status();
+  ASSIGN_OR_RETURN(auto phase, PhaseFromWire(p.phase()));
   if (p.dim() < 1 || p.dim() > 4096) return Bad("field 'dim': must be in [1, 4096]");
   if (p.round() < 1 || p.pass() < 0) return Bad("fields 'round' >= 1 and 'pass' >= 0 required");
-  hua::AggregationPlan out{*phase, p.round(), p.pass(), {}};
+  hua::AggregationPlan out{phase, p.round(), p.pass(), {}};
   for (int k = 0; k < p.items_size(); ++k) {
     const v1::HuaPlannedItem& w = p.items(k);
     if (w.item() < 0 || w.users().empty()) {
@@ -283,18 +277,16 @@ v1::HuaForward ToWire(const std::string& job_id, const hua::AggregateForward& f)
 }
 
 absl::StatusOr<hua::AggregateForward> FromWire(const v1::HuaForward& f, int32_t dim) {
-  auto phase = PhaseFromWire(f.phase());
-  if (!phase.ok()) return phase.status();
-  hua::AggregateForward out{*phase, f.round(), f.pass(), {}, {}, {}};
+  ASSIGN_OR_RETURN(auto phase, PhaseFromWire(f.phase()));
+  hua::AggregateForward out{phase, f.round(), f.pass(), {}, {}, {}};
   for (int k = 0; k < f.items_size(); ++k) {
     const v1::HuaItemSum& w = f.items(k);
     const std::string at = absl::StrCat("items[", k, "]");
     if (w.item() < 0 || w.contributors() < 1) {
       return Bad(absl::StrCat("field '", at, "': needs an item >= 0 and contributors >= 1"));
     }
-    auto sum = ZpVector(w.sum(), dim, at + ".sum");
-    if (!sum.ok()) return sum.status();
-    out.items.push_back({w.item(), w.contributors(), std::move(*sum)});
+    ASSIGN_OR_RETURN(auto sum, ZpVector(w.sum(), dim, at + ".sum"));
+    out.items.push_back({w.item(), w.contributors(), std::move(sum)});
   }
   out.incomplete_items.assign(f.incomplete_items().begin(), f.incomplete_items().end());
   out.missing_users.assign(f.missing_users().begin(), f.missing_users().end());

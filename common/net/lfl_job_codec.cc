@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/net/device_grants.h"
 
@@ -65,9 +66,8 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   if (int64_t{j.num_items} * c.dim > kMaxLflVectorLength) {
     return Field("lfl.num_items", absl::StrCat("num_items * dim exceeds ", kMaxLflVectorLength));
   }
-  auto granted = ValidateDeviceGrants(l.grants(), "lfl.grants", uint64_t{1} << 62);
-  if (!granted.ok()) return granted.status();
-  j.num_devices = static_cast<int64_t>(*granted);
+  ASSIGN_OR_RETURN(auto granted, ValidateDeviceGrants(l.grants(), "lfl.grants", uint64_t{1} << 62));
+  j.num_devices = static_cast<int64_t>(granted);
   j.grants.assign(l.grants().begin(), l.grants().end());
   if (j.num_devices < 2 || j.num_devices > kMaxLflDevices) {
     return Field("lfl.grants", absl::StrCat(j.num_devices, " devices; need 2..", kMaxLflDevices));

@@ -238,11 +238,10 @@ absl::StatusOr<X509Ptr> NewCertificate(
     const std::vector<std::pair<const char*, std::string>>& subject) {
   X509Ptr cert(X509_new());
   if (!cert) return OpensslError("X509_new failed");
-  absl::StatusOr<Asn1IntegerPtr> serial = RandomSerial();
-  if (!serial.ok()) return serial.status();
+  ASSIGN_OR_RETURN(Asn1IntegerPtr serial, RandomSerial());
   const absl::Time not_before = absl::Now() - kBackdate;
   if (X509_set_version(cert.get(), X509_VERSION_3) != 1 ||
-      X509_set_serialNumber(cert.get(), serial->get()) != 1 ||
+      X509_set_serialNumber(cert.get(), serial.get()) != 1 ||
       ASN1_TIME_set(X509_getm_notBefore(cert.get()), absl::ToTimeT(not_before)) == nullptr ||
       ASN1_TIME_set(X509_getm_notAfter(cert.get()), absl::ToTimeT(not_after)) == nullptr ||
       X509_set_pubkey(cert.get(), key) != 1) {
@@ -324,11 +323,9 @@ absl::StatusOr<LoadedCa> LoadCa(const std::string& ca_dir) {
 // different root than the one that signed its certificate fails every
 // handshake with an unhelpful TLS error.
 absl::Status CheckSameCa(const std::string& path, X509* ca_cert) {
-  absl::StatusOr<std::string> pem = internal::ReadSmallFile(path);
-  if (!pem.ok()) return pem.status();
-  absl::StatusOr<X509Ptr> existing = internal::ParseCertificatePem(*pem, path);
-  if (!existing.ok()) return existing.status();
-  if (X509_cmp(existing->get(), ca_cert) != 0) {
+  ASSIGN_OR_RETURN(std::string pem, internal::ReadSmallFile(path));
+  ASSIGN_OR_RETURN(X509Ptr existing, internal::ParseCertificatePem(pem, path));
+  if (X509_cmp(existing.get(), ca_cert) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(path,
                      " holds a different CA certificate than the issuing CA; "
@@ -366,9 +363,9 @@ absl::Status ValidateName(std::string_view name_in) {
 absl::Status InitCa(const std::string& dir, const std::string& federation_name,
                     absl::Duration validity) {
   ERR_clear_error();
-  if (absl::Status s = ValidateFederationName(federation_name); !s.ok()) return s;
+  RETURN_IF_ERROR(ValidateFederationName(federation_name));
   RETURN_IF_ERROR(ValidateValidity(validity));
-  if (absl::Status s = internal::EnsureDirectory(dir, kDirMode); !s.ok()) return s;
+  RETURN_IF_ERROR(internal::EnsureDirectory(dir, kDirMode));
 
   const std::string key_path = PathIn(dir, "ca.key");
   const std::string cert_path = PathIn(dir, "ca.crt");
@@ -378,9 +375,8 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   RETURN_IF_ERROR(RefuseExisting(key_path, kHint));
   RETURN_IF_ERROR(RefuseExisting(cert_path, kHint));
 
-  absl::StatusOr<EvpPkeyPtr> key = GenerateKey();
-  if (!key.ok()) return key.status();
-  absl::StatusOr<X509Ptr> cert = NewCertificate(key->get(), absl::Now() + validity,
+  ASSIGN_OR_RETURN(EvpPkeyPtr key, GenerateKey());
+  absl::StatusOr<X509Ptr> cert = NewCertificate(key.get(), absl::Now() + validity,
                                                 {{"CN", absl::StrCat(federation_name, " CA")}});
   if (!cert.ok()) return cert.status();
   X509* x = cert->get();
@@ -395,13 +391,11 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
                                    std::pair{NID_authority_key_identifier, "keyid:always"}}) {
     RETURN_IF_ERROR(AddExtension(x, x, nid, value));
   }
-  RETURN_IF_ERROR(Sign(x, key->get()));
+  RETURN_IF_ERROR(Sign(x, key.get()));
 
-  absl::StatusOr<std::string> key_pem = internal::PrivateKeyToPem(key->get());
-  if (!key_pem.ok()) return key_pem.status();
-  absl::StatusOr<std::string> cert_pem = internal::CertificateToPem(x);
-  if (!cert_pem.ok()) return cert_pem.status();
-  if (absl::Status s = WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem); !s.ok()) {
+  ASSIGN_OR_RETURN(std::string key_pem, internal::PrivateKeyToPem(key.get()));
+  ASSIGN_OR_RETURN(std::string cert_pem, internal::CertificateToPem(x));
+  if (absl::Status s = WriteKeyAndCert(key_path, key_pem, cert_path, cert_pem); !s.ok()) {
     return absl::IsAlreadyExists(s)
                ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", kHint))
                : s;
@@ -417,15 +411,13 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
   // Validate everything the caller gave us before touching the disk.
   RETURN_IF_ERROR(ValidateName(name));
   RETURN_IF_ERROR(ValidateValidity(validity));
-  absl::StatusOr<std::vector<SanEntry>> sans = BuildSanEntries(name, dns_names_or_ips);
-  if (!sans.ok()) return sans.status();
+  ASSIGN_OR_RETURN(std::vector<SanEntry> sans, BuildSanEntries(name, dns_names_or_ips));
 
-  absl::StatusOr<LoadedCa> ca = LoadCa(ca_dir);
-  if (!ca.ok()) return ca.status();
+  ASSIGN_OR_RETURN(LoadedCa ca, LoadCa(ca_dir));
   const absl::Time now = absl::Now();
   const absl::Time not_after = now + validity;
   absl::StatusOr<absl::Time> ca_not_after =
-      internal::Asn1TimeToAbsl(X509_get0_notAfter(ca->cert.get()));
+      internal::Asn1TimeToAbsl(X509_get0_notAfter(ca.cert.get()));
   if (!ca_not_after.ok()) return ca_not_after.status();
   if (*ca_not_after <= now) {
     return absl::FailedPreconditionError(
@@ -451,18 +443,17 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
   RETURN_IF_ERROR(RefuseExisting(cert_path, hint));
   const bool have_ca_copy = internal::FileExists(ca_copy_path);
   if (have_ca_copy) {
-    if (absl::Status s = CheckSameCa(ca_copy_path, ca->cert.get()); !s.ok()) {
+    if (absl::Status s = CheckSameCa(ca_copy_path, ca.cert.get()); !s.ok()) {
       return s;
     }
   }
 
-  absl::StatusOr<EvpPkeyPtr> key = GenerateKey();
-  if (!key.ok()) return key.status();
-  absl::StatusOr<X509Ptr> cert = NewCertificate(
-      key->get(), not_after, {{"CN", name}, {"OU", std::string(RoleToString(role))}});
+  ASSIGN_OR_RETURN(EvpPkeyPtr key, GenerateKey());
+  absl::StatusOr<X509Ptr> cert =
+      NewCertificate(key.get(), not_after, {{"CN", name}, {"OU", std::string(RoleToString(role))}});
   if (!cert.ok()) return cert.status();
   X509* x = cert->get();
-  if (X509_set_issuer_name(x, X509_get_subject_name(ca->cert.get())) != 1) {
+  if (X509_set_issuer_name(x, X509_get_subject_name(ca.cert.get())) != 1) {
     return OpensslError("cannot set issuer");
   }
   // Every daemon is both a TLS server and a TLS client (parties dial out, the
@@ -472,27 +463,25 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
                                    std::pair{NID_ext_key_usage, "serverAuth,clientAuth"},
                                    std::pair{NID_subject_key_identifier, "hash"},
                                    std::pair{NID_authority_key_identifier, "keyid:always"}}) {
-    if (absl::Status s = AddExtension(x, ca->cert.get(), nid, value); !s.ok()) {
+    if (absl::Status s = AddExtension(x, ca.cert.get(), nid, value); !s.ok()) {
       return s;
     }
   }
-  RETURN_IF_ERROR(AddSubjectAltNames(x, *sans));
-  RETURN_IF_ERROR(Sign(x, ca->key.get()));
+  RETURN_IF_ERROR(AddSubjectAltNames(x, sans));
+  RETURN_IF_ERROR(Sign(x, ca.key.get()));
 
-  absl::StatusOr<std::string> key_pem = internal::PrivateKeyToPem(key->get());
-  if (!key_pem.ok()) return key_pem.status();
-  absl::StatusOr<std::string> cert_pem = internal::CertificateToPem(x);
-  if (!cert_pem.ok()) return cert_pem.status();
-  if (absl::Status s = WriteKeyAndCert(key_path, *key_pem, cert_path, *cert_pem); !s.ok()) {
+  ASSIGN_OR_RETURN(std::string key_pem, internal::PrivateKeyToPem(key.get()));
+  ASSIGN_OR_RETURN(std::string cert_pem, internal::CertificateToPem(x));
+  if (absl::Status s = WriteKeyAndCert(key_path, key_pem, cert_path, cert_pem); !s.ok()) {
     return absl::IsAlreadyExists(s)
                ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", hint))
                : s;
   }
   if (!have_ca_copy) {
-    absl::Status s = internal::WriteNewFileAtomically(ca_copy_path, ca->cert_pem, kCertMode);
+    absl::Status s = internal::WriteNewFileAtomically(ca_copy_path, ca.cert_pem, kCertMode);
     // Lost a race with a concurrent issue into the same directory: fine as
     // long as it copied the same CA.
-    if (absl::IsAlreadyExists(s)) s = CheckSameCa(ca_copy_path, ca->cert.get());
+    if (absl::IsAlreadyExists(s)) s = CheckSameCa(ca_copy_path, ca.cert.get());
     if (!s.ok()) return s;
   }
   return absl::OkStatus();

@@ -5,6 +5,7 @@
 #include <openssl/x509.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/pki/internal.h"
 
 namespace fedmf::pki {
@@ -16,11 +17,10 @@ using MdCtxPtr = internal::OsslPtr<EVP_MD_CTX, EVP_MD_CTX_free>;
 
 absl::StatusOr<std::vector<uint8_t>> SignWithCertificateKey(const std::string& key_pem,
                                                             std::span<const uint8_t> statement) {
-  absl::StatusOr<internal::EvpPkeyPtr> key = internal::ParsePrivateKeyPem(key_pem, "signing key");
-  if (!key.ok()) return key.status();
+  ASSIGN_OR_RETURN(internal::EvpPkeyPtr key, internal::ParsePrivateKeyPem(key_pem, "signing key"));
   MdCtxPtr ctx(EVP_MD_CTX_new());
   if (!ctx) return internal::OpensslError("EVP_MD_CTX_new");
-  if (EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key->get()) != 1) {
+  if (EVP_DigestSignInit(ctx.get(), nullptr, EVP_sha256(), nullptr, key.get()) != 1) {
     return internal::OpensslError("EVP_DigestSignInit");
   }
   size_t len = 0;

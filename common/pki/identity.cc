@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
+#include "common/base/status_macros.h"
 #include "common/pki/ca.h"
 #include "common/pki/internal.h"
 
@@ -42,17 +43,15 @@ absl::StatusOr<std::string> SingleSubjectEntry(X509* cert, int nid, absl::string
 
 absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem, const absl::Time* at) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(cert_pem, "certificate");
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<X509Ptr> ca = internal::ParseCertificatePem(ca_pem, "CA certificate");
-  if (!ca.ok()) return ca.status();
+  ASSIGN_OR_RETURN(X509Ptr cert, internal::ParseCertificatePem(cert_pem, "certificate"));
+  ASSIGN_OR_RETURN(X509Ptr ca, internal::ParseCertificatePem(ca_pem, "CA certificate"));
 
   internal::X509StorePtr store(X509_STORE_new());
-  if (!store || X509_STORE_add_cert(store.get(), ca->get()) != 1) {
+  if (!store || X509_STORE_add_cert(store.get(), ca.get()) != 1) {
     return OpensslError("cannot build trust store");
   }
   internal::X509StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert->get(), nullptr) != 1) {
+  if (!ctx || X509_STORE_CTX_init(ctx.get(), store.get(), cert.get(), nullptr) != 1) {
     return OpensslError("cannot initialise verification");
   }
   // Strict RFC 5280 checks: our own certificates satisfy them, so a failure
@@ -73,24 +72,22 @@ absl::Status Verify(const std::string& cert_pem, const std::string& ca_pem, cons
 
 absl::StatusOr<PeerIdentity> IdentityFromCertificatePem(const std::string& pem) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(pem, "peer certificate");
-  if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> cn = SingleSubjectEntry(cert->get(), NID_commonName, "CN (name)");
-  if (!cn.ok()) return cn.status();
+  ASSIGN_OR_RETURN(X509Ptr cert, internal::ParseCertificatePem(pem, "peer certificate"));
+  ASSIGN_OR_RETURN(std::string cn, SingleSubjectEntry(cert.get(), NID_commonName, "CN (name)"));
   // Re-check the naming rule: names end up in logs, file paths and database
   // keys, so only what `fedmf ca issue` could have produced is accepted.
-  if (absl::Status s = ValidateName(*cn); !s.ok()) {
+  if (absl::Status s = ValidateName(cn); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("peer certificate CN: ", s.message()));
   }
   absl::StatusOr<std::string> ou =
-      SingleSubjectEntry(cert->get(), NID_organizationalUnitName, "OU (role)");
+      SingleSubjectEntry(cert.get(), NID_organizationalUnitName, "OU (role)");
   if (!ou.ok()) return ou.status();
   absl::StatusOr<Role> role = RoleFromString(*ou);
   if (!role.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("peer certificate OU: ", role.status().message()));
   }
-  return PeerIdentity{*std::move(cn), *role};
+  return PeerIdentity{std::move(cn), *role};
 }
 
 absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& ca_pem) {
@@ -104,9 +101,8 @@ absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& c
 
 absl::StatusOr<absl::Time> CertificateNotAfter(const std::string& pem) {
   ERR_clear_error();
-  absl::StatusOr<X509Ptr> cert = internal::ParseCertificatePem(pem, "certificate");
-  if (!cert.ok()) return cert.status();
-  return internal::Asn1TimeToAbsl(X509_get0_notAfter(cert->get()));
+  ASSIGN_OR_RETURN(X509Ptr cert, internal::ParseCertificatePem(pem, "certificate"));
+  return internal::Asn1TimeToAbsl(X509_get0_notAfter(cert.get()));
 }
 
 }  // namespace fedmf::pki

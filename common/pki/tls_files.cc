@@ -65,11 +65,11 @@ absl::StatusOr<TlsFiles> LoadTlsFiles(const std::string& dir, const std::string&
   }
   files.ca_cert_pem = *std::move(ca);
 
-  absl::StatusOr<internal::X509Ptr> x509 = internal::ParseCertificatePem(files.cert_pem, cert_path);
-  if (!x509.ok()) return x509.status();
-  absl::StatusOr<internal::EvpPkeyPtr> pkey = internal::ParsePrivateKeyPem(files.key_pem, key_path);
-  if (!pkey.ok()) return pkey.status();
-  if (X509_check_private_key(x509->get(), pkey->get()) != 1) {
+  ASSIGN_OR_RETURN(internal::X509Ptr x509,
+                   internal::ParseCertificatePem(files.cert_pem, cert_path));
+  ASSIGN_OR_RETURN(internal::EvpPkeyPtr pkey,
+                   internal::ParsePrivateKeyPem(files.key_pem, key_path));
+  if (X509_check_private_key(x509.get(), pkey.get()) != 1) {
     ERR_clear_error();
     return absl::FailedPreconditionError(
         absl::StrCat(key_path, " does not match ", cert_path, "; ", fix));

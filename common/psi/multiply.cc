@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::psi::internal {
 namespace {
@@ -60,11 +61,9 @@ absl::StatusOr<std::vector<crypto::RistrettoPoint>> HashAndMultiply(
   std::vector<crypto::RistrettoPoint> out(ids.size());
   absl::Status s = ParallelChunks(ids.size(), threads, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      auto h = crypto::HashToRistretto(domain, ids[i]);
-      if (!h.ok()) return h.status();
-      auto p = scalar.Multiply(*h);
-      if (!p.ok()) return p.status();
-      out[i] = *p;
+      ASSIGN_OR_RETURN(auto h, crypto::HashToRistretto(domain, ids[i]));
+      ASSIGN_OR_RETURN(auto p, scalar.Multiply(h));
+      out[i] = p;
     }
     return absl::OkStatus();
   });

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::psi {
 
@@ -26,7 +27,7 @@ absl::Status PsiRelay::CheckParty(int32_t from) const {
 }
 
 absl::Status PsiRelay::SubmitList(int32_t from, BlindedList list) {
-  if (absl::Status s = CheckParty(from); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckParty(from));
   // A party may only send what it signed itself, at a place in the ring it
   // can be at; the parties check the signatures, the relay the routing.
   if (list.signer != from || list.origin < 0 || list.origin >= num_parties_ || list.step < 0 ||
@@ -54,7 +55,7 @@ std::vector<BlindedList> PsiRelay::TakeLists(int32_t party) {
 }
 
 absl::Status PsiRelay::SubmitTags(int32_t from, FinalTags tags) {
-  if (absl::Status s = CheckParty(from); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckParty(from));
   if (tags.party != from) {
     return absl::InvalidArgumentError(
         absl::StrCat("PSI tags from party ", from, " claim party ", tags.party));
@@ -83,7 +84,7 @@ absl::Status PsiRelay::SubmitTags(int32_t from, FinalTags tags) {
 }
 
 absl::Status PsiRelay::SubmitConfirmation(int32_t from, Confirmation confirmation) {
-  if (absl::Status s = CheckParty(from); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckParty(from));
   if (!intersection_.has_value()) {
     return absl::FailedPreconditionError("PSI confirmation before the intersection");
   }

@@ -357,14 +357,13 @@ class MaskedInputPhase final : public ClientPhase {
         return absl::DataLossError(absl::StrCat("share bundle from ", es.peer,
                                                 " does not decrypt: ", plain.status().message()));
       }
-      absl::StatusOr<ShareBundle> bundle = DecodeShareBundle(plain->span());
-      if (!bundle.ok()) return bundle.status();
-      if (bundle->owner != es.peer || bundle->holder != ctx.self) {
+      ASSIGN_OR_RETURN(ShareBundle bundle, DecodeShareBundle(plain->span()));
+      if (bundle.owner != es.peer || bundle.holder != ctx.self) {
         return absl::InvalidArgumentError(absl::StrCat("share bundle from ", es.peer,
-                                                       " names owner ", bundle->owner,
-                                                       " and holder ", bundle->holder));
+                                                       " names owner ", bundle.owner,
+                                                       " and holder ", bundle.holder));
       }
-      held.push_back({es.peer, std::move(bundle->s_sk_share), std::move(bundle->b_share)});
+      held.push_back({es.peer, std::move(bundle.s_sk_share), std::move(bundle.b_share)});
       live.push_back(&*peer);
     }
     std::sort(held.begin(), held.end(),
@@ -452,26 +451,23 @@ class ShareKeysPhase final : public ClientPhase {
         return absl::InvalidArgumentError(
             absl::StrCat("key broadcast includes ", nk.device, ", which is not a neighbour"));
       }
-      absl::StatusOr<X25519PublicKey> c_pk = crypto::ParseX25519PublicKey(nk.c_pk);
-      if (!c_pk.ok()) return c_pk.status();
-      absl::StatusOr<X25519PublicKey> s_pk = crypto::ParseX25519PublicKey(nk.s_pk);
-      if (!s_pk.ok()) return s_pk.status();
+      ASSIGN_OR_RETURN(X25519PublicKey c_pk, crypto::ParseX25519PublicKey(nk.c_pk));
+      ASSIGN_OR_RETURN(X25519PublicKey s_pk, crypto::ParseX25519PublicKey(nk.s_pk));
       if (ctx.signing.has_value()) {
         // Against an active server: these are the keys our shares get sealed
         // to, so they must be the neighbour's own (certified, signed).
-        absl::StatusOr<CertifiedKey> vk = VerifyAdvertisement(ctx, nk);
-        if (!vk.ok()) return vk.status();
-        ctx.peer_signing_keys.push_back({nk.device, vk->key});
-        if (vk->host != ctx.signing->host &&
-            ++per_host[vk->host] >= static_cast<size_t>(ctx.config.threshold)) {
+        ASSIGN_OR_RETURN(CertifiedKey vk, VerifyAdvertisement(ctx, nk));
+        ctx.peer_signing_keys.push_back({nk.device, vk.key});
+        if (vk.host != ctx.signing->host &&
+            ++per_host[vk.host] >= static_cast<size_t>(ctx.config.threshold)) {
           return absl::FailedPreconditionError(absl::StrCat(
               ">= ", ctx.config.threshold, " (the threshold) of this device's neighbours run on ",
-              "host '", vk->host, "': that host and the server could reconstruct its secrets"));
+              "host '", vk.host, "': that host and the server could reconstruct its secrets"));
         }
       }
-      announced.push_back({nk.device, *c_pk, *s_pk});
-      all_keys.push_back(*c_pk);
-      all_keys.push_back(*s_pk);
+      announced.push_back({nk.device, c_pk, s_pk});
+      all_keys.push_back(c_pk);
+      all_keys.push_back(s_pk);
     }
     std::sort(announced.begin(), announced.end(),
               [](const Announced& a, const Announced& b) { return a.id < b.id; });
@@ -522,10 +518,9 @@ class ShareKeysPhase final : public ClientPhase {
 
     SecretBytes b(kSecretBytes);
     ctx.rng.FillBytes(b.data(), b.size());
-    absl::StatusOr<SecretBytes> s_sk_bytes = s_sk_.ExportBytes();
-    if (!s_sk_bytes.ok()) return s_sk_bytes.status();
+    ASSIGN_OR_RETURN(SecretBytes s_sk_bytes, s_sk_.ExportBytes());
     absl::StatusOr<std::vector<ShamirShare>> s_shares =
-        crypto::ShamirSplit(s_sk_bytes->span(), t, holders.size(), ctx.rng);
+        crypto::ShamirSplit(s_sk_bytes.span(), t, holders.size(), ctx.rng);
     if (!s_shares.ok()) return s_shares.status();
     absl::StatusOr<std::vector<ShamirShare>> b_shares =
         crypto::ShamirSplit(b.span(), t, holders.size(), ctx.rng);
@@ -583,14 +578,12 @@ class AdvertiseKeysPhase final : public ClientPhase {
   ClientState state() const override { return ClientState::kR0AdvertiseKeys; }
 
   absl::StatusOr<ClientTransition> Start(ClientContext& ctx) override {
-    absl::StatusOr<X25519PrivateKey> c_sk = X25519PrivateKey::Generate(ctx.rng);
-    if (!c_sk.ok()) return c_sk.status();
-    absl::StatusOr<X25519PrivateKey> s_sk = X25519PrivateKey::Generate(ctx.rng);
-    if (!s_sk.ok()) return s_sk.status();
+    ASSIGN_OR_RETURN(X25519PrivateKey c_sk, X25519PrivateKey::Generate(ctx.rng));
+    ASSIGN_OR_RETURN(X25519PrivateKey s_sk, X25519PrivateKey::Generate(ctx.rng));
     AdvertiseKeys out;
     out.header = ctx.Header(Phase::kAdvertiseKeys);
-    out.c_pk.assign(c_sk->public_key().begin(), c_sk->public_key().end());
-    out.s_pk.assign(s_sk->public_key().begin(), s_sk->public_key().end());
+    out.c_pk.assign(c_sk.public_key().begin(), c_sk.public_key().end());
+    out.s_pk.assign(s_sk.public_key().begin(), s_sk.public_key().end());
     if (ctx.signing.has_value()) {
       const crypto::Ed25519PublicKey& vk = ctx.signing->key.public_key();
       out.signing_key.assign(vk.begin(), vk.end());
@@ -600,7 +593,7 @@ class AdvertiseKeysPhase final : public ClientPhase {
       if (!sig.ok()) return sig.status();
       out.signature = std::move(*sig);
     }
-    return ClientTransition{std::make_unique<ShareKeysPhase>(std::move(*c_sk), std::move(*s_sk)),
+    return ClientTransition{std::make_unique<ShareKeysPhase>(std::move(c_sk), std::move(s_sk)),
                             ClientMessage(std::move(out))};
   }
 

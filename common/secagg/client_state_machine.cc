@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 #include "common/secagg/client_phases.h"
 #include "common/secagg/graph.h"
@@ -35,12 +36,12 @@ absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(
     return absl::InvalidArgumentError("ClientSigning without a certifier");
   }
   // Validates the config and that `self` is in the roster.
-  absl::StatusOr<std::vector<DeviceId>> neighbours = NeighbourhoodGraph::NeighboursOf(config, self);
-  if (!neighbours.ok()) return neighbours.status();
+  ASSIGN_OR_RETURN(std::vector<DeviceId> neighbours,
+                   NeighbourhoodGraph::NeighboursOf(config, self));
   auto ctx =
       std::make_unique<internal::ClientContext>(internal::ClientContext{std::move(config),
                                                                         self,
-                                                                        std::move(*neighbours),
+                                                                        std::move(neighbours),
                                                                         std::move(rng),
                                                                         std::nullopt,
                                                                         std::move(signing),

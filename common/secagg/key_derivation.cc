@@ -4,6 +4,7 @@
 #include <optional>
 #include <string_view>
 
+#include "common/base/status_macros.h"
 #include "common/crypto/hkdf.h"
 
 namespace fedmf::secagg {
@@ -25,9 +26,8 @@ std::vector<uint8_t> Label(std::string_view name, uint64_t aggregation_id, Devic
 absl::StatusOr<crypto::SecretBytes> AgreeAndDerive(const crypto::X25519PrivateKey& sk,
                                                    const crypto::X25519PublicKey& peer,
                                                    const std::vector<uint8_t>& info) {
-  absl::StatusOr<crypto::SecretBytes> shared = sk.Agree(peer);
-  if (!shared.ok()) return shared.status();
-  return crypto::HkdfSha256(shared->span(), {}, info, kSecretBytes);
+  ASSIGN_OR_RETURN(crypto::SecretBytes shared, sk.Agree(peer));
+  return crypto::HkdfSha256(shared.span(), {}, info, kSecretBytes);
 }
 
 }  // namespace
@@ -36,14 +36,13 @@ absl::StatusOr<ChannelKeys> DeriveChannelKeys(const crypto::X25519PrivateKey& c_
                                               const crypto::X25519PublicKey& peer_c_pk,
                                               uint64_t aggregation_id, DeviceId self,
                                               DeviceId peer) {
-  absl::StatusOr<crypto::SecretBytes> shared = c_sk.Agree(peer_c_pk);
-  if (!shared.ok()) return shared.status();
+  ASSIGN_OR_RETURN(crypto::SecretBytes shared, c_sk.Agree(peer_c_pk));
   absl::StatusOr<crypto::SecretBytes> send = crypto::HkdfSha256(
-      shared->span(), {}, Label("fedmf/secagg/v1/channel", aggregation_id, self, peer),
+      shared.span(), {}, Label("fedmf/secagg/v1/channel", aggregation_id, self, peer),
       kSecretBytes);
   if (!send.ok()) return send.status();
   absl::StatusOr<crypto::SecretBytes> receive = crypto::HkdfSha256(
-      shared->span(), {}, Label("fedmf/secagg/v1/channel", aggregation_id, peer, self),
+      shared.span(), {}, Label("fedmf/secagg/v1/channel", aggregation_id, peer, self),
       kSecretBytes);
   if (!receive.ok()) return receive.status();
   return ChannelKeys{std::move(*send), std::move(*receive)};

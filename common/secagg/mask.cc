@@ -19,8 +19,7 @@ absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign
                        std::span<uint64_t> acc) {
   RETURN_IF_ERROR(crypto::CheckModulusBits(bits));
   if (bits > 32) return crypto::ApplyMaskMod2k(seed, bits, sign, acc);
-  absl::StatusOr<crypto::AesCtrPrg> prg = crypto::AesCtrPrg::Create(seed);
-  if (!prg.ok()) return prg.status();
+  ASSIGN_OR_RETURN(crypto::AesCtrPrg prg, crypto::AesCtrPrg::Create(seed));
   // Keystream straight into uint32 storage (uint8_t may alias anything), so
   // the add loop below is a plain vectorizable loop.
   alignas(64) uint32_t words[kWords];
@@ -28,7 +27,7 @@ absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign
   absl::Status status = absl::OkStatus();
   for (size_t pos = 0; pos < acc.size(); pos += kWords) {
     const size_t take = std::min(kWords, acc.size() - pos);
-    status = prg->Fill(std::span<uint8_t>(reinterpret_cast<uint8_t*>(words), 4 * take));
+    status = prg.Fill(std::span<uint8_t>(reinterpret_cast<uint8_t*>(words), 4 * take));
     if (!status.ok()) break;
     if constexpr (std::endian::native == std::endian::big) {
       for (size_t i = 0; i < take; ++i) words[i] = __builtin_bswap32(words[i]);  // stream is LE

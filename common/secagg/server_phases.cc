@@ -365,25 +365,22 @@ class AdvertiseKeysCollection final : public ServerPhase {
  protected:
   absl::Status Accept(ServerContext& ctx, size_t index, const ClientMessage& message) override {
     const auto& m = std::get<AdvertiseKeys>(message);
-    absl::StatusOr<crypto::X25519PublicKey> c_pk = crypto::ParseX25519PublicKey(m.c_pk);
-    if (!c_pk.ok()) return c_pk.status();
-    absl::StatusOr<crypto::X25519PublicKey> s_pk = crypto::ParseX25519PublicKey(m.s_pk);
-    if (!s_pk.ok()) return s_pk.status();
-    if (*c_pk == *s_pk) return absl::InvalidArgumentError("c_pk and s_pk are equal");
-    if (IsLowOrderX25519Key(*c_pk) || IsLowOrderX25519Key(*s_pk)) {
+    ASSIGN_OR_RETURN(crypto::X25519PublicKey c_pk, crypto::ParseX25519PublicKey(m.c_pk));
+    ASSIGN_OR_RETURN(crypto::X25519PublicKey s_pk, crypto::ParseX25519PublicKey(m.s_pk));
+    if (c_pk == s_pk) return absl::InvalidArgumentError("c_pk and s_pk are equal");
+    if (IsLowOrderX25519Key(c_pk) || IsLowOrderX25519Key(s_pk)) {
       return absl::InvalidArgumentError("public key of small order");
     }
     if (ctx.config.consistency_check) {
       // Checked here too, so that one device's bad signature is its own
       // exclusion rather than every honest neighbour's abort.
-      absl::StatusOr<crypto::Ed25519PublicKey> vk = crypto::ParseEd25519PublicKey(m.signing_key);
-      if (!vk.ok()) return vk.status();
+      ASSIGN_OR_RETURN(crypto::Ed25519PublicKey vk, crypto::ParseEd25519PublicKey(m.signing_key));
       if (m.credential.size() > kMaxCredentialBytes) {
         return absl::InvalidArgumentError(absl::StrCat("credential of ", m.credential.size(),
                                                        " bytes; at most ", kMaxCredentialBytes));
       }
       if (absl::Status s = crypto::Ed25519Verify(
-              *vk,
+              vk,
               AdvertisementStatement(ctx.config.aggregation_id, ctx.config.roster[index], m.c_pk,
                                      m.s_pk, m.signing_key),
               m.signature);
@@ -394,8 +391,8 @@ class AdvertiseKeysCollection final : public ServerPhase {
       ctx.credential[index] = m.credential;
       ctx.advert_signature[index] = m.signature;
     }
-    ctx.c_pk[index] = *c_pk;
-    ctx.s_pk[index] = *s_pk;
+    ctx.c_pk[index] = c_pk;
+    ctx.s_pk[index] = s_pk;
     return absl::OkStatus();
   }
 

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/secagg/server_phases.h"
 
 namespace fedmf::secagg {
@@ -29,13 +30,12 @@ ServerStateMachine::~ServerStateMachine() = default;
 
 absl::StatusOr<ServerStateMachine> ServerStateMachine::Create(SessionConfig config,
                                                               random::Csprng rng) {
-  absl::StatusOr<NeighbourhoodGraph> graph = NeighbourhoodGraph::Create(config);
-  if (!graph.ok()) return graph.status();
+  ASSIGN_OR_RETURN(NeighbourhoodGraph graph, NeighbourhoodGraph::Create(config));
   const size_t n = config.roster.size();
   std::unique_ptr<internal::ServerPhase> phase = internal::MakeServerInitialPhase(config);
   auto ctx = std::unique_ptr<internal::ServerContext>(
       new internal::ServerContext{std::move(config),
-                                  std::move(*graph),
+                                  std::move(graph),
                                   std::move(rng),
                                   {},
                                   {},

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::secagg {
 namespace {
@@ -43,11 +44,10 @@ absl::StatusOr<crypto::ShamirShare> ParseSecretShare(std::span<const uint8_t> by
     return absl::InvalidArgumentError(
         absl::StrCat("share has ", bytes.size(), " bytes, expected ", kSerializedShareBytes));
   }
-  absl::StatusOr<crypto::ShamirShare> share = crypto::ParseShamirShare(bytes);
-  if (!share.ok()) return share.status();
-  if (share->secret_size != kSecretBytes) {
+  ASSIGN_OR_RETURN(crypto::ShamirShare share, crypto::ParseShamirShare(bytes));
+  if (share.secret_size != kSecretBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("share is of a ", share->secret_size, "-byte secret, expected 32"));
+        absl::StrCat("share is of a ", share.secret_size, "-byte secret, expected 32"));
   }
   return share;
 }

@@ -8,6 +8,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/base/status_macros.h"
 #include "common/secagg/graph.h"
 
 namespace fedmf::secagg {
@@ -88,11 +89,10 @@ absl::Status CheckHostCollusion(const SessionConfig& config,
     return absl::InvalidArgumentError(absl::StrCat(
         "host map has ", host_of.size(), " entries for a roster of ", config.roster.size()));
   }
-  absl::StatusOr<NeighbourhoodGraph> graph = NeighbourhoodGraph::Create(config);
-  if (!graph.ok()) return graph.status();
+  ASSIGN_OR_RETURN(NeighbourhoodGraph graph, NeighbourhoodGraph::Create(config));
   for (size_t i = 0; i < config.roster.size(); ++i) {
     std::map<std::string, int> per_host;
-    const auto neighbours = graph->NeighbourIndices(i);
+    const auto neighbours = graph.NeighbourIndices(i);
     for (size_t j : neighbours) {
       if (host_of[j] != host_of[i]) ++per_host[host_of[j]];
     }

@@ -360,10 +360,9 @@ class Simulation {
           clients_[i].has_value() ? clients_[i]->state() : ClientState::kR0AdvertiseKeys;
     }
     if (server_.state() == ServerState::kCompleted) {
-      absl::StatusOr<AggregationResult> r = server_.Result();
-      if (!r.ok()) return r.status();
-      result_.sum = std::move(r->sum);
-      result_.included = std::move(r->included);
+      ASSIGN_OR_RETURN(AggregationResult r, server_.Result());
+      result_.sum = std::move(r.sum);
+      result_.included = std::move(r.included);
     }
     return std::move(result_);
   }
@@ -421,12 +420,11 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
   config.bits = spec.bits;
   config.consistency_check = spec.signing;
 
-  absl::StatusOr<std::vector<int>> stage = Stages(config.roster, spec.dropouts);
-  if (!stage.ok()) return stage.status();
+  ASSIGN_OR_RETURN(std::vector<int> stage, Stages(config.roster, spec.dropouts));
   absl::StatusOr<ServerStateMachine> server =
       ServerStateMachine::Create(config, master.Fork("simulate/server"));
   if (!server.ok()) return server.status();
-  Simulation sim(spec, std::move(config), std::move(*server), std::move(*stage));
+  Simulation sim(spec, std::move(config), std::move(*server), std::move(stage));
   return sim.Run();
 }
 

@@ -69,9 +69,8 @@ Statement& Statement::BindNull(int index) {
 absl::StatusOr<std::vector<std::string>> Statement::TextColumn(int col) {
   std::vector<std::string> out;
   for (;;) {
-    absl::StatusOr<bool> row = Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return out;
+    ASSIGN_OR_RETURN(bool row, Step());
+    if (!row) return out;
     out.push_back(ColumnText(col));
   }
 }
@@ -86,9 +85,8 @@ absl::StatusOr<bool> Statement::Step() {
 
 absl::Status Statement::Run() {
   while (true) {
-    auto more = Step();
-    if (!more.ok()) return more.status();
-    if (!*more) return absl::OkStatus();
+    ASSIGN_OR_RETURN(auto more, Step());
+    if (!more) return absl::OkStatus();
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/credentials.h"
@@ -152,12 +153,11 @@ grpc::Status CoordinatorService::PsiFetch(grpc::ServerContext* ctx, const v1::Ps
 
 absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
   if (insecure_) return absl::OkStatus();
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
+  ASSIGN_OR_RETURN(auto id, net::PeerIdentityOf(ctx));
   // Operators only: the server's own certificate is not an operator's.
-  if (id->role != pki::Role::kOperator) {
+  if (id.role != pki::Role::kOperator) {
     return absl::PermissionDeniedError(
-        absl::StrCat("certificate '", id->name, "' has role ", pki::RoleToString(id->role),
+        absl::StrCat("certificate '", id.name, "' has role ", pki::RoleToString(id.role),
                      "; operator commands need an operator certificate"));
   }
   return absl::OkStatus();

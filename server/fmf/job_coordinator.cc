@@ -56,12 +56,11 @@ absl::Status JobCoordinator::LoadActiveLocked() {
   job_.reset();
   // Each pass loads the oldest active job or marks it FAILED, so this ends.
   while (true) {
-    auto id = store_->ActiveJobId();
-    if (!id.ok()) return id.status();
-    if (!id->has_value()) return absl::OkStatus();
+    ASSIGN_OR_RETURN(auto id, store_->ActiveJobId());
+    if (!id.has_value()) return absl::OkStatus();
     absl::Status s;
     try {
-      s = LoadJobLocked(**id);
+      s = LoadJobLocked(*id);
     } catch (const std::bad_alloc&) {
       s = absl::ResourceExhaustedError("out of memory restoring it");
     } catch (const std::length_error& e) {
@@ -70,10 +69,10 @@ absl::Status JobCoordinator::LoadActiveLocked() {
     if (s.ok()) return absl::OkStatus();
     job_.reset();
     const std::string why = absl::StrCat("cannot resume from the stored state: ", s.message());
-    spdlog::error("job '{}' failed: {}", **id, why);
+    spdlog::error("job '{}' failed: {}", *id, why);
     // If even this write fails, the database is the problem: report it
     // rather than loop on the same job.
-    RETURN_IF_ERROR(store_->SetJobState(**id, v1::JOB_STATE_FAILED, why));
+    RETURN_IF_ERROR(store_->SetJobState(*id, v1::JOB_STATE_FAILED, why));
     ++counters_.jobs_failed;
   }
 }
@@ -106,8 +105,7 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
         "reproducible run set noise_seed in the party configs and seed in the server's)");
   }
   RETURN_IF_ERROR(CheckJobSpecSizes(spec, options_.limits));
-  auto config = net::JobConfigFromSpec(spec);
-  if (!config.ok()) return config.status();
+  ASSIGN_OR_RETURN(auto config, net::JobConfigFromSpec(spec));
   if (spec.roster_size() < 1) {
     return absl::InvalidArgumentError("field 'roster': list the parties (certificate names)");
   }
@@ -153,9 +151,8 @@ absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) 
   if (job_.has_value() && job_->id() == job_id) {
     stored = job_->stored();
   } else {
-    auto loaded = store_->LoadJob(job_id);
-    if (!loaded.ok()) return loaded.status();
-    stored = std::move(*loaded);
+    ASSIGN_OR_RETURN(auto loaded, store_->LoadJob(job_id));
+    stored = std::move(loaded);
   }
   v1::JobStatus status;
   *status.mutable_spec() = stored.spec;

@@ -68,22 +68,19 @@ double Now() {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ServerStore>> ServerStore::Open(const std::string& path) {
-  auto db = store::Database::Open(path);
-  if (!db.ok()) return db.status();
-  RETURN_IF_ERROR((*db)->Exec(kSchema));
-  return std::unique_ptr<ServerStore>(new ServerStore(std::move(*db)));
+  ASSIGN_OR_RETURN(auto db, store::Database::Open(path));
+  RETURN_IF_ERROR((db)->Exec(kSchema));
+  return std::unique_ptr<ServerStore>(new ServerStore(std::move(db)));
 }
 
 absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
   {
-    auto exists = db_->Prepare("SELECT 1 FROM jobs WHERE job_id = ?");
-    if (!exists.ok()) return exists.status();
-    exists->Bind(1, spec.job_id());
-    auto row = exists->Step();
-    if (!row.ok()) return row.status();
-    if (*row) return absl::AlreadyExistsError(absl::StrCat("job '", spec.job_id(), "' exists"));
+    ASSIGN_OR_RETURN(auto exists, db_->Prepare("SELECT 1 FROM jobs WHERE job_id = ?"));
+    exists.Bind(1, spec.job_id());
+    ASSIGN_OR_RETURN(auto row, exists.Step());
+    if (row) return absl::AlreadyExistsError(absl::StrCat("job '", spec.job_id(), "' exists"));
   }
   auto ins =
       db_->Prepare("INSERT INTO jobs (job_id, spec, state, round, updated) VALUES (?,?,?,0,?)");
@@ -95,20 +92,20 @@ absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
       .Bind(4, Now());
   RETURN_IF_ERROR(ins->Run());
   for (int i = 0; i < spec.roster_size(); ++i) {
-    auto p = db_->Prepare("INSERT INTO job_parties (job_id, ord, name) VALUES (?,?,?)");
-    if (!p.ok()) return p.status();
-    p->Bind(1, spec.job_id()).Bind(2, static_cast<int64_t>(i)).Bind(3, spec.roster(i));
-    RETURN_IF_ERROR(p->Run());
+    ASSIGN_OR_RETURN(auto p,
+                     db_->Prepare("INSERT INTO job_parties (job_id, ord, name) VALUES (?,?,?)"));
+    p.Bind(1, spec.job_id()).Bind(2, static_cast<int64_t>(i)).Bind(3, spec.roster(i));
+    RETURN_IF_ERROR(p.Run());
   }
   return tx.Commit();
 }
 
 absl::Status ServerStore::SetJobState(const std::string& job_id, v1::JobState state,
                                       const std::string& error) {
-  auto st = db_->Prepare("UPDATE jobs SET state = ?, error = ?, updated = ? WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, static_cast<int64_t>(state)).Bind(2, error).Bind(3, Now()).Bind(4, job_id);
-  return st->Run();
+  ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("UPDATE jobs SET state = ?, error = ?, updated = ? WHERE job_id = ?"));
+  st.Bind(1, static_cast<int64_t>(state)).Bind(2, error).Bind(3, Now()).Bind(4, job_id);
+  return st.Run();
 }
 
 absl::Status ServerStore::SaveParty(const std::string& job_id, const StoredParty& p) {
@@ -149,10 +146,10 @@ absl::Status ServerStore::SaveShared(const std::string& job_id, int32_t round,
       .Bind(4, static_cast<int64_t>(m.cols()))
       .BindBlob(5, blob.data(), blob.size());
   RETURN_IF_ERROR(st->Run());
-  auto cur = db_->Prepare("UPDATE jobs SET round = ?, updated = ? WHERE job_id = ?");
-  if (!cur.ok()) return cur.status();
-  cur->Bind(1, int64_t{round}).Bind(2, Now()).Bind(3, job_id);
-  return cur->Run();
+  ASSIGN_OR_RETURN(auto cur,
+                   db_->Prepare("UPDATE jobs SET round = ?, updated = ? WHERE job_id = ?"));
+  cur.Bind(1, int64_t{round}).Bind(2, Now()).Bind(3, job_id);
+  return cur.Run();
 }
 
 absl::Status ServerStore::StartRunning(const std::string& job_id, const mf::Matrix& initial) {
@@ -205,18 +202,17 @@ absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t rou
 absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const {
   StoredJob job;
   {
-    auto st = db_->Prepare("SELECT spec, state, round, error FROM jobs WHERE job_id = ?");
-    if (!st.ok()) return st.status();
-    st->Bind(1, job_id);
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (!*row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
-    if (!job.spec.ParseFromString(st->ColumnBlob(0))) {
+    ASSIGN_OR_RETURN(auto st,
+                     db_->Prepare("SELECT spec, state, round, error FROM jobs WHERE job_id = ?"));
+    st.Bind(1, job_id);
+    ASSIGN_OR_RETURN(auto row, st.Step());
+    if (!row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+    if (!job.spec.ParseFromString(st.ColumnBlob(0))) {
       return absl::DataLossError(absl::StrCat("job '", job_id, "': stored spec is corrupt"));
     }
-    job.state = static_cast<v1::JobState>(st->ColumnInt(1));
-    job.round = static_cast<int32_t>(st->ColumnInt(2));
-    job.error = st->ColumnText(3);
+    job.state = static_cast<v1::JobState>(st.ColumnInt(1));
+    job.round = static_cast<int32_t>(st.ColumnInt(2));
+    job.error = st.ColumnText(3);
   }
   {
     auto st = db_->Prepare(
@@ -226,9 +222,8 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     if (!st.ok()) return st.status();
     st->Bind(1, job_id);
     while (true) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+      ASSIGN_OR_RETURN(auto row, st->Step());
+      if (!row) break;
       StoredParty p;
       p.name = st->ColumnText(0);
       p.replied = st->ColumnInt(1) != 0;
@@ -253,9 +248,8 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     if (!st.ok()) return st.status();
     st->Bind(1, job_id);
     while (true) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+      ASSIGN_OR_RETURN(auto row, st->Step());
+      if (!row) break;
       v1::RoundRecord r;
       r.set_round(static_cast<int32_t>(st->ColumnInt(0)));
       for (auto name : absl::StrSplit(st->ColumnText(1), ',', absl::SkipEmpty())) {
@@ -275,9 +269,8 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     if (!st.ok()) return st.status();
     st->Bind(1, job_id);
     while (true) {
-      auto row = st->Step();
-      if (!row.ok()) return row.status();
-      if (!*row) break;
+      ASSIGN_OR_RETURN(auto row, st->Step());
+      if (!row) break;
       v1::PartyRoundReport r;
       r.set_party(st->ColumnText(1));
       r.set_job_epsilon(st->ColumnDouble(2));
@@ -288,39 +281,35 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     }
   }
   {
-    auto st = db_->Prepare("SELECT round, rows, cols, data FROM shared WHERE job_id = ?");
-    if (!st.ok()) return st.status();
-    st->Bind(1, job_id);
-    auto row = st->Step();
-    if (!row.ok()) return row.status();
-    if (*row) {
-      const int64_t rows = st->ColumnInt(1), cols = st->ColumnInt(2);
-      auto values = store::BlobToDoubles(st->ColumnBlob(3));
-      if (!values.ok()) return values.status();
-      if (static_cast<int64_t>(values->size()) != rows * cols) {
+    ASSIGN_OR_RETURN(auto st,
+                     db_->Prepare("SELECT round, rows, cols, data FROM shared WHERE job_id = ?"));
+    st.Bind(1, job_id);
+    ASSIGN_OR_RETURN(auto row, st.Step());
+    if (row) {
+      const int64_t rows = st.ColumnInt(1), cols = st.ColumnInt(2);
+      ASSIGN_OR_RETURN(auto values, store::BlobToDoubles(st.ColumnBlob(3)));
+      if (static_cast<int64_t>(values.size()) != rows * cols) {
         return absl::DataLossError(absl::StrCat("job '", job_id, "': stored matrix size mismatch"));
       }
-      job.shared = Eigen::Map<mf::Matrix>(values->data(), rows, cols);
+      job.shared = Eigen::Map<mf::Matrix>(values.data(), rows, cols);
     }
   }
   return job;
 }
 
 absl::StatusOr<std::optional<std::string>> ServerStore::ActiveJobId() const {
-  auto st = db_->Prepare("SELECT job_id FROM jobs WHERE state IN (?, ?) ORDER BY seq LIMIT 1");
-  if (!st.ok()) return st.status();
-  st->Bind(1, static_cast<int64_t>(v1::JOB_STATE_WAITING))
+  ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT job_id FROM jobs WHERE state IN (?, ?) ORDER BY seq LIMIT 1"));
+  st.Bind(1, static_cast<int64_t>(v1::JOB_STATE_WAITING))
       .Bind(2, static_cast<int64_t>(v1::JOB_STATE_RUNNING));
-  auto row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return std::optional<std::string>();
-  return std::optional<std::string>(st->ColumnText(0));
+  ASSIGN_OR_RETURN(auto row, st.Step());
+  if (!row) return std::optional<std::string>();
+  return std::optional<std::string>(st.ColumnText(0));
 }
 
 absl::StatusOr<std::vector<std::string>> ServerStore::JobIds() const {
-  auto st = db_->Prepare("SELECT job_id FROM jobs ORDER BY seq");
-  if (!st.ok()) return st.status();
-  return st->TextColumn(0);
+  ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT job_id FROM jobs ORDER BY seq"));
+  return st.TextColumn(0);
 }
 
 }  // namespace fedmf::server

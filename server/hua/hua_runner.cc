@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/hua_codec.h"
 
@@ -50,8 +51,7 @@ void HuaRunner::Stop() {
 
 absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   v1::JobSpec spec = in;
-  auto job = net::HuaJobFromSpec(spec);
-  if (!job.ok()) return job.status();
+  ASSIGN_OR_RETURN(auto job, net::HuaJobFromSpec(spec));
   if (spec.hua().aggregator().empty()) {
     return absl::InvalidArgumentError("field 'hua.aggregator': the aggregator's address");
   }
@@ -62,10 +62,10 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   }
   HuaS3Config c;
   c.job_id = spec.job_id();
-  c.params = job->params;
-  c.range = job->range;
-  c.num_items = job->num_items;
-  if (job->has_seed) c.seed = job->seed;
+  c.params = job.params;
+  c.range = job.range;
+  c.num_items = job.num_items;
+  if (job.has_seed) c.seed = job.seed;
   for (const v1::DeviceGrant& g : spec.hua().grants()) {
     c.grants.push_back(
         {g.host(), static_cast<int32_t>(g.first_device()), static_cast<int32_t>(g.count())});
@@ -74,8 +74,7 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   c.join_deadline = SecondsOr(spec.hua().join_deadline_seconds(), c.join_deadline);
   c.round_deadline = SecondsOr(spec.round_deadline_seconds(), c.round_deadline);
   c.liveness = options_.liveness;
-  auto link = links_(spec.hua().aggregator());
-  if (!link.ok()) return link.status();
+  ASSIGN_OR_RETURN(auto link, links_(spec.hua().aggregator()));
   // Deadlines (join) count from submission.
   absl::StatusOr<std::unique_ptr<HuaS3Job>> machine = absl::InternalError("unset");
   try {
@@ -86,10 +85,10 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   }
   if (!machine.ok()) return machine.status();
   const std::string id = spec.job_id();
-  jobs_[id] = Entry{std::move(spec), std::move(*machine), std::move(*link)};
+  jobs_[id] = Entry{std::move(spec), std::move(*machine), std::move(link)};
   queue_.push_back(id);
   spdlog::info("hua job '{}' submitted ({} iterations, epsilon {}, K = {})", id,
-               job->params.iterations, job->params.epsilon, job->params.max_online);
+               job.params.iterations, job.params.epsilon, job.params.max_online);
   changed_.SignalAll();
   return id;
 }
@@ -123,11 +122,10 @@ HuaRunner::Entry* HuaRunner::ActiveLocked() {
 
 absl::StatusOr<v1::JobStatus> HuaRunner::Status(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  auto e = FindLocked(job_id);
-  if (!e.ok()) return e.status();
-  const HuaS3Job& j = *(*e)->job;
+  ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
+  const HuaS3Job& j = *(e)->job;
   v1::JobStatus st;
-  *st.mutable_spec() = (*e)->spec;
+  *st.mutable_spec() = (e)->spec;
   st.set_state(WireState(j.state()));
   st.set_round(j.iteration());
   st.set_error(j.error());
@@ -170,9 +168,8 @@ v1::HuaJobOffer HuaRunner::Offer(const std::string& host) {
 absl::StatusOr<int32_t> HuaRunner::Register(const std::string& host, const std::string& job_id,
                                             const std::vector<hua::UserHello>& users) {
   absl::MutexLock lock(&mu_);
-  auto e = FindLocked(job_id);
-  if (!e.ok()) return e.status();
-  auto n = (*e)->job->Register(host, users, absl::Now());
+  ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
+  auto n = (e)->job->Register(host, users, absl::Now());
   changed_.SignalAll();
   return n;
 }
@@ -181,9 +178,8 @@ absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std:
   absl::MutexLock lock(&mu_);
   const absl::Time deadline = absl::Now() + options_.poll;
   while (true) {
-    auto e = FindLocked(job_id);
-    if (!e.ok()) return e.status();
-    HuaHostTasks t = (*e)->job->TasksFor(host, absl::Now());
+    ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
+    HuaHostTasks t = (e)->job->TasksFor(host, absl::Now());
     if (t.kind != HuaHostTasks::kIdle || stop_ || absl::Now() >= deadline) {
       v1::HuaTasks out;
       out.set_job_id(job_id);
@@ -207,13 +203,11 @@ absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std:
 }
 
 absl::Status HuaRunner::Done(const std::string& host, const v1::HuaDoneRequest& req) {
-  auto phase = net::PhaseFromWire(req.phase());
-  if (!phase.ok()) return phase.status();
+  ASSIGN_OR_RETURN(auto phase, net::PhaseFromWire(req.phase()));
   absl::MutexLock lock(&mu_);
-  auto e = FindLocked(req.job_id());
-  if (!e.ok()) return e.status();
+  ASSIGN_OR_RETURN(auto e, FindLocked(req.job_id()));
   std::vector<int32_t> users(req.users().begin(), req.users().end());
-  auto s = (*e)->job->MarkDone(host, *phase, req.round(), req.pass(), users);
+  auto s = (e)->job->MarkDone(host, phase, req.round(), req.pass(), users);
   changed_.SignalAll();
   return s;
 }
@@ -221,25 +215,22 @@ absl::Status HuaRunner::Done(const std::string& host, const v1::HuaDoneRequest& 
 absl::StatusOr<v1::HuaFinalItems> HuaRunner::FinalItems(const std::string& host,
                                                         const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  auto e = FindLocked(job_id);
-  if (!e.ok()) return e.status();
-  auto v = (*e)->job->FinalItems(host);
-  if (!v.ok()) return v.status();
+  ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
+  ASSIGN_OR_RETURN(auto v, (e)->job->FinalItems(host));
   v1::HuaFinalItems out;
   out.set_job_id(job_id);
-  out.set_rows(static_cast<int32_t>(v->rows()));
-  out.set_cols(static_cast<int32_t>(v->cols()));
-  for (int32_t r = 0; r < v->rows(); ++r) {
-    for (int32_t c = 0; c < v->cols(); ++c) out.add_values((*v)(r, c));
+  out.set_rows(static_cast<int32_t>(v.rows()));
+  out.set_cols(static_cast<int32_t>(v.cols()));
+  for (int32_t r = 0; r < v.rows(); ++r) {
+    for (int32_t c = 0; c < v.cols(); ++c) out.add_values((v)(r, c));
   }
   return out;
 }
 
 absl::Status HuaRunner::ReportResult(const std::string& host, const v1::HuaResultReport& r) {
   absl::MutexLock lock(&mu_);
-  auto e = FindLocked(r.job_id());
-  if (!e.ok()) return e.status();
-  auto s = (*e)->job->ReportResult(host, r.test_count(), r.test_mse(), r.test_mae(), absl::Now());
+  ASSIGN_OR_RETURN(auto e, FindLocked(r.job_id()));
+  auto s = (e)->job->ReportResult(host, r.test_count(), r.test_mse(), r.test_mae(), absl::Now());
   changed_.SignalAll();
   return s;
 }

@@ -26,9 +26,8 @@ absl::StatusOr<std::unique_ptr<HuaS3Job>> HuaS3Job::Create(HuaS3Config config, a
   config.params.scenario = hua::Scenario::kDynamic;
   RETURN_IF_ERROR(hua::ValidateHuaParams(config.params));
   if (config.grants.empty()) return absl::InvalidArgumentError("a Hua job needs device grants");
-  auto codec = hua::ZpCodec::Create(config.params.zp);
-  if (!codec.ok()) return codec.status();
-  std::unique_ptr<HuaS3Job> job(new HuaS3Job(std::move(config), *codec, now));
+  ASSIGN_OR_RETURN(auto codec, hua::ZpCodec::Create(config.params.zp));
+  std::unique_ptr<HuaS3Job> job(new HuaS3Job(std::move(config), codec, now));
   // The seed exists for tests (reproducing the simulator); a real job draws
   // its masks and H_j from the OS CSPRNG.
   const random::Csprng root = job->config_.seed ? random::Csprng::FromSeed(*job->config_.seed)

@@ -28,16 +28,14 @@ bool Terminal(LflJob::Stage s) {
 LflCoordinator::~LflCoordinator() { Stop(); }
 
 absl::Status LflCoordinator::Start() {
-  absl::StatusOr<std::vector<std::string>> running = store_->RunningJobs();
-  if (!running.ok()) return running.status();
-  for (const std::string& id : *running) {
-    absl::StatusOr<v1::JobStatus> st = store_->LoadJob(id);
-    if (!st.ok()) return st.status();
+  ASSIGN_OR_RETURN(std::vector<std::string> running, store_->RunningJobs());
+  for (const std::string& id : running) {
+    ASSIGN_OR_RETURN(v1::JobStatus st, store_->LoadJob(id));
     spdlog::warn("LFL job '{}' was running when the server stopped; marking it failed", id);
     if (auto s = store_->SaveJob(id, v1::JOB_STATE_FAILED,
                                  "the server restarted; LFL jobs do not resume (device state "
                                  "lives in the hosts' memory): submit it again",
-                                 st->lfl());
+                                 st.lfl());
         !s.ok()) {
       return s;
     }

@@ -91,9 +91,8 @@ LflJob::LflJob(net::LflJobConfig config, v1::JobSpec spec, absl::Duration livene
 
 absl::StatusOr<std::unique_ptr<LflJob>> LflJob::Create(const v1::JobSpec& spec, absl::Time now,
                                                        absl::Duration liveness) {
-  absl::StatusOr<net::LflJobConfig> config = net::LflJobFromSpec(spec);
-  if (!config.ok()) return config.status();
-  std::unique_ptr<LflJob> job(new LflJob(*std::move(config), spec, liveness));
+  ASSIGN_OR_RETURN(net::LflJobConfig config, net::LflJobFromSpec(spec));
+  std::unique_ptr<LflJob> job(new LflJob(std::move(config), spec, liveness));
   job->stage_started_ = now;
   job->status_.set_devices(job->config_.num_devices);
   job->status_.set_stage1_test_mse(-1);
@@ -105,12 +104,11 @@ absl::StatusOr<std::unique_ptr<LflJob>> LflJob::Create(const v1::JobSpec& spec, 
 }
 
 absl::Status LflJob::SetPrivacy(int64_t num_devices) {
-  absl::StatusOr<lfl::LflPrivacy> p = lfl::CalibrateLflPrivacy(config_.config, num_devices);
-  if (!p.ok()) return p.status();
-  status_.set_sigma_v(p->sigma_v);
-  status_.set_noise_multiplier(p->noise_multiplier);
-  status_.set_server_view_noise_multiplier(p->server_view_noise_multiplier);
-  status_.set_epsilon(p->epsilon);
+  ASSIGN_OR_RETURN(lfl::LflPrivacy p, lfl::CalibrateLflPrivacy(config_.config, num_devices));
+  status_.set_sigma_v(p.sigma_v);
+  status_.set_noise_multiplier(p.noise_multiplier);
+  status_.set_server_view_noise_multiplier(p.server_view_noise_multiplier);
+  status_.set_epsilon(p.epsilon);
   return absl::OkStatus();
 }
 

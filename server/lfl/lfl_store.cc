@@ -6,9 +6,8 @@
 namespace fedmf::server {
 
 absl::StatusOr<std::unique_ptr<LflStore>> LflStore::Open(const std::string& path) {
-  absl::StatusOr<std::unique_ptr<store::Database>> db = store::Database::Open(path);
-  if (!db.ok()) return db.status();
-  if (auto s = (*db)->Exec(
+  ASSIGN_OR_RETURN(std::unique_ptr<store::Database> db, store::Database::Open(path));
+  if (auto s = (db)->Exec(
           "CREATE TABLE IF NOT EXISTS lfl_jobs (job_id TEXT PRIMARY KEY, spec BLOB NOT NULL, "
           "state INTEGER NOT NULL, error TEXT NOT NULL DEFAULT '', status BLOB NOT NULL);"
           "CREATE TABLE IF NOT EXISTS lfl_iterations (job_id TEXT NOT NULL, iteration INTEGER "
@@ -18,21 +17,21 @@ absl::StatusOr<std::unique_ptr<LflStore>> LflStore::Open(const std::string& path
       !s.ok()) {
     return s;
   }
-  return std::unique_ptr<LflStore>(new LflStore(*std::move(db)));
+  return std::unique_ptr<LflStore>(new LflStore(std::move(db)));
 }
 
 absl::Status LflStore::CreateJob(const v1::JobSpec& spec) {
-  absl::StatusOr<bool> known = HasJob(spec.job_id());
-  if (!known.ok()) return known.status();
-  if (*known) {
+  ASSIGN_OR_RETURN(bool known, HasJob(spec.job_id()));
+  if (known) {
     return absl::AlreadyExistsError(
         absl::StrCat("field 'job_id': '", spec.job_id(), "' already exists"));
   }
-  auto st = db_->Prepare("INSERT INTO lfl_jobs (job_id, spec, state, status) VALUES (?, ?, ?, ?)");
-  if (!st.ok()) return st.status();
+  ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare("INSERT INTO lfl_jobs (job_id, spec, state, status) VALUES (?, ?, ?, ?)"));
   const std::string blob = spec.SerializeAsString();
   const std::string empty = v1::LflStatus().SerializeAsString();
-  return st->Bind(1, spec.job_id())
+  return st.Bind(1, spec.job_id())
       .BindBlob(2, blob.data(), blob.size())
       .Bind(3, int64_t{v1::JOB_STATE_WAITING})
       .BindBlob(4, empty.data(), empty.size())
@@ -41,10 +40,11 @@ absl::Status LflStore::CreateJob(const v1::JobSpec& spec) {
 
 absl::Status LflStore::SaveJob(const std::string& job_id, v1::JobState state,
                                const std::string& error, const v1::LflStatus& status) {
-  auto st = db_->Prepare("UPDATE lfl_jobs SET state = ?, error = ?, status = ? WHERE job_id = ?");
-  if (!st.ok()) return st.status();
+  ASSIGN_OR_RETURN(
+      auto st,
+      db_->Prepare("UPDATE lfl_jobs SET state = ?, error = ?, status = ? WHERE job_id = ?"));
   const std::string blob = status.SerializeAsString();
-  return st->Bind(1, int64_t{state})
+  return st.Bind(1, int64_t{state})
       .Bind(2, error)
       .BindBlob(3, blob.data(), blob.size())
       .Bind(4, job_id)
@@ -56,20 +56,19 @@ absl::Status LflStore::CommitIteration(const std::string& job_id,
                                        const mf::Matrix& next_v, const v1::LflStatus& status) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
-  auto it = db_->Prepare("INSERT OR REPLACE INTO lfl_iterations VALUES (?, ?, ?)");
-  if (!it.ok()) return it.status();
+  ASSIGN_OR_RETURN(auto it, db_->Prepare("INSERT OR REPLACE INTO lfl_iterations VALUES (?, ?, ?)"));
   const std::string rec = record.SerializeAsString();
-  if (auto s = it->Bind(1, job_id)
+  if (auto s = it.Bind(1, job_id)
                    .Bind(2, int64_t{record.iteration()})
                    .BindBlob(3, rec.data(), rec.size())
                    .Run();
       !s.ok()) {
     return s;
   }
-  auto m = db_->Prepare("INSERT OR REPLACE INTO lfl_models VALUES (?, ?, ?, ?, ?)");
-  if (!m.ok()) return m.status();
+  ASSIGN_OR_RETURN(auto m,
+                   db_->Prepare("INSERT OR REPLACE INTO lfl_models VALUES (?, ?, ?, ?, ?)"));
   const std::string data = store::DoublesToBlob(next_v.data(), static_cast<size_t>(next_v.size()));
-  if (auto s = m->Bind(1, job_id)
+  if (auto s = m.Bind(1, job_id)
                    .Bind(2, int64_t{record.iteration() + 1})
                    .Bind(3, int64_t{next_v.rows()})
                    .Bind(4, int64_t{next_v.cols()})
@@ -83,41 +82,37 @@ absl::Status LflStore::CommitIteration(const std::string& job_id,
 }
 
 absl::StatusOr<v1::JobStatus> LflStore::LoadJob(const std::string& job_id) const {
-  auto st = db_->Prepare("SELECT spec, state, error, status FROM lfl_jobs WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  absl::StatusOr<bool> row = st->Step();
-  if (!row.ok()) return row.status();
-  if (!*row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+  ASSIGN_OR_RETURN(
+      auto st, db_->Prepare("SELECT spec, state, error, status FROM lfl_jobs WHERE job_id = ?"));
+  st.Bind(1, job_id);
+  ASSIGN_OR_RETURN(bool row, st.Step());
+  if (!row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
   v1::JobStatus out;
-  if (!out.mutable_spec()->ParseFromString(st->ColumnBlob(0)) ||
-      !out.mutable_lfl()->ParseFromString(st->ColumnBlob(3))) {
+  if (!out.mutable_spec()->ParseFromString(st.ColumnBlob(0)) ||
+      !out.mutable_lfl()->ParseFromString(st.ColumnBlob(3))) {
     return absl::DataLossError(absl::StrCat("job '", job_id, "': corrupt row in lfl_jobs"));
   }
-  out.set_state(static_cast<v1::JobState>(st->ColumnInt(1)));
-  out.set_error(st->ColumnText(2));
+  out.set_state(static_cast<v1::JobState>(st.ColumnInt(1)));
+  out.set_error(st.ColumnText(2));
   out.set_round(out.lfl().iterations_size());
   return out;
 }
 
 absl::StatusOr<std::vector<std::string>> LflStore::RunningJobs() const {
-  auto st = db_->Prepare("SELECT job_id FROM lfl_jobs WHERE state IN (?, ?)");
-  if (!st.ok()) return st.status();
-  st->Bind(1, int64_t{v1::JOB_STATE_WAITING}).Bind(2, int64_t{v1::JOB_STATE_RUNNING});
-  return st->TextColumn(0);
+  ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT job_id FROM lfl_jobs WHERE state IN (?, ?)"));
+  st.Bind(1, int64_t{v1::JOB_STATE_WAITING}).Bind(2, int64_t{v1::JOB_STATE_RUNNING});
+  return st.TextColumn(0);
 }
 
 absl::StatusOr<std::vector<std::string>> LflStore::JobIds() const {
-  auto st = db_->Prepare("SELECT job_id FROM lfl_jobs ORDER BY rowid");
-  if (!st.ok()) return st.status();
-  return st->TextColumn(0);
+  ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT job_id FROM lfl_jobs ORDER BY rowid"));
+  return st.TextColumn(0);
 }
 
 absl::StatusOr<bool> LflStore::HasJob(const std::string& job_id) const {
-  auto st = db_->Prepare("SELECT 1 FROM lfl_jobs WHERE job_id = ?");
-  if (!st.ok()) return st.status();
-  st->Bind(1, job_id);
-  return st->Step();
+  ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT 1 FROM lfl_jobs WHERE job_id = ?"));
+  st.Bind(1, job_id);
+  return st.Step();
 }
 
 }  // namespace fedmf::server

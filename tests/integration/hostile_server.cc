@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
 
@@ -15,9 +16,8 @@ using net::ToGrpc;
 // The caller's name from its verified certificate (the double trusts the CA
 // as the real server does; it does not check roles, the clients do).
 absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx) {
-  auto id = net::PeerIdentityOf(ctx);
-  if (!id.ok()) return id.status();
-  return id->name;
+  ASSIGN_OR_RETURN(auto id, net::PeerIdentityOf(ctx));
+  return id.name;
 }
 
 std::chrono::system_clock::time_point Deadline(absl::Duration d) {
@@ -303,13 +303,13 @@ HostileServer::HostileServer(HostileServerOptions options) : options_(std::move(
 
 absl::StatusOr<std::unique_ptr<HostileServer>> HostileServer::Start(HostileServerOptions options) {
   std::unique_ptr<HostileServer> s(new HostileServer(std::move(options)));
-  auto creds = net::MakeServerCredentials({false, s->options_.cert_dir, s->options_.name});
-  if (!creds.ok()) return creds.status();
+  ASSIGN_OR_RETURN(auto creds,
+                   net::MakeServerCredentials({false, s->options_.cert_dir, s->options_.name}));
   s->coordinator_ = std::make_unique<CoordinatorImpl>(s.get());
   s->device_ = std::make_unique<DeviceImpl>(s.get());
   s->hua_ = std::make_unique<HuaImpl>(s.get());
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", *creds, &s->port_);
+  builder.AddListeningPort("127.0.0.1:0", creds, &s->port_);
   builder.RegisterService(s->coordinator_.get());
   builder.RegisterService(s->device_.get());
   builder.RegisterService(s->hua_.get());
@@ -581,11 +581,10 @@ HostileAggregator::HostileAggregator() = default;
 absl::StatusOr<std::unique_ptr<HostileAggregator>> HostileAggregator::Start(
     const std::string& cert_dir, const std::string& name) {
   std::unique_ptr<HostileAggregator> a(new HostileAggregator());
-  auto creds = net::MakeServerCredentials({false, cert_dir, name});
-  if (!creds.ok()) return creds.status();
+  ASSIGN_OR_RETURN(auto creds, net::MakeServerCredentials({false, cert_dir, name}));
   a->impl_ = std::make_unique<Impl>();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", *creds, &a->port_);
+  builder.AddListeningPort("127.0.0.1:0", creds, &a->port_);
   builder.RegisterService(a->impl_.get());
   a->server_ = builder.BuildAndStart();
   if (a->server_ == nullptr || a->port_ == 0) {

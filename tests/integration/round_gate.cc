@@ -1,5 +1,7 @@
 #include "tests/integration/round_gate.h"
 
+#include "common/base/status_macros.h"
+
 namespace fedmf::it {
 
 absl::StatusOr<std::unique_ptr<RoundGate>> RoundGate::Create(int parties, int64_t shared_values) {
@@ -8,9 +10,8 @@ absl::StatusOr<std::unique_ptr<RoundGate>> RoundGate::Create(int parties, int64_
   }
   std::unique_ptr<RoundGate> gate(new RoundGate(shared_values * 4));
   for (int k = 0; k < parties; ++k) {
-    auto proxy = TcpProxy::Start();
-    if (!proxy.ok()) return proxy.status();
-    gate->proxies_.push_back(std::move(*proxy));
+    ASSIGN_OR_RETURN(auto proxy, TcpProxy::Start());
+    gate->proxies_.push_back(std::move(proxy));
   }
   return gate;
 }

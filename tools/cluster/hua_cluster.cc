@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
 #include "tools/cluster/local_cluster.h"
@@ -45,12 +46,11 @@ absl::Status LocalCluster::StartAggregator() {
                                 "aggregator"};
   if (options_.insecure) argv.push_back("--insecure");
   if (options_.aggregator_record) argv.push_back("--record-for-tests");
-  auto p = ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "aggregator.log").string());
-  if (!p.ok()) return p.status();
-  aggregator_.emplace(std::move(*p));
-  auto port = WaitForPortFile(port_file, absl::Seconds(30), &*aggregator_);
-  if (!port.ok()) return port.status();
-  aggregator_port_ = *port;
+  ASSIGN_OR_RETURN(auto p, ChildProcess::Spawn(
+                               argv, (fs::path(work_dir_) / "logs" / "aggregator.log").string()));
+  aggregator_.emplace(std::move(p));
+  ASSIGN_OR_RETURN(auto port, WaitForPortFile(port_file, absl::Seconds(30), &*aggregator_));
+  aggregator_port_ = port;
   return absl::OkStatus();
 }
 
@@ -98,9 +98,8 @@ bool LocalCluster::HuaHostRunning(int k) {
 
 absl::StatusOr<v1::HuaRecordedResponse> LocalCluster::AggregatorRecorded(
     const std::string& job_id) {
-  auto ch = Channel(aggregator_port_, "aggregator");
-  if (!ch.ok()) return ch.status();
-  auto stub = v1::HuaAggregator::NewStub(*ch);
+  ASSIGN_OR_RETURN(auto ch, Channel(aggregator_port_, "aggregator"));
+  auto stub = v1::HuaAggregator::NewStub(ch);
   v1::HuaRecordedRequest req;
   req.set_job_id(job_id);
   v1::HuaRecordedResponse resp;

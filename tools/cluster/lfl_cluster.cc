@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/pki/ca.h"
 #include "tools/cluster/local_cluster.h"
 
@@ -39,8 +40,7 @@ std::vector<std::string> DemoDevicePolicyFlags(double whole_job_epsilon, int64_t
 }
 
 absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
-  auto server = DialServer();
-  if (!server.ok()) return server.status();
+  ASSIGN_OR_RETURN(auto server, DialServer());
   // A misbehaving host is the test build of fedmf-device (tests/integration/
   // misbehaving_device.h); the production binary has no such flag.
   const std::string binary = a.misbehave.empty() ? "fedmf-device" : "fedmf-device-misbehaving";
@@ -51,7 +51,7 @@ absl::Status LocalCluster::StartLflHost(int k, const LflHostArgs& a) {
       "--name",
       LflHostName(k),
       "--server",
-      *server,
+      server,
       "--cert-dir",
       cert_dir_,
       "--devices-from",

@@ -160,21 +160,20 @@ absl::Status LocalCluster::StartServer() {
   fs::remove(dashboard_port_file, ec);
   std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-server").string(), "--config",
                                 (fs::path(work_dir_) / "server.yaml").string()};
-  auto p = ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "server.log").string());
-  if (!p.ok()) return p.status();
-  server_.emplace(std::move(*p));
-  auto port = WaitForPortFile(port_file, absl::Seconds(30), &*server_);
-  if (!port.ok()) return port.status();
-  server_port_ = *port;
+  ASSIGN_OR_RETURN(
+      auto p, ChildProcess::Spawn(argv, (fs::path(work_dir_) / "logs" / "server.log").string()));
+  server_.emplace(std::move(p));
+  ASSIGN_OR_RETURN(auto port, WaitForPortFile(port_file, absl::Seconds(30), &*server_));
+  server_port_ = port;
   if (options_.metrics) {
-    auto metrics_port = WaitForPortFile(metrics_port_file, absl::Seconds(30), &*server_);
-    if (!metrics_port.ok()) return metrics_port.status();
-    server_metrics_port_ = *metrics_port;
+    ASSIGN_OR_RETURN(auto metrics_port,
+                     WaitForPortFile(metrics_port_file, absl::Seconds(30), &*server_));
+    server_metrics_port_ = metrics_port;
   }
   if (options_.dashboard) {
-    auto dashboard_port = WaitForPortFile(dashboard_port_file, absl::Seconds(30), &*server_);
-    if (!dashboard_port.ok()) return dashboard_port.status();
-    server_dashboard_port_ = *dashboard_port;
+    ASSIGN_OR_RETURN(auto dashboard_port,
+                     WaitForPortFile(dashboard_port_file, absl::Seconds(30), &*server_));
+    server_dashboard_port_ = dashboard_port;
   }
   return absl::OkStatus();
 }
@@ -240,9 +239,8 @@ absl::Status LocalCluster::StartParty(int k) {
   if (!p.ok()) return p.status();
   parties_.erase(k);
   auto [it, _] = parties_.emplace(k, std::move(*p));
-  auto port = WaitForPortFile(port_file, absl::Seconds(30), &it->second);
-  if (!port.ok()) return port.status();
-  admin_ports_[k] = *port;
+  ASSIGN_OR_RETURN(auto port, WaitForPortFile(port_file, absl::Seconds(30), &it->second));
+  admin_ports_[k] = port;
   return absl::OkStatus();
 }
 
@@ -281,9 +279,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> LocalCluster::Channel(int port,
 }
 
 absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
-  auto ch = Channel(server_port_, "server");
-  if (!ch.ok()) return ch.status();
-  auto stub = v1::Operator::NewStub(*ch);
+  ASSIGN_OR_RETURN(auto ch, Channel(server_port_, "server"));
+  auto stub = v1::Operator::NewStub(ch);
   v1::SubmitJobRequest req;
   *req.mutable_spec() = std::move(spec);
   v1::SubmitJobResponse resp;
@@ -294,9 +291,8 @@ absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
 }
 
 absl::StatusOr<v1::JobStatus> LocalCluster::GetJob(const std::string& job_id) {
-  auto ch = Channel(server_port_, "server");
-  if (!ch.ok()) return ch.status();
-  auto stub = v1::Operator::NewStub(*ch);
+  ASSIGN_OR_RETURN(auto ch, Channel(server_port_, "server"));
+  auto stub = v1::Operator::NewStub(ch);
   v1::GetJobRequest req;
   req.set_job_id(job_id);
   v1::JobStatus resp;
@@ -326,9 +322,8 @@ absl::StatusOr<v1::JobStatus> LocalCluster::WaitJob(
 }
 
 absl::StatusOr<v1::LedgerResponse> LocalCluster::PartyLedger(int k) {
-  auto ch = Channel(admin_port(k), PartyName(k));
-  if (!ch.ok()) return ch.status();
-  auto stub = v1::PartyAdmin::NewStub(*ch);
+  ASSIGN_OR_RETURN(auto ch, Channel(admin_port(k), PartyName(k)));
+  auto stub = v1::PartyAdmin::NewStub(ch);
   v1::LedgerResponse resp;
   auto ctx = net::DeadlineContext(absl::Seconds(10));
   grpc::Status s = stub->Ledger(ctx.get(), v1::LedgerRequest(), &resp);
@@ -338,9 +333,8 @@ absl::StatusOr<v1::LedgerResponse> LocalCluster::PartyLedger(int k) {
 
 absl::StatusOr<v1::RecommendResponse> LocalCluster::Recommend(int k, const std::string& user,
                                                               int top, bool include_rated) {
-  auto ch = Channel(admin_port(k), PartyName(k));
-  if (!ch.ok()) return ch.status();
-  auto stub = v1::PartyAdmin::NewStub(*ch);
+  ASSIGN_OR_RETURN(auto ch, Channel(admin_port(k), PartyName(k)));
+  auto stub = v1::PartyAdmin::NewStub(ch);
   v1::RecommendRequest req;
   req.set_user(user);
   req.set_top(top);

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "common/advise/col_game.h"
 #include "common/advise/tradeoff.h"
+#include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "tools/fedmf/advise_plot.h"
@@ -69,9 +70,8 @@ absl::StatusOr<advise::TradeoffTable> LoadGrid(const std::string& path) {
 absl::StatusOr<std::vector<double>> ParseList(const std::string& text, const std::string& flag) {
   std::vector<double> out;
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
-    auto e = ParseEpsilon(std::string(part), flag);
-    if (!e.ok()) return e.status();
-    out.push_back(*e);
+    ASSIGN_OR_RETURN(auto e, ParseEpsilon(std::string(part), flag));
+    out.push_back(e);
   }
   if (out.empty()) return absl::InvalidArgumentError(flag + " is empty");
   return out;

@@ -361,14 +361,13 @@ int Ledger(const ClientArgs& a) {
 }  // namespace
 
 absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
-  auto root = config::YamlMap::FromFile(path);
-  if (!root.ok()) return root.status();
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
   if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
     std::string setting;
     if (peek->GetString("setting", &setting).ok() && setting == "lfl") {
-      return LflJobSpecFromYaml(*root, path);  // device hosts, not parties
+      return LflJobSpecFromYaml(root, path);  // device hosts, not parties
     }
-    if (setting == "hua-s3") return HuaJobSpecFromYaml(*root, path);  // device hosts + aggregator
+    if (setting == "hua-s3") return HuaJobSpecFromYaml(root, path);  // device hosts + aggregator
   }
   fmf::JobConfig c;
   std::string setting = "hfl", granularity = "default", epsilon = "1";
@@ -380,37 +379,37 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   auto check = [&](absl::Status st) {
     if (s.ok() && !st.ok()) s = st;
   };
-  check(root->GetString("job_id", &c.job_id));
-  check(root->GetString("setting", &setting));
-  check(root->GetString("granularity", &granularity));
-  check(root->GetString("epsilon", &epsilon));
-  check(root->GetDouble("delta", &c.delta));
-  check(root->GetInt("rounds", &c.rounds));
-  check(root->GetInt("local_iters", &c.local_iters));
-  check(root->GetInt("dim", &c.dim));
-  check(root->GetDouble("sample_rate", &c.sample_rate));
-  check(root->GetInt("theta", &c.theta));
-  check(root->GetInt("vfl_finetune_iters", &c.vfl_finetune_iters));
-  check(root->GetDouble("learning_rate", &c.learning_rate));
-  check(root->GetDouble("lr_final_ratio", &c.lr_final_ratio));
-  check(root->GetDouble("sgd_learning_rate", &c.sgd_learning_rate));
-  check(root->GetDouble("sgd_l2", &c.sgd_l2));
-  check(root->GetInt("pretrain_epochs", &c.pretrain_epochs));
-  check(root->GetInt("finetune_epochs", &c.finetune_epochs));
-  check(root->GetDouble("rating_max", &c.rating_max));
-  check(root->GetInt("seed", &seed));
-  check(root->GetStringList("roster", &roster));
-  check(root->GetDouble("round_deadline_seconds", &deadline));
-  check(root->GetInt("min_parties", &min_parties));
+  check(root.GetString("job_id", &c.job_id));
+  check(root.GetString("setting", &setting));
+  check(root.GetString("granularity", &granularity));
+  check(root.GetString("epsilon", &epsilon));
+  check(root.GetDouble("delta", &c.delta));
+  check(root.GetInt("rounds", &c.rounds));
+  check(root.GetInt("local_iters", &c.local_iters));
+  check(root.GetInt("dim", &c.dim));
+  check(root.GetDouble("sample_rate", &c.sample_rate));
+  check(root.GetInt("theta", &c.theta));
+  check(root.GetInt("vfl_finetune_iters", &c.vfl_finetune_iters));
+  check(root.GetDouble("learning_rate", &c.learning_rate));
+  check(root.GetDouble("lr_final_ratio", &c.lr_final_ratio));
+  check(root.GetDouble("sgd_learning_rate", &c.sgd_learning_rate));
+  check(root.GetDouble("sgd_l2", &c.sgd_l2));
+  check(root.GetInt("pretrain_epochs", &c.pretrain_epochs));
+  check(root.GetInt("finetune_epochs", &c.finetune_epochs));
+  check(root.GetDouble("rating_max", &c.rating_max));
+  check(root.GetInt("seed", &seed));
+  check(root.GetStringList("roster", &roster));
+  check(root.GetDouble("round_deadline_seconds", &deadline));
+  check(root.GetInt("min_parties", &min_parties));
   std::string item_catalogue;
-  check(root->GetString("item_catalogue", &item_catalogue));
-  check(root->GetBool("align_users", &c.align_users));
+  check(root.GetString("item_catalogue", &item_catalogue));
+  check(root.GetBool("align_users", &c.align_users));
   std::string algorithm;
-  check(root->GetString("algorithm", &algorithm));
-  check(root->GetInt("alternations", &c.alternations));
-  check(root->GetDouble("validation_fraction", &c.validation_fraction));
-  check(root->GetInt("max_finetune_epochs", &c.max_finetune_epochs));
-  check(root->GetDouble("clip_norm", &c.clip_norm));
+  check(root.GetString("algorithm", &algorithm));
+  check(root.GetInt("alternations", &c.alternations));
+  check(root.GetDouble("validation_fraction", &c.validation_fraction));
+  check(root.GetInt("max_finetune_epochs", &c.max_finetune_epochs));
+  check(root.GetDouble("clip_norm", &c.clip_norm));
   if (!s.ok()) return s;
   if (!algorithm.empty()) {
     auto parsed = fmf::ParseAlgorithm(algorithm);
@@ -430,10 +429,9 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
     item_catalogue = catalogue->digest();
   }
   c.item_catalogue = item_catalogue;
-  RETURN_IF_ERROR(root->Finish());
-  auto set = fmf::ParseSetting(setting);
-  if (!set.ok()) return set.status();
-  c.setting = *set;
+  RETURN_IF_ERROR(root.Finish());
+  ASSIGN_OR_RETURN(auto set, fmf::ParseSetting(setting));
+  c.setting = set;
   c.split =
       c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
   if (granularity == "default") {
@@ -445,9 +443,8 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", gran.status().message()));
     c.granularity = *gran;
   }
-  auto eps = ParseEpsilon(epsilon, "epsilon");
-  if (!eps.ok()) return eps.status();
-  c.epsilon = *eps;
+  ASSIGN_OR_RETURN(auto eps, ParseEpsilon(epsilon, "epsilon"));
+  c.epsilon = eps;
   if (seed >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,

@@ -49,9 +49,8 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("round_deadline_seconds", &round_deadline));
   if (!s.ok()) return s;
   RETURN_IF_ERROR(root.Finish());
-  absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");
-  if (!eps.ok()) return eps.status();
-  p.epsilon = *eps;
+  ASSIGN_OR_RETURN(double eps, ParseEpsilon(epsilon, "epsilon"));
+  p.epsilon = eps;
   if (seed >= 0) {
     j.has_seed = true;
     j.seed = static_cast<uint64_t>(seed);
@@ -62,8 +61,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
                      "'aggregator' is required: the fedmf-aggregator address, "
                      "e.g. aggregator: aggregator:7445"));
   }
-  auto grants = ParseDeviceGrants(root, hosts);
-  if (!grants.ok()) return grants.status();
+  ASSIGN_OR_RETURN(auto grants, ParseDeviceGrants(root, hosts));
   v1::JobSpec spec = net::SpecFromHuaJob(j);
   spec.set_job_id(job_id);
   spec.set_round_deadline_seconds(round_deadline);
@@ -71,7 +69,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   h->set_aggregator(aggregator);
   h->set_expected_users(expected_users);
   h->set_join_deadline_seconds(join_deadline);
-  for (const v1::DeviceGrant& g : *grants) *h->add_grants() = g;
+  for (const v1::DeviceGrant& g : grants) *h->add_grants() = g;
   if (auto back = net::HuaJobFromSpec(spec); !back.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", back.status().message()));
   }

@@ -20,12 +20,10 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   auto scenario = hua::ParseScenario(a.setting);
   if (!scenario.ok()) return scenario.status();
   p.scenario = *scenario;
-  auto eps = ParseEpsilon(a.epsilon, "--epsilon");
-  if (!eps.ok()) return eps.status();
-  p.epsilon = *eps;
-  auto noise = hua::ParseObjectiveNoise(a.hua_noise);
-  if (!noise.ok()) return noise.status();
-  p.s1_noise = *noise;
+  ASSIGN_OR_RETURN(auto eps, ParseEpsilon(a.epsilon, "--epsilon"));
+  p.epsilon = eps;
+  ASSIGN_OR_RETURN(auto noise, hua::ParseObjectiveNoise(a.hua_noise));
+  p.s1_noise = noise;
   p.dim = a.dim_given ? a.dim : 50;  // the paper's d unless asked otherwise
   p.iterations = a.rounds;
   p.baseline_iterations = a.hua_baseline_rounds;

@@ -52,15 +52,13 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
             "horizontal (non-private, compare with hfl)");
       break;
   }
-  auto eps = ParseEpsilon(a.epsilon, "--epsilon");
-  if (!eps.ok()) return eps.status();
-  c.epsilon = *eps;
+  ASSIGN_OR_RETURN(auto eps, ParseEpsilon(a.epsilon, "--epsilon"));
+  c.epsilon = eps;
   if (a.granularity == "default") {
     c.granularity = fmf::DefaultGranularity(c.setting);
   } else {
-    auto gran = fmf::ParseGranularity(a.granularity);
-    if (!gran.ok()) return gran.status();
-    c.granularity = *gran;
+    ASSIGN_OR_RETURN(auto gran, fmf::ParseGranularity(a.granularity));
+    c.granularity = gran;
   }
   c.delta = a.delta;
   c.theta = a.theta;

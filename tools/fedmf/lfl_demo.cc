@@ -30,9 +30,8 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   net::LflJobConfig j;
   j.job_id = "demo-lfl";
   lfl::LflConfig& c = j.config;
-  absl::StatusOr<double> eps = ParseEpsilon(a.epsilon, "--epsilon");
-  if (!eps.ok()) return eps.status();
-  c.epsilon = *eps;
+  ASSIGN_OR_RETURN(double eps, ParseEpsilon(a.epsilon, "--epsilon"));
+  c.epsilon = eps;
   c.delta = a.delta;
   c.iterations = a.rounds;
   c.dim = a.dim;

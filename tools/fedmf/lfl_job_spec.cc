@@ -81,9 +81,8 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   }
   c.device.whole_gradient = algorithm == "whole";
   RETURN_IF_ERROR(root.Finish());
-  absl::StatusOr<double> eps = ParseEpsilon(epsilon, "epsilon");
-  if (!eps.ok()) return eps.status();
-  c.epsilon = *eps;
+  ASSIGN_OR_RETURN(double eps, ParseEpsilon(epsilon, "epsilon"));
+  c.epsilon = eps;
   c.device.dim = c.dim;
   if (seed >= 0) c.seed = static_cast<uint64_t>(seed);
   auto grants = ParseDeviceGrants(root, hosts);

@@ -108,9 +108,9 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
       if (!c.ok()) return FileError(c.status(), "--catalogue: ");
       catalogue = std::move(*c);
     } else {
-      auto c = data::Catalogue::FromIds(data::ItemIdUnion(files), "the union of the files' items");
-      if (!c.ok()) return c.status();
-      catalogue = std::move(*c);
+      ASSIGN_OR_RETURN(auto c, data::Catalogue::FromIds(data::ItemIdUnion(files),
+                                                        "the union of the files' items"));
+      catalogue = std::move(c);
     }
     auto built = data::FederateByItemCatalogue(files, *catalogue, split);
     if (!built.ok()) return FileError(built.status(), "--party-data: ");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "common/base/status_macros.h"
 #include "common/data/synthetic.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/random/csprng.h"
@@ -45,9 +46,8 @@ absl::StatusOr<SimulationResult> RunJob(const JobConfig& c, int parties) {
   data::Dataset d = Synthetic();
   FederationOptions o;
   o.parties = parties;
-  auto fed = BuildFederation(c, d, o);
-  if (!fed.ok()) return fed.status();
-  return Simulate(c, *fed);
+  ASSIGN_OR_RETURN(auto fed, BuildFederation(c, d, o));
+  return Simulate(c, fed);
 }
 
 TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "common/base/status_macros.h"
 #include "common/hua/streams.h"
 
 namespace fedmf::hua::testing {
@@ -38,32 +39,27 @@ std::vector<std::vector<RatedItem>> SmallRatings() {
 }
 
 absl::Status RunInit(World& w, const std::vector<int32_t>& online) {
-  auto round = w.server->StartInit(online);
-  if (!round.ok()) return round.status();
-  if (auto s = w.tp->Begin(round->plan); !s.ok()) return s;
-  for (const InitRequest& req : round->requests) {
-    auto report = w.users[req.user].HandleInit(req);
-    if (!report.ok()) return report.status();
-    if (auto s = w.tp->Accept(*report); !s.ok()) return s;
+  ASSIGN_OR_RETURN(auto round, w.server->StartInit(online));
+  RETURN_IF_ERROR(w.tp->Begin(round.plan));
+  for (const InitRequest& req : round.requests) {
+    ASSIGN_OR_RETURN(auto report, w.users[req.user].HandleInit(req));
+    RETURN_IF_ERROR(w.tp->Accept(report));
   }
-  auto forward = w.tp->Flush();
-  if (!forward.ok()) return forward.status();
-  return w.server->FinishInit(*forward);
+  ASSIGN_OR_RETURN(auto forward, w.tp->Flush());
+  return w.server->FinishInit(forward);
 }
 
 absl::StatusOr<Round> RunMaskedPass(World& w, const Round& round, const std::set<int32_t>& drop,
                                     std::vector<MaskedReport>* seen) {
-  if (auto s = w.tp->Begin(round.plan); !s.ok()) return s;
+  RETURN_IF_ERROR(w.tp->Begin(round.plan));
   for (const IterationRequest& req : round.requests) {
     if (drop.count(req.user)) continue;
-    auto report = w.users[req.user].HandleMasked(req);
-    if (!report.ok()) return report.status();
-    if (seen != nullptr) seen->push_back(*report);
-    if (auto s = w.tp->Accept(*report); !s.ok()) return s;
+    ASSIGN_OR_RETURN(auto report, w.users[req.user].HandleMasked(req));
+    if (seen != nullptr) seen->push_back(report);
+    RETURN_IF_ERROR(w.tp->Accept(report));
   }
-  auto forward = w.tp->Flush();
-  if (!forward.ok()) return forward.status();
-  return w.server->AcceptForward(*forward);
+  ASSIGN_OR_RETURN(auto forward, w.tp->Flush());
+  return w.server->AcceptForward(forward);
 }
 
 absl::Status RunMaskedIteration(World& w, const std::vector<int32_t>& participants,
