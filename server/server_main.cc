@@ -28,7 +28,13 @@
 #include "server/server_config.h"
 #include "server/server_metrics.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+using fedmf::server::ServerConfig;
+
+// The command line: a config file and the overrides an operator (or a test)
+// gives on top of it. Returns the exit code when the daemon must not start.
+std::optional<int> LoadConfig(int argc, char** argv, ServerConfig* config) {
   CLI::App app{"fedmf-server — FMF coordination server", "fedmf-server"};
   fedmf::cli::AddVersionFlag(app);
   std::string config_path;
@@ -49,142 +55,218 @@ int main(int argc, char** argv) {
          "--dashboard-port", dashboard_port,
          "override: serve the read-only web dashboard on 127.0.0.1:PORT (0 = any free port)")
       ->check(CLI::Range(0, 65535));
-  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return *rc;
-
-  fedmf::server::ServerConfig config;
+  if (std::optional<int> rc = fedmf::cli::ParseCommandLine(app, argc, argv)) return rc;
   if (!config_path.empty()) {
     auto loaded = fedmf::server::LoadServerConfig(config_path);
     if (!loaded.ok()) {
       std::cerr << "fedmf-server: " << loaded.status().message() << "\n";
       return fedmf::cli::kExitData;  // the config file it names is wrong
     }
-    config = std::move(*loaded);
+    *config = std::move(*loaded);
   }
-  if (!listen.empty()) config.listen = listen;
-  if (!port_file.empty()) config.port_file = port_file;
-  if (!database.empty()) config.database = database;
-  if (insecure) config.tls.insecure = true;
-  if (!log_format.empty()) config.log_format = log_format;
-  if (metrics_port >= 0) config.metrics_listen = "0.0.0.0:" + std::to_string(metrics_port);
-  if (dashboard_port >= 0) config.dashboard_listen = "127.0.0.1:" + std::to_string(dashboard_port);
-  if (auto s = fedmf::log::ConfigureLogging(config.log_format, "fedmf-server"); !s.ok()) {
+  if (!listen.empty()) config->listen = listen;
+  if (!port_file.empty()) config->port_file = port_file;
+  if (!database.empty()) config->database = database;
+  if (insecure) config->tls.insecure = true;
+  if (!log_format.empty()) config->log_format = log_format;
+  if (metrics_port >= 0) config->metrics_listen = "0.0.0.0:" + std::to_string(metrics_port);
+  if (dashboard_port >= 0) {
+    config->dashboard_listen = "127.0.0.1:" + std::to_string(dashboard_port);
+  }
+  if (auto s = fedmf::log::ConfigureLogging(config->log_format, "fedmf-server"); !s.ok()) {
     std::cerr << "fedmf-server: " << s.message() << "\n";
     return 2;
   }
+  return std::nullopt;
+}
 
-  auto store = fedmf::server::ServerStore::Open(config.database);
+// Everything the daemon runs, wired together; owns it all. Members are
+// declared in construction order (each may point at the ones above it).
+class Daemon {
+ public:
+  explicit Daemon(ServerConfig config) : config_(std::move(config)) {}
+
+  // Opens the stores and wires the three protocols' coordinators and gRPC
+  // services; nothing listens yet. Returns the exit code on failure.
+  std::optional<int> Wire();
+  // Listens, resumes the stored jobs, starts the HTTP endpoints, and serves
+  // until SIGINT/SIGTERM. Returns the exit code.
+  int Serve();
+
+ private:
+  std::optional<int> StartJobs();
+  void WritePortFile() const;
+  std::optional<int> StartHttp();
+  void Shutdown();
+
+  ServerConfig config_;
+  std::unique_ptr<fedmf::server::ServerStore> store_;
+  std::unique_ptr<fedmf::server::LflStore> lfl_store_;
+  std::shared_ptr<grpc::ServerCredentials> creds_;
+  fedmf::metrics::Registry registry_;
+  std::unique_ptr<fedmf::server::ServerMetrics> server_metrics_;
+  fedmf::server::TrafficCounters traffic_;
+  std::unique_ptr<fedmf::server::JobCoordinator> coordinator_;
+  std::unique_ptr<fedmf::server::CoordinatorService> coordinator_service_;
+  std::unique_ptr<fedmf::server::OperatorService> operator_service_;
+  std::unique_ptr<fedmf::server::HuaRunner> hua_runner_;
+  std::unique_ptr<fedmf::server::HuaRecommenderService> hua_service_;
+  std::unique_ptr<fedmf::server::LflCoordinator> lfl_coordinator_;
+  std::unique_ptr<fedmf::server::DeviceService> device_service_;
+  std::unique_ptr<fedmf::server::PollLimiter> poll_limiter_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::unique_ptr<fedmf::metrics::HttpExporter> exporter_;
+  std::unique_ptr<fedmf::metrics::HttpServer> dashboard_;
+};
+
+std::optional<int> Daemon::Wire() {
+  auto store = fedmf::server::ServerStore::Open(config_.database);
   if (!store.ok()) {
     spdlog::critical("{}", store.status().message());
     return 1;
   }
-  auto creds = fedmf::net::MakeServerCredentials(config.tls);
+  store_ = std::move(*store);
+  auto creds = fedmf::net::MakeServerCredentials(config_.tls);
   if (!creds.ok()) {
     spdlog::critical("TLS: {}", creds.status().message());
     return 2;
   }
-  fedmf::metrics::Registry registry;
-  fedmf::server::ServerMetrics server_metrics(&registry);
-  config.coordinator.on_round = [&server_metrics](const fedmf::v1::RoundRecord& r) {
-    server_metrics.ObserveRound(r);
+  creds_ = *creds;
+  server_metrics_ = std::make_unique<fedmf::server::ServerMetrics>(&registry_);
+  config_.coordinator.on_round = [m = server_metrics_.get()](const fedmf::v1::RoundRecord& r) {
+    m->ObserveRound(r);
   };
-  fedmf::server::JobCoordinator coordinator(store->get(), config.coordinator);
-  fedmf::server::TrafficCounters traffic;
-  fedmf::server::CoordinatorService coordinator_service(&coordinator, config.tls.insecure,
-                                                        config.max_chunk_values, &traffic);
-  fedmf::server::OperatorService operator_service(&coordinator, config.tls.insecure);
+  const bool insecure = config_.tls.insecure;
+  coordinator_ = std::make_unique<fedmf::server::JobCoordinator>(store_.get(), config_.coordinator);
+  coordinator_service_ = std::make_unique<fedmf::server::CoordinatorService>(
+      coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
+  operator_service_ =
+      std::make_unique<fedmf::server::OperatorService>(coordinator_.get(), insecure);
   // Hua et al. S3 jobs: devices speak HuaRecommender, the server dials fedmf-aggregator.
   fedmf::server::HuaRunnerOptions hua_options;
-  hua_options.poll = config.coordinator.poll;
-  hua_options.liveness = config.coordinator.liveness;
-  fedmf::server::HuaRunner hua_runner(hua_options,
-                                      fedmf::server::MakeGrpcAggregatorLinks(config.tls));
-  fedmf::server::HuaRecommenderService hua_service(&hua_runner, config.tls.insecure);
-  operator_service.set_hua(&hua_runner);
+  hua_options.poll = config_.coordinator.poll;
+  hua_options.liveness = config_.coordinator.liveness;
+  hua_runner_ = std::make_unique<fedmf::server::HuaRunner>(
+      hua_options, fedmf::server::MakeGrpcAggregatorLinks(config_.tls));
+  hua_service_ =
+      std::make_unique<fedmf::server::HuaRecommenderService>(hua_runner_.get(), insecure);
+  operator_service_->set_hua(hua_runner_.get());
   // LFL-SGDMF jobs: device hosts speak DeviceCoordinator (device.proto).
-  auto lfl_store = fedmf::server::LflStore::Open(config.database);
+  auto lfl_store = fedmf::server::LflStore::Open(config_.database);
   if (!lfl_store.ok()) {
     spdlog::critical("{}", lfl_store.status().message());
     return 1;
   }
-  fedmf::server::LflCoordinator lfl_coordinator(
-      lfl_store->get(),
-      {config.coordinator.poll, config.coordinator.liveness, config.coordinator.limits});
-  fedmf::server::DeviceService device_service(&lfl_coordinator, config.tls.insecure,
-                                              config.max_chunk_values, &traffic);
-  operator_service.set_lfl(&lfl_coordinator);
+  lfl_store_ = std::move(*lfl_store);
+  lfl_coordinator_ = std::make_unique<fedmf::server::LflCoordinator>(
+      lfl_store_.get(),
+      fedmf::server::LflCoordinatorOptions{config_.coordinator.poll, config_.coordinator.liveness,
+                                           config_.coordinator.limits});
+  device_service_ = std::make_unique<fedmf::server::DeviceService>(
+      lfl_coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
+  operator_service_->set_lfl(lfl_coordinator_.get());
   // One cap shared by every long-poll (parties, LFL hosts, Hua hosts).
-  fedmf::server::PollLimiter poll_limiter(config.max_concurrent_polls);
-  coordinator_service.set_poll_limiter(&poll_limiter);
-  device_service.set_poll_limiter(&poll_limiter);
-  hua_service.set_poll_limiter(&poll_limiter);
+  poll_limiter_ = std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls);
+  coordinator_service_->set_poll_limiter(poll_limiter_.get());
+  device_service_->set_poll_limiter(poll_limiter_.get());
+  hua_service_->set_poll_limiter(poll_limiter_.get());
+  return std::nullopt;
+}
 
+int Daemon::Serve() {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(config.listen, *creds, &port);
-  builder.RegisterService(&coordinator_service);
-  builder.RegisterService(&operator_service);
-  builder.RegisterService(&hua_service);
-  builder.RegisterService(&device_service);
+  builder.AddListeningPort(config_.listen, creds_, &port_);
+  builder.RegisterService(coordinator_service_.get());
+  builder.RegisterService(operator_service_.get());
+  builder.RegisterService(hua_service_.get());
+  builder.RegisterService(device_service_.get());
   builder.SetMaxReceiveMessageSize(8 << 20);
   builder.SetMaxSendMessageSize(8 << 20);
   // A call that would need a thread beyond max_threads is refused with
   // RESOURCE_EXHAUSTED by gRPC itself rather than queued without bound.
   grpc::ResourceQuota quota("fedmf-server");
-  quota.SetMaxThreads(config.max_threads);
+  quota.SetMaxThreads(config_.max_threads);
   builder.SetResourceQuota(quota);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (server == nullptr || port == 0) {
-    spdlog::critical("cannot listen on {}", config.listen);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    spdlog::critical("cannot listen on {}", config_.listen);
     return 1;
   }
-  hua_runner.Start();
-  if (auto s = lfl_coordinator.Start(); !s.ok()) {
-    spdlog::critical("cannot open the LFL jobs in {}: {}", config.database, s.message());
-    return 1;
-  }
-  if (auto s = coordinator.Start(); !s.ok()) {
-    spdlog::critical("cannot resume from {}: {}", config.database, s.message());
-    return 1;
-  }
-  if (!config.port_file.empty()) {
-    const std::string tmp = config.port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), config.port_file.c_str());
-  }
-  std::unique_ptr<fedmf::metrics::HttpExporter> exporter;
-  if (!config.metrics_listen.empty()) {
-    auto started = fedmf::metrics::HttpExporter::Start(
-        config.metrics_listen, config.metrics_port_file, &registry,
-        [&] { server_metrics.Refresh(&coordinator, traffic); });
-    if (!started.ok()) {
-      spdlog::critical("{}", started.status().message());
-      return 1;
-    }
-    exporter = std::move(*started);
-    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen, exporter->port());
-  }
-  std::unique_ptr<fedmf::metrics::HttpServer> dashboard;
-  if (!config.dashboard_listen.empty()) {
-    auto started =
-        fedmf::server::StartDashboard(config.dashboard_listen, config.dashboard_port_file,
-                                      &coordinator, &lfl_coordinator, &hua_runner);
-    if (!started.ok()) {
-      spdlog::critical("{}", started.status().message());
-      return 1;
-    }
-    dashboard = std::move(*started);
-    spdlog::info("dashboard on http://{} (port {})", config.dashboard_listen, dashboard->port());
-  }
-  spdlog::info("fedmf-server listening on port {} ({}), database {}", port,
-               config.tls.insecure ? "INSECURE" : "mTLS", config.database);
-
+  if (std::optional<int> rc = StartJobs()) return *rc;
+  WritePortFile();
+  if (std::optional<int> rc = StartHttp()) return *rc;
+  spdlog::info("fedmf-server listening on port {} ({}), database {}", port_,
+               config_.tls.insecure ? "INSECURE" : "mTLS", config_.database);
   fedmf::net::InstallStopSignals();
   fedmf::net::WaitForStop();
-  spdlog::info("shutting down");
-  hua_runner.Stop();
-  lfl_coordinator.Stop();
-  coordinator.Stop();
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  Shutdown();
   return 0;
+}
+
+std::optional<int> Daemon::StartJobs() {
+  hua_runner_->Start();
+  if (auto s = lfl_coordinator_->Start(); !s.ok()) {
+    spdlog::critical("cannot open the LFL jobs in {}: {}", config_.database, s.message());
+    return 1;
+  }
+  if (auto s = coordinator_->Start(); !s.ok()) {
+    spdlog::critical("cannot resume from {}: {}", config_.database, s.message());
+    return 1;
+  }
+  return std::nullopt;
+}
+
+// Written once listening (atomically: a reader never sees half a number).
+void Daemon::WritePortFile() const {
+  if (config_.port_file.empty()) return;
+  const std::string tmp = config_.port_file + ".tmp";
+  std::ofstream(tmp) << port_ << "\n";
+  std::rename(tmp.c_str(), config_.port_file.c_str());
+}
+
+std::optional<int> Daemon::StartHttp() {
+  if (!config_.metrics_listen.empty()) {
+    auto started = fedmf::metrics::HttpExporter::Start(
+        config_.metrics_listen, config_.metrics_port_file, &registry_,
+        [this] { server_metrics_->Refresh(coordinator_.get(), traffic_); });
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    exporter_ = std::move(*started);
+    spdlog::info("metrics on http://{}/metrics (port {})", config_.metrics_listen,
+                 exporter_->port());
+  }
+  if (!config_.dashboard_listen.empty()) {
+    auto started = fedmf::server::StartDashboard(config_.dashboard_listen,
+                                                 config_.dashboard_port_file, coordinator_.get(),
+                                                 lfl_coordinator_.get(), hua_runner_.get());
+    if (!started.ok()) {
+      spdlog::critical("{}", started.status().message());
+      return 1;
+    }
+    dashboard_ = std::move(*started);
+    spdlog::info("dashboard on http://{} (port {})", config_.dashboard_listen, dashboard_->port());
+  }
+  return std::nullopt;
+}
+
+void Daemon::Shutdown() {
+  spdlog::info("shutting down");
+  hua_runner_->Stop();
+  lfl_coordinator_->Stop();
+  coordinator_->Stop();
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ServerConfig config;
+  if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
+  Daemon daemon(std::move(config));
+  if (std::optional<int> rc = daemon.Wire()) return *rc;
+  return daemon.Serve();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -68,108 +69,108 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
                                    progress, eval_every);
 }
 
-absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
-                                                           const data::Federation& federation,
-                                                           const std::vector<double>& party_epsilon,
-                                                           const ProgressFn& progress,
-                                                           int32_t eval_every) {
-  const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  };
-  auto plan = PlanNoise(config);
-  if (!plan.ok()) return plan.status();
-  if (federation.parties.empty()) return absl::InvalidArgumentError("federation has no parties");
+namespace {
 
-  random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
+// The simulated parties: each admits the job against its own range and seed
+// stream, with its own ledger holding exactly its budget, as fedmf-party does.
+struct Parties {
+  std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
+  std::vector<std::unique_ptr<PartySession>> sessions;
+  std::vector<NoisePlan> plans;
+};
+
+absl::StatusOr<Parties> AdmitParties(const JobConfig& config, const data::Federation& federation,
+                                     const std::vector<double>& party_epsilon) {
   const size_t s = federation.parties.size();
   if (party_epsilon.size() != s) {
     return absl::InvalidArgumentError(
         absl::StrCat("party_epsilon has ", party_epsilon.size(), " entries for ", s, " parties"));
   }
-  // Each party has its own ledger with exactly its budget.
-  std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
-  std::vector<std::unique_ptr<PartySession>> sessions;
-  std::vector<NoisePlan> party_plans;
+  Parties parties;
   for (size_t k = 0; k < s; ++k) {
     JobConfig own = config;
     own.epsilon = party_epsilon[k];
-    // Each simulated party admits the job against its own range and derives
-    // its stream from the local seed, exactly as fedmf-party does.
-    auto admitted = AdmittedJob::Admit(
-        own,
-        {federation.parties[k].range, config.seed, absl::StrCat("party-", k), config.local_threads},
-        nullptr);
-    if (!admitted.ok()) return admitted.status();
-    party_plans.push_back(admitted->plan());
-    ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
-        admitted->plan().private_training ? own.epsilon * (1 + 1e-9)
-                                          : std::numeric_limits<double>::infinity(),
+    ASSIGN_OR_RETURN(AdmittedJob admitted,
+                     AdmittedJob::Admit(own,
+                                        {federation.parties[k].range, config.seed,
+                                         absl::StrCat("party-", k), config.local_threads},
+                                        nullptr));
+    parties.plans.push_back(admitted.plan());
+    parties.ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
+        admitted.plan().private_training ? own.epsilon * (1 + 1e-9)
+                                         : std::numeric_limits<double>::infinity(),
         config.delta));
-    auto session =
-        PartySession::Create(std::move(*admitted), federation.parties[k], federation.num_users,
-                             federation.num_items, ledgers.back().get());
-    if (!session.ok()) return session.status();
-    sessions.push_back(std::move(*session));
+    ASSIGN_OR_RETURN(
+        std::unique_ptr<PartySession> session,
+        PartySession::Create(std::move(admitted), federation.parties[k], federation.num_users,
+                             federation.num_items, parties.ledgers.back().get()));
+    parties.sessions.push_back(std::move(session));
   }
+  return parties;
+}
 
-  SimulationResult result;
-  result.config = config;
-  result.plan = *plan;
-
-  const bool federated = config.setting == Setting::kVfl || config.setting == Setting::kHfl ||
-                         config.setting == Setting::kHflSynSgd;
-  if (!federated) {
-    for (auto& session : sessions) {
-      RETURN_IF_ERROR(session->TrainAlone());
-    }
-  } else {
-    std::vector<PartyInfo> infos;
+// Stages 1-3 of a federated setting, every party in turn, the server session
+// averaging; progress (with test MSE every eval_every rounds) after each.
+// Returns the number of rounds run.
+absl::StatusOr<int32_t> RunFederation(const JobConfig& config, Parties& parties,
+                                      random::Csprng& root, const ProgressFn& progress,
+                                      int32_t eval_every, const std::function<double()>& seconds) {
+  std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
+  std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;
+  const size_t s = sessions.size();
+  std::vector<PartyInfo> infos;
+  for (size_t k = 0; k < s; ++k) {
+    infos.push_back({absl::StrCat("party-", k), sessions[k]->weight()});
+  }
+  random::Csprng server_rng = root.Fork("server");
+  ASSIGN_OR_RETURN(auto server,
+                   ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng));
+  for (auto& session : sessions) {
+    RETURN_IF_ERROR(session->Pretrain(server.shared()));
+  }
+  while (server.phase() == ServerSession::Phase::kRoundOpen) {
+    const int32_t round = server.round();
     for (size_t k = 0; k < s; ++k) {
-      infos.push_back({absl::StrCat("party-", k), sessions[k]->weight()});
+      ASSIGN_OR_RETURN(auto update, sessions[k]->RunRound(round, server.shared()));
+      RETURN_IF_ERROR(server.SubmitUpdate(static_cast<int32_t>(k), round, update));
     }
-    random::Csprng server_rng = root.Fork("server");
-    ASSIGN_OR_RETURN(auto server,
-                     ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng));
-    for (auto& session : sessions) {
-      RETURN_IF_ERROR(session->Pretrain(server.shared()));
-    }
-    while (server.phase() == ServerSession::Phase::kRoundOpen) {
-      const int32_t round = server.round();
-      for (size_t k = 0; k < s; ++k) {
-        ASSIGN_OR_RETURN(auto update, sessions[k]->RunRound(round, server.shared()));
-        if (auto st = server.SubmitUpdate(static_cast<int32_t>(k), round, update); !st.ok()) {
-          return st;
-        }
+    RETURN_IF_ERROR(server.CloseRound());
+    if (progress) {
+      RoundProgress p;
+      p.round = round + 1;
+      p.total_rounds = server.total_rounds();
+      p.seconds = seconds();
+      for (auto& ledger : ledgers) {
+        auto e = ledger->SpentEpsilon();
+        p.party_epsilon.push_back(e.ok() ? *e : std::numeric_limits<double>::infinity());
+        p.epsilon = std::max(p.epsilon, p.party_epsilon.back());
       }
-      ASSIGN_OR_RETURN(auto summary, server.CloseRound());
-      if (progress) {
-        RoundProgress p;
-        p.round = round + 1;
-        p.total_rounds = server.total_rounds();
-        p.seconds = seconds();
-        for (auto& ledger : ledgers) {
-          auto e = ledger->SpentEpsilon();
-          p.party_epsilon.push_back(e.ok() ? *e : std::numeric_limits<double>::infinity());
-          p.epsilon = std::max(p.epsilon, p.party_epsilon.back());
+      if (eval_every > 0 && ((round + 1) % eval_every == 0 || round + 1 == p.total_rounds)) {
+        std::vector<mf::ErrorMetrics> parts;
+        for (auto& session : sessions) {
+          parts.push_back(session->EvaluateTestWith(server.shared()));
+          p.party_test_mse.push_back(parts.back().mse);
         }
-        if (eval_every > 0 && ((round + 1) % eval_every == 0 || round + 1 == p.total_rounds)) {
-          std::vector<mf::ErrorMetrics> parts;
-          for (auto& session : sessions) {
-            parts.push_back(session->EvaluateTestWith(server.shared()));
-            p.party_test_mse.push_back(parts.back().mse);
-          }
-          p.test_mse = mf::Combine(parts).mse;
-        }
-        progress(p);
+        p.test_mse = mf::Combine(parts).mse;
       }
+      progress(p);
     }
-    for (auto& session : sessions) {
-      RETURN_IF_ERROR(session->Finish(server.shared()));
-    }
-    result.rounds = server.total_rounds();
   }
+  for (auto& session : sessions) {
+    RETURN_IF_ERROR(session->Finish(server.shared()));
+  }
+  return server.total_rounds();
+}
 
+// Each party's metrics, model and spend; the job's epsilon (the max over
+// parties, or VFL per user the parties' RDP curves composed) and the pooled
+// test, train and validation errors.
+absl::Status CollectResults(const JobConfig& config, const data::Federation& federation,
+                            const Parties& parties, SimulationResult& result) {
+  const std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
+  const std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;
+  const std::vector<NoisePlan>& party_plans = parties.plans;
+  const size_t s = sessions.size();
   std::vector<mf::ErrorMetrics> tests, trains, validations;
   for (size_t k = 0; k < s; ++k) {
     PartyResult r;
@@ -212,6 +213,36 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);
   if (!validations.empty()) result.validation = mf::Combine(validations);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
+                                                           const data::Federation& federation,
+                                                           const std::vector<double>& party_epsilon,
+                                                           const ProgressFn& progress,
+                                                           int32_t eval_every) {
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  ASSIGN_OR_RETURN(NoisePlan plan, PlanNoise(config));
+  if (federation.parties.empty()) return absl::InvalidArgumentError("federation has no parties");
+  random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
+  ASSIGN_OR_RETURN(Parties parties, AdmitParties(config, federation, party_epsilon));
+  SimulationResult result;
+  result.config = config;
+  result.plan = plan;
+  const bool federated = config.setting == Setting::kVfl || config.setting == Setting::kHfl ||
+                         config.setting == Setting::kHflSynSgd;
+  if (!federated) {
+    for (auto& session : parties.sessions) RETURN_IF_ERROR(session->TrainAlone());
+  } else {
+    ASSIGN_OR_RETURN(result.rounds,
+                     RunFederation(config, parties, root, progress, eval_every, seconds));
+  }
+  RETURN_IF_ERROR(CollectResults(config, federation, parties, result));
   result.seconds = seconds();
   return result;
 }

@@ -28,6 +28,87 @@ int Fail(const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// The hua-s3 job over `hosts` device hosts: users split evenly by id.
+v1::JobSpec HuaDemoSpec(const JobFlags& a, const HuaDemoArgs& d, const hua::HuaParams& params,
+                        const data::Dataset& dataset, const data::PartyData& split,
+                        uint64_t split_seed, int32_t with_ratings, int hosts, int aggregator_port) {
+  net::HuaJob job;
+  job.params = params;
+  job.range = dataset.range;
+  job.num_items = split.num_items();
+  job.test_fraction = 0.1;
+  job.has_seed = a.seed.has_value();
+  job.seed = split_seed;
+  v1::JobSpec spec = net::SpecFromHuaJob(job);
+  spec.set_job_id("demo-hua-s3");
+  spec.set_round_deadline_seconds(d.round_deadline_seconds);
+  spec.mutable_hua()->set_expected_users(with_ratings);
+  spec.mutable_hua()->set_join_deadline_seconds(120);
+  spec.mutable_hua()->set_aggregator(absl::StrCat("127.0.0.1:", aggregator_port));
+  const int32_t n = split.num_users();
+  for (int k = 0; k < hosts; ++k) {
+    const int32_t first = static_cast<int32_t>(int64_t{n} * k / hosts);
+    const int32_t last = static_cast<int32_t>(int64_t{n} * (k + 1) / hosts);
+    v1::DeviceGrant* g = spec.mutable_hua()->add_grants();
+    g->set_host(LocalCluster::HuaHostName(k));
+    g->set_first_device(first);
+    g->set_count(last - first);
+  }
+  return spec;
+}
+
+// One device host per grant of `spec`, with the demo's own policy opt-ins,
+// the data's declared range and (seeded demo) its seed as theirs — the job's
+// seed never reaches them. A Hua job has no valid epsilon (reported inf):
+// its hosts must allow that.
+absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, int32_t iterations,
+                           const data::RatingRange& range, uint64_t split_seed, LocalCluster& c) {
+  for (int k = 0; k < spec.hua().grants_size(); ++k) {
+    const v1::DeviceGrant& g = spec.hua().grants(k);
+    std::vector<std::string> flags =
+        DemoDevicePolicyFlags(std::numeric_limits<double>::infinity(), iterations);
+    flags.insert(flags.end(), {"--rating-range", absl::StrCat(range.min, ",", range.max)});
+    if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
+    if (absl::Status s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
+                                        static_cast<int>(g.count()), 0, flags);
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(LocalCluster::HuaHostName(k), ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::HuaStatus& h,
+                    const mf::ErrorMetrics& baseline, int hosts, double seconds) {
+  const double increase = h.test_mae() - baseline.mae;
+  if (a.json) {
+    nlohmann::json j = {{"setting", "hua-s3"},
+                        {"data", a.data},
+                        {"iterations", h.iterations_size()},
+                        {"test_mse", h.test_mse()},
+                        {"test_mae", h.test_mae()},
+                        {"test_ratings", h.test_count()},
+                        {"baseline_test_mae", baseline.mae},
+                        {"mean_abs_error_increase", increase},
+                        {"hosts", hosts},
+                        {"users", h.registered_users()},
+                        {"seconds", seconds}};
+    AddHuaPrivacyJson(params, j);
+    std::cout << j.dump() << "\n";
+    return;
+  }
+  std::cout << absl::StrFormat(
+      "\nhua-s3 over %d real processes (server, aggregator, %d device hosts, %d users): "
+      "%d iterations in %.1f s\ntest MAE %.4f (MSE %.4f) over %d ratings; non-private baseline "
+      "MAE %.4f; mean |error| increase %+.4f\n%s\n",
+      hosts + 2, hosts, h.registered_users(), h.iterations_size(), seconds, h.test_mae(),
+      h.test_mse(), h.test_count(), baseline.mae, increase, HuaPrivacyLine(params));
+}
+
+}  // namespace
+
 int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   const absl::Time start = absl::Now();
   auto dataset = LoadWithDeclaredRange(a, a.data);  // as `fedmf train` loads it
@@ -62,46 +143,12 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   std::cerr << absl::StrFormat("demo: work dir %s (logs in logs/), CA in certs/\n", c.work_dir());
   if (auto s = c.StartServer(); !s.ok()) return Fail(absl::StrCat("server: ", s.message()));
   if (auto s = c.StartAggregator(); !s.ok()) return Fail(absl::StrCat("aggregator: ", s.message()));
-
-  net::HuaJob job;
-  job.params = *params;
-  job.range = dataset->range;
-  job.num_items = split.num_items();
-  job.test_fraction = 0.1;
-  job.has_seed = a.seed.has_value();
-  job.seed = split_seed;
-  v1::JobSpec spec = net::SpecFromHuaJob(job);
-  spec.set_job_id("demo-hua-s3");
-  spec.set_round_deadline_seconds(d.round_deadline_seconds);
-  spec.mutable_hua()->set_expected_users(with_ratings);
-  spec.mutable_hua()->set_join_deadline_seconds(120);
-  spec.mutable_hua()->set_aggregator(absl::StrCat("127.0.0.1:", c.aggregator_port()));
-  const int32_t n = split.num_users();
-  for (int k = 0; k < hosts; ++k) {
-    const int32_t first = static_cast<int32_t>(int64_t{n} * k / hosts);
-    const int32_t last = static_cast<int32_t>(int64_t{n} * (k + 1) / hosts);
-    v1::DeviceGrant* g = spec.mutable_hua()->add_grants();
-    g->set_host(LocalCluster::HuaHostName(k));
-    g->set_first_device(first);
-    g->set_count(last - first);
-  }
+  const v1::JobSpec spec = HuaDemoSpec(a, d, *params, *dataset, split, split_seed, with_ratings,
+                                       hosts, c.aggregator_port());
   auto job_id = c.SubmitJob(spec);
   if (!job_id.ok()) return Fail(absl::StrCat("submit: ", job_id.status().message()));
-  for (int k = 0; k < hosts; ++k) {
-    const v1::DeviceGrant& g = spec.hua().grants(k);
-    // The demo's own hosts: its policy opt-ins, the data's declared range,
-    // and (seeded demo) its seed as theirs — the job's seed never reaches them.
-    // A Hua job has no valid epsilon (reported inf): its hosts must allow that.
-    std::vector<std::string> flags =
-        DemoDevicePolicyFlags(std::numeric_limits<double>::infinity(), params->iterations);
-    flags.insert(flags.end(),
-                 {"--rating-range", absl::StrCat(dataset->range.min, ",", dataset->range.max)});
-    if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
-    if (auto s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
-                                static_cast<int>(g.count()), 0, flags);
-        !s.ok()) {
-      return Fail(absl::StrCat(LocalCluster::HuaHostName(k), ": ", s.message()));
-    }
+  if (auto s = StartHuaHosts(a, spec, params->iterations, dataset->range, split_seed, c); !s.ok()) {
+    return Fail(std::string(s.message()));
   }
   std::cerr << absl::StrFormat(
       "demo: fedmf-server :%d, fedmf-aggregator :%d, %d device hosts with %d users (%s); "
@@ -131,30 +178,7 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
       hua::InitialProfiles(root, split.num_users(), split.num_items(), params->dim);
   const hua::Profiles base = hua::TrainNonPrivate(by_user, init, *params);
   const mf::ErrorMetrics b = mf::Evaluate(split.test, base.u, base.v, dataset->range);
-  const v1::HuaStatus& h = st->hua();
-  const double increase = h.test_mae() - b.mae;
-  if (a.json) {
-    nlohmann::json j = {{"setting", "hua-s3"},
-                        {"data", a.data},
-                        {"iterations", h.iterations_size()},
-                        {"test_mse", h.test_mse()},
-                        {"test_mae", h.test_mae()},
-                        {"test_ratings", h.test_count()},
-                        {"baseline_test_mae", b.mae},
-                        {"mean_abs_error_increase", increase},
-                        {"hosts", hosts},
-                        {"users", h.registered_users()},
-                        {"seconds", seconds}};
-    AddHuaPrivacyJson(*params, j);
-    std::cout << j.dump() << "\n";
-    return 0;
-  }
-  std::cout << absl::StrFormat(
-      "\nhua-s3 over %d real processes (server, aggregator, %d device hosts, %d users): "
-      "%d iterations in %.1f s\ntest MAE %.4f (MSE %.4f) over %d ratings; non-private baseline "
-      "MAE %.4f; mean |error| increase %+.4f\n%s\n",
-      hosts + 2, hosts, h.registered_users(), h.iterations_size(), seconds, h.test_mae(),
-      h.test_mse(), h.test_count(), b.mae, increase, HuaPrivacyLine(*params));
+  PrintHuaResult(a, *params, st->hua(), b, hosts, seconds);
   return 0;
 }
 

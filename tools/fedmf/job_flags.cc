@@ -143,13 +143,27 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& a, const std
   return dataset;
 }
 
-void AddJobFlags(CLI::App* cmd, JobFlags* a) {
+namespace {
+// what to run, on which data, with which budget; how to print it.
+void AddRunFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--setting", a->setting,
                   "central | local | vfl | hfl | hfl-synsgd | lfl | hua-s1 | hua-s2 | hua-s2-tp | "
-                  "hua-s3")
+                  "hua-s3 | coupling")
       ->capture_default_str();
   cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
       ->capture_default_str();
+  cmd->add_option("--party-data", a->party_data,
+                  "train, demo: one party's own ratings file (movielens:PATH | csv:PATH), once per "
+                  "party instead of --data; hfl joins them by item id, vfl by a private set "
+                  "intersection of the user ids");
+  cmd->add_option("--catalogue", a->catalogue,
+                  "--party-data, hfl: the item catalogue (one item id per line; train defaults to "
+                  "the union of the files' item ids)");
+  cmd->add_option("--rating-range", a->rating_range,
+                  "declared rating scale MIN,MAX of movielens/csv data (ML-100K: 1,5; default "
+                  "0.5,5); every rating must lie in it, and the DP sensitivity uses MAX");
+  cmd->add_option("--rating-min", a->rating_min,
+                  "hua: declared minimum rating of movielens/csv data (ML-100K: 1)");
   cmd->add_option("--parties", a->parties, "number of parties s")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
@@ -159,13 +173,6 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "rating | user | default (user for hfl and hfl-synsgd, where "
                   "per-rating privacy is refused; rating otherwise)")
       ->capture_default_str();
-  cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
-      ->capture_default_str();
-  cmd->add_option("--T", a->rounds, "synchronization rounds T")->capture_default_str();
-  cmd->add_option("--T-local", a->local_iters, "local iterations per round T'")
-      ->capture_default_str();
-  cmd->add_option("--dim", a->dim, "embedding dimension p")->capture_default_str();
-  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")->capture_default_str();
   cmd->add_option("--seed", a->seed, "seed for a reproducible run (default: OS entropy)");
   cmd->add_option("--threads", a->threads,
                   "cores for each party's local SGD epochs (blocked parallel SGD when > 1; "
@@ -173,6 +180,28 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   cmd->add_flag("--json", a->json, "print one JSON object");
+  cmd->add_flag("--quiet", a->quiet, "no progress lines");
+  cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")
+      ->capture_default_str();
+  cmd->add_flag("--compare", a->compare,
+                "train: also run local-only and central (non-private) on the same split and "
+                "report mse_local, mse_central, gain_captured; for hfl, mse_local is the better on "
+                "validation of plain local SGD (mse_local_sgd) and the default job at epsilon "
+                "1e-6, which learns nothing from partners (mse_no_transfer)");
+  cmd->add_option("--central-epochs", a->central_epochs,
+                  "central / HFL local-only epochs (--compare: the most its validation may choose)")
+      ->capture_default_str();
+}
+
+// VFL / HFL-SGDMF (the FMF paper) and the local-only baseline.
+void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
+  cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
+      ->capture_default_str();
+  cmd->add_option("--T", a->rounds, "synchronization rounds T")->capture_default_str();
+  cmd->add_option("--T-local", a->local_iters, "local iterations per round T'")
+      ->capture_default_str();
+  cmd->add_option("--dim", a->dim, "embedding dimension p")->capture_default_str();
+  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")->capture_default_str();
   cmd->add_option("--split", a->split, "local only: vertical | horizontal");
   cmd->add_option("--vfl-split", a->vfl_split, "random | genre (ML-100K u.item)")
       ->capture_default_str();
@@ -193,10 +222,6 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "whole (the default: each device's whole gradient, scaled to norm --lfl-clip) | "
                   "paper (one sampled rating per device and iteration)")
       ->capture_default_str();
-  cmd->add_option("--lfl-clip", a->lfl_clip,
-                  "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
-                  "calibrated to (0: 2 R^{3/2}, one rating's bound)")
-      ->capture_default_str();
   cmd->add_option("--hfl-clip", a->hfl_clip,
                   "hfl, hfl-synsgd per user: every rating is used and each user's whole V-gradient "
                   "is scaled to this L2 norm, the sensitivity the noise is calibrated to (0: the "
@@ -210,17 +235,14 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "hfl --algorithm alternate, lfl: fraction of each party's (device's) own "
                   "training ratings held out for Stage 3's stopping rule")
       ->capture_default_str();
-  cmd->add_flag("--compare", a->compare,
-                "train: also run local-only and central (non-private) on the same split and "
-                "report mse_local, mse_central, gain_captured; for hfl, mse_local is the better on "
-                "validation of plain local SGD (mse_local_sgd) and the default job at epsilon "
-                "1e-6, which learns nothing from partners (mse_no_transfer)");
-  cmd->add_option("--central-epochs", a->central_epochs,
-                  "central / HFL local-only epochs (--compare: the most its validation may choose)")
+}
+
+// LFL-SGDMF over secure aggregation.
+void AddLflFlags(CLI::App* cmd, JobFlags* a) {
+  cmd->add_option("--lfl-clip", a->lfl_clip,
+                  "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
+                  "calibrated to (0: 2 R^{3/2}, one rating's bound)")
       ->capture_default_str();
-  cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")
-      ->capture_default_str();
-  cmd->add_flag("--quiet", a->quiet, "no progress lines");
   cmd->add_option("--omega", a->omega, "lfl: tolerated dropout fraction")->capture_default_str();
   cmd->add_option("--dropout", a->dropout, "lfl: P1,P2 vanishing probabilities per round")
       ->capture_default_str();
@@ -247,6 +269,10 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
                   "lfl: threads for the in-process devices' secure-aggregation work")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+}
+
+// Hua et al.'s scenarios S1-S3.
+void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-noise", a->hua_noise, "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
       ->capture_default_str();
   cmd->add_option("--hua-gamma", a->hua_gamma, "hua: gain factor gamma")->capture_default_str();
@@ -271,6 +297,10 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-dropout", a->hua_dropout,
                   "hua-s3: probability a selected user disconnects mid-iteration")
       ->capture_default_str();
+}
+
+// DP collaborative coupling learning.
+void AddCouplingFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--coupling-epochs", a->coupling_epochs,
                   "coupling: epochs (ceil(1/q) steps each)")
       ->check(CLI::PositiveNumber)
@@ -289,18 +319,16 @@ void AddJobFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--coupling-sigma", a->coupling_sigma,
                   "coupling: the paper's absolute noise std-dev per coordinate (noise multiplier "
                   "sigma / C); overrides --epsilon, and epsilon is then reported");
-  cmd->add_option("--rating-range", a->rating_range,
-                  "declared rating scale MIN,MAX of movielens/csv data (ML-100K: 1,5; default "
-                  "0.5,5); every rating must lie in it, and the DP sensitivity uses MAX");
-  cmd->add_option("--party-data", a->party_data,
-                  "train, demo: one party's own ratings file (movielens:PATH | csv:PATH), once per "
-                  "party instead of --data; hfl joins them by item id, vfl by a private set "
-                  "intersection of the user ids");
-  cmd->add_option("--catalogue", a->catalogue,
-                  "--party-data, hfl: the item catalogue (one item id per line; train defaults to "
-                  "the union of the files' item ids)");
-  cmd->add_option("--rating-min", a->rating_min,
-                  "hua: declared minimum rating of movielens/csv data (ML-100K: 1)");
+}
+
+}  // namespace
+
+void AddJobFlags(CLI::App* cmd, JobFlags* a) {
+  AddRunFlags(cmd, a);
+  AddFmfFlags(cmd, a);
+  AddLflFlags(cmd, a);
+  AddHuaFlags(cmd, a);
+  AddCouplingFlags(cmd, a);
 }
 
 }  // namespace fedmf::cli
