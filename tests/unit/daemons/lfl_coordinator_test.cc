@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "common/net/lfl_job_codec.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/daemons/lfl_test_spec.h"
 
 namespace fedmf::server {
 namespace {
@@ -22,30 +22,7 @@ using ::fedmf::testing::IsOk;
 using ::fedmf::testing::StatusIs;
 using ::testing::HasSubstr;
 
-v1::JobSpec Spec(const std::string& id, int join_deadline_seconds = 30) {
-  net::LflJobConfig j;
-  j.job_id = id;
-  j.config.iterations = 2;
-  j.config.dim = 3;
-  j.config.omega = 0.3;
-  j.config.epsilon = 1;
-  j.config.delta = 1e-5;
-  j.config.seed = 5;
-  j.config.device.dim = 3;
-  j.config.device.rating_max = 5;
-  j.config.test_fraction = 0.1;
-  j.num_items = 7;
-  j.phase_deadline_seconds = 10;
-  j.join_deadline_seconds = join_deadline_seconds;
-  for (int h = 0; h < 2; ++h) {
-    v1::DeviceGrant g;
-    g.set_host(h == 0 ? "a" : "b");
-    g.set_first_device(static_cast<uint64_t>(h) * 3);
-    g.set_count(3);
-    j.grants.push_back(g);
-  }
-  return net::SpecFromLflJob(j);
-}
+v1::JobSpec Spec(const std::string& id) { return testing::TwoHostLflSpec(id, 2, 5); }
 
 v1::HostHello Hello(const std::string& host, uint64_t first) {
   v1::HostHello h;

@@ -16,6 +16,7 @@
 #include "common/lfl/item_matrix.h"
 #include "common/net/lfl_job_codec.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/daemons/lfl_test_spec.h"
 
 namespace fedmf::server {
 namespace {
@@ -28,30 +29,7 @@ constexpr int kIterations = 3;
 constexpr uint64_t kSeed = 5;
 const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
 
-v1::JobSpec Spec() {
-  net::LflJobConfig j;
-  j.job_id = "lfl-unit";
-  j.config.iterations = kIterations;
-  j.config.dim = 3;
-  j.config.omega = 0.3;
-  j.config.epsilon = 1;
-  j.config.delta = 1e-5;
-  j.config.seed = kSeed;
-  j.config.device.dim = 3;
-  j.config.device.rating_max = 5;
-  j.config.test_fraction = 0.1;
-  j.num_items = 7;
-  j.phase_deadline_seconds = 10;
-  j.join_deadline_seconds = 30;
-  for (int h = 0; h < 2; ++h) {
-    v1::DeviceGrant g;
-    g.set_host(h == 0 ? "a" : "b");
-    g.set_first_device(static_cast<uint64_t>(h) * 3);
-    g.set_count(3);
-    j.grants.push_back(g);
-  }
-  return net::SpecFromLflJob(j);
-}
+v1::JobSpec Spec() { return testing::TwoHostLflSpec("lfl-unit", kIterations, kSeed); }
 
 std::unique_ptr<LflJob> NewJob() {
   auto job = LflJob::Create(Spec(), kT0, absl::Seconds(1));
