@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/log/log.h"
 #include "common/net/secagg_codec.h"

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "common/coupling/dp_step.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::coupling {

@@ -1,4 +1,6 @@
 // Epsilon for a fixed schedule, and its inverse: the noise for a target epsilon.
+#include "common/dp/calibration.h"
+
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -8,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/dp/rdp_conversion.h"
 
 namespace fedmf::dp {
 namespace {

@@ -1,4 +1,6 @@
 // RDP curve -> (epsilon, delta).
+#include "common/dp/rdp_conversion.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "common/base/status_macros.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/dp/rdp_conversion.h"
 #include "common/mf/clipping.h"
 
 namespace fedmf::fmf {

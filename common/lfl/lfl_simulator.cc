@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/data/partition.h"
+#include "common/dp/calibration.h"
 #include "common/dp/noise.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/lfl/item_matrix.h"

@@ -13,6 +13,7 @@
 #include "common/cli/command_line.h"
 #include "common/coupling/train.h"
 #include "common/data/partition.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/random/csprng.h"
 #include "nlohmann/json.hpp"

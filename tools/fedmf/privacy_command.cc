@@ -6,7 +6,9 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/dp/rdp_conversion.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {

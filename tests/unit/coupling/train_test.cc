@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/coupling/dp_step.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

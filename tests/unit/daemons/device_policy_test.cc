@@ -8,6 +8,7 @@
 
 #include "client-device/device_ledger.h"
 #include "client-device/hua_role.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::device {

@@ -1,4 +1,6 @@
 // Noise calibration: the inverse of ComputeEpsilon.
+#include "common/dp/calibration.h"
+
 #include <cmath>
 #include <cstdint>
 #include <limits>

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
 

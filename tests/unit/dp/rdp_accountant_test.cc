@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "common/dp/calibration.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::dp {

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/fmf/noise_plan.h"
 #include "common/mf/clipping.h"

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "common/data/synthetic.h"
+#include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/mf/clipping.h"
 #include "gtest/gtest.h"
