@@ -1,6 +1,9 @@
 #include "tests/integration/cluster_test_util.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -103,6 +106,17 @@ std::vector<int> LedgerRounds(const v1::LedgerResponse& ledger, const std::strin
     if (e.job_id() == job_id) out.push_back(e.round());
   }
   return out;
+}
+
+std::pair<int, std::string> RunFedmf(const std::string& args) {
+  const std::string cmd = absl::StrCat(BinDir(), "/fedmf ", args, " 2>&1");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
+  const int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
 std::string ReadFile(const std::string& path) {

@@ -8,7 +8,11 @@
 #include <cmath>
 #include <functional>
 #include <iomanip>
+#include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/fmf/simulator.h"
 #include "tests/integration/cluster_test_util.h"
 
@@ -106,6 +110,39 @@ TEST_F(MatchSimulatorTest, HflAlternateWithUserClippingMatchesFedmfTrain) {
         f.lr = 0.2;
       },
       /*tolerance=*/1e-6);
+}
+
+// fedmf demo --compare runs the baselines on the split the daemons trained
+// on: the same mse_local, mse_central (and the no-transfer job) as fedmf
+// train --compare from the same flags, and a gain computed from the demo's
+// own test MSE. A small synthetic federation keeps it to seconds.
+TEST(DemoCompareTest, BaselinesMatchFedmfTrainAndTheGainUsesTheDaemonsMse) {
+  const std::string flags =
+      "--setting hfl --parties 3 --data synthetic:users=150,items=60,density=0.2,seed=3 "
+      "--seed 4 --epsilon 2 --T 6 --T-local 2 --json --compare";
+  auto [tcode, tout] = RunFedmf(absl::StrCat("train ", flags, " --quiet"));
+  ASSERT_EQ(tcode, 0) << tout;
+  auto [dcode, dout] = RunFedmf(absl::StrCat("demo ", flags));
+  ASSERT_EQ(dcode, 0) << dout;
+  // The JSON object is one line; progress and log lines (stderr) are others.
+  auto json_line = [](const std::string& out) {
+    std::string last;
+    for (absl::string_view line : absl::StrSplit(out, '\n')) {
+      if (absl::StartsWith(line, "{")) last = std::string(line);
+    }
+    return nlohmann::json::parse(last);
+  };
+  const nlohmann::json t = json_line(tout);
+  const nlohmann::json d = json_line(dout);
+  for (const char* key : {"mse_local", "mse_local_sgd", "mse_no_transfer", "mse_central"}) {
+    ASSERT_TRUE(d.contains(key)) << key << " missing: " << dout;
+    EXPECT_DOUBLE_EQ(d[key].get<double>(), t[key].get<double>()) << key;
+  }
+  EXPECT_EQ(d["mse_local_kind"], t["mse_local_kind"]);
+  const double local = d["mse_local"], central = d["mse_central"], mse = d["test_mse"];
+  ASSERT_GT(local, central);
+  EXPECT_NEAR(d["gain_captured"].get<double>(), (local - mse) / (local - central), 1e-12);
+  EXPECT_NEAR(mse, t["test_mse"].get<double>(), 1e-6);  // the daemons reproduce train
 }
 
 }  // namespace

@@ -19,18 +19,6 @@
 namespace fedmf::it {
 namespace {
 
-// Runs the fedmf binary; returns (exit code, stdout+stderr).
-std::pair<int, std::string> RunFedmf(const std::string& args) {
-  const std::string cmd = absl::StrCat(BinDir(), "/fedmf ", args, " 2>&1");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 class ObservabilityTest : public ClusterTest {
  protected:
   std::string Tls() const {

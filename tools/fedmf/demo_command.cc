@@ -21,6 +21,7 @@
 #include "common/net/job_view.h"
 #include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/comparison.h"
 #include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/job_progress.h"
@@ -78,6 +79,7 @@ struct DemoOutcome {
   int64_t count = 0;
   double epsilon = INFINITY;
   std::optional<double> eps_user_global;  // VFL per user: the parties' curves composed
+  std::optional<Comparison> comparison;   // --compare
 };
 
 // The device settings have their own demos (nullopt: not one of them).
@@ -276,6 +278,28 @@ int SummarizeDemo(const DemoJob& job, DemoOutcome* o) {
   return 0;
 }
 
+// --compare: the baselines on the split the parties trained on (the one
+// fedmf train draws from the same flags), in this process.
+int CompareDemo(const DemoArgs& a, const DemoJob& job, DemoOutcome* o) {
+  std::optional<TrainData> loaded;
+  if (!job.partners) {
+    auto l = LoadTrainData(a.job);
+    if (!l.ok()) {
+      std::cerr << "fedmf demo: --compare: " << l.status().message() << "\n";
+      return ExitCodeFor(l.status());
+    }
+    loaded = std::move(*l);
+  }
+  const data::Federation& federation = job.partners ? job.partners->federation : loaded->federation;
+  auto c = RunComparison(job.config, federation, o->mse);
+  if (!c.ok()) {
+    std::cerr << "fedmf demo: --compare: " << c.status().message() << "\n";
+    return 1;
+  }
+  o->comparison = std::move(*c);
+  return 0;
+}
+
 void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spec,
                    const DemoOutcome& o) {
   const v1::JobStatus& st = o.status;
@@ -316,6 +340,7 @@ void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spe
     }
     if (spec.align_users()) j["shared_users"] = st.aligned_users();  // the daemons' own
   }
+  if (o.comparison) AddComparisonJson(*o.comparison, j);
   std::cout << j.dump() << "\n";
 }
 
@@ -351,6 +376,9 @@ void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& sp
                                    st.aligned_users());
     }
   }
+  if (o.comparison) {
+    PrintComparison(*o.comparison, absl::StrCat(a.job.setting, " over the daemons"), o.mse);
+  }
 }
 
 int RunDemo(DemoArgs& a) {
@@ -359,6 +387,12 @@ int RunDemo(DemoArgs& a) {
       (a.job.setting == "lfl" || a.job.setting == "hua-s3")) {
     std::cerr << "fedmf demo: --plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, "
                  "not "
+              << a.job.setting << "\n";
+    return 2;
+  }
+  if (a.job.compare && a.job.setting != "hfl" && a.job.setting != "vfl" &&
+      a.job.setting != "hfl-synsgd") {
+    std::cerr << "fedmf demo: --compare runs the baselines of hfl, vfl and hfl-synsgd, not "
               << a.job.setting << "\n";
     return 2;
   }
@@ -383,6 +417,9 @@ int RunDemo(DemoArgs& a) {
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
   outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (int code = SummarizeDemo(job, &outcome); code != 0) return code;
+  if (a.job.compare) {
+    if (int code = CompareDemo(a, job, &outcome); code != 0) return code;
+  }
   if (!a.job.plot.empty()) {
     if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(outcome.status)); !s.ok()) {
       std::cerr << "fedmf demo: " << s.message() << "\n";
@@ -422,7 +459,7 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
   // Flags of the in-process runs only: not offered here, so the help is true
   // and giving one is a usage error (exit 2) instead of being ignored.
-  for (const char* train_only : {"--compare", "--split", "--central-epochs", "--eval-every"}) {
+  for (const char* train_only : {"--split", "--eval-every"}) {
     cmd->remove_option(cmd->get_option(train_only));
   }
   cmd->add_flag("--keep", a->keep, "keep the work dir (certificates, configs, logs, databases)");

@@ -184,7 +184,8 @@ void AddRunFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--eval-every", a->eval_every, "test MSE every N rounds in progress lines")
       ->capture_default_str();
   cmd->add_flag("--compare", a->compare,
-                "train: also run local-only and central (non-private) on the same split and "
+                "train, demo (hfl, vfl, hfl-synsgd): also run local-only and central (non-private) "
+                "on the same split, in this process, and "
                 "report mse_local, mse_central, gain_captured; for hfl, mse_local is the better on "
                 "validation of plain local SGD (mse_local_sgd) and the default job at epsilon "
                 "1e-6, which learns nothing from partners (mse_no_transfer)");

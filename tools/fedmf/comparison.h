@@ -1,0 +1,41 @@
+// fedmf train / demo --compare: the baselines of the collaboration gain
+// (issue #16) on the federation's own split — local-only (the better on
+// validation of plain SGD and the no-transfer job, for horizontal splits) and
+// central (pooled, non-private) — and gain_captured.
+#ifndef FEDMF_TOOLS_FEDMF_COMPARISON_H_
+#define FEDMF_TOOLS_FEDMF_COMPARISON_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "common/data/partition.h"
+#include "common/fmf/job_config.h"
+#include "nlohmann/json.hpp"
+
+namespace fedmf::cli {
+
+struct Comparison {
+  double mse_local = 0;
+  double mse_central = 0;
+  std::string local_kind;  // what "local" ran
+  std::optional<double> gain_captured;
+  // Horizontal splits: the two local recipes mse_local is chosen from.
+  std::optional<double> mse_local_sgd, mse_no_transfer;
+};
+
+// Runs the baselines of `config` on `federation` and the gain of a federated
+// test MSE over them. In-process and on every party's data: an evaluation
+// tool, never part of a job (docs/results.md, section hfl-no-transfer).
+absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
+                                         const data::Federation& federation, double mse_federated);
+
+// mse_local, mse_local_kind, mse_local_sgd, mse_no_transfer, mse_central,
+// gain_captured into `out`.
+void AddComparisonJson(const Comparison& c, nlohmann::json& out);
+// The same-split table on stdout; `federated` names the federated row.
+void PrintComparison(const Comparison& c, const std::string& federated, double mse_federated);
+
+}  // namespace fedmf::cli
+
+#endif  // FEDMF_TOOLS_FEDMF_COMPARISON_H_
