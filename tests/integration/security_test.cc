@@ -143,6 +143,220 @@ class ManualParty {
 
 class SecurityTest : public ClusterTest {};
 
+// What a test needs of the running job "guarded" to talk about it.
+struct GuardedJob {
+  std::string id;
+  v1::OfferReply accept;  // party-0's acceptance
+  mf::Matrix shared;      // round 0's input
+  int32_t chunk_values = 0;
+  std::string address, cert_dir;
+  std::vector<v1::MatrixChunk> Encode(const mf::Matrix& m, int32_t round = 0,
+                                      const std::string& job = "") const {
+    return net::EncodeMatrix(m, job.empty() ? id : job, round, chunk_values);
+  }
+};
+
+// (c) party-9: certified, not in the roster: refused everywhere, told nothing.
+void ExpectOutsiderRefused(ManualParty& p9, const std::shared_ptr<grpc::Channel>& ch9,
+                           const GuardedJob& job) {
+  SCOPED_TRACE("party-9");
+  mf::Matrix out;
+  EXPECT_EQ(p9.Download("party-9", job.id, 0, &out).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::UploadResponse resp;
+  EXPECT_EQ(p9.Upload(job.Encode(job.shared), &resp).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  v1::OfferReply reply = job.accept;
+  reply.set_party("party-9");
+  EXPECT_EQ(p9.ReplyOffer(reply).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  v1::PrivacyReport report;
+  report.set_party("party-9");
+  report.set_job_id(job.id);
+  EXPECT_EQ(p9.Report(report).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  // ... and is told nothing about the job.
+  v1::GetTaskRequest req;
+  req.set_party("party-9");
+  v1::Task idle;
+  auto ctx = Ctx(30);
+  ASSERT_TRUE(v1::Coordinator::NewStub(ch9)->GetTask(ctx.get(), req, &idle).ok());
+  EXPECT_EQ(idle.kind(), v1::TASK_KIND_IDLE);
+  EXPECT_FALSE(idle.has_spec());
+  // A party certificate is not an operator's.
+  EXPECT_EQ(GetJobCode(ch9, job.id), grpc::StatusCode::PERMISSION_DENIED);
+  // Nor is the server's own certificate.
+  auto as_server =
+      net::MakeChannel(job.address, net::TlsConfig{false, job.cert_dir, "server"}, "server");
+  ASSERT_TRUE(as_server.ok()) << as_server.status();
+  EXPECT_EQ(GetJobCode(*as_server, job.id), grpc::StatusCode::PERMISSION_DENIED);
+}
+
+// (d) party-0 speaking for party-1: refused, and logged by the server.
+void ExpectImpersonationRefused(ManualParty& p0, const GuardedJob& job) {
+  SCOPED_TRACE("party-0 as party-1");
+  v1::PrivacyReport forged;
+  forged.set_party("party-1");
+  forged.set_job_id(job.id);
+  forged.set_round(0);
+  forged.set_epsilon_spent(123.0);
+  EXPECT_EQ(p0.Report(forged).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  v1::OfferReply reply = job.accept;
+  reply.set_party("party-1");
+  EXPECT_EQ(p0.ReplyOffer(reply).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  mf::Matrix out;
+  EXPECT_EQ(p0.Download("party-1", job.id, 0, &out).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+}
+
+// (e) A malformed upload for the open round, the status it must get and
+// what its message must name.
+struct UploadCase {
+  std::string what;
+  std::vector<v1::MatrixChunk> chunks;
+  grpc::StatusCode want;
+  std::string names;
+};
+
+std::vector<UploadCase> MalformedUploads(const GuardedJob& job) {
+  const mf::Matrix& shared = job.shared;
+  auto encode = [&](const mf::Matrix& m, int32_t round = 0, const std::string& other = "") {
+    return job.Encode(m, round, other);
+  };
+  std::vector<UploadCase> cases;
+  {
+    auto c = encode(shared);
+    EXPECT_GE(c.size(), 2u);
+    c[1].mutable_values_f32()->RemoveLast();
+    cases.push_back({"a chunk one value short", c, grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat(shared.size() - 1, " values, expected ", shared.size())});
+  }
+  {
+    auto c = encode(shared);
+    c[1].add_values_f32(0.5f);
+    cases.push_back({"a chunk one value long", c, grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat(shared.size() + 1, " values, expected ", shared.size())});
+  }
+  {
+    mf::Matrix m = shared;
+    m(3, 4) = std::numeric_limits<double>::quiet_NaN();
+    cases.push_back({"a NaN (checksum consistent)", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("non-finite value at position ", 3 * shared.cols() + 4)});
+  }
+  {
+    mf::Matrix m = shared;
+    m(1, 1) = std::numeric_limits<double>::infinity();
+    cases.push_back({"an infinity", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("non-finite value at position ", shared.cols() + 1)});
+  }
+  cases.push_back({"the next round in the header", encode(shared, 1),
+                   grpc::StatusCode::FAILED_PRECONDITION, "field 'round'"});
+  cases.push_back({"a past round in the header", encode(shared, -1),
+                   grpc::StatusCode::FAILED_PRECONDITION, "field 'round'"});
+  cases.push_back({"another job in the header", encode(shared, 0, "not-this-job"),
+                   grpc::StatusCode::FAILED_PRECONDITION, "field 'job_id'"});
+  {
+    mf::Matrix m = shared.topRows(shared.rows() - 1);
+    cases.push_back({"one row too few", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("shape ", m.rows(), "x", m.cols())});
+  }
+  {
+    mf::Matrix m = shared.leftCols(shared.cols() - 1);
+    cases.push_back({"one column too few", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("shape ", m.rows(), "x", m.cols())});
+  }
+  {
+    // Same values, header claims a transposed shape with a matching count.
+    auto c = encode(shared);
+    c[0].mutable_header()->set_rows(static_cast<int32_t>(shared.cols()));
+    c[0].mutable_header()->set_cols(static_cast<int32_t>(shared.rows()));
+    cases.push_back({"a transposed shape", c, grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("shape ", shared.cols(), "x", shared.rows())});
+  }
+  {
+    auto c = encode(shared);
+    std::string sha = c[0].header().sha256();
+    sha[0] = static_cast<char>(sha[0] ^ 0x01);
+    c[0].mutable_header()->set_sha256(sha);
+    cases.push_back({"a wrong checksum", c, grpc::StatusCode::DATA_LOSS, "checksum mismatch"});
+  }
+  {
+    // A value corrupted after the checksum was taken.
+    auto c = encode(shared);
+    c[1].set_values_f32(7, c[1].values_f32(7) * 0.5f);
+    cases.push_back(
+        {"a value changed in transit", c, grpc::StatusCode::DATA_LOSS, "checksum mismatch"});
+  }
+  {
+    auto c = encode(shared);
+    c[0].mutable_header()->set_sha256("short");
+    cases.push_back({"a truncated checksum", c, grpc::StatusCode::INVALID_ARGUMENT, "32 bytes"});
+  }
+  {
+    auto c = encode(shared);
+    c.erase(c.begin());
+    cases.push_back({"no header", c, grpc::StatusCode::INVALID_ARGUMENT, "field 'header'"});
+  }
+  cases.push_back({"an empty stream", {}, grpc::StatusCode::INVALID_ARGUMENT, "empty upload"});
+  {
+    auto c = encode(shared);
+    const size_t chunks = c.size() - 1;  // after the header
+    c.pop_back();
+    cases.push_back({"a missing chunk", c, grpc::StatusCode::INVALID_ARGUMENT,
+                     absl::StrCat("received ", chunks - 1, " of ", chunks, " chunks")});
+  }
+  {
+    auto c = encode(shared);
+    c[0].mutable_header()->set_total_chunks(c[0].header().total_chunks() + 1);
+    cases.push_back({"a wrong chunk count", c, grpc::StatusCode::INVALID_ARGUMENT, "total_chunks"});
+  }
+  {
+    mf::Matrix m = shared;
+    m(0, 0) = -0.25;
+    cases.push_back({"a negative (unclipped) entry", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     "negative value at row 0"});
+  }
+  {
+    mf::Matrix m = shared;
+    m.row(2).setConstant(10.0);  // norm^2 = 100 p > R
+    cases.push_back({"a row over the clipping norm", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
+                     "row 2 has norm^2"});
+  }
+  return cases;
+}
+
+// Plays party-0 to the end: echoes the shared matrix each round, then
+// reports Stage 3 (a NaN report first, which is refused).
+void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
+  for (int guard = 0; guard < 4 * rounds + 10; ++guard) {
+    auto next = p0.NextTask(absl::Seconds(60));
+    ASSERT_TRUE(next.ok()) << next.status();
+    if (next->kind() == v1::TASK_KIND_ROUND) {
+      mf::Matrix m;
+      ASSERT_TRUE(p0.Download("party-0", job.id, next->round(), &m).ok());
+      v1::UploadResponse resp;
+      grpc::Status s = p0.Upload(job.Encode(m, next->round()), &resp);
+      ASSERT_TRUE(s.ok()) << "round " << next->round() << ": " << s.error_message();
+      continue;
+    }
+    ASSERT_EQ(next->kind(), v1::TASK_KIND_FINISH);
+    EXPECT_EQ(next->round(), rounds);
+    mf::Matrix final_shared;
+    ASSERT_TRUE(p0.Download("party-0", job.id, next->round(), &final_shared).ok());
+    v1::PrivacyReport nan_report;
+    nan_report.set_party("party-0");
+    nan_report.set_job_id(job.id);
+    nan_report.set_round(rounds);
+    nan_report.set_epsilon_spent(std::numeric_limits<double>::quiet_NaN());
+    EXPECT_EQ(p0.Report(nan_report).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    v1::PrivacyReport report = nan_report;
+    report.set_epsilon_spent(0);
+    report.set_finished(true);
+    report.set_test_mse(1.0);
+    report.set_test_count(0);
+    ASSERT_TRUE(p0.Report(report).ok());
+    break;
+  }
+}
+
 // (a) and (b): the transport refuses clients the federation CA did not certify.
 TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
   auto plan = PlanJob(SyntheticHflFlags(10), "mtls", 60, 1);
@@ -266,166 +480,12 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   ASSERT_TRUE(p0.Download("party-0", *id, 0, &shared).ok());
   ASSERT_EQ(shared.rows(), static_cast<int>(plan->dataset.item_ids.size()));  // HFL: V is m x p
   ASSERT_EQ(shared.cols(), plan->config.dim);
-  const int32_t chunk_values = p0.max_chunk_values();
-  auto encode = [&](const mf::Matrix& m, int32_t round = 0, const std::string& job = "") {
-    return net::EncodeMatrix(m, job.empty() ? *id : job, round, chunk_values);
-  };
+  GuardedJob job{*id, accept, shared, p0.max_chunk_values(), address, cert_dir};
+  auto encode = [&](const mf::Matrix& m) { return job.Encode(m); };
 
-  // ---- (c) party-9: certified, not in the roster.
-  {
-    SCOPED_TRACE("party-9");
-    mf::Matrix out;
-    EXPECT_EQ(p9.Download("party-9", *id, 0, &out).error_code(),
-              grpc::StatusCode::PERMISSION_DENIED);
-    v1::UploadResponse resp;
-    EXPECT_EQ(p9.Upload(encode(shared), &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    v1::OfferReply reply = accept;
-    reply.set_party("party-9");
-    EXPECT_EQ(p9.ReplyOffer(reply).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    v1::PrivacyReport report;
-    report.set_party("party-9");
-    report.set_job_id(*id);
-    EXPECT_EQ(p9.Report(report).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    // ... and is told nothing about the job.
-    v1::GetTaskRequest req;
-    req.set_party("party-9");
-    v1::Task idle;
-    auto ctx = Ctx(30);
-    ASSERT_TRUE(v1::Coordinator::NewStub(*ch9)->GetTask(ctx.get(), req, &idle).ok());
-    EXPECT_EQ(idle.kind(), v1::TASK_KIND_IDLE);
-    EXPECT_FALSE(idle.has_spec());
-    // A party certificate is not an operator's.
-    EXPECT_EQ(GetJobCode(*ch9, *id), grpc::StatusCode::PERMISSION_DENIED);
-    // Nor is the server's own certificate.
-    auto as_server = net::MakeChannel(address, net::TlsConfig{false, cert_dir, "server"}, "server");
-    ASSERT_TRUE(as_server.ok()) << as_server.status();
-    EXPECT_EQ(GetJobCode(*as_server, *id), grpc::StatusCode::PERMISSION_DENIED);
-  }
-
-  // ---- (d) party-0 speaking for party-1.
-  {
-    SCOPED_TRACE("party-0 as party-1");
-    v1::PrivacyReport forged;
-    forged.set_party("party-1");
-    forged.set_job_id(*id);
-    forged.set_round(0);
-    forged.set_epsilon_spent(123.0);
-    EXPECT_EQ(p0.Report(forged).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    v1::OfferReply reply = accept;
-    reply.set_party("party-1");
-    EXPECT_EQ(p0.ReplyOffer(reply).error_code(), grpc::StatusCode::PERMISSION_DENIED);
-    mf::Matrix out;
-    EXPECT_EQ(p0.Download("party-1", *id, 0, &out).error_code(),
-              grpc::StatusCode::PERMISSION_DENIED);
-  }
-
-  // ---- (e) malformed uploads for the open round.
-  struct Case {
-    std::string what;
-    std::vector<v1::MatrixChunk> chunks;
-    grpc::StatusCode want;
-    std::string names;  // what the error message must name
-  };
-  std::vector<Case> cases;
-  {
-    auto c = encode(shared);
-    ASSERT_GE(c.size(), 2u);
-    c[1].mutable_values_f32()->RemoveLast();
-    cases.push_back({"a chunk one value short", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat(shared.size() - 1, " values, expected ", shared.size())});
-  }
-  {
-    auto c = encode(shared);
-    c[1].add_values_f32(0.5f);
-    cases.push_back({"a chunk one value long", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat(shared.size() + 1, " values, expected ", shared.size())});
-  }
-  {
-    mf::Matrix m = shared;
-    m(3, 4) = std::numeric_limits<double>::quiet_NaN();
-    cases.push_back({"a NaN (checksum consistent)", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("non-finite value at position ", 3 * shared.cols() + 4)});
-  }
-  {
-    mf::Matrix m = shared;
-    m(1, 1) = std::numeric_limits<double>::infinity();
-    cases.push_back({"an infinity", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("non-finite value at position ", shared.cols() + 1)});
-  }
-  cases.push_back({"the next round in the header", encode(shared, 1),
-                   grpc::StatusCode::FAILED_PRECONDITION, "field 'round'"});
-  cases.push_back({"a past round in the header", encode(shared, -1),
-                   grpc::StatusCode::FAILED_PRECONDITION, "field 'round'"});
-  cases.push_back({"another job in the header", encode(shared, 0, "not-this-job"),
-                   grpc::StatusCode::FAILED_PRECONDITION, "field 'job_id'"});
-  {
-    mf::Matrix m = shared.topRows(shared.rows() - 1);
-    cases.push_back({"one row too few", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("shape ", m.rows(), "x", m.cols())});
-  }
-  {
-    mf::Matrix m = shared.leftCols(shared.cols() - 1);
-    cases.push_back({"one column too few", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("shape ", m.rows(), "x", m.cols())});
-  }
-  {
-    // Same values, header claims a transposed shape with a matching count.
-    auto c = encode(shared);
-    c[0].mutable_header()->set_rows(static_cast<int32_t>(shared.cols()));
-    c[0].mutable_header()->set_cols(static_cast<int32_t>(shared.rows()));
-    cases.push_back({"a transposed shape", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("shape ", shared.cols(), "x", shared.rows())});
-  }
-  {
-    auto c = encode(shared);
-    std::string sha = c[0].header().sha256();
-    sha[0] = static_cast<char>(sha[0] ^ 0x01);
-    c[0].mutable_header()->set_sha256(sha);
-    cases.push_back({"a wrong checksum", c, grpc::StatusCode::DATA_LOSS, "checksum mismatch"});
-  }
-  {
-    // A value corrupted after the checksum was taken.
-    auto c = encode(shared);
-    c[1].set_values_f32(7, c[1].values_f32(7) * 0.5f);
-    cases.push_back(
-        {"a value changed in transit", c, grpc::StatusCode::DATA_LOSS, "checksum mismatch"});
-  }
-  {
-    auto c = encode(shared);
-    c[0].mutable_header()->set_sha256("short");
-    cases.push_back({"a truncated checksum", c, grpc::StatusCode::INVALID_ARGUMENT, "32 bytes"});
-  }
-  {
-    auto c = encode(shared);
-    c.erase(c.begin());
-    cases.push_back({"no header", c, grpc::StatusCode::INVALID_ARGUMENT, "field 'header'"});
-  }
-  cases.push_back({"an empty stream", {}, grpc::StatusCode::INVALID_ARGUMENT, "empty upload"});
-  {
-    auto c = encode(shared);
-    const size_t chunks = c.size() - 1;  // after the header
-    c.pop_back();
-    cases.push_back({"a missing chunk", c, grpc::StatusCode::INVALID_ARGUMENT,
-                     absl::StrCat("received ", chunks - 1, " of ", chunks, " chunks")});
-  }
-  {
-    auto c = encode(shared);
-    c[0].mutable_header()->set_total_chunks(c[0].header().total_chunks() + 1);
-    cases.push_back({"a wrong chunk count", c, grpc::StatusCode::INVALID_ARGUMENT, "total_chunks"});
-  }
-  {
-    mf::Matrix m = shared;
-    m(0, 0) = -0.25;
-    cases.push_back({"a negative (unclipped) entry", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     "negative value at row 0"});
-  }
-  {
-    mf::Matrix m = shared;
-    m.row(2).setConstant(10.0);  // norm^2 = 100 p > R
-    cases.push_back({"a row over the clipping norm", encode(m), grpc::StatusCode::INVALID_ARGUMENT,
-                     "row 2 has norm^2"});
-  }
-  for (const Case& c : cases) {
+  ASSERT_NO_FATAL_FAILURE(ExpectOutsiderRefused(p9, *ch9, job));
+  ExpectImpersonationRefused(p0, job);
+  for (const UploadCase& c : MalformedUploads(job)) {
     SCOPED_TRACE(c.what);
     v1::UploadResponse resp;
     grpc::Status s = p0.Upload(c.chunks, &resp);
@@ -456,36 +516,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
         << code;
   }
 
-  // Play party-0 to the end: echo the shared matrix each round, then report.
-  for (int guard = 0; guard < 4 * kRounds + 10; ++guard) {
-    auto next = p0.NextTask(absl::Seconds(60));
-    ASSERT_TRUE(next.ok()) << next.status();
-    if (next->kind() == v1::TASK_KIND_ROUND) {
-      mf::Matrix m;
-      ASSERT_TRUE(p0.Download("party-0", *id, next->round(), &m).ok());
-      v1::UploadResponse resp;
-      grpc::Status s = p0.Upload(encode(m, next->round()), &resp);
-      ASSERT_TRUE(s.ok()) << "round " << next->round() << ": " << s.error_message();
-      continue;
-    }
-    ASSERT_EQ(next->kind(), v1::TASK_KIND_FINISH);
-    EXPECT_EQ(next->round(), kRounds);
-    mf::Matrix final_shared;
-    ASSERT_TRUE(p0.Download("party-0", *id, next->round(), &final_shared).ok());
-    v1::PrivacyReport nan_report;
-    nan_report.set_party("party-0");
-    nan_report.set_job_id(*id);
-    nan_report.set_round(kRounds);
-    nan_report.set_epsilon_spent(std::numeric_limits<double>::quiet_NaN());
-    EXPECT_EQ(p0.Report(nan_report).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-    v1::PrivacyReport report = nan_report;
-    report.set_epsilon_spent(0);
-    report.set_finished(true);
-    report.set_test_mse(1.0);
-    report.set_test_count(0);
-    ASSERT_TRUE(p0.Report(report).ok());
-    break;
-  }
+  ASSERT_NO_FATAL_FAILURE(PlayToFinish(p0, job, kRounds));
 
   auto st = cluster_->WaitJob(*id, absl::Minutes(2));
   ASSERT_TRUE(st.ok()) << st.status();
