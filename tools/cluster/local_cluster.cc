@@ -138,13 +138,19 @@ LocalCluster::~LocalCluster() {
 }
 
 void LocalCluster::StopAll() {
-  for (auto& [k, p] : hua_hosts_) p.Stop(absl::Seconds(3));
+  // Every client of the server at once (SIGTERM to all, then one shared
+  // 3 s grace), the server last.
+  std::vector<ChildProcess*> clients;
+  for (auto& [k, p] : hua_hosts_) clients.push_back(&p);
+  for (auto& [k, p] : lfl_hosts_) clients.push_back(&p);
+  if (aggregator_.has_value()) clients.push_back(&*aggregator_);
+  for (auto& [k, p] : parties_) clients.push_back(&p);
+  for (ChildProcess* p : clients) p->RequestStop();
+  const absl::Time deadline = absl::Now() + absl::Seconds(3);
+  for (ChildProcess* p : clients) p->WaitStopped(deadline);
   hua_hosts_.clear();
-  for (auto& [k, p] : lfl_hosts_) p.Stop(absl::Seconds(3));
   lfl_hosts_.clear();
-  if (aggregator_.has_value()) aggregator_->Stop(absl::Seconds(3));
   aggregator_.reset();
-  for (auto& [k, p] : parties_) p.Stop(absl::Seconds(3));
   parties_.clear();
   if (server_.has_value()) server_->Stop(absl::Seconds(3));
   server_.reset();

@@ -80,9 +80,16 @@ bool ChildProcess::running() {
 }
 
 int ChildProcess::Stop(absl::Duration grace) {
-  if (!running()) return status_;
-  kill(pid_, SIGTERM);
-  const absl::Time deadline = absl::Now() + grace;
+  RequestStop();
+  return WaitStopped(absl::Now() + grace);
+}
+
+void ChildProcess::RequestStop() {
+  if (running()) kill(pid_, SIGTERM);
+}
+
+int ChildProcess::WaitStopped(absl::Time deadline) {
+  if (pid_ <= 0) return status_;
   while (absl::Now() < deadline) {
     if (waitpid(pid_, &status_, WNOHANG) == pid_) {
       pid_ = -1;
