@@ -19,6 +19,7 @@
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/net/credentials.h"
+#include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 
 int main(int argc, char** argv) {
@@ -64,9 +65,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!port_file.empty()) {
-    const std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << port << "\n";
-    std::rename(tmp.c_str(), port_file.c_str());
+    if (absl::Status w = fedmf::net::WritePortFile(port_file, port); !w.ok()) {
+      spdlog::critical("{}", w.message());
+      return 1;
+    }
   }
   spdlog::info("fedmf-aggregator listening on port {} ({}){}", port,
                tls.insecure ? "INSECURE" : "mTLS",

@@ -17,6 +17,7 @@
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 #include "party/admin_service.h"
 #include "party/party_agent.h"
@@ -104,9 +105,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!config->admin_port_file.empty()) {
-    const std::string tmp = config->admin_port_file + ".tmp";
-    std::ofstream(tmp) << admin_port << "\n";
-    std::rename(tmp.c_str(), config->admin_port_file.c_str());
+    if (auto w = fedmf::net::WritePortFile(config->admin_port_file, admin_port); !w.ok()) {
+      spdlog::critical("{}", w.message());
+      return 1;
+    }
   }
   fedmf::metrics::Registry registry;
   fedmf::party::PartyMetrics party_metrics(&registry);

@@ -15,6 +15,7 @@
 #include "common/log/log_setup.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 #include "server/dashboard.h"
 #include "server/fmf/coordinator_service.h"
@@ -95,7 +96,6 @@ class Daemon {
 
  private:
   std::optional<int> StartJobs();
-  void WritePortFile() const;
   std::optional<int> StartHttp();
   void Shutdown();
 
@@ -195,7 +195,12 @@ int Daemon::Serve() {
     return 1;
   }
   if (std::optional<int> rc = StartJobs()) return *rc;
-  WritePortFile();
+  if (!config_.port_file.empty()) {
+    if (auto w = fedmf::net::WritePortFile(config_.port_file, port_); !w.ok()) {
+      spdlog::critical("{}", w.message());
+      return 1;
+    }
+  }
   if (std::optional<int> rc = StartHttp()) return *rc;
   spdlog::info("fedmf-server listening on port {} ({}), database {}", port_,
                config_.tls.insecure ? "INSECURE" : "mTLS", config_.database);
@@ -216,14 +221,6 @@ std::optional<int> Daemon::StartJobs() {
     return 1;
   }
   return std::nullopt;
-}
-
-// Written once listening (atomically: a reader never sees half a number).
-void Daemon::WritePortFile() const {
-  if (config_.port_file.empty()) return;
-  const std::string tmp = config_.port_file + ".tmp";
-  std::ofstream(tmp) << port_ << "\n";
-  std::rename(tmp.c_str(), config_.port_file.c_str());
 }
 
 std::optional<int> Daemon::StartHttp() {

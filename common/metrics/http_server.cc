@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/net/port_file.h"
 
 namespace fedmf::metrics {
 
@@ -32,11 +33,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   if (s->port_ <= 0)
     return absl::UnavailableError(absl::StrCat(what, ": cannot listen on ", listen));
   if (!port_file.empty()) {
-    // Readers poll for the file: write then rename, so they never see half.
-    const std::string tmp = port_file + ".tmp";
-    std::ofstream(tmp) << s->port_ << "\n";
-    if (std::rename(tmp.c_str(), port_file.c_str()) != 0) {
-      return absl::UnavailableError(absl::StrCat(what, ": cannot write ", port_file));
+    if (absl::Status w = net::WritePortFile(port_file, s->port_); !w.ok()) {
+      return absl::UnavailableError(absl::StrCat(what, ": ", w.message()));
     }
   }
   httplib::Server* server = s->server_.get();
