@@ -46,9 +46,11 @@ struct FmfJobOptions {
   absl::Duration finish_deadline = absl::Seconds(120);
   // Used when the spec's round_deadline_seconds is 0.
   absl::Duration default_round_deadline = absl::Seconds(120);
+  // Upper bounds on what a party or operator may declare (server/size_limits.h).
   SizeLimits limits;
-  // Local reproducibility seed of the initial shared matrix (the simulator's
-  // derivation: root seed -> "server"); unset = OS entropy.
+  // Local reproducibility seed of the server's own randomness, the initial
+  // shared matrix (the simulator's derivation: root seed -> "server"); unset
+  // = OS entropy. Jobs never carry one.
   std::optional<uint64_t> seed;
 };
 

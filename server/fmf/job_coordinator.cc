@@ -77,19 +77,9 @@ absl::Status JobCoordinator::LoadActiveLocked() {
   }
 }
 
-FmfJobOptions JobCoordinator::JobOptions() const {
-  FmfJobOptions o;
-  o.offer_deadline = options_.offer_deadline;
-  o.finish_deadline = options_.finish_deadline;
-  o.default_round_deadline = options_.default_round_deadline;
-  o.limits = options_.limits;
-  o.seed = options_.seed;
-  return o;
-}
-
 absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
   ASSIGN_OR_RETURN(StoredJob stored, store_->LoadJob(id));
-  ASSIGN_OR_RETURN(FmfJob job, FmfJob::Restore(std::move(stored), JobOptions(), absl::Now(),
+  ASSIGN_OR_RETURN(FmfJob job, FmfJob::Restore(std::move(stored), options_, absl::Now(),
                                                random::Csprng::FromOsEntropy()));
   job_.emplace(std::move(job));
   return absl::OkStatus();

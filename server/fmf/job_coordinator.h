@@ -27,21 +27,15 @@
 
 namespace fedmf::server {
 
-struct CoordinatorOptions {
+// The job's own deadlines, limits and seed (FmfJobOptions, handed to every
+// job as they are) plus what only the coordinator uses.
+struct CoordinatorOptions : FmfJobOptions {
   absl::Duration poll = absl::Seconds(2);       // long-poll length
   absl::Duration liveness = absl::Seconds(10);  // silent longer = not waited for
-  absl::Duration offer_deadline = absl::Seconds(60);
-  absl::Duration finish_deadline = absl::Seconds(120);
-  absl::Duration default_round_deadline = absl::Seconds(120);
-  std::vector<std::string> allowed_parties;  // empty = any certified party
-  // Local reproducibility seed of the server's own randomness (initial shared
-  // matrix); unset = OS entropy. Jobs never carry one.
-  std::optional<uint64_t> seed;
+  std::vector<std::string> allowed_parties;     // empty = any certified party
   // Called (under the coordinator's lock: keep it cheap) with every round
   // committed, e.g. to feed the round-latency histogram.
   std::function<void(const v1::RoundRecord&)> on_round;
-  // Upper bounds on what a party or operator may declare (server/size_limits.h).
-  SizeLimits limits;
 };
 
 // Observability hooks (metrics are wired by the daemon).
@@ -124,7 +118,6 @@ class JobCoordinator {
   // failure is returned.
   absl::Status LoadActiveLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status LoadJobLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  FmfJobOptions JobOptions() const;
   void FailJobLocked(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool LiveLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)

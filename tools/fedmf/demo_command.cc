@@ -67,6 +67,8 @@ std::string AbsoluteDataSpec(const std::string& spec) {
 // the exit code (0 = go on).
 struct DemoJob {
   std::optional<TrainData> partners;  // --party-data: the partners' own files
+  // --compare with --data: the split the parties train on, loaded once here.
+  std::optional<data::Federation> split;
   fmf::JobConfig config;
   fmf::NoisePlan plan;
   data::RatingRange range;
@@ -126,6 +128,16 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
     a.job.parties = static_cast<int>(a.job.party_data.size());
     config = job->partners->config;
     job->range = job->partners->federation.range;
+  } else if (a.job.compare) {
+    // The baselines need the split itself, as fedmf train draws it.
+    auto loaded = LoadTrainData(a.job);
+    if (!loaded.ok()) {
+      std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
+      return ExitCodeFor(loaded.status());
+    }
+    config = loaded->config;
+    job->range = loaded->federation.range;
+    job->split = std::move(loaded->federation);
   } else {
     auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
     if (!dataset.ok()) {
@@ -279,18 +291,10 @@ int SummarizeDemo(const DemoJob& job, DemoOutcome* o) {
 }
 
 // --compare: the baselines on the split the parties trained on (the one
-// fedmf train draws from the same flags), in this process.
-int CompareDemo(const DemoArgs& a, const DemoJob& job, DemoOutcome* o) {
-  std::optional<TrainData> loaded;
-  if (!job.partners) {
-    auto l = LoadTrainData(a.job);
-    if (!l.ok()) {
-      std::cerr << "fedmf demo: --compare: " << l.status().message() << "\n";
-      return ExitCodeFor(l.status());
-    }
-    loaded = std::move(*l);
-  }
-  const data::Federation& federation = job.partners ? job.partners->federation : loaded->federation;
+// fedmf train draws from the same flags, loaded by PrepareDemoJob), in this
+// process.
+int CompareDemo(const DemoJob& job, DemoOutcome* o) {
+  const data::Federation& federation = job.partners ? job.partners->federation : *job.split;
   auto c = RunComparison(job.config, federation, o->mse);
   if (!c.ok()) {
     std::cerr << "fedmf demo: --compare: " << c.status().message() << "\n";
@@ -418,7 +422,7 @@ int RunDemo(DemoArgs& a) {
   outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (int code = SummarizeDemo(job, &outcome); code != 0) return code;
   if (a.job.compare) {
-    if (int code = CompareDemo(a, job, &outcome); code != 0) return code;
+    if (int code = CompareDemo(job, &outcome); code != 0) return code;
   }
   if (!a.job.plot.empty()) {
     if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(outcome.status)); !s.ok()) {
