@@ -1,10 +1,17 @@
-// Active secure aggregation wired through the daemons' state machines, in
-// process: the server's LflJob (server/lfl/lfl_job.h) and two device hosts'
-// LflRoles (client-device/lfl_role.h) with real device certificates from a
-// test CA, exchanging the wire messages of proto/fedmf/v1/device.proto. A
-// hook between the server and the hosts plays a hostile server: it edits
-// tasks and inbox messages, and the test asserts on what each device sends
-// (no unmasking share of a device that refused) and on the job's result.
+// client-device/lfl_role.h: two device hosts' LflRoles against the server's
+// LflJob (server/lfl/lfl_job.h), in process, with real device certificates
+// from a test CA, exchanging the wire messages of
+// proto/fedmf/v1/device.proto. Every message a device sends is logged.
+//
+// LflActiveSecAggTest: a hook between the server and the hosts plays a
+// hostile server (it edits tasks and inbox messages); the tests assert on
+// what each device sends (no unmasking share of a device that refused) and
+// on the job's result. LflRoleTest: the role's own duties — a device's
+// ledger is charged exactly for the round-1 inputs it sends, a spent budget
+// keeps it out of later iterations, a device that vanishes sends nothing
+// more in that round (no unmasking share).
+#include "client-device/lfl_role.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -19,12 +26,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "client-device/device_ledger.h"
-#include "client-device/lfl_role.h"
 #include "client-device/secagg_guard.h"
 #include "client-device/secagg_keys.h"
 #include "common/crypto/ed25519.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
+#include "common/dp/calibration.h"
+#include "common/lfl/lfl_simulator.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/pki/ca.h"
 #include "common/pki/tls_files.h"
@@ -38,15 +46,24 @@ constexpr absl::Duration kYear = absl::Hours(24 * 365);
 constexpr int kPerHost = 5;
 const std::vector<std::string> kHosts = {"host-a", "host-b"};
 
+// One message a device sent.
+struct Message {
+  uint64_t device;
+  int32_t iteration;
+  int round;
+  v1::DevicePhase phase;
+};
+
 // What every device sent, by device and phase.
 struct Sent {
+  std::vector<Message> log;
   std::map<uint64_t, std::set<v1::DevicePhase>> phases;
   // Owners of every revealed b- or s_sk-share.
   std::multiset<uint64_t> revealed_owners;
   int consistency_signatures = 0;
 };
 
-class LflActiveSecAggTest : public ::testing::Test {
+class LflRoleFixture : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/fedmf_lfl_active_test.XXXXXX";
@@ -72,7 +89,11 @@ class LflActiveSecAggTest : public ::testing::Test {
     ASSERT_TRUE(ds.ok()) << ds.status();
     dataset_ = *std::move(ds);
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void TearDown() override {
+    roles_.clear();
+    ledgers_.clear();
+    std::filesystem::remove_all(root_);
+  }
 
   net::LflJobConfig Job(int iterations, bool active = true) const {
     net::LflJobConfig j;
@@ -108,6 +129,9 @@ class LflActiveSecAggTest : public ::testing::Test {
   std::function<void(const std::string& host, v1::DeviceTask&)> edit_task;
   std::function<void(const std::string& host, v1::DevicePhase, std::vector<v1::InboxMessage>&)>
       edit_inbox;
+  // Sets a host's role options and its devices' budget before the job.
+  std::function<void(size_t host, device::LflRoleOptions&, device::DeviceLedger::Budget&)>
+      configure_host;
 
   // Runs the job to its end; returns the server's job.
   std::unique_ptr<server::LflJob> Run(const net::LflJobConfig& job, Sent& sent,
@@ -122,20 +146,23 @@ class LflActiveSecAggTest : public ::testing::Test {
     server::LflJob& s = **server;
     absl::StatusOr<data::Federation> fed = data::PartitionLfl(dataset_, {0.2, 1});
     EXPECT_TRUE(fed.ok());
-    std::vector<std::unique_ptr<device::DeviceLedger>> ledgers;
-    std::vector<std::unique_ptr<device::LflRole>> roles;
+    std::vector<std::unique_ptr<device::LflRole>>& roles = roles_;
+    std::vector<std::unique_ptr<device::DeviceLedger>>& ledgers = ledgers_;
+    roles.clear();
+    ledgers.clear();
     for (size_t h = 0; h < kHosts.size(); ++h) {
       std::vector<uint64_t> ids;
       for (int k = 0; k < kPerHost; ++k) ids.push_back(h * kPerHost + k);
       EXPECT_TRUE(s.Hello(kHosts[h], ids, now).ok());
-      auto ledger = device::DeviceLedger::Open(absl::StrCat(root_, "/ledger-", h, ".db"),
-                                               {100.0, 1e-5, false});
-      EXPECT_TRUE(ledger.ok()) << ledger.status();
       device::LflRoleOptions o;
       o.seed = 5 + h;
       o.threads = 1;
       o.key_authority = authorities_[h].get();
       o.require_active_secagg = require_active;
+      device::DeviceLedger::Budget budget{100.0, 1e-5, false};
+      if (configure_host) configure_host(h, o, budget);
+      auto ledger = device::DeviceLedger::Open(absl::StrCat(root_, "/ledger-", h, ".db"), budget);
+      EXPECT_TRUE(ledger.ok()) << ledger.status();
       ledgers.push_back(*std::move(ledger));
       roles.push_back(CreateRole(o, *checked, job.num_devices, h, *fed, ledgers.back().get()));
       if (roles.back() == nullptr) return nullptr;
@@ -183,6 +210,7 @@ class LflActiveSecAggTest : public ::testing::Test {
         if (!out.ok()) continue;
         for (const v1::DeviceMessage& m : *out) {
           sent.phases[m.device()].insert(t.phase());
+          sent.log.push_back({m.device(), t.iteration(), t.round(), t.phase()});
           if (m.has_unmasking()) {
             for (const auto& x : m.unmasking().b_shares()) sent.revealed_owners.insert(x.owner());
             for (const auto& x : m.unmasking().s_sk_shares()) {
@@ -226,10 +254,16 @@ class LflActiveSecAggTest : public ::testing::Test {
 
   std::string root_;
   data::Dataset dataset_;
+  // The last Run's hosts (ledgers outlive the roles that charge them).
+  std::vector<std::unique_ptr<device::DeviceLedger>> ledgers_;
+  std::vector<std::unique_ptr<device::LflRole>> roles_;
   std::vector<std::unique_ptr<device::HostKeyAuthority>> authorities_;
   absl::Status create_status_;
   uint64_t aggregation_ = 0;
 };
+
+class LflActiveSecAggTest : public LflRoleFixture {};
+class LflRoleTest : public LflRoleFixture {};
 
 bool DidSend(const Sent& s, uint64_t device, v1::DevicePhase phase) {
   auto it = s.phases.find(device);
@@ -403,6 +437,94 @@ TEST_F(LflActiveSecAggTest, SubstitutedKeysAbortTheVictimAndNoShareOfItIsRelease
     EXPECT_EQ(job->status().iterations(0).round1_survivors(), 9);
     std::filesystem::remove(root_ + "/ledger-0.db");
     std::filesystem::remove(root_ + "/ledger-1.db");
+  }
+}
+
+// The iterations in which `device` sent a round-1 masked input.
+std::set<int32_t> Round1Inputs(const Sent& s, uint64_t device) {
+  std::set<int32_t> out;
+  for (const Message& m : s.log) {
+    if (m.device == device && m.round == 1 && m.phase == v1::DEVICE_PHASE_MASKED_INPUT) {
+      out.insert(m.iteration);
+    }
+  }
+  return out;
+}
+
+// A budget that covers one release of the job but not two: host-a's devices
+// release in iteration 0, are refused by their ledger afterwards and sit the
+// later iterations out (so those are skipped: half the devices are missing).
+TEST_F(LflRoleTest, ADeviceWhoseBudgetIsSpentSitsOutLaterIterations) {
+  const net::LflJobConfig job = Job(3);
+  double z = 0, eps = 0;
+  ASSERT_TRUE(lfl::CalibrateSigmaV(job.config, &z, &eps).ok());
+  ASSERT_GT(z, 0);
+  const double one = *dp::ComputeEpsilon(1.0, z, 1, 1e-5);
+  const double two = *dp::ComputeEpsilon(1.0, z, 2, 1e-5);
+  ASSERT_LT(one, two);
+  configure_host = [&](size_t h, device::LflRoleOptions&, device::DeviceLedger::Budget& b) {
+    if (h == 0) b.max_epsilon = (one + two) / 2;
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> server = Run(job, sent);
+  ASSERT_NE(server, nullptr) << create_status_;
+  ASSERT_EQ(server->status().iterations_size(), 3);
+  EXPECT_FALSE(server->status().iterations(0).skipped());
+  EXPECT_TRUE(server->status().iterations(1).skipped());
+  EXPECT_TRUE(server->status().iterations(2).skipped());
+  for (uint64_t d = 0; d < kPerHost; ++d) {
+    EXPECT_EQ(Round1Inputs(sent, d), std::set<int32_t>{0}) << "device " << d;
+    EXPECT_EQ(*ledgers_[0]->Releases(d, job.job_id), 1) << "device " << d;
+  }
+  for (uint64_t d = kPerHost; d < 2 * kPerHost; ++d) {
+    EXPECT_EQ(Round1Inputs(sent, d), (std::set<int32_t>{0, 1, 2})) << "device " << d;
+    EXPECT_EQ(*ledgers_[1]->Releases(d, job.job_id), 3) << "device " << d;
+  }
+  absl::StatusOr<double> spent = roles_[0]->EpsilonSpent();
+  ASSERT_TRUE(spent.ok()) << spent.status();
+  EXPECT_DOUBLE_EQ(*spent, one);
+  EXPECT_DOUBLE_EQ(*roles_[1]->EpsilonSpent(), *dp::ComputeEpsilon(1.0, z, 3, 1e-5));
+  EXPECT_LE(*roles_[1]->EpsilonSpent(), job.config.epsilon * (1 + 1e-9));
+}
+
+// Every device of host-a vanishes during round 1 of every iteration, at a
+// phase boundary of its own draw: it is charged for exactly the round-1
+// inputs it sent, and none of its unmasking shares leaves in round 1.
+TEST_F(LflRoleTest, AVanishingDeviceIsChargedForWhatItSentAndNeverUnmasks) {
+  net::LflJobConfig job = Job(4, /*active=*/false);
+  job.config.omega = 0.5;  // up to half the devices may vanish
+  configure_host = [](size_t h, device::LflRoleOptions& o, device::DeviceLedger::Budget&) {
+    if (h == 0) o.dropout_round1 = 1.0;
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> server = Run(job, sent, /*require_active=*/false);
+  ASSERT_NE(server, nullptr) << create_status_;
+  ASSERT_EQ(server->stage(), server::LflJob::Stage::kFinished) << server->error();
+  int64_t charged = 0;
+  for (uint64_t d = 0; d < kPerHost; ++d) {
+    const std::set<int32_t> inputs = Round1Inputs(sent, d);
+    EXPECT_EQ(*ledgers_[0]->Releases(d, job.job_id), static_cast<int64_t>(inputs.size()))
+        << "device " << d;
+    charged += static_cast<int64_t>(inputs.size());
+    for (const Message& m : sent.log) {
+      if (m.device != d || m.round != 1) continue;
+      EXPECT_NE(m.phase, v1::DEVICE_PHASE_UNMASKING)
+          << "device " << d << " iteration " << m.iteration;
+    }
+  }
+  // The seeded draws put some boundaries before the input and some after.
+  EXPECT_GT(charged, 0);
+  EXPECT_LT(charged, 4 * kPerHost);
+  // Host-b's devices are charged for exactly the inputs they sent too, and
+  // with omega = 0.5 the iterations survive host-a's departures.
+  int completed = 0;
+  for (const v1::LflIterationRecord& r : server->status().iterations()) completed += !r.skipped();
+  EXPECT_GT(completed, 0);
+  for (uint64_t d = kPerHost; d < 2 * kPerHost; ++d) {
+    EXPECT_EQ(*ledgers_[1]->Releases(d, job.job_id),
+              static_cast<int64_t>(Round1Inputs(sent, d).size()))
+        << "device " << d;
+    EXPECT_GE(Round1Inputs(sent, d).size(), static_cast<size_t>(completed)) << "device " << d;
   }
 }
 

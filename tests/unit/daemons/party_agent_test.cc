@@ -1,0 +1,362 @@
+// party/party_agent.h: fedmf-party's protocol loop against a scripted
+// coordinator, in process (a real gRPC server on an in-process channel, a
+// real SQLite ledger). The fake serves the tasks the test queues and records
+// every reply, upload and report; the test waits on those records (the
+// fake's condition variable), never on a timer.
+//
+// What is checked is the party's side of the trust boundary: offers its
+// policy or its declared range forbid are refused with the reason and
+// charge nothing; a round is charged once, durably, before its bytes leave;
+// a round asked again — by the same process or after a restart — resends
+// the persisted bytes instead of releasing a second, unaccounted update.
+#include "party/party_agent.h"
+
+#include <gmock/gmock.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/net/job_codec.h"
+#include "common/net/matrix_codec.h"
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "tests/testing/status_matchers.h"
+
+namespace fedmf::party {
+namespace {
+
+using ::fedmf::testing::IsOk;
+using ::testing::HasSubstr;
+
+constexpr char kData[] = "synthetic:users=40,items=30,density=0.3,seed=3";
+constexpr int kDim = 3;
+constexpr int32_t kChunk = 50;  // several chunks per matrix
+
+// A coordinator that hands out queued tasks and records what the party sends.
+class FakeCoordinator final : public v1::Coordinator::Service {
+ public:
+  void Push(v1::Task task) {
+    absl::MutexLock lock(&mu_);
+    tasks_.push_back(std::move(task));
+  }
+  // The shared matrix DownloadShared serves (rows x cols).
+  void Serve(mf::Matrix shared) {
+    absl::MutexLock lock(&mu_);
+    shared_ = std::move(shared);
+  }
+
+  // Waits (bounded) until `count` of the records satisfy the predicate.
+  bool AwaitReplies(size_t count) {
+    return Await([&] { return replies_.size() >= count; });
+  }
+  bool AwaitUploads(size_t count) {
+    return Await([&] { return uploads_.size() >= count; });
+  }
+  bool AwaitReports(size_t count) {
+    return Await([&] { return reports_.size() >= count; });
+  }
+
+  std::vector<v1::OfferReply> replies() {
+    absl::MutexLock lock(&mu_);
+    return replies_;
+  }
+  // Each upload's chunks, serialized: the exact bytes that left the party.
+  std::vector<std::string> uploads() {
+    absl::MutexLock lock(&mu_);
+    return uploads_;
+  }
+  std::vector<v1::PrivacyReport> reports() {
+    absl::MutexLock lock(&mu_);
+    return reports_;
+  }
+
+  grpc::Status Register(grpc::ServerContext*, const v1::RegisterRequest*,
+                        v1::RegisterResponse* resp) override {
+    resp->set_max_chunk_values(kChunk);
+    resp->set_liveness_seconds(30);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetTask(grpc::ServerContext*, const v1::GetTaskRequest*, v1::Task* task) override {
+    absl::MutexLock lock(&mu_);
+    // A short long-poll, so a stopping party is not held up.
+    mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasTask), absl::Milliseconds(100));
+    if (tasks_.empty()) {
+      task->set_kind(v1::TASK_KIND_IDLE);
+      return grpc::Status::OK;
+    }
+    *task = std::move(tasks_.front());
+    tasks_.pop_front();
+    return grpc::Status::OK;
+  }
+  grpc::Status ReplyOffer(grpc::ServerContext*, const v1::OfferReply* reply, v1::Ack*) override {
+    absl::MutexLock lock(&mu_);
+    replies_.push_back(*reply);
+    return grpc::Status::OK;
+  }
+  grpc::Status DownloadShared(grpc::ServerContext*, const v1::DownloadRequest* req,
+                              grpc::ServerWriter<v1::MatrixChunk>* writer) override {
+    mf::Matrix shared;
+    {
+      absl::MutexLock lock(&mu_);
+      shared = shared_;
+    }
+    for (const v1::MatrixChunk& c :
+         net::EncodeMatrix(shared, req->job_id(), req->round(), kChunk)) {
+      writer->Write(c);
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status UploadUpdate(grpc::ServerContext*, grpc::ServerReader<v1::MatrixChunk>* reader,
+                            v1::UploadResponse* resp) override {
+    std::string bytes;
+    v1::MatrixChunk chunk;
+    while (reader->Read(&chunk)) bytes += chunk.SerializeAsString();
+    resp->set_accepted(true);
+    absl::MutexLock lock(&mu_);
+    uploads_.push_back(std::move(bytes));
+    return grpc::Status::OK;
+  }
+  grpc::Status ReportPrivacy(grpc::ServerContext*, const v1::PrivacyReport* report,
+                             v1::Ack*) override {
+    absl::MutexLock lock(&mu_);
+    reports_.push_back(*report);
+    return grpc::Status::OK;
+  }
+  grpc::Status Heartbeat(grpc::ServerContext*, const v1::HeartbeatRequest*, v1::Ack*) override {
+    return grpc::Status::OK;
+  }
+
+ private:
+  bool HasTask() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !tasks_.empty(); }
+  template <typename Pred>
+  bool Await(Pred pred) {
+    absl::MutexLock lock(&mu_);
+    struct Ctx {
+      Pred* pred;
+      static bool Call(Ctx* c) { return (*c->pred)(); }
+    } ctx{&pred};
+    return mu_.AwaitWithTimeout(absl::Condition(&Ctx::Call, &ctx), absl::Seconds(60));
+  }
+
+  absl::Mutex mu_;
+  std::deque<v1::Task> tasks_ ABSL_GUARDED_BY(mu_);
+  mf::Matrix shared_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::OfferReply> replies_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> uploads_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::PrivacyReport> reports_ ABSL_GUARDED_BY(mu_);
+};
+
+fmf::JobConfig HflJob(const std::string& id) {
+  fmf::JobConfig c;
+  c.job_id = id;
+  c.setting = fmf::Setting::kHfl;
+  c.split = fmf::SplitKind::kHorizontal;
+  c.rounds = 2;
+  c.dim = kDim;
+  c.epsilon = 1.0;
+  c.rating_max = 5;
+  c.pretrain_epochs = 2;
+  c.finetune_epochs = 2;
+  c.granularity = fmf::Granularity::kUser;
+  return c;
+}
+
+v1::Task Offer(const fmf::JobConfig& c) {
+  v1::Task t;
+  t.set_kind(v1::TASK_KIND_OFFER);
+  t.set_job_id(c.job_id);
+  *t.mutable_spec() = net::SpecFromJobConfig(c);
+  t.mutable_spec()->add_roster("p0");
+  t.mutable_spec()->add_roster("p1");
+  return t;
+}
+
+v1::Task Task(v1::TaskKind kind, const fmf::JobConfig& c, int32_t round) {
+  v1::Task t = Offer(c);
+  t.set_kind(kind);
+  t.set_round(round);
+  return t;
+}
+
+class PartyAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string t = (std::filesystem::temp_directory_path() / "fedmf-agent-XXXXXX").string();
+    ASSERT_NE(mkdtemp(t.data()), nullptr);
+    dir_ = t;
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&fake_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    config_.name = "p0";
+    config_.tls.insecure = true;
+    config_.data.spec = kData;
+    config_.data.parties = 2;
+    config_.data.index = 0;
+    config_.data.rating_min = 1;
+    config_.data.rating_max = 5;
+    config_.policy.max_epsilon = 4;
+    config_.policy.report_metrics = true;
+    config_.state_dir = dir_;
+  }
+  void TearDown() override {
+    StopAgent();
+    server_->Shutdown();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Opens the ledger store and runs a fresh agent on it (a process start).
+  void StartAgent() {
+    auto store = PartyStore::Open(dir_ + "/p0.ledger.db");
+    ASSERT_THAT(store.status(), IsOk());
+    store_ = *std::move(store);
+    agent_ = std::make_unique<PartyAgent>(config_, store_.get(),
+                                          server_->InProcessChannel(grpc::ChannelArguments()));
+    ASSERT_THAT(agent_->Init(), IsOk());
+    stop_ = false;
+    thread_ = std::thread([this] { agent_->Run(&stop_); });
+  }
+  void StopAgent() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    agent_.reset();
+    store_.reset();
+  }
+
+  // V(0) as a server would send it: in the projection's bounds.
+  void ServeV(int items, double value = 0.3) {
+    fake_.Serve(mf::Matrix::Constant(items, kDim, value));
+  }
+
+  // Offers `c`, expects acceptance and serves V of the announced size.
+  void Accept(const fmf::JobConfig& c) {
+    const size_t before = fake_.replies().size();
+    fake_.Push(Offer(c));
+    ASSERT_TRUE(fake_.AwaitReplies(before + 1));
+    const v1::OfferReply reply = fake_.replies().back();
+    ASSERT_TRUE(reply.accept()) << reply.refusal();
+    EXPECT_EQ(reply.job_id(), c.job_id);
+    EXPECT_GT(reply.users(), 0);
+    EXPECT_EQ(reply.items(), reply.global_items());  // HFL: every item
+    ServeV(reply.global_items());
+  }
+
+  std::string dir_;
+  FakeCoordinator fake_;
+  std::unique_ptr<grpc::Server> server_;
+  PartyConfig config_;
+  std::unique_ptr<PartyStore> store_;
+  std::unique_ptr<PartyAgent> agent_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+TEST_F(PartyAgentTest, OffersThePolicyOrTheDeclaredRangeForbidsAreRefusedWithTheReason) {
+  StartAgent();
+  fmf::JobConfig over_budget = HflJob("greedy");
+  over_budget.epsilon = 6;
+  over_budget.granularity = fmf::Granularity::kUser;  // the policy's budget is 4
+  fmf::JobConfig wrong_range = HflJob("range");
+  wrong_range.rating_max = 10;  // the party declared 1..5
+  fmf::JobConfig loose = HflJob("loose");
+  loose.delta = 1e-3;  // the policy accepts at most 1e-5
+  fake_.Push(Offer(over_budget));
+  fake_.Push(Offer(wrong_range));
+  fake_.Push(Offer(loose));
+  ASSERT_TRUE(fake_.AwaitReplies(3));
+  const std::vector<v1::OfferReply> r = fake_.replies();
+  for (const v1::OfferReply& reply : r) {
+    EXPECT_FALSE(reply.accept()) << reply.job_id();
+    EXPECT_EQ(reply.users(), 0) << reply.job_id() << ": sizes leave only with an acceptance";
+  }
+  EXPECT_THAT(r[0].refusal(), HasSubstr("exceeds the policy cap 4"));
+  EXPECT_THAT(r[1].refusal(), HasSubstr("rating_max"));
+  EXPECT_THAT(r[2].refusal(), HasSubstr("job delta 0.001 exceeds the policy's 1e-05"));
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), 0);
+}
+
+TEST_F(PartyAgentTest, ARoundIsChargedOnceAndAskedAgainResendsThePersistedBytes) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  // The acceptance charged the DP release of the party's user count.
+  const int accepted = agent_->LedgerSnapshot().entries_size();
+  ASSERT_EQ(accepted, 1);
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  ASSERT_TRUE(fake_.AwaitReports(1));
+  ASSERT_EQ(fake_.uploads().size(), 1u);
+  ASSERT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 1);
+  const v1::PrivacyReport first = fake_.reports()[0];
+  EXPECT_GT(first.job_epsilon(), 0);
+  EXPECT_LE(first.job_epsilon(), job.epsilon);
+  EXPECT_FALSE(first.finished());
+
+  // The server asks again (a lost response): no new charge, the same bytes.
+  // The party's noise is OS-seeded, so a recomputed round would differ.
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  ASSERT_TRUE(fake_.AwaitReports(2));
+  ASSERT_EQ(fake_.uploads().size(), 2u);
+  EXPECT_EQ(fake_.uploads()[1], fake_.uploads()[0]);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 1);
+  EXPECT_EQ(fake_.reports()[1].job_epsilon(), first.job_epsilon());
+
+  // After a restart the ledger is reloaded and the round still resends.
+  StopAgent();
+  StartAgent();
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 1);
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  ASSERT_TRUE(fake_.AwaitReports(3));
+  ASSERT_EQ(fake_.uploads().size(), 3u);
+  EXPECT_EQ(fake_.uploads()[2], fake_.uploads()[0]);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 1);
+
+  // The next round is new: charged, and different bytes.
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 1));
+  ASSERT_TRUE(fake_.AwaitReports(4));
+  ASSERT_EQ(fake_.uploads().size(), 4u);
+  EXPECT_NE(fake_.uploads()[3], fake_.uploads()[0]);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 2);
+  EXPECT_GT(fake_.reports()[3].job_epsilon(), first.job_epsilon());
+  EXPECT_LE(fake_.reports()[3].job_epsilon(), job.epsilon * (1 + 1e-9));
+}
+
+TEST_F(PartyAgentTest, FinishTrainsLocallyReportsOnceOptedInAndServesTheModel) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  EXPECT_THAT(agent_->ExportModel("j").status(),
+              fedmf::testing::StatusIs(absl::StatusCode::kFailedPrecondition));
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 1));
+  fake_.Push(Task(v1::TASK_KIND_FINISH, job, 2));
+  ASSERT_TRUE(fake_.AwaitReports(3));
+  const v1::PrivacyReport done = fake_.reports()[2];
+  EXPECT_TRUE(done.finished());
+  ASSERT_TRUE(done.has_test_mse());  // report_metrics: the party opted in
+  EXPECT_GT(done.test_count(), 0);
+  EXPECT_GT(done.test_mse(), 0);
+  EXPECT_LT(done.test_mse(), 16);  // inside the 1..5 range's worst case
+
+  auto model = agent_->ExportModel("j");
+  ASSERT_THAT(model.status(), IsOk());
+  EXPECT_EQ(model->dim(), kDim);
+  ASSERT_GT(model->user_ids_size(), 0);
+  EXPECT_EQ(model->u().size(), model->user_ids_size() * kDim * sizeof(double));
+  auto recs = agent_->Recommend("j", model->user_ids(0), 3);
+  ASSERT_THAT(recs.status(), IsOk());
+  EXPECT_EQ(recs->size(), 3u);
+  EXPECT_THAT(agent_->Recommend("j", "no-such-user", 3).status(),
+              fedmf::testing::StatusIs(absl::StatusCode::kNotFound, HasSubstr("no-such-user")));
+}
+
+}  // namespace
+}  // namespace fedmf::party
