@@ -13,10 +13,7 @@ namespace {
 
 absl::StatusOr<DevicePolicy> FromMap(config::YamlMap root) {
   DevicePolicy p;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+  config::FirstError check;
   check(root.GetDouble("max_epsilon", &p.max_epsilon));
   check(root.GetDouble("delta", &p.delta));
   check(root.GetStringList("allowed_settings", &p.allowed_settings));
@@ -26,7 +23,7 @@ absl::StatusOr<DevicePolicy> FromMap(config::YamlMap root) {
   check(root.GetBool("require_active_secagg", &p.require_active_secagg));
   check(root.GetInt("min_devices", &p.min_devices));
   check(root.GetDouble("max_omega", &p.max_omega));
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(check.status());
   RETURN_IF_ERROR(root.Finish());
   if (auto st = ValidateDevicePolicy(p); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(root.Where(), st.message()));

@@ -11,12 +11,7 @@
 namespace fedmf::party {
 namespace {
 
-absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
-  PartyConfig c;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+void ReadTopLevel(config::YamlMap& root, PartyConfig& c, config::FirstError& check) {
   check(root.GetString("name", &c.name));
   check(root.GetString("server", &c.server));
   check(root.GetString("server_name", &c.server_name));
@@ -28,12 +23,19 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
   check(root.GetString("metrics_listen", &c.metrics_listen));
   check(root.GetString("metrics_port_file", &c.metrics_port_file));
   check(root.GetInt("local_threads", &c.local_threads));
-  if (root.Has("tls")) {
-    ASSIGN_OR_RETURN(auto tls, root.GetMap("tls"));
-    check(tls.GetBool("insecure", &c.tls.insecure));
-    check(tls.GetString("cert_dir", &c.tls.cert_dir));
-    check(tls.Finish());
-  }
+}
+
+absl::Status ReadTls(config::YamlMap& root, PartyConfig& c, config::FirstError& check) {
+  if (!root.Has("tls")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(auto tls, root.GetMap("tls"));
+  check(tls.GetBool("insecure", &c.tls.insecure));
+  check(tls.GetString("cert_dir", &c.tls.cert_dir));
+  check(tls.Finish());
+  return absl::OkStatus();
+}
+
+// The data section (required). Returns whether it declares the rating range.
+absl::StatusOr<bool> ReadData(config::YamlMap& root, DataRole& d, config::FirstError& check) {
   auto data = root.GetMap("data");
   if (!data.ok()) {
     return absl::InvalidArgumentError(
@@ -41,66 +43,68 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
                      "key 'data' is required: spec, setting, parties, index (see "
                      "docs/configuration.md)"));
   }
-  check(data->GetString("spec", &c.data.spec));
-  check(data->GetString("setting", &c.data.setting));
-  check(data->GetInt("parties", &c.data.parties));
-  check(data->GetInt("index", &c.data.index));
-  int64_t seed = static_cast<int64_t>(c.data.seed);
+  check(data->GetString("spec", &d.spec));
+  check(data->GetString("setting", &d.setting));
+  check(data->GetInt("parties", &d.parties));
+  check(data->GetInt("index", &d.index));
+  int64_t seed = static_cast<int64_t>(d.seed);
   check(data->GetInt("seed", &seed));
-  c.data.seed = static_cast<uint64_t>(seed);
-  check(data->GetString("vfl_split", &c.data.vfl_split));
-  check(data->GetDouble("test_fraction", &c.data.test_fraction));
+  d.seed = static_cast<uint64_t>(seed);
+  check(data->GetString("vfl_split", &d.vfl_split));
+  check(data->GetDouble("test_fraction", &d.test_fraction));
   const bool has_range = data->Has("rating_min") && data->Has("rating_max");
-  check(data->GetDouble("rating_min", &c.data.rating_min));
-  check(data->GetDouble("rating_max", &c.data.rating_max));
-  check(data->GetString("catalogue", &c.data.catalogue));
+  check(data->GetDouble("rating_min", &d.rating_min));
+  check(data->GetDouble("rating_max", &d.rating_max));
+  check(data->GetString("catalogue", &d.catalogue));
   check(data->Finish());
-  if (root.Has("noise_seed")) {
-    int64_t noise_seed = -1;
-    check(root.GetInt("noise_seed", &noise_seed));
-    if (s.ok() && noise_seed < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(root.Where(), "key 'noise_seed': must be >= 0 (omit it for OS entropy)"));
-    }
-    c.noise_seed = static_cast<uint64_t>(noise_seed);
+  return has_range;
+}
+
+absl::Status ReadNoiseSeed(config::YamlMap& root, PartyConfig& c, config::FirstError& check) {
+  if (!root.Has("noise_seed")) return absl::OkStatus();
+  int64_t noise_seed = -1;
+  check(root.GetInt("noise_seed", &noise_seed));
+  if (check.status().ok() && noise_seed < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where(), "key 'noise_seed': must be >= 0 (omit it for OS entropy)"));
   }
-  if (s.ok() && (c.local_threads < 1 || c.local_threads > 256)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        root.Where(), "key 'local_threads': must be in 1..256 (cores for local SGD), got ",
-        c.local_threads));
-  }
-  if (root.Has("policy")) {
-    ASSIGN_OR_RETURN(auto policy, root.GetMap("policy"));
-    check(policy.GetDouble("max_epsilon", &c.policy.max_epsilon));
-    check(policy.GetDouble("delta", &c.policy.delta));
-    check(policy.GetStringList("allowed_settings", &c.policy.allowed_settings));
-    check(policy.GetString("min_granularity", &c.policy.min_granularity));
-    check(policy.GetBool("allow_non_private", &c.policy.allow_non_private));
-    check(policy.GetBool("report_metrics", &c.policy.report_metrics));
-    check(policy.Finish());
-  }
-  if (!s.ok()) return s;
-  RETURN_IF_ERROR(root.Finish());
-  c.tls.name = c.name;
+  c.noise_seed = static_cast<uint64_t>(noise_seed);
+  return absl::OkStatus();
+}
+
+absl::Status ReadPolicy(config::YamlMap& root, Policy& p, config::FirstError& check) {
+  if (!root.Has("policy")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(auto policy, root.GetMap("policy"));
+  check(policy.GetDouble("max_epsilon", &p.max_epsilon));
+  check(policy.GetDouble("delta", &p.delta));
+  check(policy.GetStringList("allowed_settings", &p.allowed_settings));
+  check(policy.GetString("min_granularity", &p.min_granularity));
+  check(policy.GetBool("allow_non_private", &p.allow_non_private));
+  check(policy.GetBool("report_metrics", &p.report_metrics));
+  check(policy.Finish());
+  return absl::OkStatus();
+}
+
+// The values' checks, once every key was read; `where` names the file.
+absl::Status ValidateDataRole(const DataRole& d, bool has_range, const std::string& where) {
   auto bad = [&](const std::string& key, const std::string& why) {
-    return absl::InvalidArgumentError(absl::StrCat(root.Where(), "key '", key, "': ", why));
+    return absl::InvalidArgumentError(absl::StrCat(where, "key '", key, "': ", why));
   };
-  if (c.name.empty()) return bad("name", "required (the party's certificate name)");
-  if (c.data.spec.empty()) return bad("data.spec", "required, e.g. movielens:/data/u.data");
-  if (c.data.setting != "hfl" && c.data.setting != "vfl") return bad("data.setting", "hfl or vfl");
-  if (c.data.parties < 1) return bad("data.parties", "must be >= 1");
-  if (c.data.index < 0 || c.data.index >= c.data.parties) {
-    return bad("data.index", absl::StrCat("must be in [0, ", c.data.parties, ")"));
+  if (d.spec.empty()) return bad("data.spec", "required, e.g. movielens:/data/u.data");
+  if (d.setting != "hfl" && d.setting != "vfl") return bad("data.setting", "hfl or vfl");
+  if (d.parties < 1) return bad("data.parties", "must be >= 1");
+  if (d.index < 0 || d.index >= d.parties) {
+    return bad("data.index", absl::StrCat("must be in [0, ", d.parties, ")"));
   }
-  if (c.data.vfl_split != "random" && c.data.vfl_split != "genre") {
+  if (d.vfl_split != "random" && d.vfl_split != "genre") {
     return bad("data.vfl_split", "random or genre");
   }
-  if (!c.data.catalogue.empty() && (c.data.setting != "hfl" || c.data.parties != 1)) {
+  if (!d.catalogue.empty() && (d.setting != "hfl" || d.parties != 1)) {
     return bad("data.catalogue",
                "an item catalogue is for HFL with a file of the party's own: set setting: hfl "
                "and parties: 1 (VFL aligns users by a private set intersection instead)");
   }
-  if (!(c.data.test_fraction >= 0 && c.data.test_fraction < 1)) {
+  if (!(d.test_fraction >= 0 && d.test_fraction < 1)) {
     return bad("data.test_fraction", "must be in [0, 1)");
   }
   if (!has_range) {
@@ -108,21 +112,55 @@ absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
                "required: the range of the party's ratings, e.g. rating_min: 1, rating_max: 5 "
                "for MovieLens (the DP sensitivity is computed from it, never from the job)");
   }
-  if (!(std::isfinite(c.data.rating_min) && std::isfinite(c.data.rating_max) &&
-        c.data.rating_min < c.data.rating_max && c.data.rating_max > 0)) {
+  if (!(std::isfinite(d.rating_min) && std::isfinite(d.rating_max) && d.rating_min < d.rating_max &&
+        d.rating_max > 0)) {
     return bad("data.rating_max", "need finite rating_min < rating_max and rating_max > 0");
   }
-  if (!(c.policy.max_epsilon > 0)) return bad("policy.max_epsilon", "must be > 0");
-  if (!(c.policy.delta > 0 && c.policy.delta < 1)) return bad("policy.delta", "must be in (0, 1)");
-  if (c.policy.min_granularity != "rating" && c.policy.min_granularity != "user") {
+  return absl::OkStatus();
+}
+
+absl::Status ValidatePolicy(const Policy& p, const std::string& where) {
+  auto bad = [&](const std::string& key, const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat(where, "key '", key, "': ", why));
+  };
+  if (!(p.max_epsilon > 0)) return bad("policy.max_epsilon", "must be > 0");
+  if (!(p.delta > 0 && p.delta < 1)) return bad("policy.delta", "must be in (0, 1)");
+  if (p.min_granularity != "rating" && p.min_granularity != "user") {
     return bad("policy.min_granularity", "rating or user");
   }
-  for (const std::string& st : c.policy.allowed_settings) {
+  for (const std::string& st : p.allowed_settings) {
     if (st != "hfl" && st != "vfl" && st != "hfl-synsgd") {
       return bad("policy.allowed_settings", absl::StrCat("unknown setting '", st, "'"));
     }
   }
-  if (c.log_format != "text" && c.log_format != "json") return bad("log_format", "text or json");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PartyConfig> FromMap(config::YamlMap root) {
+  PartyConfig c;
+  config::FirstError check;
+  ReadTopLevel(root, c, check);
+  RETURN_IF_ERROR(ReadTls(root, c, check));
+  ASSIGN_OR_RETURN(const bool has_range, ReadData(root, c.data, check));
+  RETURN_IF_ERROR(ReadNoiseSeed(root, c, check));
+  if (check.status().ok() && (c.local_threads < 1 || c.local_threads > 256)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        root.Where(), "key 'local_threads': must be in 1..256 (cores for local SGD), got ",
+        c.local_threads));
+  }
+  RETURN_IF_ERROR(ReadPolicy(root, c.policy, check));
+  RETURN_IF_ERROR(check.status());
+  RETURN_IF_ERROR(root.Finish());
+  c.tls.name = c.name;
+  if (c.name.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(root.Where(), "key 'name': required (the party's certificate name)"));
+  }
+  RETURN_IF_ERROR(ValidateDataRole(c.data, has_range, root.Where()));
+  RETURN_IF_ERROR(ValidatePolicy(c.policy, root.Where()));
+  if (c.log_format != "text" && c.log_format != "json") {
+    return absl::InvalidArgumentError(absl::StrCat(root.Where(), "key 'log_format': text or json"));
+  }
   return c;
 }
 

@@ -21,10 +21,7 @@ absl::Status Seconds(config::YamlMap& m, const std::string& key, absl::Duration*
 
 absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   ServerConfig c;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+  config::FirstError check;
   check(root.GetString("listen", &c.listen));
   check(root.GetString("port_file", &c.port_file));
   check(root.GetString("database", &c.database));
@@ -46,7 +43,7 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
   if (root.Has("seed")) {
     int64_t seed = -1;
     check(root.GetInt("seed", &seed));
-    if (s.ok() && seed < 0) {
+    if (check.status().ok() && seed < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(root.Where("seed"), "key 'seed': must be >= 0 (omit it for OS entropy)"));
     }
@@ -69,13 +66,13 @@ absl::StatusOr<ServerConfig> FromMap(config::YamlMap root) {
     check(limits.GetInt("max_parties", &l.max_parties));
     check(limits.GetInt("max_matrix_values", &l.max_matrix_values));
     check(limits.Finish());
-    if (s.ok()) {
+    if (check.status().ok()) {
       if (auto st = ValidateSizeLimits(l); !st.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(root.Where("limits"), st.message()));
       }
     }
   }
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(check.status());
   RETURN_IF_ERROR(root.Finish());
   if (c.max_threads < 8) {
     return absl::InvalidArgumentError(

@@ -7,6 +7,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -54,6 +55,20 @@ class YamlMap {
   std::string file_;
   std::string path_;  // dotted path of this map, for messages
   std::set<std::string> used_;
+};
+
+// The first error of a series of reads: `check(map.GetInt(...))` for every
+// key, then one RETURN_IF_ERROR(check.status()). Every key is still read,
+// so Finish() reports unknown keys only after the known ones are checked.
+class FirstError {
+ public:
+  void operator()(absl::Status st) {
+    if (status_.ok() && !st.ok()) status_ = std::move(st);
+  }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  absl::Status status_;
 };
 
 }  // namespace fedmf::config

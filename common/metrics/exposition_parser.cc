@@ -99,114 +99,149 @@ struct HistogramSeries {
   int line = 0;
 };
 
+// One sample line: name, labels, value and an optional timestamp.
+absl::StatusOr<Sample> ParseSampleLine(const std::string& line, int line_no) {
+  Sample s;
+  size_t pos = 0;
+  s.name = ReadName(line, &pos, true);
+  if (s.name.empty()) return LineError(line_no, "expected a metric name");
+  if (pos < line.size() && line[pos] == '{') {
+    RETURN_IF_ERROR(ParseLabels(line, &pos, line_no, &s.labels));
+  }
+  if (pos >= line.size() || line[pos] != ' ') return LineError(line_no, "expected ' value'");
+  std::vector<std::string> rest = absl::StrSplit(line.substr(pos + 1), ' ', absl::SkipEmpty());
+  if (rest.empty() || rest.size() > 2) return LineError(line_no, "expected 'value [timestamp]'");
+  if (!ParseValue(rest[0], &s.value)) {
+    return LineError(line_no, absl::StrCat("bad value '", rest[0], "'"));
+  }
+  int64_t ts;
+  if (rest.size() == 2 && !absl::SimpleAtoi(rest[1], &ts)) {
+    return LineError(line_no, absl::StrCat("bad timestamp '", rest[1], "'"));
+  }
+  return s;
+}
+
+// The exposition read so far: the declared types, and the histograms whose
+// buckets must be checked once every line is in.
+class ExpositionReader {
+ public:
+  explicit ExpositionReader(std::vector<Sample>* samples) : samples_(samples) {}
+
+  absl::Status Line(const std::string& line, int line_no) {
+    if (line.empty()) return absl::OkStatus();
+    if (line[0] == '#') return Comment(line, line_no);
+    ASSIGN_OR_RETURN(Sample s, ParseSampleLine(line, line_no));
+    const auto [family, suffix] = FamilyOf(s.name);
+    families_with_samples_.insert(family);
+    auto t = types_.find(family);
+    if (t != types_.end() && t->second == "histogram") {
+      if (suffix.empty()) return LineError(line_no, "histogram sample without _bucket/_sum/_count");
+      RETURN_IF_ERROR(AddHistogramSample(family, suffix, s, line_no));
+    } else if (t != types_.end() && t->second == "counter" && !(s.value >= 0)) {
+      return LineError(line_no, absl::StrCat("counter '", s.name, "' is negative or NaN"));
+    }
+    samples_->push_back(std::move(s));
+    return absl::OkStatus();
+  }
+
+  // Every histogram ends in a +Inf bucket that equals its _count.
+  absl::Status Finish() const {
+    for (const auto& [key, h] : histograms_) {
+      if (h.buckets.empty() || !std::isinf(h.buckets.back().first)) {
+        return LineError(h.line, "histogram without a le=\"+Inf\" bucket");
+      }
+      if (h.count != h.buckets.back().second) {
+        return LineError(h.line, "histogram _count differs from its +Inf bucket");
+      }
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  // HELP and TYPE lines are checked; other comments are allowed.
+  absl::Status Comment(const std::string& line, int line_no) {
+    std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits(' ', 3));
+    if (parts.size() < 3 || (parts[1] != "HELP" && parts[1] != "TYPE")) return absl::OkStatus();
+    size_t p = 0;
+    if (ReadName(parts[2], &p, true) != parts[2]) {
+      return LineError(line_no, absl::StrCat("bad metric name '", parts[2], "'"));
+    }
+    if (parts[1] != "TYPE") return absl::OkStatus();
+    const std::string type = parts.size() > 3 ? parts[3] : "";
+    if (type != "counter" && type != "gauge" && type != "histogram" && type != "summary" &&
+        type != "untyped") {
+      return LineError(line_no, absl::StrCat("unknown type '", type, "'"));
+    }
+    if (types_.count(parts[2]) || families_with_samples_.count(parts[2])) {
+      return LineError(line_no,
+                       absl::StrCat("TYPE of '", parts[2], "' repeated or after its samples"));
+    }
+    types_[parts[2]] = type;
+    return absl::OkStatus();
+  }
+
+  // (family, suffix): histogram and summary series carry _bucket/_sum/_count.
+  std::pair<std::string, std::string> FamilyOf(const std::string& name) const {
+    for (const char* suf : {"_bucket", "_sum", "_count"}) {
+      const std::string sfx(suf);
+      if (name.size() > sfx.size() && name.ends_with(sfx)) {
+        const std::string base = name.substr(0, name.size() - sfx.size());
+        auto t = types_.find(base);
+        if (t != types_.end() && (t->second == "histogram" || t->second == "summary")) {
+          return {base, sfx};
+        }
+      }
+    }
+    return {name, ""};
+  }
+
+  // A series is the family with its labels other than le.
+  absl::Status AddHistogramSample(const std::string& family, const std::string& suffix,
+                                  const Sample& s, int line_no) {
+    std::string key = family;
+    double le = NAN;
+    bool has_le = false;
+    for (const auto& [k, v] : s.labels) {
+      if (k == "le") {
+        has_le = true;
+        if (!ParseValue(v, &le) || std::isnan(le)) {
+          return LineError(line_no, absl::StrCat("bad le '", v, "'"));
+        }
+      } else {
+        absl::StrAppend(&key, "\x1f", k, "=", v);
+      }
+    }
+    HistogramSeries& h = histograms_[key];
+    h.line = line_no;
+    if (suffix == "_bucket") {
+      if (!has_le) return LineError(line_no, "_bucket without le");
+      if (!h.buckets.empty() &&
+          (le <= h.buckets.back().first || s.value < h.buckets.back().second)) {
+        return LineError(line_no, "buckets must increase in le and be cumulative");
+      }
+      h.buckets.emplace_back(le, s.value);
+    } else if (suffix == "_count") {
+      h.count = s.value;
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<Sample>* samples_;
+  std::map<std::string, std::string> types_;  // family -> type
+  std::set<std::string> families_with_samples_;
+  std::map<std::string, HistogramSeries> histograms_;  // family + labels-without-le
+};
+
 }  // namespace
 
 absl::Status ParseExposition(const std::string& text, std::vector<Sample>* samples) {
   samples->clear();
-  std::map<std::string, std::string> types;  // family -> type
-  std::set<std::string> families_with_samples;
-  std::map<std::string, HistogramSeries> histograms;  // family + labels-without-le
+  ExpositionReader reader(samples);
   int line_no = 0;
   for (absl::string_view raw : absl::StrSplit(text, '\n')) {
-    ++line_no;
-    const std::string line(raw);
-    if (line.empty()) continue;
-    if (line[0] == '#') {
-      std::vector<std::string> parts = absl::StrSplit(line, absl::MaxSplits(' ', 3));
-      if (parts.size() >= 3 && (parts[1] == "HELP" || parts[1] == "TYPE")) {
-        size_t p = 0;
-        if (ReadName(parts[2], &p, true) != parts[2]) {
-          return LineError(line_no, absl::StrCat("bad metric name '", parts[2], "'"));
-        }
-        if (parts[1] == "TYPE") {
-          const std::string type = parts.size() > 3 ? parts[3] : "";
-          if (type != "counter" && type != "gauge" && type != "histogram" && type != "summary" &&
-              type != "untyped") {
-            return LineError(line_no, absl::StrCat("unknown type '", type, "'"));
-          }
-          if (types.count(parts[2]) || families_with_samples.count(parts[2])) {
-            return LineError(
-                line_no, absl::StrCat("TYPE of '", parts[2], "' repeated or after its samples"));
-          }
-          types[parts[2]] = type;
-        }
-      }
-      continue;  // other comments are allowed
-    }
-    Sample s;
-    size_t pos = 0;
-    s.name = ReadName(line, &pos, true);
-    if (s.name.empty()) return LineError(line_no, "expected a metric name");
-    if (pos < line.size() && line[pos] == '{') {
-      RETURN_IF_ERROR(ParseLabels(line, &pos, line_no, &s.labels));
-    }
-    if (pos >= line.size() || line[pos] != ' ') return LineError(line_no, "expected ' value'");
-    std::vector<std::string> rest = absl::StrSplit(line.substr(pos + 1), ' ', absl::SkipEmpty());
-    if (rest.empty() || rest.size() > 2) return LineError(line_no, "expected 'value [timestamp]'");
-    if (!ParseValue(rest[0], &s.value)) {
-      return LineError(line_no, absl::StrCat("bad value '", rest[0], "'"));
-    }
-    int64_t ts;
-    if (rest.size() == 2 && !absl::SimpleAtoi(rest[1], &ts)) {
-      return LineError(line_no, absl::StrCat("bad timestamp '", rest[1], "'"));
-    }
-    // The family: histogram series carry _bucket/_sum/_count suffixes.
-    std::string family = s.name;
-    std::string suffix;
-    for (const char* suf : {"_bucket", "_sum", "_count"}) {
-      const std::string sfx(suf);
-      if (s.name.size() > sfx.size() && s.name.ends_with(sfx)) {
-        const std::string base = s.name.substr(0, s.name.size() - sfx.size());
-        auto t = types.find(base);
-        if (t != types.end() && (t->second == "histogram" || t->second == "summary")) {
-          family = base;
-          suffix = sfx;
-        }
-      }
-    }
-    families_with_samples.insert(family);
-    auto t = types.find(family);
-    if (t != types.end() && t->second == "histogram") {
-      if (suffix.empty()) return LineError(line_no, "histogram sample without _bucket/_sum/_count");
-      std::string key = family;
-      double le = NAN;
-      bool has_le = false;
-      for (const auto& [k, v] : s.labels) {
-        if (k == "le") {
-          has_le = true;
-          if (!ParseValue(v, &le) || std::isnan(le)) {
-            return LineError(line_no, absl::StrCat("bad le '", v, "'"));
-          }
-        } else {
-          absl::StrAppend(&key, "\x1f", k, "=", v);
-        }
-      }
-      HistogramSeries& h = histograms[key];
-      h.line = line_no;
-      if (suffix == "_bucket") {
-        if (!has_le) return LineError(line_no, "_bucket without le");
-        if (!h.buckets.empty() &&
-            (le <= h.buckets.back().first || s.value < h.buckets.back().second)) {
-          return LineError(line_no, "buckets must increase in le and be cumulative");
-        }
-        h.buckets.emplace_back(le, s.value);
-      } else if (suffix == "_count") {
-        h.count = s.value;
-      }
-    } else if (t != types.end() && t->second == "counter" && !(s.value >= 0)) {
-      return LineError(line_no, absl::StrCat("counter '", s.name, "' is negative or NaN"));
-    }
-    samples->push_back(std::move(s));
+    RETURN_IF_ERROR(reader.Line(std::string(raw), ++line_no));
   }
-  for (const auto& [key, h] : histograms) {
-    if (h.buckets.empty() || !std::isinf(h.buckets.back().first)) {
-      return LineError(h.line, "histogram without a le=\"+Inf\" bucket");
-    }
-    if (h.count != h.buckets.back().second) {
-      return LineError(h.line, "histogram _count differs from its +Inf bucket");
-    }
-  }
-  return absl::OkStatus();
+  return reader.Finish();
 }
 
 }  // namespace fedmf::metrics

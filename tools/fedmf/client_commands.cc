@@ -360,29 +360,27 @@ int Ledger(const ClientArgs& a) {
 
 }  // namespace
 
-absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
-  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
-  if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
-    std::string setting;
-    if (peek->GetString("setting", &setting).ok() && setting == "lfl") {
-      return LflJobSpecFromYaml(root, path);  // device hosts, not parties
-    }
-    if (setting == "hua-s3") return HuaJobSpecFromYaml(root, path);  // device hosts + aggregator
-  }
-  fmf::JobConfig c;
+namespace {
+
+// A cross-silo (FMF) job file's keys as written, before they are resolved.
+struct FmfJobFile {
+  fmf::JobConfig config;
   std::string setting = "hfl", granularity = "default", epsilon = "1";
+  std::string item_catalogue, algorithm;
   std::vector<std::string> roster;
   double deadline = 0;
   int32_t min_parties = 0;
   int64_t seed = -1;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+};
+
+absl::StatusOr<FmfJobFile> ReadFmfJobFile(config::YamlMap& root) {
+  FmfJobFile f;
+  fmf::JobConfig& c = f.config;
+  config::FirstError check;
   check(root.GetString("job_id", &c.job_id));
-  check(root.GetString("setting", &setting));
-  check(root.GetString("granularity", &granularity));
-  check(root.GetString("epsilon", &epsilon));
+  check(root.GetString("setting", &f.setting));
+  check(root.GetString("granularity", &f.granularity));
+  check(root.GetString("epsilon", &f.epsilon));
   check(root.GetDouble("delta", &c.delta));
   check(root.GetInt("rounds", &c.rounds));
   check(root.GetInt("local_iters", &c.local_iters));
@@ -397,55 +395,58 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   check(root.GetInt("pretrain_epochs", &c.pretrain_epochs));
   check(root.GetInt("finetune_epochs", &c.finetune_epochs));
   check(root.GetDouble("rating_max", &c.rating_max));
-  check(root.GetInt("seed", &seed));
-  check(root.GetStringList("roster", &roster));
-  check(root.GetDouble("round_deadline_seconds", &deadline));
-  check(root.GetInt("min_parties", &min_parties));
-  std::string item_catalogue;
-  check(root.GetString("item_catalogue", &item_catalogue));
+  check(root.GetInt("seed", &f.seed));
+  check(root.GetStringList("roster", &f.roster));
+  check(root.GetDouble("round_deadline_seconds", &f.deadline));
+  check(root.GetInt("min_parties", &f.min_parties));
+  check(root.GetString("item_catalogue", &f.item_catalogue));
   check(root.GetBool("align_users", &c.align_users));
-  std::string algorithm;
-  check(root.GetString("algorithm", &algorithm));
+  check(root.GetString("algorithm", &f.algorithm));
   check(root.GetInt("alternations", &c.alternations));
   check(root.GetDouble("validation_fraction", &c.validation_fraction));
   check(root.GetInt("max_finetune_epochs", &c.max_finetune_epochs));
   check(root.GetDouble("clip_norm", &c.clip_norm));
-  if (!s.ok()) return s;
-  if (!algorithm.empty()) {
-    auto parsed = fmf::ParseAlgorithm(algorithm);
+  RETURN_IF_ERROR(check.status());
+  RETURN_IF_ERROR(root.Finish());
+  return f;
+}
+
+// The words of the file (algorithm, catalogue file, setting, granularity,
+// epsilon) into f.config; errors name `path` and the key.
+absl::Status ResolveFmfJobFile(FmfJobFile& f, const std::string& path) {
+  fmf::JobConfig& c = f.config;
+  if (!f.algorithm.empty()) {
+    auto parsed = fmf::ParseAlgorithm(f.algorithm);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": key 'algorithm': ", parsed.status().message()));
     }
     c.algorithm = *parsed;
   }
-  if (!item_catalogue.empty() && item_catalogue.rfind("sha256:", 0) != 0) {
+  c.item_catalogue = f.item_catalogue;
+  if (!f.item_catalogue.empty() && f.item_catalogue.rfind("sha256:", 0) != 0) {
     // A file: the job carries its digest (the parties hold the file).
-    auto catalogue = data::Catalogue::Load(item_catalogue);
+    auto catalogue = data::Catalogue::Load(f.item_catalogue);
     if (!catalogue.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": key 'item_catalogue': ", catalogue.status().message()));
     }
-    item_catalogue = catalogue->digest();
+    c.item_catalogue = catalogue->digest();
   }
-  c.item_catalogue = item_catalogue;
-  RETURN_IF_ERROR(root.Finish());
-  ASSIGN_OR_RETURN(auto set, fmf::ParseSetting(setting));
-  c.setting = set;
+  ASSIGN_OR_RETURN(c.setting, fmf::ParseSetting(f.setting));
   c.split =
       c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
-  if (granularity == "default") {
+  if (f.granularity == "default") {
     // Absent: per user for hfl / hfl-synsgd (per rating is refused there).
     c.granularity = fmf::DefaultGranularity(c.setting);
   } else {
-    auto gran = fmf::ParseGranularity(granularity);
+    auto gran = fmf::ParseGranularity(f.granularity);
     if (!gran.ok())
       return absl::InvalidArgumentError(absl::StrCat(path, ": ", gran.status().message()));
     c.granularity = *gran;
   }
-  ASSIGN_OR_RETURN(auto eps, ParseEpsilon(epsilon, "epsilon"));
-  c.epsilon = eps;
-  if (seed >= 0) {
+  ASSIGN_OR_RETURN(c.epsilon, ParseEpsilon(f.epsilon, "epsilon"));
+  if (f.seed >= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path,
         ": key 'seed': a cross-silo job carries no seed (the server refuses it); set "
@@ -454,10 +455,26 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   if (auto st = fmf::ValidateJobConfig(c); !st.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", st.message()));
   }
-  v1::JobSpec spec = net::SpecFromJobConfig(c);
-  for (const auto& r : roster) spec.add_roster(r);
-  spec.set_round_deadline_seconds(deadline);
-  spec.set_min_parties(min_parties);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
+    std::string setting;
+    if (peek->GetString("setting", &setting).ok() && setting == "lfl") {
+      return LflJobSpecFromYaml(root, path);  // device hosts, not parties
+    }
+    if (setting == "hua-s3") return HuaJobSpecFromYaml(root, path);  // device hosts + aggregator
+  }
+  ASSIGN_OR_RETURN(FmfJobFile f, ReadFmfJobFile(root));
+  RETURN_IF_ERROR(ResolveFmfJobFile(f, path));
+  v1::JobSpec spec = net::SpecFromJobConfig(f.config);
+  for (const auto& r : f.roster) spec.add_roster(r);
+  spec.set_round_deadline_seconds(f.deadline);
+  spec.set_min_parties(f.min_parties);
   // Validate the wire form too (only federated settings travel).
   if (auto back = net::JobConfigFromSpec(spec); !back.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", back.status().message()));

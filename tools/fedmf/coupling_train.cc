@@ -95,6 +95,83 @@ absl::StatusOr<coupling::CouplingOptions> OptionsFromFlags(const JobFlags& a) {
   return o;
 }
 
+// What a finished run reports, and how long it took.
+struct CouplingOutcome {
+  const CouplingData& data;
+  const coupling::CouplingOptions& options;
+  const coupling::CouplingRun& run;
+  double epsilon = 0;
+  mf::ErrorMetrics test;
+  double seconds = 0;
+};
+
+nlohmann::json CouplingJson(const JobFlags& a, const CouplingOutcome& r) {
+  const coupling::CouplingOptions& o = r.options;
+  const mf::ErrorMetrics validation = r.run.epochs.back().validation;
+  // Without held-out ratings there is no validation error (not 0).
+  auto validation_json = [&validation](double x) {
+    return validation.count > 0 ? nlohmann::json(x) : nlohmann::json(nullptr);
+  };
+  int64_t train_ratings = 0;
+  for (const auto& owner : r.data.owners) train_ratings += static_cast<int64_t>(owner.size());
+  nlohmann::json epochs = nlohmann::json::array();
+  for (const coupling::EpochReport& e : r.run.epochs) {
+    epochs.push_back({{"epoch", e.epoch},
+                      {"validation_rmse", e.validation.count > 0 ? nlohmann::json(e.validation.rmse)
+                                                                 : nlohmann::json(nullptr)},
+                      {"clipped_fraction", e.sampled ? double(e.clipped) / e.sampled : 0.0}});
+  }
+  return {{"setting", "coupling"},
+          {"data", a.data},
+          {"parties", static_cast<int>(r.data.owners.size())},
+          {"users", r.data.num_users},
+          {"items", r.data.num_items},
+          {"train_ratings", train_ratings},
+          {"validation_ratings", validation.count},
+          {"test_ratings", r.test.count},
+          {"test_mse", r.test.mse},
+          {"test_rmse", r.test.rmse},
+          {"test_mae", r.test.mae},
+          {"validation_rmse", validation_json(validation.rmse)},
+          {"validation_mae", validation_json(validation.mae)},
+          {"epsilon", JsonNumber(r.epsilon)},
+          {"delta", a.delta},
+          {"noise_multiplier", o.noise_multiplier},
+          {"sigma", o.noise_multiplier * o.clip},
+          {"clip", o.clip},
+          {"sensitivity", o.clip},
+          {"sample_rate", o.sample_rate},
+          {"steps", r.run.steps},
+          {"epochs", o.epochs},
+          {"dim", o.dim},
+          {"learning_rate", o.learning_rate},
+          {"zeta", o.zeta},
+          {"coupling_bound", o.coupling_bound},
+          {"parameters", r.run.model.ParameterCount()},
+          {"seconds", r.seconds},
+          {"per_epoch", epochs}};
+}
+
+std::string CouplingText(const JobFlags& a, const CouplingOutcome& r) {
+  const coupling::CouplingOptions& o = r.options;
+  const mf::ErrorMetrics validation = r.run.epochs.back().validation;
+  const std::string privacy =
+      std::isinf(r.epsilon)
+          ? std::string("non-private (no noise)")
+          : absl::StrFormat(
+                "epsilon %.4f at delta %g per rating, per owner (z = %.4f, sigma = "
+                "%.4f, C = %.4f, q = %g, %d steps)",
+                r.epsilon, a.delta, o.noise_multiplier, o.noise_multiplier * o.clip, o.clip,
+                o.sample_rate, r.run.steps);
+  return absl::StrFormat(
+      "\ncoupling (%d owners, %d users x %d items, %d parameters): test RMSE %.4f, MAE %.4f, "
+      "MSE %.4f over %d ratings (validation RMSE %s); %s; %d epochs, %.1f s\n",
+      static_cast<int>(r.data.owners.size()), r.data.num_users, r.data.num_items,
+      r.run.model.ParameterCount(), r.test.rmse, r.test.mae, r.test.mse, r.test.count,
+      validation.count > 0 ? absl::StrFormat("%.4f", validation.rmse) : std::string("-"), privacy,
+      o.epochs, r.seconds);
+}
+
 }  // namespace
 
 int RunCouplingTrain(const JobFlags& a) {
@@ -132,70 +209,14 @@ int RunCouplingTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << epsilon.status().message() << "\n";
     return 1;
   }
-  const mf::ErrorMetrics test = coupling::Evaluate(run->model, loaded->test, loaded->range);
-  const mf::ErrorMetrics validation = run->epochs.back().validation;
-  // Without held-out ratings there is no validation error (not 0).
-  auto validation_json = [&validation](double x) {
-    return validation.count > 0 ? nlohmann::json(x) : nlohmann::json(nullptr);
-  };
-  int64_t train_ratings = 0;
-  for (const auto& owner : loaded->owners) train_ratings += static_cast<int64_t>(owner.size());
+  const CouplingOutcome outcome{
+      *loaded,  o, *run, *epsilon, coupling::Evaluate(run->model, loaded->test, loaded->range),
+      seconds()};
   if (a.json) {
-    nlohmann::json epochs = nlohmann::json::array();
-    for (const coupling::EpochReport& r : run->epochs) {
-      epochs.push_back(
-          {{"epoch", r.epoch},
-           {"validation_rmse",
-            r.validation.count > 0 ? nlohmann::json(r.validation.rmse) : nlohmann::json(nullptr)},
-           {"clipped_fraction", r.sampled ? double(r.clipped) / r.sampled : 0.0}});
-    }
-    nlohmann::json out = {{"setting", "coupling"},
-                          {"data", a.data},
-                          {"parties", static_cast<int>(loaded->owners.size())},
-                          {"users", loaded->num_users},
-                          {"items", loaded->num_items},
-                          {"train_ratings", train_ratings},
-                          {"validation_ratings", validation.count},
-                          {"test_ratings", test.count},
-                          {"test_mse", test.mse},
-                          {"test_rmse", test.rmse},
-                          {"test_mae", test.mae},
-                          {"validation_rmse", validation_json(validation.rmse)},
-                          {"validation_mae", validation_json(validation.mae)},
-                          {"epsilon", JsonNumber(*epsilon)},
-                          {"delta", a.delta},
-                          {"noise_multiplier", o.noise_multiplier},
-                          {"sigma", o.noise_multiplier * o.clip},
-                          {"clip", o.clip},
-                          {"sensitivity", o.clip},
-                          {"sample_rate", o.sample_rate},
-                          {"steps", run->steps},
-                          {"epochs", o.epochs},
-                          {"dim", o.dim},
-                          {"learning_rate", o.learning_rate},
-                          {"zeta", o.zeta},
-                          {"coupling_bound", o.coupling_bound},
-                          {"parameters", run->model.ParameterCount()},
-                          {"seconds", seconds()},
-                          {"per_epoch", epochs}};
-    std::cout << out.dump() << "\n";
-    return 0;
+    std::cout << CouplingJson(a, outcome).dump() << "\n";
+  } else {
+    std::cout << CouplingText(a, outcome);
   }
-  const std::string privacy =
-      std::isinf(*epsilon)
-          ? std::string("non-private (no noise)")
-          : absl::StrFormat(
-                "epsilon %.4f at delta %g per rating, per owner (z = %.4f, sigma = "
-                "%.4f, C = %.4f, q = %g, %d steps)",
-                *epsilon, a.delta, o.noise_multiplier, o.noise_multiplier * o.clip, o.clip,
-                o.sample_rate, run->steps);
-  std::cout << absl::StrFormat(
-      "\ncoupling (%d owners, %d users x %d items, %d parameters): test RMSE %.4f, MAE %.4f, "
-      "MSE %.4f over %d ratings (validation RMSE %s); %s; %d epochs, %.1f s\n",
-      static_cast<int>(loaded->owners.size()), loaded->num_users, loaded->num_items,
-      run->model.ParameterCount(), test.rmse, test.mae, test.mse, test.count,
-      validation.count > 0 ? absl::StrFormat("%.4f", validation.rmse) : std::string("-"), privacy,
-      o.epochs, seconds());
   return 0;
 }
 

@@ -20,10 +20,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   int64_t seed = -1;
   int32_t expected_users = 0;
   double join_deadline = 0, round_deadline = 0;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+  config::FirstError check;
   check(root.GetString("job_id", &job_id));
   check(root.GetString("setting", &setting));
   check(root.GetString("epsilon", &epsilon));
@@ -47,7 +44,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetInt("expected_users", &expected_users));
   check(root.GetDouble("join_deadline_seconds", &join_deadline));
   check(root.GetDouble("round_deadline_seconds", &round_deadline));
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(check.status());
   RETURN_IF_ERROR(root.Finish());
   ASSIGN_OR_RETURN(double eps, ParseEpsilon(epsilon, "epsilon"));
   p.epsilon = eps;

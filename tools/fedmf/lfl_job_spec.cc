@@ -39,10 +39,7 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   std::string setting, epsilon = "1";
   std::vector<std::string> hosts;
   int64_t seed = -1;
-  absl::Status s;
-  auto check = [&](absl::Status st) {
-    if (s.ok() && !st.ok()) s = st;
-  };
+  config::FirstError check;
   check(root.GetString("job_id", &j.job_id));
   check(root.GetString("setting", &setting));
   check(root.GetString("epsilon", &epsilon));
@@ -72,7 +69,7 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   std::string algorithm = "whole";
   check(root.GetString("algorithm", &algorithm));
   check(root.GetDouble("clip_norm", &c.device.clip_norm));
-  if (!s.ok()) return s;
+  RETURN_IF_ERROR(check.status());
   if (algorithm != "whole" && algorithm != "paper") {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": algorithm '", algorithm,

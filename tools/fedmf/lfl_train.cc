@@ -5,8 +5,10 @@
 #include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/lfl/lfl_simulator.h"
@@ -39,21 +41,10 @@ nlohmann::json CostJson(const lfl::SecureSumCost& c, int64_t devices) {
           {"download_bytes_per_device_per_aggregation", c.download_bytes * per_device}};
 }
 
-}  // namespace
-
-int RunLflTrain(const JobFlags& a) {
-  auto dataset = LoadWithDeclaredRange(a, a.data);
-  if (!dataset.ok()) {
-    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
-    return ExitCodeFor(dataset.status());
-  }
+// The simulation's configuration from the flags; InvalidArgument names the flag.
+absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& a, const data::Dataset& d) {
   lfl::LflConfig c;
-  auto eps = ParseEpsilon(a.epsilon, "--epsilon");
-  if (!eps.ok()) {
-    std::cerr << "fedmf train: " << eps.status().message() << "\n";
-    return 2;
-  }
-  c.epsilon = *eps;
+  ASSIGN_OR_RETURN(c.epsilon, ParseEpsilon(a.epsilon, "--epsilon"));
   c.delta = a.delta;
   c.iterations = a.rounds;
   c.dim = a.dim;
@@ -61,49 +52,78 @@ int RunLflTrain(const JobFlags& a) {
   c.learning_rate = a.lr;
   c.lr_final_ratio = a.lr_final_ratio;
   c.seed = a.seed;
-  c.device.rating_max = dataset->range.max;
+  c.device.rating_max = d.range.max;
   c.device.sgd_learning_rate = a.sgd_lr;
   c.device.sgd_l2 = a.sgd_l2;
   c.device.pretrain_epochs = a.pretrain_epochs;
   c.device.finetune_epochs = a.finetune_epochs;
-  if (absl::Status s = SetLflDeviceFlags(a, c.device); !s.ok()) {
-    std::cerr << "fedmf train: " << s.message() << "\n";
-    return 2;
-  }
+  RETURN_IF_ERROR(SetLflDeviceFlags(a, c.device));
   std::vector<std::string> parts = absl::StrSplit(a.dropout, ',');
   if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &c.dropout_round1) ||
       !absl::SimpleAtod(parts[1], &c.dropout_round2)) {
-    std::cerr << "fedmf train: --dropout '" << a.dropout << "': expected P1,P2, e.g. 0.1,0.05\n";
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("--dropout '", a.dropout, "': expected P1,P2, e.g. 0.1,0.05"));
   }
-  if (auto s = lfl::ValidateLflConfig(c); !s.ok()) {
-    std::cerr << "fedmf train: " << s.message() << "\n";
-    return 2;
-  }
+  RETURN_IF_ERROR(lfl::ValidateLflConfig(c));
   c.secagg_bits = a.secagg_bits;
-  lfl::SecureSumFn sum = lfl::IdealSum;
   c.analytic_noise = a.aggregation == "analytic";
-  if (a.aggregation != "ideal" && !c.analytic_noise) {
-    lfl::SecAggSumOptions o;
-    o.graph = a.aggregation == "secagg" ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
-    // k and t sized for the tolerated dropout, or the lower design dropout.
-    if (a.secagg_design_dropout < 0 || a.secagg_design_dropout > c.omega) {
-      std::cerr << "fedmf train: --secagg-design-dropout " << a.secagg_design_dropout
-                << ": must be in (0, omega = " << c.omega << "] (0 = omega)\n";
-      return 2;
-    }
-    o.requirements.dropout_rate = a.secagg_design_dropout > 0 ? a.secagg_design_dropout : c.omega;
-    o.num_threads = a.secagg_threads;
-    // Fresh keys and masks per aggregation; seeded only if the run is.
-    sum = lfl::MakeSecAggSum(o, random::Csprng::FromOptionalSeed(c.seed).Fork("secagg"));
+  return c;
+}
+
+// --aggregation: the ideal sum, or SecAgg (complete graph) / SecAgg+ (Harary).
+absl::StatusOr<lfl::SecureSumFn> SecureSumFromFlags(const JobFlags& a, const lfl::LflConfig& c) {
+  if (a.aggregation == "ideal" || c.analytic_noise) return lfl::SecureSumFn(lfl::IdealSum);
+  lfl::SecAggSumOptions o;
+  o.graph = a.aggregation == "secagg" ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
+  // k and t sized for the tolerated dropout, or the lower design dropout.
+  if (a.secagg_design_dropout < 0 || a.secagg_design_dropout > c.omega) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--secagg-design-dropout ", a.secagg_design_dropout,
+                     ": must be in (0, omega = ", c.omega, "] (0 = omega)"));
   }
-  auto r = lfl::SimulateLfl(c, *dataset, sum);
-  if (!r.ok()) {
-    std::cerr << "fedmf train: " << r.status().message() << "\n";
-    return 1;
-  }
+  o.requirements.dropout_rate = a.secagg_design_dropout > 0 ? a.secagg_design_dropout : c.omega;
+  o.num_threads = a.secagg_threads;
+  // Fresh keys and masks per aggregation; seeded only if the run is.
+  return lfl::MakeSecAggSum(o, random::Csprng::FromOptionalSeed(c.seed).Fork("secagg"));
+}
+
+nlohmann::json LflResultJson(const JobFlags& a, const lfl::LflConfig& c, const lfl::LflResult& r,
+                             int64_t skipped, int64_t round2_aborted) {
+  return {{"setting", "lfl"},
+          {"data", a.data},
+          {"test_mse", r.test.mse},
+          {"test_rmse", r.test.rmse},
+          {"stage1_test_mse", r.stage1_test.mse},
+          {"epsilon", JsonNumber(r.epsilon)},
+          {"epsilon_target", JsonNumber(c.epsilon)},
+          {"delta", c.delta},
+          {"noise_multiplier", r.noise_multiplier},
+          {"server_view_noise_multiplier", r.server_view_noise_multiplier},
+          {"sigma_v", r.sigma_v},
+          {"omega", c.omega},
+          {"dropout_round1", c.dropout_round1},
+          {"dropout_round2", c.dropout_round2},
+          {"rounds", c.iterations},
+          {"skipped", skipped},
+          {"round2_aborted", round2_aborted},
+          {"parties", r.devices},
+          {"learning_rate", r.learning_rate},
+          {"kept_stage1", r.kept_stage1},
+          {"algorithm", c.device.whole_gradient ? "whole" : "paper"},
+          {"clip_norm", c.device.GradientNormBound()},
+          {"validation_mse",
+           r.validation.count > 0 ? nlohmann::json(r.validation.mse) : nlohmann::json(nullptr)},
+          {"aggregation", a.aggregation},
+          {"secagg_bits", c.secagg_bits},
+          {"secure_aggregation",
+           {{"round1", CostJson(r.round1_cost, r.devices)},
+            {"round2", CostJson(r.round2_cost, r.devices)}}},
+          {"seconds", r.seconds}};
+}
+
+void PrintLflResult(const JobFlags& a, const lfl::LflConfig& c, const lfl::LflResult& r) {
   if (!a.quiet) {
-    for (const auto& it : r->iterations) {
+    for (const auto& it : r.iterations) {
       std::cerr << absl::StrFormat(
           "iteration %3d/%d  U1 %5d  U2 %5d  %s\n", it.iteration + 1, c.iterations,
           it.round1_survivors, it.round2_survivors,
@@ -112,53 +132,45 @@ int RunLflTrain(const JobFlags& a) {
     }
   }
   int64_t skipped = 0, round2_aborted = 0;
-  for (const auto& it : r->iterations) {
+  for (const auto& it : r.iterations) {
     skipped += it.skipped ? 1 : 0;
     round2_aborted += it.round2_aborted ? 1 : 0;
   }
   if (a.json) {
-    nlohmann::json j = {
-        {"setting", "lfl"},
-        {"data", a.data},
-        {"test_mse", r->test.mse},
-        {"test_rmse", r->test.rmse},
-        {"stage1_test_mse", r->stage1_test.mse},
-        {"epsilon", JsonNumber(r->epsilon)},
-        {"epsilon_target", JsonNumber(c.epsilon)},
-        {"delta", c.delta},
-        {"noise_multiplier", r->noise_multiplier},
-        {"server_view_noise_multiplier", r->server_view_noise_multiplier},
-        {"sigma_v", r->sigma_v},
-        {"omega", c.omega},
-        {"dropout_round1", c.dropout_round1},
-        {"dropout_round2", c.dropout_round2},
-        {"rounds", c.iterations},
-        {"skipped", skipped},
-        {"round2_aborted", round2_aborted},
-        {"parties", r->devices},
-        {"learning_rate", r->learning_rate},
-        {"kept_stage1", r->kept_stage1},
-        {"algorithm", c.device.whole_gradient ? "whole" : "paper"},
-        {"clip_norm", c.device.GradientNormBound()},
-        {"validation_mse",
-         r->validation.count > 0 ? nlohmann::json(r->validation.mse) : nlohmann::json(nullptr)},
-        {"aggregation", a.aggregation},
-        {"secagg_bits", c.secagg_bits},
-        {"secure_aggregation",
-         {{"round1", CostJson(r->round1_cost, r->devices)},
-          {"round2", CostJson(r->round2_cost, r->devices)}}},
-        {"seconds", r->seconds}};
-    std::cout << j.dump() << "\n";
-  } else {
-    std::cout << absl::StrFormat(
-        "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f; %d devices kept it); epsilon %s at "
-        "delta %g (server's view z = %.4f, sigma_v = %.3f); lr %.4g; %d iterations, %d skipped; "
-        "%s aggregation; %.1f s\n",
-        r->devices, r->test.mse, r->stage1_test.mse, r->kept_stage1,
-        std::isinf(r->epsilon) ? "inf" : absl::StrFormat("%.4f", r->epsilon), c.delta,
-        r->server_view_noise_multiplier, r->sigma_v, r->learning_rate, c.iterations, skipped,
-        a.aggregation, r->seconds);
+    std::cout << LflResultJson(a, c, r, skipped, round2_aborted).dump() << "\n";
+    return;
   }
+  std::cout << absl::StrFormat(
+      "lfl: %d devices, test MSE %.4f (Stage 1 alone %.4f; %d devices kept it); epsilon %s at "
+      "delta %g (server's view z = %.4f, sigma_v = %.3f); lr %.4g; %d iterations, %d skipped; "
+      "%s aggregation; %.1f s\n",
+      r.devices, r.test.mse, r.stage1_test.mse, r.kept_stage1,
+      std::isinf(r.epsilon) ? "inf" : absl::StrFormat("%.4f", r.epsilon), c.delta,
+      r.server_view_noise_multiplier, r.sigma_v, r.learning_rate, c.iterations, skipped,
+      a.aggregation, r.seconds);
+}
+
+}  // namespace
+
+int RunLflTrain(const JobFlags& a) {
+  auto dataset = LoadWithDeclaredRange(a, a.data);
+  if (!dataset.ok()) {
+    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
+    return ExitCodeFor(dataset.status());
+  }
+  absl::StatusOr<lfl::LflConfig> c = LflConfigFromFlags(a, *dataset);
+  absl::StatusOr<lfl::SecureSumFn> sum =
+      c.ok() ? SecureSumFromFlags(a, *c) : absl::StatusOr<lfl::SecureSumFn>(c.status());
+  if (!sum.ok()) {
+    std::cerr << "fedmf train: " << sum.status().message() << "\n";
+    return 2;
+  }
+  auto r = lfl::SimulateLfl(*c, *dataset, *sum);
+  if (!r.ok()) {
+    std::cerr << "fedmf train: " << r.status().message() << "\n";
+    return 1;
+  }
+  PrintLflResult(a, *c, *r);
   return 0;
 }
 
