@@ -13,6 +13,9 @@
 #include "common/data/loaders.h"
 #include "common/fmf/simulator.h"
 #include "common/net/job_codec.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace fs = std::filesystem;
@@ -140,12 +143,12 @@ std::string TailOf(const std::string& text, size_t max_lines) {
 void ClusterTest::StartCluster(const cli::ClusterOptions& options,
                                const std::vector<int>& parties) {
   auto cluster = cli::LocalCluster::Create(options);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
-  ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
+  ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
   for (int k : parties) {
     auto s = cluster_->StartParty(k);
-    ASSERT_TRUE(s.ok()) << cli::LocalCluster::PartyName(k) << ": " << s;
+    ASSERT_THAT(s, IsOk()) << cli::LocalCluster::PartyName(k) << ": " << s;
   }
 }
 

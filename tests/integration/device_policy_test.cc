@@ -16,7 +16,10 @@
 #include "common/data/loaders.h"
 #include "common/net/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/fedmf/lfl_demo.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -30,7 +33,7 @@ class DeviceHostRefusalTest : public ClusterTest,
 
 TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   auto ds = data::LoadDataSpec(kData);
-  ASSERT_TRUE(ds.ok()) << ds.status();
+  ASSERT_THAT(ds, IsOk());
   cli::JobFlags f;
   f.rounds = kIterations;
   f.dim = 4;
@@ -41,7 +44,7 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   f.pretrain_epochs = 2;
   f.finetune_epochs = 2;
   auto job = cli::LflJobFromFlags(f, *ds, kHosts, /*phase_deadline_seconds=*/4);
-  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_THAT(job, IsOk());
   job->job_id = "lfl-refused";
   if (GetParam() == "semi-honest") job->active_secagg = false;
   job->join_deadline_seconds = 4;  // the server stops waiting for Stage-1/3 reports
@@ -56,12 +59,12 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
     a.first = static_cast<int64_t>(job->grants[k].first_device());
     a.count = job->grants[k].count();
     // No policy flags: the default policy (max_epsilon 8, no epsilon = inf).
-    ASSERT_TRUE(cluster_->StartLflHost(k, a).ok());
+    ASSERT_THAT(cluster_->StartLflHost(k, a), IsOk());
   }
   auto id = cluster_->SubmitJob(net::SpecFromLflJob(*job));
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Seconds(90));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_TRUE(st->state() == v1::JOB_STATE_FINISHED || st->state() == v1::JOB_STATE_FAILED)
       << st->state();
 
@@ -88,9 +91,9 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
                               absl::StrCat(cli::LocalCluster::LflHostName(k), ".ledger.db"))
                                  .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
-    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_THAT(ledger, IsOk());
     auto max = (*ledger)->MaxReleases("lfl-refused");
-    ASSERT_TRUE(max.ok()) << max.status();
+    ASSERT_THAT(max, IsOk());
     EXPECT_EQ(*max, 0);
   }
 }

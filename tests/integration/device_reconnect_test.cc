@@ -24,7 +24,10 @@
 #include "common/net/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/integration/tcp_proxy.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/fedmf/lfl_demo.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -57,7 +60,7 @@ class DeviceReconnectTest : public ClusterTest {
   void RunLateServer(TcpProxy& proxy, absl::Duration late,
                      const std::function<int64_t()>& failed_attempts, int64_t min_attempts) {
     auto ds = data::LoadDataSpec(kData);
-    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_THAT(ds, IsOk());
     cli::JobFlags f;
     f.rounds = 2;
     f.dim = 4;
@@ -67,7 +70,7 @@ class DeviceReconnectTest : public ClusterTest {
     f.pretrain_epochs = 3;
     f.finetune_epochs = 3;
     auto job = cli::LflJobFromFlags(f, *ds, /*hosts=*/1, /*phase_deadline_seconds=*/30);
-    ASSERT_TRUE(job.ok()) << job.status();
+    ASSERT_THAT(job, IsOk());
     job->job_id = "lfl-late-server";
 
     cli::ClusterOptions options;
@@ -75,14 +78,14 @@ class DeviceReconnectTest : public ClusterTest {
     options.lfl_hosts = 1;
     options.dial_server = proxy.address();
     auto cluster = cli::LocalCluster::Create(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     cli::LflHostArgs host;
     host.data_spec = kData;
     host.first = static_cast<int64_t>(job->grants[0].first_device());
     host.count = job->grants[0].count();
     host.seed = 5;
-    ASSERT_TRUE(cluster_->StartLflHost(0, host).ok());
+    ASSERT_THAT(cluster_->StartLflHost(0, host), IsOk());
 
     ASSERT_TRUE(PollUntil([&] { return failed_attempts() >= 1; }, absl::Seconds(30)))
         << "the host never dialed";
@@ -93,11 +96,11 @@ class DeviceReconnectTest : public ClusterTest {
     const int64_t failed = failed_attempts();
     ASSERT_GE(failed, min_attempts) << "the host did not retry while the server was away";
 
-    ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
+    ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
     const absl::Time up = absl::Now();
     proxy.Forward(cluster_->server_port());
     auto id = cluster_->SubmitJob(net::SpecFromLflJob(*job));
-    ASSERT_TRUE(id.ok()) << id.status();
+    ASSERT_THAT(id, IsOk());
     // The first forwarded connection is not yet a joined host (its TLS
     // handshake may still stall): the job finishing is the measure.
     absl::Duration first_connection = absl::InfiniteDuration();
@@ -107,7 +110,7 @@ class DeviceReconnectTest : public ClusterTest {
       }
     });
     const absl::Duration finished = absl::Now() - up;
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     EXPECT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
     EXPECT_EQ(st->lfl().iterations_size(), 2);
     std::cout << "host failed " << failed << " attempts over "
@@ -122,7 +125,7 @@ class DeviceReconnectTest : public ClusterTest {
 // host's, up to 10 s) to reach their caps.
 TEST_F(DeviceReconnectTest, HostStartedBeforeTheServerJoinsWithinSeconds) {
   auto proxy = TcpProxy::Start();  // refusing until Forward()
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_THAT(proxy, IsOk());
   RunLateServer(
       **proxy, absl::Seconds(12), [&] { return (*proxy)->refused(); },
       /*min_attempts=*/3);
@@ -132,7 +135,7 @@ TEST_F(DeviceReconnectTest, HostStartedBeforeTheServerJoinsWithinSeconds) {
 // hold the host for 14 s more with gRPC's default 20 s attempt deadline.
 TEST_F(DeviceReconnectTest, HostWhoseHandshakesStalledJoinsWithinSecondsOfTheServer) {
   auto proxy = TcpProxy::Start();
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_THAT(proxy, IsOk());
   (*proxy)->Hold();
   RunLateServer(
       **proxy, absl::Seconds(6), [&] { return (*proxy)->held(); }, /*min_attempts=*/1);

@@ -22,6 +22,9 @@
 #include "tests/integration/cluster_test_util.h"
 #include "tests/integration/round_gate.h"
 #include "tests/integration/tcp_proxy.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -37,7 +40,7 @@ std::set<int> CheckLedger(cli::LocalCluster& cluster, int k, const std::string& 
                           int rounds) {
   SCOPED_TRACE(cli::LocalCluster::PartyName(k));
   auto ledger = cluster.PartyLedger(k);
-  EXPECT_TRUE(ledger.ok()) << ledger.status();
+  EXPECT_THAT(ledger, IsOk());
   if (!ledger.ok()) return {};
   EXPECT_LE(ledger->epsilon_spent(), kTargetEpsilon + 1e-9);
   std::vector<int> list = LedgerRounds(*ledger, job_id);
@@ -65,13 +68,13 @@ class FaultsTest : public ClusterTest {
   void StartGatedCluster(cli::ClusterOptions options, RoundGate& gate) {
     gate.Configure(options);
     auto cluster = cli::LocalCluster::Create(options);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
-    ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
+    ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
     gate.Forward(cluster_->server_port());
     for (int k = 0; k < gate.parties(); ++k) {
       auto s = cluster_->StartParty(k);
-      ASSERT_TRUE(s.ok()) << cli::LocalCluster::PartyName(k) << ": " << s;
+      ASSERT_THAT(s, IsOk()) << cli::LocalCluster::PartyName(k) << ": " << s;
     }
   }
 
@@ -80,7 +83,7 @@ class FaultsTest : public ClusterTest {
   void WaitHeld(RoundGate& gate, const std::string& id, int rounds, v1::JobStatus* out) {
     ASSERT_TRUE(gate.WaitHeld(absl::Minutes(2))) << "the job never reached the hold";
     auto st = cluster_->GetJob(id);
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     ASSERT_EQ(st->state(), v1::JOB_STATE_RUNNING) << st->error();
     ASSERT_GE(st->rounds_size(), 1) << "held before Stage 2";
     ASSERT_LT(st->rounds_size(), rounds) << "held after the last round";
@@ -96,15 +99,15 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   constexpr int kRounds = 80;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-party", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 2;  // a dead party stops being waited for after 2 s
   options.poll_seconds = 0.5;
   auto gate = GateFor(*plan);
-  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
 
   const std::string victim = cli::LocalCluster::PartyName(1);
   // Killed while the job is held mid Stage 2.
@@ -123,9 +126,9 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   (*gate)->Release();
   const absl::Status restart_status = cluster_->StartParty(1);
   auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
-  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_THAT(restart_status, IsOk());
 
   // Round records: contiguous, the survivors in every round, the victim in
   // exactly one of contributors/missing, missing right after the crash and
@@ -203,15 +206,15 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   constexpr int kRounds = 40;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-server", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 3;
   auto gate = GateFor(*plan);
-  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   const int port = cluster_->server_port();
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
 
   // Killed (and restarted on its port and database) while the job is held
   // mid Stage 2; the parties' connections die with it.
@@ -222,9 +225,9 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   cluster_->KillServer();
   const absl::Status restart_status = cluster_->RestartServer();
   (*gate)->Release();
-  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_THAT(restart_status, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   EXPECT_EQ(cluster_->server_port(), port);
   EXPECT_TRUE(cluster_->ServerRunning());
@@ -266,7 +269,7 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   EXPECT_TRUE(everyone_everywhere) << "a party was dropped from a round around the restart";
   if (everyone_everywhere) {
     auto sim = fmf::Simulate(plan->config, plan->federation);
-    ASSERT_TRUE(sim.ok()) << sim.status();
+    ASSERT_THAT(sim, IsOk());
     for (int k = 0; k < 3; ++k) {
       EXPECT_NEAR(st->parties(k).test_mse(), sim->parties[k].test.mse, 1e-9) << "party " << k;
     }
@@ -318,10 +321,10 @@ TEST_F(FaultsTest, PartyKilledInStage1RejoinsAndJobFinishes) {
   cli::JobFlags flags = SyntheticHflFlags(kRounds);
   flags.pretrain_epochs = kLongStageEpochs;
   auto plan = PlanJob(flags, "kill-stage1", /*round_deadline_seconds=*/60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   bool killed = false;
   absl::Status restart_status;
   auto st = cluster_->WaitJob(*id, absl::Minutes(5), [&](const v1::JobStatus& s) {
@@ -334,8 +337,8 @@ TEST_F(FaultsTest, PartyKilledInStage1RejoinsAndJobFinishes) {
     }
   });
   ASSERT_TRUE(killed) << "the job never showed round 0 running with party-1 in it";
-  ASSERT_TRUE(restart_status.ok()) << restart_status;
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(restart_status, IsOk());
+  ASSERT_THAT(st, IsOk());
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   // Back within the liveness window, it is waited for: it misses no round.
   EXPECT_EQ(static_cast<int>(RoundsWith(*st, "party-1", true).size()), kRounds);
@@ -357,7 +360,7 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
   flags.algorithm = "paper";
   flags.finetune_epochs = kLongStageEpochs;
   auto plan = PlanJob(flags, "kill-stage3", /*round_deadline_seconds=*/60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   // Stage 3 takes ~18 s alone and over 40 s on a loaded 2-core machine, far
   // beyond this liveness window: the parties are waited for only because
@@ -366,7 +369,7 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
   options.liveness_seconds = 3;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   bool killed = false;
   bool reported_before_kill = false;
   absl::Status restart_status;
@@ -381,9 +384,9 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
     }
   });
   ASSERT_TRUE(killed) << "the job never showed Stage 3 running";
-  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_THAT(restart_status, IsOk());
   EXPECT_FALSE(reported_before_kill) << "the kill missed Stage 3 (the report was in)";
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
     EXPECT_EQ(static_cast<int>(RoundsWith(*st, cli::LocalCluster::PartyName(k), true).size()),
@@ -406,14 +409,14 @@ TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
   constexpr int kRounds = 40;
   constexpr double kDeadline = 2;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "slow-party", kDeadline, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 60;
   auto gate = GateFor(*plan);
-  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartGatedCluster(options, **gate));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   const pid_t pid = cluster_->PartyPid(1);
   ASSERT_GT(pid, 0);
   // Stopped while the job is held mid Stage 2 ...
@@ -431,12 +434,12 @@ TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
   ASSERT_EQ(::kill(pid, SIGCONT), 0);
   (*gate)->Release();
   ASSERT_TRUE(held_again) << "the job never reached the second hold";
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_THAT(again, IsOk());
   ASSERT_EQ(again->state(), v1::JOB_STATE_RUNNING) << "the job ended before party-1 woke up";
   ASSERT_GE(RoundsWith(*again, "party-1", false).size(), 2u);
   const int resumed_at = again->rounds_size();
   auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_GE(stopped_at, 1);
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/1));
   const std::set<int> missing = RoundsWith(*st, "party-1", false);
@@ -466,12 +469,12 @@ TEST_F(FaultsTest, PartyProcessRestartedMidStage2IsInvisibleInTheRounds) {
   constexpr int kRounds = 30;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "restart", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   auto gate = GateFor(*plan);
-  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartGatedCluster(OptionsFor(*plan), **gate));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   // Restarted while the job is held mid Stage 2.
   (*gate)->HoldAfterRounds(kRoundsToHold);
   v1::JobStatus held;
@@ -479,9 +482,9 @@ TEST_F(FaultsTest, PartyProcessRestartedMidStage2IsInvisibleInTheRounds) {
   cluster_->KillParty(1);
   const absl::Status restart_status = cluster_->StartParty(1);
   (*gate)->Release();
-  ASSERT_TRUE(restart_status.ok()) << restart_status;
+  ASSERT_THAT(restart_status, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
     const std::string name = cli::LocalCluster::PartyName(k);
@@ -511,19 +514,19 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
   constexpr int kRoundsBetween = 8;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "blip", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   auto gate = RoundGate::Create(3, int64_t{plan->dataset.num_items} * plan->config.dim);
-  ASSERT_TRUE(gate.ok()) << gate.status();
+  ASSERT_THAT(gate, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   (*gate)->Configure(options);
   auto cluster = cli::LocalCluster::Create(options);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
-  ASSERT_TRUE(cluster_->StartServer().ok()) << "fedmf-server did not start";
+  ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
   (*gate)->Forward(cluster_->server_port());
   for (int k = 0; k < 3; ++k) ASSERT_TRUE(cluster_->StartParty(k).ok()) << k;
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
 
   std::vector<int> reset_rounds;
   int64_t total_resets = 0;
@@ -532,7 +535,7 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
     SCOPED_TRACE(absl::StrCat("reset ", i));
     ASSERT_TRUE((*gate)->WaitHeld(absl::Minutes(2))) << "the job never reached the hold";
     auto held = cluster_->GetJob(*id);
-    ASSERT_TRUE(held.ok()) << held.status();
+    ASSERT_THAT(held, IsOk());
     ASSERT_EQ(held->state(), v1::JOB_STATE_RUNNING);
     // Mid Stage 2: rounds closed, and many still to come.
     ASSERT_GE(held->rounds_size(), 1);
@@ -557,7 +560,7 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
     std::cout << "reset after round " << reset_rounds.back() - 1 << "\n";
   }
   auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   int64_t proxied_resets = 0;
   for (int k = 0; k < 3; ++k) proxied_resets += (*gate)->proxy(k).resets();
   EXPECT_EQ(proxied_resets, total_resets);

@@ -42,9 +42,12 @@
 #include "common/secagg/signing.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/integration/hostile_server.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/lfl_demo.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -83,16 +86,16 @@ class HostileSecAggTest : public ClusterTest {
     o.parties = 0;
     o.lfl_hosts = 1;
     auto cluster = cli::LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     HostileServerOptions ho;
     ho.cert_dir = cluster_->cert_dir();
     auto d = HostileServer::Start(ho);
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_THAT(d, IsOk());
     double_ = std::move(*d);
     cluster_->set_dial_server(double_->address());
     auto ds = data::LoadDataSpec(kDeviceData);
-    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_THAT(ds, IsOk());
     dataset_ = std::move(*ds);
     ASSERT_EQ(dataset_.num_users, static_cast<int64_t>(kDevices));
     cli::LflHostArgs a;
@@ -100,7 +103,7 @@ class HostileSecAggTest : public ClusterTest {
     a.first = 0;
     a.count = dataset_.num_users;
     a.threads = 2;
-    ASSERT_TRUE(cluster_->StartLflHost(0, a).ok());
+    ASSERT_THAT(cluster_->StartLflHost(0, a), IsOk());
   }
 
   // An active LFL job the host's default policy accepts (epsilon 1).
@@ -113,7 +116,7 @@ class HostileSecAggTest : public ClusterTest {
     f.pretrain_epochs = 1;
     f.finetune_epochs = 1;
     auto job = cli::LflJobFromFlags(f, dataset_, /*hosts=*/1, /*phase_deadline_seconds=*/10);
-    EXPECT_TRUE(job.ok()) << job.status();
+    EXPECT_THAT(job, IsOk());
     net::LflJobConfig j = *job;
     j.job_id = id;
     EXPECT_TRUE(j.active_secagg);
@@ -125,10 +128,10 @@ class HostileSecAggTest : public ClusterTest {
   secagg::SessionConfig Session(const net::LflJobConfig& job) {
     double z = 0, eps = 0;
     absl::StatusOr<double> sigma = lfl::CalibrateSigmaV(job.config, &z, &eps);
-    EXPECT_TRUE(sigma.ok()) << sigma.status();
+    EXPECT_THAT(sigma, IsOk());
     absl::StatusOr<lfl::LflCodecs> codecs = lfl::ChooseLflCodecs(
         {job.num_devices, job.config.omega, *sigma}, dataset_.range.max, job.config.secagg_bits);
-    EXPECT_TRUE(codecs.ok()) << codecs.status();
+    EXPECT_THAT(codecs, IsOk());
     secagg::SessionConfig s;
     s.aggregation_id = kAggregation;
     for (uint64_t d = 0; d < kDevices; ++d) s.roster.push_back(d);
@@ -192,13 +195,13 @@ class HostileSecAggTest : public ClusterTest {
                                       v1::DevicePhase phase) {
     for (const v1::DeviceMessage& m : Submitted(job_id, phase)) {
       absl::StatusOr<secagg::ClientMessage> c = net::ClientMessageFromProto(m, server.config());
-      EXPECT_TRUE(c.ok()) << c.status();
+      EXPECT_THAT(c, IsOk());
       if (c.ok()) {
-        EXPECT_TRUE(server.Receive(*c).ok()) << "device " << m.device();
+        EXPECT_THAT(server.Receive(*c), IsOk()) << "device " << m.device();
       }
     }
     absl::StatusOr<std::vector<secagg::ServerMessage>> next = server.ClosePhase();
-    EXPECT_TRUE(next.ok()) << next.status();
+    EXPECT_THAT(next, IsOk());
     std::vector<v1::InboxMessage> out;
     if (next.ok()) {
       for (const secagg::ServerMessage& m : *next) out.push_back(net::ServerMessageToProto(m));
@@ -221,12 +224,12 @@ class HostileSecAggTest : public ClusterTest {
         if (!resign) continue;  // 5's own signature, now over other keys
         absl::StatusOr<crypto::Ed25519PrivateKey> key =
             crypto::Ed25519PrivateKey::Generate(adversary);
-        ASSERT_TRUE(key.ok()) << key.status();
+        ASSERT_THAT(key, IsOk());
         const std::vector<uint8_t> vk(key->public_key().begin(), key->public_key().end());
         const std::vector<uint8_t> cv(c.begin(), c.end()), sv(s.begin(), s.end());
         absl::StatusOr<std::vector<uint8_t>> sig =
             key->Sign(secagg::AdvertisementStatement(kAggregation, kSubstituted, cv, sv, vk));
-        ASSERT_TRUE(sig.ok()) << sig.status();
+        ASSERT_THAT(sig, IsOk());
         nk.set_signing_key(std::string(vk.begin(), vk.end()));
         nk.set_signature(std::string(sig->begin(), sig->end()));
         // The credential stays 5's: the host certified 5's real key, not this one.
@@ -253,12 +256,12 @@ class HostileSecAggTest : public ClusterTest {
     double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
                             Task(job, v1::DEVICE_TASK_KIND_PRETRAIN));
     auto report = double_->WaitDeviceReport(job_id, 1, kWait);
-    EXPECT_TRUE(report.ok()) << report.status() << TailOf(cluster_->LflHostLog(0), 20);
+    EXPECT_THAT(report, IsOk()) << report.status() << TailOf(cluster_->LflHostLog(0), 20);
     if (!report.ok()) return sent;
 
     absl::StatusOr<secagg::ServerStateMachine> server =
         secagg::ServerStateMachine::Create(session, random::Csprng::FromSeed(9));
-    EXPECT_TRUE(server.ok()) << server.status();
+    EXPECT_THAT(server, IsOk());
     if (!server.ok()) return sent;
     RunPhase(job, session, v1::DEVICE_PHASE_ADVERTISE_KEYS, {});
     std::vector<v1::InboxMessage> keys = Close(*server, job_id, v1::DEVICE_PHASE_ADVERTISE_KEYS);

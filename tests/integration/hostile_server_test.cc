@@ -45,8 +45,11 @@
 #include "common/net/matrix_codec.h"
 #include "common/random/csprng.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/cluster/process.h"
 #include "tools/fedmf/lfl_demo.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -101,18 +104,18 @@ class HostileServerTest : public ClusterTest {
     f.pretrain_epochs = 2;
     f.finetune_epochs = 2;
     auto plan = PlanJob(f, "template", 60, 1);
-    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_THAT(plan, IsOk());
     plan_ = std::move(*plan);
     cli::ClusterOptions o = OptionsFor(plan_);
     o.seed = noise_seed;
     o.party_overrides[0] = policy;
     auto cluster = cli::LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     StartDouble();
     cluster_->set_dial_server(double_->address());
     auto s = cluster_->StartParty(0);
-    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_THAT(s, IsOk());
     // The server's initial V (what an honest server broadcasts).
     random::Csprng rng = random::Csprng::FromSeed(11);
     v0_ = fmf::InitialSharedMatrix(plan_.config, SharedRows(), rng);
@@ -122,7 +125,7 @@ class HostileServerTest : public ClusterTest {
     HostileServerOptions ho;
     ho.cert_dir = cluster_->cert_dir();
     auto d = HostileServer::Start(ho);
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_THAT(d, IsOk());
     double_ = std::move(*d);
   }
 
@@ -136,13 +139,13 @@ class HostileServerTest : public ClusterTest {
   mf::Matrix OfferAndRound(const v1::JobSpec& spec, const mf::Matrix& shared) {
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
     auto reply = double_->WaitOfferReply(kParty, spec.job_id(), kWait);
-    EXPECT_TRUE(reply.ok()) << reply.status();
+    EXPECT_THAT(reply, IsOk());
     if (!reply.ok()) return {};
     EXPECT_TRUE(reply->accept()) << reply->refusal();
     double_->SetShared(spec.job_id(), 0, shared);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
     auto up = double_->WaitUpload(kParty, spec.job_id(), 0, kWait);
-    EXPECT_TRUE(up.ok()) << up.status();
+    EXPECT_THAT(up, IsOk());
     if (!up.ok()) return {};
     return up->matrix;
   }
@@ -150,7 +153,7 @@ class HostileServerTest : public ClusterTest {
   // The ledger entries of `job_id` as the party's admin endpoint reports them.
   std::vector<int> Charged(const std::string& job_id) {
     auto ledger = cluster_->PartyLedger(0);
-    EXPECT_TRUE(ledger.ok()) << ledger.status();
+    EXPECT_THAT(ledger, IsOk());
     if (!ledger.ok()) return {};
     std::vector<int> rounds = LedgerRounds(*ledger, job_id);
     std::sort(rounds.begin(), rounds.end());
@@ -207,7 +210,7 @@ TEST_F(HostileServerTest, SeededJobDoesNotFixThePartysNoise) {
     spec.set_seed(42);  // the server's attempt to regenerate the noise
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
     auto reply = double_->WaitOfferReply(kParty, id, kWait);
-    ASSERT_TRUE(reply.ok()) << reply.status();
+    ASSERT_THAT(reply, IsOk());
     if (!reply->accept()) {
       // A party may refuse a seeded spec outright; then nothing may leave it.
       ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(id));
@@ -216,7 +219,7 @@ TEST_F(HostileServerTest, SeededJobDoesNotFixThePartysNoise) {
     double_->SetShared(id, 0, v0_);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
     auto up = double_->WaitUpload(kParty, id, 0, kWait);
-    ASSERT_TRUE(up.ok()) << up.status();
+    ASSERT_THAT(up, IsOk());
     released.push_back(up->matrix);
     EXPECT_EQ(Charged(id), WithSizeRelease({0}, spec));
   }
@@ -284,7 +287,7 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
     double_->SetShared(run.id, spec.rounds(), run.shared);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_FINISH, spec, spec.rounds()));
     auto report = double_->WaitFinalReport(kParty, run.id, kWait);
-    ASSERT_TRUE(report.ok()) << report.status();
+    ASSERT_THAT(report, IsOk());
     run.final_mse = report->test_mse();
     // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
     const std::vector<int> expected = WithSizeRelease(
@@ -335,7 +338,7 @@ TEST_F(HostileServerTest, RoundOrFinishWithoutOfferIsRefusedAndNothingCharged) {
     double_->SetShared(a.id, spec.rounds(), v0_);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_FINISH, spec, spec.rounds()));
-    ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+    ASSERT_THAT(double_->WaitHandled(kParty, kWait), IsOk());
     ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(a.id));
     const std::string log = PartyLog();
     EXPECT_NE(log.find(absl::StrCat("task TASK_KIND_ROUND for job '", a.id)), std::string::npos)
@@ -349,7 +352,7 @@ TEST_F(HostileServerTest, RoundOrFinishWithoutOfferIsRefusedAndNothingCharged) {
   const v1::JobSpec ok = Spec("no-offer-within-policy");
   double_->SetShared(ok.job_id(), 0, v0_);
   double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, ok, 0));
-  ASSERT_TRUE(double_->WaitUpload(kParty, ok.job_id(), 0, kWait).ok());
+  ASSERT_THAT(double_->WaitUpload(kParty, ok.job_id(), 0, kWait), IsOk());
   EXPECT_EQ(Charged(ok.job_id()), WithSizeRelease({0}, ok));
 }
 
@@ -362,14 +365,14 @@ TEST_F(HostileServerTest, ReplayedOrExtraRoundsAreNotReleasedAgain) {
   const mf::Matrix first = OfferAndRound(spec, v0_);
   ASSERT_GT(first.size(), 0);
   double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
-  ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+  ASSERT_THAT(double_->WaitHandled(kParty, kWait), IsOk());
   const std::vector<RecordedUpload> ups = double_->Uploads("replay");
   ASSERT_EQ(ups.size(), 2u);
   EXPECT_EQ(Digest(ups[1].matrix), Digest(first));
   const int32_t beyond = spec.rounds() + 3;
   double_->SetShared("replay", beyond, v0_);
   double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, beyond));
-  ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+  ASSERT_THAT(double_->WaitHandled(kParty, kWait), IsOk());
   EXPECT_EQ(double_->Uploads("replay").size(), 2u);
   EXPECT_EQ(Charged("replay"), WithSizeRelease({0}, spec));
   EXPECT_NE(PartyLog().find(absl::StrCat("beyond T = ", spec.rounds())), std::string::npos)
@@ -389,7 +392,7 @@ TEST_F(HostileServerTest, ForeignRatingRangeIsRefusedBeforeDataIsRead) {
     spec.set_rating_max(r);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, spec, 0));
     auto reply = double_->WaitOfferReply(kParty, id, kWait);
-    ASSERT_TRUE(reply.ok()) << reply.status();
+    ASSERT_THAT(reply, IsOk());
     EXPECT_FALSE(reply->accept());
     EXPECT_NE(reply->refusal().find("rating_max"), std::string::npos) << reply->refusal();
     // Refused before the data was read: no data-derived count in the reply.
@@ -398,7 +401,7 @@ TEST_F(HostileServerTest, ForeignRatingRangeIsRefusedBeforeDataIsRead) {
     EXPECT_EQ(reply->global_items(), 0);
     double_->SetShared(id, 0, v0_);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 0));
-    ASSERT_TRUE(double_->WaitHandled(kParty, kWait).ok());
+    ASSERT_THAT(double_->WaitHandled(kParty, kWait), IsOk());
     ASSERT_NO_FATAL_FAILURE(ExpectNothingReleased(id));
   }
   // Control: the party's own range is accepted.
@@ -416,12 +419,12 @@ class HostileServerDeviceTest : public HostileServerTest {
     o.lfl_hosts = lfl_hosts;
     o.hua_hosts = hua_hosts;  // also issues the "aggregator" certificate
     auto cluster = cli::LocalCluster::Create(o);
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     StartDouble();
     cluster_->set_dial_server(double_->address());
     auto ds = data::LoadDataSpec(kDeviceData);
-    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_THAT(ds, IsOk());
     dataset_ = std::move(*ds);
   }
 
@@ -467,10 +470,10 @@ class HostileServerDeviceTest : public HostileServerTest {
                               absl::StrCat(cli::LocalCluster::LflHostName(0), ".ledger.db"))
                                  .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
-    EXPECT_TRUE(ledger.ok()) << ledger.status();
+    EXPECT_THAT(ledger, IsOk());
     if (!ledger.ok()) return -1;
     auto max = (*ledger)->MaxReleases(job_id);
-    EXPECT_TRUE(max.ok()) << max.status();
+    EXPECT_THAT(max, IsOk());
     return max.ok() ? *max : -1;
   }
 
@@ -484,7 +487,7 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   a.first = 0;
   a.count = dataset_.num_users;
   // No policy flags: the default policy (max_epsilon 8, no epsilon = inf).
-  ASSERT_TRUE(cluster_->StartLflHost(0, a).ok());
+  ASSERT_THAT(cluster_->StartLflHost(0, a), IsOk());
   struct Attack {
     std::string id, epsilon, reason;
     bool wrong_n = false;
@@ -496,7 +499,7 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   for (const Attack& at : attacks) {
     SCOPED_TRACE(at.id);
     auto job = LflJob(at.id, at.epsilon);
-    ASSERT_TRUE(job.ok()) << job.status();
+    ASSERT_THAT(job, IsOk());
     random::Csprng rng = random::Csprng::FromSeed(3);
     double_->SetModel(at.id, 0, mf::RandomEmbeddings(job->num_items, 4, 0.5, 5, rng));
     // PRETRAIN, then a phase of the refused job as if the host had accepted.
@@ -504,7 +507,7 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
     double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
                             Pretrain(*job, at.wrong_n ? 2 : job->num_devices));
     double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Phase(*job));
-    ASSERT_TRUE(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait).ok());
+    ASSERT_THAT(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait), IsOk());
     EXPECT_TRUE(double_->ModelDownloads(at.id).empty());
     EXPECT_TRUE(double_->DeviceBatches(at.id).empty());
     EXPECT_TRUE(double_->DeviceReports(at.id).empty());
@@ -518,20 +521,20 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   // Control: a job within the policy is taken (V(0) downloaded, Stage 1
   // reported), so the empty records above are refusals, not a deaf host.
   auto ok = LflJob("lfl-within-policy", "1");
-  ASSERT_TRUE(ok.ok()) << ok.status();
+  ASSERT_THAT(ok, IsOk());
   random::Csprng rng = random::Csprng::FromSeed(3);
   double_->SetModel(ok->job_id, 0, mf::RandomEmbeddings(ok->num_items, 4, 0.5, 5, rng));
   double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Pretrain(*ok, ok->num_devices));
-  ASSERT_TRUE(double_->WaitDeviceReport(ok->job_id, 1, kWait).ok());
+  ASSERT_THAT(double_->WaitDeviceReport(ok->job_id, 1, kWait), IsOk());
   EXPECT_EQ(double_->ModelDownloads(ok->job_id).size(), 1u);
 }
 
 TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/0, /*hua_hosts=*/1));
   auto aggregator = HostileAggregator::Start(cluster_->cert_dir(), "aggregator");
-  ASSERT_TRUE(aggregator.ok()) << aggregator.status();
+  ASSERT_THAT(aggregator, IsOk());
   auto fed = data::PartitionCentral(dataset_, {0.1, 1});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   auto spec = [&](const std::string& id, double epsilon) {
     net::HuaJob job;
     job.params.scenario = hua::Scenario::kDynamic;
@@ -582,7 +585,7 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
     return cli::ChildProcess::Spawn(argv, log_path);
   };
   auto proc = start_host({});
-  ASSERT_TRUE(proc.ok()) << proc.status();
+  ASSERT_THAT(proc, IsOk());
   struct Attack {
     std::string id;
     double epsilon;
@@ -604,7 +607,7 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
       double_->OfferHuaJob(s);
     }
     // The host asks again only after it dealt with (refused) the offer.
-    ASSERT_TRUE(double_->WaitHuaQueries(host, 2, kWait).ok()) << TailOf(ReadFile(log_path), 20);
+    ASSERT_THAT(double_->WaitHuaQueries(host, 2, kWait), IsOk()) << TailOf(ReadFile(log_path), 20);
     EXPECT_TRUE(double_->HuaRegistrations(at.id).empty());
     EXPECT_EQ(double_->HuaCalls(at.id), 0);
     const std::string log = ReadFile(log_path);
@@ -618,10 +621,10 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
   // (the only kind Hua offers), gets its users registered.
   proc->Stop(absl::Seconds(3));
   proc = start_host({"--allow-non-private"});
-  ASSERT_TRUE(proc.ok()) << proc.status();
+  ASSERT_THAT(proc, IsOk());
   double_->OfferHuaJob(spec("hua-within-policy", std::numeric_limits<double>::infinity()));
   auto reg = double_->WaitHuaRegistration("hua-within-policy", kWait);
-  ASSERT_TRUE(reg.ok()) << reg.status() << "\n" << TailOf(ReadFile(log_path), 20);
+  ASSERT_THAT(reg, IsOk()) << reg.status() << "\n" << TailOf(ReadFile(log_path), 20);
   EXPECT_GT(reg->users_size(), 0);
   proc->Stop(absl::Seconds(3));
 }

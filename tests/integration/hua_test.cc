@@ -21,7 +21,10 @@
 #include "common/data/partition.h"
 #include "common/hua/simulator.h"
 #include "common/net/hua_codec.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/cluster/local_cluster.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -54,10 +57,10 @@ struct HuaPlan {
 HuaPlan Plan(int hosts, double round_deadline) {
   HuaPlan s;
   auto ds = data::LoadDataSpec(kData);
-  EXPECT_TRUE(ds.ok()) << ds.status();
+  EXPECT_THAT(ds, IsOk());
   s.dataset = *ds;
   auto fed = data::PartitionCentral(s.dataset, {0.1, kSeed});
-  EXPECT_TRUE(fed.ok()) << fed.status();
+  EXPECT_THAT(fed, IsOk());
   s.fed = *fed;
   const data::PartyData& split = s.fed.parties[0];
   std::set<int32_t> trained;
@@ -95,10 +98,10 @@ class HuaClusterTest : public ClusterTest {
     o.data_spec = kData;
     o.aggregator_record = record;
     ASSERT_NO_FATAL_FAILURE(StartCluster(o, {}));
-    ASSERT_TRUE(cluster_->StartAggregator().ok());
+    ASSERT_THAT(cluster_->StartAggregator(), IsOk());
     s.spec.mutable_hua()->set_aggregator(absl::StrCat("127.0.0.1:", cluster_->aggregator_port()));
     auto id = cluster_->SubmitJob(s.spec);
-    ASSERT_TRUE(id.ok()) << id.status();
+    ASSERT_THAT(id, IsOk());
     for (int k = 0; k < hosts; ++k) {
       const v1::DeviceGrant& g = s.spec.hua().grants(k);
       // The hosts opt in to reporting their test metrics (off by default)
@@ -111,7 +114,7 @@ class HuaClusterTest : public ClusterTest {
                       .ok());
     }
     auto st = cluster_->WaitJob(*id, absl::Minutes(5));
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     status_ = *st;
   }
 
@@ -132,7 +135,7 @@ TEST_F(HuaClusterTest, SeededJobMatchesFedmfTrainAndAggregatorSeesUniformValues)
 
   // What `fedmf train --setting hua-s3 --seed 7` computes on the same split.
   auto sim = hua::SimulateHua(hua::Scenario::kDynamic, s.fed.parties[0], Params(), kSeed);
-  ASSERT_TRUE(sim.ok()) << sim.status();
+  ASSERT_THAT(sim, IsOk());
   EXPECT_EQ(h.test_count(), sim->test.count);
   EXPECT_NEAR(h.test_mae(), sim->test.mae, 1e-9);
   EXPECT_NEAR(h.test_mse(), sim->test.mse, 1e-9);
@@ -140,7 +143,7 @@ TEST_F(HuaClusterTest, SeededJobMatchesFedmfTrainAndAggregatorSeesUniformValues)
 
   // The third party's view: every recorded value, top 4 bits, 16 bins.
   auto rec = cluster_->AggregatorRecorded(status_.spec().job_id());
-  ASSERT_TRUE(rec.ok()) << rec.status();
+  ASSERT_THAT(rec, IsOk());
   std::vector<int64_t> bins(16, 0);
   int64_t n = 0;
   std::set<std::string> hosts;

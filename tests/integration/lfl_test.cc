@@ -20,7 +20,10 @@
 #include "common/lfl/secagg_sum.h"
 #include "common/net/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/fedmf/lfl_demo.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -33,7 +36,7 @@ class LflClusterTest : public ClusterTest {
  protected:
   void SetUp() override {
     auto ds = data::LoadDataSpec(kData);
-    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_THAT(ds, IsOk());
     dataset_ = *std::move(ds);
   }
 
@@ -47,7 +50,7 @@ class LflClusterTest : public ClusterTest {
     f.pretrain_epochs = 5;
     f.finetune_epochs = 5;
     auto job = cli::LflJobFromFlags(f, dataset_, kHosts, 30);
-    EXPECT_TRUE(job.ok()) << job.status();
+    EXPECT_THAT(job, IsOk());
     job->job_id = absl::StrCat("lfl-it-", seed);
     return *job;
   }
@@ -66,13 +69,13 @@ class LflClusterTest : public ClusterTest {
       // The tests read the hosts' test metrics: opt in (off by default).
       args[k].policy_flags.push_back("--report-metrics");
       auto s = cluster_->StartLflHost(k, args[k]);
-      EXPECT_TRUE(s.ok()) << s;
+      EXPECT_THAT(s, IsOk());
     }
     auto id = cluster_->SubmitJob(net::SpecFromLflJob(job));
-    EXPECT_TRUE(id.ok()) << id.status();
+    EXPECT_THAT(id, IsOk());
     if (!id.ok()) return {};
     auto st = cluster_->WaitJob(*id, absl::Seconds(50));
-    EXPECT_TRUE(st.ok()) << st.status();
+    EXPECT_THAT(st, IsOk());
     if (!st.ok()) return {};
     EXPECT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
     return *st;
@@ -98,7 +101,7 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   o.requirements.dropout_rate = job.config.omega;
   auto sim =
       lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
-  ASSERT_TRUE(sim.ok()) << sim.status();
+  ASSERT_THAT(sim, IsOk());
 
   const v1::LflStatus& l = st.lfl();
   ASSERT_EQ(l.iterations_size(), 4);
@@ -159,7 +162,7 @@ TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
   int64_t expected_test = 0;
   {
     auto fed = data::PartitionLfl(dataset_, {job.config.test_fraction, 12});
-    ASSERT_TRUE(fed.ok());
+    ASSERT_THAT(fed, IsOk());
     for (const auto& p : fed->parties) expected_test += static_cast<int64_t>(p.test.size());
   }
   EXPECT_EQ(l.test_count(), expected_test);
@@ -240,7 +243,7 @@ TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
   EXPECT_TRUE(std::isfinite(l.test_mse()));
   int64_t expected_test = 0;
   auto fed = data::PartitionLfl(dataset_, {job.config.test_fraction, 21});
-  ASSERT_TRUE(fed.ok());
+  ASSERT_THAT(fed, IsOk());
   for (int k = 1; k < kHosts; ++k) {
     const uint64_t first = job.grants[k].first_device();
     for (uint64_t d = first; d < first + static_cast<uint64_t>(job.grants[k].count()); ++d) {

@@ -15,6 +15,9 @@
 #include "absl/strings/str_split.h"
 #include "common/fmf/simulator.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -40,19 +43,19 @@ class MatchSimulatorTest : public ClusterTest {
     if (tweak) tweak(flags);
     auto plan = PlanJob(flags, "match-" + setting, /*round_deadline_seconds=*/120,
                         /*min_parties=*/1);
-    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_THAT(plan, IsOk());
     ASSERT_EQ(plan->config.rounds, 100);
 
     // The reference: what `fedmf train --seed 1 --json` computes.
     auto sim = fmf::Simulate(plan->config, plan->federation);
-    ASSERT_TRUE(sim.ok()) << sim.status();
+    ASSERT_THAT(sim, IsOk());
     ASSERT_EQ(sim->parties.size(), 3u);
 
     ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
     auto id = cluster_->SubmitJob(plan->spec);
-    ASSERT_TRUE(id.ok()) << id.status();
+    ASSERT_THAT(id, IsOk());
     auto st = cluster_->WaitJob(*id, absl::Minutes(10));
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
     ASSERT_EQ(st->rounds_size(), 100);
     for (int t = 0; t < st->rounds_size(); ++t) {
@@ -80,7 +83,7 @@ class MatchSimulatorTest : public ClusterTest {
       // fine-tuning charge at round T) + the size release (round T + 1,
       // docs/privacy.md section size-release), within budget.
       auto ledger = cluster_->PartyLedger(k);
-      ASSERT_TRUE(ledger.ok()) << ledger.status();
+      ASSERT_THAT(ledger, IsOk());
       EXPECT_LE(ledger->epsilon_spent(), 1.0 + 1e-9);
       const std::vector<int> rounds = LedgerRounds(*ledger, *id);
       EXPECT_EQ(rounds.size(), setting == "vfl" ? 102u : 101u);

@@ -15,6 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "common/metrics/metrics.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -36,7 +39,7 @@ class ObservabilityTest : public ClusterTest {
     EXPECT_TRUE(
         absl::StartsWith(res->get_header_value("Content-Type"), "text/plain; version=0.0.4"));
     absl::Status s = metrics::ParseExposition(res->body, &samples);
-    EXPECT_TRUE(s.ok()) << s << "\n" << res->body;
+    EXPECT_THAT(s, IsOk()) << s << "\n" << res->body;
     return samples;
   }
   static double Value(const std::vector<metrics::Sample>& samples, const std::string& name,
@@ -51,7 +54,7 @@ class ObservabilityTest : public ClusterTest {
 
 TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOtherwise) {
   auto plan = PlanJob(SyntheticHflFlags(2), "health", 60, 1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
 
   auto [code, out] = RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->server_port(), " ", Tls(),
@@ -117,7 +120,7 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
 TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   constexpr int kRounds = 6;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "metrics", 60, 1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.metrics = true;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
@@ -128,7 +131,7 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   EXPECT_EQ(Value(before, "fedmf_server_round_duration_seconds_count"), 0);
 
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   // Every time the job's status shows more committed rounds, the counter
   // (incremented at the same commit) is at least that and never goes back.
   std::vector<double> seen{0};
@@ -140,7 +143,7 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
     EXPECT_GE(rounds, seen.back());
     if (rounds != seen.back()) seen.push_back(rounds);
   });
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   ASSERT_EQ(st->rounds_size(), kRounds);
 

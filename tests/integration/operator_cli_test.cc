@@ -15,6 +15,9 @@
 #include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -40,10 +43,10 @@ class OperatorCliTest : public ClusterTest {
 
 TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   auto quick = PlanJob(SyntheticHflFlags(6), "quick", 60, /*min_parties=*/3);
-  ASSERT_TRUE(quick.ok()) << quick.status();
+  ASSERT_THAT(quick, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*quick), {0, 1, 2}));
   auto id = cluster_->SubmitJob(quick->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   int code = -1;
   // watch follows it to the end: one line per round, as the server closed them.
   const std::string watched =
@@ -86,15 +89,15 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
 
   // A long job, cancelled while it runs; a queued one behind it, cancelled too.
   auto slow = PlanJob(SyntheticHflFlags(100000), "slow", 60, /*min_parties=*/3);
-  ASSERT_TRUE(slow.ok()) << slow.status();
-  ASSERT_TRUE(cluster_->SubmitJob(slow->spec).ok());
+  ASSERT_THAT(slow, IsOk());
+  ASSERT_THAT(cluster_->SubmitJob(slow->spec), IsOk());
   auto behind = PlanJob(SyntheticHflFlags(2), "behind", 60, /*min_parties=*/3);
-  ASSERT_TRUE(behind.ok()) << behind.status();
-  ASSERT_TRUE(cluster_->SubmitJob(behind->spec).ok());
+  ASSERT_THAT(behind, IsOk());
+  ASSERT_THAT(cluster_->SubmitJob(behind->spec), IsOk());
   const absl::Time give_up = absl::Now() + absl::Minutes(2);
   while (absl::Now() < give_up) {  // bounded poll until slow runs rounds
     auto st = cluster_->GetJob("slow");
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     if (st->rounds_size() >= 2) break;
     absl::SleepFor(absl::Milliseconds(50));
   }
@@ -122,11 +125,11 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
                                 "cancelled (it was running)"));
   EXPECT_EQ(code, 0);
   auto slow_st = cluster_->GetJob("slow");
-  ASSERT_TRUE(slow_st.ok());
+  ASSERT_THAT(slow_st, IsOk());
   EXPECT_EQ(slow_st->state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(slow_st->error(), "cancelled by operator operator");
   auto behind_st = cluster_->GetJob("behind");
-  ASSERT_TRUE(behind_st.ok());
+  ASSERT_THAT(behind_st, IsOk());
   EXPECT_EQ(behind_st->state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(behind_st->rounds_size(), 0);
   const std::string again = Fedmf("job cancel --server " + Server() + " --job slow", &code);
@@ -151,7 +154,7 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
 // handshake), once, not on every retry.
 TEST_F(OperatorCliTest, PartyLogsTheTlsCauseOfAFailedRegistration) {
   auto plan = PlanJob(SyntheticHflFlags(2), "unused", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.party_overrides[0].server_name = "coordinator";
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0}));

@@ -19,6 +19,9 @@
 #include "common/random/csprng.h"
 #include "httplib.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -62,7 +65,7 @@ v1::JobSpec Spec(const std::string& setting, const std::string& job_id, int part
   flags.kappa = 2;
   flags.dim = 4;
   auto config = cli::BuildJobConfig(flags, data::RatingRange{1, 5});
-  EXPECT_TRUE(config.ok()) << config.status();
+  EXPECT_THAT(config, IsOk());
   config->job_id = job_id;
   v1::JobSpec spec = net::SpecFromJobConfig(*config);
   for (int k = 0; k < parties; ++k) spec.add_roster(cli::LocalCluster::PartyName(k));
@@ -115,13 +118,13 @@ class PartnersTest : public ClusterTest {
     StartCluster(o, all);
     v1::JobSpec spec = Spec("hfl", "partners-hfl", parties);
     auto cat = data::Catalogue::Load(Path(catalogue));
-    EXPECT_TRUE(cat.ok()) << cat.status();
+    EXPECT_THAT(cat, IsOk());
     spec.set_item_catalogue(cat->digest());
     spec.set_min_parties(2);
     auto id = cluster_->SubmitJob(spec);
-    EXPECT_TRUE(id.ok()) << id.status();
+    EXPECT_THAT(id, IsOk());
     auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-    EXPECT_TRUE(st.ok()) << st.status();
+    EXPECT_THAT(st, IsOk());
     v1::JobStatus out = *st;
     cluster_->StopAll();
     return out;
@@ -225,9 +228,9 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
   v1::JobSpec spec = Spec("vfl", "partners-vfl", 3);
   spec.set_align_users(true);
   auto id = cluster_->SubmitJob(spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   EXPECT_EQ(st->aligned_users(), shared);
   for (int k = 0; k < 3; ++k) {
@@ -285,13 +288,13 @@ TEST_F(PartnersTest, APartyRestartedDuringAnAlignedJobRejoinsWithItsStoredAlignm
   spec.set_align_users(true);
   spec.set_rounds(150);
   auto id = cluster_->SubmitJob(spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   // Bounded poll of the job's rounds: kill party-1 once Stage 2 has begun.
   int closed = 0;
   const absl::Time give_up = absl::Now() + absl::Minutes(2);
   while (closed < 2 && absl::Now() < give_up) {
     auto st = cluster_->GetJob(*id);
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     ASSERT_NE(st->state(), v1::JOB_STATE_FAILED) << st->error();
     closed = st->rounds_size();
     if (closed < 2) absl::SleepFor(absl::Milliseconds(5));
@@ -299,9 +302,9 @@ TEST_F(PartnersTest, APartyRestartedDuringAnAlignedJobRejoinsWithItsStoredAlignm
   ASSERT_GE(closed, 2) << "Stage 2 never began";
   ASSERT_LT(closed, 150) << "the job ended before the restart";
   cluster_->KillParty(1);
-  ASSERT_TRUE(cluster_->StartParty(1).ok());
+  ASSERT_THAT(cluster_->StartParty(1), IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   const v1::PartyStatus* restarted = FindParty(*st, "party-1");
   ASSERT_NE(restarted, nullptr);
@@ -334,9 +337,9 @@ TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
     o.party_overrides[k] = p;
   }
   auto cluster = cli::LocalCluster::Create(o);
-  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
-  ASSERT_TRUE(cluster_->StartServer().ok());
+  ASSERT_THAT(cluster_->StartServer(), IsOk());
   // Both refuse to start with the data error's exit code (4).
   for (int k = 0; k < 2; ++k) {
     const absl::Status started = cluster_->StartParty(k);

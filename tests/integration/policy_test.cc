@@ -12,6 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -64,7 +67,7 @@ class PolicyTest : public ClusterTest {
   // party-2 spent nothing and never opened its (missing) data.
   void ExpectUntouched() {
     auto ledger = cluster_->PartyLedger(2);
-    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_THAT(ledger, IsOk());
     EXPECT_EQ(ledger->entries_size(), 0);
     EXPECT_EQ(ledger->epsilon_spent(), 0);
     EXPECT_EQ(ledger->max_epsilon(), 0.5);
@@ -77,12 +80,12 @@ class PolicyTest : public ClusterTest {
 
 TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
   auto plan = PlanJob(SyntheticHflFlags(10), "capped", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartWithVanishingData(*plan));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   ExpectEpsilonRefusal(*st);
   ASSERT_EQ(st->rounds_size(), 10);
@@ -109,12 +112,12 @@ TEST_F(PolicyTest, PartyOverItsEpsilonCapRefusesBeforeReadingDataOthersFinish) {
 
 TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
   auto plan = PlanJob(SyntheticHflFlags(10), "all-or-nothing", 60, /*min_parties=*/3);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartWithVanishingData(*plan));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FAILED);
   ExpectEpsilonRefusal(*st);
   EXPECT_EQ(st->rounds_size(), 0);
@@ -125,7 +128,7 @@ TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
   // offer reply carried (docs/privacy.md section size-release): one step.
   for (int k : {0, 1}) {
     auto ledger = cluster_->PartyLedger(k);
-    ASSERT_TRUE(ledger.ok()) << ledger.status();
+    ASSERT_THAT(ledger, IsOk());
     ASSERT_EQ(ledger->entries_size(), 1);
     EXPECT_EQ(ledger->entries(0).steps(), 1);
     EXPECT_EQ(ledger->entries(0).sample_rate(), 1.0);
@@ -135,7 +138,7 @@ TEST_F(PolicyTest, RefusalFailsAJobThatNeedsTheWholeRoster) {
 
 TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
   auto plan = PlanJob(SyntheticHflFlags(10), "recommend", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
   // Before any job: nothing to recommend from.
   auto early = cluster_->Recommend(0, plan->dataset.user_ids[0], 5);
@@ -143,9 +146,9 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
   EXPECT_EQ(early.status().code(), absl::StatusCode::kFailedPrecondition) << early.status();
 
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
 
   constexpr int kTop = 10;
@@ -164,7 +167,7 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
     const std::string user = plan->dataset.user_ids[party.global_users[local]];
     SCOPED_TRACE("user " + user);
     auto recs = cluster_->Recommend(0, user, kTop);
-    ASSERT_TRUE(recs.ok()) << recs.status();
+    ASSERT_THAT(recs, IsOk());
     ASSERT_EQ(recs->items_size(), kTop);
     std::set<std::string> seen;
     for (int i = 0; i < recs->items_size(); ++i) {
@@ -188,10 +191,10 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
     const int all = static_cast<int>(all_items.size());
     ASSERT_GT(rated[local].size(), 0u);
     auto without = cluster_->Recommend(0, user, all);
-    ASSERT_TRUE(without.ok()) << without.status();
+    ASSERT_THAT(without, IsOk());
     EXPECT_EQ(without->items_size(), all - static_cast<int>(rated[local].size()));
     auto with = cluster_->Recommend(0, user, all, /*include_rated=*/true);
-    ASSERT_TRUE(with.ok()) << with.status();
+    ASSERT_THAT(with, IsOk());
     EXPECT_EQ(with->items_size(), all);
   }
   // A user of another party is not party-0's to answer for; unknown users fail.
@@ -218,7 +221,7 @@ TEST_F(PolicyTest, RecommendAfterHflJobRanksUnratedItems) {
       << ReadFile(out + ".log");
   const std::string user = plan->dataset.user_ids[party.global_users[1]];
   auto live = cluster_->Recommend(0, user, kTop);
-  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_THAT(live, IsOk());
   cluster_->StopAll();  // offline from here
   ASSERT_EQ(std::system((fedmf + " recommend --model " + out + " --user " + user +
                          " --top 10 --json > " + out + ".json 2> " + out + ".err")

@@ -21,6 +21,9 @@
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -178,7 +181,7 @@ void ExpectOutsiderRefused(ManualParty& p9, const std::shared_ptr<grpc::Channel>
   req.set_party("party-9");
   v1::Task idle;
   auto ctx = Ctx(30);
-  ASSERT_TRUE(v1::Coordinator::NewStub(ch9)->GetTask(ctx.get(), req, &idle).ok());
+  ASSERT_THAT(v1::Coordinator::NewStub(ch9)->GetTask(ctx.get(), req, &idle), IsOk());
   EXPECT_EQ(idle.kind(), v1::TASK_KIND_IDLE);
   EXPECT_FALSE(idle.has_spec());
   // A party certificate is not an operator's.
@@ -186,7 +189,7 @@ void ExpectOutsiderRefused(ManualParty& p9, const std::shared_ptr<grpc::Channel>
   // Nor is the server's own certificate.
   auto as_server =
       net::MakeChannel(job.address, net::TlsConfig{false, job.cert_dir, "server"}, "server");
-  ASSERT_TRUE(as_server.ok()) << as_server.status();
+  ASSERT_THAT(as_server, IsOk());
   EXPECT_EQ(GetJobCode(*as_server, job.id), grpc::StatusCode::PERMISSION_DENIED);
 }
 
@@ -328,19 +331,19 @@ std::vector<UploadCase> MalformedUploads(const GuardedJob& job) {
 void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
   for (int guard = 0; guard < 4 * rounds + 10; ++guard) {
     auto next = p0.NextTask(absl::Seconds(60));
-    ASSERT_TRUE(next.ok()) << next.status();
+    ASSERT_THAT(next, IsOk());
     if (next->kind() == v1::TASK_KIND_ROUND) {
       mf::Matrix m;
-      ASSERT_TRUE(p0.Download("party-0", job.id, next->round(), &m).ok());
+      ASSERT_THAT(p0.Download("party-0", job.id, next->round(), &m), IsOk());
       v1::UploadResponse resp;
       grpc::Status s = p0.Upload(job.Encode(m, next->round()), &resp);
-      ASSERT_TRUE(s.ok()) << "round " << next->round() << ": " << s.error_message();
+      ASSERT_THAT(s, IsOk()) << "round " << next->round() << ": " << s.error_message();
       continue;
     }
     ASSERT_EQ(next->kind(), v1::TASK_KIND_FINISH);
     EXPECT_EQ(next->round(), rounds);
     mf::Matrix final_shared;
-    ASSERT_TRUE(p0.Download("party-0", job.id, next->round(), &final_shared).ok());
+    ASSERT_THAT(p0.Download("party-0", job.id, next->round(), &final_shared), IsOk());
     v1::PrivacyReport nan_report;
     nan_report.set_party("party-0");
     nan_report.set_job_id(job.id);
@@ -352,7 +355,7 @@ void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
     report.set_finished(true);
     report.set_test_mse(1.0);
     report.set_test_count(0);
-    ASSERT_TRUE(p0.Report(report).ok());
+    ASSERT_THAT(p0.Report(report), IsOk());
     break;
   }
 }
@@ -360,7 +363,7 @@ void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
 // (a) and (b): the transport refuses clients the federation CA did not certify.
 TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
   auto plan = PlanJob(SyntheticHflFlags(10), "mtls", 60, 1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {}));
   const int port = cluster_->server_port();
   const std::string ca_pem = ReadFile(cluster_->cert_dir() + "/ca.crt");
@@ -369,7 +372,7 @@ TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
   // Control: the same code path with party-0's real certificate works.
   net::TlsConfig party0{false, cluster_->cert_dir(), "party-0"};
   auto good = net::MakeChannel(absl::StrCat("127.0.0.1:", port), party0, "server");
-  ASSERT_TRUE(good.ok()) << good.status();
+  ASSERT_THAT(good, IsOk());
   EXPECT_EQ(RegisterCode(*good, "party-0"), grpc::StatusCode::OK);
   grpc::SslCredentialsOptions real;
   real.pem_root_certs = ca_pem;
@@ -388,7 +391,7 @@ TEST_F(SecurityTest, ClientsWithoutAFederationCertificateCannotCompleteAnyRpc) {
   // another CA, while still trusting the federation CA for the server.
   const std::string rogue_ca = (fs::path(cluster_->work_dir()) / "rogue-ca").string();
   const std::string rogue_out = (fs::path(cluster_->work_dir()) / "rogue-certs").string();
-  ASSERT_TRUE(pki::InitCa(rogue_ca, "rogue", absl::Hours(24)).ok());
+  ASSERT_THAT(pki::InitCa(rogue_ca, "rogue", absl::Hours(24)), IsOk());
   ASSERT_TRUE(pki::IssueCertificate(rogue_ca, rogue_out, "party-0", pki::Role::kParty, kSans,
                                     absl::Hours(12))
                   .ok());
@@ -424,7 +427,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   constexpr int kRounds = 4;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "guarded", /*round_deadline_seconds=*/300,
                       /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 60;  // the manual party-0 is never dropped
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {1, 2}));
@@ -440,15 +443,15 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   ASSERT_TRUE(ch0.ok() && ch9.ok());
   ManualParty p0(*ch0, "party-0");
   ManualParty p9(*ch9, "party-9");
-  ASSERT_TRUE(p0.Register().ok());
+  ASSERT_THAT(p0.Register(), IsOk());
   ASSERT_TRUE(p9.Register().ok());  // any certified party may connect ...
 
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
 
   // party-0 accepts with the sizes fedmf-party would send for this split.
   auto offer = p0.NextTask(absl::Seconds(30));
-  ASSERT_TRUE(offer.ok()) << offer.status();
+  ASSERT_THAT(offer, IsOk());
   ASSERT_EQ(offer->kind(), v1::TASK_KIND_OFFER);
   ASSERT_EQ(offer->job_id(), *id);
   const data::PartyData& mine = plan->federation.parties[0];
@@ -466,18 +469,18 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
     forged.set_party("party-1");
     EXPECT_EQ(p0.ReplyOffer(forged).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   }
-  ASSERT_TRUE(p0.ReplyOffer(accept).ok());
+  ASSERT_THAT(p0.ReplyOffer(accept), IsOk());
 
   auto task = p0.NextTask(absl::Seconds(60));
-  ASSERT_TRUE(task.ok()) << task.status();
+  ASSERT_THAT(task, IsOk());
   ASSERT_EQ(task->kind(), v1::TASK_KIND_ROUND);
   ASSERT_EQ(task->round(), 0);
   auto running = cluster_->GetJob(*id);
-  ASSERT_TRUE(running.ok());
+  ASSERT_THAT(running, IsOk());
   ASSERT_EQ(running->state(), v1::JOB_STATE_RUNNING);
 
   mf::Matrix shared;
-  ASSERT_TRUE(p0.Download("party-0", *id, 0, &shared).ok());
+  ASSERT_THAT(p0.Download("party-0", *id, 0, &shared), IsOk());
   ASSERT_EQ(shared.rows(), static_cast<int>(plan->dataset.item_ids.size()));  // HFL: V is m x p
   ASSERT_EQ(shared.cols(), plan->config.dim);
   GuardedJob job{*id, accept, shared, p0.max_chunk_values(), address, cert_dir};
@@ -495,7 +498,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
     EXPECT_FALSE(resp.accepted());
     ASSERT_TRUE(cluster_->ServerRunning()) << "the server died on " << c.what;
     auto st = cluster_->GetJob(*id);
-    ASSERT_TRUE(st.ok()) << st.status();
+    ASSERT_THAT(st, IsOk());
     EXPECT_EQ(st->state(), v1::JOB_STATE_RUNNING);
     EXPECT_EQ(st->round(), 0) << "a rejected upload closed the round";
   }
@@ -505,7 +508,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   {
     v1::UploadResponse resp;
     grpc::Status s = p0.Upload(encode(shared), &resp);
-    ASSERT_TRUE(s.ok()) << s.error_message();
+    ASSERT_THAT(s, IsOk()) << s.error_message();
     EXPECT_TRUE(resp.accepted());
     EXPECT_EQ(resp.round(), 0);
     v1::UploadResponse again;
@@ -519,7 +522,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   ASSERT_NO_FATAL_FAILURE(PlayToFinish(p0, job, kRounds));
 
   auto st = cluster_->WaitJob(*id, absl::Minutes(2));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
   ASSERT_EQ(st->rounds_size(), kRounds);
   for (const v1::RoundRecord& r : st->rounds()) {

@@ -21,6 +21,9 @@
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/integration/cluster_test_util.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
@@ -57,13 +60,13 @@ class ServerBoundsTest : public ClusterTest {};
 
 TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCleanly) {
   auto plan = PlanJob(SyntheticHflFlags(1), "honest", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {1, 2}));
   const std::string address = absl::StrCat("127.0.0.1:", cluster_->server_port());
   auto ch0 =
       net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"}, "server");
-  ASSERT_TRUE(ch0.ok()) << ch0.status();
+  ASSERT_THAT(ch0, IsOk());
   auto p0 = v1::Coordinator::NewStub(*ch0);
 
   // Job "huge" lists party-0 alone; the honest job waits behind it.
@@ -71,14 +74,14 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
   huge.set_job_id("huge");
   huge.clear_roster();
   huge.add_roster("party-0");
-  ASSERT_TRUE(cluster_->SubmitJob(huge).ok());
+  ASSERT_THAT(cluster_->SubmitJob(huge), IsOk());
   v1::JobSpec honest = plan->spec;
   honest.clear_roster();
   honest.add_roster("party-1");
   honest.add_roster("party-2");
-  ASSERT_TRUE(cluster_->SubmitJob(honest).ok());
+  ASSERT_THAT(cluster_->SubmitJob(honest), IsOk());
 
-  ASSERT_TRUE(OfferFor(p0.get(), "huge").ok());
+  ASSERT_THAT(OfferFor(p0.get(), "huge"), IsOk());
   v1::OfferReply lie;
   lie.set_party("party-0");
   lie.set_job_id("huge");
@@ -96,34 +99,34 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
       << refused.error_message();
   EXPECT_TRUE(cluster_->ServerRunning());
   auto waiting = cluster_->GetJob("huge");
-  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  ASSERT_THAT(waiting, IsOk());
   EXPECT_EQ(waiting->state(), v1::JOB_STATE_WAITING);
 
   // Restart on the same database: it comes up cleanly (before: the stored
   // reply made every start allocate 2^31-1 x dim and die of bad_alloc).
-  ASSERT_TRUE(cluster_->RestartServer().ok());
+  ASSERT_THAT(cluster_->RestartServer(), IsOk());
   auto fresh =
       net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), "party-0"}, "server");
-  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  ASSERT_THAT(fresh, IsOk());
   auto health = net::CheckHealth(*fresh, address, "", absl::Seconds(10));
-  ASSERT_TRUE(health.ok()) << health.status();
+  ASSERT_THAT(health, IsOk());
   EXPECT_EQ(*health, "SERVING");
   // Nothing was stored: party-0 is offered the job again, and refuses it.
-  ASSERT_TRUE(OfferFor(p0.get(), "huge").ok());
+  ASSERT_THAT(OfferFor(p0.get(), "huge"), IsOk());
   v1::OfferReply no;
   no.set_party("party-0");
   no.set_job_id("huge");
   no.set_accept(false);
   no.set_refusal("test: refused honestly");
-  ASSERT_TRUE(p0->ReplyOffer(Ctx().get(), no, &ack).ok());
+  ASSERT_THAT(p0->ReplyOffer(Ctx().get(), no, &ack), IsOk());
 
   // The restarted server runs the honest job to completion.
   auto done = cluster_->WaitJob("honest", absl::Minutes(3));
-  ASSERT_TRUE(done.ok()) << done.status();
+  ASSERT_THAT(done, IsOk());
   EXPECT_EQ(done->state(), v1::JOB_STATE_FINISHED) << done->error();
   EXPECT_EQ(done->rounds_size(), 1);
   auto failed = cluster_->GetJob("huge");
-  ASSERT_TRUE(failed.ok());
+  ASSERT_THAT(failed, IsOk());
   EXPECT_EQ(failed->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(failed->error().find("refused honestly"), std::string::npos) << failed->error();
   EXPECT_TRUE(cluster_->ServerRunning());
@@ -135,7 +138,7 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
 // the server answers again once the polls end.
 TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
   auto plan = PlanJob(SyntheticHflFlags(1), "polls", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   cli::ClusterOptions options = OptionsFor(*plan);
   options.poll_seconds = 4;
   options.liveness_seconds = 30;
@@ -147,12 +150,12 @@ TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
     const std::string name = cli::LocalCluster::PartyName(k);
     auto ch =
         net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), name}, "server");
-    ASSERT_TRUE(ch.ok()) << ch.status();
+    ASSERT_THAT(ch, IsOk());
     stubs.push_back(v1::Coordinator::NewStub(*ch));
     v1::RegisterRequest reg;
     reg.set_party(name);
     v1::RegisterResponse resp;
-    ASSERT_TRUE(stubs.back()->Register(Ctx().get(), reg, &resp).ok());
+    ASSERT_THAT(stubs.back()->Register(Ctx().get(), reg, &resp), IsOk());
   }
   auto poll = [&](int k, int deadline_seconds) {
     v1::GetTaskRequest req;
@@ -195,18 +198,18 @@ TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
     if (last.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) break;
     absl::SleepFor(absl::Milliseconds(100));
   }
-  EXPECT_TRUE(last.ok()) << last.error_message();
+  EXPECT_THAT(last, IsOk()) << last.error_message();
   EXPECT_TRUE(cluster_->ServerRunning());
 }
 
 TEST_F(ServerBoundsTest, AdminEndpointAdmitsOnlyListedOperatorsAndIsNoMembershipOracle) {
   auto plan = PlanJob(SyntheticHflFlags(1), "admin", 60, /*min_parties=*/1);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   ASSERT_NO_FATAL_FAILURE(StartCluster(OptionsFor(*plan), {0, 1, 2}));
   auto id = cluster_->SubmitJob(plan->spec);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   auto st = cluster_->WaitJob(*id, absl::Minutes(3));
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
 
   const data::PartyData& mine = plan->federation.parties[0];
@@ -216,10 +219,10 @@ TEST_F(ServerBoundsTest, AdminEndpointAdmitsOnlyListedOperatorsAndIsNoMembership
   // The listed operator ("operator", as `fedmf demo` writes the configs):
   // its own party's data, membership included.
   auto ledger = cluster_->PartyLedger(0);
-  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  ASSERT_THAT(ledger, IsOk());
   EXPECT_GT(ledger->entries_size(), 0);
   auto recs = cluster_->Recommend(0, member, 5);
-  ASSERT_TRUE(recs.ok()) << recs.status();
+  ASSERT_THAT(recs, IsOk());
   EXPECT_EQ(recs->items_size(), 5);
   auto not_ours = cluster_->Recommend(0, foreign, 5);
   EXPECT_EQ(not_ours.status().code(), absl::StatusCode::kNotFound) << not_ours.status();
@@ -235,7 +238,7 @@ TEST_F(ServerBoundsTest, AdminEndpointAdmitsOnlyListedOperatorsAndIsNoMembership
     SCOPED_TRACE(who);
     auto ch = net::MakeChannel(admin, net::TlsConfig{false, cert_dir, who},
                                net::ExpectedPeer{"party-0", pki::Role::kParty});
-    ASSERT_TRUE(ch.ok()) << ch.status();
+    ASSERT_THAT(ch, IsOk());
     auto stub = v1::PartyAdmin::NewStub(*ch);
     std::vector<grpc::Status> answers;
     for (const std::string& user : {member, foreign, std::string("no-such-user")}) {

@@ -16,6 +16,10 @@
 #include <string>
 #include <thread>
 
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
+
 namespace fedmf::it {
 namespace {
 
@@ -88,7 +92,7 @@ class Echo {
 TEST(TcpProxyTest, ForwardsBothWaysAndResetAllResetsBothEnds) {
   Echo echo;
   auto proxy = TcpProxy::Start(echo.port());
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_THAT(proxy, IsOk());
   const int fd = Dial((*proxy)->port());
   ASSERT_EQ(send(fd, "ping", 4, 0), 4);
   char buf[16];
@@ -106,7 +110,7 @@ TEST(TcpProxyTest, ForwardsBothWaysAndResetAllResetsBothEnds) {
 
 TEST(TcpProxyTest, WithoutATargetRefusesWithAReset) {
   auto proxy = TcpProxy::Start();
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_THAT(proxy, IsOk());
   const int fd = Dial((*proxy)->port());
   char buf[16];
   EXPECT_EQ(RecvWithin(fd, buf, sizeof(buf), 5000), -ECONNRESET);
@@ -117,7 +121,7 @@ TEST(TcpProxyTest, WithoutATargetRefusesWithAReset) {
 
 TEST(TcpProxyTest, HoldKeepsConnectionsUnansweredUntilReset) {
   auto proxy = TcpProxy::Start();
-  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  ASSERT_THAT(proxy, IsOk());
   (*proxy)->Hold();
   const int fd = Dial((*proxy)->port());
   ASSERT_EQ(send(fd, "hello", 5, 0), 5);

@@ -5,12 +5,14 @@
 //   EXPECT_THAT(Parse(spec), StatusIs(absl::StatusCode::kInvalidArgument,
 //                                     HasSubstr("lfl.secagg_design_dropout")));
 //
-// A failure prints the status, so `<< s.status()` is not needed.
+// A failure prints the status, so `<< s.status()` is not needed. A
+// grpc::Status matches too (its code and message as an absl::Status).
 #ifndef FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_
 #define FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_
 
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,6 +25,11 @@ inline const absl::Status& GetStatus(const absl::Status& s) { return s; }
 template <typename T>
 const absl::Status& GetStatus(const absl::StatusOr<T>& s) {
   return s.status();
+}
+// grpc::Status, without including gRPC here: its codes are absl's.
+template <typename S, typename = decltype(std::declval<const S&>().error_message())>
+absl::Status GetStatus(const S& s) {
+  return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
 }
 
 }  // namespace internal

@@ -7,6 +7,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::advise {
 namespace {
@@ -58,7 +61,7 @@ TEST(CoLGameTest, ConcernedPlayersMeetInTheInterior) {
   // 0, so eps 4 is the best response: (4, 4) is an equilibrium with
   // u = 0.05 each and PoP = 1 - (0.09 + 0.09) / 0.20 = 0.10.
   auto game = CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0.05});
-  ASSERT_TRUE(game.ok()) << game.status();
+  ASSERT_THAT(game, IsOk());
   EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::ElementsAre(P(1, 1), P(3, 3)));
   const Equilibrium e = game->Describe({1, 1});
   EXPECT_NEAR(e.utility[0], 0.05, 1e-12);
@@ -80,7 +83,7 @@ TEST(CoLGameTest, ConcernedPlayersMeetInTheInterior) {
 
 TEST(CoLGameTest, UnconcernedPlayersCollaborateWithoutNoise) {
   auto game = CoLGame::Create(SymmetricTable(), {1, 0}, {1, 0});  // Theorem 2
-  ASSERT_TRUE(game.ok());
+  ASSERT_THAT(game, IsOk());
   const Recommendation rec = Recommend(*game);
   EXPECT_TRUE(rec.collaborate);
   EXPECT_EQ(rec.equilibrium.cell, (Cell{0, 0}));
@@ -91,7 +94,7 @@ TEST(CoLGameTest, CollaborationAsAServiceMatchesTheorem3) {
   // Player 2 unconcerned plays inf; player 1 (C = 0.05) answers 4:
   // b1(4, inf) = 0.095, b2(4, inf) = 0.10 - 0.005, PoP = 1 - 0.19 / 0.2.
   auto game = CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0});
-  ASSERT_TRUE(game.ok());
+  ASSERT_THAT(game, IsOk());
   const Recommendation rec = Recommend(*game);
   EXPECT_EQ(rec.equilibrium.cell, (Cell{1, 0}));
   EXPECT_NEAR(*rec.equilibrium.price_of_privacy, 0.05, 1e-12);
@@ -100,7 +103,7 @@ TEST(CoLGameTest, CollaborationAsAServiceMatchesTheorem3) {
 TEST(CoLGameTest, PrivacyMindedPlayersStayAlone) {
   // C = 0.2 exceeds every gain: the only equilibrium is (alone, alone), PoP 1.
   auto game = CoLGame::Create(SymmetricTable(), {1, 0.2}, {1, 0.2});
-  ASSERT_TRUE(game.ok());
+  ASSERT_THAT(game, IsOk());
   EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::ElementsAre(P(3, 3)));
   const Recommendation rec = Recommend(*game);
   EXPECT_FALSE(rec.collaborate);
@@ -111,7 +114,7 @@ TEST(CoLGameTest, PrivacyMindedPlayersStayAlone) {
 TEST(CoLGameTest, EveryEquilibriumIsIndividuallyRationalBecauseAloneIsAnAction) {
   for (double c : {0.0, 0.03, 0.05, 0.08, 0.1, 0.2}) {
     auto game = CoLGame::Create(SymmetricTable(), {1, c}, {1, c});
-    ASSERT_TRUE(game.ok());
+    ASSERT_THAT(game, IsOk());
     for (const Equilibrium& e : game->PureNashEquilibria()) {
       EXPECT_TRUE(e.individually_rational) << "C = " << c;
       EXPECT_GE(e.utility[0], -1e-12);
@@ -129,7 +132,7 @@ TEST(CoLGameTest, NoGainMakesThePriceOfPrivacyUndefined) {
     }
   }
   auto game = CoLGame::Create(t, {1, 0}, {1, 0});
-  ASSERT_TRUE(game.ok());
+  ASSERT_THAT(game, IsOk());
   EXPECT_EQ(game->Benefit(0, {0, 0}), 0.0);  // [theta - Phi]^+ clips the loss
   EXPECT_FALSE(game->PriceOfPrivacy({0, 0}).has_value());
   EXPECT_FALSE(Recommend(*game).collaborate);

@@ -13,6 +13,9 @@
 #include "common/data/synthetic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::advise {
 namespace {
@@ -24,7 +27,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 data::Dataset Csv(const std::string& text, const std::string& name,
                   data::RatingRange range = {1, 5}) {
   auto d = data::ParseRatings(text, data::RatingFormat::kGenericCsv, name, {range});
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -40,7 +43,7 @@ data::SplitOptions NoHoldout() {
 
 TEST(JoinPartiesTest, HorizontalKeepsUsersApartAndJoinsItemsById) {
   auto fed = JoinParties(PartyA(), PartyB(), fmf::Setting::kHfl, NoHoldout());
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   // User "1" of A and user "1" of B are different people; items join by id.
   EXPECT_EQ(fed->num_users, 4);
   EXPECT_EQ(fed->num_items, 4);
@@ -61,7 +64,7 @@ TEST(JoinPartiesTest, HorizontalKeepsUsersApartAndJoinsItemsById) {
 
 TEST(JoinPartiesTest, VerticalKeepsItemsApartAndJoinsUsersById) {
   auto fed = JoinParties(PartyA(), PartyB(), fmf::Setting::kVfl, NoHoldout());
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   EXPECT_EQ(fed->num_users, 3);  // 1, 2, 3
   EXPECT_EQ(fed->num_items, 6);  // A's 10, 20, 30 and B's 10, 20, 40 are different columns
   EXPECT_EQ(fed->parties[0].num_items(), 3);
@@ -91,7 +94,7 @@ data::Dataset Synthetic(int users, int items, uint64_t seed) {
   o.density = 0.25;
   o.seed = seed;
   auto d = data::GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -99,7 +102,7 @@ TEST(ProxyFederationTest, HasThePartiesShapeAndNoneOfTheirRatings) {
   const data::Dataset a = Synthetic(40, 30, 1), b = Synthetic(20, 30, 2);
   data::SplitOptions split = NoHoldout();
   auto fed = ProxyFederation(a, b, fmf::Setting::kHfl, split, 7);
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   EXPECT_EQ(fed->parties[0].num_users(), 40);
   EXPECT_EQ(fed->parties[1].num_users(), 20);
   EXPECT_EQ(fed->num_items, 30);
@@ -130,7 +133,7 @@ MeasureOptions SmallJob(fmf::Setting setting) {
 
 TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
   auto fed = SelfDivision(Synthetic(80, 40, 3), fmf::Setting::kHfl, data::SplitOptions{});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   int calls = 0;
   auto m =
       MeasureTradeoff(*fed, SmallJob(fmf::Setting::kHfl), [&](const CellRun&, int done, int total) {
@@ -138,7 +141,7 @@ TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
         EXPECT_EQ(done, calls);
         EXPECT_EQ(total, 5);
       });
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(calls, 5);
   ASSERT_EQ(m->table.actions.size(), 3u);
   EXPECT_EQ(ActionLabel(m->table.actions[0]), "inf");
@@ -166,16 +169,16 @@ TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
     }
   }
   // The table feeds the game as it is.
-  EXPECT_TRUE(CoLGame::Create(m->table, {1, 0.1}, {1, 0.1}).ok());
+  EXPECT_THAT(CoLGame::Create(m->table, {1, 0.1}, {1, 0.1}), IsOk());
 }
 
 TEST(MeasureTradeoffTest, SameSeedSameTable) {
   auto fed = SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kVfl, data::SplitOptions{});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   auto a = MeasureTradeoff(*fed, SmallJob(fmf::Setting::kVfl));
   auto b = MeasureTradeoff(*fed, SmallJob(fmf::Setting::kVfl));
-  ASSERT_TRUE(a.ok()) << a.status();
-  ASSERT_TRUE(b.ok());
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
   for (int n = 0; n < 2; ++n) {
     EXPECT_EQ(a->table.error[n], b->table.error[n]);
     EXPECT_EQ(a->table.alone_error[n], b->table.alone_error[n]);
@@ -184,7 +187,7 @@ TEST(MeasureTradeoffTest, SameSeedSameTable) {
 
 TEST(MeasureTradeoffTest, RejectsBadGrids) {
   auto fed = SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kHfl, data::SplitOptions{});
-  ASSERT_TRUE(fed.ok());
+  ASSERT_THAT(fed, IsOk());
   MeasureOptions o = SmallJob(fmf::Setting::kHfl);
   o.epsilons = {};
   EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()), HasSubstr("grid is empty"));
@@ -205,7 +208,7 @@ TEST(CombineOwnViewsTest, TakesEachPlayersOwnRows) {
   b.error[0] = {{9, 0}, {0, 0}};
   b.error[1] = {{0.7, 0}, {0, 0}};
   auto t = CombineOwnViews(a, b);
-  ASSERT_TRUE(t.ok());
+  ASSERT_THAT(t, IsOk());
   EXPECT_EQ(t->alone_error[0], 1.0);
   EXPECT_EQ(t->alone_error[1], 2.0);
   EXPECT_EQ(t->error[0][0][0], 0.5);

@@ -3,25 +3,28 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::config {
 namespace {
 
 TEST(YamlReaderTest, ReadsTypedValuesAndKeepsDefaults) {
   auto m = YamlMap::FromString("a: hello\nb: 42\nc: 2.5\nd: true\ne: [x, y]\nf: inf\n", "t.yaml");
-  ASSERT_TRUE(m.ok()) << m.status();
+  ASSERT_THAT(m, IsOk());
   std::string a;
   int32_t b = 0;
   double c = 0, f = 0, missing = 7;
   bool d = false;
   std::vector<std::string> e;
-  ASSERT_TRUE(m->GetString("a", &a).ok());
-  ASSERT_TRUE(m->GetInt("b", &b).ok());
-  ASSERT_TRUE(m->GetDouble("c", &c).ok());
-  ASSERT_TRUE(m->GetBool("d", &d).ok());
-  ASSERT_TRUE(m->GetStringList("e", &e).ok());
-  ASSERT_TRUE(m->GetDouble("f", &f).ok());
-  ASSERT_TRUE(m->GetDouble("nope", &missing).ok());
+  ASSERT_THAT(m->GetString("a", &a), IsOk());
+  ASSERT_THAT(m->GetInt("b", &b), IsOk());
+  ASSERT_THAT(m->GetDouble("c", &c), IsOk());
+  ASSERT_THAT(m->GetBool("d", &d), IsOk());
+  ASSERT_THAT(m->GetStringList("e", &e), IsOk());
+  ASSERT_THAT(m->GetDouble("f", &f), IsOk());
+  ASSERT_THAT(m->GetDouble("nope", &missing), IsOk());
   EXPECT_EQ(a, "hello");
   EXPECT_EQ(b, 42);
   EXPECT_EQ(c, 2.5);
@@ -29,14 +32,14 @@ TEST(YamlReaderTest, ReadsTypedValuesAndKeepsDefaults) {
   EXPECT_EQ(e, (std::vector<std::string>{"x", "y"}));
   EXPECT_TRUE(std::isinf(f));
   EXPECT_EQ(missing, 7);
-  EXPECT_TRUE(m->Finish().ok());
+  EXPECT_THAT(m->Finish(), IsOk());
 }
 
 TEST(YamlReaderTest, UnknownKeyNamesFileLineAndKnownKeys) {
   auto m = YamlMap::FromString("listen: x\nlistn: y\n", "server.yaml");
-  ASSERT_TRUE(m.ok());
+  ASSERT_THAT(m, IsOk());
   std::string listen;
-  ASSERT_TRUE(m->GetString("listen", &listen).ok());
+  ASSERT_THAT(m->GetString("listen", &listen), IsOk());
   absl::Status s = m->Finish();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("server.yaml:2"), std::string::npos) << s.message();
@@ -46,7 +49,7 @@ TEST(YamlReaderTest, UnknownKeyNamesFileLineAndKnownKeys) {
 
 TEST(YamlReaderTest, TypeErrorsNameTheKeyAndLine) {
   auto m = YamlMap::FromString("x: 1\nport: seven\n", "c.yaml");
-  ASSERT_TRUE(m.ok());
+  ASSERT_THAT(m, IsOk());
   int32_t port = 0;
   absl::Status s = m->GetInt("port", &port);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
@@ -60,11 +63,11 @@ TEST(YamlReaderTest, TypeErrorsNameTheKeyAndLine) {
 
 TEST(YamlReaderTest, NestedMapsCarryTheirPath) {
   auto m = YamlMap::FromString("tls:\n  insecure: true\n  bogus: 1\n", "p.yaml");
-  ASSERT_TRUE(m.ok());
+  ASSERT_THAT(m, IsOk());
   auto tls = m->GetMap("tls");
-  ASSERT_TRUE(tls.ok());
+  ASSERT_THAT(tls, IsOk());
   bool insecure = false;
-  ASSERT_TRUE(tls->GetBool("insecure", &insecure).ok());
+  ASSERT_THAT(tls->GetBool("insecure", &insecure), IsOk());
   absl::Status s = tls->Finish();
   EXPECT_NE(s.message().find("'tls.bogus'"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("p.yaml:3"), std::string::npos) << s.message();
@@ -77,8 +80,8 @@ TEST(YamlReaderTest, SyntaxErrorsAndBadRootsAreClear) {
   auto list = YamlMap::FromString("- a\n- b\n", "list.yaml");
   EXPECT_FALSE(list.ok());
   auto empty = YamlMap::FromString("", "empty.yaml");
-  ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(empty->Finish().ok());
+  ASSERT_THAT(empty, IsOk());
+  EXPECT_THAT(empty->Finish(), IsOk());
   auto missing = YamlMap::FromFile("/nonexistent/x.yaml");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }

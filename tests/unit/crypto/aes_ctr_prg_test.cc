@@ -5,7 +5,10 @@
 
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -35,16 +38,16 @@ TEST(AesCtrPrgTest, NistSp80038aF55) {
   ASSERT_EQ(ct.size(), 64u);
 
   auto prg = AesCtrPrg::CreateWithCounter(key, counter);
-  ASSERT_TRUE(prg.ok()) << prg.status();
+  ASSERT_THAT(prg, IsOk());
   std::vector<uint8_t> ks(64);
-  ASSERT_TRUE(prg->Fill(ks).ok());
+  ASSERT_THAT(prg->Fill(ks), IsOk());
   std::vector<uint8_t> enc(64);
   for (size_t i = 0; i < 64; ++i) enc[i] = pt[i] ^ ks[i];
   EXPECT_EQ(ToHex(enc), ToHex(ct));
 
   // Streaming across non-block-aligned calls yields the same keystream.
   auto prg2 = AesCtrPrg::CreateWithCounter(key, counter);
-  ASSERT_TRUE(prg2.ok());
+  ASSERT_THAT(prg2, IsOk());
   std::vector<uint8_t> a(5), b(37), c(22);
   ASSERT_TRUE(prg2->Fill(a).ok() && prg2->Fill(b).ok() && prg2->Fill(c).ok());
   std::vector<uint8_t> joined = a;
@@ -68,13 +71,13 @@ TEST(AesCtrPrgTest, MasksAreLittleEndianKeystreamWordsReduced) {
   const auto seed = SeedFrom(2);
   constexpr size_t kN = 5000;  // crosses the internal 16 KiB chunk boundary
   auto bytes_prg = AesCtrPrg::Create(seed);
-  ASSERT_TRUE(bytes_prg.ok());
+  ASSERT_THAT(bytes_prg, IsOk());
   std::vector<uint8_t> ks(8 * kN);
-  ASSERT_TRUE(bytes_prg->Fill(ks).ok());
+  ASSERT_THAT(bytes_prg->Fill(ks), IsOk());
   for (int bits : {1, 7, 13, 32, 63, 64}) {
     SCOPED_TRACE(bits);
     auto masks = ExpandMaskMod2k(seed, kN, bits);
-    ASSERT_TRUE(masks.ok());
+    ASSERT_THAT(masks, IsOk());
     ASSERT_EQ(masks->size(), kN);
     const uint64_t m = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
     for (size_t i = 0; i < kN; ++i) {
@@ -109,7 +112,7 @@ TEST(AesCtrPrgTest, DifferentSeedsGiveDifferentMasks) {
 TEST(AesCtrPrgTest, MaskBitsAreBalanced) {
   constexpr size_t kN = 1 << 16;
   auto masks = ExpandMaskMod2k(SeedFrom(6), kN, 20);
-  ASSERT_TRUE(masks.ok());
+  ASSERT_THAT(masks, IsOk());
   for (int bit = 0; bit < 20; ++bit) {
     size_t ones = 0;
     for (uint64_t v : *masks) ones += (v >> bit) & 1;
@@ -129,12 +132,12 @@ TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
     random::Csprng rng = random::Csprng::FromSeed(8);
     for (uint64_t& v : x) v = rng.NextU64() & m;
     auto mask = ExpandMaskMod2k(seed, kN, bits);
-    ASSERT_TRUE(mask.ok());
+    ASSERT_THAT(mask, IsOk());
 
     std::vector<uint64_t> y = x;
-    ASSERT_TRUE(ApplyMaskMod2k(seed, bits, MaskSign::kAdd, y).ok());
+    ASSERT_THAT(ApplyMaskMod2k(seed, bits, MaskSign::kAdd, y), IsOk());
     for (size_t i = 0; i < kN; ++i) ASSERT_EQ(y[i], (x[i] + (*mask)[i]) & m);
-    ASSERT_TRUE(ApplyMaskMod2k(seed, bits, MaskSign::kSubtract, y).ok());
+    ASSERT_THAT(ApplyMaskMod2k(seed, bits, MaskSign::kSubtract, y), IsOk());
     EXPECT_EQ(y, x);
   }
 }
@@ -157,7 +160,7 @@ TEST(AesCtrPrgTest, RejectsBadArguments) {
   EXPECT_EQ(ApplyMaskMod2k(std::vector<uint8_t>(3), 32, MaskSign::kAdd, acc).code(),
             absl::StatusCode::kInvalidArgument);
   // Empty outputs are fine.
-  EXPECT_TRUE(ExpandMaskMod2k(seed, 0, 32).ok());
+  EXPECT_THAT(ExpandMaskMod2k(seed, 0, 32), IsOk());
 }
 
 }  // namespace

@@ -3,7 +3,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -52,10 +55,10 @@ TEST(AesGcmTest, McGrewViegaVectors) {
     SCOPED_TRACE(c.name);
     const auto key = Hex(c.key), iv = Hex(c.iv), pt = Hex(c.pt), aad = Hex(c.aad);
     auto sealed = AesGcmSealWithNonce(key, iv, pt, aad);
-    ASSERT_TRUE(sealed.ok()) << sealed.status();
+    ASSERT_THAT(sealed, IsOk());
     EXPECT_EQ(ToHex(*sealed), std::string(c.iv) + c.ct + c.tag);
     auto opened = AesGcmOpen(key, *sealed, aad);
-    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_THAT(opened, IsOk());
     EXPECT_EQ(ToHex(opened->span()), c.pt);
   }
 }
@@ -67,7 +70,7 @@ class AesGcmTamperTest : public ::testing::Test {
     aad_ = Hex("73656e6465723d332c726563697069656e743d372c726f756e643d3132");
     plaintext_ = Hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021");
     auto sealed = AesGcmSeal(key_, plaintext_, aad_, rng_);
-    ASSERT_TRUE(sealed.ok());
+    ASSERT_THAT(sealed, IsOk());
     sealed_ = *sealed;
   }
   void ExpectRejected(const std::vector<uint8_t>& sealed, const std::vector<uint8_t>& aad) {
@@ -83,7 +86,7 @@ class AesGcmTamperTest : public ::testing::Test {
 TEST_F(AesGcmTamperTest, RoundTrips) {
   ASSERT_EQ(sealed_.size(), plaintext_.size() + kAesGcmOverheadBytes);
   auto opened = AesGcmOpen(key_, sealed_, aad_);
-  ASSERT_TRUE(opened.ok());
+  ASSERT_THAT(opened, IsOk());
   EXPECT_EQ(ToHex(opened->span()), ToHex(plaintext_));
 }
 
@@ -127,7 +130,7 @@ TEST_F(AesGcmTamperTest, DetectsTruncationExtensionAndWrongKey) {
 
 TEST_F(AesGcmTamperTest, RandomNoncesDiffer) {
   auto again = AesGcmSeal(key_, plaintext_, aad_, rng_);
-  ASSERT_TRUE(again.ok());
+  ASSERT_THAT(again, IsOk());
   EXPECT_NE(ToHex(std::span(*again).first(kAesGcmNonceBytes)),
             ToHex(std::span(sealed_).first(kAesGcmNonceBytes)));
   EXPECT_NE(*again, sealed_);
@@ -152,9 +155,9 @@ TEST(AesGcmTest, RejectsMalformedInputs) {
             absl::StatusCode::kDataLoss);
   // Empty plaintext round-trips.
   auto sealed = AesGcmSeal(key, {}, {}, rng);
-  ASSERT_TRUE(sealed.ok());
+  ASSERT_THAT(sealed, IsOk());
   auto opened = AesGcmOpen(key, *sealed, {});
-  ASSERT_TRUE(opened.ok());
+  ASSERT_THAT(opened, IsOk());
   EXPECT_TRUE(opened->empty());
 }
 

@@ -4,7 +4,10 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -41,23 +44,23 @@ const Vector kRfc8032[] = {
 TEST(Ed25519Test, Rfc8032KnownAnswers) {
   for (const Vector& v : kRfc8032) {
     absl::StatusOr<Ed25519PrivateKey> key = Ed25519PrivateKey::FromSeed(Hex(v.secret));
-    ASSERT_TRUE(key.ok()) << key.status();
+    ASSERT_THAT(key, IsOk());
     EXPECT_EQ(ToHex(key->public_key()), v.public_key);
     const std::vector<uint8_t> message = Hex(v.message);
     absl::StatusOr<std::vector<uint8_t>> sig = key->Sign(message);
-    ASSERT_TRUE(sig.ok()) << sig.status();
+    ASSERT_THAT(sig, IsOk());
     EXPECT_EQ(ToHex(*sig), v.signature);
-    EXPECT_TRUE(Ed25519Verify(key->public_key(), message, *sig).ok());
+    EXPECT_THAT(Ed25519Verify(key->public_key(), message, *sig), IsOk());
   }
 }
 
 TEST(Ed25519Test, RejectsTamperedMessageSignatureAndKey) {
   const Vector& v = kRfc8032[1];
   absl::StatusOr<Ed25519PublicKey> pub = ParseEd25519PublicKey(Hex(v.public_key));
-  ASSERT_TRUE(pub.ok());
+  ASSERT_THAT(pub, IsOk());
   std::vector<uint8_t> message = Hex(v.message);
   std::vector<uint8_t> sig = Hex(v.signature);
-  ASSERT_TRUE(Ed25519Verify(*pub, message, sig).ok());
+  ASSERT_THAT(Ed25519Verify(*pub, message, sig), IsOk());
 
   std::vector<uint8_t> other_message = {0x73};
   EXPECT_EQ(Ed25519Verify(*pub, other_message, sig).code(), absl::StatusCode::kUnauthenticated);
@@ -85,8 +88,8 @@ TEST(Ed25519Test, GeneratedKeysSignAndAreDistinct) {
   EXPECT_NE(a->public_key(), b->public_key());
   const std::vector<uint8_t> m = {1, 2, 3};
   absl::StatusOr<std::vector<uint8_t>> sig = a->Sign(m);
-  ASSERT_TRUE(sig.ok());
-  EXPECT_TRUE(Ed25519Verify(a->public_key(), m, *sig).ok());
+  ASSERT_THAT(sig, IsOk());
+  EXPECT_THAT(Ed25519Verify(a->public_key(), m, *sig), IsOk());
   EXPECT_FALSE(Ed25519Verify(b->public_key(), m, *sig).ok());
 }
 

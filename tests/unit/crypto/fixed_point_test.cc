@@ -6,13 +6,16 @@
 
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
 
 TEST(FixedPointTest, CreateEnforcesTheNoWrapCondition) {
   // k=32, f=16, B=1: M = 2^16, so N * 2^16 < 2^31 <=> N < 2^15.
-  EXPECT_TRUE(FixedPointCodec::Create(32, 16, 1.0, 32767).ok());
+  EXPECT_THAT(FixedPointCodec::Create(32, 16, 1.0, 32767), IsOk());
   EXPECT_EQ(FixedPointCodec::Create(32, 16, 1.0, 32768).status().code(),
             absl::StatusCode::kInvalidArgument);
   // M = ceil(B * 2^f) (conservative): k=12, f=0, B=10.2 gives M=11, so
@@ -20,7 +23,7 @@ TEST(FixedPointTest, CreateEnforcesTheNoWrapCondition) {
   EXPECT_EQ(FixedPointCodec::Create(12, 0, 10.2, 186)->max_encoded_magnitude(), 11u);
   EXPECT_FALSE(FixedPointCodec::Create(12, 0, 10.2, 187).ok());
   // k=64 edge: M * N must stay below 2^63.
-  EXPECT_TRUE(FixedPointCodec::Create(64, 20, 1024.0, (uint64_t{1} << 33) - 1).ok());
+  EXPECT_THAT(FixedPointCodec::Create(64, 20, 1024.0, (uint64_t{1} << 33) - 1), IsOk());
   EXPECT_FALSE(FixedPointCodec::Create(64, 20, 1024.0, uint64_t{1} << 33).ok());
   EXPECT_FALSE(FixedPointCodec::Create(64, 0, 1e19, 1).ok());  // B alone >= 2^63
 }
@@ -42,7 +45,7 @@ TEST(FixedPointTest, CreateRejectsBadParameters) {
 
 TEST(FixedPointTest, EncodesTwosComplementAndDecodes) {
   auto codec = FixedPointCodec::Create(20, 8, 100.0, 10);
-  ASSERT_TRUE(codec.ok()) << codec.status();
+  ASSERT_THAT(codec, IsOk());
   EXPECT_EQ(codec->modulus_mask(), (uint64_t{1} << 20) - 1);
   EXPECT_EQ(*codec->Encode(1.5), 384u);
   EXPECT_EQ(*codec->Encode(-1.5), (uint64_t{1} << 20) - 384);
@@ -63,9 +66,9 @@ TEST(FixedPointTest, EncodesTwosComplementAndDecodes) {
 
 TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
   auto codec = FixedPointCodec::Create(32, 10, 4.0, 100);
-  ASSERT_TRUE(codec.ok());
-  EXPECT_TRUE(codec->Encode(4.0).ok());
-  EXPECT_TRUE(codec->Encode(-4.0).ok());
+  ASSERT_THAT(codec, IsOk());
+  EXPECT_THAT(codec->Encode(4.0), IsOk());
+  EXPECT_THAT(codec->Encode(-4.0), IsOk());
   EXPECT_EQ(codec->Encode(4.0000001).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(codec->Encode(-5.0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(codec->Encode(std::numeric_limits<double>::quiet_NaN()).ok());
@@ -95,7 +98,7 @@ TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
                           Config{48, 24, 50.0, 1000}, Config{64, 30, 1e3, 4096}}) {
     SCOPED_TRACE(c.bits);
     auto codec = FixedPointCodec::Create(c.bits, c.frac, c.bound, c.n);
-    ASSERT_TRUE(codec.ok()) << codec.status();
+    ASSERT_THAT(codec, IsOk());
     constexpr size_t kDim = 16;
     std::vector<uint64_t> acc(kDim, 0);
     std::vector<__int128> exact(kDim, 0);
@@ -107,8 +110,8 @@ TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
         exact[i] += std::llround(std::ldexp(x[i], c.frac));
       }
       auto enc = codec->EncodeVector(x);
-      ASSERT_TRUE(enc.ok());
-      ASSERT_TRUE(AddMod2k(acc, *enc, c.bits).ok());
+      ASSERT_THAT(enc, IsOk());
+      ASSERT_THAT(AddMod2k(acc, *enc, c.bits), IsOk());
     }
     for (size_t i = 0; i < kDim; ++i) {
       ASSERT_EQ(codec->DecodeSumToInteger(acc[i]), static_cast<int64_t>(exact[i])) << i;
@@ -122,14 +125,14 @@ TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
 
 TEST(FixedPointTest, ModularVectorHelpers) {
   std::vector<uint64_t> a = {1, 0, 255}, b = {2, 1, 1};
-  ASSERT_TRUE(AddMod2k(a, b, 8).ok());
+  ASSERT_THAT(AddMod2k(a, b, 8), IsOk());
   EXPECT_EQ(a, (std::vector<uint64_t>{3, 1, 0}));
-  ASSERT_TRUE(SubMod2k(a, b, 8).ok());
+  ASSERT_THAT(SubMod2k(a, b, 8), IsOk());
   EXPECT_EQ(a, (std::vector<uint64_t>{1, 0, 255}));
-  ASSERT_TRUE(SubMod2k(a, std::vector<uint64_t>{2, 1, 0}, 8).ok());
+  ASSERT_THAT(SubMod2k(a, std::vector<uint64_t>{2, 1, 0}, 8), IsOk());
   EXPECT_EQ(a, (std::vector<uint64_t>{255, 255, 255}));
   std::vector<uint64_t> w = {~uint64_t{0}};
-  ASSERT_TRUE(AddMod2k(w, std::vector<uint64_t>{1}, 64).ok());
+  ASSERT_THAT(AddMod2k(w, std::vector<uint64_t>{1}, 64), IsOk());
   EXPECT_EQ(w[0], 0u);
   EXPECT_FALSE(AddMod2k(a, std::vector<uint64_t>{1}, 8).ok());
   EXPECT_FALSE(SubMod2k(a, b, 0).ok());

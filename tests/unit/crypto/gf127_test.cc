@@ -2,6 +2,9 @@
 
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto::gf127 {
 namespace {
@@ -61,7 +64,7 @@ TEST(Gf127Test, InterpolationRecoversAPolynomial) {
   for (Elem x : xs) ys.push_back(f(x));
   for (Elem at : {Elem{0}, Elem{1}, Elem{123456789}, kP - 1}) {
     auto v = InterpolateAt(xs, ys, at);
-    ASSERT_TRUE(v.ok());
+    ASSERT_THAT(v, IsOk());
     EXPECT_EQ(*v, f(at));
   }
   xs[1] = xs[0];

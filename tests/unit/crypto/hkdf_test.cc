@@ -1,7 +1,10 @@
 #include "common/crypto/hkdf.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -48,15 +51,15 @@ TEST(HkdfTest, Rfc5869TestCases) {
     SCOPED_TRACE(c.name);
     const auto ikm = Hex(c.ikm), salt = Hex(c.salt), info = Hex(c.info);
     auto okm = HkdfSha256(ikm, salt, info, c.length);
-    ASSERT_TRUE(okm.ok()) << okm.status();
+    ASSERT_THAT(okm, IsOk());
     EXPECT_EQ(ToHex(okm->span()), c.okm);
 
     auto prk = HkdfSha256Extract(salt, ikm);
-    ASSERT_TRUE(prk.ok()) << prk.status();
+    ASSERT_THAT(prk, IsOk());
     EXPECT_EQ(ToHex(prk->span()), c.prk);
 
     auto expanded = HkdfSha256Expand(prk->span(), info, c.length);
-    ASSERT_TRUE(expanded.ok()) << expanded.status();
+    ASSERT_THAT(expanded, IsOk());
     EXPECT_EQ(ToHex(expanded->span()), c.okm);
   }
 }
@@ -69,7 +72,7 @@ TEST(HkdfTest, OutputIsAPrefixOfLongerOutput) {
   EXPECT_EQ(ToHex(a->span()), ToHex(b->span().first(16)));
   // Different info, different key: what separates the GCM key from the PRG seed.
   auto c = HkdfSha256(ikm, {}, Hex("02"), 16);
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   EXPECT_NE(*a, *c);
 }
 

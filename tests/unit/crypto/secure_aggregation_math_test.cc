@@ -9,6 +9,9 @@
 #include "common/crypto/hkdf.h"
 #include "common/crypto/x25519.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -18,13 +21,13 @@ TEST(SecureAggregationMathTest, MasksCancelAndTheSumDecodesExactly) {
   constexpr size_t kDim = 3000;
   constexpr int kBits = 40;
   auto codec = FixedPointCodec::Create(kBits, 16, 8.0, kParties);
-  ASSERT_TRUE(codec.ok());
+  ASSERT_THAT(codec, IsOk());
   random::Csprng rng = random::Csprng::FromSeed(2017);
 
   std::vector<X25519PrivateKey> keys;
   for (int i = 0; i < kParties; ++i) {
     auto k = X25519PrivateKey::Generate(rng);
-    ASSERT_TRUE(k.ok());
+    ASSERT_THAT(k, IsOk());
     keys.push_back(std::move(*k));
   }
   const std::vector<uint8_t> info = {'p', 'r', 'g'};
@@ -39,25 +42,25 @@ TEST(SecureAggregationMathTest, MasksCancelAndTheSumDecodesExactly) {
       true_sum[d] += codec->DecodeSum(*codec->Encode(x[d]));
     }
     auto y = codec->EncodeVector(x);
-    ASSERT_TRUE(y.ok());
+    ASSERT_THAT(y, IsOk());
     std::vector<uint8_t> b(kPrgSeedBytes);
     rng.FillBytes(b.data(), b.size());
-    ASSERT_TRUE(ApplyMaskMod2k(b, kBits, MaskSign::kAdd, *y).ok());
+    ASSERT_THAT(ApplyMaskMod2k(b, kBits, MaskSign::kAdd, *y), IsOk());
     self_seeds.push_back(b);
     for (int j = 0; j < kParties; ++j) {
       if (j == i) continue;
       auto shared = keys[i].Agree(keys[j].public_key());
-      ASSERT_TRUE(shared.ok());
+      ASSERT_THAT(shared, IsOk());
       auto seed = HkdfSha256(shared->span(), {}, info, kPrgSeedBytes);
-      ASSERT_TRUE(seed.ok());
+      ASSERT_THAT(seed, IsOk());
       ASSERT_TRUE(
           ApplyMaskMod2k(seed->span(), kBits, i < j ? MaskSign::kAdd : MaskSign::kSubtract, *y)
               .ok());
     }
-    ASSERT_TRUE(AddMod2k(server_sum, *y, kBits).ok());
+    ASSERT_THAT(AddMod2k(server_sum, *y, kBits), IsOk());
   }
   for (const auto& b : self_seeds) {
-    ASSERT_TRUE(ApplyMaskMod2k(b, kBits, MaskSign::kSubtract, server_sum).ok());
+    ASSERT_THAT(ApplyMaskMod2k(b, kBits, MaskSign::kSubtract, server_sum), IsOk());
   }
   for (size_t d = 0; d < kDim; ++d) {
     ASSERT_DOUBLE_EQ(codec->DecodeSum(server_sum[d]), true_sum[d]) << d;

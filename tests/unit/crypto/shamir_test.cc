@@ -5,6 +5,9 @@
 
 #include "common/crypto/gf127.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -38,7 +41,7 @@ TEST(ShamirTest, EveryThresholdSubsetReconstructsForSmallN) {
   for (size_t n = 1; n <= 6; ++n) {
     for (size_t t = 1; t <= n; ++t) {
       auto shares = ShamirSplit(secret, t, n, rng);
-      ASSERT_TRUE(shares.ok()) << shares.status();
+      ASSERT_THAT(shares, IsOk());
       ASSERT_EQ(shares->size(), n);
       for (size_t i = 0; i < n; ++i) EXPECT_EQ((*shares)[i].x, i + 1);
       // Every subset of size >= t, also in reverse order.
@@ -47,11 +50,11 @@ TEST(ShamirTest, EveryThresholdSubsetReconstructsForSmallN) {
           std::vector<ShamirShare> subset;
           for (size_t i : idx) subset.push_back((*shares)[i]);
           auto got = ShamirReconstruct(subset, t);
-          ASSERT_TRUE(got.ok()) << got.status();
+          ASSERT_THAT(got, IsOk());
           EXPECT_TRUE(Equals(*got, secret)) << "n=" << n << " t=" << t << " k=" << k;
           std::reverse(subset.begin(), subset.end());
           got = ShamirReconstruct(subset, t);
-          ASSERT_TRUE(got.ok());
+          ASSERT_THAT(got, IsOk());
           EXPECT_TRUE(Equals(*got, secret));
         });
       }
@@ -67,7 +70,7 @@ TEST(ShamirTest, RandomParametersAndSecretSizesRoundTrip) {
       const size_t t = 1 + rng.UniformInt(n);
       const auto secret = RandomBytes(rng, size);
       auto shares = ShamirSplit(secret, t, n, rng);
-      ASSERT_TRUE(shares.ok());
+      ASSERT_THAT(shares, IsOk());
       for (const ShamirShare& s : *shares) {
         ASSERT_EQ(s.secret_size, size);
         ASSERT_EQ(s.y.size(), ShamirChunkCount(size) * kShamirElementBytes);
@@ -75,7 +78,7 @@ TEST(ShamirTest, RandomParametersAndSecretSizesRoundTrip) {
       std::shuffle(shares->begin(), shares->end(), rng);
       shares->resize(t + rng.UniformInt(n - t + 1));  // a random set of >= t
       auto got = ShamirReconstruct(*shares, t);
-      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_THAT(got, IsOk());
       EXPECT_TRUE(Equals(*got, secret)) << "size=" << size << " n=" << n << " t=" << t;
     }
   }
@@ -89,7 +92,7 @@ TEST(ShamirTest, SplittingIsDeterministicUnderASeed) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a, *b);
   auto c = ShamirSplit(secret, 3, 5, r1);  // fresh randomness
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   EXPECT_NE((*a)[0].y, (*c)[0].y);
 }
 
@@ -103,7 +106,7 @@ TEST(ShamirTest, ThresholdMinusOneSharesAreConsistentWithAnySecret) {
     const size_t n = t + 2;
     const auto secret_a = RandomBytes(rng, 32);
     auto shares = ShamirSplit(secret_a, t, n, rng);
-    ASSERT_TRUE(shares.ok());
+    ASSERT_THAT(shares, IsOk());
     const std::vector<ShamirShare> known(shares->begin(), shares->begin() + (t - 1));
 
     for (int trial = 0; trial < 4; ++trial) {
@@ -127,13 +130,13 @@ TEST(ShamirTest, ThresholdMinusOneSharesAreConsistentWithAnySecret) {
         xs.push_back(0);
         ys.push_back(chunk);
         auto y = gf127::InterpolateAt(xs, ys, forged.x);
-        ASSERT_TRUE(y.ok());
+        ASSERT_THAT(y, IsOk());
         gf127::Store(*y, forged.y.data() + c * kShamirElementBytes);
       }
       std::vector<ShamirShare> set = known;
       set.push_back(forged);
       auto got = ShamirReconstruct(set, t);
-      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_THAT(got, IsOk());
       EXPECT_TRUE(Equals(*got, secret_b)) << "t=" << t << " trial=" << trial;
     }
   }
@@ -142,7 +145,7 @@ TEST(ShamirTest, ThresholdMinusOneSharesAreConsistentWithAnySecret) {
 TEST(ShamirTest, FewerThanThresholdSharesIsAnError) {
   random::Csprng rng = random::Csprng::FromSeed(5);
   auto shares = ShamirSplit(std::vector<uint8_t>(32, 1), 4, 6, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   std::vector<ShamirShare> three(shares->begin(), shares->begin() + 3);
   EXPECT_EQ(ShamirReconstruct(three, 4).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ShamirReconstruct({}, 1).status().code(), absl::StatusCode::kInvalidArgument);
@@ -152,7 +155,7 @@ TEST(ShamirTest, FewerThanThresholdSharesIsAnError) {
 TEST(ShamirTest, RejectsMalformedShareSets) {
   random::Csprng rng = random::Csprng::FromSeed(6);
   auto shares = ShamirSplit(std::vector<uint8_t>(32, 2), 3, 5, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   const auto code = [](const std::vector<ShamirShare>& s, size_t t) {
     return ShamirReconstruct(s, t).status().code();
   };
@@ -184,7 +187,7 @@ TEST(ShamirTest, CorruptedShareIsNotSilentlyAccepted) {
   random::Csprng rng = random::Csprng::FromSeed(7);
   const std::vector<uint8_t> secret(32, 3);
   auto shares = ShamirSplit(secret, 3, 5, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   (*shares)[1].y[3] ^= 0x10;
   auto got = ShamirReconstruct(*shares, 3);
   // Detected with probability ~1 - 2^-7 per chunk; either way never the secret.
@@ -209,12 +212,12 @@ TEST(ShamirTest, RejectsBadSplitArguments) {
 TEST(ShamirTest, SerializationRoundTripsAndValidates) {
   random::Csprng rng = random::Csprng::FromSeed(9);
   auto shares = ShamirSplit(std::vector<uint8_t>(32, 5), 2, 3, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   for (const ShamirShare& s : *shares) {
     const auto wire = SerializeShamirShare(s);
     EXPECT_EQ(wire.size(), kShamirShareHeaderBytes + 48);
     auto back = ParseShamirShare(wire);
-    ASSERT_TRUE(back.ok()) << back.status();
+    ASSERT_THAT(back, IsOk());
     EXPECT_EQ(*back, s);
   }
   auto wire = SerializeShamirShare((*shares)[0]);

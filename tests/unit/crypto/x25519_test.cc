@@ -3,7 +3,10 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::crypto {
 namespace {
@@ -13,7 +16,7 @@ using testing::ToHex;
 
 X25519PublicKey Pub(std::string_view hex) {
   absl::StatusOr<X25519PublicKey> k = ParseX25519PublicKey(Hex(hex));
-  EXPECT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k, IsOk());
   return k.ok() ? *k : X25519PublicKey{};
 }
 
@@ -21,10 +24,10 @@ X25519PublicKey Pub(std::string_view hex) {
 // u a peer public key.
 std::string X25519Hex(std::string_view scalar_hex, std::string_view u_hex) {
   absl::StatusOr<X25519PrivateKey> k = X25519PrivateKey::FromBytes(Hex(scalar_hex));
-  EXPECT_TRUE(k.ok()) << k.status();
+  EXPECT_THAT(k, IsOk());
   if (!k.ok()) return "";
   absl::StatusOr<SecretBytes> out = k->Agree(Pub(u_hex));
-  EXPECT_TRUE(out.ok()) << out.status();
+  EXPECT_THAT(out, IsOk());
   return out.ok() ? ToHex(out->span()) : "";
 }
 
@@ -108,16 +111,16 @@ TEST(X25519Test, ExportAndReimportPreservesTheKey) {
   auto b = X25519PrivateKey::Generate(rng);
   ASSERT_TRUE(a.ok() && b.ok());
   auto raw = a->ExportBytes();
-  ASSERT_TRUE(raw.ok());
+  ASSERT_THAT(raw, IsOk());
   ASSERT_EQ(raw->size(), kX25519KeyBytes);
   auto again = X25519PrivateKey::FromBytes(raw->span());
-  ASSERT_TRUE(again.ok());
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->public_key(), a->public_key());
   EXPECT_EQ(*again->Agree(b->public_key()), *a->Agree(b->public_key()));
   // The scalar comes back exactly as given (unclamped).
   const auto rfc = Hex("a546e36bf0527c9d3b16154b82465edd62144c0ac1fc5a18506a2244ba449ac4");
   auto k = X25519PrivateKey::FromBytes(rfc);
-  ASSERT_TRUE(k.ok());
+  ASSERT_THAT(k, IsOk());
   EXPECT_EQ(ToHex(k->ExportBytes()->span()), ToHex(rfc));
 }
 
@@ -126,7 +129,7 @@ TEST(X25519Test, ExportAndReimportPreservesTheKey) {
 TEST(X25519Test, RejectsLowOrderPoints) {
   random::Csprng rng = random::Csprng::FromSeed(11);
   auto key = X25519PrivateKey::Generate(rng);
-  ASSERT_TRUE(key.ok());
+  ASSERT_THAT(key, IsOk());
   for (std::string_view bad : {
            "0000000000000000000000000000000000000000000000000000000000000000",
            "0100000000000000000000000000000000000000000000000000000000000000",
@@ -143,8 +146,8 @@ TEST(X25519Test, RejectsLowOrderPoints) {
   }
   // A good agreement still works after the failures (no stale error state).
   auto other = X25519PrivateKey::Generate(rng);
-  ASSERT_TRUE(other.ok());
-  EXPECT_TRUE(key->Agree(other->public_key()).ok());
+  ASSERT_THAT(other, IsOk());
+  EXPECT_THAT(key->Agree(other->public_key()), IsOk());
 }
 
 TEST(X25519Test, RejectsWrongSizes) {

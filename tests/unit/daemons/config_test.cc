@@ -3,6 +3,9 @@
 #include "gtest/gtest.h"
 #include "party/party_config.h"
 #include "server/server_config.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf {
 namespace {
@@ -27,7 +30,7 @@ tls:
   name: srv
 )",
                                      "s.yaml");
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->listen, "127.0.0.1:0");
   EXPECT_EQ(c->max_chunk_values, 4096);
   EXPECT_EQ(c->coordinator.poll, absl::Milliseconds(500));
@@ -74,11 +77,11 @@ policy:
 TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
   auto local = server::ParseServerConfig(
       "dashboard_listen: 127.0.0.1:0\ndashboard_port_file: /tmp/d.port\n", "s.yaml");
-  ASSERT_TRUE(local.ok()) << local.status();
+  ASSERT_THAT(local, IsOk());
   EXPECT_EQ(local->dashboard_listen, "127.0.0.1:0");
   EXPECT_EQ(local->dashboard_port_file, "/tmp/d.port");
   EXPECT_FALSE(local->dashboard_allow_remote);
-  EXPECT_TRUE(server::ParseServerConfig("dashboard_listen: '[::1]:8080'\n", "s.yaml").ok());
+  EXPECT_THAT(server::ParseServerConfig("dashboard_listen: '[::1]:8080'\n", "s.yaml"), IsOk());
   auto remote = server::ParseServerConfig("dashboard_listen: 0.0.0.0:8080\n", "s.yaml");
   ASSERT_FALSE(remote.ok());
   EXPECT_NE(remote.status().message().find("dashboard_listen"), std::string::npos);
@@ -91,7 +94,7 @@ TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
 
 TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   auto c = party::ParsePartyConfig(kParty, "p.yaml");
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->name, "bank-a");
   EXPECT_EQ(c->tls.name, "bank-a");
   EXPECT_EQ(c->data.index, 2);
@@ -110,7 +113,7 @@ TEST(PartyConfigTest, ParsesAndFillsTlsName) {
   // Noise-free test metrics stay home unless the party opts in.
   EXPECT_FALSE(c->policy.report_metrics);
   auto opted = party::ParsePartyConfig(std::string(kParty) + "  report_metrics: true\n", "p.yaml");
-  ASSERT_TRUE(opted.ok()) << opted.status();
+  ASSERT_THAT(opted, IsOk());
   EXPECT_TRUE(opted->policy.report_metrics);
 }
 
@@ -150,7 +153,7 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
 
 TEST(PartyPolicyTest, RefusesWithReasons) {
   auto c = party::ParsePartyConfig(kParty, "p.yaml");
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   fmf::JobConfig job;
   job.setting = fmf::Setting::kHfl;
   job.split = fmf::SplitKind::kHorizontal;

@@ -10,6 +10,9 @@
 #include "client-device/hua_role.h"
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::device {
 namespace {
@@ -56,7 +59,7 @@ TEST(DevicePolicyTest, YamlPolicyParsesAndNamesBadKeys) {
       "max_epsilon: 2\ndelta: 1e-6\nallowed_settings: [lfl]\nmax_iterations: 20\n"
       "report_metrics: true\n",
       "policy.yaml");
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_THAT(p, IsOk());
   EXPECT_EQ(p->max_epsilon, 2);
   EXPECT_EQ(p->delta, 1e-6);
   EXPECT_EQ(p->allowed_settings, std::vector<std::string>{"lfl"});
@@ -86,50 +89,50 @@ class DeviceLedgerTest : public ::testing::Test {
 TEST_F(DeviceLedgerTest, ChargeRefusesBeyondTheBudget) {
   // z such that 4 releases cost exactly 2: the 5th must be refused.
   auto z = dp::CalibrateNoiseMultiplier(1.0, 4, 1e-5, 2.0);
-  ASSERT_TRUE(z.ok());
+  ASSERT_THAT(z, IsOk());
   auto ledger = DeviceLedger::Open(path_, {2.0, 1e-5, false});
-  ASSERT_TRUE(ledger.ok()) << ledger.status();
+  ASSERT_THAT(ledger, IsOk());
   for (int t = 0; t < 4; ++t) {
     auto c = (*ledger)->Charge({1, 2}, "job", t, *z);
-    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_THAT(c, IsOk());
     EXPECT_EQ(*c, (std::vector<uint64_t>{1, 2})) << "iteration " << t;
   }
   auto fifth = (*ledger)->Charge({1, 2, 3}, "job", 4, *z);
-  ASSERT_TRUE(fifth.ok());
+  ASSERT_THAT(fifth, IsOk());
   EXPECT_EQ(*fifth, std::vector<uint64_t>{3});  // device 3 has spent nothing yet
   EXPECT_EQ(*(*ledger)->Releases(1, "job"), 4);
   // Another job draws on the same budget (it is the device's, not the job's).
   auto other = (*ledger)->Charge({1}, "job-2", 0, *z);
-  ASSERT_TRUE(other.ok());
+  ASSERT_THAT(other, IsOk());
   EXPECT_TRUE(other->empty());
   auto eps = (*ledger)->EpsilonIf(1, *z, 0);
-  ASSERT_TRUE(eps.ok());
+  ASSERT_THAT(eps, IsOk());
   EXPECT_LE(*eps, 2.0 * (1 + 1e-9));
   EXPECT_GT(*eps, 1.9);
   auto planned = (*ledger)->EpsilonIf(3, *z, 4);
-  ASSERT_TRUE(planned.ok());
+  ASSERT_THAT(planned, IsOk());
   EXPECT_GT(*planned, 2.0);  // 1 spent + 4 planned > 4 releases' 2.0
 }
 
 TEST_F(DeviceLedgerTest, ReleaseWithoutNoiseIsRefusedUnlessAllowed) {
   {
     auto ledger = DeviceLedger::Open(path_, {8.0, 1e-5, false});
-    ASSERT_TRUE(ledger.ok());
+    ASSERT_THAT(ledger, IsOk());
     auto c = (*ledger)->Charge({1}, "inf-job", 0, 0.0);
-    ASSERT_TRUE(c.ok());
+    ASSERT_THAT(c, IsOk());
     EXPECT_TRUE(c->empty());
     EXPECT_EQ(*(*ledger)->Releases(1, "inf-job"), 0);
   }
   auto ledger = DeviceLedger::Open(path_, {8.0, 1e-5, true});
-  ASSERT_TRUE(ledger.ok());
+  ASSERT_THAT(ledger, IsOk());
   auto c = (*ledger)->Charge({1}, "inf-job", 0, 0.0);
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   EXPECT_EQ(*c, std::vector<uint64_t>{1});
   // After a release without noise the device's epsilon is infinite: no
   // private job fits its budget any more.
   EXPECT_TRUE(std::isinf(*(*ledger)->EpsilonIf(1, 1.0, 1)));
   auto d = (*ledger)->Charge({1}, "private-job", 0, 5.0);
-  ASSERT_TRUE(d.ok());
+  ASSERT_THAT(d, IsOk());
   EXPECT_TRUE(d->empty());
 }
 
@@ -152,7 +155,7 @@ TEST(HuaUserRoleTest, HugeReceivedItemRowIsProjectedBeforeTheGradient) {
   u.train = {{2, 5.0}};
   std::vector<HuaLocalUser> users{u};
   auto role = HuaUserRole::Create(p, {1, 5}, std::move(users), 9);
-  ASSERT_TRUE(role.ok()) << role.status();
+  ASSERT_THAT(role, IsOk());
   hua::IterationRequest req;
   req.iteration = 1;
   req.user = 4;
@@ -164,7 +167,7 @@ TEST(HuaUserRoleTest, HugeReceivedItemRowIsProjectedBeforeTheGradient) {
   it.mask = {0, 0, 0};
   req.items.push_back(it);
   auto report = (*role)->HandleIteration(req);
-  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_THAT(report, IsOk());
   ASSERT_EQ(report->items.size(), 1u);
   EXPECT_LE(HuaUserRole::MaxItemNorm(p), p.zp.max_abs / 8);
 }

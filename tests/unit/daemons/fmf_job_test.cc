@@ -8,6 +8,9 @@
 #include "common/base/status_macros.h"
 #include "common/net/job_codec.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::server {
 namespace {
@@ -47,7 +50,7 @@ FmfJobOptions Options() {
 
 FmfJob Make(StoredJob stored) {
   auto job = FmfJob::Restore(std::move(stored), Options(), kT0, random::Csprng::FromSeed(1));
-  EXPECT_TRUE(job.ok()) << job.status();
+  EXPECT_THAT(job, IsOk());
   return std::move(*job);
 }
 
@@ -79,12 +82,12 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
   EXPECT_EQ(job.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kNone);  // b has not replied
 
   auto stored_a = job.ReplyOffer(0, Accept(3));
-  ASSERT_TRUE(stored_a.ok()) << stored_a.status();
+  ASSERT_THAT(stored_a, IsOk());
   ASSERT_TRUE(stored_a->has_value());
   EXPECT_TRUE((*stored_a)->accepted);
   EXPECT_EQ((*stored_a)->weight, 3);
   EXPECT_EQ(job.ReplyOffer(0, Accept(3)).status().code(), absl::StatusCode::kAlreadyExists);
-  ASSERT_TRUE(job.ReplyOffer(1, Accept(1)).ok());
+  ASSERT_THAT(job.ReplyOffer(1, Accept(1)), IsOk());
 
   const FmfJob::Step started = job.Advance(kT0 + absl::Seconds(2), All);
   ASSERT_EQ(started.kind, Kind::kStarted);
@@ -95,11 +98,11 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
   EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_ROUND);
 
   // Round 0: the weighted average (3:1) of the two uploads.
-  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.2)).ok());
+  ASSERT_THAT(job.SubmitUpdate(0, 0, Filled(job, 0.2)), IsOk());
   EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_IDLE);                 // done with this round
   EXPECT_EQ(job.Advance(kT0 + absl::Seconds(3), All).kind, Kind::kNone);  // b is awaited
   EXPECT_FALSE(job.SubmitUpdate(1, 1, Filled(job, 0.6)).ok());            // not the open round
-  ASSERT_TRUE(job.SubmitUpdate(1, 0, Filled(job, 0.6)).ok());
+  ASSERT_THAT(job.SubmitUpdate(1, 0, Filled(job, 0.6)), IsOk());
   const FmfJob::Step closed = job.Advance(kT0 + absl::Seconds(4), All);
   ASSERT_EQ(closed.kind, Kind::kRoundClosed);
   EXPECT_EQ(closed.record.round(), 0);
@@ -110,7 +113,7 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
   EXPECT_NEAR((*job.stored().shared)(0, 0), 0.75 * 0.2 + 0.25 * 0.6, 1e-6);
 
   // Round 1 closes at its deadline without b, which is not awaited.
-  ASSERT_TRUE(job.SubmitUpdate(0, 1, Filled(job, 0.4)).ok());
+  ASSERT_THAT(job.SubmitUpdate(0, 1, Filled(job, 0.4)), IsOk());
   const FmfJob::Step partial = job.Advance(kT0 + absl::Seconds(5), Nobody);
   ASSERT_EQ(partial.kind, Kind::kFailed);  // min_parties 2: one contributor is too few
   EXPECT_NE(partial.error.find("only 1 parties answered, 2 needed"), std::string::npos)
@@ -119,10 +122,10 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
 
 TEST(FmfJobTest, StageThreeWaitsForAwaitedPartiesUntilTheFinishDeadline) {
   FmfJob job = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
-  ASSERT_TRUE(job.ReplyOffer(0, Accept(2)).ok());
-  ASSERT_TRUE(job.ReplyOffer(1, Accept(2)).ok());
+  ASSERT_THAT(job.ReplyOffer(0, Accept(2)), IsOk());
+  ASSERT_THAT(job.ReplyOffer(1, Accept(2)), IsOk());
   ASSERT_EQ(job.Advance(kT0, All).kind, Kind::kStarted);
-  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.3)).ok());
+  ASSERT_THAT(job.SubmitUpdate(0, 0, Filled(job, 0.3)), IsOk());
   // b never uploads; a live b is waited for until the round deadline (10 s).
   EXPECT_EQ(job.Advance(kT0 + absl::Seconds(9), All).kind, Kind::kNone);
   const FmfJob::Step closed = job.Advance(kT0 + absl::Seconds(10), All);
@@ -140,7 +143,7 @@ TEST(FmfJobTest, StageThreeWaitsForAwaitedPartiesUntilTheFinishDeadline) {
   report.set_test_mse(0.9);
   report.set_test_count(4);
   auto history = job.CheckReport(0, report);
-  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_THAT(history, IsOk());
   EXPECT_EQ(history->party(), "a");
   EXPECT_TRUE(job.stored().reports.empty());  // nothing applied before it is stored
   const StoredParty& a = job.ApplyReport(0, report, *history);
@@ -175,13 +178,13 @@ TEST(FmfJobTest, UntrustedRepliesAndReportsAreRefusedWithTheField) {
 
 TEST(FmfJobTest, OfferDeadlineStartsWithTheAcceptorsOrFailsNamingTheSilent) {
   FmfJob enough = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
-  ASSERT_TRUE(enough.ReplyOffer(0, Accept(2)).ok());
+  ASSERT_THAT(enough.ReplyOffer(0, Accept(2)), IsOk());
   EXPECT_EQ(enough.Advance(kT0 + absl::Seconds(59), All).kind, Kind::kNone);
   EXPECT_EQ(enough.Advance(kT0 + absl::Seconds(60), All).kind, Kind::kStarted);
   EXPECT_EQ(enough.TaskFor("b").kind(), v1::TASK_KIND_IDLE);  // never replied: not in it
 
   FmfJob few = Make(Waiting(/*rounds=*/1, /*min_parties=*/2));
-  ASSERT_TRUE(few.ReplyOffer(0, Accept(2)).ok());
+  ASSERT_THAT(few.ReplyOffer(0, Accept(2)), IsOk());
   const FmfJob::Step failed = few.Advance(kT0 + absl::Seconds(60), All);
   ASSERT_EQ(failed.kind, Kind::kFailed);
   EXPECT_NE(failed.error.find("1 of 2 parties accepted, 2 needed (b: no reply)"), std::string::npos)
@@ -192,17 +195,17 @@ TEST(FmfJobTest, OfferDeadlineStartsWithTheAcceptorsOrFailsNamingTheSilent) {
 // and a restored RUNNING job resumes at its stored round.
 TEST(FmfJobTest, RestoresARunningJobAtItsStoredRound) {
   FmfJob job = Make(Waiting(/*rounds=*/3));
-  ASSERT_TRUE(job.ReplyOffer(0, Accept(2)).ok());
-  ASSERT_TRUE(job.ReplyOffer(1, Accept(2)).ok());
+  ASSERT_THAT(job.ReplyOffer(0, Accept(2)), IsOk());
+  ASSERT_THAT(job.ReplyOffer(1, Accept(2)), IsOk());
   ASSERT_EQ(job.Advance(kT0, All).kind, Kind::kStarted);
-  ASSERT_TRUE(job.SubmitUpdate(0, 0, Filled(job, 0.1)).ok());
-  ASSERT_TRUE(job.SubmitUpdate(1, 0, Filled(job, 0.3)).ok());
+  ASSERT_THAT(job.SubmitUpdate(0, 0, Filled(job, 0.1)), IsOk());
+  ASSERT_THAT(job.SubmitUpdate(1, 0, Filled(job, 0.3)), IsOk());
   ASSERT_EQ(job.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kRoundClosed);
 
   FmfJob again = Make(job.stored());
   EXPECT_EQ(again.stored().round, 1);
   EXPECT_TRUE(again.started());
-  ASSERT_TRUE(again.SharedFor(0, 1).ok());
+  ASSERT_THAT(again.SharedFor(0, 1), IsOk());
   EXPECT_EQ(*again.SharedFor(0, 1), *job.SharedFor(0, 1));
   EXPECT_EQ(again.SharedFor(0, 0).status().code(), absl::StatusCode::kFailedPrecondition);
 

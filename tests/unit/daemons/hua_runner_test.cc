@@ -16,6 +16,9 @@
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
 #include "common/net/hua_codec.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::server {
 namespace {
@@ -94,9 +97,9 @@ class HuaRunnerTest : public ::testing::Test {
   // Submits a job and registers its two users from host "a".
   std::string SubmitAndRegister() {
     auto id = runner_->Submit(Spec());
-    EXPECT_TRUE(id.ok()) << id.status();
+    EXPECT_THAT(id, IsOk());
     auto n = runner_->Register("a", *id, {{0, {1, 2}}, {1, {3}}});
-    EXPECT_TRUE(n.ok()) << n.status();
+    EXPECT_THAT(n, IsOk());
     return *id;
   }
 
@@ -113,10 +116,10 @@ TEST_F(HuaRunnerTest, AnAllocationFailureInTheLinkFailsThatJobAndTheRunnerServes
   const std::string first = SubmitAndRegister();
   // The host's long poll returns with the abort as soon as the job fails.
   auto tasks = runner_->Poll("a", first);
-  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_THAT(tasks, IsOk());
   EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
   auto st = runner_->Status(first);
-  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
   EXPECT_TRUE(absl::StrContains(st->error(), "ran out of memory")) << st->error();
 
@@ -128,7 +131,7 @@ TEST_F(HuaRunnerTest, AnAllocationFailureInTheLinkFailsThatJobAndTheRunnerServes
   }
   const std::string second = SubmitAndRegister();
   auto next = runner_->Poll("a", second);
-  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_THAT(next, IsOk());
   EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
   EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
   absl::MutexLock lock(&script_.mu);
@@ -140,7 +143,7 @@ TEST_F(HuaRunnerTest, StopReturnsWhileAHostIsPolling) {
   const std::string id = SubmitAndRegister();
   runner_->Stop();  // joins the runner thread; a poll after it returns at once
   auto tasks = runner_->Poll("a", id);
-  EXPECT_TRUE(tasks.ok()) << tasks.status();
+  EXPECT_THAT(tasks, IsOk());
 }
 
 }  // namespace

@@ -16,6 +16,9 @@
 #include "common/hua/third_party.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::server {
 namespace {
@@ -67,7 +70,7 @@ std::unique_ptr<Fed> MakeFed() {
   c.grants = {{"a", 0, 6}, {"b", 6, 6}};
   c.expected_users = kUsers;
   auto job = HuaS3Job::Create(c, f->now);
-  EXPECT_TRUE(job.ok()) << job.status();
+  EXPECT_THAT(job, IsOk());
   f->job = std::move(*job);
   auto tp = hua::ThirdParty::Create(hua::Scenario::kDynamic, kDim, random::Csprng::FromSeed(7));
   f->tp.emplace(std::move(*tp));
@@ -77,9 +80,9 @@ std::unique_ptr<Fed> MakeFed() {
     std::vector<device::HuaLocalUser> users;
     for (int32_t i = first; i < first + 6; ++i) users.push_back({i, ratings[i], {}});
     auto role = device::HuaUserRole::Create(c.params, c.range, users, kSeed);
-    EXPECT_TRUE(role.ok()) << role.status();
+    EXPECT_THAT(role, IsOk());
     auto n = f->job->Register(host, (*role)->Hellos(), f->now);
-    EXPECT_TRUE(n.ok()) << n.status();
+    EXPECT_THAT(n, IsOk());
     f->hosts[host] = std::move(*role);
   }
   return f;
@@ -92,14 +95,14 @@ void Answer(Fed& f, const std::string& host) {
   std::vector<int32_t> done;
   for (const auto& r : t.init) {
     auto rep = f.hosts[host]->HandleInit(r);
-    ASSERT_TRUE(rep.ok()) << rep.status();
-    ASSERT_TRUE(f.tp->Accept(*rep).ok());
+    ASSERT_THAT(rep, IsOk());
+    ASSERT_THAT(f.tp->Accept(*rep), IsOk());
     done.push_back(r.user);
   }
   for (const auto& r : t.iteration) {
     auto rep = f.hosts[host]->HandleIteration(r);
-    ASSERT_TRUE(rep.ok()) << rep.status();
-    ASSERT_TRUE(f.tp->Accept(*rep).ok());
+    ASSERT_THAT(rep, IsOk());
+    ASSERT_THAT(f.tp->Accept(*rep), IsOk());
     done.push_back(r.user);
   }
   if (!done.empty()) ASSERT_TRUE(f.job->MarkDone(host, t.phase, t.round, t.pass, done).ok());
@@ -111,7 +114,7 @@ void Drive(Fed& f, const std::function<void(int32_t)>& before_iteration = nullpt
     HuaAction a = f.job->NextAction(f.now);
     switch (a.kind) {
       case HuaAction::kBegin:
-        ASSERT_TRUE(f.tp->Begin(a.plan).ok());
+        ASSERT_THAT(f.tp->Begin(a.plan), IsOk());
         if (a.plan.phase == hua::Phase::kIteration && a.plan.pass == 0 && before_iteration) {
           before_iteration(a.plan.round);
         }
@@ -121,8 +124,8 @@ void Drive(Fed& f, const std::function<void(int32_t)>& before_iteration = nullpt
         break;
       case HuaAction::kFlush: {
         auto fw = f.tp->Flush();
-        ASSERT_TRUE(fw.ok());
-        ASSERT_TRUE(f.job->Flushed(*fw, f.now).ok()) << f.job->error();
+        ASSERT_THAT(fw, IsOk());
+        ASSERT_THAT(f.job->Flushed(*fw, f.now), IsOk()) << f.job->error();
         break;
       }
       case HuaAction::kEndJob: f.job->EndedAtAggregator(f.now); return;
@@ -151,7 +154,7 @@ TEST(HuaS3JobTest, ReproducesTheProtocolDriverExactly) {
   const random::Csprng root = random::Csprng::FromSeed(kSeed);
   const hua::Profiles start = hua::InitialProfiles(root, kUsers, kItems, kDim);
   auto out = hua::RunProtocol(Params(), x, {1.0, 5.0}, root, start);
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   const mf::Matrix& v = f->job->item_profiles();
   ASSERT_EQ(v.rows(), out->profiles.v.rows());
   double max_diff = 0;
@@ -203,7 +206,7 @@ TEST(HuaS3JobTest, RejectsUngrantedUsersLateRegistrationAndStaleDone) {
   c.grants = {{"a", 0, 2}};
   c.expected_users = 2;
   auto job = HuaS3Job::Create(c, f->now);
-  ASSERT_TRUE(job.ok());
+  ASSERT_THAT(job, IsOk());
   auto r = (*job)->Register("b", {{0, {1, 2}}}, f->now);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kPermissionDenied);
   r = (*job)->Register("a", {{1, {2, 1}}}, f->now);  // unsorted

@@ -9,6 +9,9 @@
 
 #include "common/net/job_codec.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::server {
 namespace {
@@ -28,7 +31,7 @@ class JobCoordinatorTest : public ::testing::Test {
   }
   void Open() {
     auto store = ServerStore::Open(dir_ + "/s.db");
-    ASSERT_TRUE(store.ok());
+    ASSERT_THAT(store, IsOk());
     store_ = std::move(*store);
     CoordinatorOptions o;
     o.poll = absl::Milliseconds(100);
@@ -37,7 +40,7 @@ class JobCoordinatorTest : public ::testing::Test {
     o.finish_deadline = absl::Seconds(5);
     o.allowed_parties = allowed_;
     coordinator_ = std::make_unique<JobCoordinator>(store_.get(), o);
-    ASSERT_TRUE(coordinator_->Start().ok());
+    ASSERT_THAT(coordinator_->Start(), IsOk());
   }
 
   v1::JobSpec Spec(int rounds) {
@@ -73,7 +76,7 @@ class JobCoordinatorTest : public ::testing::Test {
     r.set_items(3);
     r.set_global_users(10);
     r.set_global_items(3);
-    ASSERT_TRUE(coordinator_->ReplyOffer(party, r).ok());
+    ASSERT_THAT(coordinator_->ReplyOffer(party, r), IsOk());
   }
 
   std::string dir_;
@@ -84,7 +87,7 @@ class JobCoordinatorTest : public ::testing::Test {
 };
 
 TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(2)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(2)), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 2);
   Accept("b", 6);
@@ -92,19 +95,19 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
     v1::Task ta = WaitTask("a", v1::TASK_KIND_ROUND);
     EXPECT_EQ(ta.round(), t);
     auto shared = coordinator_->SharedFor("a", "j", t);
-    ASSERT_TRUE(shared.ok()) << shared.status();
+    ASSERT_THAT(shared, IsOk());
     EXPECT_EQ(shared->rows(), 3);
-    ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)).ok());
+    ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)), IsOk());
     // A second upload for the same round is refused.
     EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)).code(),
               absl::StatusCode::kAlreadyExists);
     WaitTask("b", v1::TASK_KIND_ROUND);
-    ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.6)).ok());
+    ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.6)), IsOk());
   }
   v1::Task fin = WaitTask("a", v1::TASK_KIND_FINISH);
   EXPECT_EQ(fin.round(), 2);
   auto final_shared = coordinator_->SharedFor("a", "j", 2);
-  ASSERT_TRUE(final_shared.ok());
+  ASSERT_THAT(final_shared, IsOk());
   // (2 * 0.2 + 6 * 0.6) / 8 = 0.5, up to the float32 precision it is released at.
   EXPECT_NEAR((*final_shared)(1, 1), 0.5, 1e-7);
   for (const std::string p : {"a", "b"}) {
@@ -115,11 +118,11 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
     r.set_finished(true);
     r.set_test_mse(0.9);
     r.set_test_count(10);
-    ASSERT_TRUE(coordinator_->ReportPrivacy(p, r).ok());
+    ASSERT_THAT(coordinator_->ReportPrivacy(p, r), IsOk());
   }
   for (int i = 0; i < 100; ++i) {
     auto st = coordinator_->GetJob("j");
-    ASSERT_TRUE(st.ok());
+    ASSERT_THAT(st, IsOk());
     if (st->state() == v1::JOB_STATE_FINISHED) {
       EXPECT_EQ(st->rounds_size(), 2);
       EXPECT_EQ(st->parties(1).test_mse(), 0.9);
@@ -131,7 +134,7 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
 }
 
 TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(3)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(3)), IsOk());
   EXPECT_EQ(coordinator_->SubmitJob(Spec(3)).status().code(), absl::StatusCode::kAlreadyExists);
   v1::JobSpec bad = Spec(3);
   bad.set_job_id("k");
@@ -170,7 +173,7 @@ TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
 }
 
 TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(4)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(4)), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
   Accept("b", 5);
@@ -178,41 +181,41 @@ TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
     WaitTask("a", v1::TASK_KIND_ROUND);
     ASSERT_TRUE(
         coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.1 * (t + 1))).ok());
-    ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.3)).ok());
+    ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.3)), IsOk());
   }
   v1::Task t2 = WaitTask("a", v1::TASK_KIND_ROUND);
   ASSERT_EQ(t2.round(), 2);
   auto before = coordinator_->SharedFor("a", "j", 2);
-  ASSERT_TRUE(before.ok());
+  ASSERT_THAT(before, IsOk());
   // Only a's half of round 2 arrives before the "crash": it is lost.
-  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)), IsOk());
   coordinator_.reset();
   Open();
   v1::Task again = WaitTask("a", v1::TASK_KIND_ROUND);
   EXPECT_EQ(again.round(), 2);
   auto after = coordinator_->SharedFor("a", "j", 2);
-  ASSERT_TRUE(after.ok());
+  ASSERT_THAT(after, IsOk());
   EXPECT_EQ(*after, *before);
   auto st = coordinator_->GetJob("j");
-  ASSERT_TRUE(st.ok());
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->rounds_size(), 2);
   EXPECT_EQ(st->state(), v1::JOB_STATE_RUNNING);
   // The restarted server has seen nobody yet; a's resend must not close the
   // resumed round alone while b (within one liveness window) may still come.
-  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", 2, mf::Matrix::Constant(3, 2, 0.9)), IsOk());
   EXPECT_EQ(coordinator_->GetTask("a").kind(), v1::TASK_KIND_IDLE);  // one bounded long-poll
   EXPECT_EQ(coordinator_->GetJob("j")->rounds_size(), 2);
-  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 2, mf::Matrix::Constant(3, 2, 0.3)).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", 2, mf::Matrix::Constant(3, 2, 0.3)), IsOk());
   v1::Task next = WaitTask("a", v1::TASK_KIND_ROUND);
   EXPECT_EQ(next.round(), 3);
   auto closed = coordinator_->GetJob("j");
-  ASSERT_TRUE(closed.ok());
+  ASSERT_THAT(closed, IsOk());
   ASSERT_EQ(closed->rounds_size(), 3);
   EXPECT_EQ(closed->rounds(2).contributors_size(), 2);
 }
 
 TEST_F(JobCoordinatorTest, PerRoundHistoryKeepsEachPartysReportsAcrossARestart) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(3)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(3)), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
   Accept("b", 5);
@@ -231,19 +234,19 @@ TEST_F(JobCoordinatorTest, PerRoundHistoryKeepsEachPartysReportsAcrossARestart) 
     return coordinator_->ReportPrivacy(p, r);
   };
   WaitTask("a", v1::TASK_KIND_ROUND);
-  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 0, mf::Matrix::Constant(3, 2, 0.1)).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", 0, mf::Matrix::Constant(3, 2, 0.1)), IsOk());
   // a reports right after its upload, before the round closes.
-  ASSERT_TRUE(report("a", 0, 0.3, 1.3, 0.8).ok());
+  ASSERT_THAT(report("a", 0, 0.3, 1.3, 0.8), IsOk());
   // Reports ahead of the job, or with a NaN spend, are refused and not kept.
   EXPECT_EQ(report("a", 2, 0.3, 1.3, 0.8).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(report("a", 0, NAN, 1.3, 0.8).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(report("a", 0, 0.3, 1.3, -1.0).code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 0, mf::Matrix::Constant(3, 2, 0.3)).ok());
-  ASSERT_TRUE(report("b", 0, 0.4, 0.4, std::nullopt).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", 0, mf::Matrix::Constant(3, 2, 0.3)), IsOk());
+  ASSERT_THAT(report("b", 0, 0.4, 0.4, std::nullopt), IsOk());
   WaitTask("a", v1::TASK_KIND_ROUND);
-  ASSERT_TRUE(coordinator_->SubmitUpdate("a", "j", 1, mf::Matrix::Constant(3, 2, 0.1)).ok());
-  ASSERT_TRUE(coordinator_->SubmitUpdate("b", "j", 1, mf::Matrix::Constant(3, 2, 0.3)).ok());
-  ASSERT_TRUE(report("a", 1, 0.5, 1.5, 0.7).ok());
+  ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", 1, mf::Matrix::Constant(3, 2, 0.1)), IsOk());
+  ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", 1, mf::Matrix::Constant(3, 2, 0.3)), IsOk());
+  ASSERT_THAT(report("a", 1, 0.5, 1.5, 0.7), IsOk());
   WaitTask("a", v1::TASK_KIND_ROUND);
 
   auto check = [](const v1::JobStatus& st) {
@@ -266,19 +269,19 @@ TEST_F(JobCoordinatorTest, PerRoundHistoryKeepsEachPartysReportsAcrossARestart) 
     EXPECT_EQ(st.parties(1).job_epsilon(), 0.4);
   };
   auto live = coordinator_->GetJob("j");
-  ASSERT_TRUE(live.ok());
+  ASSERT_THAT(live, IsOk());
   check(*live);
   coordinator_.reset();
   Open();
   auto reloaded = coordinator_->GetJob("j");
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_THAT(reloaded, IsOk());
   check(*reloaded);
 }
 
 TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
   v1::JobSpec s = Spec(2);
   s.set_min_parties(2);
-  ASSERT_TRUE(coordinator_->SubmitJob(s).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(s), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
   v1::OfferReply no;
@@ -286,11 +289,11 @@ TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
   no.set_job_id("j");
   no.set_accept(false);
   no.set_refusal("epsilon 1 exceeds the policy cap 0.5");
-  ASSERT_TRUE(coordinator_->ReplyOffer("b", no).ok());
+  ASSERT_THAT(coordinator_->ReplyOffer("b", no), IsOk());
   v1::Task abort = WaitTask("a", v1::TASK_KIND_ABORT);
   EXPECT_EQ(abort.job_id(), "j");
   auto st = coordinator_->GetJob("j");
-  ASSERT_TRUE(st.ok());
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(st->error().find("policy cap"), std::string::npos) << st->error();
 }
@@ -312,14 +315,14 @@ TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
   EXPECT_EQ(unknown.code(), absl::StatusCode::kFailedPrecondition) << unknown;
   EXPECT_NE(unknown.message().find("call Register first"), std::string::npos) << unknown;
 
-  ASSERT_TRUE(coordinator_->Register("a", "state-a").ok());
+  ASSERT_THAT(coordinator_->Register("a", "state-a"), IsOk());
   EXPECT_TRUE(connected("a"));
   // Silent: after the liveness window the party is no longer connected
   // (bounded poll of the observable state, not a fixed sleep).
   const absl::Time give_up = absl::Now() + absl::Seconds(10);
   while (connected("a") && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(20));
   ASSERT_FALSE(connected("a")) << "still connected 10 s after a 300 ms liveness window";
-  ASSERT_TRUE(coordinator_->Heartbeat("a").ok());
+  ASSERT_THAT(coordinator_->Heartbeat("a"), IsOk());
   EXPECT_TRUE(connected("a"));
   EXPECT_EQ(coordinator_->liveness(), absl::Milliseconds(300));
 }
@@ -327,7 +330,7 @@ TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
 // Issue 13 item 6: a party declaring 2^31-1 items is refused before its
 // reply is stored, naming the field; the job then runs with honest replies.
 TEST_F(JobCoordinatorTest, OfferReplyOverTheSizeLimitsIsRefusedAndNotStored) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   v1::OfferReply r;
   r.set_party("a");
@@ -344,7 +347,7 @@ TEST_F(JobCoordinatorTest, OfferReplyOverTheSizeLimitsIsRefusedAndNotStored) {
             std::string::npos)
       << s;
   auto stored = store_->LoadJob("j");
-  ASSERT_TRUE(stored.ok());
+  ASSERT_THAT(stored, IsOk());
   EXPECT_FALSE(stored->parties[0].replied);
   EXPECT_EQ(stored->parties[0].items, 0);
   // The party is still asked (its offer is unanswered) and can answer honestly.
@@ -374,9 +377,9 @@ TEST_F(JobCoordinatorTest, BadStoredStateFailsThatJobNotTheServer) {
   store_.reset();
   {
     auto raw = ServerStore::Open(dir_ + "/s.db");
-    ASSERT_TRUE(raw.ok());
+    ASSERT_THAT(raw, IsOk());
     // Job "j": both parties "replied" with 2^31-1 items (as an older server stored them).
-    ASSERT_TRUE((*raw)->CreateJob(Spec(1)).ok());
+    ASSERT_THAT((*raw)->CreateJob(Spec(1)), IsOk());
     for (const std::string name : {"a", "b"}) {
       StoredParty p;
       p.name = name;
@@ -387,21 +390,21 @@ TEST_F(JobCoordinatorTest, BadStoredStateFailsThatJobNotTheServer) {
       p.global_users = 10;
       p.items = 2147483647;
       p.global_items = 2147483647;
-      ASSERT_TRUE((*raw)->SaveParty("j", p).ok());
+      ASSERT_THAT((*raw)->SaveParty("j", p), IsOk());
     }
     // Job "r": RUNNING, but its shared matrix is missing.
     v1::JobSpec r = Spec(1);
     r.set_job_id("r");
-    ASSERT_TRUE((*raw)->CreateJob(r).ok());
-    ASSERT_TRUE((*raw)->SetJobState("r", v1::JOB_STATE_RUNNING).ok());
+    ASSERT_THAT((*raw)->CreateJob(r), IsOk());
+    ASSERT_THAT((*raw)->SetJobState("r", v1::JOB_STATE_RUNNING), IsOk());
     // Job "k": a healthy job queued behind them.
     v1::JobSpec k = Spec(1);
     k.set_job_id("k");
-    ASSERT_TRUE((*raw)->CreateJob(k).ok());
+    ASSERT_THAT((*raw)->CreateJob(k), IsOk());
   }
   Open();  // asserts that Start() succeeds
   auto j = coordinator_->GetJob("j");
-  ASSERT_TRUE(j.ok());
+  ASSERT_THAT(j, IsOk());
   EXPECT_EQ(j->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(j->error().find("cannot resume from the stored state: stored OfferReply of party "
                             "'a'.items = 2147483647 exceeds the server's max_items = 1000000"),
@@ -411,7 +414,7 @@ TEST_F(JobCoordinatorTest, BadStoredStateFailsThatJobNotTheServer) {
   v1::Task t = WaitTask("a", v1::TASK_KIND_OFFER);
   EXPECT_EQ(t.job_id(), "k");
   auto r = coordinator_->GetJob("r");
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(r->error().find("no stored shared matrix"), std::string::npos) << r->error();
   EXPECT_EQ(coordinator_->counters().jobs_failed, 2);
@@ -442,15 +445,15 @@ TEST_F(JobCoordinatorTest, RosterNamesOutsideTheAllowlistAreRefusedAtSubmit) {
             std::string::npos)
       << m;
   EXPECT_EQ(coordinator_->GetJob("j").status().code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
 }
 
 // min_parties unset = the whole roster: one refusal fails the job instead of
 // running it with fewer parties than the submitter listed.
 TEST_F(JobCoordinatorTest, MinPartiesDefaultsToTheRosterSize) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
   auto st = coordinator_->GetJob("j");
-  ASSERT_TRUE(st.ok());
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->spec().min_parties(), 2);
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
@@ -459,10 +462,10 @@ TEST_F(JobCoordinatorTest, MinPartiesDefaultsToTheRosterSize) {
   no.set_job_id("j");
   no.set_accept(false);
   no.set_refusal("not today");
-  ASSERT_TRUE(coordinator_->ReplyOffer("b", no).ok());
+  ASSERT_THAT(coordinator_->ReplyOffer("b", no), IsOk());
   WaitTask("a", v1::TASK_KIND_ABORT);
   auto failed = coordinator_->GetJob("j");
-  ASSERT_TRUE(failed.ok());
+  ASSERT_THAT(failed, IsOk());
   EXPECT_EQ(failed->state(), v1::JOB_STATE_FAILED);
   EXPECT_NE(failed->error().find("1 of 2 parties accepted, 2"), std::string::npos)
       << failed->error();
@@ -476,7 +479,7 @@ TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
   coordinator_.reset();
   liveness_ = absl::Milliseconds(300);
   Open();
-  ASSERT_TRUE(coordinator_->Register("a", "dir-1").ok());
+  ASSERT_THAT(coordinator_->Register("a", "dir-1"), IsOk());
   const absl::Status second = coordinator_->Register("a", "dir-2");
   EXPECT_EQ(second.code(), absl::StatusCode::kAlreadyExists) << second;
   EXPECT_NE(second.message().find("already connected from another state directory"),
@@ -491,21 +494,21 @@ TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
     absl::SleepFor(absl::Milliseconds(50));
     later = coordinator_->Register("a", "dir-2");
   }
-  EXPECT_TRUE(later.ok()) << later;
+  EXPECT_THAT(later, IsOk());
   EXPECT_EQ(coordinator_->Register("a", "dir-1").code(), absl::StatusCode::kAlreadyExists);
 }
 
 // Status words: a party that has not answered is pending (not refused), a
 // second job waits behind the active one.
 TEST_F(JobCoordinatorTest, StatusTellsPendingPartiesAndQueuedJobs) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(1)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
   v1::JobSpec second = Spec(1);
   second.set_job_id("k");
-  ASSERT_TRUE(coordinator_->SubmitJob(second).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(second), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
   auto st = coordinator_->GetJob("j");
-  ASSERT_TRUE(st.ok());
+  ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->state(), v1::JOB_STATE_WAITING);
   EXPECT_EQ(st->queued_behind(), "");
   ASSERT_EQ(st->parties_size(), 2);
@@ -513,7 +516,7 @@ TEST_F(JobCoordinatorTest, StatusTellsPendingPartiesAndQueuedJobs) {
   EXPECT_TRUE(st->parties(0).accepted());
   EXPECT_FALSE(st->parties(1).replied());
   auto queued = coordinator_->GetJob("k");
-  ASSERT_TRUE(queued.ok());
+  ASSERT_THAT(queued, IsOk());
   EXPECT_EQ(queued->state(), v1::JOB_STATE_WAITING);
   EXPECT_EQ(queued->queued_behind(), "j");
 }
@@ -528,35 +531,35 @@ namespace {
 // abort, the next job starts) and a queued one (never offered); an ended job
 // has nothing to cancel.
 TEST_F(JobCoordinatorTest, CancelEndsRunningAndQueuedJobsOnly) {
-  ASSERT_TRUE(coordinator_->SubmitJob(Spec(5)).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(5)), IsOk());
   v1::JobSpec second = Spec(1);
   second.set_job_id("k");
-  ASSERT_TRUE(coordinator_->SubmitJob(second).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(second), IsOk());
   v1::JobSpec third = Spec(1);
   third.set_job_id("m");
-  ASSERT_TRUE(coordinator_->SubmitJob(third).ok());
+  ASSERT_THAT(coordinator_->SubmitJob(third), IsOk());
   WaitTask("a", v1::TASK_KIND_OFFER);
   Accept("a", 5);
   Accept("b", 5);
   WaitTask("a", v1::TASK_KIND_ROUND);
   auto ids = coordinator_->JobIds();
-  ASSERT_TRUE(ids.ok());
+  ASSERT_THAT(ids, IsOk());
   EXPECT_EQ(*ids, (std::vector<std::string>{"j", "k", "m"}));
 
   auto queued = coordinator_->CancelJob("m", "alice");
-  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_THAT(queued, IsOk());
   EXPECT_EQ(*queued, v1::JOB_STATE_WAITING);
   auto running = coordinator_->CancelJob("j", "alice");
-  ASSERT_TRUE(running.ok()) << running.status();
+  ASSERT_THAT(running, IsOk());
   EXPECT_EQ(*running, v1::JOB_STATE_RUNNING);
   v1::Task abort = WaitTask("a", v1::TASK_KIND_ABORT);
   EXPECT_EQ(abort.job_id(), "j");
   auto j = coordinator_->GetJob("j");
-  ASSERT_TRUE(j.ok());
+  ASSERT_THAT(j, IsOk());
   EXPECT_EQ(j->state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(j->error(), "cancelled by operator alice");
   auto m = coordinator_->GetJob("m");
-  ASSERT_TRUE(m.ok());
+  ASSERT_THAT(m, IsOk());
   EXPECT_EQ(m->state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(m->error(), "cancelled by operator alice before it started");
   // The queue moves on to k (m is never offered).

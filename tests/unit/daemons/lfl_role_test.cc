@@ -38,6 +38,9 @@
 #include "common/pki/tls_files.h"
 #include "common/secagg/signing.h"
 #include "server/lfl/lfl_job.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf {
 namespace {
@@ -69,7 +72,7 @@ class LflRoleFixture : public ::testing::Test {
     char tmpl[] = "/tmp/fedmf_lfl_active_test.XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    ASSERT_TRUE(pki::InitCa(root_ + "/ca", "testfed", 10 * kYear).ok());
+    ASSERT_THAT(pki::InitCa(root_ + "/ca", "testfed", 10 * kYear), IsOk());
     for (const std::string& h : kHosts) {
       ASSERT_TRUE(
           pki::IssueCertificate(root_ + "/ca", root_ + "/certs", h, pki::Role::kDevice, {}, kYear)
@@ -78,15 +81,15 @@ class LflRoleFixture : public ::testing::Test {
       std::filesystem::copy_file(root_ + "/ca/ca.crt", root_ + "/certs/ca.crt",
                                  std::filesystem::copy_options::skip_existing);
       absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(root_ + "/certs", h);
-      ASSERT_TRUE(files.ok()) << files.status();
+      ASSERT_THAT(files, IsOk());
       absl::StatusOr<device::HostKeyAuthority> a =
           device::HostKeyAuthority::Create(*std::move(files));
-      ASSERT_TRUE(a.ok()) << a.status();
+      ASSERT_THAT(a, IsOk());
       authorities_.push_back(std::make_unique<device::HostKeyAuthority>(*std::move(a)));
     }
     absl::StatusOr<data::Dataset> ds =
         data::LoadDataSpec("synthetic:users=10,items=8,density=0.6,seed=3");
-    ASSERT_TRUE(ds.ok()) << ds.status();
+    ASSERT_THAT(ds, IsOk());
     dataset_ = *std::move(ds);
   }
   void TearDown() override {
@@ -138,14 +141,14 @@ class LflRoleFixture : public ::testing::Test {
                                       bool require_active = true) {
     absl::Time now = absl::UnixEpoch() + absl::Hours(1);
     absl::StatusOr<net::LflJobConfig> checked = net::LflJobFromSpec(net::SpecFromLflJob(job));
-    EXPECT_TRUE(checked.ok()) << checked.status();
+    EXPECT_THAT(checked, IsOk());
     absl::StatusOr<std::unique_ptr<server::LflJob>> server =
         server::LflJob::Create(net::SpecFromLflJob(job), now, absl::Hours(1));
-    EXPECT_TRUE(server.ok()) << server.status();
+    EXPECT_THAT(server, IsOk());
     if (!server.ok()) return nullptr;
     server::LflJob& s = **server;
     absl::StatusOr<data::Federation> fed = data::PartitionLfl(dataset_, {0.2, 1});
-    EXPECT_TRUE(fed.ok());
+    EXPECT_THAT(fed, IsOk());
     std::vector<std::unique_ptr<device::LflRole>>& roles = roles_;
     std::vector<std::unique_ptr<device::DeviceLedger>>& ledgers = ledgers_;
     roles.clear();
@@ -153,7 +156,7 @@ class LflRoleFixture : public ::testing::Test {
     for (size_t h = 0; h < kHosts.size(); ++h) {
       std::vector<uint64_t> ids;
       for (int k = 0; k < kPerHost; ++k) ids.push_back(h * kPerHost + k);
-      EXPECT_TRUE(s.Hello(kHosts[h], ids, now).ok());
+      EXPECT_THAT(s.Hello(kHosts[h], ids, now), IsOk());
       device::LflRoleOptions o;
       o.seed = 5 + h;
       o.threads = 1;
@@ -162,7 +165,7 @@ class LflRoleFixture : public ::testing::Test {
       device::DeviceLedger::Budget budget{100.0, 1e-5, false};
       if (configure_host) configure_host(h, o, budget);
       auto ledger = device::DeviceLedger::Open(absl::StrCat(root_, "/ledger-", h, ".db"), budget);
-      EXPECT_TRUE(ledger.ok()) << ledger.status();
+      EXPECT_THAT(ledger, IsOk());
       ledgers.push_back(*std::move(ledger));
       roles.push_back(CreateRole(o, *checked, job.num_devices, h, *fed, ledgers.back().get()));
       if (roles.back() == nullptr) return nullptr;
@@ -171,15 +174,15 @@ class LflRoleFixture : public ::testing::Test {
     EXPECT_EQ(s.stage(), server::LflJob::Stage::kPretrain) << s.error();
     for (size_t h = 0; h < kHosts.size(); ++h) {
       absl::StatusOr<mf::Matrix> v0 = s.Model(kHosts[h], 0);
-      EXPECT_TRUE(v0.ok());
+      EXPECT_THAT(v0, IsOk());
       absl::StatusOr<mf::ErrorMetrics> m = roles[h]->Pretrain(*v0);
-      EXPECT_TRUE(m.ok()) << m.status();
+      EXPECT_THAT(m, IsOk());
       v1::DeviceMetricsReport r;
       r.set_job_id(job.job_id);
       r.set_stage(1);
       r.set_test_mse(m->mse);
       r.set_test_count(m->count);
-      EXPECT_TRUE(s.ReportMetrics(kHosts[h], r).ok());
+      EXPECT_THAT(s.ReportMetrics(kHosts[h], r), IsOk());
     }
     s.Advance(now);
     for (int step = 0; step < 1000 && s.stage() == server::LflJob::Stage::kRound; ++step) {
@@ -197,16 +200,16 @@ class LflRoleFixture : public ::testing::Test {
         absl::StatusOr<std::vector<v1::DeviceMessage>> out;
         if (t.phase() == v1::DEVICE_PHASE_ADVERTISE_KEYS) {
           absl::StatusOr<mf::Matrix> v = s.Model(kHosts[h], t.iteration());
-          EXPECT_TRUE(v.ok());
+          EXPECT_THAT(v, IsOk());
           out = roles[h]->OpenRound(t.iteration(), t.round(), t.session(), t.round1_survivors(),
                                     {t.devices().begin(), t.devices().end()}, &*v);
         } else {
           absl::StatusOr<std::vector<v1::InboxMessage>> in = s.Inbox(kHosts[h], hd);
-          EXPECT_TRUE(in.ok()) << in.status();
+          EXPECT_THAT(in, IsOk());
           if (edit_inbox) edit_inbox(kHosts[h], t.phase(), *in);
           out = roles[h]->Answer(*in);
         }
-        EXPECT_TRUE(out.ok()) << out.status();
+        EXPECT_THAT(out, IsOk());
         if (!out.ok()) continue;
         for (const v1::DeviceMessage& m : *out) {
           sent.phases[m.device()].insert(t.phase());
@@ -231,7 +234,7 @@ class LflRoleFixture : public ::testing::Test {
       r.set_stage(3);
       r.set_test_mse(1);
       r.set_test_count(1);
-      EXPECT_TRUE(s.ReportMetrics(kHosts[h], r).ok());
+      EXPECT_THAT(s.ReportMetrics(kHosts[h], r), IsOk());
     }
     s.Advance(now);
     return *std::move(server);
@@ -411,13 +414,13 @@ TEST_F(LflActiveSecAggTest, SubstitutedKeysAbortTheVictimAndNoShareOfItIsRelease
           if (!collusion) continue;
           absl::StatusOr<device::DeviceSigningIdentity> id =
               authorities_[0]->Issue("active-job", 5, adversary);
-          ASSERT_TRUE(id.ok());
+          ASSERT_THAT(id, IsOk());
           auto key = crypto::Ed25519PrivateKey::FromSeed(id->seed);
           const std::vector<uint8_t> vk(key->public_key().begin(), key->public_key().end());
           const std::vector<uint8_t> cv(c.begin(), c.end()), sv(s.begin(), s.end());
           absl::StatusOr<std::vector<uint8_t>> sig =
               key->Sign(secagg::AdvertisementStatement(aggregation_, 5, cv, sv, vk));
-          ASSERT_TRUE(sig.ok());
+          ASSERT_THAT(sig, IsOk());
           nk.set_signature(std::string(sig->begin(), sig->end()));
           nk.set_signing_key(std::string(vk.begin(), vk.end()));
           nk.set_credential(std::string(id->credential.begin(), id->credential.end()));
@@ -457,7 +460,7 @@ std::set<int32_t> Round1Inputs(const Sent& s, uint64_t device) {
 TEST_F(LflRoleTest, ADeviceWhoseBudgetIsSpentSitsOutLaterIterations) {
   const net::LflJobConfig job = Job(3);
   double z = 0, eps = 0;
-  ASSERT_TRUE(lfl::CalibrateSigmaV(job.config, &z, &eps).ok());
+  ASSERT_THAT(lfl::CalibrateSigmaV(job.config, &z, &eps), IsOk());
   ASSERT_GT(z, 0);
   const double one = *dp::ComputeEpsilon(1.0, z, 1, 1e-5);
   const double two = *dp::ComputeEpsilon(1.0, z, 2, 1e-5);
@@ -481,7 +484,7 @@ TEST_F(LflRoleTest, ADeviceWhoseBudgetIsSpentSitsOutLaterIterations) {
     EXPECT_EQ(*ledgers_[1]->Releases(d, job.job_id), 3) << "device " << d;
   }
   absl::StatusOr<double> spent = roles_[0]->EpsilonSpent();
-  ASSERT_TRUE(spent.ok()) << spent.status();
+  ASSERT_THAT(spent, IsOk());
   EXPECT_DOUBLE_EQ(*spent, one);
   EXPECT_DOUBLE_EQ(*roles_[1]->EpsilonSpent(), *dp::ComputeEpsilon(1.0, z, 3, 1e-5));
   EXPECT_LE(*roles_[1]->EpsilonSpent(), job.config.epsilon * (1 + 1e-9));

@@ -9,6 +9,9 @@
 #include "party/admin_service.h"
 #include "server/poll_limiter.h"
 #include "server/server_config.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::server {
 namespace {
@@ -48,14 +51,14 @@ TEST(SizeLimitsTest, TheSharedMatrixIsBoundedAsAProduct) {
   SizeLimits l;
   l.max_matrix_values = 1000;
   // HFL: global_items x dim; VFL: global_users x dim.
-  EXPECT_TRUE(CheckOfferReply(Reply(10, 100, 10, 100), false, 10, l).ok());
+  EXPECT_THAT(CheckOfferReply(Reply(10, 100, 10, 100), false, 10, l), IsOk());
   const absl::Status h = CheckOfferReply(Reply(10, 101, 10, 101), false, 10, l);
   EXPECT_EQ(h.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(Has(h,
                   "OfferReply.global_items x JobSpec.dim = 101 x 10 = 1010 values exceeds "
                   "the server's max_matrix_values = 1000"))
       << h;
-  EXPECT_TRUE(CheckOfferReply(Reply(500, 101, 500, 101), true, 2, l).ok());
+  EXPECT_THAT(CheckOfferReply(Reply(500, 101, 500, 101), true, 2, l), IsOk());
   const absl::Status v = CheckOfferReply(Reply(501, 101, 501, 101), true, 2, l);
   EXPECT_TRUE(Has(v, "OfferReply.global_users x JobSpec.dim = 501 x 2")) << v;
 }
@@ -70,7 +73,7 @@ TEST(SizeLimitsTest, JobSpecSizesOfEverySetting) {
   s.set_setting(v1::SETTING_HFL);
   s.set_dim(64);
   s.add_roster("a");
-  EXPECT_TRUE(CheckJobSpecSizes(s, l).ok());
+  EXPECT_THAT(CheckJobSpecSizes(s, l), IsOk());
   s.set_dim(65);
   EXPECT_TRUE(Has(CheckJobSpecSizes(s, l), "JobSpec.dim = 65 exceeds the server's max_dim = 64"));
   s.set_dim(8);
@@ -100,10 +103,10 @@ TEST(SizeLimitsTest, HostHelloAndTheLimitsThemselves) {
   v1::HostHello h;
   h.add_devices(1);
   h.add_devices(2);
-  EXPECT_TRUE(CheckHostHello(h, l).ok());
+  EXPECT_THAT(CheckHostHello(h, l), IsOk());
   h.add_devices(3);
   EXPECT_TRUE(Has(CheckHostHello(h, l), "HostHello.devices = 3 exceeds"));
-  EXPECT_TRUE(ValidateSizeLimits(SizeLimits{}).ok());
+  EXPECT_THAT(ValidateSizeLimits(SizeLimits{}), IsOk());
   l.max_dim = 0;
   EXPECT_TRUE(Has(ValidateSizeLimits(l), "key 'limits.max_dim': must be >= 1"));
 }
@@ -113,7 +116,7 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
       "limits:\n  max_users: 5\n  max_items: 6\n  max_dim: 7\n  max_devices: 8\n"
       "  max_parties: 9\n  max_matrix_values: 10\nmax_threads: 40\nmax_concurrent_polls: 20\n",
       "s.yaml");
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->coordinator.limits.max_users, 5);
   EXPECT_EQ(c->coordinator.limits.max_items, 6);
   EXPECT_EQ(c->coordinator.limits.max_dim, 7);
@@ -123,7 +126,7 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
   EXPECT_EQ(c->max_threads, 40);
   EXPECT_EQ(c->max_concurrent_polls, 20);
   auto d = ParseServerConfig("listen: x\n", "s.yaml");
-  ASSERT_TRUE(d.ok());
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->coordinator.limits.max_items, 1000000);
   EXPECT_EQ(d->max_threads, 256);
   EXPECT_EQ(d->max_concurrent_polls, 128);
@@ -138,8 +141,8 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
 TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {
   PollLimiter limiter(2);
   PollLimiter::Slot a, b, c;
-  ASSERT_TRUE(limiter.Acquire(&a).ok());
-  ASSERT_TRUE(limiter.Acquire(&b).ok());
+  ASSERT_THAT(limiter.Acquire(&a), IsOk());
+  ASSERT_THAT(limiter.Acquire(&b), IsOk());
   EXPECT_EQ(limiter.in_use(), 2);
   const absl::Status over = limiter.Acquire(&c);
   EXPECT_EQ(over.code(), absl::StatusCode::kResourceExhausted);
@@ -147,7 +150,7 @@ TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {
   EXPECT_EQ(limiter.in_use(), 2);
   { PollLimiter::Slot gone = std::move(a); }
   EXPECT_EQ(limiter.in_use(), 1);
-  EXPECT_TRUE(limiter.Acquire(&c).ok());
+  EXPECT_THAT(limiter.Acquire(&c), IsOk());
   EXPECT_EQ(limiter.in_use(), 2);
 }
 
@@ -159,7 +162,7 @@ namespace {
 
 TEST(AdminCallerTest, OnlyListedOperatorsAndTheSameRefusalForAnyRequest) {
   const std::vector<std::string> allowed{"alice"};
-  EXPECT_TRUE(CheckAdminCaller({"alice", pki::Role::kOperator}, allowed).ok());
+  EXPECT_THAT(CheckAdminCaller({"alice", pki::Role::kOperator}, allowed), IsOk());
   // Right name, wrong role; operator role, wrong name.
   const absl::Status party = CheckAdminCaller({"alice", pki::Role::kParty}, allowed);
   const absl::Status other = CheckAdminCaller({"mallory", pki::Role::kOperator}, allowed);

@@ -5,6 +5,9 @@
 #include "gtest/gtest.h"
 #include "party/party_store.h"
 #include "server/fmf/server_store.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf {
 namespace {
@@ -28,32 +31,32 @@ TEST(ServerStoreTest, RoundsCommitAtomicallyAndSurviveReopen) {
   const std::string path = dir + "/s.db";
   {
     auto store = server::ServerStore::Open(path);
-    ASSERT_TRUE(store.ok()) << store.status();
-    ASSERT_TRUE((*store)->CreateJob(Spec("j1")).ok());
+    ASSERT_THAT(store, IsOk());
+    ASSERT_THAT((*store)->CreateJob(Spec("j1")), IsOk());
     EXPECT_EQ((*store)->CreateJob(Spec("j1")).code(), absl::StatusCode::kAlreadyExists);
     server::StoredParty a;
     a.name = "a";
     a.replied = a.accepted = true;
     a.weight = 10;
-    ASSERT_TRUE((*store)->SaveParty("j1", a).ok());
+    ASSERT_THAT((*store)->SaveParty("j1", a), IsOk());
     mf::Matrix m = mf::Matrix::Constant(3, 2, 0.5);
-    ASSERT_TRUE((*store)->StartRunning("j1", m).ok());
+    ASSERT_THAT((*store)->StartRunning("j1", m), IsOk());
     v1::RoundRecord r;
     r.set_round(0);
     r.add_contributors("a");
     r.add_missing("b");
     r.set_seconds(1.5);
-    ASSERT_TRUE((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.75)).ok());
+    ASSERT_THAT((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.75)), IsOk());
     // A second commit of the same round is refused and changes nothing.
     EXPECT_FALSE((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.9)).ok());
   }
   auto store = server::ServerStore::Open(path);
-  ASSERT_TRUE(store.ok());
+  ASSERT_THAT(store, IsOk());
   auto active = (*store)->ActiveJobId();
   ASSERT_TRUE(active.ok() && active->has_value());
   EXPECT_EQ(**active, "j1");
   auto job = (*store)->LoadJob("j1");
-  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_THAT(job, IsOk());
   EXPECT_EQ(job->state, v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job->round, 1);
   ASSERT_TRUE(job->shared.has_value());
@@ -65,7 +68,7 @@ TEST(ServerStoreTest, RoundsCommitAtomicallyAndSurviveReopen) {
   EXPECT_TRUE(job->parties[0].accepted);
   EXPECT_EQ(job->parties[0].weight, 10);
   EXPECT_FALSE(job->parties[1].replied);
-  ASSERT_TRUE((*store)->SetJobState("j1", v1::JOB_STATE_FINISHED).ok());
+  ASSERT_THAT((*store)->SetJobState("j1", v1::JOB_STATE_FINISHED), IsOk());
   EXPECT_FALSE((*store)->ActiveJobId()->has_value());
   EXPECT_EQ((*store)->LoadJob("nope").status().code(), absl::StatusCode::kNotFound);
   std::filesystem::remove_all(dir);
@@ -77,17 +80,17 @@ TEST(PartyStoreTest, LedgerAndReleaseAreDurableAndUnique) {
   const mf::Matrix up = mf::Matrix::Constant(4, 3, 0.125);
   {
     auto store = party::PartyStore::Open(path);
-    ASSERT_TRUE(store.ok());
-    ASSERT_TRUE((*store)->CommitRelease({"j", 0, 0.01, 1.2, 10}, up).ok());
-    ASSERT_TRUE((*store)->CommitRelease({"j", 1, 0.01, 1.2, 10}, up * 2).ok());
+    ASSERT_THAT(store, IsOk());
+    ASSERT_THAT((*store)->CommitRelease({"j", 0, 0.01, 1.2, 10}, up), IsOk());
+    ASSERT_THAT((*store)->CommitRelease({"j", 1, 0.01, 1.2, 10}, up * 2), IsOk());
     // The same (job, round) can never be charged twice; nothing changes.
     EXPECT_FALSE((*store)->CommitRelease({"j", 1, 0.01, 1.2, 10}, up * 3).ok());
-    ASSERT_TRUE((*store)->CommitCharge({"j", 100, 0.01, 1.2, 5}).ok());
+    ASSERT_THAT((*store)->CommitCharge({"j", 100, 0.01, 1.2, 5}), IsOk());
   }
   auto store = party::PartyStore::Open(path);
-  ASSERT_TRUE(store.ok());
+  ASSERT_THAT(store, IsOk());
   auto ledger = (*store)->LoadLedger();
-  ASSERT_TRUE(ledger.ok());
+  ASSERT_THAT(ledger, IsOk());
   ASSERT_EQ(ledger->size(), 3u);
   EXPECT_EQ((*ledger)[1].round, 1);
   EXPECT_EQ((*ledger)[2].steps, 5);
@@ -108,16 +111,16 @@ TEST(PartyStoreTest, AlignmentsAreDurableAndReplaced) {
                                         "line\nbreak"};
   {
     auto store = party::PartyStore::Open(path);
-    ASSERT_TRUE(store.ok());
+    ASSERT_THAT(store, IsOk());
     EXPECT_FALSE((*store)->Alignment("j")->has_value());
-    ASSERT_TRUE((*store)->SaveAlignment("j", {"old"}).ok());
-    ASSERT_TRUE((*store)->SaveAlignment("j", ids).ok());
-    ASSERT_TRUE((*store)->SaveAlignment("k", {}).ok());
+    ASSERT_THAT((*store)->SaveAlignment("j", {"old"}), IsOk());
+    ASSERT_THAT((*store)->SaveAlignment("j", ids), IsOk());
+    ASSERT_THAT((*store)->SaveAlignment("k", {}), IsOk());
   }
   auto store = party::PartyStore::Open(path);
-  ASSERT_TRUE(store.ok());
+  ASSERT_THAT(store, IsOk());
   auto j = (*store)->Alignment("j");
-  ASSERT_TRUE(j.ok()) << j.status();
+  ASSERT_THAT(j, IsOk());
   ASSERT_TRUE(j->has_value());
   EXPECT_EQ(**j, ids);
   auto k = (*store)->Alignment("k");

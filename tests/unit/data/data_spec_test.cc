@@ -4,7 +4,10 @@
 #include "common/data/synthetic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/data/test_files.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -16,7 +19,7 @@ TEST(DataSpecTest, MovieLensPathFileOrDirectory) {
   const std::string file = testing::WriteFile(dir, "u.data", "1\t10\t3\t0\n2\t10\t4\t0\n");
   for (const std::string& spec : {"movielens:" + dir, "movielens:" + file}) {
     auto d = LoadDataSpec(spec);
-    ASSERT_TRUE(d.ok()) << spec << ": " << d.status();
+    ASSERT_THAT(d, IsOk()) << spec << ": " << d.status();
     EXPECT_EQ(d->ratings.size(), 2u);
     EXPECT_EQ(d->num_users, 2);
   }
@@ -25,7 +28,7 @@ TEST(DataSpecTest, MovieLensPathFileOrDirectory) {
 TEST(DataSpecTest, CsvPath) {
   const std::string file = testing::WriteTempFile("x.csv", "a,b,1\n");
   auto d = LoadDataSpec("csv:" + file);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->user_ids[0], "a");
   EXPECT_EQ(d->source, "csv:" + file);
 }
@@ -35,18 +38,18 @@ TEST(DataSpecTest, LoadOptionsReachTheLoader) {
   LoadOptions strict;
   strict.range = {1.0, 5.0};
   EXPECT_FALSE(LoadDataSpec("csv:" + file, strict).ok());
-  EXPECT_TRUE(LoadDataSpec("csv:" + file).ok());
+  EXPECT_THAT(LoadDataSpec("csv:" + file), IsOk());
 }
 
 TEST(DataSpecTest, SyntheticDefaultsAndOptions) {
   auto d = LoadDataSpec("synthetic");
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   const SyntheticOptions defaults;
   EXPECT_EQ(d->num_users, defaults.num_users);
   EXPECT_EQ(static_cast<int64_t>(d->ratings.size()), SyntheticRatingCount(defaults));
 
   auto small = LoadDataSpec("synthetic:users=100,items=50,density=0.1,seed=3");
-  ASSERT_TRUE(small.ok()) << small.status();
+  ASSERT_THAT(small, IsOk());
   EXPECT_EQ(small->num_users, 100);
   EXPECT_EQ(small->num_items, 50);
   EXPECT_EQ(small->ratings.size(), 500u);
@@ -54,7 +57,7 @@ TEST(DataSpecTest, SyntheticDefaultsAndOptions) {
             "synthetic:users=100,items=50,density=0.1,rank=5,noise=0.5,min=1,max=5,seed=3");
   // The source string regenerates the same data.
   auto again = LoadDataSpec(small->source);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->ratings, small->ratings);
 }
 

@@ -5,7 +5,10 @@
 #include "common/data/loaders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/data/test_files.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -26,7 +29,7 @@ Dataset RatedItems(const std::vector<std::string>& item_ids) {
   std::string rows;
   for (const std::string& id : item_ids) absl::StrAppend(&rows, "1\t", id, "\t3\t0\n");
   auto d = ParseRatings(rows, RatingFormat::kMovieLens100K, "mem");
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -41,7 +44,7 @@ TEST(DataGenresTest, ParsesFlagsPerDenseItem) {
   // Dense item order differs from the u.item order on purpose.
   const Dataset d = RatedItems({"4", "2", "1", "5"});
   auto genres = LoadMovieLensGenres(path, d);
-  ASSERT_TRUE(genres.ok()) << genres.status();
+  ASSERT_THAT(genres, IsOk());
   ASSERT_EQ(genres->size(), 4u);
   EXPECT_THAT((*genres)[0], IsEmpty());             // "4"
   EXPECT_THAT((*genres)[1], ElementsAre(8, 15));    // "2": Drama, Sci-Fi
@@ -55,7 +58,7 @@ TEST(DataGenresTest, CrlfLinesAreFine) {
   line.pop_back();  // "\n"
   line += "\r\n";
   auto genres = LoadMovieLensGenres(testing::WriteTempFile("u.item", line), RatedItems({"1"}));
-  ASSERT_TRUE(genres.ok()) << genres.status();
+  ASSERT_THAT(genres, IsOk());
   EXPECT_THAT((*genres)[0], ElementsAre(5));
 }
 

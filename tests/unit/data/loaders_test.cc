@@ -7,7 +7,10 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/data/test_files.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -20,7 +23,7 @@ using testing::WriteTempFile;
 const std::vector<Rating> kExpected = {{0, 0, 3.0f}, {1, 1, 4.5f}, {0, 2, 1.0f}};
 
 void ExpectThreeRatings(const absl::StatusOr<Dataset>& d) {
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->num_users, 2);
   EXPECT_EQ(d->num_items, 3);
   EXPECT_THAT(d->user_ids, ElementsAre("196", "186"));
@@ -63,7 +66,7 @@ TEST(DataLoaderTest, GenericCsvWithAndWithoutHeader) {
 
 TEST(DataLoaderTest, GenericCsvKeepsStringIdsAndTrimsSpaces) {
   auto d = LoadGenericCsv(WriteTempFile("s.csv", "alice, matrix, 5\nbob,matrix,2\nalice,heat,4\n"));
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_THAT(d->user_ids, ElementsAre("alice", "bob"));
   EXPECT_THAT(d->item_ids, ElementsAre("matrix", "heat"));
   EXPECT_EQ(d->ratings, (std::vector<Rating>{{0, 0, 5.0f}, {1, 0, 2.0f}, {0, 1, 4.0f}}));
@@ -73,7 +76,7 @@ TEST(DataLoaderTest, DenseIdsFollowFirstAppearance) {
   // Ids deliberately out of numeric order and sparse.
   auto d = ParseRatings("900,70,1\n5,70,2\n900,3,3\n12,1000,4\n5,3,5\n", RatingFormat::kGenericCsv,
                         "mem");
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_THAT(d->user_ids, ElementsAre("900", "5", "12"));
   EXPECT_THAT(d->item_ids, ElementsAre("70", "3", "1000"));
   EXPECT_EQ(d->ratings, (std::vector<Rating>{
@@ -95,7 +98,7 @@ TEST(DataLoaderTest, DeclaredRangeIsValidatedAndKept) {
   LoadOptions opts;
   opts.range = {1.0, 5.0};
   auto d = ParseRatings("1,1,1\n1,2,5\n", RatingFormat::kGenericCsv, "r", opts);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->range.min, 1.0);
   EXPECT_EQ(d->range.max, 5.0);
 }

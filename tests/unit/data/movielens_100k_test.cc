@@ -6,6 +6,9 @@
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -22,24 +25,24 @@ const std::string kDir = FEDMF_SHARED_DIR "/data/ml-100k";
 TEST(DataMovieLens100KTest, LoadsTheWholeDataset) {
   SKIP_IF_NO_ML100K();
   auto d = LoadDataSpec("movielens:" + kDir);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->num_users, 943);
   EXPECT_EQ(d->num_items, 1682);
   EXPECT_EQ(d->ratings.size(), 100000u);
   auto strict = LoadMovieLens100K(kDir + "/u.data", LoadOptions{{1.0, 5.0}});
-  ASSERT_TRUE(strict.ok()) << strict.status();
+  ASSERT_THAT(strict, IsOk());
   EXPECT_EQ(strict->ratings, d->ratings);
 }
 
 TEST(DataMovieLens100KTest, GenrePartitionHasOnePartyPerGenre) {
   SKIP_IF_NO_ML100K();
   auto d = LoadMovieLens(kDir);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   auto genres = LoadMovieLensGenres(kDir + "/u.item", *d);
-  ASSERT_TRUE(genres.ok()) << genres.status();
+  ASSERT_THAT(genres, IsOk());
   ASSERT_EQ(genres->size(), 1682u);
   auto fed = PartitionVflByGenre(*d, *genres, {0.1, 1});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   // All 19 u.item genres keep at least one movie under the smallest-genre
   // rule (even "unknown", which flags 2 movies).
   EXPECT_EQ(fed->parties.size(), 19u);
@@ -55,10 +58,10 @@ TEST(DataMovieLens100KTest, GenrePartitionHasOnePartyPerGenre) {
 TEST(DataMovieLens100KTest, StandardPartitionsCoverEverything) {
   SKIP_IF_NO_ML100K();
   auto d = LoadMovieLens(kDir + "/u.data");
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   for (auto fed : {PartitionVflRandom(*d, 18, {}), PartitionHfl(*d, 10, {}), PartitionLfl(*d, {}),
                    PartitionCentral(*d, {})}) {
-    ASSERT_TRUE(fed.ok()) << fed.status();
+    ASSERT_THAT(fed, IsOk());
     size_t train = 0, test = 0;
     for (const PartyData& p : fed->parties) {
       train += p.train.size();

@@ -9,6 +9,9 @@
 #include "common/data/synthetic.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -23,7 +26,7 @@ Dataset SmallDataset() {
   o.density = 0.2;
   o.seed = 11;
   auto d = GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -98,7 +101,7 @@ bool SameFederation(const Federation& a, const Federation& b) {
 TEST(DataPartitionTest, VflRandom) {
   const Dataset d = SmallDataset();
   auto fed = PartitionVflRandom(d, 4, {0.1, 5});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   ASSERT_EQ(fed->parties.size(), 4u);
   ExpectValidFederation(*fed, d, /*by_user=*/false, 0.1);
 }
@@ -106,7 +109,7 @@ TEST(DataPartitionTest, VflRandom) {
 TEST(DataPartitionTest, VflRandomAsManyPartiesAsItems) {
   const Dataset d = SmallDataset();
   auto fed = PartitionVflRandom(d, d.num_items, {0.1, 5});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   for (const PartyData& p : fed->parties) EXPECT_EQ(p.num_items(), 1);
   ExpectValidFederation(*fed, d, false, 0.1);
 }
@@ -125,7 +128,7 @@ TEST(DataPartitionTest, VflRandomDeterministicInSeedAndDifferentAcrossSeeds) {
 TEST(DataPartitionTest, Hfl) {
   const Dataset d = SmallDataset();
   auto fed = PartitionHfl(d, 5, {0.1, 9});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   ASSERT_EQ(fed->parties.size(), 5u);
   ExpectValidFederation(*fed, d, /*by_user=*/true, 0.1);
 }
@@ -143,7 +146,7 @@ TEST(DataPartitionTest, HflDeterministicInSeedAndDifferentAcrossSeeds) {
 TEST(DataPartitionTest, LflIsOnePartyPerUser) {
   const Dataset d = SmallDataset();
   auto fed = PartitionLfl(d, {0.1, 1});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   ASSERT_EQ(fed->parties.size(), static_cast<size_t>(d.num_users));
   for (size_t k = 0; k < fed->parties.size(); ++k) {
     EXPECT_THAT(fed->parties[k].global_users, ElementsAre(static_cast<int32_t>(k)));
@@ -154,7 +157,7 @@ TEST(DataPartitionTest, LflIsOnePartyPerUser) {
 TEST(DataPartitionTest, CentralIsOnePartyWithIdentityIndices) {
   const Dataset d = SmallDataset();
   auto fed = PartitionCentral(d, {0.1, 1});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   ASSERT_EQ(fed->parties.size(), 1u);
   EXPECT_EQ(fed->parties[0].global_users, Iota(d.num_users));
   EXPECT_EQ(fed->parties[0].test.size(), static_cast<size_t>(std::llround(0.1 * d.ratings.size())));
@@ -175,7 +178,7 @@ TEST(DataPartitionTest, OtherTestFractions) {
   const Dataset d = SmallDataset();
   for (double f : {0.0, 0.25, 0.5, 0.9}) {
     auto fed = PartitionHfl(d, 4, {f, 3});
-    ASSERT_TRUE(fed.ok()) << fed.status();
+    ASSERT_THAT(fed, IsOk());
     ExpectValidFederation(*fed, d, true, f);
   }
 }
@@ -212,7 +215,7 @@ const std::vector<std::vector<int>> kItemGenres = {
 
 TEST(DataPartitionTest, SmallestGenreRule) {
   auto genre = AssignItemsToSmallestGenre(kItemGenres);
-  ASSERT_TRUE(genre.ok()) << genre.status();
+  ASSERT_THAT(genre, IsOk());
   EXPECT_THAT(*genre, ElementsAre(2, 1, 2, 0, 1, 4));
 }
 
@@ -227,7 +230,7 @@ TEST(DataPartitionTest, VflByGenre) {
       d.ratings.push_back({u, i, static_cast<float>(1 + (u + i) % 5)});
   }
   auto fed = PartitionVflByGenre(d, kItemGenres, {0.25, 1});
-  ASSERT_TRUE(fed.ok()) << fed.status();
+  ASSERT_THAT(fed, IsOk());
   // Parties in genre order 0, 1, 2, 4 (genre 3 is empty).
   ASSERT_EQ(fed->parties.size(), 4u);
   EXPECT_THAT(fed->parties[0].global_items, ElementsAre(3));
@@ -236,7 +239,7 @@ TEST(DataPartitionTest, VflByGenre) {
   EXPECT_THAT(fed->parties[3].global_items, ElementsAre(5));
   ExpectValidFederation(*fed, d, /*by_user=*/false, 0.25);
   auto again = PartitionVflByGenre(d, kItemGenres, {0.25, 1});
-  ASSERT_TRUE(again.ok());
+  ASSERT_THAT(again, IsOk());
   EXPECT_TRUE(SameFederation(*fed, *again));
 }
 

@@ -10,6 +10,9 @@
 #include "common/random/csprng.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::data {
 namespace {
@@ -53,7 +56,7 @@ void ExpectWellFormed(const Dataset& d, const SyntheticOptions& o) {
 TEST(DataSyntheticTest, ExactCountCoverageAndRange) {
   const SyntheticOptions o = Small();
   auto d = GenerateSynthetic(o);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   ExpectWellFormed(*d, o);
   EXPECT_EQ(d->range.min, 1.0);
   EXPECT_EQ(d->range.max, 5.0);
@@ -64,7 +67,7 @@ TEST(DataSyntheticTest, ExactCountCoverageAndRange) {
 
 TEST(DataSyntheticTest, DefaultsAreWellFormed) {
   auto d = GenerateSynthetic({});
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   ExpectWellFormed(*d, SyntheticOptions{});
   EXPECT_EQ(d->ratings.size(), 24000u);
 }
@@ -73,7 +76,7 @@ TEST(DataSyntheticTest, MinimalDensityStillCoversEveryone) {
   SyntheticOptions o = Small();
   o.density = 80.0 / (80 * 50);  // exactly max(users, items) ratings
   auto d = GenerateSynthetic(o);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   ExpectWellFormed(*d, o);
 }
 
@@ -82,7 +85,7 @@ TEST(DataSyntheticTest, DenseAndCompleteMatrices) {
     SyntheticOptions o = Small();
     o.density = density;
     auto d = GenerateSynthetic(o);
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_THAT(d, IsOk());
     ExpectWellFormed(*d, o);
   }
 }
@@ -95,7 +98,7 @@ TEST(DataSyntheticTest, DeterministicInSeed) {
   SyntheticOptions other = Small();
   other.seed = 8;
   auto c = GenerateSynthetic(other);
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   EXPECT_NE(a->ratings, c->ratings);
 }
 
@@ -104,7 +107,7 @@ TEST(DataSyntheticTest, CustomRangeIsRespected) {
   o.range = {0.0, 10.0};
   o.noise = 2.0;
   auto d = GenerateSynthetic(o);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   ExpectWellFormed(*d, o);
 }
 
@@ -138,7 +141,7 @@ TEST(DataSyntheticTest, InvalidOptionsAreErrors) {
 // dataset on which MF clearly beats predicting the global mean.
 TEST(DataSyntheticTest, DefaultsHaveStructureThatMatrixFactorizationLearns) {
   auto d = GenerateSynthetic({});
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   // Hold out every 10th rating.
   std::vector<Rating> train, test;
   for (size_t r = 0; r < d->ratings.size(); ++r) {
@@ -195,7 +198,7 @@ TEST(DataSyntheticTest, DefaultsHaveStructureThatMatrixFactorizationLearns) {
 
 TEST(DataSyntheticOptionsTest, EmptyGivesDefaults) {
   auto o = ParseSyntheticOptions("");
-  ASSERT_TRUE(o.ok());
+  ASSERT_THAT(o, IsOk());
   EXPECT_EQ(o->num_users, 600);
   EXPECT_EQ(o->num_items, 400);
   EXPECT_EQ(o->density, 0.1);
@@ -209,7 +212,7 @@ TEST(DataSyntheticOptionsTest, EmptyGivesDefaults) {
 TEST(DataSyntheticOptionsTest, EveryKey) {
   auto o = ParseSyntheticOptions(
       "users=100, items=50,density=0.25,rank=3,noise=0.1,min=0,max=10,seed=18446744073709551615");
-  ASSERT_TRUE(o.ok()) << o.status();
+  ASSERT_THAT(o, IsOk());
   EXPECT_EQ(o->num_users, 100);
   EXPECT_EQ(o->num_items, 50);
   EXPECT_EQ(o->density, 0.25);
@@ -225,7 +228,7 @@ TEST(DataSyntheticOptionsTest, FormatRoundTrips) {
   o.density = 0.123456789012345;
   o.noise = 1.0 / 3.0;
   auto back = ParseSyntheticOptions(FormatSyntheticOptions(o));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->density, o.density);
   EXPECT_EQ(back->noise, o.noise);
   EXPECT_EQ(FormatSyntheticOptions(*back), FormatSyntheticOptions(o));

@@ -8,6 +8,9 @@
 
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::dp {
 namespace {
@@ -31,7 +34,7 @@ TEST(CalibrationTest, RoundTripAndMinimality) {
        {Case{0.01, 1000, 1e-5, 1.0}, Case{0.04, 2000, 1e-5, 8.0}, Case{1.0, 1, 1e-6, 1.0},
         Case{0.001, 100000, 1e-7, 0.5}, Case{0.2, 10, 1e-5, 3.0}, Case{0.005, 500, 1e-6, 0.1}}) {
     absl::StatusOr<double> z = CalibrateNoiseMultiplier(c.q, c.steps, c.delta, c.target);
-    ASSERT_TRUE(z.ok()) << z.status();
+    ASSERT_THAT(z, IsOk());
     const double eps = *ComputeEpsilon(c.q, *z, c.steps, c.delta);
     // The returned z meets the target, and only just.
     EXPECT_LE(eps, c.target) << "q=" << c.q << " z=" << *z;
@@ -46,7 +49,7 @@ TEST(CalibrationTest, PlainGaussianOneOneEMinusSix) {
   // the default grid's best order is slightly off the continuous optimum, so
   // it needs a little more noise.
   absl::StatusOr<double> z = CalibrateNoiseMultiplier(1.0, 1, 1e-6, 1.0);
-  ASSERT_TRUE(z.ok());
+  ASSERT_THAT(z, IsOk());
   EXPECT_GE(*z, 4.530877117 * (1 - 1e-6));
   EXPECT_NEAR(*z, 4.530877117, 0.01);
 }
@@ -57,7 +60,7 @@ TEST(CalibrationTest, OpacusNoiseForEpsilonEight) {
   // 1.35624, which rounds to it.
   const std::vector<double> orders = OpacusOrders();
   absl::StatusOr<double> z = CalibrateNoiseMultiplier(0.04, 2000, 1e-5, 8.0, orders);
-  ASSERT_TRUE(z.ok()) << z.status();
+  ASSERT_THAT(z, IsOk());
   EXPECT_NEAR(*z, 1.3562, 5e-5) << "got " << *z;
   EXPECT_LE(*ComputeEpsilon(0.04, *z, 2000, 1e-5, orders), 8.0);
 }

@@ -5,6 +5,9 @@
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::dp {
 namespace {
@@ -36,7 +39,7 @@ constexpr double kDelta = 1e-5;
 
 TEST(CompositionTest, OneScheduleIsTheAccountantsEpsilon) {
   auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
-  ASSERT_TRUE(z.ok());
+  ASSERT_THAT(z, IsOk());
   auto one = ComposeGaussianSchedules({{kQ, *z, kSteps}}, kDelta);
   auto direct = ComputeEpsilon(kQ, *z, kSteps, kDelta);
   ASSERT_TRUE(one.ok() && direct.ok());
@@ -46,12 +49,12 @@ TEST(CompositionTest, OneScheduleIsTheAccountantsEpsilon) {
 
 TEST(CompositionTest, TenVflPartiesCostMoreThanTheoremFour) {
   auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
-  ASSERT_TRUE(z.ok());
+  ASSERT_THAT(z, IsOk());
   auto eps_k = ComputeEpsilon(kQ, *z, kSteps, kDelta);
-  ASSERT_TRUE(eps_k.ok());
+  ASSERT_THAT(eps_k, IsOk());
   std::vector<GaussianSchedule> parties(10, GaussianSchedule{kQ, *z, kSteps});
   auto global = ComposeGaussianSchedules(parties, kDelta);
-  ASSERT_TRUE(global.ok());
+  ASSERT_THAT(global, IsOk());
   // The FMF paper's Theorem 4 would claim sqrt(10) * eps_k ~ 3.16; the RDP
   // composition of the ten curves is the valid (and larger) number.
   const double theorem4 = std::sqrt(10.0) * *eps_k;
@@ -59,7 +62,7 @@ TEST(CompositionTest, TenVflPartiesCostMoreThanTheoremFour) {
   EXPECT_NEAR(*global, 3.43, 0.03);
   // Composing ten curves equals one schedule of ten times the steps.
   auto as_one = ComputeEpsilon(kQ, *z, 10 * kSteps, kDelta);
-  ASSERT_TRUE(as_one.ok());
+  ASSERT_THAT(as_one, IsOk());
   EXPECT_NEAR(*global, *as_one, 1e-9);
   // ...and never exceeds basic composition.
   EXPECT_LT(*global, 10 * *eps_k);
@@ -71,7 +74,7 @@ TEST(CompositionTest, HeterogeneousSchedulesAndBadDelta) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_DOUBLE_EQ(*a, *b);
   auto only_first = ComposeGaussianSchedules({{0.01, 2.0, 100}}, kDelta);
-  ASSERT_TRUE(only_first.ok());
+  ASSERT_THAT(only_first, IsOk());
   EXPECT_GT(*a, *only_first);
   EXPECT_FALSE(ComposeGaussianSchedules({{0.01, 2.0, 100}}, 0.0).ok());
 }

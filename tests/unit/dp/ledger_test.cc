@@ -9,6 +9,9 @@
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::dp {
 namespace {
@@ -28,9 +31,9 @@ TEST(LedgerTest, StartsEmpty) {
 
 TEST(LedgerTest, ChargesComposeInRdp) {
   PrivacyLedger ledger(5.0, 1e-5);
-  ASSERT_TRUE(ledger.Charge(Entry("job-a", 0)).ok());
-  ASSERT_TRUE(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)).ok());
-  ASSERT_TRUE(ledger.Charge(Entry("job-b", 0)).ok());
+  ASSERT_THAT(ledger.Charge(Entry("job-a", 0)), IsOk());
+  ASSERT_THAT(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)), IsOk());
+  ASSERT_THAT(ledger.Charge(Entry("job-b", 0)), IsOk());
   EXPECT_EQ(ledger.entries().size(), 3u);
   RdpAccountant expected;
   expected.AddSteps(0.01, 1.1, 100);
@@ -46,9 +49,9 @@ TEST(LedgerTest, ChargesComposeInRdp) {
 TEST(LedgerTest, JobEpsilonComposesOnlyThatJobsEntries) {
   PrivacyLedger ledger(5.0, 1e-5);
   EXPECT_EQ(*ledger.JobEpsilon("job-a"), 0.0);
-  ASSERT_TRUE(ledger.Charge(Entry("job-a", 0)).ok());
-  ASSERT_TRUE(ledger.Charge(Entry("job-b", 0, 0.01, 1.5, 100)).ok());
-  ASSERT_TRUE(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)).ok());
+  ASSERT_THAT(ledger.Charge(Entry("job-a", 0)), IsOk());
+  ASSERT_THAT(ledger.Charge(Entry("job-b", 0, 0.01, 1.5, 100)), IsOk());
+  ASSERT_THAT(ledger.Charge(Entry("job-a", 1, 0.02, 1.5, 50)), IsOk());
   RdpAccountant a;
   a.AddSteps(0.01, 1.1, 100);
   a.AddSteps(0.02, 1.5, 50);
@@ -63,7 +66,7 @@ TEST(LedgerTest, EpsilonWithDoesNotCharge) {
   const double with = *ledger.EpsilonWith(Entry("j", 0));
   EXPECT_GT(with, 0);
   EXPECT_EQ(*ledger.SpentEpsilon(), 0.0);
-  ASSERT_TRUE(ledger.Charge(Entry("j", 0)).ok());
+  ASSERT_THAT(ledger.Charge(Entry("j", 0)), IsOk());
   EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(), with);
 }
 
@@ -72,7 +75,7 @@ TEST(LedgerTest, OverBudgetIsRefusedAndLeavesStateUnchanged) {
   // RDP composes sub-linearly (two charges cost ~1.38x one), so 1.2x one
   // admits exactly one charge.
   PrivacyLedger ledger(1.2 * one, 1e-5);
-  ASSERT_TRUE(ledger.Charge(Entry("job", 0, 0.05, 1.0, 200)).ok());
+  ASSERT_THAT(ledger.Charge(Entry("job", 0, 0.05, 1.0, 200)), IsOk());
   const double spent = *ledger.SpentEpsilon();
   absl::Status s = ledger.Charge(Entry("job", 1, 0.05, 1.0, 200));
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
@@ -89,19 +92,19 @@ TEST(LedgerTest, OverBudgetIsRefusedAndLeavesStateUnchanged) {
   // Unchanged: same entries, same spend, and the refused round is still free.
   EXPECT_EQ(ledger.entries().size(), 1u);
   EXPECT_EQ(*ledger.SpentEpsilon(), spent);
-  EXPECT_TRUE(ledger.Charge(Entry("job", 1, 0.05, 50.0, 1)).ok());
+  EXPECT_THAT(ledger.Charge(Entry("job", 1, 0.05, 50.0, 1)), IsOk());
 }
 
 TEST(LedgerTest, RepeatedJobRoundIsAlreadyExists) {
   PrivacyLedger ledger(100.0, 1e-5);
-  ASSERT_TRUE(ledger.Charge(Entry("job", 3)).ok());
+  ASSERT_THAT(ledger.Charge(Entry("job", 3)), IsOk());
   const double spent = *ledger.SpentEpsilon();
   absl::Status s = ledger.Charge(Entry("job", 3, 0.001, 10.0, 1));
   EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists) << s;
   EXPECT_EQ(ledger.entries().size(), 1u);
   EXPECT_EQ(*ledger.SpentEpsilon(), spent);
-  EXPECT_TRUE(ledger.Charge(Entry("other-job", 3)).ok());
-  EXPECT_TRUE(ledger.Charge(Entry("job", 4)).ok());
+  EXPECT_THAT(ledger.Charge(Entry("other-job", 3)), IsOk());
+  EXPECT_THAT(ledger.Charge(Entry("job", 4)), IsOk());
 }
 
 TEST(LedgerTest, NoNoiseIsRefusedByBudget) {

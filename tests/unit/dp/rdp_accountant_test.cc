@@ -11,6 +11,9 @@
 
 #include "common/dp/calibration.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::dp {
 namespace {
@@ -142,7 +145,7 @@ TEST(RdpReferenceTest, ConstantCurveConversion) {
     rdp.push_back(1.1);
   }
   absl::StatusOr<EpsilonResult> r = RdpToEpsilon(orders, rdp, 1e-5);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(RelNear(1.32783806176, r->epsilon, 1e-10));
   EXPECT_EQ(r->order, 32);
 }
@@ -156,7 +159,7 @@ TEST(RdpReferenceTest, PlainGaussianOneOneEMinusSix) {
   for (int k = 1020; k <= 100000; ++k) orders.push_back(k / 1000.0);
   absl::StatusOr<EpsilonResult> r =
       RdpToEpsilon(orders, ComputeRdp(1.0, 4.530877117, 1, orders), 1e-6);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_NEAR(r->epsilon, 1.0, 1e-6) << "got " << r->epsilon << " at order " << r->order;
 }
 
@@ -184,10 +187,10 @@ TEST(RdpConversionTest, RejectsMalformedInput) {
 
 TEST(RdpConversionTest, ZeroAndInfiniteCurves) {
   absl::StatusOr<EpsilonResult> zero = RdpToEpsilon({2, 4}, {0, 0}, 1e-5);
-  ASSERT_TRUE(zero.ok());
+  ASSERT_THAT(zero, IsOk());
   EXPECT_EQ(zero->epsilon, 0);
   absl::StatusOr<EpsilonResult> inf = RdpToEpsilon({2, 4}, {kInf, kInf}, 1e-5);
-  ASSERT_TRUE(inf.ok());
+  ASSERT_THAT(inf, IsOk());
   EXPECT_EQ(inf->epsilon, kInf);
 }
 
@@ -200,7 +203,7 @@ TEST(RdpReferenceTest, TfPrivacyComputeDpSgdPrivacyMnist) {
   ASSERT_EQ(steps, 6000);
   absl::StatusOr<EpsilonResult> r =
       RdpToEpsilon(orders, ComputeRdp(150.0 / 60000, 1.3, steps, orders), 1e-5);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(RelNear(0.7242234026109595, r->epsilon, 1e-9));
   EXPECT_EQ(r->order, 19);
 }
@@ -212,7 +215,7 @@ TEST(RdpReferenceTest, TfPrivacyComputeDpSgdPrivacyLarge) {
   ASSERT_EQ(steps, 30000);
   absl::StatusOr<EpsilonResult> r =
       RdpToEpsilon(orders, ComputeRdp(100.0 / 100000, 1.0, steps, orders), 1e-7);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(RelNear(1.4154988495444842, r->epsilon, 1e-9));
   EXPECT_EQ(r->order, 13);
 }
@@ -221,7 +224,7 @@ TEST(RdpReferenceTest, OpacusRdpAccountant) {
   // Opacus tests/accountants_test.py: q=0.04, sigma=1.5, 2250 steps,
   // delta=1e-5 -> eps ~ 7.3291 with Opacus's default orders.
   absl::StatusOr<double> eps = ComputeEpsilon(0.04, 1.5, 2250, 1e-5, OpacusOrders());
-  ASSERT_TRUE(eps.ok()) << eps.status();
+  ASSERT_THAT(eps, IsOk());
   // Opacus prints 7.32911117143; its fractional orders use TF Privacy's
   // signed series, ours dp_accounting's absolute one (an upper bound), and
   // the optimum here is the fractional order 3.9, so we are ~3e-5 higher.
@@ -247,7 +250,7 @@ TEST(RdpReferenceTest, ClassicMnistDpSgd) {
   EXPECT_NEAR(improved->epsilon, 2.597, 5e-4) << "order " << improved->order;
   EXPECT_NEAR(classic->epsilon, 3.01, 5e-3) << "order " << classic->order;
   absl::StatusOr<double> default_grid = ComputeEpsilon(q, 1.1, steps, 1e-5);
-  ASSERT_TRUE(default_grid.ok());
+  ASSERT_THAT(default_grid, IsOk());
   EXPECT_NEAR(*default_grid, 2.597, 5e-4);
 }
 
@@ -264,7 +267,7 @@ TEST(RdpAccountantTest, HeterogeneousStepsCompose) {
     EXPECT_NEAR(acc.rdp()[k], a[k] + b[k], 1e-12 * (a[k] + b[k])) << orders[k];
   }
   absl::StatusOr<EpsilonResult> eps = acc.GetEpsilon(1e-5);
-  ASSERT_TRUE(eps.ok());
+  ASSERT_THAT(eps, IsOk());
   // Same mechanism split into two AddSteps calls equals one call.
   RdpAccountant split, whole;
   split.AddSteps(0.02, 1.3, 40);

@@ -3,6 +3,9 @@
 #include <limits>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -48,7 +51,7 @@ TEST(PoolFederation, KeepsTrainTestMembershipInGlobalIds) {
   b.train = {{1, 0, 5.0f}, {0, 1, 2.0f}};
   f.parties = {a, b};
   auto pooled = PoolFederation(f);
-  ASSERT_TRUE(pooled.ok()) << pooled.status();
+  ASSERT_THAT(pooled, IsOk());
   ASSERT_EQ(pooled->parties.size(), 1u);
   const data::PartyData& p = pooled->parties[0];
   EXPECT_EQ(p.num_users(), 3);

@@ -7,6 +7,9 @@
 #include "common/fmf/noise_plan.h"
 #include "common/mf/clipping.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -65,7 +68,7 @@ TEST(JobConfigTest, HflRefusesPerRatingPrivacy) {
     EXPECT_FALSE(PlanNoise(c).ok());
     // Without noise nothing is claimed, so nothing to refuse.
     c.epsilon = std::numeric_limits<double>::infinity();
-    EXPECT_TRUE(ValidateJobConfig(c).ok());
+    EXPECT_THAT(ValidateJobConfig(c), IsOk());
   }
   // VFL and DP local-only keep per rating (no noise-free stage feeds their
   // releases), and per rating stays their default.
@@ -73,7 +76,7 @@ TEST(JobConfigTest, HflRefusesPerRatingPrivacy) {
   v.setting = Setting::kVfl;
   v.split = SplitKind::kVertical;
   v.granularity = Granularity::kRating;
-  EXPECT_TRUE(ValidateJobConfig(v).ok());
+  EXPECT_THAT(ValidateJobConfig(v), IsOk());
   EXPECT_EQ(DefaultGranularity(Setting::kVfl), Granularity::kRating);
   EXPECT_EQ(DefaultGranularity(Setting::kLocal), Granularity::kRating);
   EXPECT_TRUE(GranularityRefusal(Setting::kHfl, Granularity::kUser).empty());
@@ -110,11 +113,11 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   c.algorithm = Algorithm::kPaper;  // the paper's trimming bound
   c.epsilon = 1.0;
   auto plan = PlanNoise(c);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   EXPECT_TRUE(plan->private_training);
   EXPECT_EQ(plan->steps, 1000);
   auto z_alone = dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0);
-  ASSERT_TRUE(z_alone.ok());
+  ASSERT_THAT(z_alone, IsOk());
   // The size release takes a small share: the steps need a little more noise
   // than alone (1.541 vs 1.513 here), and the composition of both meets 1.
   const double z = plan->noise_multiplier;
@@ -125,7 +128,7 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   both.AddSteps(0.01, z, 1000);
   both.AddSteps(1.0, plan->count_noise_multiplier, 1);
   auto eps = both.GetEpsilon(1e-5);
-  ASSERT_TRUE(eps.ok());
+  ASSERT_THAT(eps, IsOk());
   EXPECT_DOUBLE_EQ(plan->epsilon, eps->epsilon);
   EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
   EXPECT_GT(plan->epsilon, 0.99);
@@ -146,12 +149,12 @@ TEST(NoisePlanTest, DefaultHflAlgorithmClipsPerUser) {
   ASSERT_EQ(c.algorithm, Algorithm::kAlternate);
   EXPECT_EQ(c.EffectiveClipNorm(), kDefaultHflClip);
   auto plan = PlanNoise(c);
-  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_THAT(plan, IsOk());
   JobConfig paper = c;
   paper.algorithm = Algorithm::kPaper;
   EXPECT_EQ(paper.EffectiveClipNorm(), 0.0);
   auto trimmed = PlanNoise(paper);
-  ASSERT_TRUE(trimmed.ok()) << trimmed.status();
+  ASSERT_THAT(trimmed, IsOk());
   EXPECT_DOUBLE_EQ(plan->noise_multiplier, trimmed->noise_multiplier);
   EXPECT_DOUBLE_EQ(plan->epsilon, trimmed->epsilon);
   EXPECT_EQ(plan->theta, 0);
@@ -168,7 +171,7 @@ TEST(NoisePlanTest, DefaultHflAlgorithmClipsPerUser) {
   vfl.granularity = Granularity::kRating;
   vfl.clip_norm = -1;
   EXPECT_EQ(vfl.EffectiveClipNorm(), 0.0);  // VFL never clips per user
-  EXPECT_TRUE(ValidateJobConfig(vfl).ok());
+  EXPECT_THAT(ValidateJobConfig(vfl), IsOk());
 }
 
 TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {
@@ -190,7 +193,7 @@ TEST(NoisePlanTest, NonPrivateSettingsAddNoNoise) {
   JobConfig c = Hfl();
   c.epsilon = std::numeric_limits<double>::infinity();
   auto plan = PlanNoise(c);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   EXPECT_FALSE(plan->private_training);
   EXPECT_EQ(plan->sigma_one, 0);
   JobConfig central;

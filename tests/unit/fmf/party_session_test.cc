@@ -9,6 +9,9 @@
 #include "common/fmf/server_session.h"
 #include "common/mf/clipping.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -19,9 +22,9 @@ data::Federation SmallHfl(int parties) {
   o.num_items = 40;
   o.density = 0.2;
   auto d = data::GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   auto f = data::PartitionHfl(*d, parties, {0.1, 3});
-  EXPECT_TRUE(f.ok()) << f.status();
+  EXPECT_THAT(f, IsOk());
   return *f;
 }
 
@@ -44,7 +47,7 @@ JobConfig HflJob(double epsilon) {
 // The job admitted against the party's own range with a local seed.
 AdmittedJob Admitted(const JobConfig& config, const data::PartyData& party, uint64_t seed = 5) {
   auto a = AdmittedJob::Admit(config, {party.range, seed, "party-0"}, nullptr);
-  EXPECT_TRUE(a.ok()) << a.status();
+  EXPECT_THAT(a, IsOk());
   return std::move(*a);
 }
 
@@ -68,7 +71,7 @@ TEST(PartySessionTest, PhasesAreEnforced) {
   Fixture f;
   EXPECT_EQ(f.party->RunRound(0, f.shared).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(f.party->Finish(f.shared).code(), absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
+  ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   EXPECT_EQ(f.party->Pretrain(f.shared).code(), absl::StatusCode::kFailedPrecondition);
   ASSERT_TRUE(f.party->RunRound(1, f.shared).ok());  // a missed round is skipped
   EXPECT_EQ(f.party->RunRound(1, f.shared).status().code(), absl::StatusCode::kFailedPrecondition);
@@ -79,7 +82,7 @@ TEST(PartySessionTest, PhasesAreEnforced) {
 TEST(PartySessionTest, RejectsMalformedSharedMatrix) {
   Fixture f;
   EXPECT_EQ(f.party->Pretrain(mf::Matrix::Zero(3, 4)).code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
+  ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   mf::Matrix bad = f.shared;
   bad(0, 0) = std::numeric_limits<double>::quiet_NaN();
   EXPECT_EQ(f.party->RunRound(0, bad).status().code(), absl::StatusCode::kInvalidArgument);
@@ -91,11 +94,11 @@ TEST(PartySessionTest, RejectsMalformedSharedMatrix) {
 
 TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
   Fixture f;
-  ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
+  ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   mf::Matrix current = f.shared;
   for (int t = 0; t < f.config.rounds; ++t) {
     auto up = f.party->RunRound(t, current);
-    ASSERT_TRUE(up.ok()) << up.status();
+    ASSERT_THAT(up, IsOk());
     ASSERT_EQ(f.ledger.entries().size(), static_cast<size_t>(t + 2));  // + the size release
     EXPECT_EQ(f.ledger.entries().back().round, t);
     EXPECT_EQ(f.ledger.entries().back().steps, f.config.local_iters);
@@ -105,10 +108,10 @@ TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
     current = *up;
   }
   auto spent = f.ledger.SpentEpsilon();
-  ASSERT_TRUE(spent.ok());
+  ASSERT_THAT(spent, IsOk());
   EXPECT_NEAR(*spent, f.plan.epsilon, 1e-6);
   EXPECT_LE(*spent, 2.0);
-  ASSERT_TRUE(f.party->Finish(current).ok());
+  ASSERT_THAT(f.party->Finish(current), IsOk());
   EXPECT_EQ(f.party->phase(), PartySession::Phase::kFinished);
 }
 
@@ -118,11 +121,11 @@ TEST(PartySessionTest, OverBudgetRoundIsRefusedAndNothingChanges) {
   dp::PrivacyLedger probe(100, 1e-5);
   auto count_eps =
       probe.EpsilonWith(dp::LedgerEntry{"job", 9, 1.0, f.plan.count_noise_multiplier, 1});
-  ASSERT_TRUE(count_eps.ok());
+  ASSERT_THAT(count_eps, IsOk());
   dp::PrivacyLedger tiny(*count_eps * (1 + 1e-6), 1e-5);
   auto party = *PartySession::Create(Admitted(f.config, f.fed.parties[0]), f.fed.parties[0],
                                      f.fed.num_users, f.fed.num_items, &tiny);
-  ASSERT_TRUE(party->Pretrain(f.shared).ok());
+  ASSERT_THAT(party->Pretrain(f.shared), IsOk());
   mf::Matrix before_v = party->item_embeddings();
   auto up = party->RunRound(0, f.shared);
   EXPECT_EQ(up.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -160,7 +163,7 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   // A rejoin reuses the stored release: no second draw, no second charge.
   auto again = PartySession::Create(Admitted(f.config, f.fed.parties[0], 99), f.fed.parties[0],
                                     f.fed.num_users, f.fed.num_items, &f.ledger, c);
-  ASSERT_TRUE(again.ok()) << again.status();
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(*(*again)->released_count(), c);
   EXPECT_EQ(f.ledger.entries().size(), 1u);
   // ... but only if the ledger holds its charge.
@@ -173,15 +176,15 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   open.epsilon = std::numeric_limits<double>::infinity();
   auto plain = PartySession::Create(Admitted(open, f.fed.parties[0]), f.fed.parties[0],
                                     f.fed.num_users, f.fed.num_items, nullptr);
-  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_THAT(plain, IsOk());
   EXPECT_FALSE((*plain)->released_count().has_value());
   EXPECT_EQ((*plain)->weight(), f.fed.parties[0].num_users());
 }
 
 TEST(PartySessionTest, DeterministicUnderSeed) {
   Fixture a, b;
-  ASSERT_TRUE(a.party->Pretrain(a.shared).ok());
-  ASSERT_TRUE(b.party->Pretrain(b.shared).ok());
+  ASSERT_THAT(a.party->Pretrain(a.shared), IsOk());
+  ASSERT_THAT(b.party->Pretrain(b.shared), IsOk());
   EXPECT_EQ(*a.party->RunRound(0, a.shared), *b.party->RunRound(0, b.shared));
 }
 
@@ -201,7 +204,7 @@ TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSele
   const data::PartyData original = fed.parties[0];
   auto party = PartySession::Create(Admitted(config, original), original, fed.num_users,
                                     fed.num_items, &ledger);
-  ASSERT_TRUE(party.ok()) << party.status();
+  ASSERT_THAT(party, IsOk());
   PartySession& p = **party;
   // The held-out ratings: the party's training ratings the session left out.
   std::vector<data::Rating> held_out;
@@ -214,14 +217,14 @@ TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSele
   ASSERT_GT(held_out.size(), 10u);
   random::Csprng rng = random::Csprng::FromSeed(6);
   const mf::Matrix shared = InitialSharedMatrix(config, fed.num_items, rng);
-  ASSERT_TRUE(p.Pretrain(shared).ok());
+  ASSERT_THAT(p.Pretrain(shared), IsOk());
   mf::Matrix v = shared;
   for (int32_t t = 0; t < config.rounds; ++t) {
     auto up = p.RunRound(t, v);
-    ASSERT_TRUE(up.ok()) << up.status();
+    ASSERT_THAT(up, IsOk());
     v = *up;
   }
-  ASSERT_TRUE(p.Finish(v).ok());
+  ASSERT_THAT(p.Finish(v), IsOk());
   const mf::ErrorMetrics reported = p.EvaluateValidation();
   const mf::ErrorMetrics now =
       mf::Evaluate(held_out, p.user_embeddings(), p.item_embeddings(), p.data().range);
@@ -234,10 +237,10 @@ TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSele
 
 TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
   Fixture f;
-  ASSERT_TRUE(f.party->Pretrain(f.shared).ok());
+  ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   const int32_t user = f.fed.parties[0].global_users[0];
   auto recs = f.party->Recommend(user, 5);
-  ASSERT_TRUE(recs.ok()) << recs.status();
+  ASSERT_THAT(recs, IsOk());
   ASSERT_EQ(recs->size(), 5u);
   for (size_t i = 1; i < recs->size(); ++i) EXPECT_GE((*recs)[i - 1].second, (*recs)[i].second);
   for (const auto& r : f.fed.parties[0].train) {
@@ -255,24 +258,24 @@ TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
 // rating's gradient norm at clipped embeddings), not ~1e6.
 TEST(PartySessionTest, HostileRowIsReclippedBeforeAnyGradient) {
   Fixture honest, hostile;
-  ASSERT_TRUE(honest.party->Pretrain(honest.shared).ok());
-  ASSERT_TRUE(hostile.party->Pretrain(hostile.shared).ok());
+  ASSERT_THAT(honest.party->Pretrain(honest.shared), IsOk());
+  ASSERT_THAT(hostile.party->Pretrain(hostile.shared), IsOk());
   mf::Matrix attack = hostile.shared;
   attack.row(3).setConstant(1e6);
   mf::Matrix projected = attack;
   mf::ClipEmbeddings(projected, hostile.config.rating_max);
   auto released_attack = hostile.party->RunRound(0, attack);
   auto released_projected = honest.party->RunRound(0, projected);
-  ASSERT_TRUE(released_attack.ok()) << released_attack.status();
-  ASSERT_TRUE(released_projected.ok());
+  ASSERT_THAT(released_attack, IsOk());
+  ASSERT_THAT(released_projected, IsOk());
   EXPECT_EQ(*released_attack, *released_projected);
   // Finish takes the server's final matrix the same way.
   mf::Matrix final_attack = *released_attack;
   final_attack.row(0).setConstant(1e6);
   mf::Matrix final_projected = final_attack;
   mf::ClipEmbeddings(final_projected, hostile.config.rating_max);
-  ASSERT_TRUE(hostile.party->Finish(final_attack).ok());
-  ASSERT_TRUE(honest.party->Finish(final_projected).ok());
+  ASSERT_THAT(hostile.party->Finish(final_attack), IsOk());
+  ASSERT_THAT(honest.party->Finish(final_projected), IsOk());
   EXPECT_EQ(hostile.party->item_embeddings(), honest.party->item_embeddings());
   EXPECT_EQ(hostile.party->user_embeddings(), honest.party->user_embeddings());
 }
@@ -299,10 +302,10 @@ TEST(PartySessionTest, HostileRowMovesTheReleaseByAtMostTheOneRatingBound) {
   c.lr_final_ratio = 1;
   auto party = *PartySession::Create(Admitted(c, one), one, 1, 2, nullptr);
   mf::Matrix v = mf::Matrix::Zero(2, 4);
-  ASSERT_TRUE(party->Pretrain(v).ok());
+  ASSERT_THAT(party->Pretrain(v), IsOk());
   v.row(1).setConstant(1e6);
   auto released = party->RunRound(0, v);
-  ASSERT_TRUE(released.ok()) << released.status();
+  ASSERT_THAT(released, IsOk());
   mf::Matrix projected = v;
   mf::ClipEmbeddings(projected, 5.0);
   const double bound = c.learning_rate * mf::SensitivityOneMatrix(5.0);
@@ -317,7 +320,7 @@ TEST(AdmittedJobTest, RangeSeedAndPolicyAreThePartysOwn) {
   job.seed = 42;  // a server-chosen seed is dropped, never used
   const data::RatingRange range{1, 5};
   auto a = AdmittedJob::Admit(job, {range, std::nullopt, "party-0"}, nullptr);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   EXPECT_FALSE(a->config().seed.has_value());
   EXPECT_FALSE(a->seeded());
   EXPECT_EQ(a->config().rating_max, 5.0);
@@ -340,7 +343,7 @@ TEST(AdmittedJobTest, NegativeRatingsAreShiftedAndTheSensitivityUsesTheWholeRang
   JobConfig job = HflJob(1.0);
   job.rating_max = 5;
   auto a = AdmittedJob::Admit(job, {{-5, 5}, 1, "party-0"}, nullptr);
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(a, IsOk());
   EXPECT_EQ(a->rating_offset(), -5.0);
   EXPECT_EQ(a->config().rating_max, 10.0);
   const NoisePlan naive = *PlanNoise(job);  // R = 5: what the job alone implies
@@ -354,11 +357,11 @@ TEST(AdmittedJobTest, NegativeRatingsAreShiftedAndTheSensitivityUsesTheWholeRang
   d.range = {-5, 5};
   dp::PrivacyLedger ledger(10, 1e-5);
   auto s = PartySession::Create(std::move(*a), d, 2, 3, &ledger);
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ((*s)->data().train[0].value, 0.0f);
   EXPECT_EQ((*s)->data().train[1].value, 10.0f);
   auto recs = (*s)->Recommend(1, 2);
-  ASSERT_TRUE(recs.ok());
+  ASSERT_THAT(recs, IsOk());
   for (const auto& [item, score] : *recs) {
     EXPECT_GE(score, -5.0);
     EXPECT_LE(score, 5.0);

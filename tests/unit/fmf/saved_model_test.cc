@@ -36,10 +36,10 @@ class SavedModelTest : public ::testing::Test {
     o.num_items = 25;
     o.density = 0.3;
     auto d = data::GenerateSynthetic(o);
-    ASSERT_TRUE(d.ok()) << d.status();
+    ASSERT_THAT(d, IsOk());
     dataset_ = *d;
     auto f = data::PartitionHfl(dataset_, 2, {0.1, 3});
-    ASSERT_TRUE(f.ok()) << f.status();
+    ASSERT_THAT(f, IsOk());
     fed_ = *f;
     config_.setting = Setting::kHfl;
     config_.split = SplitKind::kHorizontal;
@@ -49,10 +49,10 @@ class SavedModelTest : public ::testing::Test {
     config_.epsilon = std::numeric_limits<double>::infinity();
     config_.pretrain_epochs = 3;
     auto admitted = AdmittedJob::Admit(config_, {fed_.parties[0].range, 5, "party-0"}, nullptr);
-    ASSERT_TRUE(admitted.ok()) << admitted.status();
+    ASSERT_THAT(admitted, IsOk());
     auto session = PartySession::Create(std::move(*admitted), fed_.parties[0], fed_.num_users,
                                         fed_.num_items, nullptr);
-    ASSERT_TRUE(session.ok()) << session.status();
+    ASSERT_THAT(session, IsOk());
     session_ = std::move(*session);
     random::Csprng rng = random::Csprng::FromSeed(6);
     ASSERT_THAT(session_->Pretrain(InitialSharedMatrix(config_, fed_.num_items, rng)), IsOk());

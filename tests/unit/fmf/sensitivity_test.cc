@@ -30,6 +30,9 @@
 #include "common/mf/clipping.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -129,17 +132,17 @@ Release RunParty(const JobConfig& config, const NoisePlan& plan, const Data& d,
   party.global_users.clear();
   for (int32_t u = 0; u < users; ++u) party.global_users.push_back(u);
   auto admitted = AdmittedJob::Admit(config, {party.range, 77, "party-0"}, nullptr);
-  EXPECT_TRUE(admitted.ok()) << admitted.status();
+  EXPECT_THAT(admitted, IsOk());
   EXPECT_EQ(admitted->plan().noise_multiplier, plan.noise_multiplier);
   auto s = PartySession::Create(std::move(*admitted), party, users, kItems, ledger);
-  EXPECT_TRUE(s.ok()) << s.status();
+  EXPECT_THAT(s, IsOk());
   r.session = std::move(*s);
   // DP local-only runs alone (TrainAlone), without a Stage 1.
   if (config.setting != Setting::kLocal) EXPECT_TRUE(r.session->Pretrain(initial).ok());
   std::vector<int32_t> all(users);
   std::iota(all.begin(), all.end(), 0);
   auto g = r.session->PreNoiseRelease(all, shared);
-  EXPECT_TRUE(g.ok()) << g.status();
+  EXPECT_THAT(g, IsOk());
   r.grad = std::move(*g);
   return r;
 }
@@ -247,7 +250,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
   for (const Offered& o : OfferedCombinations()) {
     const JobConfig config = o.Config();
     auto plan = PlanNoise(config);
-    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_THAT(plan, IsOk());
     double worst_ratio = 0;
     double worst_count_ratio = 0;
     // heavy user: 1 (light), 40, 250 ratings; random or extreme values;
@@ -328,7 +331,7 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   config.theta = 1000;                   // no trimming: the rating-level data as is
   config.pretrain_epochs = 20;           // the default Stage 1
   auto plan = PlanNoise(config);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_THAT(plan, IsOk());
   // The server's V (it chooses V0 and every shared V): item 0's row at the
   // top of the ball, every other row zero. The user rates everything R.
   // With item 0's rating, Stage 1 pulls u_i towards R/sqrt(R) e1; without

@@ -4,6 +4,9 @@
 #include <limits>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -22,12 +25,12 @@ mf::Matrix Filled(double x) { return mf::Matrix::Constant(3, 2, x); }
 TEST(ServerSessionTest, WeightedAverageOverContributors) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->shared().rows(), 3);
-  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.2)).ok());
-  ASSERT_TRUE(s->SubmitUpdate(1, 0, Filled(1.0)).ok());
+  ASSERT_THAT(s->SubmitUpdate(0, 0, Filled(0.2)), IsOk());
+  ASSERT_THAT(s->SubmitUpdate(1, 0, Filled(1.0)), IsOk());
   auto summary = s->CloseRound();
-  ASSERT_TRUE(summary.ok());
+  ASSERT_THAT(summary, IsOk());
   EXPECT_EQ(summary->contributors, (std::vector<int32_t>{0, 1}));
   EXPECT_TRUE(summary->missing.empty());
   // (1 * 0.2 + 3 * 1.0) / 4 = 0.8, released at float32 precision.
@@ -39,9 +42,9 @@ TEST(ServerSessionTest, WeightedAverageOverContributors) {
 TEST(ServerSessionTest, MissingPartyIsRenormalizedAway) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
-  ASSERT_TRUE(s->SubmitUpdate(1, 0, Filled(0.5)).ok());
+  ASSERT_THAT(s->SubmitUpdate(1, 0, Filled(0.5)), IsOk());
   auto summary = s->CloseRound();
-  ASSERT_TRUE(summary.ok());
+  ASSERT_THAT(summary, IsOk());
   EXPECT_EQ(summary->missing, (std::vector<int32_t>{0}));
   EXPECT_NEAR(s->shared()(0, 0), 0.5, 1e-12);
 }
@@ -65,9 +68,9 @@ TEST(ServerSessionTest, RejectsBadUpdatesWithoutTouchingTheSum) {
   EXPECT_EQ(s->SubmitUpdate(0, 1, Filled(0.1)).code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(s->SubmitUpdate(5, 0, Filled(0.1)).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s->SubmitUpdate(-1, 0, Filled(0.1)).code(), absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.3)).ok());
+  ASSERT_THAT(s->SubmitUpdate(0, 0, Filled(0.3)), IsOk());
   EXPECT_EQ(s->SubmitUpdate(0, 0, Filled(0.3)).code(), absl::StatusCode::kAlreadyExists);
-  ASSERT_TRUE(s->CloseRound().ok());
+  ASSERT_THAT(s->CloseRound(), IsOk());
   // Only the one good update was averaged.
   EXPECT_NEAR(s->shared()(1, 1), 0.3, 1e-7);
 }
@@ -77,15 +80,15 @@ TEST(ServerSessionTest, EmptyRoundStaysOpenAndJobFinishes) {
   auto s = ServerSession::Create(SmallJob(1), 3, {{"a", 1}}, rng);
   EXPECT_EQ(s->CloseRound().status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(s->round(), 0);
-  ASSERT_TRUE(s->SubmitUpdate(0, 0, Filled(0.1)).ok());
-  ASSERT_TRUE(s->CloseRound().ok());
+  ASSERT_THAT(s->SubmitUpdate(0, 0, Filled(0.1)), IsOk());
+  ASSERT_THAT(s->CloseRound(), IsOk());
   EXPECT_EQ(s->phase(), ServerSession::Phase::kFinished);
   EXPECT_EQ(s->SubmitUpdate(0, 1, Filled(0.1)).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(ServerSessionTest, RestoreResumesAtTheGivenRound) {
   auto s = ServerSession::Restore(SmallJob(5), {{"a", 1}}, 3, Filled(0.4));
-  ASSERT_TRUE(s.ok());
+  ASSERT_THAT(s, IsOk());
   EXPECT_EQ(s->round(), 3);
   EXPECT_EQ(s->shared(), Filled(0.4));
   EXPECT_FALSE(ServerSession::Restore(SmallJob(5), {{"a", 1}}, 6, Filled(0.4)).ok());

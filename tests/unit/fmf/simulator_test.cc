@@ -8,6 +8,9 @@
 #include "common/dp/rdp_accountant.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::fmf {
 namespace {
@@ -20,7 +23,7 @@ data::Dataset Synthetic() {
   o.num_items = 120;
   o.density = 0.1;
   auto d = data::GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok()) << d.status();
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -52,7 +55,7 @@ absl::StatusOr<SimulationResult> RunJob(const JobConfig& c, int parties) {
 
 TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
   auto r = RunJob(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->parties.size(), 1u);
   EXPECT_GT(r->test.count, 0);
   EXPECT_LT(r->train.mse, 0.8);
@@ -67,7 +70,7 @@ TEST(SimulatorTest, SameSeedSameResult) {
   EXPECT_EQ(a->test.mse, b->test.mse);
   c.seed = 12;
   auto d = RunJob(c, 3);
-  ASSERT_TRUE(d.ok());
+  ASSERT_THAT(d, IsOk());
   EXPECT_NE(a->test.mse, d->test.mse);
 }
 
@@ -88,7 +91,7 @@ TEST(SimulatorTest, LocalThreadsDoNotChangeHfl) {
 
 TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
   auto r = RunJob(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->rounds, 10);
   EXPECT_EQ(r->parties.size(), 3u);
   for (const auto& p : r->parties) {
@@ -101,7 +104,7 @@ TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
 
 TEST(SimulatorTest, VflChargesStage2AndFinetune) {
   auto r = RunJob(Job(Setting::kVfl, SplitKind::kVertical, 4.0), 3);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   for (const auto& p : r->parties) {
     EXPECT_EQ(p.steps, 60);  // 10 * 5 + kappa 10
     EXPECT_LE(p.epsilon, 4.0 + 1e-9);
@@ -115,7 +118,7 @@ TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
   JobConfig c = Job(Setting::kVfl, SplitKind::kVertical, 4.0);
   c.granularity = Granularity::kUser;
   auto r = RunJob(c, 3);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   ASSERT_TRUE(r->epsilon_per_user_global.has_value());
   // Three parties each charged 60 steps and one size release on every user:
   // three curves summed, i.e. 180 steps of one schedule and 3 count releases.
@@ -123,7 +126,7 @@ TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
   three.AddSteps(r->plan.sample_rate, r->plan.noise_multiplier, 180);
   three.AddSteps(1.0, r->plan.count_noise_multiplier, 3);
   auto eps = three.GetEpsilon(c.delta);
-  ASSERT_TRUE(eps.ok());
+  ASSERT_THAT(eps, IsOk());
   EXPECT_NEAR(*r->epsilon_per_user_global, eps->epsilon, 1e-9);
   // Each party's own epsilon (its ledger) is the plan's: steps and count.
   for (const auto& p : r->parties) EXPECT_NEAR(p.epsilon, r->plan.epsilon, 1e-9);
@@ -133,17 +136,17 @@ TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
 
 TEST(SimulatorTest, SynSgdRunsTTimesTPrimeRounds) {
   auto r = RunJob(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->rounds, 50);
   for (const auto& p : r->parties) EXPECT_EQ(p.steps, 50);
 }
 
 TEST(SimulatorTest, LocalOnlyBaselines) {
   auto vertical = RunJob(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3);
-  ASSERT_TRUE(vertical.ok()) << vertical.status();
+  ASSERT_THAT(vertical, IsOk());
   for (const auto& p : vertical->parties) EXPECT_LE(p.epsilon, 2.0 + 1e-9);
   auto horizontal = RunJob(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3);
-  ASSERT_TRUE(horizontal.ok()) << horizontal.status();
+  ASSERT_THAT(horizontal, IsOk());
   EXPECT_TRUE(std::isinf(horizontal->epsilon));  // non-private by definition
 }
 
@@ -153,7 +156,7 @@ TEST(SimulatorTest, PerUserGranularityTrims) {
   c.granularity = Granularity::kUser;
   c.theta = 3;
   auto r = RunJob(c, 2);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->plan.theta, 3);
   EXPECT_LE(r->epsilon, 2.0 + 1e-9);
 }
@@ -164,11 +167,11 @@ TEST(SimulatorTest, ProgressIsReportedEveryRound) {
   FederationOptions o;
   o.parties = 2;
   auto fed = BuildFederation(c, d, o);
-  ASSERT_TRUE(fed.ok());
+  ASSERT_THAT(fed, IsOk());
   std::vector<RoundProgress> seen;
   auto r = Simulate(
       c, *fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   ASSERT_EQ(seen.size(), 10u);
   EXPECT_EQ(seen.back().round, 10);
   EXPECT_TRUE(seen[4].test_mse.has_value());
@@ -193,8 +196,8 @@ TEST(SimulatorTest, AlternateSpendsExactlyThePapersBudget) {
   alt.alternations = 5;
   auto p = RunJob(paper, 3);
   auto a = RunJob(alt, 3);
-  ASSERT_TRUE(p.ok()) << p.status();
-  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_THAT(p, IsOk());
+  ASSERT_THAT(a, IsOk());
   EXPECT_EQ(a->rounds, p->rounds);
   EXPECT_EQ(a->plan.steps, p->plan.steps);
   EXPECT_DOUBLE_EQ(a->plan.noise_multiplier, p->plan.noise_multiplier);
@@ -218,8 +221,8 @@ TEST(SimulatorTest, AlternateSameSeedSameResult) {
   alt.algorithm = Algorithm::kAlternate;
   auto a = RunJob(alt, 3);
   auto b = RunJob(alt, 3);
-  ASSERT_TRUE(a.ok()) << a.status();
-  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_THAT(a, IsOk());
+  ASSERT_THAT(b, IsOk());
   EXPECT_EQ(a->test.mse, b->test.mse);
   EXPECT_EQ(a->validation.mse, b->validation.mse);
 }
@@ -237,8 +240,8 @@ TEST(SimulatorTest, BaselinesChooseTheirEpochsOnValidation) {
     const int parties = setting == Setting::kLocal ? 3 : 1;
     auto f = RunJob(fixed, parties);
     auto c = RunJob(chosen, parties);
-    ASSERT_TRUE(f.ok()) << f.status();
-    ASSERT_TRUE(c.ok()) << c.status();
+    ASSERT_THAT(f, IsOk());
+    ASSERT_THAT(c, IsOk());
     EXPECT_EQ(f->validation.count, 0);
     EXPECT_GT(c->validation.count, 0);
     EXPECT_EQ(c->test.count, f->test.count);  // the test split is untouched
@@ -252,7 +255,7 @@ TEST(SimulatorTest, BaselinesChooseTheirEpochsOnValidation) {
   JobConfig dp = Job(Setting::kLocal, SplitKind::kVertical, 2.0);
   dp.select_epochs_on_validation = true;
   auto d = RunJob(dp, 3);
-  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->validation.count, 0);
 }
 
@@ -267,7 +270,7 @@ TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
   FederationOptions o;
   o.parties = 3;
   auto real = BuildFederation(c, d, o);
-  ASSERT_TRUE(real.ok()) << real.status();
+  ASSERT_THAT(real, IsOk());
   data::Federation junk = *real;
   random::Csprng rng = random::Csprng::FromSeed(3);
   for (size_t k = 1; k < junk.parties.size(); ++k) {
@@ -279,8 +282,8 @@ TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
     c.epsilon = epsilon;
     auto a = Simulate(c, *real);
     auto b = Simulate(c, junk);
-    ASSERT_TRUE(a.ok()) << a.status();
-    ASSERT_TRUE(b.ok()) << b.status();
+    ASSERT_THAT(a, IsOk());
+    ASSERT_THAT(b, IsOk());
     const double diff = std::fabs(a->parties[0].test.mse - b->parties[0].test.mse);
     if (std::isinf(epsilon)) {
       EXPECT_GT(diff, 1e-3) << "partners' ratings should matter without noise";

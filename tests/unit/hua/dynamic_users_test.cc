@@ -4,7 +4,10 @@
 #include <vector>
 
 #include "common/hua/dynamics.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/hua/world.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::hua {
 namespace {
@@ -34,8 +37,8 @@ TEST(DynamicUsers, DisconnectMidIterationEqualsNeverSelected) {
     auto never = InitializedWorld(seed);
     ASSERT_NE(dropped, nullptr);
     ASSERT_NE(never, nullptr);
-    ASSERT_TRUE(RunMaskedIteration(*dropped, kAll, {2}).ok());
-    ASSERT_TRUE(RunMaskedIteration(*never, {0, 1, 3, 4, 5}, {}).ok());
+    ASSERT_THAT(RunMaskedIteration(*dropped, kAll, {2}), IsOk());
+    ASSERT_THAT(RunMaskedIteration(*never, {0, 1, 3, 4, 5}, {}), IsOk());
     const mf::Matrix& a = dropped->server->item_profiles();
     const mf::Matrix& b = never->server->item_profiles();
     for (int32_t j = 0; j < kItems; ++j) {
@@ -47,7 +50,7 @@ TEST(DynamicUsers, DisconnectMidIterationEqualsNeverSelected) {
       EXPECT_TRUE(std::equal(ua.begin(), ua.end(), ub.begin())) << "user " << i;
     }
     // And the next iteration goes on normally, with user 2 back online.
-    EXPECT_TRUE(RunMaskedIteration(*dropped, kAll, {}).ok());
+    EXPECT_THAT(RunMaskedIteration(*dropped, kAll, {}), IsOk());
   }
 }
 
@@ -55,7 +58,7 @@ TEST(DynamicUsers, RepairPassTellsTheRecommenderWhoVanished) {
   auto w = InitializedWorld(4);
   auto round = w->server->StartIteration(kAll);
   auto repair = testing::RunMaskedPass(*w, *round, {2});
-  ASSERT_TRUE(repair.ok());
+  ASSERT_THAT(repair, IsOk());
   std::set<int32_t> items;
   for (const PlannedItem& p : repair->plan.items) {
     items.insert(p.item);
@@ -63,10 +66,10 @@ TEST(DynamicUsers, RepairPassTellsTheRecommenderWhoVanished) {
   }
   EXPECT_EQ(items, (std::set<int32_t>{1, 2, 3}));
   auto done = testing::RunMaskedPass(*w, *repair, {});
-  ASSERT_TRUE(done.ok());
+  ASSERT_THAT(done, IsOk());
   EXPECT_TRUE(done->requests.empty());
   auto stats = w->server->FinishIteration();
-  ASSERT_TRUE(stats.ok());
+  ASSERT_THAT(stats, IsOk());
   EXPECT_EQ(stats->passes, 2);
   EXPECT_EQ(stats->dropped_users, 1);
   EXPECT_EQ(stats->items_updated, kItems);
@@ -77,7 +80,7 @@ TEST(DynamicUsers, ItemWhoseUsersAllVanishKeepsItsProfile) {
   const mf::Matrix before = w->server->item_profiles();
   // Only users 0 and 1 take part; both vanish. Items 0, 1, 2, 3 all lose
   // every contributor this iteration.
-  ASSERT_TRUE(RunMaskedIteration(*w, {0, 1}, {0, 1}).ok());
+  ASSERT_THAT(RunMaskedIteration(*w, {0, 1}, {0, 1}), IsOk());
   EXPECT_EQ(w->server->item_profiles(), before);
 }
 
@@ -101,13 +104,13 @@ TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
   EXPECT_EQ(w->server->uninitialized_items(), 2);
   // Iterations only involve initialized items.
   auto round = w->server->StartIteration({1, 5});
-  ASSERT_TRUE(round.ok());
+  ASSERT_THAT(round, IsOk());
   for (const IterationRequest& req : round->requests) {
     for (const ItemRequest& it : req.items) EXPECT_TRUE(it.item == 1 || it.item == 2);
   }
   auto next = testing::RunMaskedPass(*w, *round, {});
-  ASSERT_TRUE(next.ok());
-  ASSERT_TRUE(w->server->FinishIteration().ok());
+  ASSERT_THAT(next, IsOk());
+  ASSERT_THAT(w->server->FinishIteration(), IsOk());
   ASSERT_TRUE(RunInit(*w, {1}).ok());  // user 1 rated 0, 2, 3
   EXPECT_EQ(w->server->uninitialized_items(), 0);
 }
@@ -115,19 +118,19 @@ TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
 TEST(DynamicUsers, InitWithAVanishedUserIsRetried) {
   auto w = MakeWorld(Scenario::kDynamic, 8, SmallRatings(), kItems, kDim, 0.8);
   auto round = w->server->StartInit(kAll);
-  ASSERT_TRUE(round.ok());
-  ASSERT_TRUE(w->tp->Begin(round->plan).ok());
+  ASSERT_THAT(round, IsOk());
+  ASSERT_THAT(w->tp->Begin(round->plan), IsOk());
   for (const InitRequest& req : round->requests) {
     if (req.user == 5) continue;  // rated items 1, 2
-    ASSERT_TRUE(w->tp->Accept(*w->users[req.user].HandleInit(req)).ok());
+    ASSERT_THAT(w->tp->Accept(*w->users[req.user].HandleInit(req)), IsOk());
   }
   auto forward = w->tp->Flush();
-  ASSERT_TRUE(forward.ok());
+  ASSERT_THAT(forward, IsOk());
   EXPECT_EQ(forward->incomplete_items, (std::vector<int32_t>{1, 2}));
-  ASSERT_TRUE(w->server->FinishInit(*forward).ok());
+  ASSERT_THAT(w->server->FinishInit(*forward), IsOk());
   EXPECT_TRUE(w->server->initialized(0));
   EXPECT_FALSE(w->server->initialized(1));
-  EXPECT_TRUE(RunInit(*w, {0, 2, 3, 4}).ok());
+  EXPECT_THAT(RunInit(*w, {0, 2, 3, 4}), IsOk());
   EXPECT_EQ(w->server->uninitialized_items(), 0);
 }
 

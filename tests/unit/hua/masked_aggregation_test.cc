@@ -10,7 +10,10 @@
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
 #include "common/hua/streams.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/hua/world.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::hua {
 namespace {
@@ -84,9 +87,9 @@ TEST(MaskedAggregation, DecodedSumIsTrueSumPlusIntendedNoise) {
   ASSERT_NE(w, nullptr);
   const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5};
   auto round = w->server->StartIteration(all);
-  ASSERT_TRUE(round.ok()) << round.status();
+  ASSERT_THAT(round, IsOk());
   auto next = RunMaskedPass(*w, *round, {});
-  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_THAT(next, IsOk());
   EXPECT_TRUE(next->requests.empty());
 
   const Expected e{*w};
@@ -113,18 +116,18 @@ TEST(MaskedAggregation, DecodedSumIsTrueSumPlusIntendedNoise) {
     }
     EXPECT_GT(std::sqrt(noise_norm), 1.0);  // eps = 1: the noise is really there
   }
-  ASSERT_TRUE(w->server->FinishIteration().ok());
+  ASSERT_THAT(w->server->FinishIteration(), IsOk());
 }
 
 TEST(MaskedAggregation, S3DecodedSumCarriesTheFixedEta) {
   auto w = MakeWorld(Scenario::kDynamic, 8, SmallRatings(), kItems, kDim, 0.5);
   ASSERT_NE(w, nullptr);
   const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5};
-  ASSERT_TRUE(RunInit(*w, all).ok());
+  ASSERT_THAT(RunInit(*w, all), IsOk());
   const std::vector<int32_t> now = {0, 2, 4};  // k' users online in iteration 1
   auto round = w->server->StartIteration(now);
-  ASSERT_TRUE(round.ok());
-  ASSERT_TRUE(RunMaskedPass(*w, *round, {}).ok());
+  ASSERT_THAT(round, IsOk());
+  ASSERT_THAT(RunMaskedPass(*w, *round, {}), IsOk());
 
   const Expected e{*w};
   const double b = LaplaceScale(EpsilonPerRelease(w->params), w->range, kDim);
@@ -171,7 +174,7 @@ TEST(MaskedAggregation, ThirdPartysViewOfOneReportIsUniform) {
       auto w = MakeWorld(Scenario::kUntrustedThirdParty, 1000 + seed, ratings, kItems, kDim, 1.0);
       auto round = w->server->StartIteration({0, 1, 2, 3, 4, 5});
       std::vector<MaskedReport> seen;
-      ASSERT_TRUE(RunMaskedPass(*w, *round, {}, &seen).ok());
+      ASSERT_THAT(RunMaskedPass(*w, *round, {}, &seen), IsOk());
       for (const MaskedReport& r : seen) {
         if (r.user != 4) continue;
         ASSERT_EQ(r.items[0].item, 0);
@@ -190,12 +193,12 @@ TEST(MaskedAggregation, SumsWithoutTheMasksDecodeToNoise) {
     auto w =
         MakeWorld(Scenario::kUntrustedThirdParty, 5000 + seed, SmallRatings(), kItems, kDim, 1.0);
     auto round = w->server->StartIteration({0, 1, 2, 3, 4, 5});
-    ASSERT_TRUE(w->tp->Begin(round->plan).ok());
+    ASSERT_THAT(w->tp->Begin(round->plan), IsOk());
     for (const IterationRequest& req : round->requests) {
-      ASSERT_TRUE(w->tp->Accept(*w->users[req.user].HandleMasked(req)).ok());
+      ASSERT_THAT(w->tp->Accept(*w->users[req.user].HandleMasked(req)), IsOk());
     }
     auto forward = w->tp->Flush();
-    ASSERT_TRUE(forward.ok());
+    ASSERT_THAT(forward, IsOk());
     ASSERT_EQ(forward->items.size(), static_cast<size_t>(kItems));
     for (const ItemSum& s : forward->items) {
       auto decoded = w->codec->DecodeSum(s.sum, s.contributors);
@@ -203,7 +206,7 @@ TEST(MaskedAggregation, SumsWithoutTheMasksDecodeToNoise) {
       sums.insert(sums.end(), s.sum.begin(), s.sum.end());
     }
     // The recommender, who has Sigma psi, decodes them.
-    ASSERT_TRUE(w->server->AcceptForward(*forward).ok());
+    ASSERT_THAT(w->server->AcceptForward(*forward), IsOk());
   }
   EXPECT_LT(ChiSquareTopBits(sums), kChi15At999);
 }
@@ -211,13 +214,13 @@ TEST(MaskedAggregation, SumsWithoutTheMasksDecodeToNoise) {
 TEST(MaskedAggregation, ThirdPartyAcceptsOnlyPlannedReportsAndWithholdsPartialSums) {
   auto w = MakeWorld(Scenario::kUntrustedThirdParty, 9, SmallRatings(), kItems, kDim, 1.0);
   auto round = w->server->StartIteration({0, 1, 2, 3, 4});  // user 5 not asked
-  ASSERT_TRUE(round.ok());
-  ASSERT_TRUE(w->tp->Begin(round->plan).ok());
+  ASSERT_THAT(round, IsOk());
+  ASSERT_THAT(w->tp->Begin(round->plan), IsOk());
   MaskedReport first;
   for (const IterationRequest& req : round->requests) {
     if (req.user == 3) continue;  // vanishes
     MaskedReport r = *w->users[req.user].HandleMasked(req);
-    ASSERT_TRUE(w->tp->Accept(r).ok());
+    ASSERT_THAT(w->tp->Accept(r), IsOk());
     if (req.user == 0) first = r;
   }
   EXPECT_EQ(w->tp->Accept(first).code(), absl::StatusCode::kAlreadyExists);
@@ -229,7 +232,7 @@ TEST(MaskedAggregation, ThirdPartyAcceptsOnlyPlannedReportsAndWithholdsPartialSu
   EXPECT_EQ(w->tp->Accept(stale).code(), absl::StatusCode::kInvalidArgument);
 
   auto forward = w->tp->Flush();
-  ASSERT_TRUE(forward.ok());
+  ASSERT_THAT(forward, IsOk());
   // User 3 rated items 0, 1, 3: their sums are withheld; item 2 goes through.
   EXPECT_EQ(forward->incomplete_items, (std::vector<int32_t>{0, 1, 3}));
   EXPECT_EQ(forward->missing_users, (std::vector<int32_t>{3}));
@@ -237,7 +240,7 @@ TEST(MaskedAggregation, ThirdPartyAcceptsOnlyPlannedReportsAndWithholdsPartialSu
   EXPECT_EQ(forward->items[0].item, 2);
   // The recommender re-plans the withheld items among the others.
   auto repair = w->server->AcceptForward(*forward);
-  ASSERT_TRUE(repair.ok());
+  ASSERT_THAT(repair, IsOk());
   EXPECT_EQ(repair->plan.pass, 1);
   for (const IterationRequest& req : repair->requests) EXPECT_NE(req.user, 3);
   EXPECT_EQ(w->server->FinishIteration().status().code(), absl::StatusCode::kFailedPrecondition);

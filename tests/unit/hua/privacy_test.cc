@@ -16,6 +16,9 @@
 #include "common/hua/user.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::hua {
 namespace {
@@ -36,10 +39,10 @@ TEST(HuaPrivacyTest, FiniteEpsilonIsRefusedUnlessThePaperNoiseIsAskedFor) {
     EXPECT_NE(msg.find("--hua-paper-noise"), std::string::npos) << msg;
     EXPECT_NE(msg.find("hua.paper_noise"), std::string::npos) << msg;
     p.paper_noise = true;
-    EXPECT_TRUE(HuaPrivacyRefusal(p).ok());
+    EXPECT_THAT(HuaPrivacyRefusal(p), IsOk());
     p.paper_noise = false;
     p.epsilon = std::numeric_limits<double>::infinity();
-    EXPECT_TRUE(HuaPrivacyRefusal(p).ok());
+    EXPECT_THAT(HuaPrivacyRefusal(p), IsOk());
   }
 }
 
@@ -56,7 +59,7 @@ double Item1ReportMoves(double scale) {
   for (double r0 : {1.0, 5.0}) {
     auto user = User::Create(0, {{0, r0}, {1, 3.0}, {2, 4.0}}, p, range, nullptr,
                              random::Csprng::FromSeed(5));
-    EXPECT_TRUE(user.ok()) << user.status();
+    EXPECT_THAT(user, IsOk());
     const std::vector<std::vector<double>> v = {{0.9 * scale, 0.1 * scale, 0.3 * scale},
                                                 {0.2 * scale, 0.8 * scale, 0.4 * scale},
                                                 {0.5 * scale, 0.5 * scale, 0.1 * scale}};
@@ -74,7 +77,7 @@ double Item1ReportMoves(double scale) {
         req.items.push_back(it);
       }
       auto report = user->HandleDirect(req);
-      EXPECT_TRUE(report.ok()) << report.status();
+      EXPECT_THAT(report, IsOk());
       if (t == 2) item1 = report->items[1].value;
     }
     reports.push_back(item1);

@@ -7,6 +7,9 @@
 
 #include "common/data/partition.h"
 #include "common/data/synthetic.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::hua {
 namespace {
@@ -36,26 +39,26 @@ HuaParams Small(double epsilon) {
 
 TEST(SimulateHua, WithoutNoiseS2IsTheBaseline) {
   auto r = SimulateHua(Scenario::kUntrusted, Split(), Small(INFINITY), 3);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_NEAR(r->mean_abs_error_increase, 0.0, 1e-9);
   EXPECT_LT(r->baseline_test.mse, 1.2);  // it learned something
   // S2-TP differs only by fixed-point rounding.
   auto tp = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(INFINITY), 3);
-  ASSERT_TRUE(tp.ok()) << tp.status();
+  ASSERT_THAT(tp, IsOk());
   EXPECT_NEAR(tp->mean_abs_error_increase, 0.0, 1e-5);
 }
 
 TEST(SimulateHua, LargeEpsilonIsCloseToNonPrivate) {
   for (Scenario s : {Scenario::kTrusted, Scenario::kUntrusted, Scenario::kUntrustedThirdParty}) {
     auto r = SimulateHua(s, Split(), Small(1e5), 4);
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_THAT(r, IsOk());
     EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05) << ScenarioName(s);
     EXPECT_EQ(r->test.count, r->baseline_test.count);
   }
   HuaParams lemma1 = Small(1e5);
   lemma1.s1_noise = ObjectiveNoise::kLaplace;
   auto r = SimulateHua(Scenario::kTrusted, Split(), lemma1, 4);
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05);
 }
 
@@ -82,7 +85,7 @@ TEST(SimulateHua, S3RunsWithDynamicUsersAndDropouts) {
   p.iterations = 150;
   p.dropout_prob = 0.05;
   auto r = SimulateHua(Scenario::kDynamic, Split(), p, 8);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_LE(r->mean_users_per_iteration, 30.0);
   EXPECT_GT(r->mean_users_per_iteration, 5.0);
   EXPECT_GT(r->dropped_users, 0);
@@ -100,7 +103,7 @@ TEST(SimulateHua, TrafficMatchesTheMessageLayout) {
   HuaParams p = Small(1.0);
   p.iterations = 1;
   auto r = SimulateHua(Scenario::kUntrustedThirdParty, Split(), p, 9);
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   const double ratings = static_cast<double>(Split().train.size());
   const double users = r->mean_users_per_iteration;
   EXPECT_DOUBLE_EQ(r->traffic.up_per_user, 17 + ratings / users * (8 + 8 * p.dim));

@@ -10,6 +10,9 @@
 #include <memory>
 
 #include "common/mf/clipping.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::lfl {
 namespace {
@@ -63,8 +66,8 @@ TEST(LflDeviceTest, HugeRowInReceivedVStaysWithinSensitivity) {
       for (int32_t c = 0; c < kDim; ++c) v(2, c) = (c_hot < 0 || c == c_hot) ? huge : 0.0;
       LflDevice with = Device({{0, 2, 5.0f}}, 7);
       LflDevice without = Device({}, 7);
-      ASSERT_TRUE(with.Pretrain(Shared(HonestV())).ok());
-      ASSERT_TRUE(without.Pretrain(Shared(HonestV())).ok());
+      ASSERT_THAT(with.Pretrain(Shared(HonestV())), IsOk());
+      ASSERT_THAT(without.Pretrain(Shared(HonestV())), IsOk());
       auto a = with.Round1(v);
       auto b = without.Round1(v);
       ASSERT_TRUE(a.ok() && b.ok());
@@ -80,10 +83,10 @@ TEST(LflDeviceTest, HostileV0AtPretrainCannotPushUOutOfTheClippingSet) {
   mf::Matrix hostile = HonestV();
   hostile.row(2).setConstant(1e6);
   LflDevice d = Device({{0, 2, 5.0f}, {0, 3, 1.0f}}, 3);
-  ASSERT_TRUE(d.Pretrain(Shared(hostile)).ok());
+  ASSERT_THAT(d.Pretrain(Shared(hostile)), IsOk());
   // Round 1 with a hostile V again: still bounded by Delta.
   auto x = d.Round1(hostile);
-  ASSERT_TRUE(x.ok());
+  ASSERT_THAT(x, IsOk());
   EXPECT_LE(Norm(*x), mf::SensitivityOneMatrix(kR) * (1 + 1e-12));
 }
 
@@ -92,9 +95,9 @@ TEST(LflDeviceTest, HonestRowsAreUsedUnchanged) {
   // unclipped row (projection is the identity there).
   mf::Matrix v = HonestV();
   LflDevice d = Device({{0, 1, 4.0f}}, 11);
-  ASSERT_TRUE(d.Pretrain(Shared(v)).ok());
+  ASSERT_THAT(d.Pretrain(Shared(v)), IsOk());
   auto x = d.Round1(v);
-  ASSERT_TRUE(x.ok());
+  ASSERT_THAT(x, IsOk());
   double nonzero_rows = 0;
   for (int32_t j = 0; j < kItems; ++j) {
     double s = 0;
@@ -135,11 +138,11 @@ mf::Matrix GoodV(int32_t items) {
 TEST(LflDeviceTest, KeepsStageOneWhenTheFederatedVIsWorseOnValidation) {
   constexpr int32_t kMany = 40;
   LflDevice d = ValidatingDevice(5, kMany, 10);
-  ASSERT_TRUE(d.Pretrain(Shared(GoodV(kMany))).ok());
+  ASSERT_THAT(d.Pretrain(Shared(GoodV(kMany))), IsOk());
   const mf::ErrorMetrics stage1 = d.EvaluateTest();
   ASSERT_GT(stage1.count, 0);
   // A V that predicts 0 for everything: no u fits it, validation says so.
-  ASSERT_TRUE(d.Finish(Shared(mf::Matrix::Zero(kMany, kDim))).ok());
+  ASSERT_THAT(d.Finish(Shared(mf::Matrix::Zero(kMany, kDim))), IsOk());
   EXPECT_TRUE(d.kept_stage1());
   const mf::ErrorMetrics kept = d.EvaluateTest();
   EXPECT_EQ(kept.count, stage1.count);
@@ -149,16 +152,16 @@ TEST(LflDeviceTest, KeepsStageOneWhenTheFederatedVIsWorseOnValidation) {
 TEST(LflDeviceTest, KeepsTheFederatedModelWhenItIsBetterOnValidation) {
   constexpr int32_t kMany = 40;
   LflDevice d = ValidatingDevice(5, kMany, 10);
-  ASSERT_TRUE(d.Pretrain(Shared(mf::Matrix::Zero(kMany, kDim))).ok());
+  ASSERT_THAT(d.Pretrain(Shared(mf::Matrix::Zero(kMany, kDim))), IsOk());
   const double stage1 = d.EvaluateTest().mse;
-  ASSERT_TRUE(d.Finish(Shared(GoodV(kMany))).ok());
+  ASSERT_THAT(d.Finish(Shared(GoodV(kMany))), IsOk());
   EXPECT_FALSE(d.kept_stage1());
   EXPECT_LT(d.EvaluateTest().mse, 0.5 * stage1);
 }
 
 TEST(LflDeviceTest, FinishRefusesAMalformedV) {
   LflDevice d = ValidatingDevice(5, 20, 2);
-  ASSERT_TRUE(d.Pretrain(Shared(GoodV(20))).ok());
+  ASSERT_THAT(d.Pretrain(Shared(GoodV(20))), IsOk());
   absl::Status s = d.Finish(Shared(mf::Matrix::Zero(19, kDim)));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("want 20 x 4"), absl::string_view::npos) << s.message();
@@ -177,9 +180,9 @@ TEST(LflDeviceTest, WholeGradientIsScaledToTheClipNorm) {
   std::vector<data::Rating> train;
   for (int32_t j = 0; j < kItems; ++j) train.push_back({0, j, 5.0f});
   LflDevice d(Data(train), o, TwoRoundParams{4, 0.3, 0.0}, random::Csprng::FromSeed(2));
-  ASSERT_TRUE(d.Pretrain(Shared(mf::Matrix::Constant(kItems, kDim, 0.01))).ok());
+  ASSERT_THAT(d.Pretrain(Shared(mf::Matrix::Constant(kItems, kDim, 0.01))), IsOk());
   auto g = d.Round1Gradient(mf::Matrix::Constant(kItems, kDim, 0.01));
-  ASSERT_TRUE(g.ok());
+  ASSERT_THAT(g, IsOk());
   EXPECT_EQ(g->items.size(), static_cast<size_t>(kItems));
   EXPECT_NEAR(Norm(g->rows), 0.5, 1e-12);
 }
@@ -212,8 +215,8 @@ TEST(LflDeviceTest, WholeGradientSensitivitySearch) {
       }
       LflDevice with(Data(train), o, TwoRoundParams{4, 0.3, 0.0}, random::Csprng::FromSeed(trial));
       LflDevice without(Data({}), o, TwoRoundParams{4, 0.3, 0.0}, random::Csprng::FromSeed(trial));
-      ASSERT_TRUE(with.Pretrain(Shared(v)).ok());
-      ASSERT_TRUE(without.Pretrain(Shared(v)).ok());
+      ASSERT_THAT(with.Pretrain(Shared(v)), IsOk());
+      ASSERT_THAT(without.Pretrain(Shared(v)), IsOk());
       auto a = with.Round1(v);
       auto b = without.Round1(v);
       ASSERT_TRUE(a.ok() && b.ok());
@@ -231,8 +234,8 @@ TEST(LflDeviceTest, Round1IsRound1GradientScatteredWithoutNoise) {
   mf::Matrix v = HonestV();
   LflDevice a = Device({{0, 1, 4.0f}, {0, 3, 2.0f}}, 11);
   LflDevice b = Device({{0, 1, 4.0f}, {0, 3, 2.0f}}, 11);
-  ASSERT_TRUE(a.Pretrain(Shared(v)).ok());
-  ASSERT_TRUE(b.Pretrain(Shared(v)).ok());
+  ASSERT_THAT(a.Pretrain(Shared(v)), IsOk());
+  ASSERT_THAT(b.Pretrain(Shared(v)), IsOk());
   auto g = a.Round1Gradient(v);
   auto x = b.Round1(v);
   ASSERT_TRUE(g.ok() && x.ok());

@@ -9,6 +9,9 @@
 #include "common/dp/rdp_accountant.h"
 #include "common/mf/clipping.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::lfl {
 namespace {
@@ -20,7 +23,7 @@ data::Dataset Small(double density = 0.2) {
   o.num_items = 60;
   o.density = density;
   auto d = data::GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok());
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -37,7 +40,7 @@ LflConfig Config(double epsilon) {
 
 TEST(LflSimulatorTest, NoiselessStage2ImprovesOverStage1Alone) {
   auto r = SimulateLfl(Config(std::numeric_limits<double>::infinity()), Small());
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->devices, 150);
   EXPECT_EQ(r->sigma_v, 0);
   EXPECT_LT(r->test.mse, r->stage1_test.mse - 0.05)
@@ -46,7 +49,7 @@ TEST(LflSimulatorTest, NoiselessStage2ImprovesOverStage1Alone) {
 
 TEST(LflSimulatorTest, PrivateRunReportsEpsilonAndNoise) {
   auto r = SimulateLfl(Config(4.0), Small());
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_LE(r->epsilon, 4.0 + 1e-9);
   EXPECT_GT(r->epsilon, 3.9);
   EXPECT_GT(r->sigma_v, 0);
@@ -54,7 +57,7 @@ TEST(LflSimulatorTest, PrivateRunReportsEpsilonAndNoise) {
   // least the accountant's.
   EXPECT_GE(r->server_view_noise_multiplier, r->noise_multiplier);
   auto eps = dp::ComputeEpsilon(1.0, r->server_view_noise_multiplier, 30, 1e-5);
-  ASSERT_TRUE(eps.ok());
+  ASSERT_THAT(eps, IsOk());
   EXPECT_DOUBLE_EQ(r->epsilon, *eps);
   const TwoRoundParams dp{150, 0.3, r->sigma_v};
   const double delta = mf::SensitivityOneMatrix(5.0);
@@ -76,7 +79,7 @@ TEST(LflSimulatorTest, DropoutsAreToleratedUpToOmegaAndSkippedBeyond) {
   c.dropout_round1 = 0.1;
   c.dropout_round2 = 0.2;
   auto r = SimulateLfl(c, Small());
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   for (const auto& it : r->iterations) {
     EXPECT_FALSE(it.skipped);
     EXPECT_LT(it.round1_survivors, 150);
@@ -85,7 +88,7 @@ TEST(LflSimulatorTest, DropoutsAreToleratedUpToOmegaAndSkippedBeyond) {
   }
   c.dropout_round1 = 0.6;  // far beyond omega = 0.3
   auto skipped = SimulateLfl(c, Small());
-  ASSERT_TRUE(skipped.ok());
+  ASSERT_THAT(skipped, IsOk());
   for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
 }
 
@@ -138,7 +141,7 @@ TEST(LflSimulatorTest, LearningRateRuleCapsTheNoisePerStep) {
   c.learning_rate = 3;  // an explicit rate wins
   EXPECT_DOUBLE_EQ(LflLearningRate(c, 445.78, 943), 3.0);
   auto r = SimulateLfl(Config(1.0), Small());
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   EXPECT_DOUBLE_EQ(r->learning_rate, LflLearningRate(Config(1.0), r->sigma_v, 150));
 }
 
@@ -147,7 +150,7 @@ TEST(LflSimulatorTest, SigmaFollowsTheClipNorm) {
   c.device.clip_norm = 2.0;
   double z = 0, eps = 0;
   auto sigma = CalibrateSigmaV(c, &z, &eps);
-  ASSERT_TRUE(sigma.ok());
+  ASSERT_THAT(sigma, IsOk());
   EXPECT_NEAR(*sigma, z * 2.0 * std::sqrt(ServerViewVarianceInflation(c.omega)), 1e-6 * *sigma);
   c.device.clip_norm = -1;
   EXPECT_EQ(ValidateLflConfig(c).code(), absl::StatusCode::kInvalidArgument);

@@ -10,6 +10,9 @@
 #include "common/lfl/lfl_device.h"
 #include "common/lfl/lfl_simulator.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::lfl {
 namespace {
@@ -27,7 +30,7 @@ TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
   // ML-100K-sized federation at epsilon = 1.
   const TwoRoundParams dp{943, 0.3, 270.0};
   auto codecs = ChooseLflCodecs(dp, 5.0, 64);
-  ASSERT_TRUE(codecs.ok()) << codecs.status();
+  ASSERT_THAT(codecs, IsOk());
   for (const auto* c : {&codecs->round1, &codecs->round2}) {
     EXPECT_EQ(c->bits(), 64);
     EXPECT_EQ(c->max_summands(), 943u);
@@ -43,19 +46,19 @@ TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
   // sqrt(zeta1) sigma_v = 270 / sqrt(0.7 * 943); the gradient part is 2 * 5^1.5.
   EXPECT_NEAR(codecs->round1.max_abs(), 2 * std::pow(5.0, 1.5) + 10 * 270 / std::sqrt(660.1), 1e-9);
   // The clamp of DeviceNoise keeps every draw encodable, even a wild one.
-  EXPECT_TRUE(codecs->round1.Encode(codecs->round1.max_abs()).ok());
+  EXPECT_THAT(codecs->round1.Encode(codecs->round1.max_abs()), IsOk());
   EXPECT_FALSE(codecs->round1.Encode(codecs->round1.max_abs() * 1.001).ok());
 
   // Fewer bits: less precision, still no wrap; too few: a clear error.
   auto narrow = ChooseLflCodecs(dp, 5.0);  // kDefaultLflBits = 32
-  ASSERT_TRUE(narrow.ok());
+  ASSERT_THAT(narrow, IsOk());
   EXPECT_EQ(narrow->round1.bits(), 32);
   EXPECT_NEAR(narrow->round1.frac_bits(), codecs->round1.frac_bits() - 32, 1);
   auto none = ChooseLflCodecs(dp, 5.0, 12);
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("round 1"), std::string::npos) << none.status();
   // No noise at all (epsilon = inf): round 2 carries zeros, any bound works.
-  EXPECT_TRUE(ChooseLflCodecs({943, 0.3, 0.0}, 5.0).ok());
+  EXPECT_THAT(ChooseLflCodecs({943, 0.3, 0.0}, 5.0), IsOk());
 }
 
 TEST(LflCodecTest, DeviceNoiseIsClampedAtTheTail) {
@@ -71,7 +74,7 @@ TEST(LflCodecTest, DeviceNoiseIsClampedAtTheTail) {
   EXPECT_GT(biggest, 4 * s1);
   EXPECT_LE(biggest, kNoiseTailSigmas * s1);
   auto bar = noise.Round2Replacement(7, rng);
-  ASSERT_TRUE(bar.ok());
+  ASSERT_THAT(bar, IsOk());
   for (double v : *bar) ASSERT_LE(std::abs(v), Round2Bound(dp, kNoiseTailSigmas));
 }
 
@@ -86,7 +89,7 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
     const size_t len = 1 + rng.UniformInt(40);
     const double bound = 0.5 + 100 * rng.NextDouble();
     auto codec = MaxPrecisionCodec(trial % 2 ? 64 : 40, bound, n);
-    ASSERT_TRUE(codec.ok()) << codec.status();
+    ASSERT_THAT(codec, IsOk());
     SecureSumRequest r;
     r.iteration = trial;
     r.codec = &*codec;
@@ -101,9 +104,9 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
       r.inputs.push_back(Submits(r.drops[k]) ? &x[k] : nullptr);
     }
     auto ideal = IdealSum(r);
-    ASSERT_TRUE(ideal.ok());
+    ASSERT_THAT(ideal, IsOk());
     auto secure = SecAgg(GraphKind::kComplete, 100 + trial)(r);
-    ASSERT_TRUE(secure.ok()) << secure.status();
+    ASSERT_THAT(secure, IsOk());
     ASSERT_EQ(secure->aborted, ideal->aborted) << "trial " << trial << ": " << secure->abort_reason;
     EXPECT_EQ(secure->cost.aggregations, 1);
     if (secure->aborted) {
@@ -116,8 +119,8 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
     std::vector<uint64_t> expected(len, 0);
     for (size_t k : ideal->included) {
       auto e = codec->EncodeVector(x[k]);
-      ASSERT_TRUE(e.ok());
-      ASSERT_TRUE(crypto::AddMod2k(expected, *e, codec->bits()).ok());
+      ASSERT_THAT(e, IsOk());
+      ASSERT_THAT(crypto::AddMod2k(expected, *e, codec->bits()), IsOk());
     }
     ASSERT_EQ(secure->sum.size(), len);
     // Rounding of the encodings, plus the double rounding of IdealSum itself.
@@ -142,7 +145,7 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
     for (size_t n : {size_t{10}, g == GraphKind::kComplete ? size_t{40} : size_t{120}}) {
       const int64_t m = MinSurvivors({static_cast<int64_t>(n), 0.3, 1.0});
       auto codec = MaxPrecisionCodec(64, 10.0, n);
-      ASSERT_TRUE(codec.ok());
+      ASSERT_THAT(codec, IsOk());
       std::vector<std::vector<double>> x(n, std::vector<double>(len, 1.25));
       for (int at = 0; at < kNumDropPoints; ++at) {
         for (int64_t dropped : {static_cast<int64_t>(n) - m, static_cast<int64_t>(n) - m + 1}) {
@@ -155,7 +158,7 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
             r.inputs.push_back(Submits(r.drops.back()) ? &x[k] : nullptr);
           }
           auto out = SecAgg(g, 7 * n + at)(r);
-          ASSERT_TRUE(out.ok()) << out.status();
+          ASSERT_THAT(out, IsOk());
           const bool should_abort = static_cast<int64_t>(n) - dropped < m;
           ASSERT_EQ(out->aborted, should_abort)
               << AggregationName(g) << " n=" << n << " at=" << at << " dropped=" << dropped << ": "
@@ -172,7 +175,7 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
 
 TEST(SecAggSumTest, RejectsMalformedRequests) {
   auto codec = MaxPrecisionCodec(64, 1.0, 4);
-  ASSERT_TRUE(codec.ok());
+  ASSERT_THAT(codec, IsOk());
   std::vector<double> a(3, 0.5), b(4, 0.5), big(3, 2.0);
   auto sum = SecAgg(GraphKind::kComplete, 1);
   SecureSumRequest r;
@@ -196,7 +199,7 @@ TEST(SecAggSumTest, RejectsMalformedRequests) {
   r.inputs = {&a};
   r.drops = {DropPoint::kNone};
   auto one = sum(r);
-  ASSERT_TRUE(one.ok());
+  ASSERT_THAT(one, IsOk());
   EXPECT_TRUE(one->aborted);
 }
 
@@ -204,7 +207,7 @@ TEST(SecAggSumTest, RejectsMalformedRequests) {
 // but the server sees different masked traffic (new keys, new ids).
 TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
   auto codec = MaxPrecisionCodec(64, 4.0, 6);
-  ASSERT_TRUE(codec.ok());
+  ASSERT_THAT(codec, IsOk());
   std::vector<std::vector<double>> x(6, std::vector<double>(5, -3.5));
   SecureSumRequest r;
   r.codec = &*codec;
@@ -229,7 +232,7 @@ data::Dataset Small() {
   o.num_items = 40;
   o.density = 0.2;
   auto d = data::GenerateSynthetic(o);
-  EXPECT_TRUE(d.ok());
+  EXPECT_THAT(d, IsOk());
   return *d;
 }
 
@@ -249,8 +252,8 @@ TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
     c.device.finetune_epochs = 5;
     auto ideal = SimulateLfl(c, Small(), IdealSum);
     auto secure = SimulateLfl(c, Small(), SecAgg(g, 21));
-    ASSERT_TRUE(ideal.ok()) << ideal.status();
-    ASSERT_TRUE(secure.ok()) << secure.status();
+    ASSERT_THAT(ideal, IsOk());
+    ASSERT_THAT(secure, IsOk());
     EXPECT_EQ(secure->stage1_test.mse, ideal->stage1_test.mse);
     ASSERT_EQ(secure->iterations.size(), ideal->iterations.size());
     for (size_t t = 0; t < ideal->iterations.size(); ++t) {
@@ -280,7 +283,7 @@ TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
   c.device.pretrain_epochs = 5;
   c.device.finetune_epochs = 0;
   auto skipped = SimulateLfl(c, Small(), SecAgg(GraphKind::kHarary, 3));
-  ASSERT_TRUE(skipped.ok()) << skipped.status();
+  ASSERT_THAT(skipped, IsOk());
   for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
   EXPECT_EQ(skipped->test.mse, skipped->stage1_test.mse);
   EXPECT_EQ(skipped->round2_cost.aggregations, 0);

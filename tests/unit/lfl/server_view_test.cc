@@ -11,6 +11,9 @@
 #include "common/mf/clipping.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::lfl {
 namespace {
@@ -88,7 +91,7 @@ TEST(ServerViewTest, WorstCaseIsTheMinimumOverEveryAllowedPattern) {
     c.epsilon = 1.0;
     double z = 0, eps = 0;
     absl::StatusOr<double> sigma = CalibrateSigmaV(c, &z, &eps);
-    ASSERT_TRUE(sigma.ok()) << sigma.status();
+    ASSERT_THAT(sigma, IsOk());
     const double target = z * z * Delta(c) * Delta(c);
     for (int64_t n = 2; n <= 40; ++n) {
       const TwoRoundParams p{n, omega, *sigma};
@@ -120,7 +123,7 @@ TEST(ServerViewTest, RandomPatternsStayAboveTheReportedVariance) {
     c.omega = omega;
     c.epsilon = 4.0;
     absl::StatusOr<LflPrivacy> priv = CalibrateLflPrivacy(c, 943);
-    ASSERT_TRUE(priv.ok()) << priv.status();
+    ASSERT_THAT(priv, IsOk());
     const TwoRoundParams p{943, omega, priv->sigma_v};
     const double reported = std::pow(priv->server_view_noise_multiplier * Delta(c), 2);
     const double accountant = std::pow(priv->noise_multiplier * Delta(c), 2);
@@ -160,7 +163,7 @@ TEST(ServerViewTest, CalibrationInflatesSigmaAndOldCalibrationFails) {
   c.omega = 0.3;
   c.epsilon = 1.0;
   absl::StatusOr<LflPrivacy> priv = CalibrateLflPrivacy(c, 943);
-  ASSERT_TRUE(priv.ok()) << priv.status();
+  ASSERT_THAT(priv, IsOk());
   EXPECT_NEAR(priv->noise_multiplier, 12.79, 0.01);  // the accountant's z (docs/results.md)
   EXPECT_NEAR(priv->sigma_v / (priv->noise_multiplier * Delta(c)), std::sqrt(1.7 / 0.7), 1e-8);
   EXPECT_GE(priv->server_view_noise_multiplier, priv->noise_multiplier);
@@ -179,7 +182,7 @@ TEST(ServerViewTest, CalibrationInflatesSigmaAndOldCalibrationFails) {
         c.epsilon = eps;
         c.omega = omega;
         absl::StatusOr<LflPrivacy> q = CalibrateLflPrivacy(c, n);
-        ASSERT_TRUE(q.ok()) << q.status();
+        ASSERT_THAT(q, IsOk());
         EXPECT_LE(q->epsilon, eps) << eps << " " << omega << " " << n;
         EXPECT_GE(q->server_view_noise_multiplier, q->noise_multiplier);
       }
@@ -187,7 +190,7 @@ TEST(ServerViewTest, CalibrationInflatesSigmaAndOldCalibrationFails) {
   }
   c.epsilon = INFINITY;
   absl::StatusOr<LflPrivacy> none = CalibrateLflPrivacy(c, 943);
-  ASSERT_TRUE(none.ok());
+  ASSERT_THAT(none, IsOk());
   EXPECT_EQ(none->sigma_v, 0);
   EXPECT_EQ(none->server_view_noise_multiplier, 0);
   EXPECT_TRUE(std::isinf(none->epsilon));
@@ -220,7 +223,7 @@ Empirical RunIteration(const TwoRoundParams& p, int64_t u1, int64_t u2, int64_t 
     }
     if (i >= u2) continue;
     absl::StatusOr<std::vector<double>> bar = noise.Round2Replacement(announced, rng);
-    EXPECT_TRUE(bar.ok()) << bar.status();
+    EXPECT_THAT(bar, IsOk());
     for (size_t k = 0; k < len; ++k) s2[k] += (*bar)[k];
   }
   const double w = u2 > 0 ? ServerGlsWeight(p, announced) : 0.0;
@@ -241,7 +244,7 @@ TEST(ServerViewTest, MonteCarloGlsVarianceOfTheRealDeviceNoise) {
   c.epsilon = 1.0;
   constexpr int64_t kN = 20;  // MinSurvivors = 14
   absl::StatusOr<LflPrivacy> priv = CalibrateLflPrivacy(c, kN);
-  ASSERT_TRUE(priv.ok()) << priv.status();
+  ASSERT_THAT(priv, IsOk());
   const double reported = std::pow(priv->server_view_noise_multiplier * Delta(c), 2);
   const TwoRoundParams p{kN, 0.3, priv->sigma_v};
   ASSERT_EQ(MinSurvivors(p), 14);

@@ -8,13 +8,16 @@
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/secure_sum.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::lfl {
 namespace {
 
 TEST(TwoRoundDpTest, SkipRuleAndVariances) {
   TwoRoundParams p{10, 0.3, 2.0};
-  ASSERT_TRUE(ValidateTwoRoundParams(p).ok());
+  ASSERT_THAT(ValidateTwoRoundParams(p), IsOk());
   EXPECT_EQ(MinSurvivors(p), 7);
   EXPECT_DOUBLE_EQ(Round1Variance(p), 4.0 / 7.0);
   EXPECT_DOUBLE_EQ(Round2Variance(p, 8), 4.0 / 8.0);
@@ -69,7 +72,7 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
   }
   IterationNoise out;
   auto agg1 = sum(r1);
-  EXPECT_TRUE(agg1.ok()) << agg1.status();
+  EXPECT_THAT(agg1, IsOk());
   EXPECT_FALSE(agg1->aborted) << agg1->abort_reason;
   out.aggregate = agg1->sum;
   out.u1 = static_cast<int64_t>(agg1->included.size());
@@ -88,13 +91,13 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
     r2.drops.push_back(d);
     if (Submits(d)) {
       auto bar = devices[i].Round2Replacement(out.u1, rngs[i]);
-      EXPECT_TRUE(bar.ok()) << bar.status();
+      EXPECT_THAT(bar, IsOk());
       bars[k] = *bar;
     }
     r2.inputs.push_back(Submits(d) ? &bars[k] : nullptr);
   }
   auto agg2 = sum(r2);
-  EXPECT_TRUE(agg2.ok()) << agg2.status();
+  EXPECT_THAT(agg2, IsOk());
   out.expected_u2 = roster2 - b2 - c2 >= m2 ? roster2 - b2 : 0;
   EXPECT_EQ(agg2->aborted, out.expected_u2 == 0) << agg2->abort_reason;
   if (!agg2->aborted) {
@@ -109,7 +112,7 @@ void ExpectRemainingNoiseAtLeastSigmaSquared(const SecureSumFn& sum, size_t len)
   const int max_drop = static_cast<int>(p.num_devices - MinSurvivors(p));  // omega * n = 6
   ASSERT_EQ(max_drop, 6);
   auto codecs = ChooseLflCodecs(p, 5.0);
-  ASSERT_TRUE(codecs.ok()) << codecs.status();
+  ASSERT_THAT(codecs, IsOk());
   for (int d1 = 0; d1 <= max_drop; d1 += 2) {
     for (int d2 = 0; d2 <= max_drop; d2 += 2) {
       IterationNoise it = RemainingNoise(p, d1, d2, len, 100 + d1 * 10 + d2, sum, *codecs);
@@ -156,7 +159,7 @@ TEST(TwoRoundDpTest, DeviceRefusesImpossibleAnnouncementsAndRepeats) {
   EXPECT_EQ(d.Round2Replacement(6, rng).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(d.Round2Replacement(11, rng).status().code(), absl::StatusCode::kInvalidArgument);
   auto ok = d.Round2Replacement(8, rng);
-  ASSERT_TRUE(ok.ok());
+  ASSERT_THAT(ok, IsOk());
   // -xi + xi': adding it to the round-1 vector removes xi exactly.
   for (size_t k = 0; k < x.size(); ++k) EXPECT_NE((*ok)[k] + x[k], x[k]);
   EXPECT_EQ(d.Round2Replacement(8, rng).status().code(), absl::StatusCode::kFailedPrecondition);

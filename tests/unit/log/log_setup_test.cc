@@ -10,6 +10,9 @@
 #include "nlohmann/json.hpp"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::log {
 namespace {
@@ -30,7 +33,7 @@ class LogSetupTest : public ::testing::Test {
 };
 
 TEST_F(LogSetupTest, JsonLinesAreValidJsonEvenWithQuotesAndNewlines) {
-  ASSERT_TRUE(ConfigureLogging("json", "party \"a\"").ok());
+  ASSERT_THAT(ConfigureLogging("json", "party \"a\""), IsOk());
   spdlog::warn("refusing job '{}': {}", "j\"1", "line1\nline2\t\x01");
   spdlog::info("second");
   std::vector<std::string> lines = absl::StrSplit(out_.str(), '\n', absl::SkipEmpty());
@@ -44,7 +47,7 @@ TEST_F(LogSetupTest, JsonLinesAreValidJsonEvenWithQuotesAndNewlines) {
 }
 
 TEST_F(LogSetupTest, TextNamesTheDaemon) {
-  ASSERT_TRUE(ConfigureLogging("text", "fedmf-server").ok());
+  ASSERT_THAT(ConfigureLogging("text", "fedmf-server"), IsOk());
   spdlog::info("hello");
   EXPECT_TRUE(absl::StrContains(out_.str(), "[fedmf-server] [info] hello")) << out_.str();
 }

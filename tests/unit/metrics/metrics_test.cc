@@ -8,6 +8,9 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::metrics {
 namespace {
@@ -29,7 +32,7 @@ TEST(MetricsTest, RendersEveryTypeAsParsableExposition) {
 
   const std::string text = r.Render();
   std::vector<Sample> samples;
-  ASSERT_TRUE(ParseExposition(text, &samples).ok()) << text;
+  ASSERT_THAT(ParseExposition(text, &samples), IsOk()) << text;
   EXPECT_TRUE(absl::StrContains(text, "# TYPE jobs_total counter\njobs_total 3\n")) << text;
   EXPECT_TRUE(absl::StrContains(text, "# HELP eps Epsilon \"spent\"\\nper party\n")) << text;
   // Label values round-trip through escaping.
@@ -98,7 +101,7 @@ TEST(MetricsTest, SpecialValuesUseThePrometheusSpelling) {
   EXPECT_TRUE(absl::StrContains(text, "g{p=\"inf\"} +Inf\n")) << text;
   EXPECT_TRUE(absl::StrContains(text, "g{p=\"big\"} 123456789012\n")) << text;
   std::vector<Sample> samples;
-  ASSERT_TRUE(ParseExposition(text, &samples).ok());
+  ASSERT_THAT(ParseExposition(text, &samples), IsOk());
   EXPECT_TRUE(std::isinf(Find(samples, "g", {{"p", "inf"}})->value));
 }
 

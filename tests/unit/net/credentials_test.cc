@@ -20,6 +20,9 @@
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::net {
 namespace {
@@ -72,7 +75,7 @@ class CredentialsTest : public ::testing::Test {
     const auto ten_years = absl::Hours(24 * 3650);
     const auto year = absl::Hours(24 * 365);
     const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
-    ASSERT_TRUE(pki::InitCa(Dir("ca"), "test", ten_years).ok());
+    ASSERT_THAT(pki::InitCa(Dir("ca"), "test", ten_years), IsOk());
     ASSERT_TRUE(
         pki::IssueCertificate(Dir("ca"), Dir("server"), "server", pki::Role::kServer, sans, year)
             .ok());
@@ -85,7 +88,7 @@ class CredentialsTest : public ::testing::Test {
                                       sans, year)
                     .ok());
     // A second federation whose certificates must not be accepted.
-    ASSERT_TRUE(pki::InitCa(Dir("other-ca"), "other", ten_years).ok());
+    ASSERT_THAT(pki::InitCa(Dir("other-ca"), "other", ten_years), IsOk());
     ASSERT_TRUE(pki::IssueCertificate(Dir("other-ca"), Dir("other-party"), "party-a",
                                       pki::Role::kParty, sans, year)
                     .ok());
@@ -105,7 +108,7 @@ class CredentialsTest : public ::testing::Test {
   // Starts the echo server on an ephemeral loopback port.
   void StartServer(const TlsConfig& tls) {
     auto creds = MakeServerCredentials(tls);
-    ASSERT_TRUE(creds.ok()) << creds.status();
+    ASSERT_THAT(creds, IsOk());
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", *creds, &port);
@@ -141,9 +144,9 @@ std::string* CredentialsTest::root_ = nullptr;
 TEST_F(CredentialsTest, ValidClientCertificateYieldsIdentity) {
   StartServer(ServerTls());
   auto channel = MakeChannel(address_, PartyTls());
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
-  ASSERT_TRUE(r.status.ok()) << r.status.error_code() << ": " << r.status.error_message();
+  ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
 
@@ -152,16 +155,16 @@ TEST_F(CredentialsTest, DialByHostNameVerifiesSan) {
   // No target-name override: the server certificate's SAN "localhost" must match.
   const std::string port = address_.substr(address_.rfind(':') + 1);
   auto channel = MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/"");
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
-  ASSERT_TRUE(r.status.ok()) << r.status.error_code() << ": " << r.status.error_message();
+  ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
 
 TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
   StartServer(ServerTls());
   auto channel = MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server");
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
@@ -169,14 +172,14 @@ TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
 TEST_F(CredentialsTest, ClientRejectsServerNameWithAnotherRole) {
   StartServer({.insecure = false, .cert_dir = Dir("fake-server"), .name = "server"});
   auto channel = MakeChannel(address_, PartyTls());  // expects "server" with the server role
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
   // The same certificate is accepted by a client that expects that role.
   auto party_channel = MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
-  ASSERT_TRUE(party_channel.ok()) << party_channel.status();
-  EXPECT_TRUE(CallRegister(*party_channel).status.ok());
+  ASSERT_THAT(party_channel, IsOk());
+  EXPECT_THAT(CallRegister(*party_channel).status, IsOk());
 }
 
 TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
@@ -184,7 +187,7 @@ TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
   // Dialed by a name the server's certificate does not carry.
   const std::string port = address_.substr(address_.rfind(':') + 1);
   auto channel = MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/"");
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
@@ -215,7 +218,7 @@ TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
   StartServer(ServerTls());
   auto channel =
       MakeChannel(address_, {.insecure = false, .cert_dir = Dir("other-party"), .name = "party-a"});
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
@@ -223,7 +226,7 @@ TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
 TEST_F(CredentialsTest, InsecureClientAgainstTlsServerFails) {
   StartServer(ServerTls());
   auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_FALSE(r.status.ok());
   EXPECT_TRUE(r.identity.empty());
@@ -232,7 +235,7 @@ TEST_F(CredentialsTest, InsecureClientAgainstTlsServerFails) {
 TEST_F(CredentialsTest, InsecureModeWorksButHasNoIdentity) {
   StartServer(InsecureTls());
   auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_TRUE(channel.ok()) << channel.status();
+  ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   // The RPC itself reaches the handler; PeerIdentityOf refuses to name a peer.
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << r.status.error_message();
@@ -252,8 +255,8 @@ TEST_F(CredentialsTest, MissingTlsFilesFailAtStartup) {
 }
 
 TEST(StatusConversionTest, RoundTripsCodeAndMessage) {
-  EXPECT_TRUE(ToGrpc(absl::OkStatus()).ok());
-  EXPECT_TRUE(FromGrpc(grpc::Status::OK).ok());
+  EXPECT_THAT(ToGrpc(absl::OkStatus()), IsOk());
+  EXPECT_THAT(FromGrpc(grpc::Status::OK), IsOk());
   for (absl::Status s :
        {absl::InvalidArgumentError("field 'x': bad"), absl::FailedPreconditionError("stale round"),
         absl::UnauthenticatedError("who?"), absl::DataLossError("checksum"),

@@ -7,6 +7,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::net {
 namespace {
@@ -28,7 +31,7 @@ google::protobuf::RepeatedPtrField<v1::DeviceGrant> Grants(
 TEST(DeviceGrantsTest, DisjointRangesInAnyOrderCountEveryDevice) {
   auto n = ValidateDeviceGrants(Grants({{"b", 100, 50}, {"a", 0, 100}, {"c", 150, 1}}),
                                 "lfl.grants", uint64_t{1} << 31);
-  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_THAT(n, IsOk());
   EXPECT_EQ(*n, 151u);
 }
 
@@ -56,7 +59,7 @@ TEST(DeviceGrantsTest, EmptyHostZeroCountAndOutOfRangeNameTheField) {
   EXPECT_THAT(count.status().message(), HasSubstr("field 'lfl.grants.count'"));
 
   // The limit is exclusive for the end of the range: [90, 100) fits 100, [90, 101) does not.
-  EXPECT_TRUE(ValidateDeviceGrants(Grants({{"a", 90, 10}}), "g", 100).ok());
+  EXPECT_THAT(ValidateDeviceGrants(Grants({{"a", 90, 10}}), "g", 100), IsOk());
   auto over = ValidateDeviceGrants(Grants({{"a", 90, 11}}), "g", 100);
   ASSERT_FALSE(over.ok());
   EXPECT_THAT(over.status().message(), HasSubstr("field 'g.first_device'"));

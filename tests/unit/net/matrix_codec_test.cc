@@ -8,6 +8,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::net {
 namespace {
@@ -76,7 +79,7 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   EXPECT_TRUE(a.has_header());
   EXPECT_EQ(a.bytes_received(), total * (f32 ? 4 : 8));
   auto out = a.Finish();
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_THAT(out, IsOk());
   ASSERT_EQ(out->rows(), p.rows);
   ASSERT_EQ(out->cols(), p.cols);
   EXPECT_TRUE(*out == want);
@@ -85,7 +88,7 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   MatrixAssembler any(kJob, kRound, -1, -1, p.chunk);
   for (const auto& c : chunks) ASSERT_TRUE(any.Add(c).ok());
   auto out2 = any.Finish();
-  ASSERT_TRUE(out2.ok()) << out2.status();
+  ASSERT_THAT(out2, IsOk());
   EXPECT_TRUE(*out2 == want);
 
   // A matrix already at float32 precision (what the protocol sessions
@@ -93,10 +96,10 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   const mf::Matrix shared = mf::RoundedToFloat32(m);
   MatrixAssembler again(kJob, kRound, p.rows, p.cols, p.chunk);
   for (const auto& c : EncodeMatrix(shared, kJob, kRound, p.chunk, encoding)) {
-    ASSERT_TRUE(again.Add(c).ok());
+    ASSERT_THAT(again.Add(c), IsOk());
   }
   auto out3 = again.Finish();
-  ASSERT_TRUE(out3.ok()) << out3.status();
+  ASSERT_THAT(out3, IsOk());
   EXPECT_TRUE(*out3 == shared);
 }
 
@@ -144,7 +147,7 @@ TEST_F(AssemblerErrorTest, ChunkBeforeHeader) {
 
 TEST_F(AssemblerErrorTest, HeaderTwice) {
   auto a = Make();
-  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ASSERT_THAT(a.Add(chunks_[0]), IsOk());
   ExpectError(a.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header'");
 }
 
@@ -164,7 +167,7 @@ TEST_F(AssemblerErrorTest, WrongShapeVsExpected) {
   MatrixAssembler rows(kJob, kRound, 8, 3, 4);
   ExpectError(rows.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
   MatrixAssembler cols(kJob, kRound, 7, -1, 4);  // only rows pinned: fine
-  EXPECT_TRUE(cols.Add(chunks_[0]).ok());
+  EXPECT_THAT(cols.Add(chunks_[0]), IsOk());
   MatrixAssembler transposed(kJob, kRound, 3, 7, 4);
   ExpectError(transposed.Add(chunks_[0]), absl::StatusCode::kInvalidArgument, "'header.rows/cols'");
 }
@@ -222,14 +225,14 @@ TEST_F(AssemblerErrorTest, HeaderWithValues) {
 TEST_F(AssemblerErrorTest, WrongValueCount) {
   {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.add_values(0.0);  // 5 > 4
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
   }
   {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.mutable_values()->RemoveLast();  // a short chunk that is not the last
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
@@ -264,21 +267,21 @@ class Float32AssemblerTest : public ::testing::Test {
 TEST_F(Float32AssemblerTest, WrongValueCountOrField) {
   {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.add_values_f32(0.0f);  // 5 > 4
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values_f32'");
   }
   {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.add_values(0.0);  // right count in values_f32, plus a stray double
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "none in the other encoding");
   }
   {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c;
     c.set_index(0);
     for (float f : chunks_[1].values_f32()) c.add_values(f);  // doubles under a float32 header
@@ -290,7 +293,7 @@ TEST_F(Float32AssemblerTest, NonFiniteValues) {
   for (float bad :
        {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.set_values_f32(2, bad);
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values_f32'");
@@ -308,14 +311,14 @@ TEST_F(Float32AssemblerTest, ChecksumMismatch) {
 
 TEST_F(AssemblerErrorTest, OutOfOrderIndex) {
   auto a = Make();
-  ASSERT_TRUE(a.Add(chunks_[0]).ok());
+  ASSERT_THAT(a.Add(chunks_[0]), IsOk());
   ExpectError(a.Add(chunks_[2]), absl::StatusCode::kInvalidArgument, "'index'");
 }
 
 TEST_F(AssemblerErrorTest, DuplicateIndex) {
   auto a = Make();
-  ASSERT_TRUE(a.Add(chunks_[0]).ok());
-  ASSERT_TRUE(a.Add(chunks_[1]).ok());
+  ASSERT_THAT(a.Add(chunks_[0]), IsOk());
+  ASSERT_THAT(a.Add(chunks_[1]), IsOk());
   ExpectError(a.Add(chunks_[1]), absl::StatusCode::kInvalidArgument, "'index'");
 }
 
@@ -332,7 +335,7 @@ TEST_F(AssemblerErrorTest, NonFiniteValues) {
        {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
         -std::numeric_limits<double>::infinity()}) {
     auto a = Make();
-    ASSERT_TRUE(a.Add(chunks_[0]).ok());
+    ASSERT_THAT(a.Add(chunks_[0]), IsOk());
     v1::MatrixChunk c = chunks_[1];
     c.set_values(2, bad);
     ExpectError(a.Add(c), absl::StatusCode::kInvalidArgument, "'values'");
@@ -367,8 +370,8 @@ TEST_F(AssemblerErrorTest, NothingReceivedAtFinish) {
 
 TEST_F(AssemblerErrorTest, StaysFailedAfterAnError) {
   auto a = Make();
-  ASSERT_TRUE(a.Add(chunks_[0]).ok());
-  ASSERT_TRUE(a.Add(chunks_[1]).ok());
+  ASSERT_THAT(a.Add(chunks_[0]), IsOk());
+  ASSERT_THAT(a.Add(chunks_[1]), IsOk());
   const absl::Status first = a.Add(chunks_[3]);  // skips chunk 1
   ASSERT_FALSE(first.ok());
   // The right chunks afterwards do not revive it.
@@ -390,7 +393,7 @@ TEST_F(AssemblerErrorTest, StaysFailedAfterHeaderError) {
 TEST_F(AssemblerErrorTest, NothingAfterFinish) {
   auto a = Make();
   for (const auto& c : chunks_) ASSERT_TRUE(a.Add(c).ok());
-  ASSERT_TRUE(a.Finish().ok());
+  ASSERT_THAT(a.Finish(), IsOk());
   EXPECT_EQ(a.Finish().status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_FALSE(a.Add(chunks_[1]).ok());
 }

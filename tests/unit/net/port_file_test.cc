@@ -8,6 +8,10 @@
 #include <sstream>
 #include <string>
 
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
+
 namespace fedmf::net {
 namespace {
 
@@ -17,7 +21,7 @@ TEST(PortFileTest, WritesThePortAndLeavesNoTemporaryFile) {
   std::string dir = (fs::temp_directory_path() / "fedmf-port-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   const std::string path = dir + "/server.port";
-  ASSERT_TRUE(WritePortFile(path, 40123).ok());
+  ASSERT_THAT(WritePortFile(path, 40123), IsOk());
   ASSERT_TRUE(WritePortFile(path, 40124).ok());  // a restart replaces it
   std::ifstream in(path);
   std::stringstream text;

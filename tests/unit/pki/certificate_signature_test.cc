@@ -11,6 +11,9 @@
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::pki {
 namespace {
@@ -30,12 +33,12 @@ class CertificateSignatureTest : public ::testing::Test {
     char tmpl[] = "/tmp/fedmf_certsig_test.XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    ASSERT_TRUE(InitCa(root_ + "/ca", "testfed", 10 * kYear).ok());
+    ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kYear), IsOk());
     ASSERT_TRUE(
         IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kYear).ok());
     ASSERT_TRUE(
         IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kYear).ok());
-    ASSERT_TRUE(InitCa(root_ + "/other", "testfed", 10 * kYear).ok());
+    ASSERT_THAT(InitCa(root_ + "/other", "testfed", 10 * kYear), IsOk());
     ASSERT_TRUE(
         IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kYear)
             .ok());
@@ -50,10 +53,10 @@ TEST_F(CertificateSignatureTest, HostSignatureVerifiesAgainstTheCaAndNamesTheHos
   const std::vector<uint8_t> statement = {1, 2, 3, 4};
   absl::StatusOr<std::vector<uint8_t>> sig =
       SignWithCertificateKey(Read("out/host-a.key"), statement);
-  ASSERT_TRUE(sig.ok()) << sig.status();
+  ASSERT_THAT(sig, IsOk());
   absl::StatusOr<PeerIdentity> id = VerifyCertificateSignature(
       Read("out/host-a.crt"), Read("ca/ca.crt"), Role::kDevice, statement, *sig);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   EXPECT_EQ(id->name, "host-a");
   EXPECT_EQ(id->role, Role::kDevice);
 }

@@ -24,6 +24,9 @@
 #include "common/pki/tls_files.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::pki {
 namespace {
@@ -129,7 +132,7 @@ class PkiTest : public ::testing::Test {
 TEST(RoleTest, RoundTripsEveryRole) {
   for (Role r : {Role::kServer, Role::kParty, Role::kDevice, Role::kAggregator, Role::kOperator}) {
     absl::StatusOr<Role> back = RoleFromString(RoleToString(r));
-    ASSERT_TRUE(back.ok());
+    ASSERT_THAT(back, IsOk());
     EXPECT_EQ(*back, r);
   }
   EXPECT_EQ(RoleToString(Role::kAggregator), "aggregator");
@@ -139,16 +142,16 @@ TEST(RoleTest, RoundTripsEveryRole) {
 
 TEST_F(PkiTest, InitIssueVerify) {
   InitTestCa();
-  ASSERT_TRUE(Issue("party-1").ok());
-  EXPECT_TRUE(VerifyCertificate(CertPem("party-1"), CaPem()).ok());
+  ASSERT_THAT(Issue("party-1"), IsOk());
+  EXPECT_THAT(VerifyCertificate(CertPem("party-1"), CaPem()), IsOk());
   // ca.crt is copied verbatim next to the leaf.
   EXPECT_EQ(ReadFile(out_dir_ + "/ca.crt"), CaPem());
   // A second issue into the same directory keeps the existing copy.
-  ASSERT_TRUE(Issue("party-2").ok());
-  EXPECT_TRUE(VerifyCertificate(CertPem("party-2"), CaPem()).ok());
+  ASSERT_THAT(Issue("party-2"), IsOk());
+  EXPECT_THAT(VerifyCertificate(CertPem("party-2"), CaPem()), IsOk());
 
   absl::StatusOr<TlsFiles> files = LoadTlsFiles(out_dir_, "party-1");
-  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_THAT(files, IsOk());
   EXPECT_EQ(files->ca_cert_pem, CaPem());
   EXPECT_EQ(files->cert_pem, CertPem("party-1"));
   EXPECT_THAT(files->key_pem, HasSubstr("BEGIN PRIVATE KEY"));
@@ -164,8 +167,8 @@ TEST_F(PkiTest, InitIssueVerify) {
 
 TEST_F(PkiTest, IssueIntoCaDirectoryItself) {
   InitTestCa();
-  ASSERT_TRUE(IssueCertificate(ca_dir_, ca_dir_, "server", Role::kServer, {}, kYear).ok());
-  EXPECT_TRUE(LoadTlsFiles(ca_dir_, "server").ok());
+  ASSERT_THAT(IssueCertificate(ca_dir_, ca_dir_, "server", Role::kServer, {}, kYear), IsOk());
+  EXPECT_THAT(LoadTlsFiles(ca_dir_, "server"), IsOk());
 }
 
 TEST_F(PkiTest, CaCertificateHasCaExtensions) {
@@ -196,14 +199,14 @@ TEST_F(PkiTest, CaCertificateHasCaExtensions) {
   EXPECT_STREQ(group, "prime256v1");
 
   // Self-signed and verifies against itself.
-  EXPECT_TRUE(VerifyCertificate(CaPem(), CaPem()).ok());
+  EXPECT_THAT(VerifyCertificate(CaPem(), CaPem()), IsOk());
   // Random 128-bit serial (a leading zero byte is possible but rare).
   const ASN1_INTEGER* serial = X509_get0_serialNumber(ca.get());
   EXPECT_GE(ASN1_STRING_length(serial), 14);
   EXPECT_LE(ASN1_STRING_length(serial), 16);
 
   absl::StatusOr<absl::Time> not_after = CertificateNotAfter(CaPem());
-  ASSERT_TRUE(not_after.ok());
+  ASSERT_THAT(not_after, IsOk());
   EXPECT_LT(absl::AbsDuration(*not_after - (absl::Now() + 10 * kYear)), absl::Minutes(1));
 }
 
@@ -260,8 +263,8 @@ TEST_F(PkiTest, BadSanEntriesRejected) {
 
 TEST_F(PkiTest, SerialsAreUnique) {
   InitTestCa();
-  ASSERT_TRUE(Issue("a").ok());
-  ASSERT_TRUE(Issue("b").ok());
+  ASSERT_THAT(Issue("a"), IsOk());
+  ASSERT_THAT(Issue("b"), IsOk());
   X509Ptr a = ParsePem(CertPem("a")), b = ParsePem(CertPem("b"));
   EXPECT_NE(ASN1_INTEGER_cmp(X509_get0_serialNumber(a.get()), X509_get0_serialNumber(b.get())), 0);
 }
@@ -271,11 +274,11 @@ TEST_F(PkiTest, CertificateFromAnotherCaFails) {
   const std::string other_ca = root_ + "/other-ca";
   const std::string other_out = root_ + "/other-out";
   ASSERT_TRUE(InitCa(other_ca, "testfed", 10 * kYear).ok());  // Same CN!
-  ASSERT_TRUE(IssueCertificate(other_ca, other_out, "party-1", Role::kParty, {}, kYear).ok());
+  ASSERT_THAT(IssueCertificate(other_ca, other_out, "party-1", Role::kParty, {}, kYear), IsOk());
   const std::string foreign = ReadFile(other_out + "/party-1.crt");
   absl::Status s = VerifyCertificate(foreign, CaPem());
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated) << s;
-  EXPECT_TRUE(VerifyCertificate(foreign, ReadFile(other_ca + "/ca.crt")).ok());
+  EXPECT_THAT(VerifyCertificate(foreign, ReadFile(other_ca + "/ca.crt")), IsOk());
 
   // Loading a directory whose ca.crt is not the issuer fails at startup.
   std::filesystem::copy_file(ca_dir_ + "/ca.crt", other_out + "/ca.crt",
@@ -298,9 +301,9 @@ TEST_F(PkiTest, IdentityRoundTripsNameAndRole) {
                                                            {"agg-1", Role::kAggregator},
                                                            {"ops", Role::kOperator}};
   for (const auto& [name, role] : cases) {
-    ASSERT_TRUE(Issue(name, role).ok()) << name;
+    ASSERT_THAT(Issue(name, role), IsOk()) << name;
     absl::StatusOr<PeerIdentity> id = IdentityFromCertificatePem(CertPem(name));
-    ASSERT_TRUE(id.ok()) << id.status();
+    ASSERT_THAT(id, IsOk());
     EXPECT_EQ(*id, (PeerIdentity{name, role}));
   }
 }
@@ -335,7 +338,7 @@ TEST_F(PkiTest, RefusesToOverwriteCa) {
 
 TEST_F(PkiTest, RefusesToOverwriteLeaf) {
   InitTestCa();
-  ASSERT_TRUE(Issue("party-1").ok());
+  ASSERT_THAT(Issue("party-1"), IsOk());
   const std::string before = CertPem("party-1");
   absl::Status s = Issue("party-1", Role::kServer);
   EXPECT_EQ(s.code(), absl::StatusCode::kAlreadyExists);
@@ -346,7 +349,7 @@ TEST_F(PkiTest, RefusesToOverwriteLeaf) {
 TEST_F(PkiTest, NameRules) {
   for (const std::string& good :
        std::vector<std::string>{"a", "0", "party-1", "bank.a_b-c", std::string(64, 'x')}) {
-    EXPECT_TRUE(ValidateName(good).ok()) << good;
+    EXPECT_THAT(ValidateName(good), IsOk()) << good;
   }
   for (const std::string& bad : std::vector<std::string>{
            std::string(), std::string(65, 'x'), std::string("Party"), std::string("-a"),
@@ -365,7 +368,7 @@ TEST_F(PkiTest, NameRules) {
 
 TEST_F(PkiTest, KeyFilesAreOwnerOnly) {
   InitTestCa();
-  ASSERT_TRUE(Issue("party-1").ok());
+  ASSERT_THAT(Issue("party-1"), IsOk());
   EXPECT_EQ(FileMode(ca_dir_ + "/ca.key"), 0600u);
   EXPECT_EQ(FileMode(out_dir_ + "/party-1.key"), 0600u);
   EXPECT_EQ(FileMode(ca_dir_ + "/ca.crt"), 0644u);
@@ -390,9 +393,9 @@ TEST_F(PkiTest, ValidityChecks) {
 
 TEST_F(PkiTest, ExpiredCertificateFailsVerification) {
   InitTestCa();
-  ASSERT_TRUE(Issue("short", Role::kDevice, {}, absl::Hours(24)).ok());
+  ASSERT_THAT(Issue("short", Role::kDevice, {}, absl::Hours(24)), IsOk());
   const std::string pem = CertPem("short");
-  EXPECT_TRUE(VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(23)).ok());
+  EXPECT_THAT(VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(23)), IsOk());
   absl::Status s = VerifyCertificate(pem, CaPem(), absl::Now() + absl::Hours(25));
   EXPECT_EQ(s.code(), absl::StatusCode::kUnauthenticated);
   EXPECT_THAT(std::string(s.message()), HasSubstr("expired"));
@@ -408,8 +411,8 @@ TEST_F(PkiTest, LoadTlsFilesExplainsMissingAndMismatchedFiles) {
               HasSubstr("run: fedmf ca issue --name party-1 --role"));
 
   InitTestCa();
-  ASSERT_TRUE(Issue("party-1", Role::kParty).ok());
-  ASSERT_TRUE(Issue("party-2", Role::kParty).ok());
+  ASSERT_THAT(Issue("party-1", Role::kParty), IsOk());
+  ASSERT_THAT(Issue("party-2", Role::kParty), IsOk());
 
   const std::string key1 = ReadFile(out_dir_ + "/party-1.key");
   std::filesystem::remove(out_dir_ + "/party-1.key");
@@ -426,7 +429,7 @@ TEST_F(PkiTest, LoadTlsFilesExplainsMissingAndMismatchedFiles) {
   EXPECT_EQ(files.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(files.status().message()), HasSubstr("does not match"));
   WriteFile(out_dir_ + "/party-1.key", key1);
-  EXPECT_TRUE(LoadTlsFiles(out_dir_, "party-1").ok());
+  EXPECT_THAT(LoadTlsFiles(out_dir_, "party-1"), IsOk());
 
   // A certificate renamed to another party's file.
   WriteFile(out_dir_ + "/party-3.crt", CertPem("party-2"));

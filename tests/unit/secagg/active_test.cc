@@ -13,7 +13,10 @@
 #include "common/crypto/x25519.h"
 #include "common/secagg/signing.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/secagg/harness.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -151,7 +154,7 @@ TEST(ActiveSecAggTest, SubstitutedKeysAbortTheVictimAndItsInputIsNeverUnmasked) 
     EXPECT_EQ(owners.count(victim_id), 0u) << "a share of the victim was released";
     EXPECT_EQ(owners.size(), h.size() - 1);
     h.Send(unmasking);
-    ASSERT_TRUE(h.server().ClosePhase().ok());
+    ASSERT_THAT(h.server().ClosePhase(), IsOk());
     ASSERT_EQ(h.server().state(), ServerState::kCompleted) << h.server().abort_reason();
     std::vector<DeviceId> want = h.config().roster;
     want.erase(want.begin() + static_cast<ptrdiff_t>(victim));
@@ -177,7 +180,7 @@ TEST(ActiveSecAggTest, UnsignedOrUncertifiedAdvertisementIsRefused) {
   EXPECT_EQ(st[1].code(), absl::StatusCode::kUnauthenticated);
   for (size_t i = 0; i < g.size(); ++i) {
     if (i != 1) {
-      EXPECT_TRUE(st[i].ok()) << st[i];
+      EXPECT_THAT(st[i], IsOk());
     }
   }
 }
@@ -342,7 +345,7 @@ std::vector<std::string> Hosts(const std::vector<int>& host_index) {
 TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
   const SessionConfig c = Complete();  // n = 8 holders, t = 5
   // One host per device: c = 1, 2t = 10 > 8 + 1.
-  EXPECT_TRUE(CheckHostCollusion(c, Hosts({0, 1, 2, 3, 4, 5, 6, 7})).ok());
+  EXPECT_THAT(CheckHostCollusion(c, Hosts({0, 1, 2, 3, 4, 5, 6, 7})), IsOk());
   // Two hosts of 4: c = 4 < t, but an equivocating server splits the 4
   // honest holders 2/2 and adds the other host's 4 to both: 6 >= t shares
   // of each secret. Refused (2t = 10 <= 8 + 4).
@@ -361,7 +364,7 @@ TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
   const SessionConfig g = Harary();
   std::vector<int> one_each(g.roster.size());
   for (size_t i = 0; i < one_each.size(); ++i) one_each[i] = static_cast<int>(i);
-  EXPECT_TRUE(CheckHostCollusion(g, Hosts(one_each)).ok());
+  EXPECT_THAT(CheckHostCollusion(g, Hosts(one_each)), IsOk());
   // ...and fails with one big host and one small one (degree 6 > t).
   std::vector<int> lopsided(g.roster.size(), 0);
   lopsided[0] = 1;
@@ -418,7 +421,7 @@ TEST(ActiveSecAggTest, SimulatorWithSigningAndDropoutsSumsExactly) {
   spec.dropouts.after_masked_input = {roster[10]};
   spec.dropouts.during_unmasking = {roster[20]};
   absl::StatusOr<SimulationResult> r = Simulate(spec);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
   EXPECT_TRUE(r->config.consistency_check);
   EXPECT_EQ(r->sum, r->expected_sum);

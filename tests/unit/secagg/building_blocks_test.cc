@@ -11,6 +11,9 @@
 #include "common/secagg/mask.h"
 #include "common/secagg/share_bundle.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -27,11 +30,11 @@ TEST(MaskTest, StreamDefinition) {
   // bits <= 32: 4 keystream bytes per element, little-endian.
   std::vector<uint8_t> ks(4 * kN);
   auto prg = crypto::AesCtrPrg::Create(seed);
-  ASSERT_TRUE(prg.ok());
-  ASSERT_TRUE(prg->Fill(ks).ok());
+  ASSERT_THAT(prg, IsOk());
+  ASSERT_THAT(prg->Fill(ks), IsOk());
   for (int bits : {1, 17, 32}) {
     std::vector<uint64_t> acc(kN, 0);
-    ASSERT_TRUE(ApplyMask(seed, bits, crypto::MaskSign::kAdd, acc).ok());
+    ASSERT_THAT(ApplyMask(seed, bits, crypto::MaskSign::kAdd, acc), IsOk());
     for (size_t i = 0; i < kN; i += 997) {
       const uint64_t w = uint64_t{ks[4 * i]} | uint64_t{ks[4 * i + 1]} << 8 |
                          uint64_t{ks[4 * i + 2]} << 16 | uint64_t{ks[4 * i + 3]} << 24;
@@ -40,7 +43,7 @@ TEST(MaskTest, StreamDefinition) {
   }
   // bits > 32: exactly crypto's 8-byte stream.
   std::vector<uint64_t> acc(kN, 0);
-  ASSERT_TRUE(ApplyMask(seed, 48, crypto::MaskSign::kAdd, acc).ok());
+  ASSERT_THAT(ApplyMask(seed, 48, crypto::MaskSign::kAdd, acc), IsOk());
   EXPECT_EQ(acc, *crypto::ExpandMaskMod2k(seed, kN, 48));
 }
 
@@ -50,9 +53,9 @@ TEST(MaskTest, AddThenSubtractIsIdentity) {
     const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
     for (size_t i = 0; i < acc.size(); ++i) acc[i] = (i * 12345) & mask;
     const auto orig = acc;
-    ASSERT_TRUE(ApplyMask(Seed(2), bits, crypto::MaskSign::kAdd, acc).ok());
+    ASSERT_THAT(ApplyMask(Seed(2), bits, crypto::MaskSign::kAdd, acc), IsOk());
     EXPECT_NE(acc, orig);
-    ASSERT_TRUE(ApplyMask(Seed(2), bits, crypto::MaskSign::kSubtract, acc).ok());
+    ASSERT_THAT(ApplyMask(Seed(2), bits, crypto::MaskSign::kSubtract, acc), IsOk());
     EXPECT_EQ(acc, orig);
   }
   std::vector<uint64_t> acc(4);
@@ -96,7 +99,7 @@ TEST(ShareBundleTest, RoundTripAndStrictSizes) {
   const crypto::SecretBytes bytes = EncodeShareBundle(bundle);
   EXPECT_EQ(bytes.size(), kShareBundleBytes);
   auto back = DecodeShareBundle(bytes.span());
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_THAT(back, IsOk());
   EXPECT_EQ(back->owner, 11u);
   EXPECT_EQ(back->holder, 22u);
   EXPECT_EQ(back->s_sk_share, (*a)[1]);

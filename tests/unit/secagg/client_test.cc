@@ -8,6 +8,9 @@
 #include "common/secagg/graph.h"
 #include "gtest/gtest.h"
 #include "harness.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -47,7 +50,7 @@ TEST(ClientTest, AnswersOneUnmaskingRequestOnly) {
   RunToUnmasking(h);
   const ServerMessage honest = *h.inbox(0);
   auto first = h.client(0).Handle(honest);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_THAT(first, IsOk());
   ASSERT_TRUE(first->has_value());
   EXPECT_EQ(h.client(0).state(), ClientState::kCompleted);
   // A second request — e.g. now claiming a survivor dropped, to get its
@@ -202,7 +205,7 @@ TEST(ClientTest, InputValidationAndLifecycle) {
   EXPECT_EQ(c.SetInput(std::vector<uint64_t>(8, 1 << 16)).code(),
             absl::StatusCode::kInvalidArgument);  // bits = 16
   EXPECT_EQ(c.state(), ClientState::kR0AdvertiseKeys);
-  ASSERT_TRUE(c.Start().ok());
+  ASSERT_THAT(c.Start(), IsOk());
   EXPECT_FALSE(c.Start().ok());  // the caller's bug, not an abort
   EXPECT_EQ(c.state(), ClientState::kR1ShareKeys);
   EXPECT_FALSE(ClientStateMachine::Create(h.config(), 31337, random::Csprng::FromSeed(1)).ok());
@@ -214,11 +217,11 @@ TEST(ClientTest, MissingInputAbortsAtMaskingTime) {
   std::vector<ClientStateMachine> clients;
   for (DeviceId id : config.roster) {
     clients.push_back(*ClientStateMachine::Create(config, id, random::Csprng::FromSeed(id)));
-    ASSERT_TRUE(server.Receive(*clients.back().Start()).ok());
+    ASSERT_THAT(server.Receive(*clients.back().Start()), IsOk());
   }
   auto keys = *server.ClosePhase();
   for (size_t i = 0; i < keys.size(); ++i) {
-    ASSERT_TRUE(server.Receive(**clients[i].Handle(keys[i])).ok());
+    ASSERT_THAT(server.Receive(**clients[i].Handle(keys[i])), IsOk());
   }
   auto requests = *server.ClosePhase();
   auto r = clients[0].Handle(requests[0]);

@@ -7,6 +7,9 @@
 
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -28,13 +31,13 @@ SessionConfig Config(size_t n, GraphKind kind, int degree, uint64_t seed) {
 TEST(GraphTest, CompleteGraphIsEveryoneElse) {
   const SessionConfig c = Config(7, GraphKind::kComplete, 0, 0);
   auto g = NeighbourhoodGraph::Create(c);
-  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_THAT(g, IsOk());
   for (size_t i = 0; i < 7; ++i) {
     const auto nb = g->NeighbourIndices(i);
     EXPECT_EQ(nb.size(), 6u);
     EXPECT_EQ(std::count(nb.begin(), nb.end(), i), 0);
     auto ids = NeighbourhoodGraph::NeighboursOf(c, c.roster[i]);
-    ASSERT_TRUE(ids.ok());
+    ASSERT_THAT(ids, IsOk());
     EXPECT_EQ(ids->size(), 6u);
   }
 }
@@ -44,7 +47,7 @@ TEST(GraphTest, HararyIsRegularSymmetricConnectedAndAgreesWithDevices) {
     for (int k : {2, 4}) {
       const SessionConfig c = Config(n, GraphKind::kHarary, k, 99 + n);
       auto g = NeighbourhoodGraph::Create(c);
-      ASSERT_TRUE(g.ok()) << g.status();
+      ASSERT_THAT(g, IsOk());
       for (size_t i = 0; i < n; ++i) {
         const auto nb = g->NeighbourIndices(i);
         ASSERT_EQ(nb.size(), static_cast<size_t>(k)) << n << " " << k;
@@ -56,7 +59,7 @@ TEST(GraphTest, HararyIsRegularSymmetricConnectedAndAgreesWithDevices) {
         }
         // What a device computes alone equals the server's view.
         auto ids = NeighbourhoodGraph::NeighboursOf(c, c.roster[i]);
-        ASSERT_TRUE(ids.ok());
+        ASSERT_THAT(ids, IsOk());
         std::vector<DeviceId> want;
         for (size_t j : nb) want.push_back(c.roster[j]);
         EXPECT_EQ(*ids, want);
@@ -115,7 +118,7 @@ TEST(GraphTest, RejectsInvalidConfigs) {
   c.min_survivors = 2;
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // m < t
   c.min_survivors = 3;
-  EXPECT_TRUE(NeighbourhoodGraph::Create(c).ok());
+  EXPECT_THAT(NeighbourhoodGraph::Create(c), IsOk());
   c.roster[3] = c.roster[2];
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // duplicate id
   c = Config(10, GraphKind::kComplete, 0, 0);

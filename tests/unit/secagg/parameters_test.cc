@@ -3,6 +3,9 @@
 #include <cmath>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -34,7 +37,7 @@ TEST(ParametersTest, KnownTable) {
   };
   for (const Row& r : rows) {
     auto p = ChooseSecAggPlusParameters(r.n, Req(r.dropout, r.corrupt, r.adv));
-    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_THAT(p, IsOk());
     EXPECT_EQ(p->graph, GraphKind::kHarary);
     EXPECT_EQ(p->degree, r.k) << r.n << " " << r.dropout;
     EXPECT_EQ(p->threshold, r.t) << r.n << " " << r.dropout;
@@ -46,7 +49,7 @@ TEST(ParametersTest, ChosenDegreeSatisfiesTheConnectivityBoundAndIsMinimal) {
   for (size_t n : {200u, 1000u, 5000u}) {
     for (double d : {0.05, 0.2, 0.3}) {
       auto p = ChooseSecAggPlusParameters(n, Req(d, 0.0));
-      ASSERT_TRUE(p.ok());
+      ASSERT_THAT(p, IsOk());
       const size_t bad = static_cast<size_t>(std::floor(d * n + 1e-9));
       const double bound = -41 * std::log(2.0);
       EXPECT_LT(LogHararyDisconnectionBound(n, p->degree, bad), bound);
@@ -67,27 +70,27 @@ TEST(ParametersTest, DegreeGrowsLogarithmically) {
 
 TEST(ParametersTest, SemiMaliciousThresholdIsAMajorityOfTheNeighbourhood) {
   auto p = ChooseSecAggPlusParameters(1000, Req(0.1, 0.05, AdversaryModel::kSemiMalicious));
-  ASSERT_TRUE(p.ok());
+  ASSERT_THAT(p, IsOk());
   EXPECT_GT(2 * p->threshold, p->degree);
 }
 
 TEST(ParametersTest, SmallCohortsFallBackToTheCompleteGraph) {
   // n = 5: the only sparse candidate, a ring (k = 2), cannot keep t >= 2 live holders.
   auto p = ChooseSecAggPlusParameters(5, Req(0.3, 0.0));
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_THAT(p, IsOk());
   EXPECT_EQ(p->graph, GraphKind::kComplete);
   EXPECT_EQ(p->threshold, 4);
   EXPECT_EQ(p->min_survivors, 4);
   // n = 10 already admits a sparse graph: 3 dropouts cannot cut a k = 6 ring.
   auto q = ChooseSecAggPlusParameters(10, Req(0.3, 0.0));
-  ASSERT_TRUE(q.ok());
+  ASSERT_THAT(q, IsOk());
   EXPECT_EQ(q->graph, GraphKind::kHarary);
   EXPECT_EQ(q->degree, 6);
 }
 
 TEST(ParametersTest, CompleteGraph) {
   auto p = ChooseCompleteGraphParameters(100, Req(0.3, 0.1));
-  ASSERT_TRUE(p.ok());
+  ASSERT_THAT(p, IsOk());
   EXPECT_EQ(p->threshold, 70);
   // Semi-malicious needs t > (n + γn)/2 = 55: fine; with δ = 0.5 it is not.
   EXPECT_TRUE(

@@ -10,6 +10,9 @@
 #include "common/crypto/mod2k.h"
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -57,8 +60,8 @@ TEST(PrivacyTest, MaskedInputMinusInputDoesNotDependOnTheInput) {
   // ...and the target's masked vector moved by exactly x2 - x: the mask
   // y - x is a function of the device's own randomness only.
   std::vector<uint64_t> mask_a = a->masked_inputs.at(target), mask_b = b->masked_inputs.at(target);
-  ASSERT_TRUE(crypto::SubMod2k(mask_a, x, kBits).ok());
-  ASSERT_TRUE(crypto::SubMod2k(mask_b, x2, kBits).ok());
+  ASSERT_THAT(crypto::SubMod2k(mask_a, x, kBits), IsOk());
+  ASSERT_THAT(crypto::SubMod2k(mask_b, x2, kBits), IsOk());
   EXPECT_EQ(mask_a, mask_b);
   EXPECT_NE(a->masked_inputs.at(target), b->masked_inputs.at(target));
   EXPECT_EQ(a->sum, a->expected_sum);
@@ -83,7 +86,7 @@ TEST(PrivacyTest, MaskedInputIsUniformPerCoordinateWhateverTheInput) {
   for (int s = 0; s < kSeeds; ++s) {
     for (int which = 0; which < 2; ++which) {
       auto r = Simulate(Spec(1000 + static_cast<uint64_t>(s), kLen, kBits, inputs[which]));
-      ASSERT_TRUE(r.ok());
+      ASSERT_THAT(r, IsOk());
       const auto& y = r->masked_inputs.at(r->config.roster[kTarget]);
       ++first[which][y[0]];
       ++last[which][y[kLen - 1]];
@@ -107,7 +110,7 @@ TEST(PrivacyTest, MaskedVectorIsUniformAcrossCoordinates) {
   // zeros, look like uniform bytes (255 dof, p = 0.001 cut-off 330.5).
   constexpr size_t kLen = 1 << 14;
   auto r = Simulate(Spec(7, kLen, 8, Constant(kLen, 0)));
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   std::array<int, 256> hist{};
   for (uint64_t v : r->masked_inputs.at(r->config.roster[kTarget])) ++hist[v];
   const double e = kLen / 256.0;

@@ -13,6 +13,9 @@
 #include "common/secagg/parameters.h"
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -89,7 +92,7 @@ DropoutPlan RandomPlan(const std::vector<DeviceId>& roster, double p, random::Cs
 
 void CheckRun(const SimulationSpec& spec, const char* label) {
   auto r = Simulate(spec);
-  ASSERT_TRUE(r.ok()) << label << ": " << r.status();
+  ASSERT_THAT(r, IsOk()) << label << ": " << r.status();
   const bool complete = ShouldComplete(r->config, spec.dropouts);
   ASSERT_EQ(r->server_state == ServerState::kCompleted, complete)
       << label << " seed " << spec.seed << " n=" << spec.num_devices
@@ -161,7 +164,7 @@ TEST(ProtocolPropertyTest, ChosenSecAggPlusParametersSurviveTheirDesignDropout) 
       lists[i % 5]->push_back(roster[i]);
     }
     auto r = Simulate(spec);
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_THAT(r, IsOk());
     ASSERT_EQ(r->config.graph, GraphKind::kHarary);
     ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
     EXPECT_EQ(r->sum, r->expected_sum);
@@ -191,7 +194,7 @@ TEST(ProtocolPropertyTest, AbortsExactlyWhenFewerThanMinSurvivorsRemain) {
             &spec.dropouts.after_share_keys, &spec.dropouts.during_unmasking};
         *lists[stage] = drop;
         auto r = Simulate(spec);
-        ASSERT_TRUE(r.ok()) << r.status();
+        ASSERT_THAT(r, IsOk());
         if (extra == 0) {
           ASSERT_EQ(r->server_state, ServerState::kCompleted)
               << "stage " << stage << ": " << r->abort_reason;
@@ -223,12 +226,12 @@ TEST(ProtocolPropertyTest, SecAggPlusAbortsWhenOneSecretLacksTShares) {
   spec.seed = 11;
   spec.parameters = GraphParameters{GraphKind::kHarary, 4, 5, 10};
   auto probe = Simulate(spec);
-  ASSERT_TRUE(probe.ok());
+  ASSERT_THAT(probe, IsOk());
   ASSERT_EQ(probe->server_state, ServerState::kCompleted);
   const auto neighbours = *NeighbourhoodGraph::NeighboursOf(probe->config, probe->config.roster[0]);
   spec.dropouts.during_unmasking = {neighbours.front()};
   auto r = Simulate(spec);
-  ASSERT_TRUE(r.ok());
+  ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->server_state, ServerState::kAborted);
   EXPECT_NE(std::string(r->abort_reason.message()).find("shares"), std::string::npos)
       << r->abort_reason;
@@ -276,7 +279,7 @@ TEST(ProtocolPropertyTest, MasksAreFreshPerAggregation) {
 TEST(ProtocolPropertyTest, FixedPointSumDecodesExactly) {
   constexpr size_t kDevices = 40, kLen = 500;
   auto codec = crypto::FixedPointCodec::Create(32, 16, 4.0, kDevices);
-  ASSERT_TRUE(codec.ok()) << codec.status();
+  ASSERT_THAT(codec, IsOk());
   const auto real = [](size_t index, size_t k) {
     return 4.0 * std::sin(static_cast<double>(index * 131 + k * 7));
   };
@@ -293,7 +296,7 @@ TEST(ProtocolPropertyTest, FixedPointSumDecodesExactly) {
     return *codec->EncodeVector(x);
   };
   auto r = Simulate(spec);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
   for (size_t k = 0; k < kLen; ++k) {
     int64_t want = 0;

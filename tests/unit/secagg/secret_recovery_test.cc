@@ -9,6 +9,9 @@
 #include "common/crypto/shamir.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -32,13 +35,13 @@ TEST(SecretRecoveryTest, RecoversWithExactlyTShares) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   const auto secret = RandomSecret(rng);
   auto shares = crypto::ShamirSplit(secret, 4, 9, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   std::vector<HeldShare> held = Held(*shares);
   held.resize(4);
   const SecretBytes want(secret);
   auto r = RecoverVerifiedSecret(
       held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(r->secret == want);
   EXPECT_TRUE(r->inconsistent_holders.empty());
 }
@@ -47,14 +50,14 @@ TEST(SecretRecoveryTest, ALyingHolderCannotCorruptTheSecretAndIsNamed) {
   random::Csprng rng = random::Csprng::FromSeed(2);
   const auto secret = RandomSecret(rng);
   auto shares = crypto::ShamirSplit(secret, 4, 9, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   std::vector<HeldShare> held = Held(*shares);
   held[1].share.y[0] ^= 1;  // among the first t: the naive reconstruction is wrong
   held[6].share.y[5] ^= 1;
   const SecretBytes want(secret);
   auto r = RecoverVerifiedSecret(
       held, 4, [&](const SecretBytes& s) { return s == want; }, rng);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_THAT(r, IsOk());
   EXPECT_TRUE(r->secret == want);
   EXPECT_EQ(r->inconsistent_holders, (std::vector<DeviceId>{held[1].holder, held[6].holder}));
 }
@@ -63,7 +66,7 @@ TEST(SecretRecoveryTest, FailsWithoutEnoughGoodShares) {
   random::Csprng rng = random::Csprng::FromSeed(3);
   const auto secret = RandomSecret(rng);
   auto shares = crypto::ShamirSplit(secret, 4, 5, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   std::vector<HeldShare> held = Held(*shares);
   const SecretBytes want(secret);
   const auto verify = [&](const SecretBytes& s) { return s == want; };
@@ -80,7 +83,7 @@ TEST(SecretRecoveryTest, TMinusOneSharesDoNotReconstruct) {
   random::Csprng rng = random::Csprng::FromSeed(4);
   const auto secret = RandomSecret(rng);
   auto shares = crypto::ShamirSplit(secret, 5, 8, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   std::vector<ShamirShare> four(shares->begin(), shares->begin() + 4);
   EXPECT_FALSE(crypto::ShamirReconstruct(four, 5).ok());
   // Pretending the threshold were t-1 yields garbage, not the secret.
@@ -96,7 +99,7 @@ TEST(SecretRecoveryTest, TMinusOneSharesAreConsistentWithAnySecret) {
   constexpr size_t kT = 4;
   const auto secret = RandomSecret(rng);
   auto shares = crypto::ShamirSplit(secret, kT, 10, rng);
-  ASSERT_TRUE(shares.ok());
+  ASSERT_THAT(shares, IsOk());
   const std::vector<ShamirShare> known(shares->begin(), shares->begin() + kT - 1);
   for (int trial = 0; trial < 5; ++trial) {
     const auto other = RandomSecret(rng);
@@ -117,13 +120,13 @@ TEST(SecretRecoveryTest, TMinusOneSharesAreConsistentWithAnySecret) {
         ys.push_back(crypto::gf127::Load(s.y.data() + 16 * c));
       }
       auto y = crypto::gf127::InterpolateAt(xs, ys, forged.x);
-      ASSERT_TRUE(y.ok());
+      ASSERT_THAT(y, IsOk());
       crypto::gf127::Store(*y, forged.y.data() + 16 * c);
     }
     std::vector<ShamirShare> completed = known;
     completed.push_back(forged);
     auto r = crypto::ShamirReconstruct(completed, kT);
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_THAT(r, IsOk());
     EXPECT_TRUE(*r == SecretBytes(other));
   }
 }
@@ -139,7 +142,7 @@ TEST(SecretRecoveryTest, ShareValuesAreIndependentOfTheSecret) {
     std::array<int, 256> hist{};
     for (int i = 0; i < kSplits; ++i) {
       auto shares = crypto::ShamirSplit(*secret, 3, 3, rng);
-      ASSERT_TRUE(shares.ok());
+      ASSERT_THAT(shares, IsOk());
       ++hist[(*shares)[0].y[0]];
     }
     const double expected = kSplits / 256.0;

@@ -8,6 +8,9 @@
 #include "common/secagg/server_state_machine.h"
 #include "gtest/gtest.h"
 #include "harness.h"
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::secagg {
 namespace {
@@ -39,7 +42,7 @@ RunStatuses RunWith(Harness& h, const std::function<void(size_t phase, Outbox&)>
 void ExpectExactSum(Harness& h, const std::vector<DeviceId>& want_included) {
   ASSERT_EQ(h.server().state(), ServerState::kCompleted) << h.server().abort_reason();
   auto result = h.server().Result();
-  ASSERT_TRUE(result.ok());
+  ASSERT_THAT(result, IsOk());
   EXPECT_EQ(result->included, want_included);
   EXPECT_EQ(result->sum, h.ExpectedSum(result->included));
 }
@@ -93,7 +96,7 @@ TEST(ServerTest, DuplicateAdvertiseDropsTheSender) {
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p == 0) out.push_back(out[2]);
   });
-  EXPECT_TRUE(run.statuses[0][2].ok());
+  EXPECT_THAT(run.statuses[0][2], IsOk());
   EXPECT_EQ(run.statuses[0].back().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_TRUE(Dropped(h.server(), h.id(2)));
   ExpectExactSum(h, AllBut(h, {2}));
@@ -250,7 +253,7 @@ TEST(ServerTest, LifecycleErrors) {
   EXPECT_EQ(h.server().ClosePhase().status().code(), absl::StatusCode::kFailedPrecondition);
   MessageHeader hdr{h.config().aggregation_id, h.id(0), kServerId, Phase::kAdvertiseKeys};
   EXPECT_FALSE(h.server().Receive(AdvertiseKeys{hdr, {}, {}, {}, {}, {}}).ok());
-  EXPECT_TRUE(h.server().Result().ok());
+  EXPECT_THAT(h.server().Result(), IsOk());
   SessionConfig bad = Complete();
   bad.threshold = 1;
   EXPECT_FALSE(ServerStateMachine::Create(bad, random::Csprng::FromSeed(1)).ok());

@@ -23,7 +23,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/tools/fedmf_runner.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf {
 namespace {
@@ -64,9 +67,9 @@ TEST_F(CliTest, CaInitThenIssue) {
   }
   // What the daemons will load at startup.
   auto files = pki::LoadTlsFiles(out, "party-a");
-  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_THAT(files, IsOk());
   auto id = pki::IdentityFromCertificatePem(files->cert_pem);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   EXPECT_EQ(id->name, "party-a");
   EXPECT_EQ(id->role, pki::Role::kParty);
   // The SANs are what the operator asked for: the name, nothing else.
@@ -83,14 +86,14 @@ TEST_F(CliTest, IssueDefaultsToCaDirectoryAndHonoursSans) {
   ASSERT_EQ(issue.exit_code, 0) << Describe(issue);
   EXPECT_THAT(issue.out, HasSubstr(ca + "/server.crt"));
   auto files = pki::LoadTlsFiles(ca, "server");
-  ASSERT_TRUE(files.ok()) << files.status();
+  ASSERT_THAT(files, IsOk());
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "coord.example.org", false));
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "10.1.2.3", true));
   EXPECT_TRUE(CertMatchesHost(files->cert_pem, "server", false));
   // Only the SANs asked for.
   EXPECT_FALSE(CertMatchesHost(files->cert_pem, "localhost", false));
   auto id = pki::IdentityFromCertificatePem(files->cert_pem);
-  ASSERT_TRUE(id.ok()) << id.status();
+  ASSERT_THAT(id, IsOk());
   EXPECT_EQ(id->role, pki::Role::kServer);
 }
 

@@ -11,7 +11,10 @@
 #include "common/net/hua_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tools/fedmf/client_commands.h"
+
+using ::fedmf::testing::IsOk;
 
 namespace fedmf::cli {
 namespace {
@@ -52,7 +55,7 @@ class JobSpecTest : public ::testing::Test {
 
 TEST_F(JobSpecTest, ShippedHuaSpecParsesToTheComposeTopology) {
   auto spec = LoadJobSpecFile(std::string(FEDMF_SOURCE_DIR) + "/deploy/jobs/hua-s3.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   EXPECT_EQ(spec->setting(), v1::SETTING_HUA_S3);
   EXPECT_EQ(spec->job_id(), "hua-s3-demo");
   EXPECT_EQ(spec->rounds(), 5);
@@ -71,7 +74,7 @@ TEST_F(JobSpecTest, ShippedHuaSpecParsesToTheComposeTopology) {
   EXPECT_EQ(h.grants(0).count(), 50u);
   // No valid epsilon exists for Hua: the shipped job asks for the paper's noise.
   EXPECT_TRUE(h.paper_noise());
-  EXPECT_TRUE(net::HuaJobFromSpec(*spec).ok());
+  EXPECT_THAT(net::HuaJobFromSpec(*spec), IsOk());
 }
 
 // A finite epsilon without paper_noise is refused where a Hua job is
@@ -86,10 +89,10 @@ TEST_F(JobSpecTest, HuaFiniteEpsilonNeedsPaperNoise) {
               ::testing::HasSubstr("hua.paper_noise: true"));
   EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("--epsilon inf"));
   auto opted = LoadJobSpecFile(Hua());
-  ASSERT_TRUE(opted.ok()) << opted.status();
+  ASSERT_THAT(opted, IsOk());
   EXPECT_TRUE(opted->hua().paper_noise());
   auto job = net::HuaJobFromSpec(*opted);
-  ASSERT_TRUE(job.ok()) << job.status();
+  ASSERT_THAT(job, IsOk());
   EXPECT_TRUE(job->params.paper_noise);
   // The server and the hosts refuse a spec that drops it.
   v1::JobSpec dropped = *opted;
@@ -99,7 +102,7 @@ TEST_F(JobSpecTest, HuaFiniteEpsilonNeedsPaperNoise) {
 
 TEST_F(JobSpecTest, ShippedHflSpecParses) {
   auto spec = LoadJobSpecFile(std::string(FEDMF_SOURCE_DIR) + "/deploy/jobs/hfl.yaml");
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   EXPECT_EQ(spec->setting(), v1::SETTING_HFL);
   EXPECT_EQ(spec->rounds(), 10);
   EXPECT_EQ(spec->roster_size(), 3);
@@ -107,7 +110,7 @@ TEST_F(JobSpecTest, ShippedHflSpecParses) {
 
 TEST_F(JobSpecTest, HuaSpecKeysReachTheirFields) {
   auto spec = LoadJobSpecFile(Hua("seed: 42\ngamma: 0.5\njoin_prob: 0.1\nleave_prob: 0.2\n"));
-  ASSERT_TRUE(spec.ok()) << spec.status();
+  ASSERT_THAT(spec, IsOk());
   EXPECT_TRUE(spec->has_seed());
   EXPECT_EQ(spec->seed(), 42u);
   EXPECT_DOUBLE_EQ(spec->epsilon(), 2.0);
@@ -120,7 +123,7 @@ TEST_F(JobSpecTest, HuaSpecKeysReachTheirFields) {
   EXPECT_EQ(spec->hua().grants(1).count(), 3u);
   // Without `seed` the job draws from the OS CSPRNG.
   auto unseeded = LoadJobSpecFile(Hua());
-  ASSERT_TRUE(unseeded.ok()) << unseeded.status();
+  ASSERT_THAT(unseeded, IsOk());
   EXPECT_FALSE(unseeded->has_seed());
 }
 
