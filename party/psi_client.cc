@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
+#include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/pki/certificate_signature.h"
 #include "common/pki/role.h"
@@ -113,10 +114,9 @@ class Exchange {
     request.set_party(o_.party);
     request.set_job_id(o_.job_id);
     request.set_session(o_.session);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto ctx = net::DeadlineContext(absl::Seconds(60));
     v1::Ack ack;
-    return net::FromGrpc(stub_->PsiSend(&ctx, request, &ack));
+    return net::FromGrpc(stub_->PsiSend(ctx.get(), request, &ack));
   }
 
   absl::StatusOr<v1::PsiFetchResponse> Fetch() {
@@ -127,10 +127,9 @@ class Exchange {
     request.set_party(o_.party);
     request.set_job_id(o_.job_id);
     request.set_session(o_.session);
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+    auto ctx = net::DeadlineContext(absl::Seconds(60));
     v1::PsiFetchResponse response;
-    RETURN_IF_ERROR(net::FromGrpc(stub_->PsiFetch(&ctx, request, &response)));
+    RETURN_IF_ERROR(net::FromGrpc(stub_->PsiFetch(ctx.get(), request, &response)));
     if (!response.error().empty()) {
       return absl::AbortedError(absl::StrCat("the alignment failed: ", response.error()));
     }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
 #include "tools/cluster/local_cluster.h"
@@ -103,10 +104,8 @@ absl::StatusOr<v1::HuaRecordedResponse> LocalCluster::AggregatorRecorded(
   v1::HuaRecordedRequest req;
   req.set_job_id(job_id);
   v1::HuaRecordedResponse resp;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  grpc::Status s = stub->Recorded(&ctx, req, &resp);
-  if (!s.ok()) return net::FromGrpc(s);
+  auto ctx = net::DeadlineContext(absl::Seconds(30));
+  RETURN_IF_ERROR(net::FromGrpc(stub->Recorded(ctx.get(), req, &resp)));
   return resp;
 }
 
