@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/crypto/openssl_util.h"
+#include "common/crypto/internal/openssl_util.h"
 
 namespace fedmf::crypto {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/crypto/sodium_init.h"
+#include "common/crypto/internal/sodium_init.h"
 
 namespace fedmf::crypto {
 

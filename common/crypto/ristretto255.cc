@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "common/base/status_macros.h"
-#include "common/crypto/sodium_init.h"
+#include "common/crypto/internal/sodium_init.h"
 
 namespace fedmf::crypto {
 

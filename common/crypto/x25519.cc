@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/crypto/sodium_init.h"
+#include "common/crypto/internal/sodium_init.h"
 
 namespace fedmf::crypto {
 

@@ -9,9 +9,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
-#include "common/data/file_io.h"
+#include "common/data/internal/file_io.h"
+#include "common/data/internal/text_scan.h"
 #include "common/data/synthetic.h"
-#include "common/data/text_scan.h"
 
 namespace fedmf::data {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
-#include "common/data/federation_builder.h"
+#include "common/data/internal/federation_builder.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::data {

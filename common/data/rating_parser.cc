@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
-#include "common/data/dataset_builder.h"
-#include "common/data/duplicates.h"
+#include "common/data/internal/dataset_builder.h"
+#include "common/data/internal/duplicates.h"
+#include "common/data/internal/text_scan.h"
 #include "common/data/loaders.h"
-#include "common/data/text_scan.h"
 
 namespace fedmf::data {
 namespace {

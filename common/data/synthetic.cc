@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
-#include "common/data/synthetic_sampling.h"
+#include "common/data/internal/synthetic_sampling.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::data {

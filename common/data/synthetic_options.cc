@@ -9,8 +9,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/base/status_macros.h"
+#include "common/data/internal/text_scan.h"
 #include "common/data/synthetic.h"
-#include "common/data/text_scan.h"
 
 namespace fedmf::data {
 namespace {

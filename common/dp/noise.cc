@@ -46,7 +46,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/dp/gaussian_ziggurat.h"
+#include "common/dp/internal/gaussian_ziggurat.h"
 
 namespace fedmf::dp {
 namespace {

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/dp/log_math.h"
+#include "common/dp/internal/log_math.h"
 
 namespace fedmf::dp {
 namespace {

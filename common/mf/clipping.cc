@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "common/mf/row_kernels.h"
+#include "common/mf/internal/row_kernels.h"
 
 namespace fedmf::mf {
 

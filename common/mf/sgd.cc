@@ -12,7 +12,7 @@
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
-#include "common/mf/row_kernels.h"
+#include "common/mf/internal/row_kernels.h"
 
 namespace fedmf::mf {
 namespace {

@@ -16,7 +16,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/base/status_macros.h"
-#include "common/pki/internal.h"
+#include "common/pki/internal/openssl_helpers.h"
 
 namespace fedmf::pki {
 namespace {

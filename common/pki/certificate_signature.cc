@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/pki/internal.h"
+#include "common/pki/internal/openssl_helpers.h"
 
 namespace fedmf::pki {
 namespace {

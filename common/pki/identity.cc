@@ -9,7 +9,7 @@
 #include "absl/time/clock.h"
 #include "common/base/status_macros.h"
 #include "common/pki/ca.h"
-#include "common/pki/internal.h"
+#include "common/pki/internal/openssl_helpers.h"
 
 namespace fedmf::pki {
 namespace {

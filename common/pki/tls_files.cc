@@ -8,7 +8,7 @@
 #include "common/base/status_macros.h"
 #include "common/pki/ca.h"
 #include "common/pki/identity.h"
-#include "common/pki/internal.h"
+#include "common/pki/internal/openssl_helpers.h"
 
 namespace fedmf::pki {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/psi/multiply.h"
+#include "common/psi/internal/multiply.h"
 
 namespace fedmf::psi {
 namespace {

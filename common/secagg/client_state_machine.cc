@@ -5,8 +5,8 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
-#include "common/secagg/client_phases.h"
 #include "common/secagg/graph.h"
+#include "common/secagg/internal/client_phases.h"
 
 namespace fedmf::secagg {
 

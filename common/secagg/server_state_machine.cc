@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/secagg/server_phases.h"
+#include "common/secagg/internal/server_phases.h"
 
 namespace fedmf::secagg {
 

@@ -12,10 +12,10 @@
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/secret_bytes.h"
 #include "common/crypto/x25519.h"
+#include "common/secagg/internal/server_phases.h"
 #include "common/secagg/key_derivation.h"
 #include "common/secagg/mask.h"
 #include "common/secagg/secret_recovery.h"
-#include "common/secagg/server_phases.h"
 #include "common/secagg/share_bundle.h"
 
 namespace fedmf::secagg::internal {

@@ -1,9 +1,9 @@
-#include "common/data/text_scan.h"
+#include "common/data/internal/text_scan.h"
 
 #include <string>
 #include <vector>
 
-#include "common/data/duplicates.h"
+#include "common/data/internal/duplicates.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::data::internal {

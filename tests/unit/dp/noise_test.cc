@@ -9,7 +9,7 @@
 #include <numeric>
 #include <vector>
 
-#include "common/dp/gaussian_ziggurat.h"
+#include "common/dp/internal/gaussian_ziggurat.h"
 #include "gtest/gtest.h"
 #include "tests/unit/dp/ks_test_util.h"
 

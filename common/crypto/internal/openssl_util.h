@@ -1,0 +1,27 @@
+// Internal to common/crypto: turning OpenSSL failures into absl::Status.
+#ifndef FEDMF_COMMON_CRYPTO_INTERNAL_OPENSSL_UTIL_H_
+#define FEDMF_COMMON_CRYPTO_INTERNAL_OPENSSL_UTIL_H_
+
+#include <cstddef>
+#include <limits>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+
+namespace fedmf::crypto::internal {
+
+// Drains this thread's OpenSSL error queue into the message, so a failure here
+// never shows up later as a stale error in an unrelated OpenSSL call.
+absl::Status OpenSslError(absl::StatusCode code, absl::string_view what);
+inline absl::Status OpenSslInternal(absl::string_view what) {
+  return OpenSslError(absl::StatusCode::kInternal, what);
+}
+
+// EVP_* take int lengths; larger buffers must be rejected (or chunked) first.
+inline bool FitsInInt(size_t n) {
+  return n <= static_cast<size_t>(std::numeric_limits<int>::max());
+}
+
+}  // namespace fedmf::crypto::internal
+
+#endif  // FEDMF_COMMON_CRYPTO_INTERNAL_OPENSSL_UTIL_H_
