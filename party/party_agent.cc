@@ -619,16 +619,22 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
   return Report(job_id, task.round(), *run);
 }
 
-absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommend(
-    const std::string& job_id, const std::string& user, int32_t top, bool include_rated) {
-  absl::MutexLock lock(&mu_);
+absl::StatusOr<const PartyAgent::JobRun*> PartyAgent::FinishedRunLocked(
+    const std::string& job_id) const {
   const std::string id = job_id.empty() ? last_finished_job_ : job_id;
   auto it = runs_.find(id);
   if (id.empty() || it == runs_.end() || !it->second.finished) {
     return absl::FailedPreconditionError(
         absl::StrCat("no finished job '", id, "' on this party (train first)"));
   }
-  const JobRun& run = it->second;
+  return &it->second;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommend(
+    const std::string& job_id, const std::string& user, int32_t top, bool include_rated) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(const JobRun* found, FinishedRunLocked(job_id));
+  const JobRun& run = *found;
   auto u = std::find(run.user_ids.begin(), run.user_ids.end(), user);
   if (u == run.user_ids.end())
     return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
@@ -642,13 +648,8 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
 
 absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  const std::string id = job_id.empty() ? last_finished_job_ : job_id;
-  auto it = runs_.find(id);
-  if (id.empty() || it == runs_.end() || !it->second.finished) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("no finished job '", id, "' on this party (train first)"));
-  }
-  const JobRun& run = it->second;
+  ASSIGN_OR_RETURN(const JobRun* found, FinishedRunLocked(job_id));
+  const JobRun& run = *found;
   const fmf::PartySession& session = *run.session;
   // Every rating the party holds counts as rated, the held-out ones too, so
   // the exported model leaves out what the live party leaves out.
@@ -658,7 +659,8 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
       fmf::SavedPartyModel model,
       fmf::PartyModelFrom(config_.name, all, session.user_embeddings(), session.item_embeddings(),
                           session.rating_offset(), run.user_ids, run.item_ids));
-  return net::ModelToProto(model, id, fmf::SettingName(run.config.setting));
+  return net::ModelToProto(model, job_id.empty() ? last_finished_job_ : job_id,
+                           fmf::SettingName(run.config.setting));
 }
 
 v1::LedgerResponse PartyAgent::LedgerSnapshot() {

@@ -93,6 +93,9 @@ class PartyAgent {
   absl::Status Upload(const std::string& job_id, int32_t round, const mf::Matrix& m);
   absl::Status Report(const std::string& job_id, int32_t round, const JobRun& run);
   double SpentEpsilonLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The run of a finished job ("" = the last one), for the admin service.
+  absl::StatusOr<const JobRun*> FinishedRunLocked(const std::string& job_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   PartyConfig config_;
   PartyStore* store_;
@@ -115,7 +118,7 @@ class PartyAgent {
   // The party's certificate and key (unset with --insecure): PSI signatures.
   std::optional<pki::TlsFiles> tls_files_;
   std::string state_id_;  // party/state_id.h; set by Init, sent with Register
-  std::string last_finished_job_;
+  std::string last_finished_job_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fedmf::party

@@ -10,6 +10,7 @@
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/lfl/lfl_device.h"
+#include "common/lfl/lfl_simulator.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {
@@ -29,6 +30,27 @@ absl::Status SetLflDeviceFlags(const JobFlags& a, lfl::LflDeviceOptions& device)
   device.clip_norm = a.lfl_clip;
   device.validation_fraction = a.validation_fraction;
   return absl::OkStatus();
+}
+
+absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& a, double rating_max) {
+  lfl::LflConfig c;
+  ASSIGN_OR_RETURN(c.epsilon, ParseEpsilon(a.epsilon, "--epsilon"));
+  c.delta = a.delta;
+  c.iterations = a.rounds;
+  c.dim = a.dim;
+  c.omega = a.omega;
+  c.learning_rate = a.lr;
+  c.lr_final_ratio = a.lr_final_ratio;
+  c.seed = a.seed;
+  c.secagg_bits = a.secagg_bits;
+  c.device.dim = a.dim;
+  c.device.rating_max = rating_max;
+  c.device.sgd_learning_rate = a.sgd_lr;
+  c.device.sgd_l2 = a.sgd_l2;
+  c.device.pretrain_epochs = a.pretrain_epochs;
+  c.device.finetune_epochs = a.finetune_epochs;
+  RETURN_IF_ERROR(SetLflDeviceFlags(a, c.device));
+  return c;
 }
 
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::RatingRange& range) {

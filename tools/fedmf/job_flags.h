@@ -16,6 +16,7 @@
 // Forward-declared, not included: this header reaches test files that
 // include httplib.h, whose resolver macros (_res) break Eigen's headers.
 namespace fedmf::lfl {
+struct LflConfig;
 struct LflDeviceOptions;
 }  // namespace fedmf::lfl
 
@@ -119,10 +120,16 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const
 
 // Registers every flag above on `cmd`.
 void AddJobFlags(CLI::App* cmd, JobFlags* flags);
-// The job described by the flags, for data with `range`.
 // The LFL device options --algorithm (whole, the default, or paper),
 // --lfl-clip and --validation-fraction set; errors name the flag.
 absl::Status SetLflDeviceFlags(const JobFlags& flags, lfl::LflDeviceOptions& device);
+// An LFL job's settings from the flags (--epsilon, --delta, --rounds
+// iterations, --dim, --omega, learning rates, Stage 1/3 epochs, --secagg-bits
+// and the device options above) for ratings up to `rating_max`. Not yet
+// validated: the simulator adds its dropout, the demo its hosts.
+absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& flags, double rating_max);
+
+// The job described by the flags, for data with `range`.
 
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& flags,
                                               const data::RatingRange& range);

@@ -42,22 +42,9 @@ nlohmann::json CostJson(const lfl::SecureSumCost& c, int64_t devices) {
 }
 
 // The simulation's configuration from the flags; InvalidArgument names the flag.
-absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& a, const data::Dataset& d) {
-  lfl::LflConfig c;
-  ASSIGN_OR_RETURN(c.epsilon, ParseEpsilon(a.epsilon, "--epsilon"));
-  c.delta = a.delta;
-  c.iterations = a.rounds;
-  c.dim = a.dim;
-  c.omega = a.omega;
-  c.learning_rate = a.lr;
-  c.lr_final_ratio = a.lr_final_ratio;
-  c.seed = a.seed;
-  c.device.rating_max = d.range.max;
-  c.device.sgd_learning_rate = a.sgd_lr;
-  c.device.sgd_l2 = a.sgd_l2;
-  c.device.pretrain_epochs = a.pretrain_epochs;
-  c.device.finetune_epochs = a.finetune_epochs;
-  RETURN_IF_ERROR(SetLflDeviceFlags(a, c.device));
+absl::StatusOr<lfl::LflConfig> SimulationConfigFromFlags(const JobFlags& a,
+                                                         const data::Dataset& d) {
+  ASSIGN_OR_RETURN(lfl::LflConfig c, LflConfigFromFlags(a, d.range.max));
   std::vector<std::string> parts = absl::StrSplit(a.dropout, ',');
   if (parts.size() != 2 || !absl::SimpleAtod(parts[0], &c.dropout_round1) ||
       !absl::SimpleAtod(parts[1], &c.dropout_round2)) {
@@ -65,7 +52,6 @@ absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& a, const data:
         absl::StrCat("--dropout '", a.dropout, "': expected P1,P2, e.g. 0.1,0.05"));
   }
   RETURN_IF_ERROR(lfl::ValidateLflConfig(c));
-  c.secagg_bits = a.secagg_bits;
   c.analytic_noise = a.aggregation == "analytic";
   return c;
 }
@@ -158,7 +144,7 @@ int RunLflTrain(const JobFlags& a) {
     std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
     return ExitCodeFor(dataset.status());
   }
-  absl::StatusOr<lfl::LflConfig> c = LflConfigFromFlags(a, *dataset);
+  absl::StatusOr<lfl::LflConfig> c = SimulationConfigFromFlags(a, *dataset);
   absl::StatusOr<lfl::SecureSumFn> sum =
       c.ok() ? SecureSumFromFlags(a, *c) : absl::StatusOr<lfl::SecureSumFn>(c.status());
   if (!sum.ok()) {
