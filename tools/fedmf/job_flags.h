@@ -99,6 +99,8 @@ struct JobFlags {
   std::optional<double> coupling_sigma;  // the paper's absolute noise; overrides --epsilon
   // train --save-model DIR (common/fmf/saved_model.h).
   std::string save_model;
+  // train --write-split DIR (central): the split as LIBMF-format text files.
+  std::string write_split;
   // train / demo --plot FILE.svg: test MSE, epsilon and round time per round.
   std::string plot;
   bool data_given = false;     // set by the command: --data was on the line

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <limits>
 #include <memory>
@@ -158,7 +159,32 @@ std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& 
   return {mse, eps, secs};
 }
 
+// --write-split DIR (central): the split this run trains and tests on, as
+// "user item rating" lines with dense 0-based ids (LIBMF's text format), so
+// another engine runs on exactly these ratings (docs/benchmarks.md, LIBMF).
+absl::Status WriteSplit(const std::string& dir, const data::PartyData& party) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::InvalidArgumentError(absl::StrCat(dir, ": ", ec.message()));
+  for (const auto& [name, ratings] :
+       {std::pair{"train.txt", &party.train}, std::pair{"test.txt", &party.test}}) {
+    const std::string path = (std::filesystem::path(dir) / name).string();
+    std::ofstream out(path);
+    for (const data::Rating& r : *ratings) {
+      out << absl::StrFormat("%d %d %g\n", r.user, r.item, r.value);
+    }
+    out.close();
+    if (!out) return absl::InvalidArgumentError(absl::StrCat("cannot write ", path));
+  }
+  return absl::OkStatus();
+}
+
 int RunTrain(const JobFlags& a) {
+  if (!a.write_split.empty() && a.setting != "central") {
+    std::cerr << "fedmf train: --write-split writes the central setting's split, not " << a.setting
+              << "'s\n";
+    return 2;
+  }
   if (!a.save_model.empty() &&
       (a.setting == "lfl" || a.setting == "coupling" || IsHuaSetting(a.setting))) {
     std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
@@ -181,6 +207,13 @@ int RunTrain(const JobFlags& a) {
   }
   const fmf::JobConfig* config = &loaded->config;
   const data::Federation* federation = &loaded->federation;
+  if (!a.write_split.empty()) {
+    if (auto s = WriteSplit(a.write_split, federation->parties.at(0)); !s.ok()) {
+      std::cerr << "fedmf train: --write-split: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "train/test split written to " << a.write_split << "/{train,test}.txt\n";
+  }
   std::vector<fmf::RoundProgress> history;  // for --plot
   const bool terminal = !a.quiet && isatty(STDERR_FILENO) != 0;
   fmf::ProgressFn progress = [&](const fmf::RoundProgress& p) {
@@ -263,6 +296,10 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--save-model", a->save_model,
                   "write every party's final model to this directory, for fedmf recommend "
                   "--model DIR (offline); it holds private embeddings: keep it with the party");
+  cmd->add_option("--write-split", a->write_split,
+                  "central: also write the train/test split as DIR/train.txt and DIR/test.txt "
+                  "(user item rating, dense 0-based ids; LIBMF's format) to run another engine "
+                  "on the same ratings");
   cmd->add_option("--plot", a->plot,
                   "write test MSE (every --eval-every rounds), epsilon and round time per round "
                   "as SVG (vfl, hfl, hfl-synsgd)");

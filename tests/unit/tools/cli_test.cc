@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -278,6 +279,43 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
 // fedmf train --setting coupling: --epsilon calibrates z for all the steps;
 // --coupling-sigma is the paper's absolute noise, z = sigma / C, and the
 // epsilon reported is the accountant's for those steps.
+// --write-split writes exactly the ratings the central run trained and
+// tested on (its JSON counts), with ids inside the data's dense ranges, so
+// another engine (LIBMF, docs/benchmarks.md) can run on the same split.
+TEST_F(CliTest, TrainWritesTheCentralSplitForAnotherEngine) {
+  const std::string dir = Path("split");
+  RunResult r = Run({"train", "--setting", "central", "--data",
+                     "synthetic:users=50,items=40,density=0.3,seed=2", "--central-epochs", "2",
+                     "--dim", "3", "--seed", "1", "--quiet", "--json", "--write-split", dir});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const nlohmann::json& party = j["per_party"][0];
+  std::map<std::string, int64_t> lines;
+  for (const char* name : {"train.txt", "test.txt"}) {
+    std::ifstream in(dir + "/" + name);
+    ASSERT_TRUE(in.good()) << name;
+    int64_t user = 0, item = 0;
+    double value = 0;
+    while (in >> user >> item >> value) {
+      ++lines[name];
+      EXPECT_GE(user, 0);
+      EXPECT_LT(user, 50);
+      EXPECT_GE(item, 0);
+      EXPECT_LT(item, 40);
+      EXPECT_GE(value, 1);
+      EXPECT_LE(value, 5);
+    }
+    EXPECT_TRUE(in.eof()) << name << ": a line that is not 'user item rating'";
+  }
+  EXPECT_EQ(lines["train.txt"], party["train_ratings"].get<int64_t>());
+  EXPECT_EQ(lines["test.txt"], party["test_ratings"].get<int64_t>());
+  EXPECT_EQ(lines["train.txt"] + lines["test.txt"], 600);  // 0.3 * 50 * 40
+
+  RunResult hfl = Run({"train", "--setting", "hfl", "--write-split", dir});
+  EXPECT_EQ(hfl.exit_code, 2);
+  EXPECT_THAT(hfl.err, HasSubstr("--write-split writes the central setting's split"));
+}
+
 TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
   const std::vector<std::string> base = {"train",
                                          "--setting",
