@@ -98,7 +98,6 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     random::Csprng val_rng = p.rng_.Fork("validation");
     p.validation_ = data::HoldOutPerUser(p.data_.train, config.validation_fraction, val_rng);
   }
-  p.train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
   if (plan.private_training) {
     // Clamped into [0, R] and (per user) trimmed to theta: what the
     // sensitivities behind sigma assume (docs/privacy.md). R is the party's
@@ -107,8 +106,12 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     p.dp_train_ = BuildDpTrainingMatrix(
         p.data_.num_users(), p.data_.num_items(), p.data_.train, config.rating_max,
         config.granularity == Granularity::kUser ? plan.theta : 0, trim_rng);
+  } else if (config.setting == Setting::kCentral || config.setting == Setting::kLocal) {
+    // Plain SGD epochs on data_.train only: no by-user index (it would cost
+    // 8 bytes per rating for nothing), just the shape.
+    p.dp_train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), {});
   } else {
-    p.dp_train_ = p.train_;
+    p.dp_train_ = mf::RatingMatrix(p.data_.num_users(), p.data_.num_items(), p.data_.train);
   }
   if (plan.private_training) {
     RETURN_IF_ERROR(p.ReleaseCount(released_count));

@@ -183,8 +183,11 @@ class PartySession {
   random::Csprng rng_;
   int32_t threads_ = 1;  // cores for local SGD epochs (AdmittedJob::threads)
 
-  mf::RatingMatrix train_;     // untrimmed (non-private stages, Stage 3 of HFL)
-  mf::RatingMatrix dp_train_;  // trimmed to theta for per-user DP, else == train_
+  // By user: the ratings the DP (and, at epsilon = inf, noise-free) Stage-2
+  // iterations read — clamped and trimmed to theta for per-user DP, else
+  // data_.train as is. Central and local non-private sessions run plain
+  // epochs on data_.train and keep only its shape here.
+  mf::RatingMatrix dp_train_;
   mf::Matrix u_;
   mf::Matrix v_;
   DpScratch scratch_;
