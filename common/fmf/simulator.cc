@@ -61,12 +61,11 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
   return BuildFederation(config, dataset, options);
 }
 
-absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
-                                          const data::Federation& federation,
+absl::StatusOr<SimulationResult> Simulate(const JobConfig& config, data::Federation federation,
                                           const ProgressFn& progress, int32_t eval_every) {
-  return SimulateWithPartyEpsilons(config, federation,
-                                   std::vector<double>(federation.parties.size(), config.epsilon),
-                                   progress, eval_every);
+  std::vector<double> party_epsilon(federation.parties.size(), config.epsilon);
+  return SimulateWithPartyEpsilons(config, std::move(federation), party_epsilon, progress,
+                                   eval_every);
 }
 
 namespace {
@@ -74,12 +73,19 @@ namespace {
 // The simulated parties: each admits the job against its own range and seed
 // stream, with its own ledger holding exactly its budget, as fedmf-party does.
 struct Parties {
+  // What the results report of each party's data, taken before it moved
+  // into the session (which holds out validation ratings from its copy).
+  struct Size {
+    int32_t party = 0, users = 0, items = 0;
+    int64_t train_ratings = 0;
+  };
+  std::vector<Size> sizes;
   std::vector<std::unique_ptr<dp::PrivacyLedger>> ledgers;
   std::vector<std::unique_ptr<PartySession>> sessions;
   std::vector<NoisePlan> plans;
 };
 
-absl::StatusOr<Parties> AdmitParties(const JobConfig& config, const data::Federation& federation,
+absl::StatusOr<Parties> AdmitParties(const JobConfig& config, data::Federation& federation,
                                      const std::vector<double>& party_epsilon) {
   const size_t s = federation.parties.size();
   if (party_epsilon.size() != s) {
@@ -96,14 +102,17 @@ absl::StatusOr<Parties> AdmitParties(const JobConfig& config, const data::Federa
                                          absl::StrCat("party-", k), config.local_threads},
                                         nullptr));
     parties.plans.push_back(admitted.plan());
+    const data::PartyData& data = federation.parties[k];
+    parties.sizes.push_back(
+        {data.party, data.num_users(), data.num_items(), static_cast<int64_t>(data.train.size())});
     parties.ledgers.push_back(std::make_unique<dp::PrivacyLedger>(
         admitted.plan().private_training ? own.epsilon * (1 + 1e-9)
                                          : std::numeric_limits<double>::infinity(),
         config.delta));
-    ASSIGN_OR_RETURN(
-        std::unique_ptr<PartySession> session,
-        PartySession::Create(std::move(admitted), federation.parties[k], federation.num_users,
-                             federation.num_items, parties.ledgers.back().get()));
+    ASSIGN_OR_RETURN(std::unique_ptr<PartySession> session,
+                     PartySession::Create(std::move(admitted), std::move(federation.parties[k]),
+                                          federation.num_users, federation.num_items,
+                                          parties.ledgers.back().get()));
     parties.sessions.push_back(std::move(session));
   }
   return parties;
@@ -165,8 +174,8 @@ absl::StatusOr<int32_t> RunFederation(const JobConfig& config, Parties& parties,
 // Each party's metrics, model and spend; the job's epsilon (the max over
 // parties, or VFL per user the parties' RDP curves composed) and the pooled
 // test, train and validation errors.
-absl::Status CollectResults(const JobConfig& config, const data::Federation& federation,
-                            const Parties& parties, SimulationResult& result) {
+absl::Status CollectResults(const JobConfig& config, const Parties& parties,
+                            SimulationResult& result) {
   const std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
   const std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;
   const std::vector<NoisePlan>& party_plans = parties.plans;
@@ -174,10 +183,10 @@ absl::Status CollectResults(const JobConfig& config, const data::Federation& fed
   std::vector<mf::ErrorMetrics> tests, trains, validations;
   for (size_t k = 0; k < s; ++k) {
     PartyResult r;
-    r.party = federation.parties[k].party;
-    r.users = federation.parties[k].num_users();
-    r.items = federation.parties[k].num_items();
-    r.train_ratings = static_cast<int64_t>(federation.parties[k].train.size());
+    r.party = parties.sizes[k].party;
+    r.users = parties.sizes[k].users;
+    r.items = parties.sizes[k].items;
+    r.train_ratings = parties.sizes[k].train_ratings;
     r.test = sessions[k]->EvaluateTest();
     r.train = sessions[k]->EvaluateTrain();
     r.validation = sessions[k]->EvaluateValidation();
@@ -219,7 +228,7 @@ absl::Status CollectResults(const JobConfig& config, const data::Federation& fed
 }  // namespace
 
 absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
-                                                           const data::Federation& federation,
+                                                           data::Federation federation,
                                                            const std::vector<double>& party_epsilon,
                                                            const ProgressFn& progress,
                                                            int32_t eval_every) {
@@ -242,7 +251,7 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
     ASSIGN_OR_RETURN(result.rounds,
                      RunFederation(config, parties, root, progress, eval_every, seconds));
   }
-  RETURN_IF_ERROR(CollectResults(config, federation, parties, result));
+  RETURN_IF_ERROR(CollectResults(config, parties, result));
   result.seconds = seconds();
   return result;
 }

@@ -88,9 +88,10 @@ struct SimulationResult {
 using ProgressFn = std::function<void(const RoundProgress&)>;
 
 // Runs `config` on `federation`. `eval_every` > 0 evaluates test MSE for the
-// progress callback every that many rounds (0: never).
-absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
-                                          const data::Federation& federation,
+// progress callback every that many rounds (0: never). The parties' data
+// moves into their sessions: pass the federation with std::move when the
+// caller no longer needs it (a copy otherwise), so no rating is held twice.
+absl::StatusOr<SimulationResult> Simulate(const JobConfig& config, data::Federation federation,
                                           const ProgressFn& progress = nullptr,
                                           int32_t eval_every = 0);
 
@@ -99,7 +100,7 @@ absl::StatusOr<SimulationResult> Simulate(const JobConfig& config,
 // privacy level, as in the CoL game where each player picks its own
 // (fedmf advise). party_epsilon must have one entry per party, each > 0.
 absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& config,
-                                                           const data::Federation& federation,
+                                                           data::Federation federation,
                                                            const std::vector<double>& party_epsilon,
                                                            const ProgressFn& progress = nullptr,
                                                            int32_t eval_every = 0);

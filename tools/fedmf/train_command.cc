@@ -232,7 +232,15 @@ int RunTrain(const JobFlags& a) {
       std::cerr << ProgressBar(bar) << std::flush;
     }
   };
-  auto result = fmf::Simulate(*config, *federation, progress, a.eval_every);
+  // The parties' ratings move into the run unless --compare or --save-model
+  // read them afterwards: a central run on millions of ratings holds them once.
+  data::Federation run_federation;
+  if (a.compare || !a.save_model.empty()) {
+    run_federation = *federation;
+  } else {
+    run_federation = std::move(loaded->federation);
+  }
+  auto result = fmf::Simulate(*config, std::move(run_federation), progress, a.eval_every);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!result.ok()) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";

@@ -27,7 +27,10 @@ void SplitTrainTest(std::vector<Rating> ratings, double test_fraction, random::C
   const auto num_test =
       static_cast<size_t>(std::llround(test_fraction * static_cast<double>(ratings.size())));
   party.test.assign(ratings.begin(), ratings.begin() + num_test);
-  party.train.assign(ratings.begin() + num_test, ratings.end());
+  // The training ratings stay in the bucket's storage (no second copy of
+  // millions of ratings): the same elements in the same order as a copy.
+  ratings.erase(ratings.begin(), ratings.begin() + static_cast<std::ptrdiff_t>(num_test));
+  party.train = std::move(ratings);
   std::sort(party.test.begin(), party.test.end(), ByUserItem);
   std::sort(party.train.begin(), party.train.end(), ByUserItem);
 }
@@ -66,7 +69,11 @@ absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownersh
     owned.push_back(e);
   }
 
+  // Exact sizes first, so no bucket grows to twice what it holds.
+  std::vector<size_t> bucket_size(ownership.num_parties, 0);
+  for (const Rating& r : dataset.ratings) ++bucket_size[ownership.owner[by_user ? r.user : r.item]];
   std::vector<std::vector<Rating>> buckets(ownership.num_parties);
+  for (int32_t k = 0; k < ownership.num_parties; ++k) buckets[k].reserve(bucket_size[k]);
   for (const Rating& r : dataset.ratings) {
     const int32_t e = by_user ? r.user : r.item;
     Rating localized = r;
