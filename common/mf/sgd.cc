@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
+#include <span>
 #include <string>
 #include <thread>
 #include <utility>
@@ -62,9 +64,11 @@ inline void PrefetchRow(const double* row, int32_t dim) {
 // L3/DRAM miss ~50-100 ns, so a handful of ratings of lookahead hides it.
 constexpr size_t kPrefetchAhead = 8;
 
+// Runs `batch` in order; returns `sum_sq` plus the squared errors, added one
+// by one (a run split into consecutive batches sums exactly as one batch).
 template <int P>
-double SgdKernel(const std::vector<data::Rating>& batch, Matrix& u, Matrix& v,
-                 const SgdOptions& options, double* scratch) {
+double SgdKernel(std::span<const data::Rating> batch, Matrix& u, Matrix& v,
+                 const SgdOptions& options, double* scratch, double sum_sq = 0.0) {
   const int32_t dim = static_cast<int32_t>(u.cols());
   double* ud = u.data();
   double* vd = v.data();
@@ -80,7 +84,6 @@ double SgdKernel(const std::vector<data::Rating>& batch, Matrix& u, Matrix& v,
   RowMap<P> u_old(scratch, dim);
 
   const size_t n = batch.size();
-  double sum_sq = 0.0;
   for (size_t k = 0; k < n; ++k) {
     // The rows are random accesses into U and V (at p = 20 on MovieLens-100K
     // they do not fit in L2 next to the ratings); fetch them early.
@@ -301,18 +304,33 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
   if (threads > 1 && static_cast<int64_t>(ratings.size()) >= kMinRatingsPerThread * threads) {
     return BlockedEpoch(ratings, u, v, options, threads, rng) / static_cast<double>(ratings.size());
   }
-  // Shuffle a copy of the ratings themselves rather than an index array: the
-  // update loop then streams through memory and can prefetch rows ahead, and
-  // there is no second random pass to gather ratings by index.
-  std::vector<data::Rating> batch(ratings);
-  std::shuffle(batch.begin(), batch.end(), rng);
+  // The epoch's order is the permutation std::shuffle applies to a copy of
+  // the ratings (its swaps do not depend on the values), kept as 4-byte
+  // indices instead of a 12-byte copy of every rating; the ratings are then
+  // gathered a chunk at a time, so the update loop still streams through
+  // memory and prefetches rows ahead. Same updates, in the same order, as
+  // shuffling a copy.
+  if (ratings.size() > std::numeric_limits<uint32_t>::max()) {
+    Fatal("SgdEpoch: more than 2^32 ratings in one epoch");
+  }
+  std::vector<uint32_t> order(ratings.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::shuffle(order.begin(), order.end(), rng);
   const int32_t dim = static_cast<int32_t>(u.cols());
   // Holds u_i's pre-update value; allocated once so the dynamic-size
   // fallback does not allocate per rating.
   std::vector<double> scratch(static_cast<size_t>(std::max(dim, 1)));
-  const double sum_sq = internal::DispatchDim(dim, [&](auto tag) {
-    return SgdKernel<decltype(tag)::value>(batch, u, v, options, scratch.data());
-  });
+  constexpr size_t kChunk = 8192;  // 96 KiB of ratings: stays in L2
+  std::vector<data::Rating> chunk(std::min(kChunk, order.size()));
+  double sum_sq = 0.0;
+  for (size_t pos = 0; pos < order.size(); pos += kChunk) {
+    const size_t take = std::min(kChunk, order.size() - pos);
+    for (size_t k = 0; k < take; ++k) chunk[k] = ratings[order[pos + k]];
+    const std::span<const data::Rating> part(chunk.data(), take);
+    sum_sq = internal::DispatchDim(dim, [&](auto tag) {
+      return SgdKernel<decltype(tag)::value>(part, u, v, options, scratch.data(), sum_sq);
+    });
+  }
   return sum_sq / static_cast<double>(ratings.size());
 }
 
