@@ -29,6 +29,17 @@
 
 namespace fedmf::crypto {
 
+// std::llround for |y| < 2^63, without the libm call: truncate, then step
+// away from zero when the fractional part (y - trunc(y), exact) is at least
+// one half. Defined here so the test can compare it with llround.
+inline int64_t RoundHalfAwayFromZero(double y) {
+  const int64_t q = static_cast<int64_t>(y);
+  const double frac = y - static_cast<double>(q);
+  if (frac >= 0.5) return q + 1;
+  if (frac <= -0.5) return q - 1;
+  return q;
+}
+
 class FixedPointCodec {
  public:
   // bits = k in [1, 64]; frac_bits = f in [0, k); max_abs = B finite and > 0;

@@ -84,6 +84,58 @@ TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
   EXPECT_FALSE(codec->DecodeSumVector(out, dec).ok());
 }
 
+// The inline rounding is std::llround exactly: on halves and their
+// neighbours, integers, tiny values, values near 2^52 and 2^62, and random
+// values of every magnitude; and EncodeVector equals Encode element-wise.
+TEST(FixedPointTest, RoundingMatchesLlroundAndEncodeVectorMatchesEncode) {
+  std::vector<double> ys = {0.0,
+                            -0.0,
+                            0.5,
+                            -0.5,
+                            1.5,
+                            -1.5,
+                            2.5,
+                            -2.5,
+                            0.49999999999999994,
+                            -0.49999999999999994,
+                            1e-300,
+                            -1e-300,
+                            0x1.0p52,
+                            0x1.0p52 + 1,
+                            -0x1.0p52 - 1,
+                            0x1.0p52 - 0.5,
+                            0x1.fffffffffffffp61,
+                            -0x1.0p62};
+  for (double h = 0.5; h < 1e6; h = h * 3 + 0.5) {
+    ys.push_back(h);
+    ys.push_back(-h);
+    ys.push_back(std::nextafter(h, 0.0));
+    ys.push_back(std::nextafter(-h, 0.0));
+    ys.push_back(std::nextafter(h, 2 * h));
+  }
+  random::Csprng rng = random::Csprng::FromSeed(7);
+  for (int k = 0; k < 20000; ++k) {
+    const double magnitude = std::ldexp(1.0, static_cast<int>(rng.UniformInt(62)) - 10);
+    ys.push_back((rng.NextDouble() * 2 - 1) * magnitude);
+  }
+  for (double y : ys) EXPECT_EQ(RoundHalfAwayFromZero(y), std::llround(y)) << y;
+
+  auto codec = FixedPointCodec::Create(32, 10, 4.0, 100);
+  ASSERT_THAT(codec, IsOk());
+  std::vector<double> x;
+  for (int k = 0; k < 5000; ++k) x.push_back((rng.NextDouble() * 2 - 1) * 4.0);
+  x.insert(x.end(), {4.0, -4.0, 0.5 / 1024, -0.5 / 1024, 1.5 / 1024, -2.5 / 1024});
+  std::vector<uint64_t> out(x.size());
+  ASSERT_THAT(codec->EncodeVector(x, out), IsOk());
+  for (size_t i = 0; i < x.size(); ++i) {
+    auto one = codec->Encode(x[i]);
+    ASSERT_THAT(one, IsOk());
+    EXPECT_EQ(out[i], *one) << x[i];
+    EXPECT_EQ(out[i], static_cast<uint64_t>(std::llround(std::ldexp(x[i], 10))) & 0xffffffffu)
+        << x[i];
+  }
+}
+
 // The property secure aggregation needs: the decoded mod-2^k sum of encodings
 // is exactly the integer sum of the rounded inputs, for up to N inputs of
 // magnitude up to B -- including all-at-the-bound worst cases.
