@@ -80,9 +80,10 @@ std::vector<int32_t> RandomOwners(int32_t count, int32_t num_parties, random::Cs
 
 // The last step of every partitioner: localize, split (seeded per party).
 absl::StatusOr<Federation> Build(const Dataset& dataset, const SplitOptions& split,
-                                 const Ownership& ownership) {
+                                 const Ownership& ownership,
+                                 std::vector<Rating>* consumable = nullptr) {
   return internal::BuildFederation(dataset, ownership, split.test_fraction,
-                                   random::Csprng::FromSeed(split.seed).Fork("split"));
+                                   random::Csprng::FromSeed(split.seed).Fork("split"), consumable);
 }
 
 absl::Status ValidateCommon(const Dataset& dataset, const SplitOptions& split) {
@@ -210,6 +211,12 @@ absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitO
   RETURN_IF_ERROR(ValidateCommon(dataset, split));
   Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
   return Build(dataset, split, own);
+}
+
+absl::StatusOr<Federation> PartitionCentral(Dataset&& dataset, const SplitOptions& split) {
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
+  Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
+  return Build(dataset, split, own, &dataset.ratings);
 }
 
 absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,

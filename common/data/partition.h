@@ -100,6 +100,9 @@ std::vector<Rating> HoldOutPerUser(std::vector<Rating>& train, double fraction,
 
 // The whole dataset as one party (central baseline), split 90/10.
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split);
+// The same federation, built in the dataset's own storage (its ratings are
+// consumed): a central run on millions of ratings never holds them twice.
+absl::StatusOr<Federation> PartitionCentral(Dataset&& dataset, const SplitOptions& split);
 
 }  // namespace fedmf::data
 

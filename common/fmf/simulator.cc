@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -59,6 +60,16 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
     options.item_genres = &genres;
   }
   return BuildFederation(config, dataset, options);
+}
+
+absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
+                                                         data::Dataset&& dataset,
+                                                         const std::string& spec,
+                                                         FederationOptions options) {
+  if (config.split == SplitKind::kNone) {
+    return data::PartitionCentral(std::move(dataset), {options.test_fraction, options.split_seed});
+  }
+  return BuildFederationFromSpec(config, std::as_const(dataset), spec, std::move(options));
 }
 
 absl::StatusOr<SimulationResult> Simulate(const JobConfig& config, data::Federation federation,
@@ -205,7 +216,7 @@ absl::Status CollectResults(const JobConfig& config, const Parties& parties,
     result.epsilon = std::max(result.epsilon, r.epsilon);
     tests.push_back(r.test);
     trains.push_back(r.train);
-    result.parties.push_back(r);
+    result.parties.push_back(std::move(r));  // its embeddings are not copied twice
   }
   const bool all_private = std::all_of(party_plans.begin(), party_plans.end(),
                                        [](const NoisePlan& p) { return p.private_training; });

@@ -37,6 +37,11 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
                                                          const data::Dataset& dataset,
                                                          const std::string& spec,
                                                          FederationOptions options);
+// As above, consuming `dataset` (a central split keeps its storage).
+absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
+                                                         data::Dataset&& dataset,
+                                                         const std::string& spec,
+                                                         FederationOptions options);
 
 struct PartyResult {
   int32_t party = 0;

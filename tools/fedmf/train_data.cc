@@ -36,10 +36,12 @@ absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOpti
   fed.vfl_split = a.vfl_split;
   fed.split_seed = a.seed.value_or(1);
   fed.test_fraction = out.config.test_fraction;
-  ASSIGN_OR_RETURN(out.federation, fmf::BuildFederationFromSpec(out.config, *dataset, a.data, fed));
   out.label = a.data;
   out.user_ids = dataset->user_ids;
   out.item_ids = dataset->item_ids;
+  // The ratings move into the federation (a central split keeps their storage).
+  ASSIGN_OR_RETURN(out.federation,
+                   fmf::BuildFederationFromSpec(out.config, std::move(*dataset), a.data, fed));
   return out;
 }
 

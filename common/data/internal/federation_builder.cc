@@ -35,10 +35,27 @@ void SplitTrainTest(std::vector<Rating> ratings, double test_fraction, random::C
   std::sort(party.train.begin(), party.train.end(), ByUserItem);
 }
 
+// Each party's ratings with its local index on the owned axis, in dataset
+// order; exact sizes first, so no bucket grows to twice what it holds.
+void FillBuckets(const Dataset& dataset, const Ownership& ownership,
+                 const std::vector<int32_t>& local, std::vector<std::vector<Rating>>& buckets) {
+  const bool by_user = ownership.axis == Ownership::kUsers;
+  std::vector<size_t> bucket_size(ownership.num_parties, 0);
+  for (const Rating& r : dataset.ratings) ++bucket_size[ownership.owner[by_user ? r.user : r.item]];
+  for (int32_t k = 0; k < ownership.num_parties; ++k) buckets[k].reserve(bucket_size[k]);
+  for (const Rating& r : dataset.ratings) {
+    const int32_t e = by_user ? r.user : r.item;
+    Rating localized = r;
+    (by_user ? localized.user : localized.item) = local[e];
+    buckets[ownership.owner[e]].push_back(localized);
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownership& ownership,
-                                           double test_fraction, const random::Csprng& split_rng) {
+                                           double test_fraction, const random::Csprng& split_rng,
+                                           std::vector<Rating>* consumable) {
   const bool by_user = ownership.axis == Ownership::kUsers;
   const int32_t owned_count = by_user ? dataset.num_users : dataset.num_items;
   const int32_t shared_count = by_user ? dataset.num_items : dataset.num_users;
@@ -69,16 +86,13 @@ absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownersh
     owned.push_back(e);
   }
 
-  // Exact sizes first, so no bucket grows to twice what it holds.
-  std::vector<size_t> bucket_size(ownership.num_parties, 0);
-  for (const Rating& r : dataset.ratings) ++bucket_size[ownership.owner[by_user ? r.user : r.item]];
   std::vector<std::vector<Rating>> buckets(ownership.num_parties);
-  for (int32_t k = 0; k < ownership.num_parties; ++k) buckets[k].reserve(bucket_size[k]);
-  for (const Rating& r : dataset.ratings) {
-    const int32_t e = by_user ? r.user : r.item;
-    Rating localized = r;
-    (by_user ? localized.user : localized.item) = local[e];
-    buckets[ownership.owner[e]].push_back(localized);
+  if (consumable != nullptr && ownership.num_parties == 1) {
+    // One owner: its bucket is every rating, in dataset order.
+    buckets[0] = std::move(*consumable);
+    for (Rating& r : buckets[0]) (by_user ? r.user : r.item) = local[by_user ? r.user : r.item];
+  } else {
+    FillBuckets(dataset, ownership, local, buckets);
   }
   for (int32_t k = 0; k < ownership.num_parties; ++k) {
     if ((by_user ? fed.parties[k].global_users : fed.parties[k].global_items).empty()) {

@@ -27,8 +27,12 @@ struct Ownership {
 // and the first round(test_fraction * count) become its test set. Both sets
 // are then sorted by (user, item) so the output does not depend on hashing or
 // shuffle internals beyond the seed.
+// `consumable`: null, or &dataset.ratings when the caller gives them up —
+// then a single party's bucket takes over their storage instead of a copy
+// (same ratings in the same order, so the same federation).
 absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownership& ownership,
-                                           double test_fraction, const random::Csprng& split_rng);
+                                           double test_fraction, const random::Csprng& split_rng,
+                                           std::vector<Rating>* consumable = nullptr);
 
 }  // namespace fedmf::data::internal
 

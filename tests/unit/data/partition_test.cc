@@ -164,6 +164,24 @@ TEST(DataPartitionTest, CentralIsOnePartyWithIdentityIndices) {
   ExpectValidFederation(*fed, d, true, 0.1);
 }
 
+// Consuming the dataset builds the same federation in the dataset's own
+// storage (the central run never holds its ratings twice).
+TEST(DataPartitionTest, CentralFromAConsumedDatasetIsTheSameFederation) {
+  const Dataset d = SmallDataset();
+  auto kept = PartitionCentral(d, {0.1, 3});
+  ASSERT_THAT(kept, IsOk());
+  Dataset copy = d;
+  const Rating* storage = copy.ratings.data();
+  auto consumed = PartitionCentral(std::move(copy), {0.1, 3});
+  ASSERT_THAT(consumed, IsOk());
+  ASSERT_EQ(consumed->parties.size(), 1u);
+  EXPECT_EQ(consumed->parties[0].train, kept->parties[0].train);
+  EXPECT_EQ(consumed->parties[0].test, kept->parties[0].test);
+  EXPECT_EQ(consumed->parties[0].global_users, kept->parties[0].global_users);
+  EXPECT_EQ(consumed->parties[0].global_items, kept->parties[0].global_items);
+  EXPECT_EQ(consumed->parties[0].train.data(), storage);  // no copy was made
+}
+
 TEST(DataPartitionTest, SplitIsDeterministicInSeedAndDifferentAcrossSeeds) {
   const Dataset d = SmallDataset();
   auto a = PartitionCentral(d, {0.1, 1});
