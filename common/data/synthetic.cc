@@ -86,26 +86,32 @@ absl::StatusOr<Dataset> GenerateSynthetic(const SyntheticOptions& options) {
   for (double& x : b) x = internal::SampleBeta(item_rng, kItemScoreShape, kItemScoreShape);
 
   Csprng pair_rng = root.Fork("synthetic/pairs");
-  const std::vector<uint64_t> pairs =
-      internal::SampleCoveringPairs(n, m, SyntheticRatingCount(options), pair_rng);
-
   Csprng noise_rng = root.Fork("synthetic/noise");
   const double lo = options.range.min, hi = options.range.max;
   Dataset d;
   d.num_users = n;
   d.num_items = m;
   d.range = options.range;
-  d.ratings.reserve(pairs.size());
-  for (uint64_t key : pairs) {
-    const auto u = static_cast<int32_t>(key / static_cast<uint64_t>(m));
-    const auto j = static_cast<int32_t>(key % static_cast<uint64_t>(m));
-    const double* au = &a[static_cast<size_t>(u) * k];
-    const double* bj = &b[static_cast<size_t>(j) * k];
-    const double affinity = std::inner_product(au, au + k, bj, 0.0);
-    double x = lo + (hi - lo) * affinity + options.noise * internal::SampleNormal(noise_rng);
-    // Integer ratings like MovieLens' stars; clamping keeps them in range.
-    x = std::clamp(std::round(x), lo, hi);
-    d.ratings.push_back(Rating{u, j, static_cast<float>(x)});
+  auto rate = [&](const auto& pairs) {
+    d.ratings.reserve(pairs.size());
+    for (uint64_t key : pairs) {
+      const auto u = static_cast<int32_t>(key / static_cast<uint64_t>(m));
+      const auto j = static_cast<int32_t>(key % static_cast<uint64_t>(m));
+      const double* au = &a[static_cast<size_t>(u) * k];
+      const double* bj = &b[static_cast<size_t>(j) * k];
+      const double affinity = std::inner_product(au, au + k, bj, 0.0);
+      double x = lo + (hi - lo) * affinity + options.noise * internal::SampleNormal(noise_rng);
+      // Integer ratings like MovieLens' stars; clamping keeps them in range.
+      x = std::clamp(std::round(x), lo, hi);
+      d.ratings.push_back(Rating{u, j, static_cast<float>(x)});
+    }
+  };
+  // 32-bit pair keys where they fit (every MovieLens-sized set): the pairs
+  // and the ratings made from them are alive together, so this is the peak.
+  if (static_cast<uint64_t>(n) * static_cast<uint64_t>(m) <= (uint64_t{1} << 32)) {
+    rate(internal::SampleCoveringPairs32(n, m, SyntheticRatingCount(options), pair_rng));
+  } else {
+    rate(internal::SampleCoveringPairs(n, m, SyntheticRatingCount(options), pair_rng));
   }
   d.user_ids.reserve(n);
   for (int32_t i = 0; i < n; ++i) d.user_ids.push_back(std::to_string(i));

@@ -26,6 +26,10 @@ void SampleDirichlet(random::Csprng& rng, double alpha, double* out, int32_t k);
 // Requires max(n, m) <= count <= n * m. Cost is O(count) in time and memory:
 // sparse targets use rejection sampling, dense ones sample the complement.
 std::vector<uint64_t> SampleCoveringPairs(int32_t n, int32_t m, int64_t count, random::Csprng& rng);
+// The same pairs (same draws from `rng`) as 32-bit keys, in half the memory;
+// requires n * m <= 2^32 (aborts otherwise: callers choose by that test).
+std::vector<uint32_t> SampleCoveringPairs32(int32_t n, int32_t m, int64_t count,
+                                            random::Csprng& rng);
 
 }  // namespace fedmf::data::internal
 

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "common/data/internal/synthetic_sampling.h"
 #include "common/random/csprng.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -100,6 +102,22 @@ TEST(DataSyntheticTest, DeterministicInSeed) {
   auto c = GenerateSynthetic(other);
   ASSERT_THAT(c, IsOk());
   EXPECT_NE(a->ratings, c->ratings);
+}
+
+// The 32-bit pair keys the generator uses where n * m <= 2^32 are the same
+// pairs, from the same draws, as the 64-bit ones: sparse (rejection) and
+// dense (complement) targets, with the stream left in the same state.
+TEST(DataSyntheticTest, ThirtyTwoBitPairsAreTheSamePairs) {
+  for (const auto& [n, m, count] : std::vector<std::tuple<int32_t, int32_t, int64_t>>{
+           {300, 200, 900}, {300, 200, 45000}, {7, 5, 35}, {1000, 3, 1000}}) {
+    random::Csprng a = random::Csprng::FromSeed(11), b = random::Csprng::FromSeed(11);
+    const std::vector<uint64_t> wide = internal::SampleCoveringPairs(n, m, count, a);
+    const std::vector<uint32_t> narrow = internal::SampleCoveringPairs32(n, m, count, b);
+    ASSERT_EQ(wide.size(), static_cast<size_t>(count));
+    EXPECT_TRUE(std::equal(wide.begin(), wide.end(), narrow.begin(), narrow.end()))
+        << n << " x " << m << ", " << count;
+    EXPECT_EQ(a.UniformInt(1u << 30), b.UniformInt(1u << 30));
+  }
 }
 
 TEST(DataSyntheticTest, CustomRangeIsRespected) {
