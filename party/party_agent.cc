@@ -436,7 +436,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     fed.vfl_split = config_.data.vfl_split;
     fed.split_seed = config_.data.seed;
     fed.test_fraction = config_.data.test_fraction;
-    federation = fmf::BuildFederationFromSpec(config, dataset, config_.data.spec, fed);
+    federation = fmf::BuildFederationFromSpec(config, std::move(dataset), config_.data.spec, fed);
   }
   if (!federation.ok()) return federation.status();
   if (index >= static_cast<int32_t>(federation->parties.size())) {

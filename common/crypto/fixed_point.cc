@@ -70,17 +70,14 @@ absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
                                            std::span<uint64_t> out) const {
   RETURN_IF_ERROR(CheckSameSize(x.size(), out.size()));
   // Encode's arithmetic inline (a device encodes ~34k values per round):
-  // x * 2^f is exactly ldexp(x, f), and a value Encode refuses (non-finite
-  // or out of bounds; NaN fails the comparison) goes through Encode for its
-  // error.
+  // x * 2^f is exactly ldexp(x, f); a value out of bounds (or NaN, which
+  // fails the comparison) is one Encode refuses, and its error comes from
+  // there.
   const double scale = std::ldexp(1.0, frac_bits_);
   for (size_t i = 0; i < x.size(); ++i) {
     if (!(std::fabs(x[i]) <= max_abs_)) {
-      absl::StatusOr<uint64_t> v = Encode(x[i]);
-      if (!v.ok()) {
-        return absl::Status(v.status().code(),
-                            absl::StrCat("element ", i, ": ", v.status().message()));
-      }
+      const absl::Status refused = Encode(x[i]).status();
+      return absl::Status(refused.code(), absl::StrCat("element ", i, ": ", refused.message()));
     }
     out[i] = static_cast<uint64_t>(RoundHalfAwayFromZero(x[i] * scale)) & mask_;
   }

@@ -91,6 +91,14 @@ absl::Status ValidateCommon(const Dataset& dataset, const SplitOptions& split) {
   return ValidateSplit(split);
 }
 
+// One party owning every user; `consumable` as internal::BuildFederation's.
+absl::StatusOr<Federation> Central(const Dataset& dataset, const SplitOptions& split,
+                                   std::vector<Rating>* consumable) {
+  RETURN_IF_ERROR(ValidateCommon(dataset, split));
+  Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
+  return Build(dataset, split, own, consumable);
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int>> AssignItemsToSmallestGenre(
@@ -208,15 +216,11 @@ absl::StatusOr<Federation> PartitionLfl(const Dataset& dataset, const SplitOptio
 }
 
 absl::StatusOr<Federation> PartitionCentral(const Dataset& dataset, const SplitOptions& split) {
-  RETURN_IF_ERROR(ValidateCommon(dataset, split));
-  Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
-  return Build(dataset, split, own);
+  return Central(dataset, split, nullptr);
 }
 
 absl::StatusOr<Federation> PartitionCentral(Dataset&& dataset, const SplitOptions& split) {
-  RETURN_IF_ERROR(ValidateCommon(dataset, split));
-  Ownership own{Ownership::kUsers, 1, std::vector<int32_t>(dataset.num_users, 0)};
-  return Build(dataset, split, own, &dataset.ratings);
+  return Central(dataset, split, &dataset.ratings);
 }
 
 absl::StatusOr<std::vector<Rating>> ToGlobalIndices(const PartyData& party,

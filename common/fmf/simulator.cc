@@ -19,12 +19,11 @@
 
 namespace fedmf::fmf {
 
-absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
-                                                 const data::Dataset& dataset,
+absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config, data::Dataset dataset,
                                                  const FederationOptions& options) {
   data::SplitOptions split{options.test_fraction, options.split_seed};
   switch (config.split) {
-    case SplitKind::kNone: return data::PartitionCentral(dataset, split);
+    case SplitKind::kNone: return data::PartitionCentral(std::move(dataset), split);
     case SplitKind::kHorizontal: return data::PartitionHfl(dataset, options.parties, split);
     case SplitKind::kVertical:
       if (options.vfl_split == "genre") {
@@ -44,7 +43,7 @@ absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
 }
 
 absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
-                                                         const data::Dataset& dataset,
+                                                         data::Dataset dataset,
                                                          const std::string& spec,
                                                          FederationOptions options) {
   std::vector<std::vector<int>> genres;
@@ -59,17 +58,7 @@ absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config
     genres = std::move(loaded);
     options.item_genres = &genres;
   }
-  return BuildFederation(config, dataset, options);
-}
-
-absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
-                                                         data::Dataset&& dataset,
-                                                         const std::string& spec,
-                                                         FederationOptions options) {
-  if (config.split == SplitKind::kNone) {
-    return data::PartitionCentral(std::move(dataset), {options.test_fraction, options.split_seed});
-  }
-  return BuildFederationFromSpec(config, std::as_const(dataset), spec, std::move(options));
+  return BuildFederation(config, std::move(dataset), options);
 }
 
 absl::StatusOr<SimulationResult> Simulate(const JobConfig& config, data::Federation federation,

@@ -26,20 +26,16 @@ struct FederationOptions {
   double test_fraction = 0.1;
 };
 
-// Splits `dataset` as `config` needs (none / vertical / horizontal).
-absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config,
-                                                 const data::Dataset& dataset,
+// Splits `dataset` as `config` needs (none / vertical / horizontal). The
+// data set is consumed — pass it with std::move when done with it: a central
+// split keeps the ratings' storage instead of copying them.
+absl::StatusOr<data::Federation> BuildFederation(const JobConfig& config, data::Dataset dataset,
                                                  const FederationOptions& options);
 
 // As BuildFederation, for data loaded from `spec`; a genre split finds
 // MovieLens 100K's u.item next to the ratings file.
 absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
-                                                         const data::Dataset& dataset,
-                                                         const std::string& spec,
-                                                         FederationOptions options);
-// As above, consuming `dataset` (a central split keeps its storage).
-absl::StatusOr<data::Federation> BuildFederationFromSpec(const JobConfig& config,
-                                                         data::Dataset&& dataset,
+                                                         data::Dataset dataset,
                                                          const std::string& spec,
                                                          FederationOptions options);
 
