@@ -12,6 +12,7 @@
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/party_files.h"
+#include "common/fmf/coupling_job.h"
 #include "common/fmf/saved_model.h"
 #include "common/fmf/simulator.h"
 #include "common/log/log.h"
@@ -250,11 +251,12 @@ absl::Status PartyAgent::ReplyWithSizes(const std::string& job_id, const JobRun&
   // HFL party's user count is the DP size release's estimate (weight()); an
   // aligned VFL job's user count is the intersection's size, which every
   // party and the server learn from the alignment itself.
-  const fmf::PartySession& session = *run.session;
   const int32_t global_users = static_cast<int32_t>(run.user_ids.size());
   const int32_t global_items = static_cast<int32_t>(run.item_ids.size());
   const bool vertical = run.config.split == fmf::SplitKind::kVertical;
-  const int32_t weight = static_cast<int32_t>(session.weight());
+  // A coupling owner's sum is added, never weighted: it declares 1, so no
+  // data-dependent size leaves it.
+  const int32_t weight = run.coupling != nullptr ? 1 : static_cast<int32_t>(run.session->weight());
   reply.set_accept(true);
   reply.set_users(vertical ? global_users : weight);
   reply.set_items(vertical ? weight : global_items);
@@ -345,9 +347,14 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
       }
       charged = grad_charged;
       const int64_t remaining = std::max<int64_t>(0, plan.steps - charged);
-      auto e = ledger_.EpsilonWith(std::vector<dp::LedgerEntry>{
-          {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining},
-          {config.job_id, count_round, 1.0, plan.count_noise_multiplier, count_charged ? 0 : 1}});
+      std::vector<dp::LedgerEntry> rest{
+          {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining}};
+      // A coupling job makes no size release (count_noise_multiplier 0).
+      if (plan.count_noise_multiplier > 0) {
+        rest.push_back(
+            {config.job_id, count_round, 1.0, plan.count_noise_multiplier, count_charged ? 0 : 1});
+      }
+      auto e = ledger_.EpsilonWith(rest);
       would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
     }
     std::string refusal = PolicyRefusal(config_.policy, config_.data, config, would_be);
@@ -443,6 +450,17 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     return absl::InvalidArgumentError(absl::StrCat("data.index ", index, " but the split has ",
                                                    federation->parties.size(), " parties"));
   }
+  if (config.setting == fmf::Setting::kCoupling) {
+    absl::MutexLock lock(&mu_);
+    JobRun run;
+    run.config = config;
+    run.plan = plan;
+    run.user_ids = std::move(user_ids);
+    run.item_ids = std::move(item_ids);
+    RETURN_IF_ERROR(CreateCouplingOwner(std::move(admitted), *federation, index, &run));
+    JobRun& stored = runs_[spec.job_id()] = std::move(run);
+    return &stored;
+  }
   // The size release is made once per job: a run rebuilt after a restart
   // reuses the persisted one (PartySession::Create).
   const int32_t count_round = static_cast<int32_t>(fmf::CountReleaseRound(config));
@@ -474,6 +492,42 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
   run.session = std::move(*session);
   run.finished = false;
   return &run;
+}
+
+absl::Status PartyAgent::CreateCouplingOwner(fmf::AdmittedJob admitted,
+                                             const data::Federation& federation, int32_t index,
+                                             JobRun* run) {
+  const data::PartyData& own = federation.parties[index];
+  ASSIGN_OR_RETURN(coupling::OwnerSession::Terms terms,
+                   fmf::CouplingOwnerTerms(admitted.config(), admitted.plan(), admitted.range()));
+  ASSIGN_OR_RETURN(coupling::FlatLayout layout,
+                   coupling::FlatLayout::Create(federation.num_users, federation.num_items,
+                                                admitted.config().dim));
+  ASSIGN_OR_RETURN(
+      std::vector<data::Rating> train,
+      data::ToGlobalIndices(own, own.train, federation.num_users, federation.num_items));
+  ASSIGN_OR_RETURN(
+      std::vector<data::Rating> test,
+      data::ToGlobalIndices(own, own.test, federation.num_users, federation.num_items));
+  ASSIGN_OR_RETURN(run->coupling, coupling::OwnerSession::Create(
+                                      std::move(terms), layout, std::move(train), std::move(test),
+                                      &ledger_, std::move(admitted).TakeRng()));
+  spdlog::info("job '{}': coupling model of {} values (z = {:.4f})", admitted.config().job_id,
+               layout.size(), run->coupling->noise_multiplier());
+  return absl::OkStatus();
+}
+
+std::pair<int32_t, int32_t> PartyAgent::JobRun::SharedShape() const {
+  if (coupling != nullptr) return {1, static_cast<int32_t>(coupling->layout().size())};
+  return {session->shared_rows(), session->dim()};
+}
+
+int64_t PartyAgent::JobRun::StepsCharged() const {
+  return coupling != nullptr ? coupling->steps_charged() : session->steps_charged();
+}
+
+mf::ErrorMetrics PartyAgent::JobRun::EvaluateTest() const {
+  return coupling != nullptr ? coupling->EvaluateTest() : session->EvaluateTest();
 }
 
 absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32_t round,
@@ -521,12 +575,12 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
     }
   }
   report.set_delta(config_.policy.delta);
-  report.set_steps(run.session->steps_charged());
+  report.set_steps(run.StepsCharged());
   report.set_finished(run.finished);
   // Noise-free metrics leave only with the party's consent (policy): after
   // every round (the history operators plot) and at the end.
   if (config_.policy.report_metrics) {
-    const mf::ErrorMetrics m = run.session->EvaluateTest();
+    const mf::ErrorMetrics m = run.EvaluateTest();
     report.set_test_mse(m.mse);
     report.set_test_count(m.count);
   }
@@ -552,69 +606,73 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& 
 absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   const std::string& job_id = task.job_id();
   const int32_t round = task.round();
-  ASSIGN_OR_RETURN(auto found, FindOrCreateRun(task));
-  JobRun* run = found;
-  fmf::PartySession& session = *run->session;
-  ASSIGN_OR_RETURN(auto shared, Download(job_id, round, session.shared_rows(), session.dim()));
+  ASSIGN_OR_RETURN(JobRun * run, FindOrCreateRun(task));
+  const auto [rows, cols] = run->SharedShape();
+  ASSIGN_OR_RETURN(auto shared, Download(job_id, round, rows, cols));
+  ASSIGN_OR_RETURN(mf::Matrix update, RoundRelease(*run, round, shared));
+  RETURN_IF_ERROR(Upload(job_id, round, update));
+  return Report(job_id, round, *run);
+}
+
+absl::StatusOr<mf::Matrix> PartyAgent::RoundRelease(JobRun& run, int32_t round,
+                                                    const mf::Matrix& shared) {
+  const std::string& job_id = run.config.job_id;
+  fmf::PartySession* session = run.session.get();  // null in a coupling job
   ASSIGN_OR_RETURN(auto released, store_->Released(job_id, round));
-  mf::Matrix update;
   if (released.has_value()) {
     // Charged and released before a crash or a lost response: resend the
     // same bytes; recomputing would be a second, unaccounted release.
-    update = *released;
-    if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(shared, round + 1));
+    if (session != nullptr && session->phase() == fmf::PartySession::Phase::kCreated) {
+      RETURN_IF_ERROR(session->Pretrain(shared, round + 1));
     }
     spdlog::info("resending the persisted update of job '{}' round {}", job_id, round);
-  } else {
-    if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(shared, round));
+    return *std::move(released);
+  }
+  if (session != nullptr && session->phase() == fmf::PartySession::Phase::kCreated) {
+    RETURN_IF_ERROR(session->Pretrain(shared, round));
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<mf::Matrix> computed =
+      session != nullptr ? session->RunRound(round, shared) : run.coupling->RunStep(round, shared);
+  if (computed.ok() && run.plan.private_training) {
+    // The in-memory ledger took the charge; make it durable together with
+    // the release before a single byte leaves.
+    const dp::LedgerEntry& entry = ledger_.entries().back();
+    if (auto s = store_->CommitRelease(entry, *computed); !s.ok()) {
+      spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
+      std::abort();
     }
-    absl::StatusOr<mf::Matrix> computed;
-    {
-      absl::MutexLock lock(&mu_);
-      computed = session.RunRound(round, shared);
-      if (computed.ok() && run->plan.private_training) {
-        // The in-memory ledger took the charge; make it durable together with
-        // the release before a single byte leaves.
-        const dp::LedgerEntry& entry = ledger_.entries().back();
-        if (auto s = store_->CommitRelease(entry, *computed); !s.ok()) {
+  }
+  return computed;
+}
+
+absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
+  const std::string& job_id = task.job_id();
+  ASSIGN_OR_RETURN(JobRun * run, FindOrCreateRun(task));
+  if (!run->finished) {
+    const auto [rows, cols] = run->SharedShape();
+    ASSIGN_OR_RETURN(auto final_shared, Download(job_id, task.round(), rows, cols));
+    fmf::PartySession* session = run->session.get();  // null in a coupling job
+    if (session != nullptr && session->phase() == fmf::PartySession::Phase::kCreated) {
+      RETURN_IF_ERROR(session->Pretrain(final_shared, task.round()));
+    }
+    absl::MutexLock lock(&mu_);
+    if (session == nullptr) {
+      RETURN_IF_ERROR(run->coupling->Finish(final_shared));
+    } else {
+      const size_t before = ledger_.entries().size();
+      RETURN_IF_ERROR(session->Finish(final_shared));
+      if (ledger_.entries().size() > before) {
+        if (auto s = store_->CommitCharge(ledger_.entries().back()); !s.ok()) {
           spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
           std::abort();
         }
       }
     }
-    if (!computed.ok()) return computed.status();
-    update = std::move(*computed);
-  }
-  RETURN_IF_ERROR(Upload(job_id, round, update));
-  return Report(job_id, round, *run);
-}
-
-absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
-  const std::string& job_id = task.job_id();
-  ASSIGN_OR_RETURN(auto found, FindOrCreateRun(task));
-  JobRun* run = found;
-  fmf::PartySession& session = *run->session;
-  if (!run->finished) {
-    ASSIGN_OR_RETURN(auto final_shared,
-                     Download(job_id, task.round(), session.shared_rows(), session.dim()));
-    if (session.phase() == fmf::PartySession::Phase::kCreated) {
-      RETURN_IF_ERROR(session.Pretrain(final_shared, task.round()));
-    }
-    absl::MutexLock lock(&mu_);
-    const size_t before = ledger_.entries().size();
-    RETURN_IF_ERROR(session.Finish(final_shared));
-    if (ledger_.entries().size() > before) {
-      if (auto s = store_->CommitCharge(ledger_.entries().back()); !s.ok()) {
-        spdlog::critical("cannot persist the ledger: {}; stopping", s.message());
-        std::abort();
-      }
-    }
     run->finished = true;
     last_finished_job_ = job_id;
   }
-  const mf::ErrorMetrics m = session.EvaluateTest();
+  const mf::ErrorMetrics m = run->EvaluateTest();
   spdlog::info("job '{}' finished: test MSE {:.4f} over {} ratings", job_id, m.mse, m.count);
   return Report(job_id, task.round(), *run);
 }
@@ -638,8 +696,9 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> PartyAgent::Recommen
   auto u = std::find(run.user_ids.begin(), run.user_ids.end(), user);
   if (u == run.user_ids.end())
     return absl::NotFoundError(absl::StrCat("unknown user '", user, "'"));
-  auto recs =
-      run.session->Recommend(static_cast<int32_t>(u - run.user_ids.begin()), top, include_rated);
+  const auto global_user = static_cast<int32_t>(u - run.user_ids.begin());
+  auto recs = run.coupling != nullptr ? run.coupling->Recommend(global_user, top, include_rated)
+                                      : run.session->Recommend(global_user, top, include_rated);
   if (!recs.ok()) return recs.status();
   std::vector<std::pair<std::string, double>> out;
   for (const auto& [item, score] : *recs) out.emplace_back(run.item_ids[item], score);
@@ -650,6 +709,12 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(const JobRun* found, FinishedRunLocked(job_id));
   const JobRun& run = *found;
+  if (run.coupling != nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", run.config.job_id,
+        "' is a coupling job: its model (U, V and the couplings S, W) has no export format; "
+        "ask this party for recommendations instead (fedmf recommend)"));
+  }
   const fmf::PartySession& session = *run.session;
   // Every rating the party holds counts as rated, the held-out ones too, so
   // the exported model leaves out what the live party leaves out.

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "common/coupling/owner_session.h"
 #include "common/data/catalogue.h"
 #include "common/data/ratings.h"
 #include "common/dp/ledger.h"
@@ -63,8 +64,14 @@ class PartyAgent {
     fmf::NoisePlan plan;
     std::vector<std::string> user_ids;  // dense global id -> id in the file
     std::vector<std::string> item_ids;
-    std::unique_ptr<fmf::PartySession> session;
+    std::unique_ptr<fmf::PartySession> session;        // FMF settings
+    std::unique_ptr<coupling::OwnerSession> coupling;  // Setting::kCoupling
     bool finished = false;
+
+    // Rows and columns of the shared matrix (a coupling job: its flat model).
+    std::pair<int32_t, int32_t> SharedShape() const;
+    int64_t StepsCharged() const;
+    mf::ErrorMetrics EvaluateTest() const;
   };
 
   absl::Status Register();
@@ -78,7 +85,13 @@ class PartyAgent {
   // An accepting reply with the run's sizes.
   absl::Status ReplyWithSizes(const std::string& job_id, const JobRun& run);
   absl::Status HandleRound(const v1::Task& task);
+  // The release of `round`: computed, charged and persisted, or (already
+  // charged before a crash or a lost response) the persisted bytes.
+  absl::StatusOr<mf::Matrix> RoundRelease(JobRun& run, int32_t round, const mf::Matrix& shared);
   absl::Status HandleFinish(const v1::Task& task);
+  // A coupling job's owner session (CreateRun's last step for kCoupling).
+  absl::Status CreateCouplingOwner(fmf::AdmittedJob admitted, const data::Federation& federation,
+                                   int32_t index, JobRun* run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The trust boundary: the server's spec -> a job validated against this
   // party's range, policy and budget, with the party's own randomness.
   absl::StatusOr<fmf::AdmittedJob> Admit(const v1::JobSpec& spec);

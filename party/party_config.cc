@@ -129,7 +129,7 @@ absl::Status ValidatePolicy(const Policy& p, const std::string& where) {
     return bad("policy.min_granularity", "rating or user");
   }
   for (const std::string& st : p.allowed_settings) {
-    if (st != "hfl" && st != "vfl" && st != "hfl-synsgd") {
+    if (st != "hfl" && st != "vfl" && st != "hfl-synsgd" && st != "coupling") {
       return bad("policy.allowed_settings", absl::StrCat("unknown setting '", st, "'"));
     }
   }

@@ -12,11 +12,10 @@
 #include "common/dp/rdp_accountant.h"
 
 namespace fedmf::coupling {
-namespace {
 
-absl::Status CheckRatings(const std::vector<data::Rating>& ratings, int32_t num_users,
-                          int32_t num_items, const data::RatingRange& range,
-                          const std::string& what) {
+absl::Status CheckCouplingRatings(const std::vector<data::Rating>& ratings, int32_t num_users,
+                                  int32_t num_items, const data::RatingRange& range,
+                                  const std::string& what) {
   for (size_t k = 0; k < ratings.size(); ++k) {
     const data::Rating& r = ratings[k];
     if (r.user < 0 || r.user >= num_users || r.item < 0 || r.item >= num_items ||
@@ -29,8 +28,6 @@ absl::Status CheckRatings(const std::vector<data::Rating>& ratings, int32_t num_
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status ValidateCouplingOptions(const CouplingOptions& o) {
   auto bad = [](const std::string& field, double value, const std::string& want) {
@@ -72,11 +69,11 @@ absl::StatusOr<CouplingRun> TrainCoupling(const std::vector<std::vector<data::Ra
   if (owners.empty()) return absl::InvalidArgumentError("coupling: no data owners");
   int64_t declared = 0;
   for (size_t k = 0; k < owners.size(); ++k) {
-    RETURN_IF_ERROR(CheckRatings(owners[k], num_users, num_items, range,
-                                 absl::StrCat("owner ", k, "'s training")));
+    RETURN_IF_ERROR(CheckCouplingRatings(owners[k], num_users, num_items, range,
+                                         absl::StrCat("owner ", k, "'s training")));
     declared += static_cast<int64_t>(owners[k].size());
   }
-  RETURN_IF_ERROR(CheckRatings(validation, num_users, num_items, range, "validation"));
+  RETURN_IF_ERROR(CheckCouplingRatings(validation, num_users, num_items, range, "validation"));
   if (declared == 0) return absl::InvalidArgumentError("coupling: the owners hold no ratings");
 
   random::Csprng init_rng = rng.Fork("coupling/init");

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -32,6 +33,12 @@ struct CouplingOptions {
 
 // InvalidArgument naming the field and its valid range.
 absl::Status ValidateCouplingOptions(const CouplingOptions& options);
+
+// InvalidArgument naming `what`, the rating's position and values unless
+// every rating lies inside num_users x num_items x range.
+absl::Status CheckCouplingRatings(const std::vector<data::Rating>& ratings, int32_t num_users,
+                                  int32_t num_items, const data::RatingRange& range,
+                                  const std::string& what);
 
 // Steps in one epoch: ceil(1/q), so an epoch samples each rating once in
 // expectation.

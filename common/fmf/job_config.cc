@@ -12,8 +12,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& s) {
   if (s == "vfl") return Setting::kVfl;
   if (s == "hfl") return Setting::kHfl;
   if (s == "hfl-synsgd") return Setting::kHflSynSgd;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown setting '", s, "': use one of central, local, vfl, hfl, hfl-synsgd"));
+  if (s == "coupling") return Setting::kCoupling;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown setting '", s, "': use one of central, local, vfl, hfl, hfl-synsgd, coupling"));
 }
 
 std::string SettingName(Setting s) {
@@ -23,6 +24,7 @@ std::string SettingName(Setting s) {
     case Setting::kVfl: return "vfl";
     case Setting::kHfl: return "hfl";
     case Setting::kHflSynSgd: return "hfl-synsgd";
+    case Setting::kCoupling: return "coupling";
   }
   return "?";
 }
@@ -85,6 +87,7 @@ bool JobConfig::HflPerUser() const {
 
 double JobConfig::EffectiveClipNorm() const {
   if (clip_norm >= 0) return clip_norm;
+  if (setting == Setting::kCoupling) return kDefaultCouplingClip;
   return HflPerUser() && algorithm == Algorithm::kAlternate ? kDefaultHflClip : 0.0;
 }
 
@@ -92,6 +95,7 @@ bool JobConfig::UserClipped() const { return HflPerUser() && EffectiveClipNorm()
 
 double JobConfig::EffectiveLearningRate() const {
   if (learning_rate > 0) return learning_rate;
+  if (setting == Setting::kCoupling) return kDefaultCouplingLearningRate;
   // Tuned on MovieLens 100K at the paper's defaults (T=100, T'=10, p=20,
   // eta=0.01; docs/results.md), picking for each method the rate with the
   // lowest loss as the paper does. The mini-batch gradient is normalized by
@@ -115,6 +119,41 @@ int64_t JobConfig::ChargedSteps() const {
   if (split == SplitKind::kVertical) return stage2 + vfl_finetune_iters;
   return stage2;
 }
+
+namespace {
+
+// kCoupling's own rules, after the common ones.
+absl::Status ValidateCouplingJob(const JobConfig& c) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job config field '", field, "': ", why, " (setting coupling)"));
+  };
+  if (c.split != SplitKind::kHorizontal) {
+    return bad("split", "the data owners hold disjoint users: a horizontal split");
+  }
+  if (c.local_iters != 1) return bad("local_iters", "must be 1: a round is one DP step");
+  if (c.granularity != Granularity::kRating) {
+    return bad("granularity",
+               "the coupling step bounds one rating's gradient (C): use granularity rating");
+  }
+  if (c.align_users || !c.item_catalogue.empty()) {
+    return bad("align_users/item_catalogue",
+               "the owners index users and items by positions in one shared file");
+  }
+  if (c.clip_norm == 0) return bad("clip_norm", "C must be > 0 (-1: the paper's 1/6)");
+  if (!(c.coupling_zeta >= 0) || !std::isfinite(c.coupling_zeta)) {
+    return bad("coupling_zeta", "must be >= 0 and finite");
+  }
+  if (!(c.coupling_bound > 0) || !std::isfinite(c.coupling_bound)) {
+    return bad("coupling_bound", "must be > 0 and finite (Theorem 1 assumes 1)");
+  }
+  if (!(c.coupling_init >= 0 && c.coupling_init <= 1)) {
+    return bad("coupling_init", "must be in [0, 1]");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ValidateJobConfig(const JobConfig& c) {
   auto bad = [](const std::string& field, const std::string& why) {
@@ -196,6 +235,7 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
       if (c.split == SplitKind::kNone)
         return bad("split", "local needs a vertical or horizontal split");
       break;
+    case Setting::kCoupling: return ValidateCouplingJob(c);
   }
   return absl::OkStatus();
 }

@@ -20,6 +20,12 @@ enum class Setting {
   kVfl,        // VFL-SGDMF (FMF paper Section 4)
   kHfl,        // HFL-SGDMF (Section 5)
   kHflSynSgd,  // baseline: noisy item gradients averaged every iteration
+  // DP collaborative coupling learning (common/coupling) over the daemons:
+  // the owners hold disjoint users (a horizontal split); each round is one
+  // Poisson-subsampled DP-SGD step on the whole model, which the server
+  // holds and broadcasts (server_session.h). `fedmf train --setting
+  // coupling` runs the same algorithm in one process (coupling/train.h).
+  kCoupling,
 };
 
 // How the data is split across parties (what "local" means depends on it).
@@ -59,6 +65,11 @@ std::string SplitKindName(SplitKind k);
 // MovieLens 100K's own validation splits (docs/results.md, section
 // hfl-default; C = 3 and 10 tie there).
 inline constexpr double kDefaultHflClip = 3.0;
+
+// kCoupling's defaults when the job names none: the paper's per-sample
+// gradient bound C = 1/6 and coupling::CouplingOptions' learning rate.
+inline constexpr double kDefaultCouplingClip = 1.0 / 6;
+inline constexpr double kDefaultCouplingLearningRate = 0.01;
 
 struct JobConfig {
   std::string job_id = "job";
@@ -123,6 +134,13 @@ struct JobConfig {
 
   double rating_max = 5.0;  // R for clipping (top of the rating range)
   double test_fraction = 0.1;
+  // kCoupling (coupling::CouplingOptions): rounds are DP steps (local_iters
+  // must be 1), sample_rate is q per rating, clip_norm is C (-1: the paper's
+  // 1/6), learning_rate is alpha (0: kDefaultCouplingLearningRate), and:
+  double coupling_zeta = 0.01;  // the regularization of the paper's (6)
+  double coupling_bound = 1;    // |S_ij|, |W_ij| clamped to this after every step
+  double coupling_init = 0.1;   // U, V, S, W start uniform in (-init, init) (as the CLI)
+
   std::optional<uint64_t> seed;  // unset = OS entropy (production)
   // Cores for a party's local SGD epochs (mf::SgdOptions::threads). Local,
   // like `seed`: never carried by the job codec; the in-process simulator
@@ -135,7 +153,7 @@ struct JobConfig {
   // An HFL or HFL-synSGD job per user: where per-user clipping applies.
   bool HflPerUser() const;
   // clip_norm with -1 resolved: kDefaultHflClip for kAlternate in an HFL or
-  // HFL-synSGD job per user, else 0.
+  // HFL-synSGD job per user, kDefaultCouplingClip for kCoupling, else 0.
   double EffectiveClipNorm() const;
   // Per-user clipping of whole V-gradients instead of trimming (an effective
   // clip norm > 0 in an HFL or HFL-synSGD job per user).

@@ -26,6 +26,21 @@ absl::StatusOr<dp::EpsilonResult> EpsilonWithCount(double q, double z, int64_t s
   return dp::RdpToEpsilon(orders, rdp, delta);
 }
 
+// kCoupling: every round is one Poisson-subsampled Gaussian step at (q, z)
+// with sensitivity C (the per-sample clip) under add/remove-one-rating
+// neighbours; there is no size release (the step is a sum, not a mean: no
+// count shapes it).
+absl::StatusOr<NoisePlan> PlanCouplingNoise(const JobConfig& config, NoisePlan plan) {
+  ASSIGN_OR_RETURN(
+      plan.noise_multiplier,
+      dp::CalibrateNoiseMultiplier(config.sample_rate, plan.steps, config.delta, config.epsilon));
+  ASSIGN_OR_RETURN(auto eps, EpsilonWithCount(config.sample_rate, plan.noise_multiplier, plan.steps,
+                                              0, config.delta));
+  plan.epsilon = eps.epsilon;
+  plan.sigma_both = plan.sigma_one = plan.noise_multiplier * plan.clip_norm;
+  return plan;
+}
+
 }  // namespace
 
 int64_t CountReleaseRound(const JobConfig& config) {
@@ -46,11 +61,14 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
         (config.setting == Setting::kLocal && config.split == SplitKind::kHorizontal));
   plan.private_training = needs_noise;
   // What the party clips to, whether or not noise follows.
-  if (config.UserClipped()) plan.clip_norm = config.EffectiveClipNorm();
+  if (config.UserClipped() || config.setting == Setting::kCoupling) {
+    plan.clip_norm = config.EffectiveClipNorm();
+  }
   if (!needs_noise) {
     plan.epsilon = std::numeric_limits<double>::infinity();
     return plan;
   }
+  if (config.setting == Setting::kCoupling) return PlanCouplingNoise(config, plan);
   // 1. The gradient steps alone, to find the order that matters and their
   //    RDP there; 2. the count's z so that it costs kCountRdpShare of that
   //    (a public function of the public plan); 3. the gradient steps' z again,

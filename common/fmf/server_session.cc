@@ -41,18 +41,41 @@ absl::StatusOr<ServerSession> ServerSession::Create(const JobConfig& config, int
                        0);
 }
 
-absl::StatusOr<ServerSession> ServerSession::Restore(const JobConfig& config,
-                                                     std::vector<PartyInfo> parties, int32_t round,
-                                                     mf::Matrix shared) {
+absl::StatusOr<ServerSession> ServerSession::CreateCoupling(const JobConfig& config,
+                                                            const coupling::FlatLayout& layout,
+                                                            std::vector<PartyInfo> parties,
+                                                            random::Csprng& rng) {
+  RETURN_IF_ERROR(ValidateJobConfig(config));
+  RETURN_IF_ERROR(ValidateParties(parties));
+  if (config.setting != Setting::kCoupling || layout.dim() != config.dim) {
+    return absl::InvalidArgumentError("CreateCoupling: a coupling job of the layout's rank");
+  }
+  ASSIGN_OR_RETURN(mf::Matrix model, coupling::InitialFlatModel(layout, config.coupling_init, rng));
+  ServerSession session(config, std::move(parties), mf::RoundedToFloat32(model), 0);
+  session.coupling_ = layout;
+  return session;
+}
+
+absl::StatusOr<ServerSession> ServerSession::Restore(
+    const JobConfig& config, std::vector<PartyInfo> parties, int32_t round, mf::Matrix shared,
+    const std::optional<coupling::FlatLayout>& layout) {
   RETURN_IF_ERROR(ValidateJobConfig(config));
   RETURN_IF_ERROR(ValidateParties(parties));
   if (round < 0 || round > config.EffectiveRounds()) {
     return absl::InvalidArgumentError(absl::StrCat("restore: round ", round, " out of range"));
   }
-  if (shared.cols() != config.dim || shared.rows() < 1 || !shared.allFinite()) {
+  if (layout.has_value() != (config.setting == Setting::kCoupling)) {
+    return absl::InvalidArgumentError("restore: a coupling job (only) needs its model's layout");
+  }
+  const int64_t cols = layout.has_value() ? layout->size() : config.dim;
+  const int64_t max_rows = layout.has_value() ? 1 : shared.rows();
+  if (shared.cols() != cols || shared.rows() < 1 || shared.rows() > max_rows ||
+      !shared.allFinite()) {
     return absl::InvalidArgumentError("restore: persisted shared matrix is malformed");
   }
-  return ServerSession(config, std::move(parties), std::move(shared), round);
+  ServerSession session(config, std::move(parties), std::move(shared), round);
+  session.coupling_ = layout;
+  return session;
 }
 
 bool ServerSession::HasSubmitted(int32_t party) const {
@@ -77,6 +100,21 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
                                                    update.cols(), ", expected ", shared_.rows(),
                                                    "x", shared_.cols()));
   }
+  if (coupling_.has_value()) {
+    for (int64_t k = 0; k < update.size(); ++k) {
+      if (!std::isfinite(update.data()[k])) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("field 'matrix': non-finite value at index ", k));
+      }
+    }
+  } else {
+    RETURN_IF_ERROR(CheckEmbeddingUpdate(update));
+  }
+  updates_[party] = update;
+  return absl::OkStatus();
+}
+
+absl::Status ServerSession::CheckEmbeddingUpdate(const mf::Matrix& update) const {
   // Clipping invariant, with slack for float rounding on the wire.
   const double max_norm2 = config_.rating_max * (1 + 1e-6) + 1e-9;
   for (Eigen::Index i = 0; i < update.rows(); ++i) {
@@ -99,7 +137,6 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
                                                      " (embeddings must be clipped)"));
     }
   }
-  updates_[party] = update;
   return absl::OkStatus();
 }
 
@@ -107,28 +144,43 @@ absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
   if (phase_ != Phase::kRoundOpen) return absl::FailedPreconditionError("job is finished");
   RoundSummary summary;
   summary.round = round_;
-  double total_weight = 0;
-  mf::Matrix sum = mf::Matrix::Zero(shared_.rows(), shared_.cols());
   for (size_t k = 0; k < parties_.size(); ++k) {
-    if (updates_[k].has_value()) {
-      sum.noalias() += parties_[k].weight * *updates_[k];
-      summary.contributors.push_back(static_cast<int32_t>(k));
-      total_weight += parties_[k].weight;
-    } else {
-      summary.missing.push_back(static_cast<int32_t>(k));
-    }
+    (updates_[k].has_value() ? summary.contributors : summary.missing)
+        .push_back(static_cast<int32_t>(k));
   }
   if (summary.contributors.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("round ", round_, ": no party submitted an update"));
   }
-  // Weighted average of feasible points stays feasible (the set is convex),
-  // and rounding toward zero keeps it so.
-  shared_ = mf::RoundedToFloat32(sum / total_weight);  // as it is released
+  ASSIGN_OR_RETURN(mf::Matrix next, Aggregate(summary.contributors));
+  shared_ = mf::RoundedToFloat32(next);  // as it is released
   for (auto& u : updates_) u.reset();
   ++round_;
   if (round_ >= config_.EffectiveRounds()) phase_ = Phase::kFinished;
   return summary;
+}
+
+absl::StatusOr<mf::Matrix> ServerSession::Aggregate(
+    const std::vector<int32_t>& contributors) const {
+  if (coupling_.has_value()) {
+    // Algorithm 1, lines 12-15: A adds the owners' noisy sums (in party
+    // order) and takes the step; whoever missed the round adds nothing.
+    mf::Matrix total = mf::Matrix::Zero(1, shared_.cols());
+    for (int32_t k : contributors) total.noalias() += *updates_[k];
+    mf::Matrix model = shared_;
+    RETURN_IF_ERROR(coupling::ApplyFlatStep(total, config_.EffectiveLearningRate(),
+                                            config_.coupling_bound, *coupling_, &model));
+    return model;
+  }
+  double total_weight = 0;
+  mf::Matrix sum = mf::Matrix::Zero(shared_.rows(), shared_.cols());
+  for (int32_t k : contributors) {
+    sum.noalias() += parties_[k].weight * *updates_[k];
+    total_weight += parties_[k].weight;
+  }
+  // Weighted average of feasible points stays feasible (the set is convex),
+  // and rounding toward zero keeps it so.
+  return mf::Matrix(sum / total_weight);
 }
 
 }  // namespace fedmf::fmf

@@ -2,7 +2,10 @@
 // I/O): it owns the shared matrix, accepts at most one validated update per
 // party per round, and closes a round with the paper's weighted average over
 // the parties that answered (VFL: m_k/m, HFL: n_k/n, renormalized over the
-// contributors).
+// contributors). A coupling job (Setting::kCoupling) instead holds the
+// whole coupling model as its shared matrix (coupling/flat_model.h) and closes
+// a round with the paper's step on the plain sum of the owners' noisy
+// gradient sums (Algorithm 1, lines 12-15).
 //
 //   kRoundOpen(t) --SubmitUpdate*--> --CloseRound--> kRoundOpen(t+1) ... kFinished
 #ifndef FEDMF_COMMON_FMF_SERVER_SESSION_H_
@@ -15,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/coupling/flat_model.h"
 #include "common/fmf/job_config.h"
 #include "common/mf/embeddings.h"
 #include "common/random/csprng.h"
@@ -39,11 +43,16 @@ class ServerSession {
   // A fresh job: the initial shared matrix (shared_rows x dim) is drawn here.
   static absl::StatusOr<ServerSession> Create(const JobConfig& config, int32_t shared_rows,
                                               std::vector<PartyInfo> parties, random::Csprng& rng);
+  // A fresh coupling job over the model of `layout` (drawn here).
+  static absl::StatusOr<ServerSession> CreateCoupling(const JobConfig& config,
+                                                      const coupling::FlatLayout& layout,
+                                                      std::vector<PartyInfo> parties,
+                                                      random::Csprng& rng);
   // Resume after a restart at `round` (the next round to run) with the shared
-  // matrix persisted when round-1 closed.
-  static absl::StatusOr<ServerSession> Restore(const JobConfig& config,
-                                               std::vector<PartyInfo> parties, int32_t round,
-                                               mf::Matrix shared);
+  // matrix persisted when round-1 closed; a coupling job passes its layout.
+  static absl::StatusOr<ServerSession> Restore(
+      const JobConfig& config, std::vector<PartyInfo> parties, int32_t round, mf::Matrix shared,
+      const std::optional<coupling::FlatLayout>& layout = std::nullopt);
 
   Phase phase() const { return phase_; }
   int32_t round() const { return round_; }
@@ -56,7 +65,8 @@ class ServerSession {
   // Validates everything about an update before keeping it: phase, round,
   // party index, one update per party per round, shape, finiteness and the
   // clipping invariant (entries >= 0, row norm <= sqrt(R)), so one bad party
-  // cannot poison the average. Errors name the field.
+  // cannot poison the average. Errors name the field. A coupling update is a
+  // noisy sum (Gaussian noise has no bound): shape and finiteness only.
   absl::Status SubmitUpdate(int32_t party, int32_t round, const mf::Matrix& update);
 
   // Averages the updates received for the open round and opens the next.
@@ -66,6 +76,9 @@ class ServerSession {
  private:
   ServerSession(const JobConfig& config, std::vector<PartyInfo> parties, mf::Matrix shared,
                 int32_t round);
+  absl::Status CheckEmbeddingUpdate(const mf::Matrix& update) const;
+  // The next shared matrix from this round's updates (`contributors` sent one).
+  absl::StatusOr<mf::Matrix> Aggregate(const std::vector<int32_t>& contributors) const;
 
   JobConfig config_;
   std::vector<PartyInfo> parties_;
@@ -75,6 +88,7 @@ class ServerSession {
   // This round's validated updates, summed in party order at CloseRound so the
   // result does not depend on arrival order (bit-for-bit reproducible).
   std::vector<std::optional<mf::Matrix>> updates_;
+  std::optional<coupling::FlatLayout> coupling_;  // set for Setting::kCoupling only
 };
 
 }  // namespace fedmf::fmf

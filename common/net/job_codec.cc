@@ -21,7 +21,13 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
       c.setting = fmf::Setting::kHflSynSgd;
       c.split = fmf::SplitKind::kHorizontal;
       break;
-    default: return absl::InvalidArgumentError("field 'setting': must be vfl, hfl or hfl-synsgd");
+    case v1::SETTING_COUPLING:
+      c.setting = fmf::Setting::kCoupling;
+      c.split = fmf::SplitKind::kHorizontal;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          "field 'setting': must be vfl, hfl, hfl-synsgd or coupling");
   }
   switch (spec.granularity()) {
     case v1::GRANULARITY_RATING: c.granularity = fmf::Granularity::kRating; break;
@@ -58,6 +64,13 @@ absl::StatusOr<fmf::JobConfig> JobConfigFromSpec(const v1::JobSpec& spec) {
   c.validation_fraction = spec.validation_fraction();
   if (spec.max_finetune_epochs() != 0) c.max_finetune_epochs = spec.max_finetune_epochs();
   c.clip_norm = spec.clip_norm();
+  if (c.setting == fmf::Setting::kCoupling) {
+    // Unset fields keep the defaults.
+    if (spec.has_coupling_zeta()) c.coupling_zeta = spec.coupling_zeta();
+    if (spec.has_coupling_bound()) c.coupling_bound = spec.coupling_bound();
+    if (spec.has_coupling_init()) c.coupling_init = spec.coupling_init();
+    if (c.clip_norm == 0) c.clip_norm = -1;  // unset: the paper's C
+  }
   // spec.seed is never read: a party's randomness is its own (the server
   // refuses a seeded spec at submit; common/fmf/admitted_job.h).
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
@@ -70,6 +83,12 @@ v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& c) {
   switch (c.setting) {
     case fmf::Setting::kVfl: spec.set_setting(v1::SETTING_VFL); break;
     case fmf::Setting::kHflSynSgd: spec.set_setting(v1::SETTING_HFL_SYNSGD); break;
+    case fmf::Setting::kCoupling:
+      spec.set_setting(v1::SETTING_COUPLING);
+      spec.set_coupling_zeta(c.coupling_zeta);
+      spec.set_coupling_bound(c.coupling_bound);
+      spec.set_coupling_init(c.coupling_init);
+      break;
     default: spec.set_setting(v1::SETTING_HFL); break;
   }
   spec.set_granularity(c.granularity == fmf::Granularity::kUser ? v1::GRANULARITY_USER

@@ -49,9 +49,10 @@ absl::StatusOr<FmfJob> FmfJob::Restore(StoredJob stored, FmfJobOptions options, 
       // Non-acceptors keep a placeholder weight; they never submit.
       infos.push_back({p.name, p.accepted ? p.weight : 1.0});
     }
-    ASSIGN_OR_RETURN(
-        fmf::ServerSession session,
-        fmf::ServerSession::Restore(job.config_, infos, job.stored_.round, *job.stored_.shared));
+    ASSIGN_OR_RETURN(std::optional<coupling::FlatLayout> layout, job.CouplingLayout());
+    ASSIGN_OR_RETURN(fmf::ServerSession session,
+                     fmf::ServerSession::Restore(job.config_, infos, job.stored_.round,
+                                                 *job.stored_.shared, layout));
     job.session_.emplace(std::move(session));
   }
   return job;
@@ -160,6 +161,10 @@ absl::StatusOr<std::optional<StoredParty>> FmfJob::ReplyOffer(int32_t idx,
     }
     if (!vertical && reply.items() != reply.global_items()) {
       return absl::InvalidArgumentError("field 'items': an HFL party holds every item");
+    }
+    if (config_.setting == fmf::Setting::kCoupling) {
+      // The whole model is the shared matrix: bounded before it is stored.
+      RETURN_IF_ERROR(CheckCouplingSizes(reply.global_users(), reply.global_items()));
     }
     p.users = reply.users();
     p.items = reply.items();
@@ -362,6 +367,33 @@ FmfJob::Step FmfJob::AdvanceOffer(absl::Time now) {
   return step;
 }
 
+absl::Status FmfJob::CheckCouplingSizes(int64_t users, int64_t items) const {
+  ASSIGN_OR_RETURN(coupling::FlatLayout layout,
+                   coupling::FlatLayout::Create(users, items, config_.dim));
+  return CheckBound("coupling model values ((users + items) x dim + users^2 + items^2)",
+                    layout.size(), "max_matrix_values", options_.limits.max_matrix_values);
+}
+
+absl::StatusOr<std::optional<coupling::FlatLayout>> FmfJob::CouplingLayout() const {
+  if (config_.setting != fmf::Setting::kCoupling) return std::optional<coupling::FlatLayout>();
+  int64_t users = -1, items = -1;
+  for (const StoredParty& p : stored_.parties) {
+    if (!p.accepted) continue;
+    if (users >= 0 && (p.global_users != users || p.global_items != items)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the data owners disagree on the model's size (", users, " users x ", items, " items vs ",
+          p.global_users, " x ", p.global_items, " from '", p.name, "')"));
+    }
+    users = p.global_users;
+    items = p.global_items;
+  }
+  if (users < 0) return absl::FailedPreconditionError("no data owner accepted");
+  RETURN_IF_ERROR(CheckCouplingSizes(users, items));
+  ASSIGN_OR_RETURN(coupling::FlatLayout layout,
+                   coupling::FlatLayout::Create(users, items, config_.dim));
+  return std::optional<coupling::FlatLayout>(layout);
+}
+
 absl::Status FmfJob::StartRunning() {
   std::vector<fmf::PartyInfo> infos;
   int32_t shared_rows = -1;
@@ -398,14 +430,17 @@ absl::Status FmfJob::StartRunning() {
   // Same derivation as the simulator (root seed -> "server"), so a server
   // started with the seed of `fedmf train` starts from the same matrix.
   random::Csprng server_rng = random::Csprng::FromOptionalSeed(options_.seed).Fork("server");
+  ASSIGN_OR_RETURN(std::optional<coupling::FlatLayout> layout, CouplingLayout());
   ASSIGN_OR_RETURN(fmf::ServerSession session,
-                   fmf::ServerSession::Create(config_, shared_rows, infos, server_rng));
+                   layout.has_value()
+                       ? fmf::ServerSession::CreateCoupling(config_, *layout, infos, server_rng)
+                       : fmf::ServerSession::Create(config_, shared_rows, infos, server_rng));
   session_.emplace(std::move(session));
   stored_.state = v1::JOB_STATE_RUNNING;
   stored_.round = 0;
   stored_.shared = session_->shared();
-  spdlog::info("job '{}' running with {} parties, shared matrix {}x{}", id(), accepted, shared_rows,
-               config_.dim);
+  spdlog::info("job '{}' running with {} parties, shared matrix {}x{}", id(), accepted,
+               session_->shared().rows(), session_->shared().cols());
   return absl::OkStatus();
 }
 

@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/coupling/flat_model.h"
 #include "common/fmf/job_config.h"
 #include "common/fmf/server_session.h"
 #include "common/mf/embeddings.h"
@@ -130,6 +131,11 @@ class FmfJob {
   Step AdvanceRound(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
   Step AdvanceFinish(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
   absl::Status StartRunning();
+  // A coupling job: its model of (users x items) must fit the limits.
+  absl::Status CheckCouplingSizes(int64_t users, int64_t items) const;
+  // A coupling job's model layout, from its accepted owners' sizes (which
+  // must agree); nullopt for the other settings.
+  absl::StatusOr<std::optional<coupling::FlatLayout>> CouplingLayout() const;
   static Step Failed(std::string why);
 
   StoredJob stored_;

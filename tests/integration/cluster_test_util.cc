@@ -75,6 +75,7 @@ cli::ClusterOptions OptionsFor(const PlannedJob& plan) {
   o.data_spec = plan.flags.data;
   o.role = plan.config.split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   o.split_seed = plan.flags.seed.value_or(1);
+  o.test_fraction = plan.config.test_fraction;
   o.seed = plan.flags.seed;
   o.rating_min = plan.dataset.range.min;
   o.rating_max = plan.dataset.range.max;

@@ -115,8 +115,9 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "data:\n  spec: \"" << data << "\"\n  setting: " << options_.role
     << "\n  parties: " << (p.own_file ? 1 : options_.parties)
     << "\n  index: " << (p.own_file ? 0 : k) << "\n  seed: " << options_.split_seed
-    << "\n  vfl_split: " << options_.vfl_split << "\n  rating_min: " << options_.rating_min
-    << "\n  rating_max: " << options_.rating_max << "\n"
+    << "\n  test_fraction: " << options_.test_fraction << "\n  vfl_split: " << options_.vfl_split
+    << "\n  rating_min: " << options_.rating_min << "\n  rating_max: " << options_.rating_max
+    << "\n"
     << (p.catalogue.empty() ? "" : absl::StrCat("  catalogue: \"", p.catalogue, "\"\n"))
     << (options_.seed ? absl::StrCat("noise_seed: ", *options_.seed, "\n") : "")
     << "local_threads: " << options_.local_threads << "\n"

@@ -21,7 +21,7 @@ namespace fedmf::cli {
 
 struct PartyOptions {
   double max_epsilon = 10.0;
-  std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd"};
+  std::vector<std::string> allowed_settings{"hfl", "vfl", "hfl-synsgd", "coupling"};
   std::string min_granularity = "rating";
   bool allow_non_private = true;
   // A local cluster (fedmf demo, tests) is one operator's simulation of a
@@ -44,6 +44,7 @@ struct ClusterOptions {
   std::string data_spec = "synthetic";
   std::string role = "hfl";  // the split the data follows: hfl | vfl
   uint64_t split_seed = 1;
+  double test_fraction = 0.1;  // each party's data.test_fraction (coupling: the paper's 0.2)
   // Reproducibility: given to the processes the cluster starts (server.yaml
   // `seed`, each party's `noise_seed`), never put in a job. Unset = entropy.
   std::optional<uint64_t> seed;

@@ -170,6 +170,7 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
   options.data_spec = a.job.data;
   options.role = job.config.split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
   options.split_seed = a.job.seed.value_or(1);
+  options.test_fraction = job.config.test_fraction;
   options.seed = a.job.seed;  // to the processes the demo starts, not in the job
   options.local_threads = a.job.threads;
   options.rating_min = job.range.min;
@@ -401,10 +402,16 @@ int RunDemo(DemoArgs& a) {
     return 2;
   }
   if (std::optional<int> code = RunDeviceDemo(a)) return *code;
-  if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd") {
-    std::cerr
-        << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl or hua-s3 (the others run in "
-           "one process: fedmf train)\n";
+  if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd" &&
+      a.job.setting != "coupling") {
+    std::cerr << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl, hua-s3 or coupling "
+                 "(the others run in one process: fedmf train)\n";
+    return 2;
+  }
+  if (a.job.setting == "coupling" && !a.job.party_data.empty()) {
+    std::cerr << "fedmf demo: --setting coupling splits one --data file among the owners (its "
+                 "model indexes users and items by their positions there); --party-data is for "
+                 "hfl and vfl\n";
     return 2;
   }
   DemoJob job;
@@ -458,9 +465,9 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   // Only the settings that run over real daemons (the others: fedmf train).
   cmd->get_option("--setting")
       ->description(
-          "hfl | vfl | hfl-synsgd | lfl | hua-s3 (central, local, hua-s1, hua-s2, "
+          "hfl | vfl | hfl-synsgd | lfl | hua-s3 | coupling (central, local, hua-s1, hua-s2, "
           "hua-s2-tp run in one process: fedmf train)")
-      ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3"}));
+      ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3", "coupling"}));
   // Flags of the in-process runs only: not offered here, so the help is true
   // and giving one is a usage error (exit 2) instead of being ignored.
   for (const char* train_only : {"--split", "--eval-every"}) {

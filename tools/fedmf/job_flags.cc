@@ -1,5 +1,6 @@
 #include "tools/fedmf/job_flags.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
+#include "common/coupling/train.h"
 #include "common/lfl/lfl_device.h"
 #include "common/lfl/lfl_simulator.h"
 #include "tools/fedmf/cli_util.h"
@@ -53,6 +55,25 @@ absl::StatusOr<lfl::LflConfig> LflConfigFromFlags(const JobFlags& a, double rati
   return c;
 }
 
+// A coupling job over the daemons: a round is one DP step, the paper's
+// 80/20 split (as fedmf train --setting coupling).
+absl::Status SetCouplingFlags(const JobFlags& a, fmf::JobConfig& c) {
+  if (a.coupling_sigma.has_value()) {
+    return absl::InvalidArgumentError(
+        "--coupling-sigma sets the noise of one process; over the daemons each party calibrates "
+        "its own noise to its budget: give --epsilon instead");
+  }
+  c.rounds = static_cast<int32_t>(std::min<int64_t>(
+      int64_t{a.coupling_epochs} * coupling::StepsPerEpoch(a.sample_rate), 1000000));
+  c.local_iters = 1;
+  c.clip_norm = a.coupling_clip;
+  c.coupling_zeta = a.coupling_zeta;
+  c.coupling_bound = a.coupling_bound;
+  c.coupling_init = a.coupling_init;
+  c.test_fraction = 0.2;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::RatingRange& range) {
   fmf::JobConfig c;
   auto setting = fmf::ParseSetting(a.setting);
@@ -62,7 +83,8 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
     case fmf::Setting::kCentral: c.split = fmf::SplitKind::kNone; break;
     case fmf::Setting::kVfl: c.split = fmf::SplitKind::kVertical; break;
     case fmf::Setting::kHfl:
-    case fmf::Setting::kHflSynSgd: c.split = fmf::SplitKind::kHorizontal; break;
+    case fmf::Setting::kHflSynSgd:
+    case fmf::Setting::kCoupling: c.split = fmf::SplitKind::kHorizontal; break;
     case fmf::Setting::kLocal:
       if (a.split == "vertical")
         c.split = fmf::SplitKind::kVertical;
@@ -106,6 +128,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.validation_fraction = a.validation_fraction;
   c.rating_max = range.max;
   c.job_id = "train-" + a.setting;
+  if (c.setting == fmf::Setting::kCoupling) RETURN_IF_ERROR(SetCouplingFlags(a, c));
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;
 }

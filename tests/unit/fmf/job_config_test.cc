@@ -1,11 +1,15 @@
 #include "common/fmf/job_config.h"
 
+#include <functional>
 #include <limits>
+#include <string>
 
+#include "absl/strings/str_cat.h"
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/fmf/noise_plan.h"
 #include "common/mf/clipping.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -200,6 +204,62 @@ TEST(NoisePlanTest, NonPrivateSettingsAddNoNoise) {
   central.setting = Setting::kCentral;
   central.split = SplitKind::kNone;
   EXPECT_FALSE(PlanNoise(central)->private_training);
+}
+
+}  // namespace
+}  // namespace fedmf::fmf
+
+namespace fedmf::fmf {
+namespace {
+
+JobConfig Coupling() {
+  JobConfig c;
+  c.setting = Setting::kCoupling;
+  c.split = SplitKind::kHorizontal;
+  c.granularity = Granularity::kRating;
+  c.local_iters = 1;
+  c.rounds = 2000;
+  c.epsilon = 2.78;
+  return c;
+}
+
+TEST(JobConfigTest, CouplingRulesNameTheField) {
+  EXPECT_THAT(ValidateJobConfig(Coupling()), IsOk());
+  EXPECT_EQ(ParseSetting("coupling").value(), Setting::kCoupling);
+  EXPECT_EQ(SettingName(Setting::kCoupling), "coupling");
+  EXPECT_EQ(DefaultGranularity(Setting::kCoupling), Granularity::kRating);
+  EXPECT_DOUBLE_EQ(Coupling().EffectiveClipNorm(), 1.0 / 6);
+  EXPECT_DOUBLE_EQ(Coupling().EffectiveLearningRate(), kDefaultCouplingLearningRate);
+  auto refused = [](const std::function<void(JobConfig&)>& tweak, const std::string& field) {
+    JobConfig c = Coupling();
+    tweak(c);
+    const absl::Status s = ValidateJobConfig(c);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << field;
+    EXPECT_NE(s.message().find(absl::StrCat("'", field, "'")), std::string::npos) << s;
+  };
+  refused([](JobConfig& c) { c.local_iters = 10; }, "local_iters");
+  refused([](JobConfig& c) { c.granularity = Granularity::kUser; }, "granularity");
+  refused([](JobConfig& c) { c.split = SplitKind::kVertical; }, "split");
+  refused([](JobConfig& c) { c.clip_norm = 0; }, "clip_norm");
+  refused([](JobConfig& c) { c.coupling_bound = 0; }, "coupling_bound");
+  refused([](JobConfig& c) { c.coupling_zeta = -1; }, "coupling_zeta");
+  refused([](JobConfig& c) { c.coupling_init = 2; }, "coupling_init");
+}
+
+// One Poisson-subsampled Gaussian step per round at sensitivity C, no size
+// release: z is the accountant's for (q, T, delta, epsilon) alone.
+TEST(NoisePlanTest, CouplingCalibratesItsStepsAlone) {
+  auto plan = PlanNoise(Coupling());
+  ASSERT_THAT(plan, IsOk());
+  auto z = dp::CalibrateNoiseMultiplier(0.01, 2000, 1e-5, 2.78);
+  ASSERT_THAT(z, IsOk());
+  EXPECT_DOUBLE_EQ(plan->noise_multiplier, *z);
+  EXPECT_EQ(plan->steps, 2000);
+  EXPECT_EQ(plan->count_noise_multiplier, 0);
+  EXPECT_DOUBLE_EQ(plan->clip_norm, 1.0 / 6);
+  EXPECT_DOUBLE_EQ(plan->sigma_one, *z / 6);
+  EXPECT_LE(plan->epsilon, 2.78 + 1e-9);
+  EXPECT_GT(plan->epsilon, 2.7);
 }
 
 }  // namespace

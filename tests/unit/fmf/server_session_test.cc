@@ -109,3 +109,71 @@ TEST(ServerSessionTest, InitialMatrixIsClippedAndSeeded) {
 
 }  // namespace
 }  // namespace fedmf::fmf
+
+namespace fedmf::fmf {
+namespace {
+
+JobConfig CouplingJob(int rounds) {
+  JobConfig c;
+  c.setting = Setting::kCoupling;
+  c.split = SplitKind::kHorizontal;
+  c.granularity = Granularity::kRating;
+  c.local_iters = 1;
+  c.rounds = rounds;
+  c.dim = 2;
+  c.learning_rate = 0.5;
+  c.coupling_bound = 0.25;
+  return c;
+}
+
+// The coupling server holds the model and takes the paper's step on the
+// plain sum of the owners' noisy sums; a noisy sum is checked for its shape
+// and finiteness only (Gaussian noise is unbounded and may be negative).
+TEST(ServerSessionTest, CouplingStepsTheModelWithTheSumOfTheOwnersSums) {
+  auto layout = coupling::FlatLayout::Create(3, 2, 2);
+  ASSERT_THAT(layout, IsOk());
+  random::Csprng rng = random::Csprng::FromSeed(2);
+  auto s =
+      ServerSession::CreateCoupling(CouplingJob(2), *layout, {{"a", 1}, {"b", 1}, {"c", 1}}, rng);
+  ASSERT_THAT(s, IsOk());
+  ASSERT_EQ(s->shared().cols(), layout->size());
+  const mf::Matrix before = s->shared();
+  mf::Matrix up_a = mf::Matrix::Constant(1, layout->size(), -0.3);
+  mf::Matrix up_b = mf::Matrix::Constant(1, layout->size(), 0.1);
+  ASSERT_THAT(s->SubmitUpdate(0, 0, up_a), IsOk());
+  mf::Matrix bad = up_b;
+  bad(0, 3) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(s->SubmitUpdate(1, 0, bad).ok());
+  EXPECT_FALSE(s->SubmitUpdate(1, 0, mf::Matrix::Zero(1, layout->size() + 1)).ok());
+  ASSERT_THAT(s->SubmitUpdate(1, 0, up_b), IsOk());
+  auto summary = s->CloseRound();  // "c" missed the round: it adds nothing
+  ASSERT_THAT(summary, IsOk());
+  EXPECT_EQ(summary->missing, (std::vector<int32_t>{2}));
+  // theta - 0.5 * (-0.3 + 0.1) = theta + 0.1; couplings clamped to 0.25.
+  const int64_t begin = layout->couplings_begin();
+  EXPECT_NEAR(s->shared()(0, 0), before(0, 0) + 0.1, 1e-7);
+  EXPECT_NEAR(s->shared()(0, begin - 1), before(0, begin - 1) + 0.1, 1e-7);
+  for (int64_t k = begin; k < layout->size(); ++k) {
+    EXPECT_NEAR(s->shared()(0, k), std::min(before(0, k) + 0.1, 0.25), 1e-7) << k;
+  }
+  EXPECT_EQ(s->shared(), mf::RoundedToFloat32(s->shared()));
+}
+
+TEST(ServerSessionTest, CouplingRestoreNeedsTheLayout) {
+  auto created = coupling::FlatLayout::Create(3, 2, 2);
+  ASSERT_THAT(created, IsOk());
+  const std::optional<coupling::FlatLayout> layout = *created;
+  const mf::Matrix model = mf::Matrix::Zero(1, layout->size());
+  EXPECT_FALSE(ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model).ok());
+  EXPECT_FALSE(ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1,
+                                      mf::Matrix::Zero(1, layout->size() - 1), layout)
+                   .ok());
+  auto s = ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model, layout);
+  ASSERT_THAT(s, IsOk());
+  EXPECT_EQ(s->round(), 1);
+  // An HFL job with a layout is refused too.
+  EXPECT_FALSE(ServerSession::Restore(SmallJob(2), {{"a", 1}}, 1, Filled(0.1), layout).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::fmf

@@ -39,6 +39,45 @@ TEST(JobCodecTest, HflAlgorithmAndClipNormRoundTrip) {
   EXPECT_TRUE(back->UserClipped());
 }
 
+TEST(JobCodecTest, CouplingRoundTripsAndUnsetFieldsTakeTheDefaults) {
+  fmf::JobConfig c = Hfl();
+  c.setting = fmf::Setting::kCoupling;
+  c.granularity = fmf::Granularity::kRating;
+  c.local_iters = 1;
+  c.rounds = 300;
+  c.coupling_zeta = 0;  // a real value, not "unset"
+  c.coupling_bound = 0.5;
+  c.coupling_init = 0.01;
+  c.clip_norm = 0.2;
+  const v1::JobSpec spec = SpecFromJobConfig(c);
+  EXPECT_EQ(spec.setting(), v1::SETTING_COUPLING);
+  auto back = JobConfigFromSpec(spec);
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(back->setting, fmf::Setting::kCoupling);
+  EXPECT_EQ(back->split, fmf::SplitKind::kHorizontal);
+  EXPECT_EQ(back->rounds, 300);
+  EXPECT_EQ(back->coupling_zeta, 0);
+  EXPECT_EQ(back->coupling_bound, 0.5);
+  EXPECT_EQ(back->coupling_init, 0.01);
+  EXPECT_EQ(back->EffectiveClipNorm(), 0.2);
+  v1::JobSpec bare = spec;
+  bare.clear_coupling_zeta();
+  bare.clear_coupling_bound();
+  bare.clear_coupling_init();
+  bare.set_clip_norm(0);
+  auto defaults = JobConfigFromSpec(bare);
+  ASSERT_THAT(defaults, IsOk());
+  const fmf::JobConfig fresh;
+  EXPECT_EQ(defaults->coupling_zeta, fresh.coupling_zeta);
+  EXPECT_EQ(defaults->coupling_bound, fresh.coupling_bound);
+  EXPECT_EQ(defaults->coupling_init, fresh.coupling_init);
+  EXPECT_EQ(defaults->EffectiveClipNorm(), fmf::kDefaultCouplingClip);
+  v1::JobSpec per_user = spec;
+  per_user.set_granularity(v1::GRANULARITY_USER);
+  EXPECT_THAT(JobConfigFromSpec(per_user),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("granularity")));
+}
+
 TEST(JobCodecTest, AnEmptyAlgorithmIsTheDefault) {
   v1::JobSpec spec = SpecFromJobConfig(Hfl());
   // The resolved clip norm travels (SpecFromJobConfig): the default's 3.

@@ -1,0 +1,137 @@
+#include "common/coupling/owner_session.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/coupling/dp_step.h"
+
+namespace fedmf::coupling {
+
+OwnerSession::OwnerSession(Terms terms, FlatLayout layout, std::vector<data::Rating> train,
+                           std::vector<data::Rating> test, dp::PrivacyLedger* ledger,
+                           random::Csprng rng)
+    : terms_(std::move(terms)),
+      layout_(layout),
+      train_(std::move(train)),
+      test_(std::move(test)),
+      ledger_(ledger),
+      sample_rng_(rng.Fork("coupling/sample")),
+      noise_rng_(rng.Fork("coupling/noise")) {}
+
+absl::StatusOr<std::unique_ptr<OwnerSession>> OwnerSession::Create(Terms terms, FlatLayout layout,
+                                                                   std::vector<data::Rating> train,
+                                                                   std::vector<data::Rating> test,
+                                                                   dp::PrivacyLedger* ledger,
+                                                                   random::Csprng rng) {
+  RETURN_IF_ERROR(ValidateCouplingOptions(terms.options));
+  if (ledger == nullptr) return absl::InvalidArgumentError("coupling owner: no ledger");
+  if (terms.job_id.empty()) return absl::InvalidArgumentError("coupling owner: empty job id");
+  if (terms.rounds < 1) return absl::InvalidArgumentError("coupling owner: rounds must be >= 1");
+  if (terms.options.dim != layout.dim()) {
+    return absl::InvalidArgumentError(absl::StrCat("coupling owner: rank ", terms.options.dim,
+                                                   " but the layout's is ", layout.dim()));
+  }
+  if (!(terms.range.min < terms.range.max)) {
+    return absl::InvalidArgumentError("coupling owner: the rating range is empty");
+  }
+  RETURN_IF_ERROR(CheckCouplingRatings(train, layout.num_users(), layout.num_items(), terms.range,
+                                       "the owner's training"));
+  RETURN_IF_ERROR(CheckCouplingRatings(test, layout.num_users(), layout.num_items(), terms.range,
+                                       "the owner's test"));
+  return std::unique_ptr<OwnerSession>(new OwnerSession(std::move(terms), layout, std::move(train),
+                                                        std::move(test), ledger, std::move(rng)));
+}
+
+absl::StatusOr<CouplingModel> OwnerSession::Adopt(const mf::Matrix& flat_model) const {
+  // r0 is the owner's own (its declared range's midpoint), never the server's.
+  return UnflattenModel(flat_model, layout_, (terms_.range.min + terms_.range.max) / 2);
+}
+
+absl::StatusOr<mf::Matrix> OwnerSession::RunStep(int32_t round, const mf::Matrix& flat_model) {
+  if (phase_ != Phase::kTraining) {
+    return absl::FailedPreconditionError("coupling owner: the job is finished here");
+  }
+  if (round < next_round_ || round >= terms_.rounds) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("coupling owner: round ", round, " is not ahead (next ", next_round_,
+                     ") or not below the job's ", terms_.rounds, " rounds"));
+  }
+  ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
+  const CouplingOptions& o = terms_.options;
+  const std::vector<data::Rating> batch = PoissonSampleRatings(train_, o.sample_rate, sample_rng_);
+  GradientSum sum = GradientSum::ZerosLike(model);
+  AddClippedGradients(model, ComputeCouplingTerms(model), batch, o.zeta, o.clip, &sum);
+  if (o.noise_multiplier > 0) {
+    AddGaussianNoise(o.noise_multiplier * o.clip, noise_rng_, &sum);
+    // Charged before the sum exists outside this object; a refusal releases
+    // nothing (the drawn noise is discarded with it).
+    RETURN_IF_ERROR(ledger_->Charge({terms_.job_id, round, o.sample_rate, o.noise_multiplier, 1}));
+    ++steps_charged_;
+  }
+  next_round_ = round + 1;
+  model_ = std::move(model);
+  return FlattenSum(sum);
+}
+
+absl::Status OwnerSession::Finish(const mf::Matrix& flat_model) {
+  ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
+  model_ = std::move(model);
+  phase_ = Phase::kFinished;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<mf::Matrix> OwnerSession::PreNoiseRelease(const std::vector<data::Rating>& batch,
+                                                         const mf::Matrix& flat_model) const {
+  ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
+  RETURN_IF_ERROR(CheckCouplingRatings(batch, layout_.num_users(), layout_.num_items(),
+                                       terms_.range, "the batch"));
+  GradientSum sum = GradientSum::ZerosLike(model);
+  AddClippedGradients(model, ComputeCouplingTerms(model), batch, terms_.options.zeta,
+                      terms_.options.clip, &sum);
+  return FlattenSum(sum);
+}
+
+mf::ErrorMetrics OwnerSession::EvaluateTest() const {
+  if (!model_.has_value()) return {};
+  return Evaluate(*model_, test_, terms_.range);
+}
+
+absl::StatusOr<std::vector<std::pair<int32_t, double>>> OwnerSession::Recommend(
+    int32_t user, int32_t top_n, bool include_rated) const {
+  if (!model_.has_value()) {
+    return absl::FailedPreconditionError("coupling owner: no model received yet");
+  }
+  if (user < 0 || user >= layout_.num_users()) {
+    return absl::InvalidArgumentError(absl::StrCat("user ", user, " is not in the model"));
+  }
+  if (top_n < 1) return absl::InvalidArgumentError("top_n must be >= 1");
+  std::unordered_set<int32_t> rated;
+  for (const auto* ratings : {&train_, &test_}) {
+    for (const data::Rating& r : *ratings) {
+      if (r.user == user) rated.insert(r.item);
+    }
+  }
+  // The model holds every owner's users; this owner answers for its own.
+  if (rated.empty()) {
+    return absl::NotFoundError(absl::StrCat("user ", user, " has no ratings at this owner"));
+  }
+  if (include_rated) rated.clear();
+  const CouplingTerms terms = ComputeCouplingTerms(*model_);
+  std::vector<std::pair<int32_t, double>> scored;
+  for (int32_t j = 0; j < layout_.num_items(); ++j) {
+    if (rated.contains(j)) continue;
+    const double p = Predict(*model_, terms, user, j);
+    scored.emplace_back(j, std::clamp(p, terms_.range.min, terms_.range.max));
+  }
+  const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
+  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
+                    [](const auto& a, const auto& b) {
+                      return a.second != b.second ? a.second > b.second : a.first < b.first;
+                    });
+  scored.resize(n);
+  return scored;
+}
+
+}  // namespace fedmf::coupling
