@@ -3,8 +3,13 @@
 #include <cmath>
 #include <limits>
 
+#include "common/coupling/owner_session.h"
+#include "common/coupling/train.h"
+#include "common/fmf/coupling_job.h"
+#include "common/fmf/noise_plan.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/coupling/test_data.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -173,6 +178,73 @@ TEST(ServerSessionTest, CouplingRestoreNeedsTheLayout) {
   EXPECT_EQ(s->round(), 1);
   // An HFL job with a layout is refused too.
   EXPECT_FALSE(ServerSession::Restore(SmallJob(2), {{"a", 1}}, 1, Filled(0.1), layout).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::fmf
+
+namespace fedmf::fmf {
+namespace {
+
+// With q = 1 and no noise every step is deterministic: the owners'
+// sessions and the coupling server, exchanging float32 as the daemons do,
+// take TrainCoupling's steps (up to float32 rounding of the model).
+TEST(ServerSessionTest, CouplingSessionsTakeTrainCouplingsSteps) {
+  const std::vector<data::Rating> all = coupling::LowRankRatings(16, 12, 0.5, 3);
+  std::vector<std::vector<data::Rating>> owners(2);
+  for (const data::Rating& r : all) owners[r.user < 8 ? 0 : 1].push_back(r);
+  const data::RatingRange range{1, 5};
+  JobConfig c = CouplingJob(25);
+  c.dim = 3;
+  c.sample_rate = 1;
+  c.learning_rate = 0.05;
+  c.coupling_bound = 1;
+  c.coupling_init = 0.3;
+  c.epsilon = std::numeric_limits<double>::infinity();
+  auto plan = PlanNoise(c);
+  ASSERT_THAT(plan, IsOk());
+  auto terms = CouplingOwnerTerms(c, *plan, range);
+  ASSERT_THAT(terms, IsOk());
+
+  coupling::CouplingOptions options = terms->options;
+  options.epochs = 25;  // one full-batch step each
+  random::Csprng rng = random::Csprng::FromSeed(7);
+  auto reference = coupling::TrainCoupling(owners, 16, 12, range, options, {}, rng);
+  ASSERT_THAT(reference, IsOk());
+  ASSERT_EQ(reference->steps, 25);
+
+  auto layout = coupling::FlatLayout::Create(16, 12, 3);
+  ASSERT_THAT(layout, IsOk());
+  random::Csprng init = random::Csprng::FromSeed(7).Fork("coupling/init");  // as TrainCoupling
+  auto server = ServerSession::CreateCoupling(c, *layout, {{"a", 1}, {"b", 1}}, init);
+  ASSERT_THAT(server, IsOk());
+  dp::PrivacyLedger ledger(1, 1e-5);
+  std::vector<std::unique_ptr<coupling::OwnerSession>> sessions;
+  for (int k = 0; k < 2; ++k) {
+    auto s = coupling::OwnerSession::Create(*terms, *layout, owners[k], {}, &ledger,
+                                            random::Csprng::FromSeed(k));
+    ASSERT_THAT(s, IsOk());
+    sessions.push_back(std::move(*s));
+  }
+  for (int32_t round = 0; round < 25; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      auto release = sessions[k]->RunStep(round, server->shared());
+      ASSERT_THAT(release, IsOk());
+      const mf::Matrix wire = release->cast<float>().cast<double>();  // as uploaded
+      ASSERT_THAT(server->SubmitUpdate(k, round, wire), IsOk());
+    }
+    ASSERT_THAT(server->CloseRound(), IsOk());
+  }
+  EXPECT_EQ(server->phase(), ServerSession::Phase::kFinished);
+  EXPECT_TRUE(ledger.entries().empty());
+  const mf::Matrix expected = coupling::FlattenModel(reference->model);
+  random::Csprng init_again = random::Csprng::FromSeed(7).Fork("coupling/init");
+  auto initial_model = coupling::InitialModel(16, 12, 3, 0, 0.3, init_again);
+  ASSERT_THAT(initial_model, IsOk());
+  const mf::Matrix initial = coupling::FlattenModel(*initial_model);
+  // The steps moved the model far more than float32 rounding separates them.
+  EXPECT_GT((expected - initial).cwiseAbs().maxCoeff(), 0.05);
+  EXPECT_LT((server->shared() - expected).cwiseAbs().maxCoeff(), 1e-5);
 }
 
 }  // namespace
