@@ -383,6 +383,7 @@ absl::StatusOr<FmfJobFile> ReadFmfJobFile(config::YamlMap& root) {
   check(root.GetString("epsilon", &f.epsilon));
   check(root.GetDouble("delta", &c.delta));
   check(root.GetInt("rounds", &c.rounds));
+  c.local_iters = 0;  // absent: resolved per setting (ResolveFmfJobFile)
   check(root.GetInt("local_iters", &c.local_iters));
   check(root.GetInt("dim", &c.dim));
   check(root.GetDouble("sample_rate", &c.sample_rate));
@@ -406,6 +407,9 @@ absl::StatusOr<FmfJobFile> ReadFmfJobFile(config::YamlMap& root) {
   check(root.GetDouble("validation_fraction", &c.validation_fraction));
   check(root.GetInt("max_finetune_epochs", &c.max_finetune_epochs));
   check(root.GetDouble("clip_norm", &c.clip_norm));
+  check(root.GetDouble("coupling_zeta", &c.coupling_zeta));
+  check(root.GetDouble("coupling_bound", &c.coupling_bound));
+  check(root.GetDouble("coupling_init", &c.coupling_init));
   RETURN_IF_ERROR(check.status());
   RETURN_IF_ERROR(root.Finish());
   return f;
@@ -434,6 +438,8 @@ absl::Status ResolveFmfJobFile(FmfJobFile& f, const std::string& path) {
     c.item_catalogue = catalogue->digest();
   }
   ASSIGN_OR_RETURN(c.setting, fmf::ParseSetting(f.setting));
+  // A coupling round is one DP step; the FMF settings run T' = 10 by default.
+  if (c.local_iters == 0) c.local_iters = c.setting == fmf::Setting::kCoupling ? 1 : 10;
   c.split =
       c.setting == fmf::Setting::kVfl ? fmf::SplitKind::kVertical : fmf::SplitKind::kHorizontal;
   if (f.granularity == "default") {

@@ -217,3 +217,75 @@ TEST(FmfJobTest, RestoresARunningJobAtItsStoredRound) {
 
 }  // namespace
 }  // namespace fedmf::server
+
+namespace fedmf::server {
+namespace {
+
+StoredJob CouplingWaiting(int rounds) {
+  StoredJob job = Waiting(rounds);
+  fmf::JobConfig c;
+  c.job_id = "j";
+  c.setting = fmf::Setting::kCoupling;
+  c.split = fmf::SplitKind::kHorizontal;
+  c.granularity = fmf::Granularity::kRating;
+  c.local_iters = 1;
+  c.rounds = rounds;
+  c.dim = 2;
+  v1::JobSpec spec = net::SpecFromJobConfig(c);
+  spec.mutable_roster()->CopyFrom(job.spec.roster());
+  spec.set_min_parties(2);
+  spec.set_round_deadline_seconds(10);
+  job.spec = spec;
+  return job;
+}
+
+// A coupling job's shared matrix is the whole model (10 users, 3 items, rank
+// 2: 1 x 135); the owners must agree on its size, its size is bounded by the
+// limits, and a restarted server resumes it from the stored model.
+TEST(FmfJobTest, CouplingJobRunsOnTheWholeModelAndResumes) {
+  FmfJob job = Make(CouplingWaiting(/*rounds=*/3));
+  auto a = job.ReplyOffer(0, Accept(1));
+  ASSERT_THAT(a, IsOk());
+  v1::OfferReply other = Accept(1);
+  other.set_global_users(11);  // disagrees with party a
+  auto b = job.ReplyOffer(1, other);
+  ASSERT_THAT(b, IsOk());
+  EXPECT_EQ(job.Advance(kT0, All).kind, Kind::kFailed);
+
+  FmfJob agreed = Make(CouplingWaiting(/*rounds=*/3));
+  ASSERT_THAT(agreed.ReplyOffer(0, Accept(1)), IsOk());
+  ASSERT_THAT(agreed.ReplyOffer(1, Accept(1)), IsOk());
+  ASSERT_EQ(agreed.Advance(kT0, All).kind, Kind::kStarted);
+  const int64_t p = (10 + 3) * 2 + 10 * 10 + 3 * 3;
+  ASSERT_EQ(agreed.stored().shared->rows(), 1);
+  ASSERT_EQ(agreed.stored().shared->cols(), p);
+  auto shape = agreed.UploadShape(0, 0);
+  ASSERT_THAT(shape, IsOk());
+  EXPECT_EQ(shape->second, p);
+  // A noisy sum may be negative (an HFL update may not).
+  ASSERT_THAT(agreed.SubmitUpdate(0, 0, Filled(agreed, -0.5)), IsOk());
+  ASSERT_THAT(agreed.SubmitUpdate(1, 0, Filled(agreed, -0.5)), IsOk());
+  const mf::Matrix before = *agreed.stored().shared;
+  ASSERT_EQ(agreed.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kRoundClosed);
+  const mf::Matrix after = *agreed.stored().shared;
+  // theta - 0.01 * (-1): every value moved up (couplings stay inside [-1, 1]).
+  EXPECT_NEAR(after(0, 0) - before(0, 0), 0.01, 1e-6);
+  EXPECT_NEAR(after(0, p - 1) - before(0, p - 1), 0.01, 1e-6);
+
+  // Restart: the stored job resumes at round 1 with the stored model.
+  FmfJob resumed = Make(agreed.stored());
+  EXPECT_EQ(resumed.TaskFor("a").round(), 1);
+  auto shared = resumed.SharedFor(0, 1);
+  ASSERT_THAT(shared, IsOk());
+  EXPECT_EQ(*shared, after);
+
+  // Sizes whose model would exceed the server's limit are refused at the reply.
+  FmfJob huge = Make(CouplingWaiting(/*rounds=*/3));
+  v1::OfferReply big = Accept(1);
+  big.set_global_users(20000);
+  big.set_global_items(3);
+  EXPECT_FALSE(huge.ReplyOffer(0, big).ok());
+}
+
+}  // namespace
+}  // namespace fedmf::server

@@ -167,3 +167,45 @@ TEST_F(JobSpecTest, HuaSpecErrorsSayWhatToWrite) {
 
 }  // namespace
 }  // namespace fedmf::cli
+
+namespace fedmf::cli {
+namespace {
+
+class CouplingJobFileTest : public JobSpecTest {};
+
+TEST_F(CouplingJobFileTest, ShippedCouplingSpecParses) {
+  auto spec = LoadJobSpecFile(std::string(FEDMF_SOURCE_DIR) + "/deploy/jobs/coupling.yaml");
+  ASSERT_THAT(spec, IsOk());
+  EXPECT_EQ(spec->setting(), v1::SETTING_COUPLING);
+  EXPECT_EQ(spec->rounds(), 200);
+  EXPECT_EQ(spec->local_iters(), 1);
+  EXPECT_EQ(spec->roster_size(), 3);
+}
+
+TEST_F(CouplingJobFileTest, KeysReachTheSpecAndLocalItersDefaultsToOne) {
+  auto spec = LoadJobSpecFile(
+      Write("job_id: c1\nsetting: coupling\nepsilon: 2.78\nrounds: 2000\ndim: 10\n"
+            "sample_rate: 0.01\nlearning_rate: 0.02\nclip_norm: 0.2\ncoupling_zeta: 0\n"
+            "coupling_bound: 0.5\ncoupling_init: 0.05\nroster: [a, b]\n"));
+  ASSERT_THAT(spec, IsOk());
+  EXPECT_EQ(spec->setting(), v1::SETTING_COUPLING);
+  EXPECT_EQ(spec->local_iters(), 1);
+  EXPECT_EQ(spec->rounds(), 2000);
+  EXPECT_EQ(spec->granularity(), v1::GRANULARITY_RATING);
+  EXPECT_EQ(spec->clip_norm(), 0.2);
+  ASSERT_TRUE(spec->has_coupling_zeta());
+  EXPECT_EQ(spec->coupling_zeta(), 0);
+  EXPECT_EQ(spec->coupling_bound(), 0.5);
+  EXPECT_EQ(spec->coupling_init(), 0.05);
+  // An HFL file still runs T' = 10 when it names none.
+  auto hfl = LoadJobSpecFile(Write("job_id: h\nsetting: hfl\nroster: [a]\n"));
+  ASSERT_THAT(hfl, IsOk());
+  EXPECT_EQ(hfl->local_iters(), 10);
+  // A coupling round is one step: another T' is refused by name.
+  auto bad = LoadJobSpecFile(Write("job_id: c2\nsetting: coupling\nlocal_iters: 5\nroster: [a]\n"));
+  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("local_iters"));
+}
+
+}  // namespace
+}  // namespace fedmf::cli
