@@ -498,6 +498,7 @@ absl::Status PartyAgent::CreateCouplingOwner(fmf::AdmittedJob admitted,
                                              const data::Federation& federation, int32_t index,
                                              JobRun* run) {
   const data::PartyData& own = federation.parties[index];
+  const std::string job_id = admitted.config().job_id;
   ASSIGN_OR_RETURN(coupling::OwnerSession::Terms terms,
                    fmf::CouplingOwnerTerms(admitted.config(), admitted.plan(), admitted.range()));
   ASSIGN_OR_RETURN(coupling::FlatLayout layout,
@@ -512,8 +513,8 @@ absl::Status PartyAgent::CreateCouplingOwner(fmf::AdmittedJob admitted,
   ASSIGN_OR_RETURN(run->coupling, coupling::OwnerSession::Create(
                                       std::move(terms), layout, std::move(train), std::move(test),
                                       &ledger_, std::move(admitted).TakeRng()));
-  spdlog::info("job '{}': coupling model of {} values (z = {:.4f})", admitted.config().job_id,
-               layout.size(), run->coupling->noise_multiplier());
+  spdlog::info("job '{}': coupling model of {} values (z = {:.4f})", job_id, layout.size(),
+               run->coupling->noise_multiplier());
   return absl::OkStatus();
 }
 

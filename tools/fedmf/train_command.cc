@@ -14,12 +14,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/fmf/gain.h"
 #include "common/fmf/saved_model.h"
 #include "common/fmf/simulator.h"
+#include "common/fmf/tuning.h"
 #include "common/plot/svg_chart.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
@@ -179,6 +181,47 @@ absl::Status WriteSplit(const std::string& dir, const data::PartyData& party) {
   return absl::OkStatus();
 }
 
+// --tune: the learning rate with the lowest test MSE on a synthetic proxy of
+// the loaded federation's shape (common/fmf/tuning.h).
+absl::StatusOr<fmf::TuneResult> TuneOnProxy(const JobFlags& a, const TrainData& loaded) {
+  const fmf::Setting setting = loaded.config.setting;
+  if (setting != fmf::Setting::kVfl && setting != fmf::Setting::kHfl &&
+      setting != fmf::Setting::kHflSynSgd) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tunes the learning rate of vfl, hfl and hfl-synsgd, not ", a.setting));
+  }
+  if (a.lr > 0) {
+    return absl::InvalidArgumentError("chooses the learning rate itself: give --tune or --lr");
+  }
+  ASSIGN_OR_RETURN(data::Federation proxy,
+                   fmf::ProxyOfShape(loaded.federation, loaded.config, a.seed.value_or(1)));
+  const std::vector<double> grid = fmf::LearningRateGrid(loaded.config);
+  if (!a.quiet) {
+    std::cerr << absl::StrFormat(
+        "tuning the learning rate on a synthetic proxy (%d users x %d items, %d parties): %s\n",
+        proxy.num_users, proxy.num_items, proxy.parties.size(), absl::StrJoin(grid, ", "));
+  }
+  ASSIGN_OR_RETURN(fmf::TuneResult result,
+                   fmf::TuneLearningRateOnProxy(loaded.config, proxy, grid));
+  if (!a.quiet) {
+    for (const fmf::TuneCandidate& c : result.grid) {
+      std::cerr << absl::StrFormat("  lr %-6g proxy test MSE %.4f%s\n", c.learning_rate,
+                                   c.proxy_test_mse,
+                                   c.learning_rate == result.learning_rate ? "  <- chosen" : "");
+    }
+  }
+  return result;
+}
+
+nlohmann::json TuningJson(const fmf::TuneResult& t) {
+  nlohmann::json grid = nlohmann::json::array();
+  for (const fmf::TuneCandidate& c : t.grid) {
+    grid.push_back({{"learning_rate", c.learning_rate}, {"proxy_test_mse", c.proxy_test_mse}});
+  }
+  // learning_rate 0 is the setting's noise-aware rule (HFL per-user clipping).
+  return {{"mode", "proxy"}, {"learning_rate", t.learning_rate}, {"grid", grid}};
+}
+
 int RunTrain(const JobFlags& a) {
   if (!a.write_split.empty() && a.setting != "central") {
     std::cerr << "fedmf train: --write-split writes the central setting's split, not " << a.setting
@@ -204,6 +247,16 @@ int RunTrain(const JobFlags& a) {
   if (!loaded.ok()) {
     std::cerr << "fedmf train: " << loaded.status().message() << "\n";
     return ExitCodeFor(loaded.status());
+  }
+  std::optional<fmf::TuneResult> tuning;
+  if (a.tune) {
+    auto tuned = TuneOnProxy(a, *loaded);
+    if (!tuned.ok()) {
+      std::cerr << "fedmf train: --tune: " << tuned.status().message() << "\n";
+      return ExitCodeFor(tuned.status());
+    }
+    tuning = *tuned;
+    loaded->config.learning_rate = tuning->learning_rate;
   }
   const fmf::JobConfig* config = &loaded->config;
   const data::Federation* federation = &loaded->federation;
@@ -281,6 +334,7 @@ int RunTrain(const JobFlags& a) {
         out["shared_users"] = (*loaded->join)["shared_users"];
     }
     if (comparison) AddComparisonJson(*comparison, out);
+    if (tuning) out["tuning"] = TuningJson(*tuning);
     std::cout << out.dump() << "\n";
   } else {
     PrintSummary(*result);
@@ -311,6 +365,11 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--plot", a->plot,
                   "write test MSE (every --eval-every rounds), epsilon and round time per round "
                   "as SVG (vfl, hfl, hfl-synsgd)");
+  cmd->add_flag("--tune", a->tune,
+                "vfl, hfl, hfl-synsgd: choose the learning rate first, on a synthetic proxy of the "
+                "data's public shape (users, items, rating count, range, parties): the rate with "
+                "the lowest test MSE on the proxy; costs no privacy and never reads the real test "
+                "set (docs/privacy.md, section tuning)");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));

@@ -1,0 +1,51 @@
+// Choosing a job's learning rate without touching the parties' ratings
+// (issue #16, `fedmf train --tune`): the job runs on a synthetic proxy of the
+// federation's public shape (users, items, rating count, range, parties) for
+// every rate of a grid, and the rate with the lowest test MSE *on the proxy*
+// wins. The proxy's ratings come from the project's generator, never from the
+// data, so the choice costs no privacy budget and never reads the real test
+// set (docs/privacy.md, section tuning). Pure: no clock, no I/O.
+#ifndef FEDMF_COMMON_FMF_TUNING_H_
+#define FEDMF_COMMON_FMF_TUNING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/data/partition.h"
+#include "common/fmf/job_config.h"
+
+namespace fedmf::fmf {
+
+// Synthetic ratings with `real`'s users, items, rating count (train + test
+// over all parties) and range, split as `config` splits them (`parties`
+// parties; a VFL split is random, the proxy has no genres). `seed` drives the
+// generator and the split.
+absl::StatusOr<data::Federation> ProxyOfShape(const data::Federation& real, const JobConfig& config,
+                                              uint64_t seed);
+
+// The grid `fedmf train --tune` searches for `config`: HFL and HFL-synSGD
+// with per-user clipping the noise-aware rule (0) and per-user steps 0.1 to
+// 10; otherwise the setting's rate times 1/4 to 4.
+std::vector<double> LearningRateGrid(const JobConfig& config);
+
+struct TuneCandidate {
+  double learning_rate = 0;  // as JobConfig::learning_rate (0 = the rule)
+  double proxy_test_mse = 0;
+};
+
+struct TuneResult {
+  double learning_rate = 0;  // the candidate with the lowest proxy test MSE
+  std::vector<TuneCandidate> grid;
+};
+
+// Runs `config` with each rate of `grid` on `proxy` (ProxyOfShape). A
+// candidate whose run fails or diverges (non-finite MSE) loses; all failing
+// is an error naming the first failure.
+absl::StatusOr<TuneResult> TuneLearningRateOnProxy(const JobConfig& config,
+                                                   const data::Federation& proxy,
+                                                   const std::vector<double>& grid);
+
+}  // namespace fedmf::fmf
+
+#endif  // FEDMF_COMMON_FMF_TUNING_H_
