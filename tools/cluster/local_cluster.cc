@@ -324,8 +324,10 @@ absl::StatusOr<v1::JobStatus> LocalCluster::WaitJob(
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  return absl::DeadlineExceededError(
-      absl::StrCat("job '", job_id, "' did not finish in time; last error: ", last.message()));
+  return absl::DeadlineExceededError(absl::StrCat(
+      "job '", job_id, "' did not finish within ", absl::FormatDuration(timeout),
+      last.ok() ? std::string(" (it was still running: give it longer, e.g. fedmf demo --timeout)")
+                : absl::StrCat("; last error: ", last.message())));
 }
 
 absl::StatusOr<v1::LedgerResponse> LocalCluster::PartyLedger(int k) {
