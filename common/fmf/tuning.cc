@@ -1,5 +1,6 @@
 #include "common/fmf/tuning.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -49,24 +50,32 @@ std::vector<double> LearningRateGrid(const JobConfig& config) {
 
 absl::StatusOr<TuneResult> TuneLearningRateOnProxy(const JobConfig& config,
                                                    const data::Federation& proxy,
-                                                   const std::vector<double>& grid) {
+                                                   const std::vector<double>& grid,
+                                                   int max_doublings) {
   if (grid.empty()) return absl::InvalidArgumentError("tuning: an empty learning-rate grid");
   TuneResult out;
   double best = std::numeric_limits<double>::infinity();
   absl::Status first_failure;
-  for (double lr : grid) {
+  auto try_rate = [&](double lr) {
     JobConfig candidate = config;
     candidate.learning_rate = lr;
     auto run = Simulate(candidate, proxy);
     if (!run.ok()) {
       if (first_failure.ok()) first_failure = run.status();
-      continue;
+      return;
     }
     out.grid.push_back({lr, run->test.mse});
     if (std::isfinite(run->test.mse) && run->test.mse < best) {
       best = run->test.mse;
       out.learning_rate = lr;
     }
+  };
+  for (double lr : grid) try_rate(lr);
+  const double top = *std::max_element(grid.begin(), grid.end());
+  double next = top;
+  for (int k = 0; k < max_doublings && top > 0 && out.learning_rate == next; ++k) {
+    next *= 2;
+    try_rate(next);
   }
   if (!std::isfinite(best)) {
     return first_failure.ok()

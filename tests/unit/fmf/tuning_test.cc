@@ -86,7 +86,7 @@ TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
   ASSERT_THAT(proxy, IsOk());
   const std::vector<double> grid = LearningRateGrid(SmallHfl());
   ASSERT_EQ(grid.front(), 0);  // the noise-aware rule is a candidate (per-user clipping)
-  auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, grid);
+  auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, grid, /*max_doublings=*/0);
   ASSERT_THAT(tuned, IsOk());
   ASSERT_EQ(tuned->grid.size(), grid.size());
   const auto best = std::min_element(tuned->grid.begin(), tuned->grid.end(),
@@ -102,6 +102,31 @@ TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
   EXPECT_EQ(tuned->grid[2].proxy_test_mse, run->test.mse);
   EXPECT_THAT(TuneLearningRateOnProxy(SmallHfl(), *proxy, {}),
               StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A best rate at the grid's top edge: the grid goes on doubling while the
+// top keeps winning, and stops at the first double that does not.
+TEST(TuningTest, ExtendsTheGridUpWhileItsTopWins) {
+  const data::Federation real = Real(2, false);
+  auto proxy = ProxyOfShape(real, SmallHfl(), 5);
+  ASSERT_THAT(proxy, IsOk());
+  // Rates far too small for this job: the largest of them wins.
+  auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, {0.0005, 0.001}, 3);
+  ASSERT_THAT(tuned, IsOk());
+  ASSERT_GT(tuned->grid.size(), 2u);
+  EXPECT_EQ(tuned->grid[2].learning_rate, 0.002);
+  for (size_t k = 3; k < tuned->grid.size(); ++k) {
+    EXPECT_EQ(tuned->grid[k].learning_rate, 2 * tuned->grid[k - 1].learning_rate);
+  }
+  EXPECT_LE(tuned->grid.size(), 5u);
+  // It stopped either at the cap or because the last double lost.
+  const TuneCandidate& last = tuned->grid.back();
+  if (tuned->grid.size() < 5u) EXPECT_NE(tuned->learning_rate, last.learning_rate);
+  const auto best = std::min_element(tuned->grid.begin(), tuned->grid.end(),
+                                     [](const TuneCandidate& a, const TuneCandidate& b) {
+                                       return a.proxy_test_mse < b.proxy_test_mse;
+                                     });
+  EXPECT_EQ(tuned->learning_rate, best->learning_rate);
 }
 
 TEST(TuningTest, GridAroundTheSettingsRate) {

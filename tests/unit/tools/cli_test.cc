@@ -480,7 +480,8 @@ TEST_F(CliTest, UnknownCommandIsNamedWithTheClosestOneAndExitsUsage) {
       << Describe(setting);
   const RunResult demo = Run({"demo", "--setting", "central"});
   EXPECT_EQ(demo.exit_code, 2) << Describe(demo);
-  EXPECT_NE(demo.err.find("{hfl,vfl,hfl-synsgd,lfl,hua-s3}"), std::string::npos) << Describe(demo);
+  EXPECT_NE(demo.err.find("{hfl,vfl,hfl-synsgd,lfl,hua-s3,coupling}"), std::string::npos)
+      << Describe(demo);
 }
 
 TEST_F(CliTest, VersionAndHelpExitZeroOnStdout) {
