@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/coupling/dp_step.h"
+#include "common/mf/top_n.h"
 
 namespace fedmf::coupling {
 
@@ -125,12 +126,7 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> OwnerSession::Recommend(
     const double p = Predict(*model_, terms, user, j);
     scored.emplace_back(j, std::clamp(p, terms_.range.min, terms_.range.max));
   }
-  const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
-  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
-                    [](const auto& a, const auto& b) {
-                      return a.second != b.second ? a.second > b.second : a.first < b.first;
-                    });
-  scored.resize(n);
+  mf::KeepTopN(top_n, &scored);
   return scored;
 }
 

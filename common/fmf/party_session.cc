@@ -12,6 +12,7 @@
 #include "common/mf/clipping.h"
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
+#include "common/mf/top_n.h"
 
 namespace fedmf::fmf {
 namespace {
@@ -561,12 +562,7 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
     scored.emplace_back(data_.global_items[j],
                         mf::Predict(u_, v_, local, j, data_.range) + rating_offset_);
   }
-  const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
-  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
-                    [](const auto& a, const auto& b) {
-                      return a.second != b.second ? a.second > b.second : a.first < b.first;
-                    });
-  scored.resize(n);
+  mf::KeepTopN(top_n, &scored);
   return scored;
 }
 

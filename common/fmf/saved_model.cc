@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
 #include "common/mf/metrics.h"
+#include "common/mf/top_n.h"
 #include "nlohmann/json.hpp"
 
 namespace fedmf::fmf {
@@ -282,14 +283,9 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> RecommendFromModel(
     scored.emplace_back(j,
                         mf::Predict(model.u, model.v, row, j, model.range) + model.rating_offset);
   }
-  const size_t n = std::min<size_t>(scored.size(), static_cast<size_t>(top_n));
-  std::partial_sort(scored.begin(), scored.begin() + n, scored.end(),
-                    [](const auto& a, const auto& b) {
-                      return a.second != b.second ? a.second > b.second : a.first < b.first;
-                    });
+  mf::KeepTopN(top_n, &scored);
   std::vector<std::pair<std::string, double>> out;
-  for (size_t k = 0; k < n; ++k)
-    out.emplace_back(model.item_ids[scored[k].first], scored[k].second);
+  for (const auto& [item, score] : scored) out.emplace_back(model.item_ids[item], score);
   return out;
 }
 
