@@ -10,6 +10,13 @@
 #include "common/fmf/simulator.h"
 
 namespace fedmf::fmf {
+namespace {
+
+// A double of the learning rate past the grid must lower the proxy MSE by
+// this fraction for the next one to be tried.
+constexpr double kMinTuningGain = 1e-3;
+
+}  // namespace
 
 absl::StatusOr<data::Federation> ProxyOfShape(const data::Federation& real, const JobConfig& config,
                                               uint64_t seed) {
@@ -74,8 +81,10 @@ absl::StatusOr<TuneResult> TuneLearningRateOnProxy(const JobConfig& config,
   const double top = *std::max_element(grid.begin(), grid.end());
   double next = top;
   for (int k = 0; k < max_doublings && top > 0 && out.learning_rate == next; ++k) {
+    const double before = best;
     next *= 2;
     try_rate(next);
+    if (!(best < before * (1 - kMinTuningGain))) break;  // not worth another double
   }
   if (!std::isfinite(best)) {
     return first_failure.ok()

@@ -42,12 +42,14 @@ struct TuneResult {
 // Runs `config` with each rate of `grid` on `proxy` (ProxyOfShape). A
 // candidate whose run fails or diverges (non-finite MSE) loses; all failing
 // is an error naming the first failure. While the best rate is the grid's
-// largest (> 0), the grid goes on doubling it, at most `max_doublings` times,
-// so a proxy that wants larger steps than the grid offers gets them.
+// largest (> 0), the grid goes on doubling it, at most `max_doublings` times
+// and only while each double lowers the proxy MSE by at least 0.1 % (a flat
+// proxy does not walk the rate up for nothing), so a proxy that wants larger
+// steps than the grid offers gets them.
 absl::StatusOr<TuneResult> TuneLearningRateOnProxy(const JobConfig& config,
                                                    const data::Federation& proxy,
                                                    const std::vector<double>& grid,
-                                                   int max_doublings = 4);
+                                                   int max_doublings = 8);
 
 }  // namespace fedmf::fmf
 
