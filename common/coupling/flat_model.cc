@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -9,16 +10,22 @@
 namespace fedmf::coupling {
 namespace {
 
-// Copies `m` into out[offset...] row-major; returns the offset after it.
-int64_t Put(const mf::Matrix& m, int64_t offset, mf::Matrix* out) {
-  std::copy(m.data(), m.data() + m.size(), out->data() + offset);
-  return offset + m.size();
+// The four blocks one after the other, each row-major, as one 1 x P row.
+mf::Matrix Concatenated(std::initializer_list<const mf::Matrix*> blocks) {
+  int64_t size = 0;
+  for (const mf::Matrix* m : blocks) size += m->size();
+  mf::Matrix flat(1, size);
+  double* out = flat.data();
+  for (const mf::Matrix* m : blocks) out = std::copy(m->data(), m->data() + m->size(), out);
+  return flat;
 }
 
 int64_t Take(const mf::Matrix& flat, int64_t offset, mf::Matrix* m) {
   std::copy(flat.data() + offset, flat.data() + offset + m->size(), m->data());
   return offset + m->size();
 }
+
+}  // namespace
 
 absl::Status CheckFlat(const mf::Matrix& flat, const FlatLayout& layout, const char* what) {
   if (flat.rows() != 1 || flat.cols() != layout.size()) {
@@ -34,8 +41,6 @@ absl::Status CheckFlat(const mf::Matrix& flat, const FlatLayout& layout, const c
   }
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::StatusOr<FlatLayout> FlatLayout::Create(int64_t num_users, int64_t num_items, int64_t dim) {
   if (num_users < 1 || num_items < 1 || dim < 1 || dim > 1000) {
@@ -65,17 +70,11 @@ int64_t FlatLayout::size() const {
 int64_t FlatLayout::couplings_begin() const { return (int64_t{num_users_} + num_items_) * dim_; }
 
 mf::Matrix FlattenModel(const CouplingModel& model) {
-  mf::Matrix flat(1, model.ParameterCount());
-  int64_t at = 0;
-  for (const mf::Matrix* m : {&model.u, &model.v, &model.s, &model.wt}) at = Put(*m, at, &flat);
-  return flat;
+  return Concatenated({&model.u, &model.v, &model.s, &model.wt});
 }
 
 mf::Matrix FlattenSum(const GradientSum& sum) {
-  mf::Matrix flat(1, sum.u.size() + sum.v.size() + sum.s.size() + sum.wt.size());
-  int64_t at = 0;
-  for (const mf::Matrix* m : {&sum.u, &sum.v, &sum.s, &sum.wt}) at = Put(*m, at, &flat);
-  return flat;
+  return Concatenated({&sum.u, &sum.v, &sum.s, &sum.wt});
 }
 
 absl::StatusOr<CouplingModel> UnflattenModel(const mf::Matrix& flat, const FlatLayout& layout,

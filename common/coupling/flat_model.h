@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/coupling/dp_step.h"
 #include "common/coupling/model.h"
@@ -37,6 +38,10 @@ class FlatLayout {
   int32_t num_items_;
   int32_t dim_;
 };
+
+// InvalidArgument naming `what` and the shape, or the index of the first
+// non-finite value, unless `flat` is 1 x layout.size() of finite values.
+absl::Status CheckFlat(const mf::Matrix& flat, const FlatLayout& layout, const char* what);
 
 mf::Matrix FlattenModel(const CouplingModel& model);
 mf::Matrix FlattenSum(const GradientSum& sum);

@@ -61,9 +61,7 @@ absl::StatusOr<mf::Matrix> OwnerSession::RunStep(int32_t round, const mf::Matrix
   }
   ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
   const CouplingOptions& o = terms_.options;
-  const std::vector<data::Rating> batch = PoissonSampleRatings(train_, o.sample_rate, sample_rng_);
-  GradientSum sum = GradientSum::ZerosLike(model);
-  AddClippedGradients(model, ComputeCouplingTerms(model), batch, o.zeta, o.clip, &sum);
+  GradientSum sum = ClippedSum(model, PoissonSampleRatings(train_, o.sample_rate, sample_rng_));
   if (o.noise_multiplier > 0) {
     AddGaussianNoise(o.noise_multiplier * o.clip, noise_rng_, &sum);
     // Charged before the sum exists outside this object; a refusal releases
@@ -88,10 +86,15 @@ absl::StatusOr<mf::Matrix> OwnerSession::PreNoiseRelease(const std::vector<data:
   ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
   RETURN_IF_ERROR(CheckCouplingRatings(batch, layout_.num_users(), layout_.num_items(),
                                        terms_.range, "the batch"));
+  return FlattenSum(ClippedSum(model, batch));
+}
+
+GradientSum OwnerSession::ClippedSum(const CouplingModel& model,
+                                     const std::vector<data::Rating>& batch) const {
   GradientSum sum = GradientSum::ZerosLike(model);
   AddClippedGradients(model, ComputeCouplingTerms(model), batch, terms_.options.zeta,
                       terms_.options.clip, &sum);
-  return FlattenSum(sum);
+  return sum;
 }
 
 mf::ErrorMetrics OwnerSession::EvaluateTest() const {

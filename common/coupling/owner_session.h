@@ -93,6 +93,8 @@ class OwnerSession {
                std::vector<data::Rating> test, dp::PrivacyLedger* ledger, random::Csprng rng);
 
   absl::StatusOr<CouplingModel> Adopt(const mf::Matrix& flat_model) const;
+  // The pre-noise release: `batch`'s gradients at `model`, each clipped to C.
+  GradientSum ClippedSum(const CouplingModel& model, const std::vector<data::Rating>& batch) const;
 
   Terms terms_;
   FlatLayout layout_;

@@ -100,16 +100,9 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
                                                    update.cols(), ", expected ", shared_.rows(),
                                                    "x", shared_.cols()));
   }
-  if (coupling_.has_value()) {
-    for (int64_t k = 0; k < update.size(); ++k) {
-      if (!std::isfinite(update.data()[k])) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("field 'matrix': non-finite value at index ", k));
-      }
-    }
-  } else {
-    RETURN_IF_ERROR(CheckEmbeddingUpdate(update));
-  }
+  RETURN_IF_ERROR(coupling_.has_value()
+                      ? coupling::CheckFlat(update, *coupling_, "field 'matrix' (coupling sum)")
+                      : CheckEmbeddingUpdate(update));
   updates_[party] = update;
   return absl::OkStatus();
 }

@@ -164,7 +164,7 @@ absl::StatusOr<std::optional<StoredParty>> FmfJob::ReplyOffer(int32_t idx,
     }
     if (config_.setting == fmf::Setting::kCoupling) {
       // The whole model is the shared matrix: bounded before it is stored.
-      RETURN_IF_ERROR(CheckCouplingSizes(reply.global_users(), reply.global_items()));
+      RETURN_IF_ERROR(BoundedCouplingLayout(reply.global_users(), reply.global_items()).status());
     }
     p.users = reply.users();
     p.items = reply.items();
@@ -367,11 +367,14 @@ FmfJob::Step FmfJob::AdvanceOffer(absl::Time now) {
   return step;
 }
 
-absl::Status FmfJob::CheckCouplingSizes(int64_t users, int64_t items) const {
+absl::StatusOr<coupling::FlatLayout> FmfJob::BoundedCouplingLayout(int64_t users,
+                                                                   int64_t items) const {
   ASSIGN_OR_RETURN(coupling::FlatLayout layout,
                    coupling::FlatLayout::Create(users, items, config_.dim));
-  return CheckBound("coupling model values ((users + items) x dim + users^2 + items^2)",
-                    layout.size(), "max_matrix_values", options_.limits.max_matrix_values);
+  RETURN_IF_ERROR(CheckBound("coupling model values ((users + items) x dim + users^2 + items^2)",
+                             layout.size(), "max_matrix_values",
+                             options_.limits.max_matrix_values));
+  return layout;
 }
 
 absl::StatusOr<std::optional<coupling::FlatLayout>> FmfJob::CouplingLayout() const {
@@ -388,9 +391,7 @@ absl::StatusOr<std::optional<coupling::FlatLayout>> FmfJob::CouplingLayout() con
     items = p.global_items;
   }
   if (users < 0) return absl::FailedPreconditionError("no data owner accepted");
-  RETURN_IF_ERROR(CheckCouplingSizes(users, items));
-  ASSIGN_OR_RETURN(coupling::FlatLayout layout,
-                   coupling::FlatLayout::Create(users, items, config_.dim));
+  ASSIGN_OR_RETURN(coupling::FlatLayout layout, BoundedCouplingLayout(users, items));
   return std::optional<coupling::FlatLayout>(layout);
 }
 

@@ -131,8 +131,8 @@ class FmfJob {
   Step AdvanceRound(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
   Step AdvanceFinish(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
   absl::Status StartRunning();
-  // A coupling job: its model of (users x items) must fit the limits.
-  absl::Status CheckCouplingSizes(int64_t users, int64_t items) const;
+  // A coupling job's model over (users x items), refused over the limits.
+  absl::StatusOr<coupling::FlatLayout> BoundedCouplingLayout(int64_t users, int64_t items) const;
   // A coupling job's model layout, from its accepted owners' sizes (which
   // must agree); nullopt for the other settings.
   absl::StatusOr<std::optional<coupling::FlatLayout>> CouplingLayout() const;

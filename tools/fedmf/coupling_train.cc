@@ -22,9 +22,6 @@
 namespace fedmf::cli {
 namespace {
 
-// The paper's protocol: 80% train, 20% test (each of its 5 folds).
-constexpr double kTestFraction = 0.2;
-
 struct CouplingData {
   int32_t num_users = 0;
   int32_t num_items = 0;
@@ -46,7 +43,7 @@ absl::StatusOr<CouplingData> LoadCouplingData(const JobFlags& a) {
   ASSIGN_OR_RETURN(data::Dataset dataset, LoadWithDeclaredRange(a, a.data));
   const uint64_t seed = a.seed.value_or(1);
   ASSIGN_OR_RETURN(data::Federation fed,
-                   data::PartitionHfl(dataset, a.parties, {kTestFraction, seed}));
+                   data::PartitionHfl(dataset, a.parties, {coupling::kPaperTestFraction, seed}));
   CouplingData out;
   out.num_users = fed.num_users;
   out.num_items = fed.num_items;

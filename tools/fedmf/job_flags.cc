@@ -70,7 +70,7 @@ absl::Status SetCouplingFlags(const JobFlags& a, fmf::JobConfig& c) {
   c.coupling_zeta = a.coupling_zeta;
   c.coupling_bound = a.coupling_bound;
   c.coupling_init = a.coupling_init;
-  c.test_fraction = 0.2;
+  c.test_fraction = coupling::kPaperTestFraction;
   return absl::OkStatus();
 }
 
