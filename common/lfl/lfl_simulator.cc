@@ -125,7 +125,7 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
   IterationSum out;
   // Round 1: every device is asked; where each vanishes is drawn first so
   // only those that get as far as the masked input compute one.
-  SecureSumRequest r1{t, 1, MinSurvivors(dp), &codecs.round1, {}, {}};
+  SecureSumRequest r1{t, 1, MinSurvivors(dp), &codecs.round1, {}, {}, {}};
   std::vector<std::vector<double>> inputs(n);
   r1.inputs.assign(n, nullptr);
   r1.drops.resize(n);
@@ -155,7 +155,7 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
   }
   const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())), config.omega,
                            dp.sigma_v};
-  SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs.round2, {}, {}};
+  SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs.round2, {}, {}, roster2};
   std::vector<std::vector<double>> replacements(roster2.size());
   r2.inputs.assign(roster2.size(), nullptr);
   r2.drops.resize(roster2.size());

@@ -93,10 +93,41 @@ class SecAggSum {
                                       " entries: nothing a secure aggregation may reveal");
       return out;
     }
-    ASSIGN_OR_RETURN(secagg::GraphParameters params, Parameters(n, request.min_survivors));
+    // Participant k is session device index_of[k]; `m` devices in all.
+    std::vector<size_t> index_of(n);
+    for (size_t k = 0; k < n; ++k) index_of[k] = k;
+    size_t m = n;
+    secagg::GraphParameters params;
+    if (options_.session && session_->setup.has_value()) {
+      m = session_->devices.size();
+      if (!request.device_ids.empty()) {
+        if (request.device_ids.size() != n) {
+          return absl::InvalidArgumentError("secure sum: device_ids and inputs differ in size");
+        }
+        std::vector<char> seen(m, 0);
+        for (size_t k = 0; k < n; ++k) {
+          const int64_t d = request.device_ids[k];
+          if (d < 0 || static_cast<size_t>(d) >= m || seen[static_cast<size_t>(d)]) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "secure sum: device id ", d, " is not a distinct device of the session's ", m));
+          }
+          seen[static_cast<size_t>(d)] = 1;
+          index_of[k] = static_cast<size_t>(d);
+        }
+      } else if (n != m) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "secure sum: ", n, " participants without device_ids in a session of ", m));
+      }
+      params = *session_params_;
+      params.min_survivors =
+          static_cast<int>(std::max<int64_t>(request.min_survivors, session_params_->threshold));
+    } else {
+      ASSIGN_OR_RETURN(params, Parameters(n, request.min_survivors));
+      if (options_.session) *session_params_ = params;
+    }
 
     secagg::SimulationSpec spec;
-    spec.num_devices = n;
+    spec.num_devices = m;
     spec.vector_length = length;
     spec.bits = request.codec->bits();
     spec.parameters = params;
@@ -107,12 +138,22 @@ class SecAggSum {
     // aggregations and check each credential once.
     spec.signing_seed = signing_seed_;
     spec.credential_cache = credential_cache_;
-    const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(n);
-    spec.dropouts = PlanFor(request.drops, roster);
+    if (options_.session) spec.session = session_;
+    const std::vector<secagg::DeviceId> roster = secagg::SimulationRoster(m);
+    // Session devices not in this request never show up.
+    std::vector<DropPoint> drops(m, DropPoint::kBeforeAdvertise);
+    std::vector<size_t> position(m, n);  // session index -> request position (n: absent)
+    for (size_t k = 0; k < n; ++k) {
+      drops[index_of[k]] = request.drops[k];
+      position[index_of[k]] = k;
+    }
+    spec.dropouts = PlanFor(drops, roster);
     // The devices encode their own inputs (in the simulator's worker
     // threads); a failure is kept per device and reported after the run.
     std::vector<absl::Status> encode_errors(n);
-    spec.input = [&](size_t index, secagg::DeviceId) -> std::vector<uint64_t> {
+    spec.input = [&](size_t session_index, secagg::DeviceId) -> std::vector<uint64_t> {
+      const size_t index = position[session_index];
+      if (index == n) return {};  // absent devices are never asked (kBeforeAdvertise)
       const std::vector<double>* x = request.inputs[index];
       if (x == nullptr) {
         encode_errors[index] = absl::InternalError("asked for the input of a dropped device");
@@ -145,9 +186,10 @@ class SecAggSum {
     out.sum = request.codec->DecodeSumVector(sim.sum);
     out.included.reserve(sim.included.size());
     for (secagg::DeviceId id : sim.included) {
-      out.included.push_back(
-          static_cast<size_t>(std::lower_bound(roster.begin(), roster.end(), id) - roster.begin()));
+      out.included.push_back(position[static_cast<size_t>(
+          std::lower_bound(roster.begin(), roster.end(), id) - roster.begin())]);
     }
+    std::sort(out.included.begin(), out.included.end());
     return out;
   }
 
@@ -179,7 +221,11 @@ class SecAggSum {
 
   SecAggSumOptions options_;
   std::shared_ptr<random::Csprng> rng_;  // shared by copies of the SecureSumFn
-  uint64_t signing_seed_;                // options_.active: the job's device identities
+  // options_.session: the session and the k, t of its setup (shared by copies).
+  std::shared_ptr<secagg::SimulatedSession> session_ = std::make_shared<secagg::SimulatedSession>();
+  std::shared_ptr<secagg::GraphParameters> session_params_ =
+      std::make_shared<secagg::GraphParameters>();
+  uint64_t signing_seed_;  // options_.active: the job's device identities
   std::shared_ptr<secagg::CredentialCache> credential_cache_;
 };
 

@@ -15,12 +15,13 @@
 // entry. Device (encode) and server (decode) both call ChooseLflCodecs with
 // the job's public parameters, so they cannot disagree.
 //
-// SecAggSum. Every call is one fresh aggregation: a new 64-bit session seed
-// is drawn from the Csprng it owns, from which the aggregation id, the graph
+// SecAggSum. Every call is one fresh aggregation: a new 64-bit seed is drawn
+// from the Csprng it owns, from which the aggregation id, the graph
 // permutation, every device's keys and self-mask seeds and the server's
-// randomness derive (secagg::Simulate). The abort threshold is the LFL skip
-// rule: the server decodes only if at least request.min_survivors devices
-// are left at the unmasking step (= ceil((1 - omega) |roster|)).
+// randomness derive (secagg::Simulate). With SecAggSumOptions::session the
+// keys and graph are the first call's (secagg::SimulatedSession). The abort threshold is the LFL
+// skip rule: the server decodes only if at least request.min_survivors devices are left at the
+// unmasking step (= ceil((1 - omega) |roster|)).
 #ifndef FEDMF_COMMON_LFL_SECAGG_SUM_H_
 #define FEDMF_COMMON_LFL_SECAGG_SUM_H_
 
@@ -68,6 +69,13 @@ struct SecAggSumOptions {
   // Against an active server: signed advertisements + the consistency check
   // (common/secagg/signing.h; secagg::SimulationSpec::signing).
   bool active = false;
+  // One key setup for the whole job (common/secagg/session.h): the first
+  // aggregation's devices are the session's, its k and t stay fixed, and
+  // every later aggregation masks with round seeds of the setup's pairwise
+  // keys — no X25519 after the first. Later requests name their
+  // participants by SecureSumRequest::device_ids; their abort threshold is
+  // at least the session's t.
+  bool session = false;
 };
 
 // "secagg+" for the Harary graph, "secagg" for the complete one.

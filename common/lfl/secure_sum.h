@@ -60,6 +60,11 @@ struct SecureSumRequest {
   // and where it vanishes.
   std::vector<const std::vector<double>*> inputs;
   std::vector<DropPoint> drops;
+  // Who participant k is among the job's devices (e.g. round 2's survivors
+  // of round 1); empty: participant k is device k. Only implementations that
+  // keep per-device state across aggregations (a secure-aggregation session)
+  // read it.
+  std::vector<int64_t> device_ids;
 };
 
 // Phases as in secagg::SimPhase: key agreement, sharing, masking, unmasking.

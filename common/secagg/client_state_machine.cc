@@ -45,8 +45,23 @@ absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(
                                                                         std::move(rng),
                                                                         std::nullopt,
                                                                         std::move(signing),
-                                                                        {}});
+                                                                        {},
+                                                                        nullptr});
   return ClientStateMachine(std::move(ctx), internal::MakeClientInitialPhase());
+}
+
+absl::StatusOr<ClientStateMachine> ClientStateMachine::CreateInSession(
+    SessionConfig config, DeviceId self, random::Csprng rng, std::shared_ptr<ClientSession> session,
+    std::optional<ClientSigning> signing) {
+  if (session == nullptr) return absl::InvalidArgumentError("CreateInSession without a session");
+  RETURN_IF_ERROR(session->CheckRound(config, signing.has_value()));
+  const uint64_t aggregation_id = config.aggregation_id;
+  ASSIGN_OR_RETURN(ClientStateMachine client,
+                   Create(std::move(config), self, std::move(rng), std::move(signing)));
+  if (session->established()) client.ctx_->peer_signing_keys = session->peer_signing_keys();
+  session->MarkStarted(aggregation_id);
+  client.ctx_->session = std::move(session);
+  return client;
 }
 
 DeviceId ClientStateMachine::id() const { return ctx_->self; }

@@ -32,6 +32,7 @@
 #include "common/random/csprng.h"
 #include "common/secagg/config.h"
 #include "common/secagg/messages.h"
+#include "common/secagg/session.h"
 #include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
@@ -62,6 +63,16 @@ class ClientStateMachine {
   static absl::StatusOr<ClientStateMachine> Create(
       SessionConfig config, DeviceId self, random::Csprng rng,
       std::optional<ClientSigning> signing = std::nullopt);
+
+  // One aggregation of a session (session.h): if `session` is not yet
+  // established this aggregation is its setup and fills it; otherwise the
+  // session's keys are used and Start() sends a key-less check-in.
+  // kInvalidArgument if `config` cannot run in the session (ClientSession::
+  // CheckRound); on success the session records config.aggregation_id as
+  // used, so it can never run again even if this aggregation aborts.
+  static absl::StatusOr<ClientStateMachine> CreateInSession(
+      SessionConfig config, DeviceId self, random::Csprng rng,
+      std::shared_ptr<ClientSession> session, std::optional<ClientSigning> signing = std::nullopt);
 
   ClientStateMachine(ClientStateMachine&&) noexcept;
   ClientStateMachine& operator=(ClientStateMachine&&) noexcept;

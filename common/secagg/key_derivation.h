@@ -10,6 +10,16 @@
 //   b commitment         = HKDF-SHA256(b_i, salt = "",
 //                    info = "fedmf/secagg/v1/commit-b" ‖ agg ‖ i)
 //   AES-GCM AAD of a share bundle = "fedmf/secagg/v1/shares" ‖ agg ‖ i ‖ j
+// In a session (session.h), the channel keys and a pairwise mask KEY come from
+// the setup aggregation's agreements (labels above, agg = the setup's id) and
+// live for the whole session; each aggregation r then derives
+//   round mask seed m_ij^r = HKDF-SHA256(mask key_ij, salt = "",
+//                    info = "fedmf/secagg/v1/round-mask" ‖ r ‖ min(i,j) ‖ max(i,j))
+//   recovery pad   P_ij^r  = HKDF-SHA256(e_i^r, salt = "",
+//                    info = "fedmf/secagg/v1/recovery-pad" ‖ r ‖ i ‖ j)
+//   e commitment           = HKDF-SHA256(e_i^r, salt = "",
+//                    info = "fedmf/secagg/v1/commit-e" ‖ r ‖ i)
+// where e_i^r is device i's fresh 32-byte recovery key of aggregation r.
 // (integers as 8-byte little-endian). The channel key is directional and the
 // AAD names sender and recipient, so the server can neither reroute a
 // ciphertext to another device nor reflect it back to its sender.
@@ -52,6 +62,19 @@ absl::StatusOr<crypto::SecretBytes> DeriveMaskSeed(const crypto::X25519PrivateKe
 
 absl::StatusOr<std::vector<uint8_t>> CommitSelfMaskSeed(std::span<const uint8_t> b,
                                                         uint64_t aggregation_id, DeviceId owner);
+
+// Session rounds (session.h).
+absl::StatusOr<crypto::SecretBytes> DeriveRoundMaskSeed(std::span<const uint8_t> mask_key,
+                                                        uint64_t aggregation_id, DeviceId a,
+                                                        DeviceId b);
+absl::StatusOr<crypto::SecretBytes> DeriveRecoveryPad(std::span<const uint8_t> e,
+                                                      uint64_t aggregation_id, DeviceId owner,
+                                                      DeviceId peer);
+absl::StatusOr<std::vector<uint8_t>> CommitRecoveryKey(std::span<const uint8_t> e,
+                                                       uint64_t aggregation_id, DeviceId owner);
+// pad ⊕ key, both kSecretBytes long: how a round mask seed is hidden under a
+// recovery pad (device) and recovered from it (server).
+crypto::SecretBytes XorSecret(std::span<const uint8_t> a, std::span<const uint8_t> b);
 
 std::vector<uint8_t> ShareBundleAad(uint64_t aggregation_id, DeviceId sender, DeviceId recipient);
 

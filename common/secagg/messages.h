@@ -54,6 +54,9 @@ struct MessageHeader {
 
 // ---- device → server ----
 
+// In a session round after the setup (session.h) every key field is empty:
+// the message only says "here for this aggregation".
+//
 // Two fresh X25519 public keys (32 bytes each): c_pk keys the channels that
 // carry Shamir shares, s_pk the pairwise masks. Separate keys because s_sk is
 // revealed when the device drops, and that must not open its channels.
@@ -83,10 +86,25 @@ struct EncryptedShares {
 // HKDF(X25519(c_sk_i, c_pk_j)) of (i, j, share of s_sk_i, share of b_i).
 // `b_commitment` binds b_i so that the server can tell a correct
 // reconstruction from one corrupted by a lying share holder.
+//
+// In a session round (session.h) the bundle's first share is of the round's
+// fresh recovery key e_i instead of s_sk_i, and two fields are added (both
+// empty outside session rounds):
+//   recovery_commitment  commits e_i as b_commitment commits b_i;
+//   mask_pads            for every j ∈ N(i) ∩ U1: m_ij ⊕ HKDF(e_i, j), the
+//                        round mask seed hidden under a pad only e_i opens.
+// If i drops, the server recovers e_i from t shares and with it exactly the
+// round's seeds m_ij, never the session's long-lived mask keys.
+struct MaskPad {
+  DeviceId peer = 0;
+  std::vector<uint8_t> pad;
+};
 struct ShareKeys {
   MessageHeader header;
   std::vector<uint8_t> b_commitment;
   std::vector<EncryptedShares> shares;
+  std::vector<uint8_t> recovery_commitment;
+  std::vector<MaskPad> mask_pads;
 };
 
 // y_i = x_i + PRG(b_i) + Σ_{j<i} PRG(s_ij) − Σ_{j>i} PRG(s_ij)  (mod 2^bits),
@@ -110,7 +128,8 @@ struct ConsistencySignature {
 };
 
 // b-shares for the responder itself and every j in the request's survivors;
-// s_sk-shares for every j in its dropped list. Never both for one owner.
+// s_sk-shares (in a session round: shares of e_j) for every j in its dropped
+// list. Never both for one owner.
 struct UnmaskingResponse {
   MessageHeader header;
   std::vector<RevealedShare> b_shares;

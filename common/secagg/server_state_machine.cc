@@ -48,8 +48,30 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::Create(SessionConfig conf
                                   std::vector<std::vector<uint8_t>>(n),
                                   {},
                                   {},
-                                  std::nullopt});
+                                  std::nullopt,
+                                  nullptr,
+                                  {},
+                                  {}});
   return ServerStateMachine(std::move(ctx), std::move(phase));
+}
+
+absl::StatusOr<ServerStateMachine> ServerStateMachine::CreateInSession(
+    SessionConfig config, random::Csprng rng, std::shared_ptr<ServerSession> session) {
+  if (session == nullptr) return absl::InvalidArgumentError("CreateInSession without a session");
+  RETURN_IF_ERROR(session->CheckRound(config));
+  const uint64_t aggregation_id = config.aggregation_id;
+  ASSIGN_OR_RETURN(ServerStateMachine server, Create(std::move(config), std::move(rng)));
+  internal::ServerContext& ctx = *server.ctx_;
+  const size_t n = ctx.config.roster.size();
+  ctx.recovery_commitment.resize(n);
+  ctx.mask_pads.resize(n);
+  if (session->established()) {
+    ctx.signing_key = session->signing_keys();
+    server.phase_ = internal::MakeSessionCheckInPhase(*session);
+  }
+  session->MarkStarted(aggregation_id);
+  ctx.session = std::move(session);
+  return server;
 }
 
 const SessionConfig& ServerStateMachine::config() const { return ctx_->config; }

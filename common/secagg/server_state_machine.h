@@ -34,6 +34,7 @@
 #include "common/random/csprng.h"
 #include "common/secagg/config.h"
 #include "common/secagg/messages.h"
+#include "common/secagg/session.h"
 
 namespace fedmf::secagg {
 
@@ -74,6 +75,15 @@ class ServerStateMachine {
   // `rng` seeds nothing secret (it only orders retries over share subsets
   // when a holder lied).
   static absl::StatusOr<ServerStateMachine> Create(SessionConfig config, random::Csprng rng);
+
+  // One aggregation of a session (session.h): if `session` is not yet
+  // established this aggregation is its setup (a normal AdvertiseKeys round
+  // whose U1 becomes the session's members); otherwise only members may
+  // check in, without keys. kInvalidArgument if `config` cannot run in the
+  // session; on success its aggregation id counts as used.
+  static absl::StatusOr<ServerStateMachine> CreateInSession(SessionConfig config,
+                                                            random::Csprng rng,
+                                                            std::shared_ptr<ServerSession> session);
 
   ServerStateMachine(ServerStateMachine&&) noexcept;
   ServerStateMachine& operator=(ServerStateMachine&&) noexcept;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/secret_bytes.h"
 #include "common/crypto/x25519.h"
@@ -83,6 +84,12 @@ class Unmasking final : public ServerPhase {
     // Dropped: recompute their pairwise masks with every surviving neighbour.
     for (size_t j = 0; j < n; ++j) {
       if (!dropped_[j]) continue;
+      if (ctx.session != nullptr) {
+        if (absl::Status s = UnmaskDroppedInSession(ctx, j, s_shares[j], t); !s.ok()) {
+          return AbortWith(ctx, s);
+        }
+        continue;
+      }
       std::optional<crypto::X25519PrivateKey> key;
       const auto verify = [&](const crypto::SecretBytes& sk) {
         absl::StatusOr<crypto::X25519PrivateKey> k = crypto::X25519PrivateKey::FromBytes(sk.span());
@@ -203,6 +210,34 @@ class Unmasking final : public ServerPhase {
            false});
     }
     return std::move(r->secret);
+  }
+
+  // A session round (session.h): recover e_j from its shares, open j's pads
+  // to the round seeds m_ij of its surviving neighbours, and undo those
+  // masks. The session's mask keys stay secret.
+  absl::Status UnmaskDroppedInSession(ServerContext& ctx, size_t j,
+                                      const std::vector<HeldShare>& shares, size_t t) {
+    const uint64_t agg = ctx.config.aggregation_id;
+    const DeviceId dj = ctx.config.roster[j];
+    const auto verify = [&](const crypto::SecretBytes& e) {
+      absl::StatusOr<std::vector<uint8_t>> c = CommitRecoveryKey(e.span(), agg, dj);
+      return c.ok() && crypto::ConstantTimeEquals(*c, ctx.recovery_commitment[j]);
+    };
+    ASSIGN_OR_RETURN(crypto::SecretBytes e, Recover(ctx, j, "e", shares, t, verify));
+    const std::vector<MaskPad>& pads = ctx.mask_pads[j];
+    for (size_t i : ctx.NeighboursIn(j, eligible_)) {
+      const DeviceId di = ctx.config.roster[i];
+      const auto pad = std::lower_bound(pads.begin(), pads.end(), di,
+                                        [](const MaskPad& p, DeviceId d) { return p.peer < d; });
+      if (pad == pads.end() || pad->peer != di) {  // Accept checked every live neighbour has one
+        return absl::InternalError(absl::StrCat("no mask pad of ", dj, " for ", di));
+      }
+      ASSIGN_OR_RETURN(crypto::SecretBytes key, DeriveRecoveryPad(e.span(), agg, dj, di));
+      const crypto::SecretBytes seed = XorSecret(pad->pad, key.span());
+      const crypto::MaskSign undo = dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd;
+      RETURN_IF_ERROR(ApplyMask(seed.span(), ctx.config.bits, undo, ctx.sum));
+    }
+    return absl::OkStatus();
   }
 
   DeviceSet dropped_;  // D = U2 \ U3

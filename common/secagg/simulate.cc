@@ -68,8 +68,9 @@ uint64_t PayloadBytes(const ClientMessage& message, int bits) {
                } else if constexpr (std::is_same_v<T, ConsistencySignature>) {
                  return m.signature.size();
                } else if constexpr (std::is_same_v<T, ShareKeys>) {
-                 uint64_t b = m.b_commitment.size();
+                 uint64_t b = m.b_commitment.size() + m.recovery_commitment.size();
                  for (const auto& es : m.shares) b += 8 + es.ciphertext.size();
+                 for (const auto& p : m.mask_pads) b += 8 + p.pad.size();
                  return b;
                } else if constexpr (std::is_same_v<T, MaskedInput>) {
                  return m.masked.size() * static_cast<uint64_t>((bits + 7) / 8);  // packed
@@ -188,8 +189,12 @@ class Simulation {
                                     : Certifier(),
                                 absl::StrCat("host/", config_.roster[i])};
       }
-      absl::StatusOr<ClientStateMachine> c = ClientStateMachine::Create(
-          config_, config_.roster[i], std::move(rng), std::move(signing));
+      absl::StatusOr<ClientStateMachine> c =
+          spec_.session != nullptr
+              ? ClientStateMachine::CreateInSession(config_, config_.roster[i], std::move(rng),
+                                                    spec_.session->devices[i], std::move(signing))
+              : ClientStateMachine::Create(config_, config_.roster[i], std::move(rng),
+                                           std::move(signing));
       if (!c.ok()) {
         errors[i] = c.status();
         return;
@@ -421,8 +426,37 @@ absl::StatusOr<SimulationResult> Simulate(const SimulationSpec& spec) {
   config.consistency_check = spec.signing;
 
   ASSIGN_OR_RETURN(std::vector<int> stage, Stages(config.roster, spec.dropouts));
+  SimulatedSession* session = spec.session.get();
+  if (session != nullptr) {
+    if (!session->setup.has_value()) {
+      // The setup: ids well below 2^63, so a session never runs out of them.
+      config.aggregation_id >>= 1;
+      session->devices.clear();
+      for (size_t i = 0; i < config.roster.size(); ++i) {
+        session->devices.push_back(std::make_shared<ClientSession>());
+      }
+      session->setup = config;
+    } else {
+      if (session->devices.size() != config.roster.size()) {
+        return absl::InvalidArgumentError("simulate: the session has a different roster size");
+      }
+      const SessionConfig& setup = *session->setup;
+      config.aggregation_id = session->last_aggregation_id + 1;
+      config.graph_seed = setup.graph_seed;
+      config.degree = setup.degree;
+      config.threshold = setup.threshold;
+      config.min_survivors = std::max(config.min_survivors, setup.threshold);
+      config.graph = setup.graph;
+      for (size_t i = 0; i < stage.size(); ++i) {
+        if (!session->devices[i]->established()) stage[i] = kBefore;
+      }
+    }
+    session->last_aggregation_id = config.aggregation_id;
+  }
   absl::StatusOr<ServerStateMachine> server =
-      ServerStateMachine::Create(config, master.Fork("simulate/server"));
+      session != nullptr ? ServerStateMachine::CreateInSession(
+                               config, master.Fork("simulate/server"), session->server)
+                         : ServerStateMachine::Create(config, master.Fork("simulate/server"));
   if (!server.ok()) return server.status();
   Simulation sim(spec, std::move(config), std::move(*server), std::move(stage));
   return sim.Run();

@@ -25,9 +25,21 @@
 #include "common/secagg/config.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/session.h"
 #include "common/secagg/signing.h"
 
 namespace fedmf::secagg {
+
+// The long-lived state of a simulated session (session.h): the server's and
+// every device's. Simulate fills it in the session's first aggregation (the
+// setup); later aggregations reuse its keys, graph seed and thresholds, with
+// aggregation ids counting up from the setup's.
+struct SimulatedSession {
+  std::shared_ptr<ServerSession> server = std::make_shared<ServerSession>();
+  std::vector<std::shared_ptr<ClientSession>> devices;  // by roster index; empty before setup
+  std::optional<SessionConfig> setup;                   // the setup's config
+  uint64_t last_aggregation_id = 0;
+};
 
 // Devices (by roster id) that stop talking at a given point.
 struct DropoutPlan {
@@ -61,6 +73,9 @@ struct SimulationSpec {
   // credentials are checked through this cache (one check per job).
   std::optional<uint64_t> signing_seed;
   std::shared_ptr<CredentialCache> credential_cache;
+  // Run inside this session (its setup if it is empty). A device that did
+  // not complete the setup stays away from the session's later aggregations.
+  std::shared_ptr<SimulatedSession> session;
   // x_i for the device at roster index i; default: uniform in Z_{2^bits}
   // from the seed. Must be deterministic and thread-safe.
   std::function<std::vector<uint64_t>(size_t index, DeviceId id)> input;

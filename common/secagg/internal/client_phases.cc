@@ -48,8 +48,9 @@ absl::StatusOr<std::vector<DeviceId>> SortedUnique(std::vector<DeviceId> ids, co
 // What a device knows about one live neighbour after the key broadcast.
 struct Peer {
   DeviceId id = 0;
-  X25519PublicKey s_pk{};
+  X25519PublicKey s_pk{};   // per-aggregation runs: agreed with s_sk in MaskedInput
   SecretBytes receive_key;  // opens what the peer sealed to us
+  SecretBytes round_seed;   // session rounds: m_ij^r, already derived
 };
 
 // A peer's shares of its own secrets, as received in the MaskedInputRequest.
@@ -311,7 +312,9 @@ class ConsistencyCheckPhase final : public ClientPhase {
 
 class MaskedInputPhase final : public ClientPhase {
  public:
-  MaskedInputPhase(X25519PrivateKey s_sk, SecretBytes b, std::vector<Peer> peers,
+  // `s_sk` for a per-aggregation run; nullopt in a session round, whose
+  // peers carry their round seeds.
+  MaskedInputPhase(std::optional<X25519PrivateKey> s_sk, SecretBytes b, std::vector<Peer> peers,
                    ShamirShare own_b_share)
       : s_sk_(std::move(s_sk)),
         b_(std::move(b)),
@@ -388,11 +391,15 @@ class MaskedInputPhase final : public ClientPhase {
       return s;
     }
     for (const Peer* peer : live) {
-      absl::StatusOr<SecretBytes> seed =
-          DeriveMaskSeed(s_sk_, peer->s_pk, ctx.config.aggregation_id, ctx.self, peer->id);
-      if (!seed.ok()) return seed.status();
       const crypto::MaskSign sign =
           peer->id < ctx.self ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract;
+      if (!s_sk_.has_value()) {
+        RETURN_IF_ERROR(ApplyMask(peer->round_seed.span(), bits, sign, y));
+        continue;
+      }
+      absl::StatusOr<SecretBytes> seed =
+          DeriveMaskSeed(*s_sk_, peer->s_pk, ctx.config.aggregation_id, ctx.self, peer->id);
+      if (!seed.ok()) return seed.status();
       RETURN_IF_ERROR(ApplyMask(seed->span(), bits, sign, y));
     }
 
@@ -409,10 +416,111 @@ class MaskedInputPhase final : public ClientPhase {
   }
 
  private:
-  X25519PrivateKey s_sk_;
+  std::optional<X25519PrivateKey> s_sk_;
   SecretBytes b_;
   std::vector<Peer> peers_;  // sorted by id
   ShamirShare own_b_share_;
+};
+
+// ---------------------------------------------------------------- kR1 (session rounds)
+
+// The sharing step of a session round (session.h): fresh b and e shared among
+// {self} ∪ live, sealed under the session's channel keys; every live
+// neighbour's round seed m_ij^r is derived here and sent hidden under
+// HKDF(e, j). `live`: sorted ids, each a session peer.
+absl::StatusOr<ClientTransition> ShareInSession(ClientContext& ctx,
+                                                const std::vector<DeviceId>& live) {
+  const ClientSession& session = *ctx.session;
+  const size_t t = static_cast<size_t>(ctx.config.threshold);
+  if (live.size() + 1 < t) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("only ", live.size(), " live neighbours; need ", t - 1, " to share secrets"));
+  }
+  std::vector<DeviceId> holders = live;
+  holders.insert(std::lower_bound(holders.begin(), holders.end(), ctx.self), ctx.self);
+
+  const uint64_t agg = ctx.config.aggregation_id;
+  SecretBytes b(kSecretBytes), e(kSecretBytes);
+  ctx.rng.FillBytes(b.data(), b.size());
+  ctx.rng.FillBytes(e.data(), e.size());
+  ASSIGN_OR_RETURN(std::vector<ShamirShare> e_shares,
+                   crypto::ShamirSplit(e.span(), t, holders.size(), ctx.rng));
+  ASSIGN_OR_RETURN(std::vector<ShamirShare> b_shares,
+                   crypto::ShamirSplit(b.span(), t, holders.size(), ctx.rng));
+
+  ShareKeys out;
+  out.header = ctx.Header(Phase::kShareKeys);
+  ASSIGN_OR_RETURN(out.b_commitment, CommitSelfMaskSeed(b.span(), agg, ctx.self));
+  ASSIGN_OR_RETURN(out.recovery_commitment, CommitRecoveryKey(e.span(), agg, ctx.self));
+  out.shares.reserve(live.size());
+  out.mask_pads.reserve(live.size());
+  std::vector<Peer> peers;
+  peers.reserve(live.size());
+  std::optional<ShamirShare> own_b_share;
+  const size_t self_pos = static_cast<size_t>(
+      std::lower_bound(holders.begin(), holders.end(), ctx.self) - holders.begin());
+  for (size_t p = 0; p < holders.size(); ++p) {
+    if (p == self_pos) {
+      own_b_share = b_shares[p];
+      continue;
+    }
+    const ClientSession::Peer& peer = *session.FindPeer(holders[p]);  // caller checked
+    const SecretBytes plain =
+        EncodeShareBundle(ShareBundle{ctx.self, peer.id, e_shares[p], b_shares[p]});
+    ASSIGN_OR_RETURN(std::vector<uint8_t> sealed,
+                     crypto::AesGcmSeal(peer.send_key.span(), plain.span(),
+                                        ShareBundleAad(agg, ctx.self, peer.id), ctx.rng));
+    out.shares.push_back({peer.id, std::move(sealed)});
+    ASSIGN_OR_RETURN(SecretBytes seed,
+                     DeriveRoundMaskSeed(peer.mask_key.span(), agg, ctx.self, peer.id));
+    ASSIGN_OR_RETURN(SecretBytes pad, DeriveRecoveryPad(e.span(), agg, ctx.self, peer.id));
+    const SecretBytes hidden = XorSecret(seed.span(), pad.span());
+    out.mask_pads.push_back(
+        {peer.id, std::vector<uint8_t>(hidden.span().begin(), hidden.span().end())});
+    peers.push_back({peer.id, X25519PublicKey{}, peer.receive_key, std::move(seed)});
+  }
+  for (ShamirShare& s : e_shares) Wipe(s);
+  for (ShamirShare& s : b_shares) Wipe(s);
+  // e dies here: only its shares and pads leave, and nothing later needs it.
+  return ClientTransition{std::make_unique<MaskedInputPhase>(std::nullopt, std::move(b),
+                                                             std::move(peers), *own_b_share),
+                          ClientMessage(std::move(out))};
+}
+
+// A session round after the setup: the broadcast names the live neighbours
+// and carries no keys (the session's are used).
+class SessionShareKeysPhase final : public ClientPhase {
+ public:
+  ClientState state() const override { return ClientState::kR1ShareKeys; }
+
+  absl::StatusOr<ClientTransition> Handle(ClientContext& ctx,
+                                          const ServerMessage& message) override {
+    const auto* broadcast = std::get_if<KeysBroadcast>(&message);
+    if (broadcast == nullptr) return Unexpected(message, state());
+    if (broadcast->neighbours.size() > ctx.session->peers().size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "key broadcast lists ", broadcast->neighbours.size(), " devices; this device has ",
+          ctx.session->peers().size(), " session neighbours"));
+    }
+    std::vector<DeviceId> live;
+    live.reserve(broadcast->neighbours.size());
+    for (const NeighbourKeys& nk : broadcast->neighbours) {
+      if (!nk.c_pk.empty() || !nk.s_pk.empty() || !nk.signing_key.empty() ||
+          !nk.credential.empty() || !nk.signature.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("key broadcast of a session round carries keys for ", nk.device,
+                         " (the session's keys are fixed at its setup)"));
+      }
+      if (ctx.session->FindPeer(nk.device) == nullptr) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("key broadcast includes ", nk.device,
+                         ", which did not complete the session's setup with this device"));
+      }
+      live.push_back(nk.device);
+    }
+    ASSIGN_OR_RETURN(live, SortedUnique(std::move(live), "key broadcast"));
+    return ShareInSession(ctx, live);
+  }
 };
 
 // ---------------------------------------------------------------- kR1
@@ -429,11 +537,6 @@ class ShareKeysPhase final : public ClientPhase {
     const auto* broadcast = std::get_if<KeysBroadcast>(&message);
     if (broadcast == nullptr) return Unexpected(message, state());
 
-    struct Announced {
-      DeviceId id;
-      X25519PublicKey c_pk;
-      X25519PublicKey s_pk;
-    };
     if (broadcast->neighbours.size() > ctx.neighbours.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat("key broadcast lists ", broadcast->neighbours.size(),
@@ -510,6 +613,8 @@ class ShareKeysPhase final : public ClientPhase {
           "only ", announced.size(), " live neighbours; need ", t - 1, " to share secrets"));
     }
 
+    if (ctx.session != nullptr) return EstablishSession(ctx, announced);
+
     // Holders H(i) = {i} ∪ (N(i) ∩ U1), sorted; holder at position p gets x = p + 1.
     std::vector<DeviceId> holders;
     holders.reserve(announced.size() + 1);
@@ -555,7 +660,7 @@ class ShareKeysPhase final : public ClientPhase {
                              ShareBundleAad(ctx.config.aggregation_id, ctx.self, a.id), ctx.rng);
       if (!sealed.ok()) return sealed.status();
       out.shares.push_back({a.id, std::move(*sealed)});
-      peers.push_back({a.id, a.s_pk, std::move(keys->receive)});
+      peers.push_back({a.id, a.s_pk, std::move(keys->receive), SecretBytes()});
     }
     for (ShamirShare& s : *s_shares) Wipe(s);
     for (ShamirShare& s : *b_shares) Wipe(s);
@@ -567,6 +672,32 @@ class ShareKeysPhase final : public ClientPhase {
   }
 
  private:
+  struct Announced {
+    DeviceId id;
+    X25519PublicKey c_pk;
+    X25519PublicKey s_pk;
+  };
+
+  // The setup of a session: one agreement per key and neighbour, kept for
+  // the whole session; then this aggregation shares as every session round.
+  absl::StatusOr<ClientTransition> EstablishSession(ClientContext& ctx,
+                                                    const std::vector<Announced>& announced) {
+    std::vector<ClientSession::Peer> peers;
+    peers.reserve(announced.size());
+    std::vector<DeviceId> live;
+    for (const Announced& a : announced) {
+      ASSIGN_OR_RETURN(ChannelKeys keys,
+                       DeriveChannelKeys(c_sk_, a.c_pk, ctx.config.aggregation_id, ctx.self, a.id));
+      ASSIGN_OR_RETURN(SecretBytes mask_key,
+                       DeriveMaskSeed(s_sk_, a.s_pk, ctx.config.aggregation_id, ctx.self, a.id));
+      peers.push_back({a.id, std::move(keys.send), std::move(keys.receive), std::move(mask_key)});
+      live.push_back(a.id);
+    }
+    ctx.session->Establish(ctx.config, ctx.signing.has_value(), std::move(peers),
+                           ctx.peer_signing_keys);
+    return ShareInSession(ctx, live);
+  }
+
   X25519PrivateKey c_sk_;
   X25519PrivateKey s_sk_;
 };
@@ -578,6 +709,7 @@ class AdvertiseKeysPhase final : public ClientPhase {
   ClientState state() const override { return ClientState::kR0AdvertiseKeys; }
 
   absl::StatusOr<ClientTransition> Start(ClientContext& ctx) override {
+    if (ctx.session != nullptr && ctx.session->established()) return CheckIn(ctx);
     ASSIGN_OR_RETURN(X25519PrivateKey c_sk, X25519PrivateKey::Generate(ctx.rng));
     ASSIGN_OR_RETURN(X25519PrivateKey s_sk, X25519PrivateKey::Generate(ctx.rng));
     AdvertiseKeys out;
@@ -594,6 +726,14 @@ class AdvertiseKeysPhase final : public ClientPhase {
       out.signature = std::move(*sig);
     }
     return ClientTransition{std::make_unique<ShareKeysPhase>(std::move(c_sk), std::move(s_sk)),
+                            ClientMessage(std::move(out))};
+  }
+
+  // A session round after the setup: a check-in with no keys.
+  static absl::StatusOr<ClientTransition> CheckIn(ClientContext& ctx) {
+    AdvertiseKeys out;
+    out.header = ctx.Header(Phase::kAdvertiseKeys);
+    return ClientTransition{std::make_unique<SessionShareKeysPhase>(),
                             ClientMessage(std::move(out))};
   }
 

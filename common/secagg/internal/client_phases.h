@@ -14,6 +14,7 @@
 #include "common/secagg/client_state_machine.h"
 #include "common/secagg/config.h"
 #include "common/secagg/messages.h"
+#include "common/secagg/session.h"
 #include "common/secagg/signing.h"
 
 namespace fedmf::secagg::internal {
@@ -29,6 +30,9 @@ struct ClientContext {
   std::optional<ClientSigning> signing;
   // The certified signing keys of N(self) ∩ U1, sorted by device (signing only).
   std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> peer_signing_keys;
+  // Present iff this aggregation belongs to a session (session.h); shared
+  // with the caller, who keeps it between aggregations.
+  std::shared_ptr<ClientSession> session;
 
   MessageHeader Header(Phase phase) const {
     return MessageHeader{config.aggregation_id, self, kServerId, phase};

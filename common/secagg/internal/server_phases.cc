@@ -261,6 +261,12 @@ class ShareKeysCollection final : public ServerPhase {
     for (size_t i = 0; i < u2.size(); ++i) {
       if (!u2[i]) continue;
       ctx.b_commitment[i] = std::move(pending_[i]->b_commitment);
+      if (ctx.session != nullptr) {
+        ctx.recovery_commitment[i] = std::move(pending_[i]->recovery_commitment);
+        ctx.mask_pads[i] = std::move(pending_[i]->mask_pads);
+        std::sort(ctx.mask_pads[i].begin(), ctx.mask_pads[i].end(),
+                  [](const MaskPad& a, const MaskPad& b) { return a.peer < b.peer; });
+      }
       for (EncryptedShares& es : pending_[i]->shares) {
         const size_t j = *ctx.graph.IndexOf(es.peer);  // checked in Accept
         if (u2[j]) inbox[j].shares.push_back({ctx.config.roster[i], std::move(es.ciphertext)});
@@ -315,12 +321,49 @@ class ShareKeysCollection final : public ServerPhase {
                                                      " devices, expected exactly the ",
                                                      expected.size(), " live neighbours"));
     }
+    RETURN_IF_ERROR(CheckSessionFields(ctx, m, expected));
     pending_[index] = m;
     return absl::OkStatus();
   }
   void Discard(ServerContext&, size_t index) override { pending_[index].reset(); }
 
  private:
+  // Session rounds: a commitment to e and one pad for every live neighbour
+  // (sorted `expected`); outside sessions, neither.
+  static absl::Status CheckSessionFields(const ServerContext& ctx, const ShareKeys& m,
+                                         const std::vector<DeviceId>& expected) {
+    if (ctx.session == nullptr) {
+      if (!m.recovery_commitment.empty() || !m.mask_pads.empty()) {
+        return absl::InvalidArgumentError("session fields in an aggregation outside a session");
+      }
+      return absl::OkStatus();
+    }
+    if (m.recovery_commitment.size() != kCommitmentBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("recovery commitment has ",
+                                                     m.recovery_commitment.size(),
+                                                     " bytes, expected ", kCommitmentBytes));
+    }
+    if (m.mask_pads.size() != expected.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("mask pads for ", m.mask_pads.size(),
+                                                     " devices, expected exactly the ",
+                                                     expected.size(), " live neighbours"));
+    }
+    std::vector<DeviceId> got;
+    got.reserve(m.mask_pads.size());
+    for (const MaskPad& p : m.mask_pads) {
+      if (p.pad.size() != kSecretBytes) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "mask pad for ", p.peer, " has ", p.pad.size(), " bytes, expected ", kSecretBytes));
+      }
+      got.push_back(p.peer);
+    }
+    std::sort(got.begin(), got.end());
+    if (got != expected) {
+      return absl::InvalidArgumentError("mask pads are not exactly one for each live neighbour");
+    }
+    return absl::OkStatus();
+  }
+
   std::vector<std::optional<ShareKeys>> pending_;
 };
 
@@ -328,13 +371,16 @@ class ShareKeysCollection final : public ServerPhase {
 
 class AdvertiseKeysCollection final : public ServerPhase {
  public:
-  explicit AdvertiseKeysCollection(size_t n) : ServerPhase(DeviceSet(n, 1)) {}
+  // `check_in`: a session round after the setup; only members may check in,
+  // with no keys.
+  AdvertiseKeysCollection(DeviceSet eligible, bool check_in)
+      : ServerPhase(std::move(eligible)), check_in_(check_in) {}
   ServerState state() const override { return ServerState::kR0AdvertiseKeys; }
   Phase phase() const override { return Phase::kAdvertiseKeys; }
 
   absl::StatusOr<ServerTransition> Close(ServerContext& ctx) override {
     DeviceSet u1 = Survivors();
-    ExcludeRepeatedKeys(ctx, u1);
+    if (!check_in_) ExcludeRepeatedKeys(ctx, u1);
     // Too few already: abort without blaming individual devices for it.
     if (Count(u1) >= static_cast<size_t>(ctx.config.min_survivors)) ExcludeIsolated(ctx, u1);
     ctx.survivors[0] = u1;
@@ -345,12 +391,21 @@ class AdvertiseKeysCollection final : public ServerPhase {
     if (have < static_cast<size_t>(ctx.config.min_survivors)) {
       return AbortWith(ctx, TooFew(phase(), have, ctx.config.min_survivors));
     }
+    if (ctx.session != nullptr && !ctx.session->established()) {
+      ctx.session->Establish(ctx.config, u1, ctx.signing_key);
+    }
     ServerTransition t;
     for (size_t i = 0; i < u1.size(); ++i) {
       if (!u1[i]) continue;
       KeysBroadcast b;
       b.header = ctx.HeaderTo(i, Phase::kShareKeys);
       for (size_t j : ctx.NeighboursIn(i, u1)) {
+        if (check_in_) {
+          NeighbourKeys id_only;
+          id_only.device = ctx.config.roster[j];
+          b.neighbours.push_back(std::move(id_only));
+          continue;
+        }
         b.neighbours.push_back({ctx.config.roster[j],
                                 std::vector<uint8_t>(ctx.c_pk[j].begin(), ctx.c_pk[j].end()),
                                 std::vector<uint8_t>(ctx.s_pk[j].begin(), ctx.s_pk[j].end()),
@@ -365,6 +420,14 @@ class AdvertiseKeysCollection final : public ServerPhase {
  protected:
   absl::Status Accept(ServerContext& ctx, size_t index, const ClientMessage& message) override {
     const auto& m = std::get<AdvertiseKeys>(message);
+    if (check_in_) {
+      if (!m.c_pk.empty() || !m.s_pk.empty() || !m.signing_key.empty() || !m.credential.empty() ||
+          !m.signature.empty()) {
+        return absl::InvalidArgumentError(
+            "keys in a session round's check-in (the session's keys are fixed at its setup)");
+      }
+      return absl::OkStatus();
+    }
     ASSIGN_OR_RETURN(crypto::X25519PublicKey c_pk, crypto::ParseX25519PublicKey(m.c_pk));
     ASSIGN_OR_RETURN(crypto::X25519PublicKey s_pk, crypto::ParseX25519PublicKey(m.s_pk));
     if (c_pk == s_pk) return absl::InvalidArgumentError("c_pk and s_pk are equal");
@@ -397,6 +460,8 @@ class AdvertiseKeysCollection final : public ServerPhase {
   }
 
  private:
+  bool check_in_;
+
   void Exclude(ServerContext& ctx, DeviceSet& u1, size_t i, absl::Status reason) {
     u1[i] = 0;
     excluded_[i] = 1;
@@ -458,7 +523,11 @@ class AdvertiseKeysCollection final : public ServerPhase {
 }  // namespace
 
 std::unique_ptr<ServerPhase> MakeServerInitialPhase(const SessionConfig& config) {
-  return std::make_unique<AdvertiseKeysCollection>(config.roster.size());
+  return std::make_unique<AdvertiseKeysCollection>(DeviceSet(config.roster.size(), 1), false);
+}
+
+std::unique_ptr<ServerPhase> MakeSessionCheckInPhase(const ServerSession& session) {
+  return std::make_unique<AdvertiseKeysCollection>(session.members(), true);
 }
 
 }  // namespace fedmf::secagg::internal

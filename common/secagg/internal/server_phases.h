@@ -18,6 +18,7 @@
 #include "common/secagg/graph.h"
 #include "common/secagg/messages.h"
 #include "common/secagg/server_state_machine.h"
+#include "common/secagg/session.h"
 
 namespace fedmf::secagg::internal {
 
@@ -44,6 +45,12 @@ struct ServerContext {
   std::vector<uint32_t> u1_rank;
   std::vector<uint64_t> sum;  // running Σ y_i over accepted masked inputs
   std::optional<AggregationResult> result;
+  // Present iff this aggregation belongs to a session (session.h).
+  std::shared_ptr<ServerSession> session;
+  // Session rounds only, by roster index: the commitment to e_i and the
+  // hidden round seeds m_ij ⊕ pad, sorted by peer (messages.h, ShareKeys).
+  std::vector<std::vector<uint8_t>> recovery_commitment;
+  std::vector<std::vector<MaskPad>> mask_pads;
 
   MessageHeader HeaderTo(size_t index, Phase phase) const {
     return MessageHeader{config.aggregation_id, kServerId, config.roster[index], phase};
@@ -103,6 +110,9 @@ class ServerPhase {
 };
 
 std::unique_ptr<ServerPhase> MakeServerInitialPhase(const SessionConfig& config);
+// A session round after the setup: key-less check-ins from the members of
+// the session (session.h).
+std::unique_ptr<ServerPhase> MakeSessionCheckInPhase(const ServerSession& session);
 
 // server_unmasking.cc: the last phase.
 // `not_asked`: members of U3 that are not sent an unmasking request (they did

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -224,6 +225,72 @@ TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
   EXPECT_EQ(first->sum, std::vector<double>(5, -21.0));
   EXPECT_GT(first->cost.upload_bytes, 6u * 5 * 8);
   EXPECT_GT(first->cost.client_seconds[0], 0);
+}
+
+// A session (SecAggSumOptions::session): the first call sets up, later
+// calls — over subsets named by device_ids, with their own dropouts — decode
+// exactly what IdealSum gives, and send no keys.
+TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
+  constexpr size_t kN = 60;
+  auto codec = MaxPrecisionCodec(32, 8.0, kN);
+  ASSERT_THAT(codec, IsOk());
+  SecAggSumOptions o;
+  o.session = true;
+  SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(31));
+  random::Csprng rng = random::Csprng::FromSeed(32);
+  std::vector<std::vector<double>> x(kN, std::vector<double>(7));
+  uint64_t setup_upload = 0;
+  for (int call = 0; call < 5; ++call) {
+    for (auto& v : x) {
+      for (double& e : v) e = 8.0 * (2 * rng.NextDouble() - 1);
+    }
+    SecureSumRequest r;
+    r.iteration = call;
+    r.codec = &*codec;
+    // Call 0 (the setup): everybody; later: a random subset of 40..60.
+    std::vector<int64_t> ids(kN);
+    for (size_t k = 0; k < kN; ++k) ids[k] = static_cast<int64_t>(k);
+    if (call > 0) {
+      for (size_t k = kN - 1; k > 0; --k) std::swap(ids[k], ids[rng.UniformInt(k + 1)]);
+      ids.resize(40 + rng.UniformInt(21));
+      r.device_ids = ids;
+    }
+    r.min_survivors = static_cast<int64_t>(std::ceil(0.7 * ids.size() - 1e-9));
+    for (size_t k = 0; k < ids.size(); ++k) {
+      // At the setup nobody may vanish before sharing (it would miss the
+      // session); later anyone may, anywhere.
+      DropPoint d = SampleDropPoint(rng, 0.15);
+      if (call == 0 && d < DropPoint::kAfterShareKeys) d = DropPoint::kNone;
+      r.drops.push_back(d);
+      r.inputs.push_back(Submits(d) ? &x[static_cast<size_t>(ids[k])] : nullptr);
+    }
+    auto ideal = IdealSum(r);
+    auto secure = sum(r);
+    ASSERT_THAT(ideal, IsOk());
+    ASSERT_THAT(secure, IsOk());
+    ASSERT_FALSE(secure->aborted) << "call " << call << ": " << secure->abort_reason;
+    ASSERT_EQ(secure->included, ideal->included) << "call " << call;
+    const double precision =
+        static_cast<double>(kN) * std::ldexp(1.0, -codec->frac_bits() - 1) + 1e-9;
+    for (size_t e = 0; e < 7; ++e) EXPECT_NEAR(secure->sum[e], ideal->sum[e], precision);
+    if (call == 0) {
+      setup_upload = secure->cost.upload_bytes;
+    } else if (ids.size() == kN) {
+      EXPECT_LT(secure->cost.upload_bytes, setup_upload);
+    }
+  }
+  // A participant that is not a session device is refused by name.
+  std::vector<double> v(7, 0.0);
+  SecureSumRequest bad;
+  bad.codec = &*codec;
+  bad.min_survivors = 1;
+  bad.inputs = {&v, &v};
+  bad.drops = {DropPoint::kNone, DropPoint::kNone};
+  bad.device_ids = {0, static_cast<int64_t>(kN)};
+  auto refused = sum(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("is not a distinct device"), std::string::npos)
+      << refused.status();
 }
 
 data::Dataset Small() {

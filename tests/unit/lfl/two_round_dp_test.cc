@@ -56,7 +56,7 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
   const int64_t a1 = std::min<int64_t>(d2, n - d1 - m1);  // gone right after round 1
   std::vector<DeviceNoise> devices(n, DeviceNoise(p));
   std::vector<random::Csprng> rngs;
-  SecureSumRequest r1{0, 1, m1, &codecs.round1, {}, {}};
+  SecureSumRequest r1{0, 1, m1, &codecs.round1, {}, {}, {}};
   std::vector<std::vector<double>> x(n);
   for (int64_t i = 0; i < n; ++i) {
     rngs.push_back(root.Fork(absl::StrCat("device-", i)));
@@ -81,7 +81,7 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
   const int64_t b2 = d2 - a1;  // miss round 2 before their input
   const int64_t m2 = MinSurvivors({roster2, p.omega, p.sigma_v});
   const int64_t c2 = roster2 - b2 - 1 >= m2 ? 1 : 0;  // in U2, then gone
-  SecureSumRequest r2{0, 2, m2, &codecs.round2, {}, {}};
+  SecureSumRequest r2{0, 2, m2, &codecs.round2, {}, {}, {}};
   std::vector<std::vector<double>> bars(roster2);
   for (int64_t k = 0; k < roster2; ++k) {
     const int64_t i = d1 + a1 + k;

@@ -1,0 +1,77 @@
+#include "common/secagg/session.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedmf::secagg {
+
+absl::Status CheckSessionRound(const SessionConfig& setup, std::optional<uint64_t> last,
+                               const SessionConfig& config) {
+  if (last.has_value() && config.aggregation_id <= *last) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "aggregation_id ", config.aggregation_id, " is not above ", *last,
+        ", the last one of this session: a repeated id would repeat the pairwise masks"));
+  }
+  const auto differs = [](const char* field) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " differs from the session's setup; start a new session to change it"));
+  };
+  if (config.roster != setup.roster) return differs("roster");
+  if (config.graph != setup.graph) return differs("graph");
+  if (config.degree != setup.degree) return differs("degree");
+  if (config.graph_seed != setup.graph_seed) return differs("graph_seed");
+  if (config.threshold != setup.threshold) return differs("threshold");
+  if (config.consistency_check != setup.consistency_check) return differs("consistency_check");
+  return absl::OkStatus();
+}
+
+const ClientSession::Peer* ClientSession::FindPeer(DeviceId id) const {
+  const auto it = std::lower_bound(peers_.begin(), peers_.end(), id,
+                                   [](const Peer& p, DeviceId d) { return p.id < d; });
+  return it != peers_.end() && it->id == id ? &*it : nullptr;
+}
+
+absl::Status ClientSession::CheckRound(const SessionConfig& config, bool signing) const {
+  if (!established()) {
+    if (last_aggregation_id_.has_value()) {
+      return absl::FailedPreconditionError(
+          "the session's setup aggregation did not complete; start a new session");
+    }
+    return absl::OkStatus();
+  }
+  if (signing != signing_) {
+    return absl::InvalidArgumentError(
+        "signing mode differs from the session's setup; start a new session to change it");
+  }
+  return CheckSessionRound(*config_, last_aggregation_id_, config);
+}
+
+void ClientSession::Establish(
+    SessionConfig config, bool signing, std::vector<Peer> peers,
+    std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> signing_keys) {
+  config_ = std::move(config);
+  signing_ = signing;
+  peers_ = std::move(peers);
+  peer_signing_keys_ = std::move(signing_keys);
+}
+
+absl::Status ServerSession::CheckRound(const SessionConfig& config) const {
+  if (!established()) {
+    if (last_aggregation_id_.has_value()) {
+      return absl::FailedPreconditionError(
+          "the session's setup aggregation did not complete; start a new session");
+    }
+    return absl::OkStatus();
+  }
+  return CheckSessionRound(*config_, last_aggregation_id_, config);
+}
+
+void ServerSession::Establish(SessionConfig config, std::vector<char> members,
+                              std::vector<std::vector<uint8_t>> signing_keys) {
+  config_ = std::move(config);
+  members_ = std::move(members);
+  signing_keys_ = std::move(signing_keys);
+}
+
+}  // namespace fedmf::secagg
