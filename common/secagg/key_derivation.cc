@@ -69,24 +69,22 @@ absl::StatusOr<std::vector<uint8_t>> CommitSelfMaskSeed(std::span<const uint8_t>
 absl::StatusOr<crypto::SecretBytes> DeriveRoundMaskSeed(std::span<const uint8_t> mask_key,
                                                         uint64_t aggregation_id, DeviceId a,
                                                         DeviceId b) {
-  return crypto::HkdfSha256(
-      mask_key, {},
-      Label("fedmf/secagg/v1/round-mask", aggregation_id, std::min(a, b), std::max(a, b)),
+  return crypto::HkdfSha256Expand(
+      mask_key, Label("fedmf/secagg/v1/round-mask", aggregation_id, std::min(a, b), std::max(a, b)),
       kSecretBytes);
 }
 
 absl::StatusOr<crypto::SecretBytes> DeriveRecoveryPad(std::span<const uint8_t> e,
                                                       uint64_t aggregation_id, DeviceId owner,
                                                       DeviceId peer) {
-  return crypto::HkdfSha256(
-      e, {}, Label("fedmf/secagg/v1/recovery-pad", aggregation_id, owner, peer), kSecretBytes);
+  return crypto::HkdfSha256Expand(
+      e, Label("fedmf/secagg/v1/recovery-pad", aggregation_id, owner, peer), kSecretBytes);
 }
 
 absl::StatusOr<std::vector<uint8_t>> CommitRecoveryKey(std::span<const uint8_t> e,
                                                        uint64_t aggregation_id, DeviceId owner) {
-  absl::StatusOr<crypto::SecretBytes> c = crypto::HkdfSha256(
-      e, {}, Label("fedmf/secagg/v1/commit-e", aggregation_id, owner, std::nullopt),
-      kCommitmentBytes);
+  absl::StatusOr<crypto::SecretBytes> c = crypto::HkdfSha256Expand(
+      e, Label("fedmf/secagg/v1/commit-e", aggregation_id, owner, std::nullopt), kCommitmentBytes);
   if (!c.ok()) return c.status();
   return std::vector<uint8_t>(c->span().begin(), c->span().end());
 }

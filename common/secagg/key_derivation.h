@@ -10,21 +10,21 @@
 //   b commitment         = HKDF-SHA256(b_i, salt = "",
 //                    info = "fedmf/secagg/v1/commit-b" ‖ agg ‖ i)
 //   AES-GCM AAD of a share bundle = "fedmf/secagg/v1/shares" ‖ agg ‖ i ‖ j
-// In a session (session.h), the channel keys and a pairwise mask KEY come from
-// the setup aggregation's agreements (labels above, agg = the setup's id) and
-// live for the whole session; each aggregation r then derives
-//   round mask seed m_ij^r = HKDF-SHA256(mask key_ij, salt = "",
-//                    info = "fedmf/secagg/v1/round-mask" ‖ r ‖ min(i,j) ‖ max(i,j))
-//   recovery pad   P_ij^r  = HKDF-SHA256(e_i^r, salt = "",
-//                    info = "fedmf/secagg/v1/recovery-pad" ‖ r ‖ i ‖ j)
-//   e commitment           = HKDF-SHA256(e_i^r, salt = "",
-//                    info = "fedmf/secagg/v1/commit-e" ‖ r ‖ i)
-// where e_i^r is device i's fresh 32-byte recovery key of aggregation r.
 // (integers as 8-byte little-endian). The channel key is directional and the
 // AAD names sender and recipient, so the server can neither reroute a
 // ciphertext to another device nor reflect it back to its sender.
 // The commitment is HMAC-SHA256 under a public key of a 256-bit uniformly
 // random b_i: hiding, and binding as SHA-256 is collision resistant.
+//
+// In a session (session.h), the channel keys and a pairwise mask KEY come from
+// the setup aggregation's agreements (labels above, agg = the setup's id) and
+// live for the whole session; each aggregation r then derives, with
+// HKDF-Expand only (RFC 5869 2.3: both keys are already uniform 32-byte keys)
+//   round mask seed m_ij^r = HKDF-Expand(mask key_ij,
+//                    info = "fedmf/secagg/v1/round-mask" ‖ r ‖ min(i,j) ‖ max(i,j))
+//   recovery pad   P_ij^r  = HKDF-Expand(e_i^r, "fedmf/secagg/v1/recovery-pad" ‖ r ‖ i ‖ j)
+//   e commitment           = HKDF-Expand(e_i^r, "fedmf/secagg/v1/commit-e" ‖ r ‖ i)
+// where e_i^r is device i's fresh 32-byte recovery key of aggregation r.
 #ifndef FEDMF_COMMON_SECAGG_KEY_DERIVATION_H_
 #define FEDMF_COMMON_SECAGG_KEY_DERIVATION_H_
 

@@ -44,4 +44,47 @@ absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign
   return status;
 }
 
+absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uint64_t> acc) {
+  RETURN_IF_ERROR(crypto::CheckModulusBits(bits));
+  if (bits > 32) {
+    for (const MaskTerm& t : terms)
+      RETURN_IF_ERROR(crypto::ApplyMaskMod2k(t.seed, bits, t.sign, acc));
+    return absl::OkStatus();
+  }
+  std::vector<crypto::AesCtrPrg> prgs;
+  prgs.reserve(terms.size());
+  for (const MaskTerm& t : terms) {
+    ASSIGN_OR_RETURN(crypto::AesCtrPrg prg, crypto::AesCtrPrg::Create(t.seed));
+    prgs.push_back(std::move(prg));
+  }
+  // 8 KiB of keystream and 8 KiB of running sum: both stay in L1.
+  constexpr size_t kBlock = 2048;
+  alignas(64) uint32_t words[kBlock];
+  alignas(64) uint32_t sum[kBlock];
+  const uint64_t mask = crypto::LowBitsMask(bits);
+  absl::Status status = absl::OkStatus();
+  for (size_t pos = 0; pos < acc.size() && status.ok(); pos += kBlock) {
+    const size_t take = std::min(kBlock, acc.size() - pos);
+    uint64_t* a = acc.data() + pos;
+    // Wrapping uint32 arithmetic is exact mod 2^bits, since 2^bits divides 2^32.
+    for (size_t i = 0; i < take; ++i) sum[i] = static_cast<uint32_t>(a[i]);
+    for (size_t t = 0; t < prgs.size(); ++t) {
+      status = prgs[t].Fill(std::span<uint8_t>(reinterpret_cast<uint8_t*>(words), 4 * take));
+      if (!status.ok()) break;
+      if constexpr (std::endian::native == std::endian::big) {
+        for (size_t i = 0; i < take; ++i) words[i] = __builtin_bswap32(words[i]);  // stream is LE
+      }
+      if (terms[t].sign == crypto::MaskSign::kAdd) {
+        for (size_t i = 0; i < take; ++i) sum[i] += words[i];
+      } else {
+        for (size_t i = 0; i < take; ++i) sum[i] -= words[i];
+      }
+    }
+    for (size_t i = 0; i < take; ++i) a[i] = sum[i] & mask;
+  }
+  OPENSSL_cleanse(words, sizeof(words));
+  OPENSSL_cleanse(sum, sizeof(sum));
+  return status;
+}
+
 }  // namespace fedmf::secagg

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "common/crypto/aes_ctr_prg.h"
@@ -22,6 +23,19 @@ namespace fedmf::secagg {
 
 absl::Status ApplyMask(std::span<const uint8_t> seed, int bits, crypto::MaskSign sign,
                        std::span<uint64_t> acc);
+
+// One term of a device's mask sum: ±PRG(seed).
+struct MaskTerm {
+  std::span<const uint8_t> seed;
+  crypto::MaskSign sign = crypto::MaskSign::kAdd;
+};
+
+// Every term applied to `acc`, with the same result as one ApplyMask per
+// term. Why: a device applies k + 1 masks to its whole vector; term by term
+// that streams the vector k + 1 times through L2, while here each L1-sized
+// block of the vector takes all k + 1 keystreams before the next block (and
+// for bits <= 32 is summed in uint32, twice the lanes per instruction).
+absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uint64_t> acc);
 
 }  // namespace fedmf::secagg
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "common/secagg/mask.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/simulate.h"
 
@@ -145,6 +146,53 @@ BENCHMARK(BM_CompleteGraphIteration)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+// One device's masking kernel: k + 1 masks over the 33640-entry vector in
+// Z_{2^32}, term by term (ApplyMask) or fused by L1 block (ApplyMasks, what
+// a device runs). Arg: k + 1. bytes_per_second counts keystream bytes.
+std::vector<std::vector<uint8_t>> Seeds(size_t count) {
+  std::vector<std::vector<uint8_t>> seeds(count, std::vector<uint8_t>(32));
+  for (size_t t = 0; t < count; ++t) {
+    for (size_t b = 0; b < 32; ++b) seeds[t][b] = static_cast<uint8_t>(31 * t + b);
+  }
+  return seeds;
+}
+
+void BM_ApplyMaskTermByTerm(benchmark::State& state) {
+  const auto seeds = Seeds(static_cast<size_t>(state.range(0)));
+  std::vector<uint64_t> acc(kVectorLength, 0);
+  for (auto _ : state) {
+    for (size_t t = 0; t < seeds.size(); ++t) {
+      if (!ApplyMask(seeds[t], 32, t % 2 ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract,
+                     acc)
+               .ok()) {
+        state.SkipWithError("ApplyMask failed");
+        return;
+      }
+    }
+    benchmark::DoNotOptimize(acc.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * kVectorLength * 4);
+}
+BENCHMARK(BM_ApplyMaskTermByTerm)->Arg(35);
+
+void BM_ApplyMasksFused(benchmark::State& state) {
+  const auto seeds = Seeds(static_cast<size_t>(state.range(0)));
+  std::vector<MaskTerm> terms;
+  for (size_t t = 0; t < seeds.size(); ++t) {
+    terms.push_back({seeds[t], t % 2 ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract});
+  }
+  std::vector<uint64_t> acc(kVectorLength, 0);
+  for (auto _ : state) {
+    if (!ApplyMasks(terms, 32, acc).ok()) {
+      state.SkipWithError("ApplyMasks failed");
+      return;
+    }
+    benchmark::DoNotOptimize(acc.data());
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0) * kVectorLength * 4);
+}
+BENCHMARK(BM_ApplyMasksFused)->Arg(35);
 
 }  // namespace
 }  // namespace fedmf::secagg

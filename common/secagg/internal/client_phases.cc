@@ -386,22 +386,25 @@ class MaskedInputPhase final : public ClientPhase {
     // y = x + PRG(b) + Σ_{j<i} PRG(s_ij) − Σ_{j>i} PRG(s_ij)  (mod 2^bits).
     std::vector<uint64_t> y = std::move(*ctx.input);
     ctx.input.reset();
-    const int bits = ctx.config.bits;
-    if (absl::Status s = ApplyMask(b_.span(), bits, crypto::MaskSign::kAdd, y); !s.ok()) {
-      return s;
-    }
-    for (const Peer* peer : live) {
-      const crypto::MaskSign sign =
-          peer->id < ctx.self ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract;
-      if (!s_sk_.has_value()) {
-        RETURN_IF_ERROR(ApplyMask(peer->round_seed.span(), bits, sign, y));
-        continue;
+    std::vector<SecretBytes> agreed;  // per-aggregation runs: the seeds s_ij
+    if (s_sk_.has_value()) {
+      agreed.reserve(live.size());
+      for (const Peer* peer : live) {
+        ASSIGN_OR_RETURN(
+            SecretBytes seed,
+            DeriveMaskSeed(*s_sk_, peer->s_pk, ctx.config.aggregation_id, ctx.self, peer->id));
+        agreed.push_back(std::move(seed));
       }
-      absl::StatusOr<SecretBytes> seed =
-          DeriveMaskSeed(*s_sk_, peer->s_pk, ctx.config.aggregation_id, ctx.self, peer->id);
-      if (!seed.ok()) return seed.status();
-      RETURN_IF_ERROR(ApplyMask(seed->span(), bits, sign, y));
     }
+    std::vector<MaskTerm> terms;
+    terms.reserve(live.size() + 1);
+    terms.push_back({b_.span(), crypto::MaskSign::kAdd});
+    for (size_t k = 0; k < live.size(); ++k) {
+      const Peer* peer = live[k];
+      terms.push_back({s_sk_.has_value() ? agreed[k].span() : peer->round_seed.span(),
+                       peer->id < ctx.self ? crypto::MaskSign::kAdd : crypto::MaskSign::kSubtract});
+    }
+    RETURN_IF_ERROR(ApplyMasks(terms, ctx.config.bits, y));
 
     MaskedInput out;
     out.header = ctx.Header(Phase::kMaskedInput);

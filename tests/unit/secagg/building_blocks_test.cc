@@ -47,6 +47,39 @@ TEST(MaskTest, StreamDefinition) {
   EXPECT_EQ(acc, *crypto::ExpandMaskMod2k(seed, kN, 48));
 }
 
+// The fused kernel is exactly one ApplyMask per term, at every width and at
+// lengths around its block size.
+TEST(MaskTest, ApplyMasksEqualsOneApplyMaskPerTerm) {
+  for (int bits : {1, 17, 32, 33, 64}) {
+    for (size_t n : {size_t{1}, size_t{2047}, size_t{2048}, size_t{5000}}) {
+      const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      std::vector<uint64_t> start(n);
+      for (size_t i = 0; i < n; ++i) start[i] = (i * 0x9E3779B97F4A7C15ull) & mask;
+      std::vector<std::vector<uint8_t>> seeds;
+      std::vector<MaskTerm> terms;
+      for (int t = 0; t < 5; ++t) seeds.push_back(Seed(10 + t));
+      std::vector<uint64_t> one_by_one = start;
+      for (int t = 0; t < 5; ++t) {
+        const crypto::MaskSign sign = t % 2 ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd;
+        terms.push_back({seeds[t], sign});
+        ASSERT_THAT(ApplyMask(seeds[t], bits, sign, one_by_one), IsOk());
+      }
+      std::vector<uint64_t> fused = start;
+      ASSERT_THAT(ApplyMasks(terms, bits, fused), IsOk());
+      EXPECT_EQ(fused, one_by_one) << "bits " << bits << " n " << n;
+      if (n > 1) {  // one 1-bit element may well come out unchanged
+        EXPECT_NE(fused, start);
+      }
+    }
+  }
+  std::vector<uint64_t> acc(4);
+  std::vector<MaskTerm> bad = {{Seed(1), crypto::MaskSign::kAdd}};
+  EXPECT_FALSE(ApplyMasks(bad, 0, acc).ok());
+  const std::vector<uint8_t> short_seed(16);
+  bad.push_back({short_seed, crypto::MaskSign::kAdd});
+  EXPECT_FALSE(ApplyMasks(bad, 32, acc).ok());
+}
+
 TEST(MaskTest, AddThenSubtractIsIdentity) {
   for (int bits : {8, 32, 33, 64}) {
     std::vector<uint64_t> acc(777);
