@@ -315,6 +315,10 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
                   "lfl: threads for the in-process devices' secure-aggregation work")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_flag("--secagg-session", a->secagg_session,
+                "lfl (fedmf train): one secure-aggregation key setup for the whole job "
+                "(docs/security.md, Sessions): later aggregations agree no keys; a device "
+                "absent at the setup sits the job out");
 }
 
 // Hua et al.'s scenarios S1-S3.

@@ -167,6 +167,11 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
               << " runs in one process only (fedmf train)\n";
     return 2;
   }
+  if (a.secagg_session) {
+    std::cerr << "fedmf demo: --secagg-session runs in one process only (fedmf train); the "
+                 "daemons still run one key setup per aggregation (docs/security.md, Sessions)\n";
+    return 2;
+  }
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";

@@ -69,6 +69,7 @@ absl::StatusOr<lfl::SecureSumFn> SecureSumFromFlags(const JobFlags& a, const lfl
   }
   o.requirements.dropout_rate = a.secagg_design_dropout > 0 ? a.secagg_design_dropout : c.omega;
   o.num_threads = a.secagg_threads;
+  o.session = a.secagg_session;
   // Fresh keys and masks per aggregation; seeded only if the run is.
   return lfl::MakeSecAggSum(o, random::Csprng::FromOptionalSeed(c.seed).Fork("secagg"));
 }
@@ -101,6 +102,7 @@ nlohmann::json LflResultJson(const JobFlags& a, const lfl::LflConfig& c, const l
            r.validation.count > 0 ? nlohmann::json(r.validation.mse) : nlohmann::json(nullptr)},
           {"aggregation", a.aggregation},
           {"secagg_bits", c.secagg_bits},
+          {"secagg_session", a.secagg_session},
           {"secure_aggregation",
            {{"round1", CostJson(r.round1_cost, r.devices)},
             {"round2", CostJson(r.round2_cost, r.devices)}}},

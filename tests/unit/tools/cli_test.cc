@@ -235,6 +235,27 @@ TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
   EXPECT_FALSE(j.contains("epsilon_per_user_global"));
 }
 
+// Without dropouts a session loses no device, and the secure sums are exact
+// fixed-point sums either way: the same model to the last bit.
+TEST_F(CliTest, TrainLflInASecAggSessionGivesTheSameModel) {
+  std::vector<std::string> args = {
+      "train", "--setting", "lfl",       "--data",  "synthetic:users=40,items=20,density=0.3",
+      "--T",   "2",         "--epsilon", "4",       "--dropout",
+      "0,0",   "--seed",    "3",         "--quiet", "--json"};
+  RunResult fresh = Run(args);
+  ASSERT_EQ(fresh.exit_code, 0) << Describe(fresh);
+  args.push_back("--secagg-session");
+  RunResult session = Run(args);
+  ASSERT_EQ(session.exit_code, 0) << Describe(session);
+  const auto a = nlohmann::json::parse(fresh.out), b = nlohmann::json::parse(session.out);
+  EXPECT_EQ(a["secagg_session"], false);
+  EXPECT_EQ(b["secagg_session"], true);
+  EXPECT_EQ(a["test_mse"].get<double>(), b["test_mse"].get<double>());
+  RunResult demo = Run({"demo", "--setting", "lfl", "--secagg-session"});
+  EXPECT_EQ(demo.exit_code, 2) << Describe(demo);
+  EXPECT_THAT(demo.err, HasSubstr("--secagg-session runs in one process only"));
+}
+
 TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
   RunResult r = Run({"train",
                      "--setting",
