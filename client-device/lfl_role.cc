@@ -141,7 +141,22 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     int32_t iteration, int round, const v1::SecAggSession& session, int64_t round1_survivors,
     const std::vector<uint64_t>& devices, const mf::Matrix* v) {
   ASSIGN_OR_RETURN(secagg::SessionConfig config, net::SessionFromProto(session));
-  if (std::string why = SessionRefusal(expect_, round, config, round1_survivors); !why.empty()) {
+  const uint64_t key_session = session.key_session();
+  if (key_session != 0 && !job_.secagg_session) {
+    // The job's spec said per-aggregation keys; a session is the server's
+    // own idea. Refused rather than followed (the spec is what the host
+    // admitted).
+    spdlog::error(
+        "job '{}' iteration {} round {}: REFUSED aggregation {}: a key session in a "
+        "job whose spec has none",
+        job_.job_id, iteration, round, config.aggregation_id);
+    for (uint64_t id : devices) {
+      if (Device* d = Find(id)) d->client.reset();
+    }
+    return std::vector<v1::DeviceMessage>{};
+  }
+  if (std::string why = SessionRefusal(expect_, round, config, round1_survivors, key_session != 0);
+      !why.empty()) {
     // Every device of this host sits the round out (the server sees them
     // silent); nothing is computed or sent.
     spdlog::error("job '{}' iteration {} round {}: REFUSED aggregation {}: {}", job_.job_id,
@@ -158,7 +173,9 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
         job_.job_id, config.aggregation_id);
     return std::vector<v1::DeviceMessage>{};
   }
-  own_min_survivors_ = OwnMinSurvivors(expect_, config.roster.size());
+  own_min_survivors_ = OwnMinSurvivors(
+      expect_,
+      static_cast<size_t>(RoundParticipants(round, config, round1_survivors, key_session != 0)));
   if (iteration != iteration_) {
     // A new iteration: whoever still waits for round 2 of the last one left it.
     for (auto& [id, d] : devices_) d.lfl->AbandonIteration();
@@ -178,6 +195,11 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     if (d == nullptr) continue;  // not ours: the server's task is wrong, ignore it
     d->client.reset();
     d->drop = lfl::SampleDropPoint(dropout_rng_, p);  // serial: reproducible under --seed
+    if (key_session != 0 && d->key_session_id != key_session) {
+      // A new key session: this aggregation is its setup for this device.
+      d->key_session = std::make_shared<secagg::ClientSession>();
+      d->key_session_id = key_session;
+    }
     asked.push_back(d);
   }
   std::vector<std::optional<v1::DeviceMessage>> out(asked.size());
@@ -204,7 +226,10 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
       signing.emplace(*std::move(sg));
     }
     absl::StatusOr<secagg::ClientStateMachine> c =
-        secagg::ClientStateMachine::Create(config, d.id, std::move(rng), std::move(signing));
+        key_session != 0
+            ? secagg::ClientStateMachine::CreateInSession(config, d.id, std::move(rng),
+                                                          d.key_session, std::move(signing))
+            : secagg::ClientStateMachine::Create(config, d.id, std::move(rng), std::move(signing));
     if (!c.ok()) {
       errors[k] = c.status();
       return;

@@ -88,6 +88,10 @@ class LflRole {
     std::optional<secagg::ClientStateMachine> client;
     lfl::DropPoint drop = lfl::DropPoint::kNone;
     std::optional<DeviceSigningIdentity> signing;  // active jobs: its key for the job
+    // The key session (common/secagg/session.h) this device is in, if the
+    // job runs one; replaced when the server starts a new one.
+    std::shared_ptr<secagg::ClientSession> key_session;
+    uint64_t key_session_id = 0;
   };
   LflRole(LflRoleOptions options, net::LflJobConfig job, int64_t n, DeviceLedger* ledger)
       : options_(std::move(options)), job_(std::move(job)), n_(n), ledger_(ledger) {}

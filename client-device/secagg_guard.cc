@@ -10,8 +10,14 @@ int64_t OwnMinSurvivors(const SecAggExpectations& e, size_t roster_size) {
       lfl::TwoRoundParams{static_cast<int64_t>(roster_size), e.omega, /*sigma_v=*/0});
 }
 
+int64_t RoundParticipants(int round, const secagg::SessionConfig& s, int64_t round1_survivors,
+                          bool key_session) {
+  if (key_session && round == 2) return round1_survivors;
+  return static_cast<int64_t>(s.roster.size());
+}
+
 std::string SessionRefusal(const SecAggExpectations& e, int round, const secagg::SessionConfig& s,
-                           int64_t round1_survivors) {
+                           int64_t round1_survivors, bool key_session) {
   if (e.require_active && !s.consistency_check) {
     return "the server opened a semi-honest aggregation (no consistency check, unsigned keys); "
            "this host's policy requires active secure aggregation (require_active_secagg)";
@@ -30,18 +36,23 @@ std::string SessionRefusal(const SecAggExpectations& e, int round, const secagg:
                           " <= |U1| <= n = ", e.num_devices, " (ceil((1 - omega) n), omega ",
                           e.omega, ")");
     }
-    if (roster > round1_survivors) {
+    if (key_session && roster != e.num_devices) {
+      return absl::StrCat("round 2 of a key session over a roster of ", roster,
+                          " devices; the job has n = ", e.num_devices);
+    }
+    if (!key_session && roster > round1_survivors) {
       return absl::StrCat("round 2 roster has ", roster,
                           " devices, more than |U1| = ", round1_survivors);
     }
   } else {
     return absl::StrCat("round ", round, " (expected 1 or 2)");
   }
-  const int64_t own = OwnMinSurvivors(e, s.roster.size());
+  const int64_t participants = RoundParticipants(round, s, round1_survivors, key_session);
+  const int64_t own = OwnMinSurvivors(e, static_cast<size_t>(participants));
   if (s.min_survivors < own) {
     return absl::StrCat("round ", round, " session lets the server unmask with ", s.min_survivors,
-                        " survivors of ", roster,
-                        "; this device needs at least ceil((1 - omega) * ", roster, ") = ", own);
+                        " survivors of ", participants, "; this device needs at least ceil((1 - ",
+                        "omega) * ", participants, ") = ", own);
   }
   return "";
 }

@@ -35,9 +35,17 @@ int64_t OwnMinSurvivors(const SecAggExpectations& e, size_t roster_size);
 
 // Empty if the device may take part in round `round` (1 or 2) with `session`
 // (round 2: `round1_survivors` = the |U1| the server announces); otherwise the
-// reason it refuses.
+// reason it refuses. `key_session`: the aggregation runs in a key session
+// (common/secagg/session.h), whose roster is the setup's n devices in every
+// round; round 2's participants are then the |U1| announced, and the
+// survivor minimum is taken of them.
 std::string SessionRefusal(const SecAggExpectations& e, int round,
-                           const secagg::SessionConfig& session, int64_t round1_survivors);
+                           const secagg::SessionConfig& session, int64_t round1_survivors,
+                           bool key_session = false);
+
+// The devices a round is over: the roster, or round 2 of a key session's |U1|.
+int64_t RoundParticipants(int round, const secagg::SessionConfig& session, int64_t round1_survivors,
+                          bool key_session);
 
 // Empty if `announced` survivors (the consistency check's U3) reach `own_min`.
 std::string SurvivorRefusal(int round, size_t announced, int64_t own_min);

@@ -43,6 +43,7 @@ absl::StatusOr<LflJobConfig> LflJobFromSpec(const v1::JobSpec& spec) {
   j.num_items = l.num_items();
   j.complete_graph = l.complete_graph();
   j.active_secagg = !l.semi_honest_secagg();
+  j.secagg_session = l.secagg_session();
   c.secagg_bits = l.secagg_bits() == 0 ? lfl::kDefaultLflBits : l.secagg_bits();
   if (c.secagg_bits < 8 || c.secagg_bits > 64)
     return Field("lfl.secagg_bits", "must be in [8, 64]");
@@ -106,6 +107,7 @@ v1::JobSpec SpecFromLflJob(const LflJobConfig& j) {
   l->set_join_deadline_seconds(j.join_deadline_seconds);
   l->set_complete_graph(j.complete_graph);
   l->set_semi_honest_secagg(!j.active_secagg);
+  l->set_secagg_session(j.secagg_session);
   l->set_secagg_bits(c.secagg_bits);
   // 0 (= omega) stays 0 on the wire.
   if (SecAggDesignDropout(j) != c.omega) {

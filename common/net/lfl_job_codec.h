@@ -33,6 +33,8 @@ struct LflJobConfig {
   // What k and t are sized for (LflSpec.secagg_design_dropout); in (0, omega].
   // 0 in a spec means omega.
   double secagg_design_dropout = 0;
+  // One key setup for the job's aggregations (LflSpec.secagg_session).
+  bool secagg_session = false;
 };
 
 // kInvalidArgument naming the field for anything out of range.

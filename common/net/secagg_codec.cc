@@ -126,6 +126,12 @@ v1::DeviceMessage ClientMessageToProto(const secagg::ClientMessage& message, int
             x->set_peer(e.peer);
             x->set_ciphertext(String(e.ciphertext));
           }
+          s->set_recovery_commitment(String(m.recovery_commitment));
+          for (const auto& p : m.mask_pads) {
+            auto* x = s->add_mask_pads();
+            x->set_peer(p.peer);
+            x->set_pad(String(p.pad));
+          }
         } else if constexpr (std::is_same_v<T, secagg::MaskedInput>) {
           out.mutable_masked_input()->set_masked(PackValues(m.masked, bits));
         } else {
@@ -176,6 +182,13 @@ absl::StatusOr<secagg::ClientMessage> ClientMessageFromProto(const v1::DeviceMes
       }
       for (const auto& e : m.share_keys().shares()) {
         s.shares.push_back({e.peer(), Bytes(e.ciphertext())});
+      }
+      s.recovery_commitment = Bytes(m.share_keys().recovery_commitment());
+      if (static_cast<size_t>(m.share_keys().mask_pads_size()) > secagg::MaxDegree(config)) {
+        return absl::InvalidArgumentError("field 'share_keys.mask_pads': more than the degree");
+      }
+      for (const auto& p : m.share_keys().mask_pads()) {
+        s.mask_pads.push_back({p.peer(), Bytes(p.pad())});
       }
       return s;
     }

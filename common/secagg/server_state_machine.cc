@@ -56,7 +56,8 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::Create(SessionConfig conf
 }
 
 absl::StatusOr<ServerStateMachine> ServerStateMachine::CreateInSession(
-    SessionConfig config, random::Csprng rng, std::shared_ptr<ServerSession> session) {
+    SessionConfig config, random::Csprng rng, std::shared_ptr<ServerSession> session,
+    const std::vector<DeviceId>& absent) {
   if (session == nullptr) return absl::InvalidArgumentError("CreateInSession without a session");
   RETURN_IF_ERROR(session->CheckRound(config));
   const uint64_t aggregation_id = config.aggregation_id;
@@ -65,10 +66,19 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::CreateInSession(
   const size_t n = ctx.config.roster.size();
   ctx.recovery_commitment.resize(n);
   ctx.mask_pads.resize(n);
+  internal::DeviceSet eligible(n, 1);
   if (session->established()) {
     ctx.signing_key = session->signing_keys();
-    server.phase_ = internal::MakeSessionCheckInPhase(*session);
+    eligible = session->members();
   }
+  for (DeviceId d : absent) {
+    const std::optional<size_t> i = ctx.graph.IndexOf(d);
+    if (!i.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat("absent device ", d, " is not in the roster"));
+    }
+    eligible[*i] = 0;
+  }
+  server.phase_ = internal::MakeAdvertisePhase(std::move(eligible), session->established());
   session->MarkStarted(aggregation_id);
   ctx.session = std::move(session);
   return server;

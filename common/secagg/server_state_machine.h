@@ -80,10 +80,13 @@ class ServerStateMachine {
   // established this aggregation is its setup (a normal AdvertiseKeys round
   // whose U1 becomes the session's members); otherwise only members may
   // check in, without keys. kInvalidArgument if `config` cannot run in the
-  // session; on success its aggregation id counts as used.
-  static absl::StatusOr<ServerStateMachine> CreateInSession(SessionConfig config,
-                                                            random::Csprng rng,
-                                                            std::shared_ptr<ServerSession> session);
+  // session; on success its aggregation id counts as used. `absent`: roster
+  // devices the caller will not ask (e.g. LFL round 2's non-survivors), so
+  // the first phase does not wait for them; at the setup they never become
+  // members.
+  static absl::StatusOr<ServerStateMachine> CreateInSession(
+      SessionConfig config, random::Csprng rng, std::shared_ptr<ServerSession> session,
+      const std::vector<DeviceId>& absent = {});
 
   ServerStateMachine(ServerStateMachine&&) noexcept;
   ServerStateMachine& operator=(ServerStateMachine&&) noexcept;

@@ -199,6 +199,11 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     round_->sa.reset();
     return;
   }
+  if (config_.secagg_session && key_session_ != nullptr && key_session_->established() &&
+      StartSessionRound(r, roster, min_survivors)) {
+    round_ = std::move(r);
+    return;
+  }
   // The largest host's share of the roster (active secure aggregation
   // counts collusion in hosts). With a single host there is no OTHER host
   // to collude: it holds its devices' inputs anyway.
@@ -271,12 +276,56 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
       return;
     }
   }
-  absl::StatusOr<secagg::ServerStateMachine> sa =
-      secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
+  absl::StatusOr<secagg::ServerStateMachine> sa = absl::InternalError("unset");
+  if (config_.secagg_session) {
+    // A new key session: this aggregation is its setup.
+    key_session_ = std::make_shared<secagg::ServerSession>();
+    key_session_id_ = rng_.NextU64() | 1;  // 0 means "no session" on the wire
+    r.key_session = key_session_id_;
+    record_.set_key_setups(record_.key_setups() + 1);
+    spdlog::info("LFL job '{}' iteration {} round {}: new secure-aggregation key session",
+                 config_.job_id, iteration_, number);
+    sa = secagg::ServerStateMachine::CreateInSession(r.session, rng_.Fork("secagg-server"),
+                                                     key_session_);
+  } else {
+    sa = secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
+  }
   if (!sa.ok()) return Fail(std::string(sa.status().message()));
   r.sa.emplace(*std::move(sa));
   r.expected.insert(r.session.roster.begin(), r.session.roster.end());
   round_ = std::move(r);
+}
+
+bool LflJob::StartSessionRound(Round& r, const std::vector<uint64_t>& participants,
+                               int64_t min_survivors) {
+  const secagg::SessionConfig& setup = key_session_->setup_config();
+  std::vector<uint64_t> absent;
+  std::set_difference(setup.roster.begin(), setup.roster.end(), participants.begin(),
+                      participants.end(), std::back_inserter(absent));
+  if (setup.roster.size() != participants.size() + absent.size()) {
+    return false;  // a participant outside the setup: it has no keys
+  }
+  r.session = setup;
+  r.session.aggregation_id = *key_session_->last_aggregation_id() + 1;
+  r.session.vector_length = static_cast<size_t>(v_.size());
+  r.session.bits = r.codec->bits();
+  // The setup's t stays; the abort rule is this round's (never below t).
+  r.session.min_survivors = static_cast<int>(std::max<int64_t>(min_survivors, setup.threshold));
+  r.key_session = key_session_id_;
+  if (r.session.min_survivors > static_cast<int>(participants.size())) {
+    r.sa.reset();  // too few to reach the threshold: the round aborts at once
+    return true;
+  }
+  absl::StatusOr<secagg::ServerStateMachine> sa = secagg::ServerStateMachine::CreateInSession(
+      r.session, rng_.Fork("secagg-server"), key_session_, absent);
+  if (!sa.ok()) {
+    spdlog::warn("LFL job '{}': the key session cannot run round {}: {}; setting up a new one",
+                 config_.job_id, r.number, sa.status().message());
+    return false;
+  }
+  r.sa.emplace(*std::move(sa));
+  r.expected.insert(participants.begin(), participants.end());
+  return true;
 }
 
 v1::DeviceTask LflJob::TaskFor(const std::string& host) const {
@@ -323,6 +372,7 @@ v1::DeviceTask LflJob::TaskFor(const std::string& host) const {
       t.set_phase(net::DevicePhaseOf(round_->phase));
       t.set_aggregation_id(round_->session.aggregation_id);
       *t.mutable_session() = net::SessionToProto(round_->session);
+      t.mutable_session()->set_key_session(round_->key_session);
       t.set_round1_survivors(record_.round1_survivors());
       break;
     }

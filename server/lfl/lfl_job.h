@@ -105,6 +105,7 @@ class LflJob {
     std::set<std::string> submitted;             // hosts done with this phase
     absl::Time phase_started;
     const crypto::FixedPointCodec* codec = nullptr;
+    uint64_t key_session = 0;  // the key session the aggregation runs in (0: none)
   };
 
   LflJob(net::LflJobConfig config, v1::JobSpec spec, absl::Duration liveness);
@@ -115,6 +116,12 @@ class LflJob {
   std::set<std::string> HostsOf(const std::set<uint64_t>& devices) const;
   absl::Status StartPretrain(absl::Time now);
   void StartRound(int number, std::vector<uint64_t> roster, int64_t min_survivors, absl::Time now);
+  // LflSpec.secagg_session, once the job's key session is set up: round `r`
+  // over `participants` (a subset of the setup's roster) with the setup's
+  // graph and threshold. False if the session cannot carry it (then the
+  // caller sets up a new one).
+  bool StartSessionRound(Round& r, const std::vector<uint64_t>& participants,
+                         int64_t min_survivors);
   bool PhaseDue(absl::Time now) const;
   void ClosePhase(absl::Time now);
   void FinishIteration(absl::Time now);
@@ -138,6 +145,11 @@ class LflJob {
   mf::Matrix v_;
   int32_t iteration_ = 0;
   std::optional<Round> round_;
+  // LflSpec.secagg_session: the server's side of the current key session
+  // (common/secagg/session.h) and its id on the wire; null before the first
+  // setup.
+  std::shared_ptr<secagg::ServerSession> key_session_;
+  uint64_t key_session_id_ = 0;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;

@@ -126,6 +126,73 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   EXPECT_NE(l.test_mse(), l.stage1_test_mse());
 }
 
+// LflSpec.secagg_session over the daemons: one key setup (iteration 0's
+// round 1), after which no aggregation agrees, advertises or relays a key;
+// the sums are the same exact fixed-point sums, so the model is the
+// simulator's (in-process session) to floating-point reassociation.
+TEST_F(LflClusterTest, KeySessionSetsUpOnceAndMatchesTheSimulator) {
+  net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
+  job.secagg_session = true;
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 11;
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+
+  lfl::SecAggSumOptions o;
+  o.requirements.dropout_rate = job.config.omega;
+  o.session = true;
+  auto sim =
+      lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
+  ASSERT_THAT(sim, IsOk());
+
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), 4);
+  for (const auto& r : l.iterations()) {
+    EXPECT_FALSE(r.skipped());
+    EXPECT_EQ(r.round1_survivors(), 60);
+    EXPECT_EQ(r.round2_survivors(), 60);
+    EXPECT_EQ(r.rejected_messages(), 0);
+    EXPECT_EQ(r.key_setups(), r.iteration() == 0 ? 1 : 0) << "iteration " << r.iteration();
+    if (r.iteration() > 0) {
+      // No keys, signing keys or host certificates travel after the setup.
+      EXPECT_LT(r.upload_bytes(), l.iterations(0).upload_bytes());
+      EXPECT_LT(r.download_bytes(), l.iterations(0).download_bytes() / 2);
+    }
+  }
+  EXPECT_NEAR(l.stage1_test_mse(), sim->stage1_test.mse, 1e-9);
+  EXPECT_NEAR(l.test_mse(), sim->test.mse, 1e-9);
+  EXPECT_NE(l.test_mse(), l.stage1_test_mse());
+}
+
+// A host whose devices vanish at every phase, in a key session: devices
+// that missed the setup sit the job out, those that dropped later come back
+// (their round seeds were revealed, never their keys), and the job finishes.
+TEST_F(LflClusterTest, KeySessionWithDropoutsFinishesWithSurvivors) {
+  net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/14);
+  job.active_secagg = false;
+  job.secagg_session = true;
+  std::vector<cli::LflHostArgs> hosts(kHosts);
+  for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
+  hosts[0].dropout = "0.4,0.4";
+  for (int k = 0; k < kHosts; ++k) hosts[k].seed = 14;
+  const v1::JobStatus st = Run(job, hosts);
+  ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
+  const v1::LflStatus& l = st.lfl();
+  ASSERT_EQ(l.iterations_size(), 3);
+  int64_t setups = 0, missing = 0;
+  for (const auto& r : l.iterations()) {
+    ASSERT_FALSE(r.skipped()) << "iteration " << r.iteration();
+    EXPECT_GE(r.round1_survivors(), 40);  // only host 0's 20 devices may vanish
+    EXPECT_LE(r.round2_survivors(), r.round1_survivors());
+    EXPECT_GE(r.remaining_noise_variance(), l.sigma_v() * l.sigma_v() * (1 - 1e-12));
+    setups += r.key_setups();
+    missing += 60 - r.round2_survivors();
+  }
+  EXPECT_EQ(setups, 1);
+  EXPECT_GT(missing, 0);  // the drill did drop devices
+  EXPECT_TRUE(std::isfinite(l.test_mse()));
+}
+
 TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
   // omega 0.5 is beyond what active secure aggregation allows with 3 hosts
   // (2t > n + the largest other host): this drill of the threshold runs the

@@ -316,7 +316,7 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
   cmd->add_flag("--secagg-session", a->secagg_session,
-                "lfl (fedmf train): one secure-aggregation key setup for the whole job "
+                "lfl: one secure-aggregation key setup for the whole job "
                 "(docs/security.md, Sessions): later aggregations agree no keys; a device "
                 "absent at the setup sits the job out");
 }

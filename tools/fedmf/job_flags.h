@@ -65,7 +65,7 @@ struct JobFlags {
   bool semi_honest_secagg = false;      // lfl over daemons: opt out of active secure aggregation
   double secagg_design_dropout = 0;     // lfl: what k and t are sized for; 0 = omega
   int32_t secagg_threads = 2;           // in-process: threads for the devices' work
-  bool secagg_session = false;          // fedmf train: one key setup for the whole job
+  bool secagg_session = false;          // one key setup for the whole job
   // Hua et al. (hua-s1 | hua-s2 | hua-s2-tp | hua-s3) only; --dim defaults to
   // the paper's 50 for them unless given (dim_given is set by `fedmf train`).
   bool dim_given = false;

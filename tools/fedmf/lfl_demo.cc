@@ -36,6 +36,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   j.phase_deadline_seconds = phase_deadline_seconds;
   j.complete_graph = a.aggregation == "secagg";
   j.active_secagg = !a.semi_honest_secagg;
+  j.secagg_session = a.secagg_session;
   j.secagg_design_dropout = a.secagg_design_dropout;
   const int64_t n = dataset.num_users;
   for (int k = 0; k < hosts; ++k) {
@@ -167,11 +168,7 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
               << " runs in one process only (fedmf train)\n";
     return 2;
   }
-  if (a.secagg_session) {
-    std::cerr << "fedmf demo: --secagg-session runs in one process only (fedmf train); the "
-                 "daemons still run one key setup per aggregation (docs/security.md, Sessions)\n";
-    return 2;
-  }
+
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";

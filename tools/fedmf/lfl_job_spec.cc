@@ -66,6 +66,7 @@ absl::StatusOr<v1::JobSpec> LflJobSpecFromYaml(config::YamlMap& root, const std:
   j.active_secagg = !semi_honest;
   check(root.GetInt("secagg_bits", &c.secagg_bits));
   check(root.GetDouble("secagg_design_dropout", &j.secagg_design_dropout));
+  check(root.GetBool("secagg_session", &j.secagg_session));
   std::string algorithm = "whole";
   check(root.GetString("algorithm", &algorithm));
   check(root.GetDouble("clip_norm", &c.device.clip_norm));

@@ -526,8 +526,8 @@ std::unique_ptr<ServerPhase> MakeServerInitialPhase(const SessionConfig& config)
   return std::make_unique<AdvertiseKeysCollection>(DeviceSet(config.roster.size(), 1), false);
 }
 
-std::unique_ptr<ServerPhase> MakeSessionCheckInPhase(const ServerSession& session) {
-  return std::make_unique<AdvertiseKeysCollection>(session.members(), true);
+std::unique_ptr<ServerPhase> MakeAdvertisePhase(DeviceSet eligible, bool check_in) {
+  return std::make_unique<AdvertiseKeysCollection>(std::move(eligible), check_in);
 }
 
 }  // namespace fedmf::secagg::internal

@@ -110,9 +110,9 @@ class ServerPhase {
 };
 
 std::unique_ptr<ServerPhase> MakeServerInitialPhase(const SessionConfig& config);
-// A session round after the setup: key-less check-ins from the members of
-// the session (session.h).
-std::unique_ptr<ServerPhase> MakeSessionCheckInPhase(const ServerSession& session);
+// The first phase over `eligible`: advertisements, or (`check_in`: a
+// session round after the setup, session.h) key-less check-ins.
+std::unique_ptr<ServerPhase> MakeAdvertisePhase(DeviceSet eligible, bool check_in);
 
 // server_unmasking.cc: the last phase.
 // `not_asked`: members of U3 that are not sent an unmasking request (they did

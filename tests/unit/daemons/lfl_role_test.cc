@@ -63,6 +63,7 @@ struct Sent {
   // Owners of every revealed b- or s_sk-share.
   std::multiset<uint64_t> revealed_owners;
   int consistency_signatures = 0;
+  int keyed_advertisements = 0;  // AdvertiseKeys carrying X25519 keys
 };
 
 class LflRoleFixture : public ::testing::Test {
@@ -219,6 +220,9 @@ class LflRoleFixture : public ::testing::Test {
             }
           }
           if (m.has_consistency_signature()) ++sent.consistency_signatures;
+          if (m.has_advertise_keys() && !m.advertise_keys().c_pk().empty()) {
+            ++sent.keyed_advertisements;
+          }
           (void)s.SubmitOne(kHosts[h], m);
         }
         s.HostSubmitted(kHosts[h], hd);
@@ -310,6 +314,68 @@ TEST_F(LflActiveSecAggTest, HostRequiringActiveSecAggRefusesASemiHonestJob) {
   ASSERT_NE(job, nullptr) << create_status_;
   EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
   EXPECT_EQ(sent2.consistency_signatures, 0);
+}
+
+// LflSpec.secagg_session: keys are advertised once, at the job's first
+// aggregation; every later one (round 2, later iterations) runs on them,
+// consistency check included.
+TEST_F(LflActiveSecAggTest, KeySessionAdvertisesKeysOnlyAtItsSetup) {
+  net::LflJobConfig j = Job(3);
+  j.secagg_session = true;
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
+  EXPECT_EQ(sent.keyed_advertisements, 2 * kPerHost);
+  // 3 iterations x 2 rounds x 10 devices signed their survivor sets.
+  EXPECT_EQ(sent.consistency_signatures, 3 * 2 * 2 * kPerHost);
+  ASSERT_EQ(job->status().iterations_size(), 3);
+  for (const auto& r : job->status().iterations()) {
+    EXPECT_FALSE(r.skipped());
+    EXPECT_EQ(r.key_setups(), r.iteration() == 0 ? 1 : 0);
+  }
+}
+
+// A server that opens a key session the job's spec did not ask for gets
+// nothing from that host's devices.
+TEST_F(LflActiveSecAggTest, KeySessionTheSpecDidNotAskForIsRefused) {
+  edit_task = [](const std::string& host, v1::DeviceTask& t) {
+    if (host == "host-a") t.mutable_session()->set_key_session(77);
+  };
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(Job(1), sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  for (uint64_t d = 0; d < kPerHost; ++d) EXPECT_FALSE(SentAnything(sent, d)) << d;
+  ASSERT_EQ(job->status().iterations_size(), 1);
+  EXPECT_TRUE(job->status().iterations(0).skipped());
+}
+
+// A server that replays an aggregation id inside a key session (which would
+// repeat the round masks over a new input) is refused: the device never
+// reuses an id, so host-a's devices send nothing from that round on.
+TEST_F(LflActiveSecAggTest, KeySessionReplayedAggregationIdIsRefused) {
+  auto first = std::make_shared<std::optional<uint64_t>>();
+  edit_task = [first](const std::string& host, v1::DeviceTask& t) {
+    if (!first->has_value()) *first = t.session().aggregation_id();
+    if (host == "host-a" && t.iteration() == 1 && t.round() == 1) {
+      t.mutable_session()->set_aggregation_id(**first);
+      t.set_aggregation_id(**first);
+    }
+  };
+  net::LflJobConfig j = Job(2);
+  j.secagg_session = true;
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  for (const Message& m : sent.log) {
+    if (m.device < kPerHost) {
+      EXPECT_FALSE(m.iteration == 1 && m.round == 1) << "device " << m.device << " took part";
+    }
+  }
+  EXPECT_TRUE(SentAnything(sent, 0));  // iteration 0 ran normally
+  ASSERT_EQ(job->status().iterations_size(), 2);
+  EXPECT_FALSE(job->status().iterations(0).skipped());
+  EXPECT_TRUE(job->status().iterations(1).skipped());
 }
 
 // A server that downgrades one host's sessions to semi-honest (no consistency
@@ -566,6 +632,29 @@ TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
   EXPECT_EQ(device::SurvivorRefusal(1, 70, 70), "");
   EXPECT_NE(device::SurvivorRefusal(1, 69, 70).find("no unmasking share is released"),
             std::string::npos);
+}
+
+// In a key session every round's roster is the setup's n devices; round 2's
+// participants are the announced |U1|, and the survivor minimum is theirs.
+TEST(SecAggGuardTest, KeySessionRound2CountsTheAnnouncedRound1Survivors) {
+  device::SecAggExpectations e{100, 0.3, true};
+  secagg::SessionConfig s;
+  for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
+  s.consistency_check = true;
+  s.min_survivors = 63;  // ceil(0.7 * 90)
+  EXPECT_EQ(device::RoundParticipants(2, s, 90, true), 90);
+  EXPECT_EQ(device::RoundParticipants(2, s, 90, false), 100);
+  EXPECT_EQ(device::RoundParticipants(1, s, 90, true), 100);
+  EXPECT_EQ(device::SessionRefusal(e, 2, s, 90, true), "");
+  // Without the session the same roster of 100 > |U1| = 90 is refused.
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 90, false).find("more than |U1|"), std::string::npos);
+  s.min_survivors = 62;
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 90, true).find("ceil((1 - omega) * 90) = 63"),
+            std::string::npos);
+  s.min_survivors = 63;
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 69, true).find("|U1| = 69"), std::string::npos);
+  s.roster.pop_back();  // a session roster other than the job's n
+  EXPECT_NE(device::SessionRefusal(e, 2, s, 90, true).find("n = 100"), std::string::npos);
 }
 
 }  // namespace

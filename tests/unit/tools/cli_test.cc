@@ -251,9 +251,6 @@ TEST_F(CliTest, TrainLflInASecAggSessionGivesTheSameModel) {
   EXPECT_EQ(a["secagg_session"], false);
   EXPECT_EQ(b["secagg_session"], true);
   EXPECT_EQ(a["test_mse"].get<double>(), b["test_mse"].get<double>());
-  RunResult demo = Run({"demo", "--setting", "lfl", "--secagg-session"});
-  EXPECT_EQ(demo.exit_code, 2) << Describe(demo);
-  EXPECT_THAT(demo.err, HasSubstr("--secagg-session runs in one process only"));
 }
 
 TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
