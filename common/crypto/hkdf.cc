@@ -21,6 +21,13 @@ absl::Status CheckLength(size_t length) {
   return absl::OkStatus();
 }
 
+// libsodium declares its pointers nonnull even for zero lengths; an empty
+// std::span may hold a null data().
+const uint8_t* NonNull(std::span<const uint8_t> bytes) {
+  static const uint8_t kNothing[1] = {0};
+  return bytes.empty() ? kNothing : bytes.data();
+}
+
 // RFC 5869 on libsodium's HMAC-SHA256: a stack state per call, no provider
 // fetch or context allocation (OpenSSL's EVP_KDF cost 2.7 us per 32-byte
 // derivation, five times this; secure aggregation derives 2k + 2 keys per
@@ -30,8 +37,8 @@ SecretBytes Extract(std::span<const uint8_t> salt, std::span<const uint8_t> ikm)
   crypto_auth_hmacsha256_state st;
   // An empty salt is HashLen zero bytes (RFC 5869 2.2); HMAC pads a short
   // key with zeros, so the empty key is the same key.
-  crypto_auth_hmacsha256_init(&st, salt.data(), salt.size());
-  crypto_auth_hmacsha256_update(&st, ikm.data(), ikm.size());
+  crypto_auth_hmacsha256_init(&st, NonNull(salt), salt.size());
+  crypto_auth_hmacsha256_update(&st, NonNull(ikm), ikm.size());
   crypto_auth_hmacsha256_final(&st, prk.data());
   sodium_memzero(&st, sizeof(st));
   return prk;
@@ -43,9 +50,9 @@ SecretBytes Expand(std::span<const uint8_t> prk, std::span<const uint8_t> info, 
   size_t done = 0;
   for (uint8_t counter = 1; done < length; ++counter) {
     crypto_auth_hmacsha256_state st;
-    crypto_auth_hmacsha256_init(&st, prk.data(), prk.size());
+    crypto_auth_hmacsha256_init(&st, NonNull(prk), prk.size());
     if (counter > 1) crypto_auth_hmacsha256_update(&st, t, sizeof(t));
-    crypto_auth_hmacsha256_update(&st, info.data(), info.size());
+    crypto_auth_hmacsha256_update(&st, NonNull(info), info.size());
     crypto_auth_hmacsha256_update(&st, &counter, 1);
     crypto_auth_hmacsha256_final(&st, t);
     sodium_memzero(&st, sizeof(st));

@@ -105,7 +105,12 @@ void ReportCost(benchmark::State& state, const SecureSumCost& cost, int64_t n, s
   state.counters["plain_up_B"] = 2.0 * static_cast<double>(len * ((bits + 7) / 8));
 }
 
-void BM_LflStage2Iteration(benchmark::State& state) {
+// Both benchmarks below. With `session` the iteration runs inside a
+// secure-aggregation session (common/secagg/session.h): the session's setup
+// (its first aggregation, with the X25519 agreements) and that first
+// iteration run before the timed region and are reported as
+// setup_iteration_s; the timed iteration is a later one, which agrees no keys.
+void RunStage2Benchmark(benchmark::State& state, bool session) {
   const int64_t n = state.range(0);
   const int bits = static_cast<int>(state.range(3));
   absl::StatusOr<std::unique_ptr<Stage2Iteration>> it = MakeStage2Iteration(n, bits);
@@ -118,7 +123,17 @@ void BM_LflStage2Iteration(benchmark::State& state) {
   o.requirements.dropout_rate = state.range(5) / 100.0;
   o.num_threads = static_cast<int>(state.range(1));
   o.active = state.range(4) == 1;
+  o.session = session;
   SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(2));
+  double setup = 0;
+  if (session) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (absl::Status s = RunStage2(sum, **it).status(); !s.ok()) {
+      state.SkipWithError(std::string(s.message()).c_str());
+      return;
+    }
+    setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   SecureSumCost cost;
   for (auto _ : state) {
     absl::StatusOr<SecureSumCost> c = RunStage2(sum, **it);
@@ -129,46 +144,11 @@ void BM_LflStage2Iteration(benchmark::State& state) {
     cost = *c;
   }
   ReportCost(state, cost, n, (*it)->len, bits);
+  if (session) state.counters["setup_iteration_s"] = setup;
 }
 
-// The same iteration inside a secure-aggregation session
-// (common/secagg/session.h): the session's setup (its first aggregation,
-// with the X25519 agreements) and that first iteration run before the timed
-// region and are reported as setup_s; the timed iteration is a later one,
-// which agrees no keys. Args as above.
-void BM_LflStage2IterationInSession(benchmark::State& state) {
-  const int64_t n = state.range(0);
-  const int bits = static_cast<int>(state.range(3));
-  absl::StatusOr<std::unique_ptr<Stage2Iteration>> it = MakeStage2Iteration(n, bits);
-  if (!it.ok()) {
-    state.SkipWithError(std::string(it.status().message()).c_str());
-    return;
-  }
-  SecAggSumOptions o;
-  o.graph = state.range(2) == 1 ? secagg::GraphKind::kHarary : secagg::GraphKind::kComplete;
-  o.requirements.dropout_rate = state.range(5) / 100.0;
-  o.num_threads = static_cast<int>(state.range(1));
-  o.active = state.range(4) == 1;
-  o.session = true;
-  SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(2));
-  const auto t0 = std::chrono::steady_clock::now();
-  if (absl::Status s = RunStage2(sum, **it).status(); !s.ok()) {
-    state.SkipWithError(std::string(s.message()).c_str());
-    return;
-  }
-  const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  SecureSumCost cost;
-  for (auto _ : state) {
-    absl::StatusOr<SecureSumCost> c = RunStage2(sum, **it);
-    if (!c.ok()) {
-      state.SkipWithError(std::string(c.status().message()).c_str());
-      return;
-    }
-    cost = *c;
-  }
-  ReportCost(state, cost, n, (*it)->len, bits);
-  state.counters["setup_iteration_s"] = setup;
-}
+void BM_LflStage2Iteration(benchmark::State& state) { RunStage2Benchmark(state, false); }
+void BM_LflStage2IterationInSession(benchmark::State& state) { RunStage2Benchmark(state, true); }
 
 BENCHMARK(BM_LflStage2IterationInSession)
     ->ArgNames({"n", "threads", "harary", "bits", "active", "design_dropout_pct"})
