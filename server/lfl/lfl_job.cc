@@ -200,7 +200,7 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     return;
   }
   if (config_.secagg_session && key_session_ != nullptr && key_session_->established() &&
-      StartSessionRound(r, roster, min_survivors)) {
+      !(number == 1 && KeySessionLost()) && StartSessionRound(r, roster, min_survivors)) {
     round_ = std::move(r);
     return;
   }
@@ -280,6 +280,7 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
   if (config_.secagg_session) {
     // A new key session: this aggregation is its setup.
     key_session_ = std::make_shared<secagg::ServerSession>();
+    key_session_silent_ = 0;
     key_session_id_ = rng_.NextU64() | 1;  // 0 means "no session" on the wire
     r.key_session = key_session_id_;
     record_.set_key_setups(record_.key_setups() + 1);
@@ -294,6 +295,28 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
   r.sa.emplace(*std::move(sa));
   r.expected.insert(r.session.roster.begin(), r.session.roster.end());
   round_ = std::move(r);
+}
+
+bool LflJob::IsKeySessionMember(uint64_t device) const {
+  const secagg::SessionConfig& setup = key_session_->setup_config();
+  const auto it = std::lower_bound(setup.roster.begin(), setup.roster.end(), device);
+  return it != setup.roster.end() && *it == device &&
+         key_session_->members()[static_cast<size_t>(it - setup.roster.begin())] != 0;
+}
+
+bool LflJob::KeySessionLost() const {
+  int64_t out = key_session_silent_;
+  for (uint64_t d : selected_) {
+    if (!IsKeySessionMember(d)) ++out;
+  }
+  const int64_t tolerated = static_cast<int64_t>(
+      std::floor(config_.config.omega * static_cast<double>(selected_.size()) / 2));
+  if (out <= tolerated) return false;
+  spdlog::info(
+      "LFL job '{}' iteration {}: {} devices are out of the key session (more than {}); "
+      "setting up a new one",
+      config_.job_id, iteration_, out, tolerated);
+  return true;
 }
 
 bool LflJob::StartSessionRound(Round& r, const std::vector<uint64_t>& participants,
@@ -529,7 +552,17 @@ void LflJob::ClosePhase(absl::Time now) {
   record_.set_phase_seconds(
       slot, record_.phase_seconds(slot) + absl::ToDoubleSeconds(now - r.phase_started));
   const auto before = r.sa->rejections().size();
+  const secagg::ServerState closing = r.sa->state();
+  const std::set<uint64_t> asked = r.expected;
   absl::StatusOr<std::vector<secagg::ServerMessage>> next = r.sa->ClosePhase();
+  if (r.number == 1 && r.key_session != 0 && closing == secagg::ServerState::kR0AdvertiseKeys &&
+      key_session_->established()) {
+    // Members asked to check in that stayed silent (non-members were never
+    // eligible; KeySessionLost counts them itself).
+    int64_t silent = -static_cast<int64_t>(r.sa->Survivors(secagg::Phase::kAdvertiseKeys).size());
+    for (uint64_t d : asked) silent += IsKeySessionMember(d) ? 1 : 0;
+    key_session_silent_ = silent;
+  }
   for (size_t k = before; k < r.sa->rejections().size(); ++k) {
     const secagg::Rejection& x = r.sa->rejections()[k];
     Drop(x.device, std::string(x.reason.message()));

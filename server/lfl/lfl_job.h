@@ -150,6 +150,16 @@ class LflJob {
   // setup.
   std::shared_ptr<secagg::ServerSession> key_session_;
   uint64_t key_session_id_ = 0;
+  // Devices the key session has lost: asked at the last round 1's check-in
+  // but silent (a host that restarted has lost its keys; or a transient
+  // dropout). With the selected devices that missed the setup, they decide
+  // when to set up anew (KeySessionLost).
+  int64_t key_session_silent_ = 0;
+  // Whether the job should set up a new key session before round 1: more
+  // devices out of the session than half the dropout it tolerates.
+  bool KeySessionLost() const;
+  // Whether `device` completed the current key session's setup.
+  bool IsKeySessionMember(uint64_t device) const;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;

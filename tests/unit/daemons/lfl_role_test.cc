@@ -336,6 +336,35 @@ TEST_F(LflActiveSecAggTest, KeySessionAdvertisesKeysOnlyAtItsSetup) {
   }
 }
 
+// A device that missed the key session's setup has no keys for it: the
+// server sets up anew at the next iteration (more devices out of the
+// session than half the dropout omega tolerates), and the device is back.
+TEST_F(LflActiveSecAggTest, KeySessionIsSetUpAnewWhenDevicesMissedTheSetup) {
+  edit_task = [](const std::string& host, v1::DeviceTask& t) {
+    if (host != "host-a" || t.iteration() != 0 || t.round() != 1) return;
+    // Device 0 is not asked in iteration 0's round 1: it misses the setup.
+    auto* devices = t.mutable_devices();
+    devices->erase(std::remove(devices->begin(), devices->end(), uint64_t{0}), devices->end());
+  };
+  net::LflJobConfig j = Job(3);
+  j.secagg_session = true;
+  Sent sent;
+  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  ASSERT_NE(job, nullptr) << create_status_;
+  EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
+  ASSERT_EQ(job->status().iterations_size(), 3);
+  const auto& it = job->status().iterations();
+  EXPECT_EQ(it[0].round1_survivors(), 2 * kPerHost - 1);
+  EXPECT_EQ(it[0].key_setups(), 1);
+  // Iteration 1 sets up again, with device 0; iteration 2 reuses that.
+  EXPECT_EQ(it[1].key_setups(), 1);
+  EXPECT_EQ(it[1].round1_survivors(), 2 * kPerHost);
+  EXPECT_EQ(it[2].key_setups(), 0);
+  EXPECT_EQ(it[2].round1_survivors(), 2 * kPerHost);
+  // Keys were advertised at both setups: by nine devices, then by all ten.
+  EXPECT_EQ(sent.keyed_advertisements, 2 * (2 * kPerHost) - 1);
+}
+
 // A server that opens a key session the job's spec did not ask for gets
 // nothing from that host's devices.
 TEST_F(LflActiveSecAggTest, KeySessionTheSpecDidNotAskForIsRefused) {
