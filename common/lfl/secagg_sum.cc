@@ -98,6 +98,10 @@ class SecAggSum {
     for (size_t k = 0; k < n; ++k) index_of[k] = k;
     size_t m = n;
     secagg::GraphParameters params;
+    if (options_.session && session_->setup.has_value() && request.round == 1 &&
+        KeySessionLost(request)) {
+      *session_ = secagg::SimulatedSession{};  // set up anew, with everyone asked now
+    }
     if (options_.session && session_->setup.has_value()) {
       m = session_->devices.size();
       if (!request.device_ids.empty()) {
@@ -194,6 +198,17 @@ class SecAggSum {
   }
 
  private:
+  // As fedmf-server (server/lfl/lfl_job.cc): before a round 1, a session
+  // that more devices are out of than half the dropout the request
+  // tolerates, (n - min_survivors) / 2, is set up anew. Out: the session's
+  // devices that missed its setup (in process no device loses its keys).
+  bool KeySessionLost(const SecureSumRequest& request) const {
+    int64_t out = 0;
+    for (const auto& d : session_->devices) out += d->established() ? 0 : 1;
+    const int64_t n = static_cast<int64_t>(session_->devices.size());
+    return out > std::max<int64_t>(0, (n - request.min_survivors) / 2);
+  }
+
   // k and t from the security analysis; the abort threshold m from the LFL
   // skip rule (t <= m, since every survivor holds at most one share of a
   // secret and the complete graph's t is its m).

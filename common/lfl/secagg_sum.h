@@ -74,7 +74,8 @@ struct SecAggSumOptions {
   // every later aggregation masks with round seeds of the setup's pairwise
   // keys — no X25519 after the first. Later requests name their
   // participants by SecureSumRequest::device_ids; their abort threshold is
-  // at least the session's t.
+  // at least the session's t. Before a round-1 request, a session that more
+  // than (n - min_survivors) / 2 of its devices missed is set up anew.
   bool session = false;
 };
 

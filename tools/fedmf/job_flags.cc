@@ -318,8 +318,8 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_flag("--secagg-session", a->secagg_session,
                 "lfl: one secure-aggregation key setup for the whole job "
                 "(docs/security.md, Sessions): later aggregations agree no keys; a device "
-                "absent at the setup sits out (fedmf train: the whole job; the daemons set up "
-                "anew once more than floor(omega n / 2) devices are out)");
+                "absent at the setup sits out until the session is set up anew, once more than "
+                "floor(omega n / 2) devices are out of it");
 }
 
 // Hua et al.'s scenarios S1-S3.

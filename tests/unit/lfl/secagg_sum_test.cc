@@ -293,6 +293,41 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
       << refused.status();
 }
 
+// Devices that missed the setup sit out of a session until more of them
+// than half the tolerated dropout, (n - min_survivors) / 2, are out: the
+// next round-1 request then sets up anew, with everybody.
+TEST(SecAggSumTest, SessionIsSetUpAnewOnceTooManyDevicesMissedTheSetup) {
+  constexpr size_t kN = 40;
+  auto codec = MaxPrecisionCodec(32, 4.0, kN);
+  ASSERT_THAT(codec, IsOk());
+  std::vector<std::vector<double>> x(kN, std::vector<double>(3, 1.0));
+  const auto request = [&](size_t missing_setup) {
+    SecureSumRequest r;
+    r.round = 1;
+    r.codec = &*codec;
+    r.min_survivors = 28;  // ceil(0.7 * 40): tolerates 12, re-keys beyond 6 out
+    for (size_t k = 0; k < kN; ++k) {
+      r.drops.push_back(k < missing_setup ? DropPoint::kBeforeAdvertise : DropPoint::kNone);
+      r.inputs.push_back(k < missing_setup ? nullptr : &x[k]);
+    }
+    return r;
+  };
+  for (const auto& [missing, rekeyed] : {std::pair<size_t, bool>{6, false}, {7, true}}) {
+    SecAggSumOptions o;
+    o.session = true;
+    SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(40 + missing));
+    auto setup = sum(request(missing));
+    ASSERT_THAT(setup, IsOk());
+    ASSERT_FALSE(setup->aborted) << setup->abort_reason;
+    EXPECT_EQ(setup->included.size(), kN - missing);
+    auto next = sum(request(0));  // everybody is back
+    ASSERT_THAT(next, IsOk());
+    ASSERT_FALSE(next->aborted) << next->abort_reason;
+    EXPECT_EQ(next->included.size(), rekeyed ? kN : kN - missing) << missing << " missed the setup";
+    EXPECT_EQ(next->sum[0], static_cast<double>(next->included.size()));
+  }
+}
+
 data::Dataset Small() {
   data::SyntheticOptions o;
   o.num_users = 80;
