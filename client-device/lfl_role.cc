@@ -60,7 +60,7 @@ absl::StatusOr<std::unique_ptr<LflRole>> LflRole::Create(
                            job.config.device.GradientNormBound());
   if (!codecs.ok()) return codecs.status();
   role->codecs_.emplace(*std::move(codecs));
-  role->expect_ = {n, job.config.omega, options.require_active_secagg};
+  role->expect_ = {n, job.config.omega, options.require_active_secagg, job.secagg_session};
   if (options.require_active_secagg && !job.active_secagg) {
     return absl::FailedPreconditionError(
         absl::StrCat("job '", job.job_id,
@@ -142,19 +142,6 @@ absl::StatusOr<std::vector<v1::DeviceMessage>> LflRole::OpenRound(
     const std::vector<uint64_t>& devices, const mf::Matrix* v) {
   ASSIGN_OR_RETURN(secagg::SessionConfig config, net::SessionFromProto(session));
   const uint64_t key_session = session.key_session();
-  if (key_session != 0 && !job_.secagg_session) {
-    // The job's spec said per-aggregation keys; a session is the server's
-    // own idea. Refused rather than followed (the spec is what the host
-    // admitted).
-    spdlog::error(
-        "job '{}' iteration {} round {}: REFUSED aggregation {}: a key session in a "
-        "job whose spec has none",
-        job_.job_id, iteration, round, config.aggregation_id);
-    for (uint64_t id : devices) {
-      if (Device* d = Find(id)) d->client.reset();
-    }
-    return std::vector<v1::DeviceMessage>{};
-  }
   if (std::string why = SessionRefusal(expect_, round, config, round1_survivors, key_session != 0);
       !why.empty()) {
     // Every device of this host sits the round out (the server sees them

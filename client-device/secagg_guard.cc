@@ -18,6 +18,9 @@ int64_t RoundParticipants(int round, const secagg::SessionConfig& s, int64_t rou
 
 std::string SessionRefusal(const SecAggExpectations& e, int round, const secagg::SessionConfig& s,
                            int64_t round1_survivors, bool key_session) {
+  if (key_session && !e.allow_key_session) {
+    return "the server opened a key session in a job whose spec has none (secagg_session)";
+  }
   if (e.require_active && !s.consistency_check) {
     return "the server opened a semi-honest aggregation (no consistency check, unsigned keys); "
            "this host's policy requires active secure aggregation (require_active_secagg)";

@@ -13,6 +13,8 @@
 //     fewer survivors makes the device refuse, before any unmasking share.
 //   * the active-server defence: with require_active a session without the
 //     consistency check is refused (no silent downgrade by the server).
+//   * key sessions (common/secagg/session.h) only if the job's spec, which
+//     the host admitted, asked for them.
 #ifndef FEDMF_CLIENT_DEVICE_SECAGG_GUARD_H_
 #define FEDMF_CLIENT_DEVICE_SECAGG_GUARD_H_
 
@@ -27,6 +29,7 @@ struct SecAggExpectations {
   int64_t num_devices = 0;  // n of the job (host-checked)
   double omega = 0;         // the job's omega (host-checked against max_omega)
   bool require_active = true;
+  bool allow_key_session = false;  // the job's spec asked for one (LflSpec.secagg_session)
 };
 
 // The least number of survivors this device accepts in a round whose roster

@@ -198,15 +198,14 @@ class SecAggSum {
   }
 
  private:
-  // As fedmf-server (server/lfl/lfl_job.cc): before a round 1, a session
-  // that more devices are out of than half the dropout the request
-  // tolerates, (n - min_survivors) / 2, is set up anew. Out: the session's
-  // devices that missed its setup (in process no device loses its keys).
+  // As fedmf-server (server/lfl/lfl_job.cc), before a round 1: out of the
+  // session are the devices that missed its setup (in process no device
+  // loses its keys).
   bool KeySessionLost(const SecureSumRequest& request) const {
     int64_t out = 0;
     for (const auto& d : session_->devices) out += d->established() ? 0 : 1;
-    const int64_t n = static_cast<int64_t>(session_->devices.size());
-    return out > std::max<int64_t>(0, (n - request.min_survivors) / 2);
+    return secagg::SessionShouldBeRenewed(out, static_cast<int64_t>(session_->devices.size()),
+                                          request.min_survivors);
   }
 
   // k and t from the security analysis; the abort threshold m from the LFL

@@ -31,10 +31,11 @@ struct MaskTerm {
 };
 
 // Every term applied to `acc`, with the same result as one ApplyMask per
-// term. Why: a device applies k + 1 masks to its whole vector; term by term
-// that streams the vector k + 1 times through L2, while here each L1-sized
-// block of the vector takes all k + 1 keystreams before the next block (and
-// for bits <= 32 is summed in uint32, twice the lanes per instruction).
+// term (ApplyMask is this with one term). Why: a device applies k + 1 masks
+// to its whole vector; term by term that streams the vector k + 1 times
+// through L2, while here each L1-sized block of the vector takes all k + 1
+// keystreams before the next block (and for bits <= 32 is summed in uint32,
+// twice the lanes per instruction).
 absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uint64_t> acc);
 
 }  // namespace fedmf::secagg

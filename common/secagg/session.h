@@ -107,6 +107,8 @@ class ServerSession {
 
   // As ClientSession::CheckRound (the server's own hygiene; devices check too).
   absl::Status CheckRound(const SessionConfig& config) const;
+  // Whether `device` completed the setup (false before it).
+  bool IsMember(DeviceId device) const;
 
   // Called by the state machine only.
   void Establish(SessionConfig config, std::vector<char> members,
@@ -120,9 +122,16 @@ class ServerSession {
   std::optional<uint64_t> last_aggregation_id_;
 };
 
-// The checks both CheckRound share: `config` against the setup's `setup`.
-absl::Status CheckSessionRound(const SessionConfig& setup, std::optional<uint64_t> last,
-                               const SessionConfig& config);
+// The checks both CheckRound share: `config` against the setup's (nullopt:
+// not established, so only the setup itself may start, once).
+absl::Status CheckSessionRound(const std::optional<SessionConfig>& setup,
+                               std::optional<uint64_t> last, const SessionConfig& config);
+
+// The one re-keying rule (fedmf-server's LFL jobs and lfl::SecAggSum): set a
+// session up anew before an aggregation of its n devices that tolerates
+// n - min_survivors dropouts once more than half of that are `out` of it
+// (missed its setup, or lost their keys).
+bool SessionShouldBeRenewed(int64_t out, int64_t n, int64_t min_survivors);
 
 }  // namespace fedmf::secagg
 

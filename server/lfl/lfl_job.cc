@@ -200,7 +200,8 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     return;
   }
   if (config_.secagg_session && key_session_ != nullptr && key_session_->established() &&
-      !(number == 1 && KeySessionLost()) && StartSessionRound(r, roster, min_survivors)) {
+      !(number == 1 && KeySessionLost(min_survivors)) &&
+      StartSessionRound(r, roster, min_survivors)) {
     round_ = std::move(r);
     return;
   }
@@ -276,7 +277,6 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
       return;
     }
   }
-  absl::StatusOr<secagg::ServerStateMachine> sa = absl::InternalError("unset");
   if (config_.secagg_session) {
     // A new key session: this aggregation is its setup.
     key_session_ = std::make_shared<secagg::ServerSession>();
@@ -286,36 +286,27 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
     record_.set_key_setups(record_.key_setups() + 1);
     spdlog::info("LFL job '{}' iteration {} round {}: new secure-aggregation key session",
                  config_.job_id, iteration_, number);
-    sa = secagg::ServerStateMachine::CreateInSession(r.session, rng_.Fork("secagg-server"),
-                                                     key_session_);
-  } else {
-    sa = secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
   }
+  absl::StatusOr<secagg::ServerStateMachine> sa =
+      config_.secagg_session
+          ? secagg::ServerStateMachine::CreateInSession(r.session, rng_.Fork("secagg-server"),
+                                                        key_session_)
+          : secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
   if (!sa.ok()) return Fail(std::string(sa.status().message()));
   r.sa.emplace(*std::move(sa));
   r.expected.insert(r.session.roster.begin(), r.session.roster.end());
   round_ = std::move(r);
 }
 
-bool LflJob::IsKeySessionMember(uint64_t device) const {
-  const secagg::SessionConfig& setup = key_session_->setup_config();
-  const auto it = std::lower_bound(setup.roster.begin(), setup.roster.end(), device);
-  return it != setup.roster.end() && *it == device &&
-         key_session_->members()[static_cast<size_t>(it - setup.roster.begin())] != 0;
-}
-
-bool LflJob::KeySessionLost() const {
+bool LflJob::KeySessionLost(int64_t min_survivors) const {
   int64_t out = key_session_silent_;
-  for (uint64_t d : selected_) {
-    if (!IsKeySessionMember(d)) ++out;
-  }
-  const int64_t tolerated = static_cast<int64_t>(
-      std::floor(config_.config.omega * static_cast<double>(selected_.size()) / 2));
-  if (out <= tolerated) return false;
+  for (uint64_t d : selected_) out += key_session_->IsMember(d) ? 0 : 1;
+  const int64_t n = static_cast<int64_t>(selected_.size());
+  if (!secagg::SessionShouldBeRenewed(out, n, min_survivors)) return false;
   spdlog::info(
-      "LFL job '{}' iteration {}: {} devices are out of the key session (more than {}); "
-      "setting up a new one",
-      config_.job_id, iteration_, out, tolerated);
+      "LFL job '{}' iteration {}: {} of {} devices are out of the key session; setting "
+      "up a new one",
+      config_.job_id, iteration_, out, n);
   return true;
 }
 
@@ -560,7 +551,7 @@ void LflJob::ClosePhase(absl::Time now) {
     // Members asked to check in that stayed silent (non-members were never
     // eligible; KeySessionLost counts them itself).
     int64_t silent = -static_cast<int64_t>(r.sa->Survivors(secagg::Phase::kAdvertiseKeys).size());
-    for (uint64_t d : asked) silent += IsKeySessionMember(d) ? 1 : 0;
+    for (uint64_t d : asked) silent += key_session_->IsMember(d) ? 1 : 0;
     key_session_silent_ = silent;
   }
   for (size_t k = before; k < r.sa->rejections().size(); ++k) {

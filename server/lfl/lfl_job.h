@@ -155,11 +155,9 @@ class LflJob {
   // dropout). With the selected devices that missed the setup, they decide
   // when to set up anew (KeySessionLost).
   int64_t key_session_silent_ = 0;
-  // Whether the job should set up a new key session before round 1: more
-  // devices out of the session than half the dropout it tolerates.
-  bool KeySessionLost() const;
-  // Whether `device` completed the current key session's setup.
-  bool IsKeySessionMember(uint64_t device) const;
+  // Whether the job should set up a new key session before a round 1 that
+  // aborts below `min_survivors` (secagg::SessionShouldBeRenewed).
+  bool KeySessionLost(int64_t min_survivors) const;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;

@@ -81,8 +81,32 @@ class LflClusterTest : public ClusterTest {
     return *st;
   }
 
+  // The same job in one process over the in-process secure sum (in a key
+  // session if `session`), for the daemons to match.
+  lfl::LflResult Simulated(const net::LflJobConfig& job, bool session) {
+    lfl::SecAggSumOptions o;
+    o.requirements.dropout_rate = job.config.omega;
+    o.session = session;
+    auto sim =
+        lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
+    EXPECT_THAT(sim, IsOk());
+    return sim.ok() ? *std::move(sim) : lfl::LflResult{};
+  }
+
   data::Dataset dataset_;
 };
+
+// Every one of the 60 devices was in both rounds of each of `iterations`
+// iterations, and nothing was rejected.
+void ExpectEveryDeviceEveryIteration(const v1::LflStatus& l, int iterations) {
+  ASSERT_EQ(l.iterations_size(), iterations);
+  for (const auto& r : l.iterations()) {
+    EXPECT_FALSE(r.skipped()) << "iteration " << r.iteration();
+    EXPECT_EQ(r.round1_survivors(), 60);
+    EXPECT_EQ(r.round2_survivors(), 60);
+    EXPECT_EQ(r.rejected_messages(), 0);
+  }
+}
 
 TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
@@ -97,30 +121,22 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
 
-  lfl::SecAggSumOptions o;
-  o.requirements.dropout_rate = job.config.omega;
-  auto sim =
-      lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
-  ASSERT_THAT(sim, IsOk());
+  const lfl::LflResult sim = Simulated(job, /*session=*/false);
 
   const v1::LflStatus& l = st.lfl();
-  ASSERT_EQ(l.iterations_size(), 4);
+  ExpectEveryDeviceEveryIteration(l, 4);
   for (const auto& r : l.iterations()) {
-    EXPECT_FALSE(r.skipped());
-    EXPECT_EQ(r.round1_survivors(), 60);
-    EXPECT_EQ(r.round2_survivors(), 60);
-    EXPECT_EQ(r.rejected_messages(), 0);
     // Active secure aggregation: both rounds ran the consistency check.
     ASSERT_EQ(r.phase_seconds_size(), 10);
     EXPECT_GT(r.phase_seconds(8), 0);
     EXPECT_GT(r.phase_seconds(9), 0);
   }
-  EXPECT_EQ(l.test_count(), sim->test.count);
-  EXPECT_NEAR(l.stage1_test_mse(), sim->stage1_test.mse, 1e-9);
-  EXPECT_NEAR(l.test_mse(), sim->test.mse, 1e-9);
-  EXPECT_NEAR(l.epsilon(), sim->epsilon, 1e-12);
-  EXPECT_NEAR(l.sigma_v(), sim->sigma_v, 1e-12);
-  EXPECT_NEAR(l.server_view_noise_multiplier(), sim->server_view_noise_multiplier, 1e-12);
+  EXPECT_EQ(l.test_count(), sim.test.count);
+  EXPECT_NEAR(l.stage1_test_mse(), sim.stage1_test.mse, 1e-9);
+  EXPECT_NEAR(l.test_mse(), sim.test.mse, 1e-9);
+  EXPECT_NEAR(l.epsilon(), sim.epsilon, 1e-12);
+  EXPECT_NEAR(l.sigma_v(), sim.sigma_v, 1e-12);
+  EXPECT_NEAR(l.server_view_noise_multiplier(), sim.server_view_noise_multiplier, 1e-12);
   EXPECT_LE(l.epsilon(), 8.0);
   // Training did something: the final model differs from Stage 1 alone.
   EXPECT_NE(l.test_mse(), l.stage1_test_mse());
@@ -138,20 +154,11 @@ TEST_F(LflClusterTest, KeySessionSetsUpOnceAndMatchesTheSimulator) {
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
 
-  lfl::SecAggSumOptions o;
-  o.requirements.dropout_rate = job.config.omega;
-  o.session = true;
-  auto sim =
-      lfl::SimulateLfl(job.config, dataset_, lfl::MakeSecAggSum(o, random::Csprng::FromSeed(3)));
-  ASSERT_THAT(sim, IsOk());
+  const lfl::LflResult sim = Simulated(job, /*session=*/true);
 
   const v1::LflStatus& l = st.lfl();
-  ASSERT_EQ(l.iterations_size(), 4);
+  ExpectEveryDeviceEveryIteration(l, 4);
   for (const auto& r : l.iterations()) {
-    EXPECT_FALSE(r.skipped());
-    EXPECT_EQ(r.round1_survivors(), 60);
-    EXPECT_EQ(r.round2_survivors(), 60);
-    EXPECT_EQ(r.rejected_messages(), 0);
     EXPECT_EQ(r.key_setups(), r.iteration() == 0 ? 1 : 0) << "iteration " << r.iteration();
     if (r.iteration() > 0) {
       // No keys, signing keys or host certificates travel after the setup.
@@ -159,8 +166,8 @@ TEST_F(LflClusterTest, KeySessionSetsUpOnceAndMatchesTheSimulator) {
       EXPECT_LT(r.download_bytes(), l.iterations(0).download_bytes() / 2);
     }
   }
-  EXPECT_NEAR(l.stage1_test_mse(), sim->stage1_test.mse, 1e-9);
-  EXPECT_NEAR(l.test_mse(), sim->test.mse, 1e-9);
+  EXPECT_NEAR(l.stage1_test_mse(), sim.stage1_test.mse, 1e-9);
+  EXPECT_NEAR(l.test_mse(), sim.test.mse, 1e-9);
   EXPECT_NE(l.test_mse(), l.stage1_test_mse());
 }
 

@@ -425,6 +425,39 @@ class MaskedInputPhase final : public ClientPhase {
   ShamirShare own_b_share_;
 };
 
+// ---------------------------------------------------------------- kR1 (both kinds)
+
+// A device's two secrets split among its holders H(i) = {i} ∪ live, sorted;
+// the holder at position p gets x = p + 1. Shares are wiped on the way out.
+struct HolderShares {
+  std::vector<DeviceId> holders;
+  size_t self_pos = 0;
+  std::vector<ShamirShare> dropout;  // of s_sk (per aggregation) or e (session)
+  std::vector<ShamirShare> b;
+  ~HolderShares() {
+    for (ShamirShare& s : dropout) Wipe(s);
+    for (ShamirShare& s : b) Wipe(s);
+  }
+  // The live neighbour at holder position p != self_pos, as an index into `live`.
+  size_t LiveIndex(size_t p) const { return p < self_pos ? p : p - 1; }
+};
+
+// `live`: sorted ids of the live neighbours; both secrets kSecretBytes long.
+absl::StatusOr<std::unique_ptr<HolderShares>> SplitAmongHolders(
+    ClientContext& ctx, const std::vector<DeviceId>& live, std::span<const uint8_t> dropout_secret,
+    std::span<const uint8_t> b) {
+  auto out = std::make_unique<HolderShares>();
+  out->holders = live;
+  const auto self = std::lower_bound(out->holders.begin(), out->holders.end(), ctx.self);
+  out->self_pos = static_cast<size_t>(self - out->holders.begin());
+  out->holders.insert(self, ctx.self);
+  const size_t t = static_cast<size_t>(ctx.config.threshold);
+  ASSIGN_OR_RETURN(out->dropout,
+                   crypto::ShamirSplit(dropout_secret, t, out->holders.size(), ctx.rng));
+  ASSIGN_OR_RETURN(out->b, crypto::ShamirSplit(b, t, out->holders.size(), ctx.rng));
+  return out;
+}
+
 // ---------------------------------------------------------------- kR1 (session rounds)
 
 // The sharing step of a session round (session.h): fresh b and e shared among
@@ -439,17 +472,12 @@ absl::StatusOr<ClientTransition> ShareInSession(ClientContext& ctx,
     return absl::FailedPreconditionError(
         absl::StrCat("only ", live.size(), " live neighbours; need ", t - 1, " to share secrets"));
   }
-  std::vector<DeviceId> holders = live;
-  holders.insert(std::lower_bound(holders.begin(), holders.end(), ctx.self), ctx.self);
-
   const uint64_t agg = ctx.config.aggregation_id;
   SecretBytes b(kSecretBytes), e(kSecretBytes);
   ctx.rng.FillBytes(b.data(), b.size());
   ctx.rng.FillBytes(e.data(), e.size());
-  ASSIGN_OR_RETURN(std::vector<ShamirShare> e_shares,
-                   crypto::ShamirSplit(e.span(), t, holders.size(), ctx.rng));
-  ASSIGN_OR_RETURN(std::vector<ShamirShare> b_shares,
-                   crypto::ShamirSplit(b.span(), t, holders.size(), ctx.rng));
+  ASSIGN_OR_RETURN(std::unique_ptr<HolderShares> split,
+                   SplitAmongHolders(ctx, live, e.span(), b.span()));
 
   ShareKeys out;
   out.header = ctx.Header(Phase::kShareKeys);
@@ -459,17 +487,11 @@ absl::StatusOr<ClientTransition> ShareInSession(ClientContext& ctx,
   out.mask_pads.reserve(live.size());
   std::vector<Peer> peers;
   peers.reserve(live.size());
-  std::optional<ShamirShare> own_b_share;
-  const size_t self_pos = static_cast<size_t>(
-      std::lower_bound(holders.begin(), holders.end(), ctx.self) - holders.begin());
-  for (size_t p = 0; p < holders.size(); ++p) {
-    if (p == self_pos) {
-      own_b_share = b_shares[p];
-      continue;
-    }
-    const ClientSession::Peer& peer = *session.FindPeer(holders[p]);  // caller checked
+  for (size_t p = 0; p < split->holders.size(); ++p) {
+    if (p == split->self_pos) continue;
+    const ClientSession::Peer& peer = *session.FindPeer(split->holders[p]);  // caller checked
     const SecretBytes plain =
-        EncodeShareBundle(ShareBundle{ctx.self, peer.id, e_shares[p], b_shares[p]});
+        EncodeShareBundle(ShareBundle{ctx.self, peer.id, split->dropout[p], split->b[p]});
     ASSIGN_OR_RETURN(std::vector<uint8_t> sealed,
                      crypto::AesGcmSeal(peer.send_key.span(), plain.span(),
                                         ShareBundleAad(agg, ctx.self, peer.id), ctx.rng));
@@ -482,12 +504,11 @@ absl::StatusOr<ClientTransition> ShareInSession(ClientContext& ctx,
         {peer.id, std::vector<uint8_t>(hidden.span().begin(), hidden.span().end())});
     peers.push_back({peer.id, X25519PublicKey{}, peer.receive_key, std::move(seed)});
   }
-  for (ShamirShare& s : e_shares) Wipe(s);
-  for (ShamirShare& s : b_shares) Wipe(s);
   // e dies here: only its shares and pads leave, and nothing later needs it.
-  return ClientTransition{std::make_unique<MaskedInputPhase>(std::nullopt, std::move(b),
-                                                             std::move(peers), *own_b_share),
-                          ClientMessage(std::move(out))};
+  return ClientTransition{
+      std::make_unique<MaskedInputPhase>(std::nullopt, std::move(b), std::move(peers),
+                                         split->b[split->self_pos]),
+      ClientMessage(std::move(out))};
 }
 
 // A session round after the setup: the broadcast names the live neighbours
@@ -618,60 +639,42 @@ class ShareKeysPhase final : public ClientPhase {
 
     if (ctx.session != nullptr) return EstablishSession(ctx, announced);
 
-    // Holders H(i) = {i} ∪ (N(i) ∩ U1), sorted; holder at position p gets x = p + 1.
-    std::vector<DeviceId> holders;
-    holders.reserve(announced.size() + 1);
-    for (const Announced& a : announced) holders.push_back(a.id);
-    holders.insert(std::lower_bound(holders.begin(), holders.end(), ctx.self), ctx.self);
-
+    std::vector<DeviceId> live;
+    live.reserve(announced.size());
+    for (const Announced& a : announced) live.push_back(a.id);
     SecretBytes b(kSecretBytes);
     ctx.rng.FillBytes(b.data(), b.size());
     ASSIGN_OR_RETURN(SecretBytes s_sk_bytes, s_sk_.ExportBytes());
-    absl::StatusOr<std::vector<ShamirShare>> s_shares =
-        crypto::ShamirSplit(s_sk_bytes.span(), t, holders.size(), ctx.rng);
-    if (!s_shares.ok()) return s_shares.status();
-    absl::StatusOr<std::vector<ShamirShare>> b_shares =
-        crypto::ShamirSplit(b.span(), t, holders.size(), ctx.rng);
-    if (!b_shares.ok()) return b_shares.status();
+    ASSIGN_OR_RETURN(std::unique_ptr<HolderShares> split,
+                     SplitAmongHolders(ctx, live, s_sk_bytes.span(), b.span()));
 
     ShareKeys out;
     out.header = ctx.Header(Phase::kShareKeys);
-    absl::StatusOr<std::vector<uint8_t>> commitment =
-        CommitSelfMaskSeed(b.span(), ctx.config.aggregation_id, ctx.self);
-    if (!commitment.ok()) return commitment.status();
-    out.b_commitment = std::move(*commitment);
+    ASSIGN_OR_RETURN(out.b_commitment,
+                     CommitSelfMaskSeed(b.span(), ctx.config.aggregation_id, ctx.self));
     out.shares.reserve(announced.size());
-
     std::vector<Peer> peers;
     peers.reserve(announced.size());
-    std::optional<ShamirShare> own_b_share;
-    const size_t self_pos = static_cast<size_t>(
-        std::lower_bound(holders.begin(), holders.end(), ctx.self) - holders.begin());
-    for (size_t p = 0; p < holders.size(); ++p) {
-      if (p == self_pos) {
-        own_b_share = (*b_shares)[p];
-        continue;
-      }
-      const Announced& a = announced[p < self_pos ? p : p - 1];
-      absl::StatusOr<ChannelKeys> keys =
-          DeriveChannelKeys(c_sk_, a.c_pk, ctx.config.aggregation_id, ctx.self, a.id);
-      if (!keys.ok()) return keys.status();
+    for (size_t p = 0; p < split->holders.size(); ++p) {
+      if (p == split->self_pos) continue;
+      const Announced& a = announced[split->LiveIndex(p)];
+      ASSIGN_OR_RETURN(ChannelKeys keys,
+                       DeriveChannelKeys(c_sk_, a.c_pk, ctx.config.aggregation_id, ctx.self, a.id));
       const SecretBytes plain =
-          EncodeShareBundle(ShareBundle{ctx.self, a.id, (*s_shares)[p], (*b_shares)[p]});
-      absl::StatusOr<std::vector<uint8_t>> sealed =
-          crypto::AesGcmSeal(keys->send.span(), plain.span(),
-                             ShareBundleAad(ctx.config.aggregation_id, ctx.self, a.id), ctx.rng);
-      if (!sealed.ok()) return sealed.status();
-      out.shares.push_back({a.id, std::move(*sealed)});
-      peers.push_back({a.id, a.s_pk, std::move(keys->receive), SecretBytes()});
+          EncodeShareBundle(ShareBundle{ctx.self, a.id, split->dropout[p], split->b[p]});
+      ASSIGN_OR_RETURN(
+          std::vector<uint8_t> sealed,
+          crypto::AesGcmSeal(keys.send.span(), plain.span(),
+                             ShareBundleAad(ctx.config.aggregation_id, ctx.self, a.id), ctx.rng));
+      out.shares.push_back({a.id, std::move(sealed)});
+      peers.push_back({a.id, a.s_pk, std::move(keys.receive), SecretBytes()});
     }
-    for (ShamirShare& s : *s_shares) Wipe(s);
-    for (ShamirShare& s : *b_shares) Wipe(s);
 
     // c_sk dies with this phase: nothing after ShareKeys is sealed by us.
-    return ClientTransition{std::make_unique<MaskedInputPhase>(std::move(s_sk_), std::move(b),
-                                                               std::move(peers), *own_b_share),
-                            ClientMessage(std::move(out))};
+    return ClientTransition{
+        std::make_unique<MaskedInputPhase>(std::move(s_sk_), std::move(b), std::move(peers),
+                                           split->b[split->self_pos]),
+        ClientMessage(std::move(out))};
   }
 
  private:

@@ -297,30 +297,9 @@ class ShareKeysCollection final : public ServerPhase {
     for (size_t j : ctx.NeighboursIn(index, *ctx.survivors[0])) {
       expected.push_back(ctx.config.roster[j]);
     }
-    if (m.shares.size() != expected.size()) {  // before touching an untrusted-length list
-      return absl::InvalidArgumentError(absl::StrCat("share bundles for ", m.shares.size(),
-                                                     " devices, expected exactly the ",
-                                                     expected.size(), " live neighbours"));
-    }
-    std::vector<DeviceId> got;
-    got.reserve(m.shares.size());
-    for (const EncryptedShares& es : m.shares) {
-      if (es.ciphertext.size() != kSealedShareBundleBytes) {
-        return absl::InvalidArgumentError(absl::StrCat("share bundle for ", es.peer, " has ",
-                                                       es.ciphertext.size(), " bytes, expected ",
-                                                       kSealedShareBundleBytes));
-      }
-      got.push_back(es.peer);
-    }
-    std::sort(got.begin(), got.end());
-    if (std::adjacent_find(got.begin(), got.end()) != got.end()) {
-      return absl::InvalidArgumentError("two share bundles for one neighbour");
-    }
-    if (got != expected) {
-      return absl::InvalidArgumentError(absl::StrCat("share bundles for ", got.size(),
-                                                     " devices, expected exactly the ",
-                                                     expected.size(), " live neighbours"));
-    }
+    RETURN_IF_ERROR(CheckOnePerNeighbour(
+        m.shares, expected, "share bundle", kSealedShareBundleBytes,
+        [](const EncryptedShares& es) { return std::pair(es.peer, es.ciphertext.size()); }));
     RETURN_IF_ERROR(CheckSessionFields(ctx, m, expected));
     pending_[index] = m;
     return absl::OkStatus();
@@ -343,23 +322,40 @@ class ShareKeysCollection final : public ServerPhase {
                                                      m.recovery_commitment.size(),
                                                      " bytes, expected ", kCommitmentBytes));
     }
-    if (m.mask_pads.size() != expected.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("mask pads for ", m.mask_pads.size(),
+    return CheckOnePerNeighbour(m.mask_pads, expected, "mask pad", kSecretBytes,
+                                [](const MaskPad& p) { return std::pair(p.peer, p.pad.size()); });
+  }
+
+  // Exactly one item of `bytes` bytes for every live neighbour (`expected`,
+  // sorted): a missing one would leave that neighbour unable to unmask the
+  // sender; an extra one is for a stranger. `peer_and_size(item)`.
+  template <typename T, typename PeerAndSize>
+  static absl::Status CheckOnePerNeighbour(const std::vector<T>& items,
+                                           const std::vector<DeviceId>& expected, const char* what,
+                                           size_t bytes, PeerAndSize peer_and_size) {
+    if (items.size() != expected.size()) {  // before touching an untrusted-length list
+      return absl::InvalidArgumentError(absl::StrCat(what, "s for ", items.size(),
                                                      " devices, expected exactly the ",
                                                      expected.size(), " live neighbours"));
     }
     std::vector<DeviceId> got;
-    got.reserve(m.mask_pads.size());
-    for (const MaskPad& p : m.mask_pads) {
-      if (p.pad.size() != kSecretBytes) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "mask pad for ", p.peer, " has ", p.pad.size(), " bytes, expected ", kSecretBytes));
+    got.reserve(items.size());
+    for (const T& item : items) {
+      const auto [peer, size] = peer_and_size(item);
+      if (size != bytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " for ", peer, " has ", size, " bytes, expected ", bytes));
       }
-      got.push_back(p.peer);
+      got.push_back(peer);
     }
     std::sort(got.begin(), got.end());
+    if (std::adjacent_find(got.begin(), got.end()) != got.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("two ", what, "s for one neighbour"));
+    }
     if (got != expected) {
-      return absl::InvalidArgumentError("mask pads are not exactly one for each live neighbour");
+      return absl::InvalidArgumentError(absl::StrCat(what, "s for ", got.size(),
+                                                     " devices, expected exactly the ",
+                                                     expected.size(), " live neighbours"));
     }
     return absl::OkStatus();
   }

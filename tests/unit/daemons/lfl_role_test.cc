@@ -631,7 +631,7 @@ TEST_F(LflRoleTest, AVanishingDeviceIsChargedForWhatItSentAndNeverUnmasks) {
 }
 
 TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
-  device::SecAggExpectations e{100, 0.3, true};
+  device::SecAggExpectations e{100, 0.3, true, false};
   secagg::SessionConfig s;
   for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
   s.min_survivors = 70;
@@ -644,7 +644,7 @@ TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
   s.min_survivors = 70;
   s.consistency_check = false;
   EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("require_active_secagg"), std::string::npos);
-  EXPECT_EQ(device::SessionRefusal({100, 0.3, false}, 1, s, 0), "");
+  EXPECT_EQ(device::SessionRefusal({100, 0.3, false, false}, 1, s, 0), "");
   s.consistency_check = true;
   s.roster.pop_back();
   s.min_survivors = 70;
@@ -666,11 +666,14 @@ TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
 // In a key session every round's roster is the setup's n devices; round 2's
 // participants are the announced |U1|, and the survivor minimum is theirs.
 TEST(SecAggGuardTest, KeySessionRound2CountsTheAnnouncedRound1Survivors) {
-  device::SecAggExpectations e{100, 0.3, true};
+  device::SecAggExpectations e{100, 0.3, true, /*allow_key_session=*/true};
   secagg::SessionConfig s;
   for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
   s.consistency_check = true;
   s.min_survivors = 63;  // ceil(0.7 * 90)
+  // Only if the job's spec asked for a key session.
+  EXPECT_NE(device::SessionRefusal({100, 0.3, true, false}, 2, s, 90, true).find("spec has none"),
+            std::string::npos);
   EXPECT_EQ(device::RoundParticipants(2, s, 90, true), 90);
   EXPECT_EQ(device::RoundParticipants(2, s, 90, false), 100);
   EXPECT_EQ(device::RoundParticipants(1, s, 90, true), 100);
