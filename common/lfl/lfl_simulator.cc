@@ -123,18 +123,16 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
                                                   const SecureSumFn& secure_sum) {
   const int64_t n = static_cast<int64_t>(devices.size());
   IterationSum out;
-  // Round 1: every device is asked; where each vanishes is drawn first so
-  // only those that get as far as the masked input compute one.
-  SecureSumRequest r1{t, 1, MinSurvivors(dp), &codecs.round1, {}, {}, {}};
-  std::vector<std::vector<double>> inputs(n);
-  r1.inputs.assign(n, nullptr);
+  // Round 1: every device is asked; where each vanishes is drawn first, and
+  // the aggregation asks those that get as far as the masked input for it
+  // when it needs it (SecureSumRequest::input), so the n inputs never all
+  // exist at once. Each device draws from its own stream, so the order in
+  // which they are asked does not matter.
+  SecureSumRequest r1{t, 1, MinSurvivors(dp), &codecs.round1, {}, 0, {}, {}};
   r1.drops.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    r1.drops[i] = SampleDropPoint(dropout_rng, config.dropout_round1);
-    if (!Submits(r1.drops[i])) continue;
-    ASSIGN_OR_RETURN(inputs[i], devices[i].Round1(v));
-    r1.inputs[i] = &inputs[i];
-  }
+  for (int64_t i = 0; i < n; ++i) r1.drops[i] = SampleDropPoint(dropout_rng, config.dropout_round1);
+  r1.length = static_cast<size_t>(v.size());
+  r1.input = [&devices, &v](size_t k) { return devices[k].Round1(v); };
   ASSIGN_OR_RETURN(SecureSumOutcome agg1, secure_sum(r1));
   out.round1_cost = agg1.cost;
   if (agg1.aborted) {
@@ -145,7 +143,6 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
   }
   out.sum = std::move(agg1.sum);
   out.round1_survivors = static_cast<int64_t>(agg1.included.size());
-  inputs.clear();
 
   // Round 2: the survivors of round 1 that are still around send their
   // replacement noise through a second aggregation.
@@ -155,24 +152,25 @@ absl::StatusOr<IterationSum> DeviceNoiseIteration(int32_t t, std::vector<LflDevi
   }
   const TwoRoundParams dp2{std::max<int64_t>(1, static_cast<int64_t>(roster2.size())), config.omega,
                            dp.sigma_v};
-  SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs.round2, {}, {}, roster2};
-  std::vector<std::vector<double>> replacements(roster2.size());
-  r2.inputs.assign(roster2.size(), nullptr);
+  SecureSumRequest r2{t, 2, MinSurvivors(dp2), &codecs.round2, {}, 0, {}, roster2};
   r2.drops.resize(roster2.size());
   for (size_t k = 0; k < roster2.size(); ++k) {
     r2.drops[k] = SampleDropPoint(dropout_rng, config.dropout_round2);
-    if (!Submits(r2.drops[k])) continue;
-    ASSIGN_OR_RETURN(replacements[k], devices[roster2[k]].Round2(out.round1_survivors));
-    r2.inputs[k] = &replacements[k];
   }
+  r2.length = static_cast<size_t>(v.size());
+  const int64_t announced = out.round1_survivors;
+  r2.input = [&devices, &roster2, announced](size_t k) {
+    return devices[roster2[k]].Round2(announced);
+  };
+  absl::StatusOr<SecureSumOutcome> agg2 = secure_sum(r2);
   for (auto& d : devices) d.AbandonIteration();  // everyone else is done too
-  ASSIGN_OR_RETURN(SecureSumOutcome agg2, secure_sum(r2));
-  out.round2_cost = agg2.cost;
-  if (agg2.aborted) {
+  if (!agg2.ok()) return agg2.status();
+  out.round2_cost = agg2->cost;
+  if (agg2->aborted) {
     out.round2_aborted = true;
   } else {
-    out.round2_survivors = static_cast<int64_t>(agg2.included.size());
-    for (size_t e = 0; e < out.sum.size(); ++e) out.sum[e] += agg2.sum[e];
+    out.round2_survivors = static_cast<int64_t>(agg2->included.size());
+    for (size_t e = 0; e < out.sum.size(); ++e) out.sum[e] += agg2->sum[e];
   }
   return out;
 }

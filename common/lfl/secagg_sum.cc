@@ -84,7 +84,7 @@ class SecAggSum {
   absl::StatusOr<SecureSumOutcome> operator()(const SecureSumRequest& request) const {
     ASSIGN_OR_RETURN(size_t length, ValidateSecureSumRequest(request));
     if (request.codec == nullptr) return absl::InvalidArgumentError("secure sum: no codec");
-    const size_t n = request.inputs.size();
+    const size_t n = request.drops.size();
     SecureSumOutcome out;
     if (n < 2 || length == 0) {
       // One device's "sum" is its input: never run an aggregation for it.
@@ -106,7 +106,7 @@ class SecAggSum {
       m = session_->devices.size();
       if (!request.device_ids.empty()) {
         if (request.device_ids.size() != n) {
-          return absl::InvalidArgumentError("secure sum: device_ids and inputs differ in size");
+          return absl::InvalidArgumentError("secure sum: device_ids and drops differ in size");
         }
         std::vector<char> seen(m, 0);
         for (size_t k = 0; k < n; ++k) {
@@ -152,15 +152,16 @@ class SecAggSum {
       position[index_of[k]] = k;
     }
     spec.dropouts = PlanFor(drops, roster);
-    // The devices encode their own inputs (in the simulator's worker
-    // threads); a failure is kept per device and reported after the run.
+    // The devices compute and encode their own inputs when the masking
+    // phase reaches them (in the simulator's worker threads, a chunk at a
+    // time); a failure is kept per device and reported after the run.
     std::vector<absl::Status> encode_errors(n);
     spec.input = [&](size_t session_index, secagg::DeviceId) -> std::vector<uint64_t> {
       const size_t index = position[session_index];
       if (index == n) return {};  // absent devices are never asked (kBeforeAdvertise)
-      const std::vector<double>* x = request.inputs[index];
-      if (x == nullptr) {
-        encode_errors[index] = absl::InternalError("asked for the input of a dropped device");
+      absl::StatusOr<std::vector<double>> x = SecureSumInput(request, index);
+      if (!x.ok()) {
+        encode_errors[index] = x.status();
         return {};
       }
       absl::StatusOr<std::vector<uint64_t>> e = request.codec->EncodeVector(*x);
@@ -173,7 +174,8 @@ class SecAggSum {
     ASSIGN_OR_RETURN(secagg::SimulationResult sim, secagg::Simulate(spec));
     for (size_t k = 0; k < n; ++k) {
       if (!encode_errors[k].ok()) {
-        return absl::InvalidArgumentError(
+        return absl::Status(
+            encode_errors[k].code(),
             absl::StrCat("round ", request.round, " device ", k, ": ", encode_errors[k].message()));
       }
     }

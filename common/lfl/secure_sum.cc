@@ -1,5 +1,8 @@
 #include "common/lfl/secure_sum.h"
 
+#include <algorithm>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 
@@ -20,34 +23,50 @@ void SecureSumCost::Add(const SecureSumCost& other) {
   aggregations += other.aggregations;
 }
 
-absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& r) {
-  if (r.inputs.size() != r.drops.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("secure sum: ", r.inputs.size(), " inputs but ",
-                                                   r.drops.size(), " drop points"));
+void UseInputVectors(SecureSumRequest& request, std::vector<const std::vector<double>*> inputs) {
+  request.length = 0;
+  for (const std::vector<double>* x : inputs) {
+    if (x != nullptr) {
+      request.length = x->size();
+      break;
+    }
   }
+  request.input = [inputs = std::move(inputs)](size_t k) -> absl::StatusOr<std::vector<double>> {
+    if (k >= inputs.size() || inputs[k] == nullptr) {
+      return absl::InvalidArgumentError("the request holds no input for it");
+    }
+    return *inputs[k];
+  };
+}
+
+absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& r) {
   if (r.round != 1 && r.round != 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("secure sum: round ", r.round, " is not 1 or 2"));
   }
   if (r.min_survivors < 1) return absl::InvalidArgumentError("secure sum: min_survivors < 1");
-  size_t length = 0;
-  bool have_length = false;
-  for (size_t k = 0; k < r.inputs.size(); ++k) {
-    if ((r.inputs[k] != nullptr) != Submits(r.drops[k])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "secure sum: participant ", k,
-          (r.inputs[k] ? " has an input but never submits it" : " submits but has no input")));
-    }
-    if (r.inputs[k] == nullptr) continue;
-    if (!have_length) {
-      length = r.inputs[k]->size();
-      have_length = true;
-    } else if (r.inputs[k]->size() != length) {
-      return absl::InvalidArgumentError(absl::StrCat("secure sum: input ", k, " has length ",
-                                                     r.inputs[k]->size(), ", expected ", length));
-    }
+  const bool anyone_submits = std::any_of(r.drops.begin(), r.drops.end(), Submits);
+  if (anyone_submits && !r.input) {
+    return absl::InvalidArgumentError("secure sum: participants submit but no input is given");
   }
-  return length;
+  return r.length;
+}
+
+absl::StatusOr<std::vector<double>> SecureSumInput(const SecureSumRequest& r, size_t k) {
+  if (k >= r.drops.size() || !Submits(r.drops[k])) {
+    return absl::InternalError(absl::StrCat("secure sum: asked for the input of participant ", k,
+                                            ", which never submits"));
+  }
+  absl::StatusOr<std::vector<double>> x = r.input(k);
+  if (!x.ok()) {
+    return absl::Status(x.status().code(), absl::StrCat("secure sum: participant ", k,
+                                                        "'s input: ", x.status().message()));
+  }
+  if (x->size() != r.length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("secure sum: input ", k, " has length ", x->size(), ", expected ", r.length));
+  }
+  return x;
 }
 
 absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
@@ -56,19 +75,20 @@ absl::StatusOr<SecureSumOutcome> IdealSum(const SecureSumRequest& r) {
   out.cost.aggregations = 1;
   int64_t remaining = 0;
   for (DropPoint d : r.drops) remaining += d == DropPoint::kNone ? 1 : 0;
-  if (IdealAborts(r.inputs.size(), remaining, r.min_survivors)) {
+  if (IdealAborts(r.drops.size(), remaining, r.min_survivors)) {
     // As SecAggSum: a one-device "sum" is its input.
     out.aborted = true;
-    out.abort_reason = r.inputs.size() < 2
+    out.abort_reason = r.drops.size() < 2
                            ? std::string("fewer than 2 participants")
                            : absl::StrCat(remaining, " devices left, fewer than ", r.min_survivors);
     return out;
   }
   out.sum.assign(length, 0.0);
-  for (size_t k = 0; k < r.inputs.size(); ++k) {
-    if (r.inputs[k] == nullptr) continue;
+  for (size_t k = 0; k < r.drops.size(); ++k) {
+    if (!Submits(r.drops[k])) continue;
+    ASSIGN_OR_RETURN(const std::vector<double> x, SecureSumInput(r, k));
     out.included.push_back(k);
-    for (size_t e = 0; e < length; ++e) out.sum[e] += (*r.inputs[k])[e];
+    for (size_t e = 0; e < length; ++e) out.sum[e] += x[e];
   }
   return out;
 }

@@ -56,10 +56,17 @@ struct SecureSumRequest {
   // The fixed-point encoding of this round (see secagg_sum.h); required by
   // the secure implementation, ignored by IdealSum.
   const crypto::FixedPointCodec* codec = nullptr;
-  // One entry per participant: its input (nullptr iff !Submits(drops[k]))
-  // and where it vanishes.
-  std::vector<const std::vector<double>*> inputs;
+  // One entry per participant: where it vanishes.
   std::vector<DropPoint> drops;
+  // Entries of every input.
+  size_t length = 0;
+  // Participant k's input, asked for only when the aggregation needs it
+  // (Submits(drops[k])), at most once per k, possibly from worker threads
+  // for different k at a time: so the inputs never all exist at once (70,000
+  // devices at MovieLens-10M shape would hold 120 GB). Must be deterministic
+  // and safe to call concurrently for different k. UseInputVectors serves
+  // vectors held in memory.
+  std::function<absl::StatusOr<std::vector<double>>(size_t k)> input;
   // Who participant k is among the job's devices (e.g. round 2's survivors
   // of round 1); empty: participant k is device k. Only implementations that
   // keep per-device state across aggregations (a secure-aggregation session)
@@ -87,9 +94,18 @@ struct SecureSumOutcome {
 
 using SecureSumFn = std::function<absl::StatusOr<SecureSumOutcome>(const SecureSumRequest&)>;
 
-// Checks sizes and the nullptr <-> Submits correspondence; returns the input
-// length (0 if nobody submits).
+// Inputs held in memory (tests, benchmarks): participant k's is *inputs[k],
+// nullptr for one that never submits; sets request.length to the first
+// input's. The vectors must outlive the request.
+void UseInputVectors(SecureSumRequest& request, std::vector<const std::vector<double>*> inputs);
+
+// Checks the round, the threshold and that a submitter's input can be asked
+// for; returns request.length.
 absl::StatusOr<size_t> ValidateSecureSumRequest(const SecureSumRequest& request);
+
+// request.input(k), checked: named errors for a participant that never
+// submits, a failed input and one of the wrong length.
+absl::StatusOr<std::vector<double>> SecureSumInput(const SecureSumRequest& request, size_t k);
 
 // The abort rule of a plaintext (ideal) aggregation: fewer than 2
 // participants, or fewer than min_survivors still there at the end.

@@ -86,9 +86,12 @@ void FillClampedGaussian(random::Csprng& rng, double variance, double* out, size
 }  // namespace
 
 void DeviceNoise::AddRound1Noise(std::vector<double>& gradient, random::Csprng& rng) {
-  xi_.assign(gradient.size(), 0.0);
-  FillClampedGaussian(rng, Round1Variance(params_), xi_.data(), xi_.size());
-  for (size_t k = 0; k < gradient.size(); ++k) gradient[k] += xi_[k];
+  xi_stream_.emplace(rng.Replica());
+  xi_length_ = gradient.size();
+  std::vector<double> xi(gradient.size());
+  FillClampedGaussian(rng, Round1Variance(params_), xi.data(), xi.size());
+  for (size_t k = 0; k < gradient.size(); ++k) gradient[k] += xi[k];
+  std::fill(xi.begin(), xi.end(), 0.0);
   round1_done_ = true;
   round2_done_ = false;
 }
@@ -103,10 +106,13 @@ absl::StatusOr<std::vector<double>> DeviceNoise::Round2Replacement(int64_t round
                                                    " outside [", MinSurvivors(params_), ", ",
                                                    params_.num_devices, "]"));
   }
-  std::vector<double> out(xi_.size());
+  std::vector<double> out(xi_length_);
   FillClampedGaussian(rng, Round2Variance(params_, round1_survivors), out.data(), out.size());
-  for (size_t k = 0; k < out.size(); ++k) out[k] -= xi_[k];
-  std::fill(xi_.begin(), xi_.end(), 0.0);
+  std::vector<double> xi(xi_length_);  // round 1's draw, the same values
+  FillClampedGaussian(*xi_stream_, Round1Variance(params_), xi.data(), xi.size());
+  for (size_t k = 0; k < out.size(); ++k) out[k] -= xi[k];
+  std::fill(xi.begin(), xi.end(), 0.0);
+  xi_stream_.reset();
   round2_done_ = true;
   return out;
 }

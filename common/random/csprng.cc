@@ -82,6 +82,15 @@ Csprng Csprng::Fork(std::string_view label) const {
   return Csprng(child);
 }
 
+Csprng Csprng::Replica() const {
+  Csprng copy(impl_->key);
+  // The cipher context carries the counter; the buffer, the unread keystream.
+  if (EVP_CIPHER_CTX_copy(copy.impl_->ctx, impl_->ctx) != 1) Fatal("EVP_CIPHER_CTX_copy");
+  std::memcpy(copy.impl_->buffer, impl_->buffer, kBufferBytes);
+  copy.impl_->pos = impl_->pos;
+  return copy;
+}
+
 void Csprng::Refill() {
   // Encrypting zeros with AES-CTR yields the raw keystream.
   static const uint8_t kZeros[kBufferBytes] = {0};

@@ -33,6 +33,12 @@ class Csprng {
   // An independent child stream keyed by (this stream's key, label). Does not
   // advance this stream, so forks are stable regardless of call order.
   Csprng Fork(std::string_view label) const;
+  // A second stream at this stream's exact position: it yields the very bytes
+  // this stream yields next. Only for values the caller must reproduce later
+  // without storing them (a device regenerating the noise it must cancel,
+  // instead of holding a vector per device); never for fresh randomness,
+  // which must not repeat.
+  Csprng Replica() const;
 
   void FillBytes(uint8_t* out, size_t n);
   uint64_t NextU64();

@@ -66,12 +66,15 @@ absl::StatusOr<std::unique_ptr<Stage2Iteration>> MakeStage2Iteration(int64_t n, 
     noise.AddRound1Noise(it->x1[i], rng);
     it->x2[i] = *noise.Round2Replacement(n, rng);
   }
-  it->r1 = SecureSumRequest{0, 1, MinSurvivors(dp), &it->codecs.round1, {}, {}, {}};
-  it->r2 = SecureSumRequest{0, 2, MinSurvivors(dp), &it->codecs.round2, {}, {}, {}};
+  it->r1 = SecureSumRequest{0, 1, MinSurvivors(dp), &it->codecs.round1, {}, 0, {}, {}};
+  it->r2 = SecureSumRequest{0, 2, MinSurvivors(dp), &it->codecs.round2, {}, 0, {}, {}};
+  std::vector<const std::vector<double>*> x1_of, x2_of;
   for (int64_t i = 0; i < n; ++i) {
-    it->r1.inputs.push_back(&it->x1[i]);
-    it->r2.inputs.push_back(&it->x2[i]);
+    x1_of.push_back(&it->x1[i]);
+    x2_of.push_back(&it->x2[i]);
   }
+  UseInputVectors(it->r1, std::move(x1_of));
+  UseInputVectors(it->r2, std::move(x2_of));
   it->r1.drops.assign(n, DropPoint::kNone);
   it->r2.drops.assign(n, DropPoint::kNone);
   return it;

@@ -1,5 +1,6 @@
 #include "common/lfl/secagg_sum.h"
 
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -96,14 +97,17 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
     r.codec = &*codec;
     r.min_survivors = static_cast<int64_t>(std::ceil(0.7 * n - 1e-9));
     std::vector<std::vector<double>> x(n);
+    std::vector<const std::vector<double>*> inputs;
     // Drop probability around the threshold so both outcomes occur.
     const double p = 0.1 + 0.4 * rng.NextDouble();
     for (size_t k = 0; k < n; ++k) {
       r.drops.push_back(SampleDropPoint(rng, p));
       x[k].resize(len);
       for (double& v : x[k]) v = bound * (2 * rng.NextDouble() - 1);
-      r.inputs.push_back(Submits(r.drops[k]) ? &x[k] : nullptr);
+      inputs.push_back(Submits(r.drops[k]) ? &x[k] : nullptr);
     }
+    UseInputVectors(r, inputs);
+    r.length = len;  // also when nobody submits
     auto ideal = IdealSum(r);
     ASSERT_THAT(ideal, IsOk());
     auto secure = SecAgg(GraphKind::kComplete, 100 + trial)(r);
@@ -153,11 +157,13 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
           SecureSumRequest r;
           r.codec = &*codec;
           r.min_survivors = m;
+          std::vector<const std::vector<double>*> inputs;
           for (size_t k = 0; k < n; ++k) {
             r.drops.push_back(static_cast<int64_t>(k) < dropped ? static_cast<DropPoint>(at)
                                                                 : DropPoint::kNone);
-            r.inputs.push_back(Submits(r.drops.back()) ? &x[k] : nullptr);
+            inputs.push_back(Submits(r.drops.back()) ? &x[k] : nullptr);
           }
+          UseInputVectors(r, inputs);
           auto out = SecAgg(g, 7 * n + at)(r);
           ASSERT_THAT(out, IsOk());
           const bool should_abort = static_cast<int64_t>(n) - dropped < m;
@@ -174,6 +180,48 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
   }
 }
 
+// Inputs are computed on demand (SecureSumRequest::input): each participant
+// that gets as far as its masked input is asked exactly once, in the
+// aggregation's worker threads; one that vanishes earlier is never asked.
+TEST(SecAggSumTest, AsksEachSubmitterForItsInputOnceAndNobodyElse) {
+  constexpr size_t kN = 30;
+  auto codec = MaxPrecisionCodec(32, 2.0, kN);
+  ASSERT_THAT(codec, IsOk());
+  SecureSumRequest r;
+  r.codec = &*codec;
+  r.min_survivors = 20;  // 6 vanish before their input, 4 after it
+  for (size_t k = 0; k < kN; ++k) {
+    r.drops.push_back(k % 5 == 0   ? DropPoint::kAfterShareKeys
+                      : k % 7 == 0 ? DropPoint::kAfterMaskedInput
+                                   : DropPoint::kNone);
+  }
+  r.length = 4;
+  std::vector<std::atomic<int>> asked(kN);
+  r.input = [&asked](size_t k) -> absl::StatusOr<std::vector<double>> {
+    asked[k].fetch_add(1);
+    return std::vector<double>(4, 0.5 * static_cast<double>(k % 3));
+  };
+  auto out = SecAgg(GraphKind::kHarary, 9)(r);
+  ASSERT_THAT(out, IsOk());
+  ASSERT_FALSE(out->aborted) << out->abort_reason;
+  double expected = 0;
+  for (size_t k = 0; k < kN; ++k) {
+    EXPECT_EQ(asked[k].load(), Submits(r.drops[k]) ? 1 : 0) << "participant " << k;
+    if (Submits(r.drops[k])) expected += 0.5 * static_cast<double>(k % 3);
+  }
+  EXPECT_EQ(out->sum, std::vector<double>(4, expected));
+  // A failing input is reported with the participant and its cause.
+  r.input = [](size_t k) -> absl::StatusOr<std::vector<double>> {
+    if (k == 3) return absl::FailedPreconditionError("Round1 out of phase");
+    return std::vector<double>(4, 0.0);
+  };
+  auto failed = SecAgg(GraphKind::kHarary, 10)(r);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(failed.status().message().find("device 3"), std::string::npos) << failed.status();
+  EXPECT_NE(failed.status().message().find("Round1 out of phase"), std::string::npos);
+}
+
 TEST(SecAggSumTest, RejectsMalformedRequests) {
   auto codec = MaxPrecisionCodec(64, 1.0, 4);
   ASSERT_THAT(codec, IsOk());
@@ -183,21 +231,27 @@ TEST(SecAggSumTest, RejectsMalformedRequests) {
   r.codec = &*codec;
   r.min_survivors = 2;
   r.drops.assign(3, DropPoint::kNone);
-  r.inputs = {&a, &b, &a};  // lengths differ
+  UseInputVectors(r, {&a, &b, &a});  // lengths differ
+  auto mismatched = sum(r);
+  EXPECT_EQ(mismatched.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(mismatched.status().message().find("input 1 has length 4, expected 3"),
+            std::string::npos)
+      << mismatched.status();
+  UseInputVectors(r, {&a, nullptr, &a});  // a submitter without an input
   EXPECT_EQ(sum(r).status().code(), absl::StatusCode::kInvalidArgument);
-  r.inputs = {&a, nullptr, &a};  // a submitter without an input
+  r.input = nullptr;  // submitters, and no input at all
   EXPECT_EQ(sum(r).status().code(), absl::StatusCode::kInvalidArgument);
-  r.inputs = {&a, &big, &a};  // beyond the codec's bound: named, not wrapped
+  UseInputVectors(r, {&a, &big, &a});  // beyond the codec's bound: named, not wrapped
   auto out = sum(r);
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("device 1"), std::string::npos) << out.status();
-  r.inputs = {&a, &a, &a};
+  UseInputVectors(r, {&a, &a, &a});
   r.codec = nullptr;
   EXPECT_FALSE(sum(r).ok());
   // One participant: never aggregated (its "sum" would be its input).
   r.codec = &*codec;
   r.min_survivors = 1;
-  r.inputs = {&a};
+  UseInputVectors(r, {&a});
   r.drops = {DropPoint::kNone};
   auto one = sum(r);
   ASSERT_THAT(one, IsOk());
@@ -213,10 +267,12 @@ TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
   SecureSumRequest r;
   r.codec = &*codec;
   r.min_survivors = 5;
+  std::vector<const std::vector<double>*> inputs;
   for (auto& v : x) {
-    r.inputs.push_back(&v);
+    inputs.push_back(&v);
     r.drops.push_back(DropPoint::kNone);
   }
+  UseInputVectors(r, inputs);
   auto sum = SecAgg(GraphKind::kHarary, 5);
   auto first = sum(r);
   auto second = sum(r);
@@ -256,14 +312,17 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
       r.device_ids = ids;
     }
     r.min_survivors = static_cast<int64_t>(std::ceil(0.7 * ids.size() - 1e-9));
+    std::vector<const std::vector<double>*> inputs;
     for (size_t k = 0; k < ids.size(); ++k) {
       // At the setup nobody may vanish before sharing (it would miss the
       // session); later anyone may, anywhere.
       DropPoint d = SampleDropPoint(rng, 0.15);
       if (call == 0 && d < DropPoint::kAfterShareKeys) d = DropPoint::kNone;
       r.drops.push_back(d);
-      r.inputs.push_back(Submits(d) ? &x[static_cast<size_t>(ids[k])] : nullptr);
+      inputs.push_back(Submits(d) ? &x[static_cast<size_t>(ids[k])] : nullptr);
     }
+    UseInputVectors(r, inputs);
+    r.length = 7;  // also when nobody submits
     auto ideal = IdealSum(r);
     auto secure = sum(r);
     ASSERT_THAT(ideal, IsOk());
@@ -284,7 +343,7 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
   SecureSumRequest bad;
   bad.codec = &*codec;
   bad.min_survivors = 1;
-  bad.inputs = {&v, &v};
+  UseInputVectors(bad, {&v, &v});
   bad.drops = {DropPoint::kNone, DropPoint::kNone};
   bad.device_ids = {0, static_cast<int64_t>(kN)};
   auto refused = sum(bad);
@@ -306,10 +365,12 @@ TEST(SecAggSumTest, SessionIsSetUpAnewOnceTooManyDevicesMissedTheSetup) {
     r.round = 1;
     r.codec = &*codec;
     r.min_survivors = 28;  // ceil(0.7 * 40): tolerates 12, re-keys beyond 6 out
+    std::vector<const std::vector<double>*> inputs;
     for (size_t k = 0; k < kN; ++k) {
       r.drops.push_back(k < missing_setup ? DropPoint::kBeforeAdvertise : DropPoint::kNone);
-      r.inputs.push_back(k < missing_setup ? nullptr : &x[k]);
+      inputs.push_back(k < missing_setup ? nullptr : &x[k]);
     }
+    UseInputVectors(r, inputs);
     return r;
   };
   for (const auto& [missing, rekeyed] : {std::pair<size_t, bool>{6, false}, {7, true}}) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/dp/noise.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/secure_sum.h"
 #include "gtest/gtest.h"
@@ -54,9 +55,12 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
   const int64_t n = p.num_devices;
   const int64_t m1 = MinSurvivors(p);
   const int64_t a1 = std::min<int64_t>(d2, n - d1 - m1);  // gone right after round 1
-  std::vector<DeviceNoise> devices(n, DeviceNoise(p));
+  std::vector<DeviceNoise> devices;
+  devices.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) devices.emplace_back(p);
   std::vector<random::Csprng> rngs;
-  SecureSumRequest r1{0, 1, m1, &codecs.round1, {}, {}, {}};
+  SecureSumRequest r1{0, 1, m1, &codecs.round1, {}, 0, {}, {}};
+  std::vector<const std::vector<double>*> x1_of;
   std::vector<std::vector<double>> x(n);
   for (int64_t i = 0; i < n; ++i) {
     rngs.push_back(root.Fork(absl::StrCat("device-", i)));
@@ -68,8 +72,9 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
       x[i].assign(len, 0.0);
       devices[i].AddRound1Noise(x[i], rngs[i]);
     }
-    r1.inputs.push_back(Submits(d) ? &x[i] : nullptr);
+    x1_of.push_back(Submits(d) ? &x[i] : nullptr);
   }
+  UseInputVectors(r1, x1_of);
   IterationNoise out;
   auto agg1 = sum(r1);
   EXPECT_THAT(agg1, IsOk());
@@ -81,7 +86,8 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
   const int64_t b2 = d2 - a1;  // miss round 2 before their input
   const int64_t m2 = MinSurvivors({roster2, p.omega, p.sigma_v});
   const int64_t c2 = roster2 - b2 - 1 >= m2 ? 1 : 0;  // in U2, then gone
-  SecureSumRequest r2{0, 2, m2, &codecs.round2, {}, {}, {}};
+  SecureSumRequest r2{0, 2, m2, &codecs.round2, {}, 0, {}, {}};
+  std::vector<const std::vector<double>*> x2_of;
   std::vector<std::vector<double>> bars(roster2);
   for (int64_t k = 0; k < roster2; ++k) {
     const int64_t i = d1 + a1 + k;
@@ -94,8 +100,9 @@ IterationNoise RemainingNoise(const TwoRoundParams& p, int d1, int d2, size_t le
       EXPECT_THAT(bar, IsOk());
       bars[k] = *bar;
     }
-    r2.inputs.push_back(Submits(d) ? &bars[k] : nullptr);
+    x2_of.push_back(Submits(d) ? &bars[k] : nullptr);
   }
+  UseInputVectors(r2, x2_of);
   auto agg2 = sum(r2);
   EXPECT_THAT(agg2, IsOk());
   out.expected_u2 = roster2 - b2 - c2 >= m2 ? roster2 - b2 : 0;
@@ -163,6 +170,37 @@ TEST(TwoRoundDpTest, DeviceRefusesImpossibleAnnouncementsAndRepeats) {
   // -xi + xi': adding it to the round-1 vector removes xi exactly.
   for (size_t k = 0; k < x.size(); ++k) EXPECT_NE((*ok)[k] + x[k], x[k]);
   EXPECT_EQ(d.Round2Replacement(8, rng).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The device keeps a replica of its noise stream instead of xi_i, and round 2
+// regenerates xi_i from it: the values are exactly those of the law — round 1
+// adds the stream's next m clamped N(0, zeta1 sigma^2) draws, round 2 returns
+// the following m draws of N(0, zeta2 sigma^2) minus the first — even when
+// the caller's stream is used for other draws in between.
+TEST(TwoRoundDpTest, RoundTwoCancelsExactlyTheNoiseRoundOneAdded) {
+  const TwoRoundParams p{10, 0.3, 2.5};
+  const size_t len = 5000;  // more than one 4 KiB keystream buffer of doubles
+  random::Csprng rng = random::Csprng::FromSeed(11);
+  random::Csprng reference = rng.Replica();
+  const auto clamped = [](random::Csprng& r, double variance, size_t n) {
+    std::vector<double> x(n);
+    dp::FillGaussian(r, std::sqrt(variance), x.data(), n);
+    const double limit = kNoiseTailSigmas * std::sqrt(variance);
+    for (double& v : x) v = std::clamp(v, -limit, limit);
+    return x;
+  };
+  DeviceNoise device(p);
+  std::vector<double> x(len, 0.0);
+  device.AddRound1Noise(x, rng);
+  const std::vector<double> xi = clamped(reference, Round1Variance(p), len);
+  EXPECT_EQ(x, xi);
+  // Other draws from the caller's stream between the rounds.
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(rng.NextU64(), reference.NextU64());
+  auto replacement = device.Round2Replacement(8, rng);
+  ASSERT_THAT(replacement, IsOk());
+  const std::vector<double> xi2 = clamped(reference, Round2Variance(p, 8), len);
+  ASSERT_EQ(replacement->size(), len);
+  for (size_t k = 0; k < len; ++k) ASSERT_EQ((*replacement)[k], xi2[k] - xi[k]) << k;
 }
 
 }  // namespace
