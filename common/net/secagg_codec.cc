@@ -77,7 +77,7 @@ absl::StatusOr<secagg::SessionConfig> SessionFromProto(const v1::SecAggSession& 
   }
   secagg::SessionConfig c;
   c.aggregation_id = p.aggregation_id();
-  c.roster.assign(p.roster().begin(), p.roster().end());
+  c.roster = std::vector<secagg::DeviceId>(p.roster().begin(), p.roster().end());
   c.graph = p.complete_graph() ? secagg::GraphKind::kComplete : secagg::GraphKind::kHarary;
   c.degree = p.degree();
   c.graph_seed = p.graph_seed();

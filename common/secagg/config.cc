@@ -1,11 +1,19 @@
 #include "common/secagg/config.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/crypto/mod2k.h"
 
 namespace fedmf::secagg {
+
+Roster::Roster() : ids_(std::make_shared<const std::vector<DeviceId>>()) {}
+
+Roster::Roster(std::vector<DeviceId> ids)
+    : ids_(std::make_shared<const std::vector<DeviceId>>(std::move(ids))) {}
+
+Roster::Roster(std::initializer_list<DeviceId> ids) : Roster(std::vector<DeviceId>(ids)) {}
 
 size_t MaxDegree(const SessionConfig& config) {
   const size_t n = config.roster.size();

@@ -18,6 +18,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -34,10 +36,34 @@ enum class GraphKind : uint8_t {
 inline constexpr size_t kMaxRosterSize = size_t{1} << 20;
 inline constexpr size_t kMaxVectorLength = size_t{1} << 28;
 
+// The device ids of a session: an immutable list that every copy of a
+// SessionConfig shares. A simulation keeps one config per device, and
+// 70,000 private copies of a 70,000-id list would be 39 GB. Reads like a
+// const std::vector<DeviceId>; replaced, never edited in place.
+class Roster {
+ public:
+  Roster();
+  Roster(std::vector<DeviceId> ids);  // NOLINT: implicit, as the vector it wraps
+  Roster(std::initializer_list<DeviceId> ids);
+
+  const std::vector<DeviceId>& ids() const { return *ids_; }
+  operator const std::vector<DeviceId>&() const { return *ids_; }  // NOLINT
+  size_t size() const { return ids_->size(); }
+  bool empty() const { return ids_->empty(); }
+  DeviceId operator[](size_t i) const { return (*ids_)[i]; }
+  std::vector<DeviceId>::const_iterator begin() const { return ids_->begin(); }
+  std::vector<DeviceId>::const_iterator end() const { return ids_->end(); }
+  bool operator==(const Roster& other) const { return ids_ == other.ids_ || *ids_ == *other.ids_; }
+  bool operator==(const std::vector<DeviceId>& other) const { return *ids_ == other; }
+
+ private:
+  std::shared_ptr<const std::vector<DeviceId>> ids_;  // never null
+};
+
 struct SessionConfig {
   uint64_t aggregation_id = 0;
   // Sorted, unique, never kServerId.
-  std::vector<DeviceId> roster;
+  Roster roster;
   GraphKind graph = GraphKind::kComplete;
   // Harary only: even, 2 <= degree < |roster|.
   int degree = 0;

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -134,7 +135,9 @@ class HostileSecAggTest : public ClusterTest {
     EXPECT_THAT(codecs, IsOk());
     secagg::SessionConfig s;
     s.aggregation_id = kAggregation;
-    for (uint64_t d = 0; d < kDevices; ++d) s.roster.push_back(d);
+    std::vector<secagg::DeviceId> roster(kDevices);
+    std::iota(roster.begin(), roster.end(), secagg::DeviceId{0});
+    s.roster = std::move(roster);
     s.graph = secagg::GraphKind::kComplete;
     s.threshold = kThreshold;
     s.min_survivors = kThreshold;

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -630,10 +631,17 @@ TEST_F(LflRoleTest, AVanishingDeviceIsChargedForWhatItSentAndNeverUnmasks) {
   }
 }
 
+// Device ids 0 .. n - 1.
+std::vector<secagg::DeviceId> Ids(uint64_t n) {
+  std::vector<secagg::DeviceId> ids(n);
+  std::iota(ids.begin(), ids.end(), secagg::DeviceId{0});
+  return ids;
+}
+
 TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
   device::SecAggExpectations e{100, 0.3, true, false};
   secagg::SessionConfig s;
-  for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
+  s.roster = Ids(100);
   s.min_survivors = 70;
   s.consistency_check = true;
   EXPECT_EQ(device::OwnMinSurvivors(e, 100), 70);
@@ -646,11 +654,11 @@ TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
   EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("require_active_secagg"), std::string::npos);
   EXPECT_EQ(device::SessionRefusal({100, 0.3, false, false}, 1, s, 0), "");
   s.consistency_check = true;
-  s.roster.pop_back();
+  s.roster = Ids(99);
   s.min_survivors = 70;
   EXPECT_NE(device::SessionRefusal(e, 1, s, 0).find("n = 100"), std::string::npos);
   // Round 2 over 80 of |U1| = 90: fine; |U1| = 69 or > n or roster > |U1|: refused.
-  s.roster.resize(80);
+  s.roster = Ids(80);
   s.min_survivors = 56;
   EXPECT_EQ(device::SessionRefusal(e, 2, s, 90), "");
   EXPECT_NE(device::SessionRefusal(e, 2, s, 69).find("|U1| = 69"), std::string::npos);
@@ -668,7 +676,7 @@ TEST(SecAggGuardTest, ChecksNRosterMinSurvivorsAndRound1Survivors) {
 TEST(SecAggGuardTest, KeySessionRound2CountsTheAnnouncedRound1Survivors) {
   device::SecAggExpectations e{100, 0.3, true, /*allow_key_session=*/true};
   secagg::SessionConfig s;
-  for (uint64_t d = 0; d < 100; ++d) s.roster.push_back(d);
+  s.roster = Ids(100);
   s.consistency_check = true;
   s.min_survivors = 63;  // ceil(0.7 * 90)
   // Only if the job's spec asked for a key session.
@@ -685,7 +693,7 @@ TEST(SecAggGuardTest, KeySessionRound2CountsTheAnnouncedRound1Survivors) {
             std::string::npos);
   s.min_survivors = 63;
   EXPECT_NE(device::SessionRefusal(e, 2, s, 69, true).find("|U1| = 69"), std::string::npos);
-  s.roster.pop_back();  // a session roster other than the job's n
+  s.roster = Ids(99);  // a session roster other than the job's n
   EXPECT_NE(device::SessionRefusal(e, 2, s, 90, true).find("n = 100"), std::string::npos);
 }
 

@@ -28,6 +28,24 @@ SessionConfig Config(size_t n, GraphKind kind, int degree, uint64_t seed) {
   return c;
 }
 
+// Copies of a config share one roster (a simulation keeps a config per
+// device: n private copies of n ids would be O(n^2)); a replaced roster is a
+// new list and leaves the copies alone.
+TEST(RosterTest, CopiesShareOneListAndReplacementIsLocal) {
+  SessionConfig a;
+  a.roster = SimulationRoster(1000);
+  const SessionConfig b = a;
+  EXPECT_EQ(&a.roster.ids(), &b.roster.ids());
+  EXPECT_EQ(a.roster, b.roster);
+  std::vector<DeviceId> fewer(a.roster.begin(), a.roster.end() - 1);
+  a.roster = fewer;
+  EXPECT_EQ(a.roster.size(), 999u);
+  EXPECT_EQ(b.roster.size(), 1000u);
+  EXPECT_FALSE(a.roster == b.roster);
+  EXPECT_EQ(a.roster, fewer);
+  EXPECT_EQ(Roster({3, 5, 8}), (std::vector<DeviceId>{3, 5, 8}));
+}
+
 TEST(GraphTest, CompleteGraphIsEveryoneElse) {
   const SessionConfig c = Config(7, GraphKind::kComplete, 0, 0);
   auto g = NeighbourhoodGraph::Create(c);
@@ -119,10 +137,14 @@ TEST(GraphTest, RejectsInvalidConfigs) {
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // m < t
   c.min_survivors = 3;
   EXPECT_THAT(NeighbourhoodGraph::Create(c), IsOk());
-  c.roster[3] = c.roster[2];
+  std::vector<DeviceId> ids = c.roster;
+  ids[3] = ids[2];
+  c.roster = ids;
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // duplicate id
   c = Config(10, GraphKind::kComplete, 0, 0);
-  c.roster.back() = kServerId;
+  ids = c.roster;
+  ids.back() = kServerId;
+  c.roster = ids;
   EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());
   c = Config(10, GraphKind::kComplete, 0, 0);
   c.bits = 65;
