@@ -138,6 +138,13 @@ class LflRoleFixture : public ::testing::Test {
       configure_host;
 
   // Runs the job to its end; returns the server's job.
+  // Job(iterations) with LflSpec.secagg_session, run as Run does.
+  std::unique_ptr<server::LflJob> RunKeySession(int iterations, Sent& sent) {
+    net::LflJobConfig j = Job(iterations);
+    j.secagg_session = true;
+    return Run(j, sent);
+  }
+
   std::unique_ptr<server::LflJob> Run(const net::LflJobConfig& job, Sent& sent,
                                       bool require_active = true) {
     absl::Time now = absl::UnixEpoch() + absl::Hours(1);
@@ -321,10 +328,8 @@ TEST_F(LflActiveSecAggTest, HostRequiringActiveSecAggRefusesASemiHonestJob) {
 // aggregation; every later one (round 2, later iterations) runs on them,
 // consistency check included.
 TEST_F(LflActiveSecAggTest, KeySessionAdvertisesKeysOnlyAtItsSetup) {
-  net::LflJobConfig j = Job(3);
-  j.secagg_session = true;
   Sent sent;
-  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  std::unique_ptr<server::LflJob> job = RunKeySession(3, sent);
   ASSERT_NE(job, nullptr) << create_status_;
   EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
   EXPECT_EQ(sent.keyed_advertisements, 2 * kPerHost);
@@ -347,10 +352,8 @@ TEST_F(LflActiveSecAggTest, KeySessionIsSetUpAnewWhenDevicesMissedTheSetup) {
     auto* devices = t.mutable_devices();
     devices->erase(std::remove(devices->begin(), devices->end(), uint64_t{0}), devices->end());
   };
-  net::LflJobConfig j = Job(3);
-  j.secagg_session = true;
   Sent sent;
-  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  std::unique_ptr<server::LflJob> job = RunKeySession(3, sent);
   ASSERT_NE(job, nullptr) << create_status_;
   EXPECT_EQ(job->stage(), server::LflJob::Stage::kFinished) << job->error();
   ASSERT_EQ(job->status().iterations_size(), 3);
@@ -392,10 +395,8 @@ TEST_F(LflActiveSecAggTest, KeySessionReplayedAggregationIdIsRefused) {
       t.set_aggregation_id(**first);
     }
   };
-  net::LflJobConfig j = Job(2);
-  j.secagg_session = true;
   Sent sent;
-  std::unique_ptr<server::LflJob> job = Run(j, sent);
+  std::unique_ptr<server::LflJob> job = RunKeySession(2, sent);
   ASSERT_NE(job, nullptr) << create_status_;
   for (const Message& m : sent.log) {
     if (m.device < kPerHost) {
