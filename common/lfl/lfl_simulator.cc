@@ -227,8 +227,11 @@ absl::StatusOr<IterationSum> AnalyticIteration(std::vector<LflDevice>& devices, 
 }  // namespace
 
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
-                                      const SecureSumFn& secure_sum) {
+                                      const SecureSumFn& secure_sum, const LflProgress& progress) {
   const auto start = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   RETURN_IF_ERROR(ValidateLflConfig(config));
   LflResult result;
   result.config = config;
@@ -268,6 +271,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
     return mf::Combine(parts);
   };
   result.stage1_test = evaluate();
+  if (progress.stage1_done) progress.stage1_done(n, result.stage1_test, seconds_since(start));
 
   ASSIGN_OR_RETURN(LflCodecs codecs,
                    ChooseLflCodecs(dp, device_options.rating_max, config.secagg_bits,
@@ -277,6 +281,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   mf::LearningRateSchedule schedule(result.learning_rate, config.lr_final_ratio, config.iterations);
   mf::Matrix v = *v0;
   for (int32_t t = 0; t < config.iterations; ++t) {
+    const auto iteration_start = std::chrono::steady_clock::now();
     absl::StatusOr<IterationSum> it =
         config.analytic_noise
             ? AnalyticIteration(devices, v, dp, config, dropout_rng, noise_rng)
@@ -296,6 +301,8 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
       const double step = schedule.At(t) / static_cast<double>(report.round1_survivors);
       StepItemMatrix(v, it->sum, step, device_options.rating_max);
     }
+    report.seconds = seconds_since(iteration_start);
+    if (progress.iteration_done) progress.iteration_done(report);
     result.iterations.push_back(report);
   }
   auto v_final = std::make_shared<const mf::Matrix>(std::move(v));
@@ -307,7 +314,7 @@ absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Datas
   std::vector<mf::ErrorMetrics> validation;
   for (const auto& d : devices) validation.push_back(d.EvaluateValidation());
   result.validation = mf::Combine(validation);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = seconds_since(start);
   return result;
 }
 

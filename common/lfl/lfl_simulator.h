@@ -77,6 +77,19 @@ struct LflIterationReport {
   bool skipped = false;                 // round 1 aborted: the server learned nothing
   bool round2_aborted = false;          // round 2 aborted: all of U1's xi_i stay in
   double remaining_noise_variance = 0;  // per entry, analytic
+  double seconds = 0;                   // wall time: both rounds' aggregations and the step of V
+};
+
+// Progress of a running simulation, for the caller's progress lines (a
+// 70,000-device job with real SecAgg+ runs for hours). Each callback is
+// optional and runs on the simulating thread, between phases.
+struct LflProgress {
+  // After Stage 1 (partition, devices built, pretraining): the Stage 1
+  // model's test error and the seconds since the start.
+  std::function<void(int64_t devices, const mf::ErrorMetrics& stage1_test, double seconds)>
+      stage1_done;
+  // After each Stage 2 iteration, with its report (as in LflResult::iterations).
+  std::function<void(const LflIterationReport& report)> iteration_done;
 };
 
 struct LflResult {
@@ -131,7 +144,8 @@ absl::StatusOr<LflPrivacy> CalibrateLflPrivacy(const LflConfig& config, int64_t 
 // variance is |U1| zeta1 sigma_v^2 >= sigma_v^2). Both rounds
 // go through `secure_sum` with the codecs of ChooseLflCodecs.
 absl::StatusOr<LflResult> SimulateLfl(const LflConfig& config, const data::Dataset& dataset,
-                                      const SecureSumFn& secure_sum = IdealSum);
+                                      const SecureSumFn& secure_sum = IdealSum,
+                                      const LflProgress& progress = {});
 
 }  // namespace fedmf::lfl
 

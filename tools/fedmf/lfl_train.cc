@@ -76,6 +76,8 @@ absl::StatusOr<lfl::SecureSumFn> SecureSumFromFlags(const JobFlags& a, const lfl
 
 nlohmann::json LflResultJson(const JobFlags& a, const lfl::LflConfig& c, const lfl::LflResult& r,
                              int64_t skipped, int64_t round2_aborted) {
+  std::vector<double> iteration_seconds;
+  for (const auto& it : r.iterations) iteration_seconds.push_back(it.seconds);
   return {{"setting", "lfl"},
           {"data", a.data},
           {"test_mse", r.test.mse},
@@ -106,19 +108,30 @@ nlohmann::json LflResultJson(const JobFlags& a, const lfl::LflConfig& c, const l
           {"secure_aggregation",
            {{"round1", CostJson(r.round1_cost, r.devices)},
             {"round2", CostJson(r.round2_cost, r.devices)}}},
+          {"iteration_seconds", iteration_seconds},
           {"seconds", r.seconds}};
 }
 
+// Progress lines on stderr as the simulation goes (none with --quiet): a
+// large job with real secure aggregation runs for hours.
+lfl::LflProgress ProgressLines(const JobFlags& a, const lfl::LflConfig& c) {
+  if (a.quiet) return {};
+  lfl::LflProgress p;
+  p.stage1_done = [](int64_t devices, const mf::ErrorMetrics& stage1, double seconds) {
+    std::cerr << absl::StrFormat("stage 1   %d devices, test MSE %.4f  %.1f s\n", devices,
+                                 stage1.mse, seconds);
+  };
+  p.iteration_done = [iterations = c.iterations](const lfl::LflIterationReport& it) {
+    std::cerr << absl::StrFormat(
+        "iteration %3d/%d  U1 %5d  U2 %5d  %7.1f s%s\n", it.iteration + 1, iterations,
+        it.round1_survivors, it.round2_survivors, it.seconds,
+        it.skipped ? "  skipped (too few survivors)"
+                   : (it.round2_aborted ? "  round 2 aborted (round-1 noise kept)" : ""));
+  };
+  return p;
+}
+
 void PrintLflResult(const JobFlags& a, const lfl::LflConfig& c, const lfl::LflResult& r) {
-  if (!a.quiet) {
-    for (const auto& it : r.iterations) {
-      std::cerr << absl::StrFormat(
-          "iteration %3d/%d  U1 %5d  U2 %5d  %s\n", it.iteration + 1, c.iterations,
-          it.round1_survivors, it.round2_survivors,
-          it.skipped ? "skipped (too few survivors)"
-                     : (it.round2_aborted ? "round 2 aborted (round-1 noise kept)" : ""));
-    }
-  }
   int64_t skipped = 0, round2_aborted = 0;
   for (const auto& it : r.iterations) {
     skipped += it.skipped ? 1 : 0;
@@ -153,7 +166,7 @@ int RunLflTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << sum.status().message() << "\n";
     return 2;
   }
-  auto r = lfl::SimulateLfl(*c, *dataset, *sum);
+  auto r = lfl::SimulateLfl(*c, *dataset, *sum, ProgressLines(a, *c));
   if (!r.ok()) {
     std::cerr << "fedmf train: " << r.status().message() << "\n";
     return 1;

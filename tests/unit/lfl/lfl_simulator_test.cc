@@ -47,6 +47,47 @@ TEST(LflSimulatorTest, NoiselessStage2ImprovesOverStage1Alone) {
       << "stage1 " << r->stage1_test.mse << " final " << r->test.mse;
 }
 
+// The progress callbacks see what the result reports, as it happens: Stage 1
+// once, before any iteration, then every iteration in order, each with its
+// own wall time; the run is the same with or without them.
+TEST(LflSimulatorTest, ProgressReportsStageOneThenEveryIterationInOrder) {
+  LflConfig c = Config(4.0);
+  c.iterations = 5;
+  c.dropout_round1 = 0.1;  // some iterations lose devices: the counts must match
+  std::vector<LflIterationReport> seen;
+  int stage1_calls = 0;
+  double stage1_mse = -1;
+  LflProgress progress;
+  progress.stage1_done = [&](int64_t devices, const mf::ErrorMetrics& stage1, double seconds) {
+    ++stage1_calls;
+    EXPECT_TRUE(seen.empty()) << "Stage 1 is reported before any iteration";
+    EXPECT_EQ(devices, 150);
+    EXPECT_GE(seconds, 0);
+    stage1_mse = stage1.mse;
+  };
+  progress.iteration_done = [&](const LflIterationReport& r) { seen.push_back(r); };
+  auto r = SimulateLfl(c, Small(), IdealSum, progress);
+  auto quiet = SimulateLfl(c, Small());
+  ASSERT_THAT(r, IsOk());
+  ASSERT_THAT(quiet, IsOk());
+  EXPECT_EQ(stage1_calls, 1);
+  EXPECT_EQ(stage1_mse, r->stage1_test.mse);
+  ASSERT_EQ(seen.size(), 5u);
+  ASSERT_EQ(r->iterations.size(), 5u);
+  double summed = 0;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    EXPECT_EQ(seen[t].iteration, static_cast<int32_t>(t));
+    EXPECT_EQ(seen[t].round1_survivors, r->iterations[t].round1_survivors) << t;
+    EXPECT_EQ(seen[t].round2_survivors, r->iterations[t].round2_survivors) << t;
+    EXPECT_EQ(seen[t].skipped, r->iterations[t].skipped) << t;
+    EXPECT_EQ(seen[t].seconds, r->iterations[t].seconds) << t;
+    EXPECT_GT(seen[t].seconds, 0) << t;
+    summed += seen[t].seconds;
+  }
+  EXPECT_LE(summed, r->seconds);
+  EXPECT_EQ(r->test.mse, quiet->test.mse);
+}
+
 TEST(LflSimulatorTest, PrivateRunReportsEpsilonAndNoise) {
   auto r = SimulateLfl(Config(4.0), Small());
   ASSERT_THAT(r, IsOk());
