@@ -114,9 +114,13 @@ int32_t JobConfig::EffectiveLocalIters() const {
   return setting == Setting::kHflSynSgd ? 1 : local_iters;
 }
 
+bool JobConfig::VflLocalFinish() const {
+  return setting == Setting::kVfl && algorithm == Algorithm::kAlternate;
+}
+
 int64_t JobConfig::ChargedSteps() const {
   const int64_t stage2 = static_cast<int64_t>(rounds) * local_iters;
-  if (split == SplitKind::kVertical) return stage2 + vfl_finetune_iters;
+  if (split == SplitKind::kVertical && !VflLocalFinish()) return stage2 + vfl_finetune_iters;
   return stage2;
 }
 

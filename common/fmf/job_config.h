@@ -40,7 +40,13 @@ enum class Granularity { kRating, kUser };
 // U against the received V (local, no release), and Stage 3 stops on a
 // validation split of the party's own training data, keeping the federated
 // model when fine-tuning does not beat it. The same V releases and noise
-// (docs/privacy.md, section hfl-alternate). Other settings ignore it.
+// (docs/privacy.md, section hfl-alternate).
+// VFL: kPaper ends with kappa DP iterations on V_{F_k} (charged, the party's
+// final model is DP). kAlternate runs the same T DP rounds of U, then the
+// party refits its own model (U and V_{F_k}, without noise, on all its
+// ratings) starting from the final U, stopping on its own validation split;
+// that model never leaves the party, so nothing of it is charged and kappa
+// is not run (docs/privacy.md, section vfl-finish). Other settings ignore it.
 enum class Algorithm { kPaper, kAlternate };
 absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s);
 std::string AlgorithmName(Algorithm a);
@@ -164,6 +170,9 @@ struct JobConfig {
   // iteration, so it runs T*T' rounds of one iteration (same total steps).
   int32_t EffectiveRounds() const;
   int32_t EffectiveLocalIters() const;
+  // VFL with kAlternate: Stage 3 is the party's own noise-free refit from
+  // the final U instead of kappa DP iterations (Algorithm).
+  bool VflLocalFinish() const;
   // Total DP iterations charged to each party (T*T' [+ kappa]).
   int64_t ChargedSteps() const;
 };

@@ -290,7 +290,7 @@ bool PartySession::HoldsOutValidation() const {
   const bool baseline =
       config_.select_epochs_on_validation && !config_.private_training() &&
       (config_.setting == Setting::kCentral || config_.setting == Setting::kLocal);
-  return (alternate() || baseline) && config_.validation_fraction > 0;
+  return (alternate() || config_.VflLocalFinish() || baseline) && config_.validation_fraction > 0;
 }
 
 int32_t PartySession::PhaseRounds() const {
@@ -402,9 +402,15 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   }
   RETURN_IF_ERROR(CheckShared(final_shared, "Finish"));
   AdoptShared(final_shared);  // as in RunRound
-  if (vertical()) {
-    // VFL Stage 3: kappa DP iterations on V_{F_k} with U fixed; V is a
-    // protected output, so these steps are charged too.
+  if (config_.VflLocalFinish()) {
+    // VFL Stage 3, kAlternate: U (the released average, projected) and
+    // V_{F_k} (a function of noised sums) refit on the party's own ratings
+    // without noise, stopped on its validation split. Nothing of it is ever
+    // released, so nothing is charged (docs/privacy.md, section vfl-finish).
+    FinetuneOnValidation(config_.max_finetune_epochs);
+  } else if (vertical()) {
+    // VFL Stage 3, kPaper: kappa DP iterations on V_{F_k} with U fixed; V is
+    // a protected output there, so these steps are charged too.
     const int64_t kappa = config_.vfl_finetune_iters;
     if (kappa > 0) {
       RETURN_IF_ERROR(Charge(config_.EffectiveRounds(), kappa));

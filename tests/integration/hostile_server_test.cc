@@ -93,7 +93,8 @@ class HostileServerTest : public ClusterTest {
   void StartParty(std::optional<uint64_t> noise_seed, const cli::PartyOptions& policy = {}) {
     cli::JobFlags f;
     f.setting = setting_;
-    f.kappa = 2;  // VFL Stage 3 DP steps
+    f.algorithm = algorithm_;
+    f.kappa = 2;  // the paper's VFL Stage 3 DP steps
     f.data = kPartyData;
     f.parties = 1;
     f.rounds = 2;
@@ -194,6 +195,7 @@ class HostileServerTest : public ClusterTest {
   }
 
   std::string setting_ = "hfl";
+  std::string algorithm_;  // the setting's default
   PlannedJob plan_;
   mf::Matrix v0_;
   std::unique_ptr<HostileServer> double_;
@@ -251,7 +253,8 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
   // test above shows it does); the row under attack is the item (HFL: V) or
   // user (VFL: U) with the most ratings, where a raw 2^20 would dominate
   // every gradient.
-  setting_ = GetParam();
+  setting_ = GetParam() == "vfl-paper" ? "vfl" : GetParam();
+  if (GetParam() == "vfl-paper") algorithm_ = "paper";
   ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
   std::vector<int> count(SharedRows(), 0);
   for (const data::Rating& r : plan_.federation.parties[0].train) {
@@ -289,9 +292,11 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
     auto report = double_->WaitFinalReport(kParty, run.id, kWait);
     ASSERT_THAT(report, IsOk());
     run.final_mse = report->test_mse();
-    // VFL's Stage 3 is DP too (kappa steps on V, charged at round T).
+    // The paper's VFL Stage 3 is DP too (kappa steps on V, charged at round
+    // T); the default's local refit is not charged.
+    const bool kappa_charged = vertical() && !plan_.config.VflLocalFinish();
     const std::vector<int> expected = WithSizeRelease(
-        vertical() ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
+        kappa_charged ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
     EXPECT_EQ(Charged(run.id), expected);
   }
   // Every released row is on the clipping set whatever the server sent.
@@ -309,11 +314,13 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
   EXPECT_GT(MaxAbsDiff(runs[1].released, runs[2].released), 1e-6);
 }
 
-INSTANTIATE_TEST_SUITE_P(Setting, HugeRowTest, ::testing::Values("hfl", "hfl-synsgd", "vfl"),
+INSTANTIATE_TEST_SUITE_P(Setting, HugeRowTest,
+                         ::testing::Values("hfl", "hfl-synsgd", "vfl", "vfl-paper"),
                          [](const ::testing::TestParamInfo<std::string>& i) {
-                           return i.param == "hfl"   ? std::string("Hfl")
-                                  : i.param == "vfl" ? std::string("Vfl")
-                                                     : std::string("HflSynSgd");
+                           return i.param == "hfl"         ? std::string("Hfl")
+                                  : i.param == "vfl"       ? std::string("Vfl")
+                                  : i.param == "vfl-paper" ? std::string("VflPaper")
+                                                           : std::string("HflSynSgd");
                          });
 
 // ------------------------------------------------------------------ 3. no OFFER

@@ -25,18 +25,22 @@ constexpr double kNoTransferEpsilon = 1e-6;
 absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
                                          const data::Federation& federation, double mse_federated) {
   Comparison c;
-  // Local-only: each party alone on its own train split. HFL: non-private
-  // (nothing leaves the party, so it needs no noise). VFL: DP-SGD at the
-  // job's epsilon on U and V, the project's local-only baseline for a
-  // vertical split (a party's V is a protected output there, docs/privacy.md).
-  // The non-private baselines choose their epoch count on their own
-  // validation split (JobConfig::select_epochs_on_validation), as the
-  // federated model's Stage 3 does.
+  // Local-only: each party alone on its own train split, as private as the
+  // federated model the party ends with. HFL and VFL's kAlternate end with a
+  // model that never leaves the party, so their baseline is non-private SGD
+  // (nothing leaves it either). The paper's VFL ends with a DP model (kappa
+  // charged steps on V_{F_k}), so its baseline is DP-SGD at the job's epsilon
+  // on U and V (docs/privacy.md, section vfl). The non-private baselines
+  // choose their epoch count on their own validation split
+  // (JobConfig::select_epochs_on_validation), as the federated model's
+  // Stage 3 does.
+  const bool vertical = config.split == fmf::SplitKind::kVertical;
+  const bool dp_baseline = vertical && !config.VflLocalFinish();
   fmf::JobConfig local = config;
   local.setting = fmf::Setting::kLocal;
   local.select_epochs_on_validation = true;
   local.job_id = config.job_id + "-local";
-  if (config.split == fmf::SplitKind::kVertical) {
+  if (dp_baseline) {
     c.local_kind = config.private_training() ? "dp-sgd at the job's epsilon" : "non-private";
   } else {
     local.epsilon = kInf;
@@ -44,21 +48,21 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
   }
   ASSIGN_OR_RETURN(fmf::SimulationResult l, fmf::Simulate(local, federation));
   c.mse_local = l.test.mse;
-  if (config.split == fmf::SplitKind::kHorizontal) {
-    // The default HFL recipe with nothing learned from partners: on ML-100K
-    // its Stage 1 / Stage 3 pipeline alone beat plain SGD by 3.3%, which the
-    // federation "captured" at every epsilon (docs/results.md, section
-    // hfl-no-transfer). Whichever of the two does better on the parties'
-    // pooled validation ratings is the local-only baseline: no test rating
-    // decides. It is the default algorithm whatever the job runs (a party
-    // alone may use any recipe fedmf has; the paper's holds nothing out, so
-    // validation could not rank it).
+  if (!dp_baseline) {
+    // The default recipe of the setting with nothing learned from partners:
+    // on ML-100K HFL's Stage 1 / Stage 3 pipeline alone beat plain SGD by
+    // 3.3%, which the federation "captured" at every epsilon (docs/results.md,
+    // section hfl-no-transfer). Whichever of the two does better on the
+    // parties' pooled validation ratings is the local-only baseline: no test
+    // rating decides. It is the default algorithm whatever the job runs (a
+    // party alone may use any recipe fedmf has; the paper's holds nothing
+    // out, so validation could not rank it).
     c.mse_local_sgd = l.test.mse;
     fmf::JobConfig null = config;
-    null.setting = fmf::Setting::kHfl;
+    null.setting = vertical ? fmf::Setting::kVfl : fmf::Setting::kHfl;
     null.epsilon = kNoTransferEpsilon;
     null.job_id = config.job_id + "-no-transfer";
-    if (config.setting != fmf::Setting::kHfl || config.algorithm != fmf::Algorithm::kAlternate) {
+    if (config.setting != null.setting || config.algorithm != fmf::Algorithm::kAlternate) {
       const fmf::JobConfig defaults;
       null.algorithm = defaults.algorithm;
       null.rounds = defaults.rounds;
@@ -70,7 +74,8 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
     c.mse_no_transfer = n.test.mse;
     if (n.validation.count > 0 && l.validation.count > 0 && n.validation.mse < l.validation.mse) {
       c.mse_local = n.test.mse;
-      c.local_kind = "no-transfer: the default HFL job at epsilon 1e-6, better on validation";
+      c.local_kind = absl::StrCat("no-transfer: the default ", fmf::SettingName(null.setting),
+                                  " job at epsilon 1e-6, better on validation");
     }
   }
   // Central: all parties' train ratings pooled, non-private, the same test set.

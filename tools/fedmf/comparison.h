@@ -1,7 +1,8 @@
 // fedmf train / demo --compare: the baselines of the collaboration gain
 // (issue #16) on the federation's own split — local-only (the better on
-// validation of plain SGD and the no-transfer job, for horizontal splits) and
-// central (pooled, non-private) — and gain_captured.
+// validation of plain SGD and the no-transfer job, except for the paper's
+// VFL, whose DP model is compared with DP-SGD alone) and central (pooled,
+// non-private) — and gain_captured.
 #ifndef FEDMF_TOOLS_FEDMF_COMPARISON_H_
 #define FEDMF_TOOLS_FEDMF_COMPARISON_H_
 
@@ -20,7 +21,7 @@ struct Comparison {
   double mse_central = 0;
   std::string local_kind;  // what "local" ran
   std::optional<double> gain_captured;
-  // Horizontal splits: the two local recipes mse_local is chosen from.
+  // Non-private baselines: the two local recipes mse_local is chosen from.
   std::optional<double> mse_local_sgd, mse_no_transfer;
 };
 

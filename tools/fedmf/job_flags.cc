@@ -231,9 +231,10 @@ void AddRunFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_flag("--compare", a->compare,
                 "train, demo (hfl, vfl, hfl-synsgd): also run local-only and central (non-private) "
                 "on the same split, in this process, and "
-                "report mse_local, mse_central, gain_captured; for hfl, mse_local is the better on "
-                "validation of plain local SGD (mse_local_sgd) and the default job at epsilon "
-                "1e-6, which learns nothing from partners (mse_no_transfer)");
+                "report mse_local, mse_central, gain_captured; mse_local is the better on "
+                "validation of plain local SGD (mse_local_sgd) and the job at epsilon 1e-6, which "
+                "learns nothing from partners (mse_no_transfer) — for vfl --algorithm paper, whose "
+                "final model is DP, DP-SGD alone at the job's epsilon");
   cmd->add_option("--central-epochs", a->central_epochs,
                   "central / HFL local-only epochs (--compare: the most its validation may choose)")
       ->capture_default_str();
@@ -251,7 +252,8 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--split", a->split, "local only: vertical | horizontal");
   cmd->add_option("--vfl-split", a->vfl_split, "random | genre (ML-100K u.item)")
       ->capture_default_str();
-  cmd->add_option("--kappa", a->kappa, "VFL Stage 3 DP iterations")->capture_default_str();
+  cmd->add_option("--kappa", a->kappa, "vfl --algorithm paper: Stage 3 DP iterations on V")
+      ->capture_default_str();
   cmd->add_option("--lr", a->lr, "DP learning rate (0: setting default)")->capture_default_str();
   cmd->add_option("--lr-final-ratio", a->lr_final_ratio, "final/initial DP learning rate")
       ->capture_default_str();
@@ -264,7 +266,10 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--algorithm", a->algorithm,
                   "hfl: alternate (the default: U refit locally between phases of V, per-user "
                   "clipping, Stage 3 stopped on own validation data) | paper (FMF HFL-SGDMF: "
-                  "trimming, U fitted once, fixed fine-tuning); lfl: "
+                  "trimming, U fitted once, fixed fine-tuning); vfl: alternate (the default: "
+                  "after the DP rounds of U each party refits its own model without noise, "
+                  "stopped on its own validation data; nothing of it leaves the party) | paper "
+                  "(--kappa charged DP iterations on V); lfl: "
                   "whole (the default: each device's whole gradient, scaled to norm --lfl-clip) | "
                   "paper (one sampled rating per device and iteration)")
       ->capture_default_str();
@@ -278,7 +283,7 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
                   "hfl --algorithm alternate: phases the T rounds of V are split into")
       ->capture_default_str();
   cmd->add_option("--validation-fraction", a->validation_fraction,
-                  "hfl --algorithm alternate, lfl: fraction of each party's (device's) own "
+                  "hfl and vfl --algorithm alternate, lfl: fraction of each party's (device's) own "
                   "training ratings held out for Stage 3's stopping rule")
       ->capture_default_str();
 }

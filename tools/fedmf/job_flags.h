@@ -48,7 +48,8 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
-  std::string algorithm;     // "" = the setting's default: hfl alternate | paper; lfl whole | paper
+  std::string
+      algorithm;  // "" = the setting's default: hfl, vfl alternate | paper; lfl whole | paper
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
   double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
   double validation_fraction = 0.1;  // hfl --algorithm alternate: own ratings held out

@@ -102,11 +102,23 @@ TEST(JobConfigTest, SynSgdSynchronizesEveryIteration) {
   EXPECT_EQ(c.ChargedSteps(), 1000);
 }
 
-TEST(JobConfigTest, VflChargesKappaToo) {
+TEST(JobConfigTest, VflChargesKappaOnlyForThePapersDpFinish) {
   JobConfig c;
   c.setting = Setting::kVfl;
   c.split = SplitKind::kVertical;
   c.vfl_finetune_iters = 50;
+  c.algorithm = Algorithm::kPaper;
+  EXPECT_FALSE(c.VflLocalFinish());
+  EXPECT_EQ(c.ChargedSteps(), 1050);
+  // The default finishes with the party's own noise-free refit: kappa is
+  // neither run nor charged.
+  c.algorithm = JobConfig{}.algorithm;
+  EXPECT_TRUE(c.VflLocalFinish());
+  EXPECT_EQ(c.ChargedSteps(), 1000);
+  // DP local-only on a vertical split keeps its kappa steps whatever the
+  // algorithm: it is the paper's VFL baseline.
+  c.setting = Setting::kLocal;
+  EXPECT_FALSE(c.VflLocalFinish());
   EXPECT_EQ(c.ChargedSteps(), 1050);
   EXPECT_EQ(c.EffectiveTheta(), 5);
   EXPECT_EQ(Hfl().EffectiveTheta(), 10);

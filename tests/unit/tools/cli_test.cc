@@ -235,6 +235,52 @@ TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
   EXPECT_FALSE(j.contains("epsilon_per_user_global"));
 }
 
+// --compare on a vertical split compares like with like: the default VFL
+// ends with a noise-free model the party keeps, so its baseline is the
+// better (on validation) of plain local SGD and the same job at epsilon
+// 1e-6; the paper's ends with a DP model, compared with DP-SGD alone.
+TEST_F(CliTest, VflCompareBaselineIsAsPrivateAsThePartysModel) {
+  const std::vector<std::string> job = {"train",
+                                        "--setting",
+                                        "vfl",
+                                        "--data",
+                                        "synthetic:users=60,items=40,density=0.3",
+                                        "--parties",
+                                        "2",
+                                        "--T",
+                                        "3",
+                                        "--T-local",
+                                        "2",
+                                        "--epsilon",
+                                        "1",
+                                        "--seed",
+                                        "1",
+                                        "--central-epochs",
+                                        "3",
+                                        "--quiet",
+                                        "--json",
+                                        "--compare"};
+  RunResult alt = Run(job);
+  ASSERT_EQ(alt.exit_code, 0) << Describe(alt);
+  const auto a = nlohmann::json::parse(alt.out);
+  EXPECT_EQ(a["algorithm"], "alternate");
+  ASSERT_TRUE(a.contains("mse_no_transfer"));
+  ASSERT_TRUE(a.contains("mse_local_sgd"));
+  const double local = a["mse_local"].get<double>();
+  EXPECT_TRUE(local == a["mse_local_sgd"].get<double>() ||
+              local == a["mse_no_transfer"].get<double>());
+  EXPECT_THAT(a["mse_local_kind"].get<std::string>(),
+              ::testing::AnyOf(HasSubstr("sgd: non-private"), HasSubstr("the default vfl job")));
+  std::vector<std::string> paper_job = job;
+  paper_job.insert(paper_job.end(), {"--algorithm", "paper"});
+  RunResult paper = Run(paper_job);
+  ASSERT_EQ(paper.exit_code, 0) << Describe(paper);
+  const auto p = nlohmann::json::parse(paper.out);
+  EXPECT_EQ(p["mse_local_kind"], "dp-sgd at the job's epsilon");
+  EXPECT_FALSE(p.contains("mse_no_transfer"));
+  EXPECT_EQ(p["mse_central"], a["mse_central"]);  // the same split and pooled fit
+}
+
 // Without dropouts a session loses no device, and the secure sums are exact
 // fixed-point sums either way: the same model to the last bit.
 TEST_F(CliTest, TrainLflInASecAggSessionGivesTheSameModel) {
@@ -269,6 +315,8 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
                      "2",
                      "--kappa",
                      "2",
+                     "--algorithm",
+                     "paper",  // charges kappa: T * T' + kappa = 6 steps per party
                      "--epsilon",
                      "1",
                      "--seed",
