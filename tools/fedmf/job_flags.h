@@ -48,11 +48,10 @@ struct JobFlags {
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;
   int32_t central_epochs = 40;
-  std::string
-      algorithm;  // "" = the setting's default: hfl, vfl alternate | paper; lfl whole | paper
+  std::string algorithm;     // "" = the default: hfl, vfl alternate | paper; lfl whole | paper
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
   double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
-  double validation_fraction = 0.1;  // hfl --algorithm alternate: own ratings held out
+  double validation_fraction = 0.1;  // hfl, vfl --algorithm alternate: own ratings held out
   bool compare = false;              // train: also local-only and central on the same split
   bool tune = false;                 // train: choose --lr on a synthetic proxy of the data's shape
   int32_t eval_every = 10;
