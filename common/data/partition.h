@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "common/data/index_map.h"
 #include "common/data/ratings.h"
 #include "common/random/csprng.h"
 
@@ -18,8 +19,8 @@ namespace fedmf::data {
 //  - LFL: one user per party (device), all items.
 struct PartyData {
   int32_t party = 0;
-  std::vector<int32_t> global_users;
-  std::vector<int32_t> global_items;
+  IndexMap global_users;
+  IndexMap global_items;
   std::vector<Rating> train;
   std::vector<Rating> test;
   RatingRange range;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -27,10 +26,8 @@ absl::StatusOr<data::Federation> PoolFederation(const data::Federation& federati
   data::PartyData all;
   all.party = 0;
   all.range = federation.range;
-  all.global_users.resize(static_cast<size_t>(federation.num_users));
-  all.global_items.resize(static_cast<size_t>(federation.num_items));
-  std::iota(all.global_users.begin(), all.global_users.end(), 0);
-  std::iota(all.global_items.begin(), all.global_items.end(), 0);
+  all.global_users = data::IndexMap::Identity(federation.num_users);
+  all.global_items = data::IndexMap::Identity(federation.num_items);
   for (const data::PartyData& p : federation.parties) {
     for (auto [in, out] : {std::pair{&p.train, &all.train}, std::pair{&p.test, &all.test}}) {
       ASSIGN_OR_RETURN(std::vector<data::Rating> global,

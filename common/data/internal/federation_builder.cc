@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <utility>
 
@@ -10,12 +9,6 @@
 
 namespace fedmf::data::internal {
 namespace {
-
-std::vector<int32_t> Identity(int32_t n) {
-  std::vector<int32_t> v(n);
-  std::iota(v.begin(), v.end(), 0);
-  return v;
-}
 
 bool ByUserItem(const Rating& a, const Rating& b) {
   return a.user != b.user ? a.user < b.user : a.item < b.item;
@@ -70,7 +63,7 @@ absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownersh
   fed.parties.resize(ownership.num_parties);
   // local[e] = position of entity e in its owner's (ascending) global list.
   std::vector<int32_t> local(owned_count);
-  const std::vector<int32_t> shared = Identity(shared_count);
+  const IndexMap shared = IndexMap::Identity(shared_count);
   for (int32_t k = 0; k < ownership.num_parties; ++k) {
     PartyData& p = fed.parties[k];
     p.party = k;
@@ -80,8 +73,7 @@ absl::StatusOr<Federation> BuildFederation(const Dataset& dataset, const Ownersh
   for (int32_t e = 0; e < owned_count; ++e) {
     const int32_t k = ownership.owner[e];
     if (k < 0 || k >= ownership.num_parties) return absl::InternalError("owner out of range");
-    std::vector<int32_t>& owned =
-        by_user ? fed.parties[k].global_users : fed.parties[k].global_items;
+    IndexMap& owned = by_user ? fed.parties[k].global_users : fed.parties[k].global_items;
     local[e] = static_cast<int32_t>(owned.size());
     owned.push_back(e);
   }
