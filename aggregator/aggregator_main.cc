@@ -15,6 +15,7 @@
 
 #include "CLI/CLI.hpp"
 #include "aggregator/aggregator_service.h"
+#include "common/base/allocator.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
@@ -23,6 +24,7 @@
 #include "common/net/stop_signal.h"
 
 int main(int argc, char** argv) {
+  fedmf::base::LimitAllocatorArenas("fedmf-aggregator");  // before any thread exists
   CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)",
                "fedmf-aggregator"};
   fedmf::cli::AddVersionFlag(app);

@@ -5,5 +5,9 @@
 // side by side (one thread each) for the same users, so one device host
 // serves whichever job grants it devices.
 #include "client-device/device_command.h"
+#include "common/base/allocator.h"
 
-int main(int argc, char** argv) { return fedmf::device::RunDeviceCommand(argc, argv, nullptr); }
+int main(int argc, char** argv) {
+  fedmf::base::LimitAllocatorArenas("fedmf-device");  // before any thread exists
+  return fedmf::device::RunDeviceCommand(argc, argv, nullptr);
+}

@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
+#include "common/base/allocator.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
@@ -94,6 +95,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdmin(
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedmf::base::LimitAllocatorArenas("fedmf-party");  // before any thread exists
   fedmf::party::PartyConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   std::error_code ec;

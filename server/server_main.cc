@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "CLI/CLI.hpp"
+#include "common/base/allocator.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
@@ -261,6 +262,7 @@ void Daemon::Shutdown() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedmf::base::LimitAllocatorArenas("fedmf-server");  // before any thread exists
   ServerConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   Daemon daemon(std::move(config));

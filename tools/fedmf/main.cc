@@ -2,6 +2,7 @@
 #include <optional>
 
 #include "CLI/CLI.hpp"
+#include "common/base/allocator.h"
 #include "common/cli/command_line.h"
 #include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
@@ -13,6 +14,7 @@
 #include "tools/fedmf/train_command.h"
 
 int main(int argc, char** argv) {
+  fedmf::base::LimitAllocatorArenas("fedmf");  // before any thread exists
   CLI::App app{"fedmf — federated matrix factorization with differential privacy", "fedmf"};
   fedmf::cli::AddVersionFlag(app);
   app.require_subcommand(1);
