@@ -138,7 +138,9 @@ Release RunParty(const JobConfig& config, const NoisePlan& plan, const Data& d,
   EXPECT_THAT(s, IsOk());
   r.session = std::move(*s);
   // DP local-only runs alone (TrainAlone), without a Stage 1.
-  if (config.setting != Setting::kLocal) EXPECT_TRUE(r.session->Pretrain(initial).ok());
+  if (config.setting != Setting::kLocal) {
+    EXPECT_TRUE(r.session->Pretrain(initial).ok());
+  }
   std::vector<int32_t> all(users);
   std::iota(all.begin(), all.end(), 0);
   auto g = r.session->PreNoiseRelease(all, shared);
@@ -162,7 +164,9 @@ double ReleaseDistance(const DpScratch& a, const DpScratch& b) {
 double PlannedDelta(const PartySession& s, const NoisePlan& plan) {
   const DpIterationSpec spec = s.Stage2Spec();
   const double sigma = spec.update_u ? spec.sigma_u : spec.sigma_v;
-  if (spec.update_u && spec.update_v) EXPECT_DOUBLE_EQ(spec.sigma_u, spec.sigma_v);
+  if (spec.update_u && spec.update_v) {
+    EXPECT_DOUBLE_EQ(spec.sigma_u, spec.sigma_v);
+  }
   return sigma / plan.noise_multiplier;
 }
 
