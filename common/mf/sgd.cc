@@ -133,6 +133,29 @@ double SgdKernel(std::span<const data::Rating> batch, Matrix& u, Matrix& v,
   return sum_sq;
 }
 
+// Runs ratings[order[0]], ratings[order[1]], ... through SgdKernel, gathered
+// into `chunk` (reused; sized here) a chunk at a time so that the kernel
+// streams through memory and prefetches rows ahead. Returns `sum_sq` plus the
+// squared errors, added in order: the same updates and the same sum as one
+// kernel call over the ratings copied in that order, at 4 bytes per rating of
+// order instead of 12 for a copy.
+double RunInOrder(const std::vector<data::Rating>& ratings, std::span<const uint32_t> order,
+                  Matrix& u, Matrix& v, const SgdOptions& options, double* scratch,
+                  std::vector<data::Rating>& chunk, double sum_sq = 0.0) {
+  constexpr size_t kChunk = 8192;  // 96 KiB of ratings: stays in L2
+  chunk.resize(std::min(kChunk, order.size()));
+  const int32_t dim = static_cast<int32_t>(u.cols());
+  for (size_t pos = 0; pos < order.size(); pos += kChunk) {
+    const size_t take = std::min(kChunk, order.size() - pos);
+    for (size_t k = 0; k < take; ++k) chunk[k] = ratings[order[pos + k]];
+    const std::span<const data::Rating> part(chunk.data(), take);
+    sum_sq = internal::DispatchDim(dim, [&](auto tag) {
+      return SgdKernel<decltype(tag)::value>(part, u, v, options, scratch, sum_sq);
+    });
+  }
+  return sum_sq;
+}
+
 // The blocked schedule of SgdOptions::threads: P x P blocks by (user mod P,
 // item mod P), each shuffled by its own stream (forked from `rng` under one
 // fresh draw, so every epoch differs); sub-epoch s runs blocks
@@ -140,9 +163,10 @@ double SgdKernel(std::span<const data::Rating> batch, Matrix& u, Matrix& v,
 // of U (user classes t) and of V (item classes (t + s) mod P). Joining the
 // threads after each sub-epoch orders every block after the ones before it,
 // whatever the scheduler does, so the result depends on P and rng only.
+// A block holds the 4-byte indices of its ratings (RunInOrder gathers them).
 double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
                     const SgdOptions& options, int32_t p, random::Csprng& rng) {
-  std::vector<std::vector<data::Rating>> blocks(static_cast<size_t>(p) * p);
+  std::vector<std::vector<uint32_t>> blocks(static_cast<size_t>(p) * p);
   // Runs f(t) for t = 0..p-1 on p threads (t = 0 on this one) and joins.
   auto on_all = [p](auto&& f) {
     std::vector<std::thread> workers;
@@ -154,8 +178,11 @@ double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix&
   // parallel pass whose result does not depend on the threads' timing.
   on_all([&](int32_t t) {
     for (int32_t c = 0; c < p; ++c) blocks[t * p + c].reserve(ratings.size() / blocks.size() + 16);
-    for (const data::Rating& r : ratings) {
-      if (r.user % p == t) blocks[static_cast<size_t>(t) * p + r.item % p].push_back(r);
+    for (size_t k = 0; k < ratings.size(); ++k) {
+      const data::Rating& r = ratings[k];
+      if (r.user % p == t) {
+        blocks[static_cast<size_t>(t) * p + r.item % p].push_back(static_cast<uint32_t>(k));
+      }
     }
   });
   const std::string epoch = std::to_string(rng.NextU64());
@@ -163,14 +190,13 @@ double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix&
   std::vector<double> sums(static_cast<size_t>(p), 0.0);
   std::vector<std::vector<double>> scratch(static_cast<size_t>(p),
                                            std::vector<double>(std::max(dim, 1)));
+  std::vector<std::vector<data::Rating>> chunks(static_cast<size_t>(p));
   for (int32_t s = 0; s < p; ++s) {
     auto run = [&](int32_t t) {
       const size_t b = static_cast<size_t>(t) * p + (t + s) % p;
       random::Csprng block_rng = rng.Fork("sgd-block/" + epoch + "/" + std::to_string(b));
       std::shuffle(blocks[b].begin(), blocks[b].end(), block_rng);
-      sums[t] += internal::DispatchDim(dim, [&](auto tag) {
-        return SgdKernel<decltype(tag)::value>(blocks[b], u, v, options, scratch[t].data());
-      });
+      sums[t] += RunInOrder(ratings, blocks[b], u, v, options, scratch[t].data(), chunks[t]);
     };
     on_all(run);
   }
@@ -300,19 +326,17 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
       Fatal("SgdEpoch: rating index out of range");
     }
   }
+  // Both schedules order the epoch by 4-byte indices (RunInOrder).
+  if (ratings.size() > std::numeric_limits<uint32_t>::max()) {
+    Fatal("SgdEpoch: more than 2^32 ratings in one epoch");
+  }
   const int32_t threads = std::max(options.threads, 1);
   if (threads > 1 && static_cast<int64_t>(ratings.size()) >= kMinRatingsPerThread * threads) {
     return BlockedEpoch(ratings, u, v, options, threads, rng) / static_cast<double>(ratings.size());
   }
   // The epoch's order is the permutation std::shuffle applies to a copy of
-  // the ratings (its swaps do not depend on the values), kept as 4-byte
-  // indices instead of a 12-byte copy of every rating; the ratings are then
-  // gathered a chunk at a time, so the update loop still streams through
-  // memory and prefetches rows ahead. Same updates, in the same order, as
-  // shuffling a copy.
-  if (ratings.size() > std::numeric_limits<uint32_t>::max()) {
-    Fatal("SgdEpoch: more than 2^32 ratings in one epoch");
-  }
+  // the ratings (its swaps do not depend on the values): the same updates, in
+  // the same order, as shuffling a copy.
   std::vector<uint32_t> order(ratings.size());
   std::iota(order.begin(), order.end(), 0u);
   std::shuffle(order.begin(), order.end(), rng);
@@ -320,18 +344,9 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
   // Holds u_i's pre-update value; allocated once so the dynamic-size
   // fallback does not allocate per rating.
   std::vector<double> scratch(static_cast<size_t>(std::max(dim, 1)));
-  constexpr size_t kChunk = 8192;  // 96 KiB of ratings: stays in L2
-  std::vector<data::Rating> chunk(std::min(kChunk, order.size()));
-  double sum_sq = 0.0;
-  for (size_t pos = 0; pos < order.size(); pos += kChunk) {
-    const size_t take = std::min(kChunk, order.size() - pos);
-    for (size_t k = 0; k < take; ++k) chunk[k] = ratings[order[pos + k]];
-    const std::span<const data::Rating> part(chunk.data(), take);
-    sum_sq = internal::DispatchDim(dim, [&](auto tag) {
-      return SgdKernel<decltype(tag)::value>(part, u, v, options, scratch.data(), sum_sq);
-    });
-  }
-  return sum_sq / static_cast<double>(ratings.size());
+  std::vector<data::Rating> chunk;
+  return RunInOrder(ratings, order, u, v, options, scratch.data(), chunk) /
+         static_cast<double>(ratings.size());
 }
 
 LearningRateSchedule::LearningRateSchedule(double initial, double final_ratio, int64_t total_steps,
