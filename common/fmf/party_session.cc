@@ -10,6 +10,7 @@
 #include "common/dp/noise.h"
 #include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
+#include "common/mf/early_stopping.h"
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
 #include "common/mf/top_n.h"
@@ -439,28 +440,17 @@ void PartySession::FinetuneOnValidation(int32_t max_epochs) {
     return;
   }
   // Epoch 0 is the federated model itself: fine-tuning is kept only when it
-  // beats it on validation. Stops after kPatience epochs without a new best
-  // (SGD's validation error is not monotone: the first epochs off a noisy
-  // model can rise before they fall). On the 70k synthetic VFL set the rise
-  // lasts up to 7 epochs, from 1.007 to 1.038, before validation falls to
-  // 0.555; a patience of 5 stopped there and kept 1.00 (docs/results.md,
-  // section stage3-patience).
-  constexpr int32_t kPatience = 10;
+  // beats it on validation; the fit waits out a rise of the validation error
+  // (mf::kValidationPatience).
   mf::ErrorMetrics best = EvaluateValidation();
   const mf::Matrix start_u = u_, start_v = v_;
-  int32_t best_epochs = 0;
-  int32_t since_best = 0;
-  for (int32_t e = 1; e <= max_epochs && since_best < kPatience; ++e) {
+  mf::EarlyStopping stopping(best.mse, mf::kValidationPatience);
+  for (int32_t e = 1; e <= max_epochs && !stopping.ShouldStop(); ++e) {
     RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true);
     const mf::ErrorMetrics now = EvaluateValidation();
-    if (now.mse < best.mse) {
-      best = now;
-      best_epochs = e;
-      since_best = 0;
-    } else {
-      ++since_best;
-    }
+    if (stopping.Observe(e, now.mse)) best = now;
   }
+  const int32_t best_epochs = stopping.best_epoch();
   selected_validation_ = best;
   u_ = start_u;
   v_ = start_v;
