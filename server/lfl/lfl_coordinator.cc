@@ -203,10 +203,10 @@ absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchH
                                        const v1::DeviceMessage& message) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
-  // The phase may have closed while the stream was open.
-  RETURN_IF_ERROR(job_->CheckHeader(host, header));
   job_->Touch(host, absl::Now());
-  return job_->SubmitOne(host, message);
+  // The phase may have closed while the stream was open: SubmitOne checks
+  // the header again, after the device's owner.
+  return job_->SubmitOne(host, header, message);
 }
 
 void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& header) {

@@ -463,12 +463,15 @@ void LflJob::Drop(uint64_t device, const std::string& reason) {
   status_.add_dropped(line);
 }
 
-absl::Status LflJob::SubmitOne(const std::string& host, const v1::DeviceMessage& m) {
+absl::Status LflJob::SubmitOne(const std::string& host, const v1::BatchHeader& header,
+                               const v1::DeviceMessage& m) {
   const uint64_t d = m.device();
+  auto owner = host_of_.find(d);
+  const bool authorized = owner != host_of_.end() && owner->second == host;
+  if (authorized) RETURN_IF_ERROR(CheckHeader(host, header));
   record_.set_upload_bytes(record_.upload_bytes() + static_cast<int64_t>(m.ByteSizeLong()));
   absl::Status verdict;
-  auto owner = host_of_.find(d);
-  if (owner == host_of_.end() || owner->second != host) {
+  if (!authorized) {
     verdict = absl::PermissionDeniedError(
         absl::StrCat("host '", host, "' is not authorized for device ", d));
   } else if (round_->expected.count(d) == 0) {

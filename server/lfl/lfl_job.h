@@ -71,9 +71,14 @@ class LflJob {
                                                       const v1::BatchHeader& header);
   // Refuses a stale/replayed or foreign header as a whole.
   absl::Status CheckHeader(const std::string& host, const v1::BatchHeader& header) const;
-  // One device's message of the current phase; a non-OK result is the reason
-  // the device was dropped (already logged and recorded).
-  absl::Status SubmitOne(const std::string& host, const v1::DeviceMessage& message);
+  // One device's message under `header`. A message for a device that is not
+  // `host`'s is dropped (logged and recorded) whatever the header says: that
+  // is misbehaviour, and a phase that closed while the host's stream was open
+  // must not hide it as lateness. Otherwise a stale header refuses the message
+  // without blaming the device (CheckHeader), and a non-OK result is the
+  // reason the device was dropped (already logged and recorded).
+  absl::Status SubmitOne(const std::string& host, const v1::BatchHeader& header,
+                         const v1::DeviceMessage& message);
   // The host finished submitting this phase (its remaining devices are gone).
   void HostSubmitted(const std::string& host, const v1::BatchHeader& header);
   absl::Status ReportMetrics(const std::string& host, const v1::DeviceMetricsReport& report);

@@ -81,6 +81,30 @@ TEST(LflJobTest, AHostClaimingAnotherHostsDeviceIsRefusedNamingIt) {
   EXPECT_EQ(job->status().registered(), 0);
 }
 
+// A message for another host's device is recorded as misbehaviour even when
+// its header is stale (a phase can close while the host's stream is open);
+// the host's own device under the same header is refused without blame.
+TEST(LflJobTest, AForeignDeviceIsDroppedAsUnauthorizedEvenUnderAStaleHeader) {
+  std::unique_ptr<LflJob> job = JoinedJob();
+  ASSERT_NE(job, nullptr);
+  ASSERT_EQ(job->stage(), LflJob::Stage::kPretrain);  // no aggregation open
+  v1::BatchHeader stale;
+  stale.set_job_id("lfl-unit");
+  stale.set_phase(v1::DEVICE_PHASE_ADVERTISE_KEYS);
+  v1::DeviceMessage foreign;
+  foreign.set_device(4);  // host b's
+  EXPECT_THAT(job->SubmitOne("a", stale, foreign),
+              StatusIs(absl::StatusCode::kPermissionDenied,
+                       HasSubstr("host 'a' is not authorized for device 4")));
+  ASSERT_EQ(job->status().dropped_size(), 1);
+  EXPECT_THAT(job->status().dropped(0), HasSubstr("device 4: host 'a' is not authorized"));
+  v1::DeviceMessage own;
+  own.set_device(0);
+  EXPECT_THAT(job->SubmitOne("a", stale, own),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no aggregation open")));
+  EXPECT_EQ(job->status().dropped_size(), 1);  // late, not misbehaving
+}
+
 TEST(LflJobTest, FewerThanTwoDevicesAtTheJoinDeadlineFailsTheJob) {
   std::unique_ptr<LflJob> job = NewJob();
   ASSERT_NE(job, nullptr);

@@ -231,7 +231,7 @@ class LflRoleFixture : public ::testing::Test {
           if (m.has_advertise_keys() && !m.advertise_keys().c_pk().empty()) {
             ++sent.keyed_advertisements;
           }
-          (void)s.SubmitOne(kHosts[h], m);
+          (void)s.SubmitOne(kHosts[h], hd, m);
         }
         s.HostSubmitted(kHosts[h], hd);
       }
