@@ -135,16 +135,17 @@ double SgdKernel(std::span<const data::Rating> batch, Matrix& u, Matrix& v,
 
 // Runs ratings[order[0]], ratings[order[1]], ... through SgdKernel, gathered
 // into `chunk` (reused; sized here) a chunk at a time so that the kernel
-// streams through memory and prefetches rows ahead. Returns `sum_sq` plus the
-// squared errors, added in order: the same updates and the same sum as one
-// kernel call over the ratings copied in that order, at 4 bytes per rating of
-// order instead of 12 for a copy.
+// streams through memory and prefetches rows ahead. Returns the squared
+// errors, added in order: the same updates and the same sum as one kernel call
+// over the ratings copied in that order, at 4 bytes per rating of order
+// instead of 12 for a copy.
 double RunInOrder(const std::vector<data::Rating>& ratings, std::span<const uint32_t> order,
                   Matrix& u, Matrix& v, const SgdOptions& options, double* scratch,
-                  std::vector<data::Rating>& chunk, double sum_sq = 0.0) {
+                  std::vector<data::Rating>& chunk) {
   constexpr size_t kChunk = 8192;  // 96 KiB of ratings: stays in L2
   chunk.resize(std::min(kChunk, order.size()));
   const int32_t dim = static_cast<int32_t>(u.cols());
+  double sum_sq = 0.0;
   for (size_t pos = 0; pos < order.size(); pos += kChunk) {
     const size_t take = std::min(kChunk, order.size() - pos);
     for (size_t k = 0; k < take; ++k) chunk[k] = ratings[order[pos + k]];
