@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
+#include "common/pki/identity_cache.h"
 
 namespace fedmf::net {
 namespace {
@@ -19,6 +20,9 @@ namespace {
 constexpr int kMaxMessageBytes = 8 << 20;
 // A TLS handshake on any network we run on takes well under a second.
 constexpr int kConnectAttemptMs = 5000;
+// Distinct peer certificates whose identity a process keeps
+// (pki::IdentityCache): hosts and operators of one federation, with room.
+constexpr size_t kMaxCachedIdentities = 1024;
 
 // Runs after gRPC verified the peer's chain against the federation CA: checks
 // the name and role the client expects (ExpectedPeer). Synchronous.
@@ -157,7 +161,9 @@ absl::StatusOr<pki::PeerIdentity> PeerIdentityOf(const grpc::ServerContext& cont
   }
   auto pems = auth->FindPropertyValues("x509_pem_cert");
   if (pems.empty()) return absl::UnauthenticatedError("peer presented no certificate");
-  return pki::IdentityFromCertificatePem(std::string(pems.front().data(), pems.front().size()));
+  // One memo per process, never destroyed (RPCs may run during exit).
+  static auto* const identities = new pki::IdentityCache(kMaxCachedIdentities);
+  return identities->Lookup(absl::string_view(pems.front().data(), pems.front().size()));
 }
 
 grpc::Status ToGrpc(const absl::Status& s) {

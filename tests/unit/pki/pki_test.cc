@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
 #include "common/pki/identity.h"
+#include "common/pki/identity_cache.h"
 #include "common/pki/role.h"
 #include "common/pki/tls_files.h"
 #include "gmock/gmock.h"
@@ -317,6 +318,60 @@ TEST_F(PkiTest, IdentityRejectsGarbageAndCaCertificate) {
   EXPECT_FALSE(IdentityFromCertificatePem(CaPem()).ok());
   EXPECT_FALSE(VerifyCertificate("junk", CaPem()).ok());
   EXPECT_FALSE(VerifyCertificate(CaPem(), "junk").ok());
+}
+
+TEST_F(PkiTest, IdentityCacheParsesEachCertificateOnce) {
+  InitTestCa();
+  ASSERT_THAT(Issue("bank.a", Role::kParty), IsOk());
+  ASSERT_THAT(Issue("agg-1", Role::kAggregator), IsOk());
+  IdentityCache cache(/*max_entries=*/8);
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<PeerIdentity> a = cache.Lookup(CertPem("bank.a"));
+    ASSERT_THAT(a, IsOk());
+    EXPECT_EQ(*a, (PeerIdentity{"bank.a", Role::kParty}));
+    absl::StatusOr<PeerIdentity> b = cache.Lookup(CertPem("agg-1"));
+    ASSERT_THAT(b, IsOk());
+    EXPECT_EQ(*b, (PeerIdentity{"agg-1", Role::kAggregator}));
+  }
+  EXPECT_EQ(cache.parses(), 2);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
+TEST_F(PkiTest, IdentityCacheKeysOnTheWholeCertificateAndKeepsNoRefusal) {
+  InitTestCa();
+  ASSERT_THAT(Issue("bank.a", Role::kParty), IsOk());
+  IdentityCache cache(/*max_entries=*/8);
+  const std::string pem = CertPem("bank.a");
+  ASSERT_THAT(cache.Lookup(pem), IsOk());
+  // The same bytes with one character changed inside the base64 body are a
+  // different key: parsed (and refused or answered) on their own.
+  std::string altered = pem;
+  altered[altered.size() / 2] = altered[altered.size() / 2] == 'A' ? 'B' : 'A';
+  EXPECT_EQ(cache.Lookup(altered).ok(), IdentityFromCertificatePem(altered).ok());
+  EXPECT_EQ(cache.parses(), 2);
+  // A refusal is parsed again each time, and never held.
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(cache.Lookup("not a cert").status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_FALSE(cache.Lookup(CaPem()).ok());
+  EXPECT_EQ(cache.parses(), 5);
+  EXPECT_LE(cache.size(), 2u);
+}
+
+TEST_F(PkiTest, IdentityCacheStartsOverWhenFull) {
+  InitTestCa();
+  const std::vector<std::string> names = {"p0", "p1", "p2"};
+  for (const std::string& n : names) ASSERT_THAT(Issue(n), IsOk());
+  IdentityCache cache(/*max_entries=*/2);
+  ASSERT_THAT(cache.Lookup(CertPem("p0")), IsOk());
+  ASSERT_THAT(cache.Lookup(CertPem("p1")), IsOk());
+  EXPECT_EQ(cache.size(), 2u);
+  absl::StatusOr<PeerIdentity> third = cache.Lookup(CertPem("p2"));
+  ASSERT_THAT(third, IsOk());
+  EXPECT_EQ(third->name, "p2");
+  EXPECT_EQ(cache.size(), 1u);  // cleared, then p2
+  ASSERT_THAT(cache.Lookup(CertPem("p0")), IsOk());
+  EXPECT_EQ(cache.parses(), 4);  // p0 was parsed again after the clear
 }
 
 TEST_F(PkiTest, RefusesToOverwriteCa) {
