@@ -248,9 +248,8 @@ absl::StatusOr<v1::PartyRoundReport> FmfJob::CheckReport(int32_t idx,
   return history;
 }
 
-const StoredParty& FmfJob::ApplyReport(int32_t idx, const v1::PrivacyReport& report,
-                                       v1::PartyRoundReport history) {
-  StoredParty& p = stored_.parties[idx];
+StoredParty FmfJob::PartyAfterReport(int32_t idx, const v1::PrivacyReport& report) const {
+  StoredParty p = stored_.parties[idx];
   p.epsilon = report.epsilon_spent();
   if (report.finished()) {
     if (report.has_test_mse()) {
@@ -259,6 +258,13 @@ const StoredParty& FmfJob::ApplyReport(int32_t idx, const v1::PrivacyReport& rep
     }
     p.finished = true;
   }
+  return p;
+}
+
+const StoredParty& FmfJob::ApplyReport(int32_t idx, const v1::PrivacyReport& report,
+                                       v1::PartyRoundReport history) {
+  StoredParty& p = stored_.parties[idx];
+  p = PartyAfterReport(idx, report);
   std::vector<v1::PartyRoundReport>& of_round = stored_.reports[report.round()];
   std::erase_if(of_round, [&](const v1::PartyRoundReport& r) { return r.party() == p.name; });
   of_round.push_back(std::move(history));

@@ -110,7 +110,9 @@ class FmfJob {
   // until ApplyReport, once it is stored.
   absl::StatusOr<v1::PartyRoundReport> CheckReport(int32_t idx,
                                                    const v1::PrivacyReport& report) const;
-  // Returns the party's updated record, to store.
+  // The party's record as ApplyReport would leave it, to store first.
+  StoredParty PartyAfterReport(int32_t idx, const v1::PrivacyReport& report) const;
+  // Returns the party's updated record (PartyAfterReport).
   const StoredParty& ApplyReport(int32_t idx, const v1::PrivacyReport& report,
                                  v1::PartyRoundReport history);
   // The align_users job's private set intersection (server/fmf/psi_alignment.h).

@@ -178,7 +178,9 @@ absl::Status ServerStore::CommitRound(const std::string& job_id, const v1::Round
 }
 
 absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t round,
-                                          const v1::PartyRoundReport& r) {
+                                          const v1::PartyRoundReport& r, const StoredParty& party) {
+  store::Database::Transaction tx(db_.get());
+  if (!tx.begin_status().ok()) return tx.begin_status();
   auto st = db_->Prepare(
       "INSERT INTO round_reports (job_id, round, party, job_epsilon, ledger_epsilon, test_mse, "
       "test_count) VALUES (?,?,?,?,?,?,?) ON CONFLICT(job_id, round, party) DO UPDATE SET "
@@ -196,7 +198,9 @@ absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t rou
   } else {
     st->BindNull(6);
   }
-  return st->Run();
+  RETURN_IF_ERROR(st->Run());
+  RETURN_IF_ERROR(SaveParty(job_id, party));
+  return tx.Commit();
 }
 
 absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const {

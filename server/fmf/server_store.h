@@ -37,10 +37,11 @@ class ServerStore {
   absl::Status CommitRound(const std::string& job_id, const v1::RoundRecord& record,
                            const mf::Matrix& next_shared);
 
-  // A party's report after `round` (per-round history); a second report of
-  // the same round replaces the first.
+  // A party's report after `round` (per-round history) and the party's record
+  // it updates, in one transaction (one WAL sync per report, not two); a
+  // second report of the same round replaces the first.
   absl::Status SaveRoundReport(const std::string& job_id, int32_t round,
-                               const v1::PartyRoundReport& report);
+                               const v1::PartyRoundReport& report, const StoredParty& party);
 
   absl::StatusOr<StoredJob> LoadJob(const std::string& job_id) const;
   // The job a restarted server must resume (WAITING or RUNNING), if any.
