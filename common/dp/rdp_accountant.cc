@@ -124,18 +124,31 @@ double SubsampledGaussianRdp(double q, double noise_multiplier, double alpha) {
   return log_a / (alpha - 1);
 }
 
-std::vector<double> ComputeRdp(double q, double noise_multiplier, int64_t steps,
-                               const std::vector<double>& orders) {
+namespace {
+
+// One step's RDP at each order.
+std::vector<double> StepRdp(double q, double noise_multiplier, const std::vector<double>& orders) {
   std::vector<double> rdp(orders.size());
   for (size_t k = 0; k < orders.size(); ++k) {
-    if (steps < 0) {
-      rdp[k] = kNaN;
-    } else if (steps == 0) {
-      rdp[k] = 0;
-    } else {
-      rdp[k] = static_cast<double>(steps) * SubsampledGaussianRdp(q, noise_multiplier, orders[k]);
-    }
+    rdp[k] = SubsampledGaussianRdp(q, noise_multiplier, orders[k]);
   }
+  return rdp;
+}
+
+// `steps` compositions of a step with RDP `one` (at one order).
+double ComposedRdp(double one, int64_t steps) {
+  if (steps < 0) return kNaN;
+  if (steps == 0) return 0;
+  return static_cast<double>(steps) * one;
+}
+
+}  // namespace
+
+std::vector<double> ComputeRdp(double q, double noise_multiplier, int64_t steps,
+                               const std::vector<double>& orders) {
+  if (steps <= 0) return std::vector<double>(orders.size(), ComposedRdp(0, steps));
+  std::vector<double> rdp = StepRdp(q, noise_multiplier, orders);
+  for (double& r : rdp) r = ComposedRdp(r, steps);
   return rdp;
 }
 
@@ -143,9 +156,14 @@ RdpAccountant::RdpAccountant(std::vector<double> orders)
     : orders_(std::move(orders)), rdp_(orders_.size(), 0.0) {}
 
 void RdpAccountant::AddSteps(double q, double noise_multiplier, int64_t steps) {
+  // NaN inputs never match the memo (NaN != NaN) and give NaN curves anyway.
+  if (!(q == memo_q_ && noise_multiplier == memo_noise_multiplier_)) {
+    memo_step_rdp_ = StepRdp(q, noise_multiplier, orders_);
+    memo_q_ = q;
+    memo_noise_multiplier_ = noise_multiplier;
+  }
   // RDP composes additively at each order.
-  const std::vector<double> step_rdp = ComputeRdp(q, noise_multiplier, steps, orders_);
-  for (size_t k = 0; k < rdp_.size(); ++k) rdp_[k] += step_rdp[k];
+  for (size_t k = 0; k < rdp_.size(); ++k) rdp_[k] += ComposedRdp(memo_step_rdp_[k], steps);
 }
 
 absl::StatusOr<EpsilonResult> RdpAccountant::GetEpsilon(double delta) const {

@@ -276,6 +276,35 @@ TEST(RdpAccountantTest, HeterogeneousStepsCompose) {
   EXPECT_NEAR(split.GetEpsilon(1e-5)->epsilon, whole.GetEpsilon(1e-5)->epsilon, 1e-12);
 }
 
+// The accountant keeps the last schedule's one-step curve; whatever the order
+// of schedules (repeats, alternations, copies, zero and negative steps), its
+// sums are the ones ComputeRdp gives, to the bit.
+TEST(RdpAccountantTest, RepeatedSchedulesSumExactlyAsComputeRdp) {
+  struct Step {
+    double q, z;
+    int64_t steps;
+  };
+  const std::vector<Step> schedule = {{0.01, 1.0, 10}, {0.01, 1.0, 10}, {0.05, 2.0, 3},
+                                      {0.01, 1.0, 7},  {0.01, 1.0, 0},  {0.05, 2.0, 1},
+                                      {0.05, 2.0, 1},  {1.0, 0.7, 2},   {0.01, 1.0, 10}};
+  RdpAccountant acc;
+  std::vector<double> expected(acc.orders().size(), 0.0);
+  for (const Step& s : schedule) {
+    acc.AddSteps(s.q, s.z, s.steps);
+    const std::vector<double> one = ComputeRdp(s.q, s.z, s.steps, acc.orders());
+    for (size_t k = 0; k < expected.size(); ++k) expected[k] += one[k];
+    ASSERT_EQ(acc.rdp(), expected);
+    // A copy (what a ledger tests a charge on) carries on the same way.
+    RdpAccountant copy = acc;
+    copy.AddSteps(s.q, s.z, 5);
+    const std::vector<double> five = ComputeRdp(s.q, s.z, 5, acc.orders());
+    for (size_t k = 0; k < expected.size(); ++k) EXPECT_EQ(copy.rdp()[k], expected[k] + five[k]);
+  }
+  // A negative count poisons every order, as ComputeRdp says.
+  acc.AddSteps(0.01, 1.0, -1);
+  for (double r : acc.rdp()) EXPECT_TRUE(std::isnan(r));
+}
+
 TEST(RdpAccountantTest, InvalidStepsSurfaceAsErrors) {
   RdpAccountant acc;
   acc.AddSteps(1.5, 1.0, 10);  // q out of range
