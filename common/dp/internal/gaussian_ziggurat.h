@@ -6,6 +6,7 @@
 #ifndef FEDMF_COMMON_DP_INTERNAL_GAUSSIAN_ZIGGURAT_H_
 #define FEDMF_COMMON_DP_INTERNAL_GAUSSIAN_ZIGGURAT_H_
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 
@@ -27,6 +28,13 @@ struct ZigguratTables {
 
 const ZigguratTables& GetZigguratTables();
 
+// x with its sign bit XORed by `sign_bit` (0 or 1 << 63): for x >= 0 exactly
+// `sign_bit ? -x : x`, without the branch. The sign is a fair coin per draw,
+// so a branch on it mispredicts half the time (3 of the 9 ns a draw took).
+inline double WithSign(double x, uint64_t sign_bit) {
+  return std::bit_cast<double>(std::bit_cast<uint64_t>(x) ^ sign_bit);
+}
+
 // One N(0,1) draw. `next_bits` returns uniformly random 64-bit words; the fast
 // path (about 99% of draws) uses exactly one word.
 template <typename NextBits>
@@ -35,11 +43,11 @@ inline double ZigguratNormal(const ZigguratTables& t, NextBits& next_bits) {
   for (;;) {
     const uint64_t bits = next_bits();
     const unsigned layer = static_cast<unsigned>(bits & 0xFF);  // bits 0..7
-    const bool negative = (bits >> 8) & 1;                      // bit 8
+    const uint64_t sign_bit = ((bits >> 8) & 1) << 63;          // bit 8
     // Bits 11..63: an open uniform in (0,1) independent of layer and sign.
     const double u = (static_cast<double>(bits >> 11) + 0.5) * kTwoPow53Inv;
     const double x = u * t.x[layer];
-    if (u < t.ratio[layer]) return negative ? -x : x;  // inside the rectangle core
+    if (u < t.ratio[layer]) return WithSign(x, sign_bit);  // inside the rectangle core
     if (layer == 0) {
       // Tail beyond r (Marsaglia 1964): a ~ Exp(r) conditioned by b.
       double a, b;
@@ -47,12 +55,12 @@ inline double ZigguratNormal(const ZigguratTables& t, NextBits& next_bits) {
         a = -std::log((static_cast<double>(next_bits() >> 11) + 0.5) * kTwoPow53Inv) / t.r;
         b = -std::log((static_cast<double>(next_bits() >> 11) + 0.5) * kTwoPow53Inv);
       } while (b + b < a * a);
-      return negative ? -(t.r + a) : (t.r + a);
+      return WithSign(t.r + a, sign_bit);
     }
     // Wedge: a uniform height inside the layer, accepted under the curve.
     const double h = static_cast<double>(next_bits() >> 11) * kTwoPow53Inv;
     const double y = t.f[layer] + h * (t.f[layer + 1] - t.f[layer]);
-    if (y < std::exp(-0.5 * x * x)) return negative ? -x : x;
+    if (y < std::exp(-0.5 * x * x)) return WithSign(x, sign_bit);
   }
 }
 
