@@ -1,6 +1,7 @@
 #include "common/dp/snapping.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -19,6 +20,16 @@ int FloorLog2(double x) {
   return e - 1;
 }
 
+// std::trunc without the libm call (the baseline x86-64 target has no
+// roundsd, so trunc is a call per element): below 2^52 in magnitude the int64
+// conversion truncates exactly and copysign restores trunc's signed zero;
+// larger values are integers already, and inf and NaN pass through as trunc
+// leaves them.
+inline double TruncExact(double y) {
+  if (!(std::fabs(y) < 0x1p52)) return y;
+  return std::copysign(static_cast<double>(static_cast<int64_t>(y)), y);
+}
+
 }  // namespace
 
 double SnapGranularity(double noise_sd, double magnitude_bound) {
@@ -35,10 +46,21 @@ double SnapGranularity(double noise_sd, double magnitude_bound) {
 double SnapTowardZero(double x, double granularity) {
   // x / granularity and the product are exact (powers of two, no overflow
   // for released magnitudes); trunc is exact.
-  return std::trunc(x / granularity) * granularity;
+  return TruncExact(x / granularity) * granularity;
 }
 
 void SnapTowardZero(double* x, size_t n, double granularity) {
+  // A power-of-two granularity (what SnapGranularity returns) has an exact
+  // reciprocal, and x * (1/g) is then the same correctly rounded number as
+  // x / g: multiply, the divider is the slow part of the loop.
+  // (Below 2^-1023 the reciprocal overflows: divide.)
+  int exponent = 0;
+  const double inverse = 1.0 / granularity;
+  if (std::isfinite(granularity) && std::isfinite(inverse) &&
+      std::frexp(granularity, &exponent) == 0.5) {
+    for (size_t k = 0; k < n; ++k) x[k] = TruncExact(x[k] * inverse) * granularity;
+    return;
+  }
   for (size_t k = 0; k < n; ++k) x[k] = SnapTowardZero(x[k], granularity);
 }
 

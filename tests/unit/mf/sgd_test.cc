@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -274,6 +275,48 @@ TEST(SnappingTest, GridIsAPowerOfTwoBetweenTheFloorsAndSnapsTowardZero) {
   EXPECT_EQ(dp::SnapTowardZero(7 * grid, grid), 7 * grid);
   EXPECT_DEATH(dp::SnapGranularity(0.0, 1.0), "noise_sd");
   EXPECT_DEATH(dp::SnapGranularity(1.0, INFINITY), "magnitude_bound");
+}
+
+// The vector snap multiplies by the reciprocal of a power-of-two grid and
+// truncates without libm; it must give std::trunc(x / g) * g to the bit,
+// signed zeros included, on every grid.
+TEST(SnappingTest, VectorSnapEqualsTruncOfTheQuotientToTheBit) {
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1e-300,
+                                -1e-300,
+                                4.9e-324,
+                                -4.9e-324,
+                                0.49,
+                                -0.49,
+                                std::ldexp(1.0, 52) + 1,
+                                -std::ldexp(1.0, 52) - 3,
+                                std::ldexp(1.0, 60) + std::ldexp(1.0, 9),
+                                -1e300,
+                                INFINITY,
+                                -INFINITY,
+                                NAN};
+  Csprng rng = Csprng::FromSeed(7);
+  for (int scale = -30; scale <= 30; scale += 3) {
+    for (int k = 0; k < 200; ++k) values.push_back(std::ldexp(dp::SampleGaussian(rng, 1.0), scale));
+  }
+  for (const double grid : {std::ldexp(1.0, -11), std::ldexp(1.0, -19), std::ldexp(1.0, 10), 3.0,
+                            0.1, std::ldexp(1.0, -1030), std::ldexp(1.0, 1023)}) {
+    std::vector<double> snapped = values;
+    dp::SnapTowardZero(snapped.data(), snapped.size(), grid);
+    for (size_t k = 0; k < values.size(); ++k) {
+      const double expected = std::trunc(values[k] / grid) * grid;
+      const double one = dp::SnapTowardZero(values[k], grid);
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(snapped[k]) && std::isnan(one)) << values[k] << " on " << grid;
+        continue;
+      }
+      EXPECT_EQ(std::bit_cast<uint64_t>(snapped[k]), std::bit_cast<uint64_t>(expected))
+          << values[k] << " on " << grid << ": " << snapped[k] << " vs " << expected;
+      EXPECT_EQ(std::bit_cast<uint64_t>(one), std::bit_cast<uint64_t>(expected))
+          << values[k] << " on " << grid;
+    }
+  }
 }
 
 // A straightforward reference SgdEpoch: the same shuffle (iota + std::shuffle
