@@ -6,6 +6,7 @@
 #define FEDMF_COMMON_DP_RDP_ACCOUNTANT_H_
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -48,8 +49,9 @@ class RdpAccountant {
   // same schedule every round (and copies of it, to test a charge), and one
   // curve costs ~0.3 ms of lgamma over the order grid. The sums are those
   // ComputeRdp gives, to the bit (steps * one-step value, order by order).
-  double memo_q_ = -1;
-  double memo_noise_multiplier_ = -1;
+  // NaN until the first AddSteps: no (q, z), valid or not, equals it.
+  double memo_q_ = std::numeric_limits<double>::quiet_NaN();
+  double memo_noise_multiplier_ = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> memo_step_rdp_;
 };
 

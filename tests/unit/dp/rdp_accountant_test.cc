@@ -309,6 +309,15 @@ TEST(RdpAccountantTest, InvalidStepsSurfaceAsErrors) {
   RdpAccountant acc;
   acc.AddSteps(1.5, 1.0, 10);  // q out of range
   EXPECT_EQ(acc.GetEpsilon(1e-5).status().code(), absl::StatusCode::kInvalidArgument);
+  // The first schedule of a fresh accountant is computed, whatever it is
+  // (an invalid one must not match an empty memo).
+  for (const double bad : {-1.0, 0.0}) {
+    RdpAccountant fresh;
+    fresh.AddSteps(bad - 1, bad - 1, 10);
+    ASSERT_EQ(fresh.rdp().size(), fresh.orders().size());
+    for (double r : fresh.rdp()) EXPECT_TRUE(std::isnan(r));
+    EXPECT_EQ(fresh.GetEpsilon(1e-5).status().code(), absl::StatusCode::kInvalidArgument);
+  }
 }
 
 TEST(RdpTest, DefaultOrdersGrid) {
