@@ -17,6 +17,7 @@
 #include "common/net/client_context.h"
 #include "common/net/hua_codec.h"
 #include "common/net/reconnect.h"
+#include "common/net/stop_canceller.h"
 #include "common/net/tls_diagnosis.h"
 #include "fedmf/v1/hua.grpc.pb.h"
 
@@ -317,10 +318,17 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   net::TlsCauseOnce tls_cause(  // logs each cause once, not on every retry
       o_.server, o_.tls,
       net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
+  net::StopCanceller canceller(&stop_);  // a stop ends the long poll at once
   while (!stop_) {
     v1::HuaTasks tasks;
     auto ctx = net::DeadlineContext(absl::Seconds(poll_seconds_ + 10));
-    if (auto s = FromGrpc(server_->Poll(ctx.get(), poll, &tasks)); !s.ok()) {
+    absl::Status polled;
+    {
+      net::StopCanceller::Scope cancel_on_stop(&canceller, ctx.get());
+      polled = FromGrpc(server_->Poll(ctx.get(), poll, &tasks));
+    }
+    if (stop_) break;
+    if (auto s = polled; !s.ok()) {
       spdlog::warn("host '{}': poll: {} (retrying)", o_.host, s.message());
       if (const std::string cause = tls_cause.NewCause(s); !cause.empty()) {
         spdlog::error("host '{}': server {}: cause: {}", o_.host, o_.server, cause);

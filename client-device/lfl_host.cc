@@ -16,6 +16,7 @@
 #include "common/net/lfl_job_codec.h"
 #include "common/net/matrix_codec.h"
 #include "common/net/reconnect.h"
+#include "common/net/stop_canceller.h"
 #include "common/net/tls_diagnosis.h"
 #include "common/pki/tls_files.h"
 #include "fedmf/v1/device.grpc.pb.h"
@@ -96,10 +97,16 @@ class Host {
     net::TlsCauseOnce tls_cause(  // logs each cause once, not on every retry
         o_.server, o_.tls,
         net::ExpectedPeer{o_.server_cert_name, pki::Role::kServer, "--server-name"});
+    net::StopCanceller canceller(&stop_);  // a stop ends the long poll at once
     while (!stop_) {
       v1::DeviceTask task;
       auto ctx = net::DeadlineContext(absl::Seconds(60));
-      grpc::Status s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
+      grpc::Status s;
+      {
+        net::StopCanceller::Scope cancel_on_stop(&canceller, ctx.get());
+        s = stub_->GetDeviceTask(ctx.get(), hello_, &task);
+      }
+      if (stop_) break;
       if (!s.ok()) {
         spdlog::warn("server {}: {} (retrying in {:.1f}s)", o_.server, s.error_message(), backoff);
         if (const std::string cause = tls_cause.NewCause(net::FromGrpc(s)); !cause.empty()) {

@@ -22,6 +22,7 @@
 #include "common/net/matrix_codec.h"
 #include "common/net/model_codec.h"
 #include "common/net/reconnect.h"
+#include "common/net/stop_canceller.h"
 #include "common/net/tls_diagnosis.h"
 #include "common/random/csprng.h"
 #include "party/busy_heartbeat.h"
@@ -120,6 +121,8 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
   net::TlsCauseOnce tls_cause(
       config_.server, net::TlsConfig{config_.tls.insecure, config_.tls.cert_dir, config_.name},
       net::ExpectedPeer{config_.server_name, pki::Role::kServer, "server_name (party config)"});
+  // A stop ends the long poll at once instead of after the server's period.
+  net::StopCanceller canceller(stop);
   auto backoff = std::chrono::milliseconds(200);
   const auto max_backoff = std::chrono::milliseconds(5000);
   auto wait_backoff = [&] {
@@ -159,7 +162,12 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     req.set_party(config_.name);
     v1::Task task;
     auto ctx = net::DeadlineContext(absl::Seconds(30));
-    grpc::Status gs = stub_->GetTask(ctx.get(), req, &task);
+    grpc::Status gs;
+    {
+      net::StopCanceller::Scope cancel_on_stop(&canceller, ctx.get());
+      gs = stub_->GetTask(ctx.get(), req, &task);
+    }
+    if (*stop) break;  // a stop cancelled the poll: nothing was lost
     if (!gs.ok()) {
       spdlog::warn("lost the server ({}): {}", config_.server, gs.error_message());
       registered = false;

@@ -23,7 +23,7 @@ void InstallStopSignals() {
 }
 
 void WaitForStop() {
-  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 }  // namespace fedmf::net

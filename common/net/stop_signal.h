@@ -15,7 +15,8 @@ std::atomic<bool>& StopFlag();
 // Routes SIGINT and SIGTERM to StopFlag(). Idempotent.
 void InstallStopSignals();
 
-// Returns once StopFlag() is set, looking every 100 ms.
+// Returns once StopFlag() is set, looking every 20 ms (a clean stop of a
+// whole federation waits for each daemon's look).
 void WaitForStop();
 
 }  // namespace fedmf::net

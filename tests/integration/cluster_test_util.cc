@@ -147,10 +147,7 @@ void ClusterTest::StartCluster(const cli::ClusterOptions& options,
   ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
   ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
-  for (int k : parties) {
-    auto s = cluster_->StartParty(k);
-    ASSERT_THAT(s, IsOk()) << cli::LocalCluster::PartyName(k) << ": " << s;
-  }
+  ASSERT_THAT(cluster_->StartParties(parties), IsOk());
 }
 
 void ClusterTest::TearDown() {

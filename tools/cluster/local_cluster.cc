@@ -227,27 +227,45 @@ absl::StatusOr<std::string> LocalCluster::DialServer() const {
   return absl::StrCat("127.0.0.1:", server_port_);
 }
 
-absl::Status LocalCluster::StartParty(int k) {
-  auto server = DialServer();
-  if (const auto own = options_.party_dial_server.find(k);
-      own != options_.party_dial_server.end()) {
-    server = own->second;
+absl::Status LocalCluster::StartParty(int k) { return StartParties({k}); }
+
+absl::Status LocalCluster::StartParties(const std::vector<int>& ks) {
+  auto dial = DialServer();
+  // All spawned first, then each waited for: a party's start-up (loading its
+  // data, its first TLS handshake) overlaps the others' instead of adding up.
+  std::vector<std::pair<int, std::string>> port_files;
+  for (int k : ks) {
+    absl::StatusOr<std::string> server = dial;
+    if (const auto own = options_.party_dial_server.find(k);
+        own != options_.party_dial_server.end()) {
+      server = own->second;
+    }
+    if (!server.ok()) return server.status();
+    const std::string port_file =
+        (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
+    std::error_code ec;
+    fs::remove(port_file, ec);
+    std::vector<std::string> argv{
+        (fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
+        (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(), "--server", *server};
+    auto p = ChildProcess::Spawn(
+        argv, (fs::path(work_dir_) / "logs" / absl::StrCat(PartyName(k), ".log")).string());
+    if (!p.ok()) {
+      return absl::Status(p.status().code(),
+                          absl::StrCat(PartyName(k), ": ", p.status().message()));
+    }
+    parties_.erase(k);
+    parties_.emplace(k, std::move(*p));
+    port_files.emplace_back(k, port_file);
   }
-  if (!server.ok()) return server.status();
-  const std::string port_file =
-      (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
-  std::error_code ec;
-  fs::remove(port_file, ec);
-  std::vector<std::string> argv{
-      (fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
-      (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(), "--server", *server};
-  auto p = ChildProcess::Spawn(
-      argv, (fs::path(work_dir_) / "logs" / absl::StrCat(PartyName(k), ".log")).string());
-  if (!p.ok()) return p.status();
-  parties_.erase(k);
-  auto [it, _] = parties_.emplace(k, std::move(*p));
-  ASSIGN_OR_RETURN(auto port, WaitForPortFile(port_file, absl::Seconds(30), &it->second));
-  admin_ports_[k] = port;
+  for (const auto& [k, port_file] : port_files) {
+    auto port = WaitForPortFile(port_file, absl::Seconds(30), &parties_.at(k));
+    if (!port.ok()) {
+      return absl::Status(port.status().code(),
+                          absl::StrCat(PartyName(k), ": ", port.status().message()));
+    }
+    admin_ports_[k] = *port;
+  }
   return absl::OkStatus();
 }
 
@@ -299,12 +317,16 @@ absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
 
 absl::StatusOr<v1::JobStatus> LocalCluster::GetJob(const std::string& job_id) {
   ASSIGN_OR_RETURN(auto ch, Channel(server_port_, "server"));
-  auto stub = v1::Operator::NewStub(ch);
+  return GetJobWith(*v1::Operator::NewStub(ch), job_id);
+}
+
+absl::StatusOr<v1::JobStatus> LocalCluster::GetJobWith(v1::Operator::Stub& stub,
+                                                       const std::string& job_id) {
   v1::GetJobRequest req;
   req.set_job_id(job_id);
   v1::JobStatus resp;
   auto ctx = net::DeadlineContext(absl::Seconds(10));
-  grpc::Status s = stub->GetJob(ctx.get(), req, &resp);
+  grpc::Status s = stub.GetJob(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp;
 }
@@ -314,15 +336,32 @@ absl::StatusOr<v1::JobStatus> LocalCluster::WaitJob(
     const std::function<void(const v1::JobStatus&)>& on_status) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status last = absl::OkStatus();
+  // One connection while the server answers (a TLS handshake per look cost
+  // more than the look); a fresh one after an error, as the server may have
+  // been restarted and a failed channel waits out its reconnect backoff.
+  std::unique_ptr<v1::Operator::Stub> stub;
   while (absl::Now() < deadline) {
-    auto st = GetJob(job_id);
-    if (st.ok()) {
-      if (on_status) on_status(*st);
-      if (st->state() == v1::JOB_STATE_FINISHED || st->state() == v1::JOB_STATE_FAILED) return st;
-    } else {
-      last = st.status();  // the server may be restarting
+    if (stub == nullptr) {
+      auto ch = Channel(server_port_, "server");
+      if (ch.ok())
+        stub = v1::Operator::NewStub(*ch);
+      else
+        last = ch.status();
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    if (stub != nullptr) {
+      auto st = GetJobWith(*stub, job_id);
+      if (st.ok()) {
+        if (on_status) on_status(*st);
+        if (st->state() == v1::JOB_STATE_FINISHED || st->state() == v1::JOB_STATE_FAILED) {
+          return st;
+        }
+      } else {
+        last = st.status();  // the server may be restarting
+        stub.reset();
+      }
+    }
+    // The job's end is seen within this period (fedmf demo's wall time).
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return absl::DeadlineExceededError(absl::StrCat(
       "job '", job_id, "' did not finish within ", absl::FormatDuration(timeout),

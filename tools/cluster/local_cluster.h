@@ -110,6 +110,9 @@ class LocalCluster {
   // server.yaml. A server still running is SIGKILLed first.
   absl::Status RestartServer();
   absl::Status StartParty(int k);
+  // Starts several at once and returns when each wrote its admin port (an
+  // error names the party).
+  absl::Status StartParties(const std::vector<int>& ks);
   void KillParty(int k);  // SIGKILL
   // The party's process id, -1 if not running (fault tests SIGSTOP/SIGCONT it).
   pid_t PartyPid(int k) const;
@@ -169,6 +172,8 @@ class LocalCluster {
   absl::Status WriteServerConfig(const std::string& listen);
   absl::Status WritePartyConfig(int k);
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
+  static absl::StatusOr<v1::JobStatus> GetJobWith(v1::Operator::Stub& stub,
+                                                  const std::string& job_id);
   // The --server address parties and device hosts are started with.
   absl::StatusOr<std::string> DialServer() const;
 

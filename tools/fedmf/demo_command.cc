@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -201,11 +202,11 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
     std::cerr << "fedmf demo: server: " << s.message() << "\n";
     return 1;
   }
-  for (int k = 0; k < options.parties; ++k) {
-    if (auto s = (*cluster)->StartParty(k); !s.ok()) {
-      std::cerr << "fedmf demo: " << LocalCluster::PartyName(k) << ": " << s.message() << "\n";
-      return 1;
-    }
+  std::vector<int> parties(options.parties);
+  std::iota(parties.begin(), parties.end(), 0);
+  if (auto s = (*cluster)->StartParties(parties); !s.ok()) {
+    std::cerr << "fedmf demo: " << s.message() << "\n";
+    return 1;
   }
   std::cerr << absl::StrFormat("demo: fedmf-server on 127.0.0.1:%d, %d parties started (%s)\n",
                                (*cluster)->server_port(), options.parties,

@@ -1,0 +1,77 @@
+// StopCanceller: a call blocked in a long wait ends CANCELLED once the stop
+// flag is set, and a call started after the stop is cancelled at once.
+#include "common/net/stop_canceller.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "fedmf/v1/federation.grpc.pb.h"
+#include "gtest/gtest.h"
+
+namespace fedmf::net {
+namespace {
+
+// A call that blocks until its deadline: nothing listens on port 1 and the
+// call waits for the channel to become ready.
+grpc::Status BlockingGetTask(grpc::ClientContext* ctx) {
+  auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
+  auto stub = v1::Coordinator::NewStub(channel);
+  ctx->set_wait_for_ready(true);
+  ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  v1::GetTaskRequest req;
+  v1::Task task;
+  return stub->GetTask(ctx, req, &task);
+}
+
+TEST(StopCancellerTest, AStopCancelsTheCallInFlight) {
+  std::atomic<bool> stop{false};
+  StopCanceller canceller(&stop);
+  grpc::ClientContext ctx;
+  std::atomic<bool> returned{false};
+  grpc::Status status;
+  std::thread caller([&] {
+    StopCanceller::Scope scope(&canceller, &ctx);
+    status = BlockingGetTask(&ctx);
+    returned = true;
+  });
+  // The call is still waiting (its deadline is 20 s away) until the stop.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(returned.load());
+  stop = true;
+  caller.join();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+}
+
+TEST(StopCancellerTest, ACallAfterTheStopIsCancelledAtOnce) {
+  std::atomic<bool> stop{true};
+  StopCanceller canceller(&stop);
+  // Most likely the watcher has seen the stop before the call begins, so the
+  // scope cancels it itself; in either order the call ends CANCELLED.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  grpc::ClientContext ctx;
+  StopCanceller::Scope scope(&canceller, &ctx);
+  const grpc::Status status = BlockingGetTask(&ctx);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+}
+
+TEST(StopCancellerTest, WithoutAStopTheCallRunsToItsOwnEnd) {
+  std::atomic<bool> stop{false};
+  StopCanceller canceller(&stop);
+  grpc::ClientContext ctx;
+  StopCanceller::Scope scope(&canceller, &ctx);
+  auto channel = grpc::CreateChannel("127.0.0.1:1", grpc::InsecureChannelCredentials());
+  auto stub = v1::Coordinator::NewStub(channel);
+  ctx.set_wait_for_ready(true);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  v1::GetTaskRequest req;
+  v1::Task task;
+  const grpc::Status status = stub->GetTask(&ctx, req, &task);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+}
+
+}  // namespace
+}  // namespace fedmf::net
