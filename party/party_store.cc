@@ -81,7 +81,8 @@ absl::Status PartyStore::CommitRelease(const dp::LedgerEntry& entry, const mf::M
   auto st =
       db_->Prepare("INSERT INTO releases (job_id, round, rows, cols, data) VALUES (?,?,?,?,?)");
   if (!st.ok()) return st.status();
-  const std::string blob = store::DoublesToBlob(update.data(), static_cast<size_t>(update.size()));
+  const std::string blob =
+      store::MatrixValuesToBlob(update.data(), static_cast<size_t>(update.size()));
   st->Bind(1, entry.job_id)
       .Bind(2, entry.round)
       .Bind(3, static_cast<int64_t>(update.rows()))
@@ -107,10 +108,9 @@ absl::StatusOr<std::optional<mf::Matrix>> PartyStore::Released(const std::string
   ASSIGN_OR_RETURN(auto row, st.Step());
   if (!row) return std::optional<mf::Matrix>();
   const int64_t rows = st.ColumnInt(0), cols = st.ColumnInt(1);
-  ASSIGN_OR_RETURN(auto values, store::BlobToDoubles(st.ColumnBlob(2)));
-  if (static_cast<int64_t>(values.size()) != rows * cols) {
-    return absl::DataLossError("stored release has the wrong size");
-  }
+  if (rows < 0 || cols < 0) return absl::DataLossError("stored release has a negative shape");
+  ASSIGN_OR_RETURN(auto values,
+                   store::BlobToMatrixValues(st.ColumnBlob(2), static_cast<size_t>(rows * cols)));
   return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values.data(), rows, cols));
 }
 

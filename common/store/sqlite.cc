@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -163,16 +164,35 @@ absl::Status Database::Transaction::Commit() {
   return s;
 }
 
-std::string DoublesToBlob(const double* data, size_t n) {
-  return std::string(reinterpret_cast<const char*>(data), n * sizeof(double));
+std::string MatrixValuesToBlob(const double* data, size_t n) {
+  // Exact as a float: the round trip gives the same double (signed zeros
+  // included; values are finite).
+  const bool fits_float =
+      std::all_of(data, data + n, [](double x) { return double{static_cast<float>(x)} == x; });
+  if (!fits_float) return std::string(reinterpret_cast<const char*>(data), n * sizeof(double));
+  std::string blob(n * sizeof(float), '\0');
+  for (size_t i = 0; i < n; ++i) {
+    const float f = static_cast<float>(data[i]);
+    std::memcpy(blob.data() + i * sizeof(float), &f, sizeof(float));
+  }
+  return blob;
 }
 
-absl::StatusOr<std::vector<double>> BlobToDoubles(const std::string& blob) {
-  if (blob.size() % sizeof(double) != 0) {
-    return absl::DataLossError("stored matrix blob has a partial value");
+absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, size_t n) {
+  std::vector<double> out(n);
+  if (blob.size() == n * sizeof(double)) {
+    std::memcpy(out.data(), blob.data(), blob.size());
+  } else if (blob.size() == n * sizeof(float)) {
+    for (size_t i = 0; i < n; ++i) {
+      float f;
+      std::memcpy(&f, blob.data() + i * sizeof(float), sizeof(float));
+      out[i] = f;
+    }
+  } else {
+    return absl::DataLossError(absl::StrCat("a stored matrix of ", n, " values has ", blob.size(),
+                                            " bytes (expected ", n * sizeof(float), " or ",
+                                            n * sizeof(double), ")"));
   }
-  std::vector<double> out(blob.size() / sizeof(double));
-  std::memcpy(out.data(), blob.data(), blob.size());
   return out;
 }
 

@@ -85,9 +85,15 @@ class Database {
   std::string path_;
 };
 
-// Matrices are stored as raw little-endian doubles with their shape.
-std::string DoublesToBlob(const double* data, size_t n);
-absl::StatusOr<std::vector<double>> BlobToDoubles(const std::string& blob);
+// Matrices are stored as raw little-endian IEEE-754 values with their shape
+// in columns of their own: as float32 when every value is exactly a float
+// (what fedmf releases and shares is rounded to float32 before it leaves, so
+// a round's release or shared matrix writes and syncs half the bytes), as
+// float64 otherwise. The reader tells the two apart by the blob's size.
+std::string MatrixValuesToBlob(const double* data, size_t n);
+// The `n` values of a blob MatrixValuesToBlob wrote (either width); DataLoss
+// when its size is neither 4n nor 8n bytes.
+absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, size_t n);
 
 }  // namespace fedmf::store
 

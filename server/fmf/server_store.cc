@@ -139,7 +139,7 @@ absl::Status ServerStore::SaveShared(const std::string& job_id, int32_t round,
       "ON CONFLICT(job_id) DO UPDATE SET round=excluded.round, rows=excluded.rows, "
       "cols=excluded.cols, data=excluded.data");
   if (!st.ok()) return st.status();
-  const std::string blob = store::DoublesToBlob(m.data(), static_cast<size_t>(m.size()));
+  const std::string blob = store::MatrixValuesToBlob(m.data(), static_cast<size_t>(m.size()));
   st->Bind(1, job_id)
       .Bind(2, int64_t{round})
       .Bind(3, static_cast<int64_t>(m.rows()))
@@ -291,11 +291,15 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     ASSIGN_OR_RETURN(auto row, st.Step());
     if (row) {
       const int64_t rows = st.ColumnInt(1), cols = st.ColumnInt(2);
-      ASSIGN_OR_RETURN(auto values, store::BlobToDoubles(st.ColumnBlob(3)));
-      if (static_cast<int64_t>(values.size()) != rows * cols) {
-        return absl::DataLossError(absl::StrCat("job '", job_id, "': stored matrix size mismatch"));
+      if (rows < 0 || cols < 0) {
+        return absl::DataLossError(
+            absl::StrCat("job '", job_id, "': stored matrix shape negative"));
       }
-      job.shared = Eigen::Map<mf::Matrix>(values.data(), rows, cols);
+      auto values = store::BlobToMatrixValues(st.ColumnBlob(3), static_cast<size_t>(rows * cols));
+      if (!values.ok()) {
+        return absl::DataLossError(absl::StrCat("job '", job_id, "': ", values.status().message()));
+      }
+      job.shared = Eigen::Map<mf::Matrix>(values->data(), rows, cols);
     }
   }
   return job;

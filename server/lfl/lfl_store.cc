@@ -67,7 +67,8 @@ absl::Status LflStore::CommitIteration(const std::string& job_id,
   }
   ASSIGN_OR_RETURN(auto m,
                    db_->Prepare("INSERT OR REPLACE INTO lfl_models VALUES (?, ?, ?, ?, ?)"));
-  const std::string data = store::DoublesToBlob(next_v.data(), static_cast<size_t>(next_v.size()));
+  const std::string data =
+      store::MatrixValuesToBlob(next_v.data(), static_cast<size_t>(next_v.size()));
   if (auto s = m.Bind(1, job_id)
                    .Bind(2, int64_t{record.iteration() + 1})
                    .Bind(3, int64_t{next_v.rows()})

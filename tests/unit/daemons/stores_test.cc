@@ -1,7 +1,11 @@
 #include <stdlib.h>
 
+#include <bit>
+#include <cstdint>
 #include <filesystem>
 
+#include "common/mf/embeddings.h"
+#include "common/store/sqlite.h"
 #include "gtest/gtest.h"
 #include "party/party_store.h"
 #include "server/fmf/server_store.h"
@@ -143,6 +147,55 @@ TEST(PartyStoreTest, LedgerAndReleaseAreDurableAndUnique) {
   EXPECT_EQ(**r1, up * 2);
   // Only the latest release per job is kept for resending.
   EXPECT_FALSE((*store)->Released("j", 0)->has_value());
+  std::filesystem::remove_all(dir);
+}
+
+// Released matrices are float32-exact (mf::RoundedToFloat32), so they are
+// stored in half the bytes; anything else keeps its float64 bits.
+TEST(StoreBlobTest, FloatExactMatricesTakeFourBytesAValueAndReadBackToTheBit) {
+  const std::vector<double> exact = {0.125, -0.0, 0.0, 3.0, -0x1.8p-100, 1e30f};
+  const std::string small = store::MatrixValuesToBlob(exact.data(), exact.size());
+  EXPECT_EQ(small.size(), exact.size() * 4);
+  auto back = store::BlobToMatrixValues(small, exact.size());
+  ASSERT_THAT(back, IsOk());
+  ASSERT_EQ(back->size(), exact.size());
+  for (size_t i = 0; i < exact.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint64_t>((*back)[i]), std::bit_cast<uint64_t>(exact[i])) << i;
+  }
+  const std::vector<double> wide = {0.125, 0.1, -0.0};  // 0.1 is no float
+  const std::string big = store::MatrixValuesToBlob(wide.data(), wide.size());
+  EXPECT_EQ(big.size(), wide.size() * 8);
+  back = store::BlobToMatrixValues(big, wide.size());
+  ASSERT_THAT(back, IsOk());
+  for (size_t i = 0; i < wide.size(); ++i) {
+    EXPECT_EQ(std::bit_cast<uint64_t>((*back)[i]), std::bit_cast<uint64_t>(wide[i])) << i;
+  }
+  // A blob of neither size is damage, named with the sizes.
+  auto damaged = store::BlobToMatrixValues(big.substr(0, 20), wide.size());
+  EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(damaged.status().message().find("has 20 bytes (expected 12 or 24)"), std::string::npos)
+      << damaged.status();
+}
+
+TEST(PartyStoreTest, ReleasesReadBackExactlyInEitherWidth) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/p.db";
+  const mf::Matrix exact = mf::RoundedToFloat32(mf::Matrix::Random(5, 4));
+  const mf::Matrix wide = mf::Matrix::Constant(5, 4, 0.1);
+  {
+    auto store = party::PartyStore::Open(path);
+    ASSERT_THAT(store, IsOk());
+    ASSERT_THAT((*store)->CommitRelease({"a", 0, 0.01, 1.2, 10}, exact), IsOk());
+    ASSERT_THAT((*store)->CommitRelease({"b", 0, 0.01, 1.2, 10}, wide), IsOk());
+  }
+  auto store = party::PartyStore::Open(path);
+  ASSERT_THAT(store, IsOk());
+  auto a = (*store)->Released("a", 0);
+  auto b = (*store)->Released("b", 0);
+  ASSERT_TRUE(a.ok() && a->has_value());
+  ASSERT_TRUE(b.ok() && b->has_value());
+  EXPECT_EQ(**a, exact);
+  EXPECT_EQ(**b, wide);
   std::filesystem::remove_all(dir);
 }
 
