@@ -72,6 +72,23 @@ std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string
   return out;
 }
 
+std::shared_ptr<const std::vector<v1::MatrixChunk>> EncodedMatrixCache::Encode(
+    const mf::Matrix& m, const std::string& job_id, int32_t round) {
+  absl::MutexLock lock(&mu_);
+  // Exact comparison of the values (finite), not a hash: a stale hit would
+  // send another round's matrix under this round's header.
+  const bool hit = chunks_ != nullptr && round_ == round && job_id_ == job_id &&
+                   matrix_.rows() == m.rows() && matrix_.cols() == m.cols() && matrix_ == m;
+  if (!hit) {
+    chunks_ = std::make_shared<const std::vector<v1::MatrixChunk>>(
+        EncodeMatrix(m, job_id, round, max_chunk_values_));
+    job_id_ = job_id;
+    round_ = round;
+    matrix_ = m;
+  }
+  return chunks_;
+}
+
 MatrixAssembler::MatrixAssembler(std::string job_id, int32_t round, int32_t expected_rows,
                                  int32_t expected_cols, int32_t max_chunk_values)
     : job_id_(std::move(job_id)),

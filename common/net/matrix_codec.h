@@ -5,11 +5,14 @@
 #define FEDMF_COMMON_NET_MATRIX_CODEC_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/mf/embeddings.h"
 #include "fedmf/v1/federation.pb.h"
 
@@ -33,6 +36,28 @@ inline constexpr v1::ValueEncoding kWireEncoding = v1::VALUE_ENCODING_FLOAT32;
 std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string& job_id,
                                           int32_t round, int32_t max_chunk_values,
                                           v1::ValueEncoding encoding = kWireEncoding);
+
+// The chunks of the matrix encoded last, handed out again while the same
+// (job, round, values) is asked for: every party of a round, every device
+// host of an iteration, downloads the same matrix, and encoding it (a float32
+// copy and a SHA-256) once per download was repeated work on the server.
+// Thread-safe; a miss encodes under the lock, so the round's first downloads
+// wait for one encoding instead of each making its own.
+class EncodedMatrixCache {
+ public:
+  explicit EncodedMatrixCache(int32_t max_chunk_values) : max_chunk_values_(max_chunk_values) {}
+  std::shared_ptr<const std::vector<v1::MatrixChunk>> Encode(const mf::Matrix& m,
+                                                             const std::string& job_id,
+                                                             int32_t round);
+
+ private:
+  const int32_t max_chunk_values_;
+  absl::Mutex mu_;
+  std::string job_id_ ABSL_GUARDED_BY(mu_);
+  int32_t round_ ABSL_GUARDED_BY(mu_) = 0;
+  mf::Matrix matrix_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const std::vector<v1::MatrixChunk>> chunks_ ABSL_GUARDED_BY(mu_);
+};
 
 // Incremental, validating reassembly of one matrix. Every error names the
 // field that was wrong; after an error the assembler stays failed.

@@ -64,8 +64,8 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
   if (!shared.ok()) return ToGrpc(shared.status());
   int64_t sent = 0;
   grpc::Status status = grpc::Status::OK;
-  for (const v1::MatrixChunk& chunk :
-       net::EncodeMatrix(*shared, req->job_id(), req->round(), max_chunk_values_)) {
+  const auto chunks = encoded_.Encode(*shared, req->job_id(), req->round());
+  for (const v1::MatrixChunk& chunk : *chunks) {
     if (!writer->Write(chunk)) {
       status = grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
       break;

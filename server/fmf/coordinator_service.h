@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/net/matrix_codec.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "server/fmf/job_coordinator.h"
@@ -31,7 +32,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
       : coordinator_(coordinator),
         insecure_(insecure),
         max_chunk_values_(max_chunk_values),
-        traffic_(traffic) {}
+        traffic_(traffic),
+        encoded_(max_chunk_values) {}
 
   grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
@@ -66,6 +68,7 @@ class CoordinatorService final : public v1::Coordinator::Service {
   int32_t max_chunk_values_;
   TrafficCounters* traffic_;
   PollLimiter* poll_limiter_ = nullptr;
+  net::EncodedMatrixCache encoded_;  // the round's shared matrix, for every party
 };
 
 class OperatorService final : public v1::Operator::Service {

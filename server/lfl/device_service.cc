@@ -45,8 +45,8 @@ grpc::Status DeviceService::DownloadModel(grpc::ServerContext* ctx, const v1::Mo
   if (!host.ok()) return ToGrpc(host.status());
   auto v = coordinator_->Model(*host, req->job_id(), req->iteration());
   if (!v.ok()) return ToGrpc(v.status());
-  for (const v1::MatrixChunk& chunk :
-       net::EncodeMatrix(*v, req->job_id(), req->iteration(), max_chunk_values_)) {
+  const auto chunks = encoded_.Encode(*v, req->job_id(), req->iteration());
+  for (const v1::MatrixChunk& chunk : *chunks) {
     traffic_->bytes_out += static_cast<int64_t>(chunk.ByteSizeLong());
     if (!writer->Write(chunk)) return grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
   }

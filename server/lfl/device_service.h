@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/net/matrix_codec.h"
 #include "fedmf/v1/device.grpc.pb.h"
 #include "server/fmf/coordinator_service.h"
 #include "server/lfl/lfl_coordinator.h"
@@ -22,8 +23,8 @@ class DeviceService final : public v1::DeviceCoordinator::Service {
                 TrafficCounters* traffic)
       : coordinator_(coordinator),
         insecure_(insecure),
-        max_chunk_values_(max_chunk_values),
-        traffic_(traffic) {}
+        traffic_(traffic),
+        encoded_(max_chunk_values) {}
 
   grpc::Status GetDeviceTask(grpc::ServerContext* ctx, const v1::HostHello* req,
                              v1::DeviceTask* resp) override;
@@ -44,9 +45,9 @@ class DeviceService final : public v1::DeviceCoordinator::Service {
 
   LflCoordinator* coordinator_;
   bool insecure_;
-  int32_t max_chunk_values_;
   TrafficCounters* traffic_;
   PollLimiter* poll_limiter_ = nullptr;
+  net::EncodedMatrixCache encoded_;  // the iteration's model, for every host
 };
 
 }  // namespace fedmf::server

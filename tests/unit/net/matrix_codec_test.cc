@@ -120,6 +120,36 @@ TEST(WireEncodingTest, FedmfSendsFloat32ByDefault) {
   EXPECT_EQ(chunks[1].values_size(), 0);
 }
 
+// The cache hands out the same chunks while job, round and values are the
+// same, and encodes again when any of them changes.
+TEST(EncodedMatrixCacheTest, ReusesTheChunksOnlyForTheSameJobRoundAndValues) {
+  EncodedMatrixCache cache(/*max_chunk_values=*/7);
+  const mf::Matrix m = mf::RoundedToFloat32(MakeMatrix(5, 4));
+  const auto first = cache.Encode(m, kJob, kRound);
+  ASSERT_NE(first, nullptr);
+  const std::vector<v1::MatrixChunk> direct = EncodeMatrix(m, kJob, kRound, 7);
+  ASSERT_EQ(first->size(), direct.size());
+  for (size_t i = 0; i < direct.size(); ++i) {
+    EXPECT_EQ((*first)[i].SerializeAsString(), direct[i].SerializeAsString()) << i;
+  }
+  EXPECT_EQ(cache.Encode(m, kJob, kRound), first);  // the same object: no new encoding
+
+  mf::Matrix changed = m;
+  changed(4, 3) += 1;
+  const auto other_values = cache.Encode(changed, kJob, kRound);
+  EXPECT_NE(other_values, first);
+  EXPECT_NE(other_values->front().header().sha256(), first->front().header().sha256());
+  const auto other_round = cache.Encode(changed, kJob, kRound + 1);
+  EXPECT_NE(other_round, other_values);
+  EXPECT_EQ(other_round->front().header().round(), kRound + 1);
+  const auto other_job = cache.Encode(changed, "job-2", kRound + 1);
+  EXPECT_NE(other_job, other_round);
+  EXPECT_EQ(other_job->front().header().job_id(), "job-2");
+  const auto other_shape =
+      cache.Encode(mf::RoundedToFloat32(MakeMatrix(4, 5)), "job-2", kRound + 1);
+  EXPECT_EQ(other_shape->front().header().rows(), 4);
+}
+
 TEST(MatrixSha256Test, DependsOnEveryValue) {
   mf::Matrix m = MakeMatrix(3, 2);
   const std::string before = MatrixSha256(m);
