@@ -155,9 +155,9 @@ log "docker-compose up --build (${SERVICES[*]})"
 if ! compose up -d --build "${SERVICES[@]}" > "$WORK/up.log" 2>&1; then
   # Podman's Docker API can lose a race with the one-shot certs container,
   # which exits within a second: "read /proc/PID/cgroup: no such process"
-  # (seen once in CI, the run before and after passed). Nothing of ours
-  # failed, and up is idempotent (created containers are reused, the certs
-  # job keeps what it issued), so that one error gets one more try.
+  # (seen once in CI; the same code had passed 20 minutes earlier). Nothing
+  # of ours failed, and up is idempotent (created containers are reused, the
+  # certs job keeps what it issued), so that one error gets one more try.
   grep -q 'cgroup: no such process' "$WORK/up.log" ||
     { tail -60 "$WORK/up.log"; fail "docker-compose up failed"; }
   log "podman lost a race with an exited container; docker-compose up once more"
