@@ -37,8 +37,13 @@ absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOpti
   fed.split_seed = a.seed.value_or(1);
   fed.test_fraction = out.config.test_fraction;
   out.label = a.data;
-  out.user_ids = dataset->user_ids;
-  out.item_ids = dataset->item_ids;
+  if (!a.save_model.empty()) {
+    // Only --save-model reads the external ids after the split; kept
+    // otherwise they stayed resident through training (2.5 MB of strings
+    // at 67,000 users, 2% of a central run's peak).
+    out.user_ids = dataset->user_ids;
+    out.item_ids = dataset->item_ids;
+  }
   // The ratings move into the federation (a central split keeps their storage).
   ASSIGN_OR_RETURN(out.federation,
                    fmf::BuildFederationFromSpec(out.config, std::move(*dataset), a.data, fed));

@@ -23,7 +23,8 @@ struct TrainData {
   // --party-data only: how the files were joined, for the JSON and summary.
   std::optional<nlohmann::json> join;
   std::vector<std::string> notes;  // lines for the text summary
-  // External ids by global index (the file's own ids), for saved models.
+  // External ids by global index (the file's own ids), for saved models: with
+  // --data, filled only when --save-model is given.
   std::vector<std::string> user_ids, item_ids;
 };
 

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/unused_capacity.h"
 
 namespace fedmf::data::internal {
 namespace {
@@ -24,6 +25,7 @@ void SplitTrainTest(std::vector<Rating> ratings, double test_fraction, random::C
   // millions of ratings): the same elements in the same order as a copy.
   ratings.erase(ratings.begin(), ratings.begin() + static_cast<std::ptrdiff_t>(num_test));
   party.train = std::move(ratings);
+  base::ReleaseUnusedCapacity(party.train);  // the test tenth's slack, kept otherwise
   std::sort(party.test.begin(), party.test.end(), ByUserItem);
   std::sort(party.train.begin(), party.train.end(), ByUserItem);
 }
