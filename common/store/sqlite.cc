@@ -179,10 +179,14 @@ std::string MatrixValuesToBlob(const double* data, size_t n) {
 }
 
 absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, size_t n) {
-  std::vector<double> out(n);
-  if (blob.size() == n * sizeof(double)) {
+  // Sizes checked before anything is allocated: `n` comes from a stored
+  // shape, which a damaged database may make huge (or overflow n * 8).
+  const bool wide = n <= blob.size() / sizeof(double) && blob.size() == n * sizeof(double);
+  const bool narrow = n <= blob.size() / sizeof(float) && blob.size() == n * sizeof(float);
+  std::vector<double> out(wide || narrow ? n : 0);
+  if (wide) {
     std::memcpy(out.data(), blob.data(), blob.size());
-  } else if (blob.size() == n * sizeof(float)) {
+  } else if (narrow) {
     for (size_t i = 0; i < n; ++i) {
       float f;
       std::memcpy(&f, blob.data() + i * sizeof(float), sizeof(float));

@@ -175,6 +175,10 @@ TEST(StoreBlobTest, FloatExactMatricesTakeFourBytesAValueAndReadBackToTheBit) {
   EXPECT_EQ(damaged.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(damaged.status().message().find("has 20 bytes (expected 12 or 24)"), std::string::npos)
       << damaged.status();
+  // A damaged shape claiming 2^62 values is refused before anything is
+  // allocated (n * 4 and n * 8 wrap to 0, which an empty blob must not match).
+  EXPECT_EQ(store::BlobToMatrixValues("", size_t{1} << 62).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 TEST(PartyStoreTest, ReleasesReadBackExactlyInEitherWidth) {
