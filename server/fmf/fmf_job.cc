@@ -261,11 +261,11 @@ StoredParty FmfJob::PartyAfterReport(int32_t idx, const v1::PrivacyReport& repor
   return p;
 }
 
-const StoredParty& FmfJob::ApplyReport(int32_t idx, const v1::PrivacyReport& report,
+const StoredParty& FmfJob::ApplyReport(int32_t idx, int32_t round, StoredParty after,
                                        v1::PartyRoundReport history) {
   StoredParty& p = stored_.parties[idx];
-  p = PartyAfterReport(idx, report);
-  std::vector<v1::PartyRoundReport>& of_round = stored_.reports[report.round()];
+  p = std::move(after);
+  std::vector<v1::PartyRoundReport>& of_round = stored_.reports[round];
   std::erase_if(of_round, [&](const v1::PartyRoundReport& r) { return r.party() == p.name; });
   of_round.push_back(std::move(history));
   return p;

@@ -110,10 +110,12 @@ class FmfJob {
   // until ApplyReport, once it is stored.
   absl::StatusOr<v1::PartyRoundReport> CheckReport(int32_t idx,
                                                    const v1::PrivacyReport& report) const;
-  // The party's record as ApplyReport would leave it, to store first.
+  // The party's record after the report, to store first.
   StoredParty PartyAfterReport(int32_t idx, const v1::PrivacyReport& report) const;
-  // Returns the party's updated record (PartyAfterReport).
-  const StoredParty& ApplyReport(int32_t idx, const v1::PrivacyReport& report,
+  // Applies what was stored: `after` (PartyAfterReport) becomes the party's
+  // record and `history` its report of `round`, so memory holds exactly the
+  // stored state. Returns the party's record.
+  const StoredParty& ApplyReport(int32_t idx, int32_t round, StoredParty after,
                                  v1::PartyRoundReport history);
   // The align_users job's private set intersection (server/fmf/psi_alignment.h).
   absl::Status PsiSend(int32_t idx, const v1::PsiSendRequest& request);

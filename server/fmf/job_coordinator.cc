@@ -382,9 +382,9 @@ absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, report.job_id()));
   ASSIGN_OR_RETURN(v1::PartyRoundReport history, job_->CheckReport(idx, report));
   counters_.epsilon_by_party[party] = report.epsilon_spent();
-  RETURN_IF_ERROR(store_->SaveRoundReport(report.job_id(), report.round(), history,
-                                          job_->PartyAfterReport(idx, report)));
-  job_->ApplyReport(idx, report, std::move(history));
+  StoredParty after = job_->PartyAfterReport(idx, report);
+  RETURN_IF_ERROR(store_->SaveRoundReport(report.job_id(), report.round(), history, after));
+  job_->ApplyReport(idx, report.round(), std::move(after), std::move(history));
   changed_.SignalAll();
   return absl::OkStatus();
 }

@@ -146,7 +146,8 @@ TEST(FmfJobTest, StageThreeWaitsForAwaitedPartiesUntilTheFinishDeadline) {
   ASSERT_THAT(history, IsOk());
   EXPECT_EQ(history->party(), "a");
   EXPECT_TRUE(job.stored().reports.empty());  // nothing applied before it is stored
-  const StoredParty& a = job.ApplyReport(0, report, *history);
+  const StoredParty& a =
+      job.ApplyReport(0, report.round(), job.PartyAfterReport(0, report), *history);
   EXPECT_TRUE(a.finished);
   EXPECT_DOUBLE_EQ(a.test_mse, 0.9);
   EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_IDLE);
