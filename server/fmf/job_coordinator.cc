@@ -137,13 +137,18 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
 
 absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  StoredJob stored;
+  // The running job is read in place: a copy of its state (the shared
+  // matrix and every round's reports) per look cost operators' polls, and
+  // the parties waiting on this lock, more than building the status.
+  std::optional<StoredJob> loaded;
+  const StoredJob* job = nullptr;
   if (job_.has_value() && job_->id() == job_id) {
-    stored = job_->stored();
+    job = &job_->stored();
   } else {
-    ASSIGN_OR_RETURN(auto loaded, store_->LoadJob(job_id));
-    stored = std::move(loaded);
+    ASSIGN_OR_RETURN(loaded, store_->LoadJob(job_id));
+    job = &*loaded;
   }
+  const StoredJob& stored = *job;
   v1::JobStatus status;
   *status.mutable_spec() = stored.spec;
   status.set_state(stored.state);
