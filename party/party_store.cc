@@ -108,11 +108,7 @@ absl::StatusOr<std::optional<mf::Matrix>> PartyStore::Released(const std::string
   ASSIGN_OR_RETURN(auto row, st.Step());
   if (!row) return std::optional<mf::Matrix>();
   const int64_t rows = st.ColumnInt(0), cols = st.ColumnInt(1);
-  if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX) {
-    return absl::DataLossError(absl::StrCat("stored release has shape ", rows, " x ", cols));
-  }
-  ASSIGN_OR_RETURN(auto values,
-                   store::BlobToMatrixValues(st.ColumnBlob(2), static_cast<size_t>(rows * cols)));
+  ASSIGN_OR_RETURN(auto values, store::BlobToMatrixValues(st.ColumnBlob(2), rows, cols));
   return std::optional<mf::Matrix>(Eigen::Map<mf::Matrix>(values.data(), rows, cols));
 }
 

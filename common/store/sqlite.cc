@@ -178,9 +178,14 @@ std::string MatrixValuesToBlob(const double* data, size_t n) {
   return blob;
 }
 
-absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, size_t n) {
-  // Sizes checked before anything is allocated: `n` comes from a stored
-  // shape, which a damaged database may make huge (or overflow n * 8).
+absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, int64_t rows,
+                                                       int64_t cols) {
+  if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX) {
+    return absl::DataLossError(absl::StrCat("a stored matrix has shape ", rows, " x ", cols));
+  }
+  // Sizes checked before anything is allocated: n < 2^62, but n * 8 may
+  // still wrap, so each comparison first bounds n by the blob.
+  const auto n = static_cast<size_t>(rows * cols);
   const bool wide = n <= blob.size() / sizeof(double) && blob.size() == n * sizeof(double);
   const bool narrow = n <= blob.size() / sizeof(float) && blob.size() == n * sizeof(float);
   std::vector<double> out(wide || narrow ? n : 0);

@@ -91,9 +91,12 @@ class Database {
 // a round's release or shared matrix writes and syncs half the bytes), as
 // float64 otherwise. The reader tells the two apart by the blob's size.
 std::string MatrixValuesToBlob(const double* data, size_t n);
-// The `n` values of a blob MatrixValuesToBlob wrote (either width); DataLoss
-// when its size is neither 4n nor 8n bytes.
-absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, size_t n);
+// The rows * cols values of a blob MatrixValuesToBlob wrote (either width),
+// row-major. DataLoss naming what is wrong when the stored shape is negative
+// or beyond int32 (a damaged row; checked before anything is sized by it), or
+// the blob is neither 4 nor 8 bytes per value.
+absl::StatusOr<std::vector<double>> BlobToMatrixValues(const std::string& blob, int64_t rows,
+                                                       int64_t cols);
 
 }  // namespace fedmf::store
 

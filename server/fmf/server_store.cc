@@ -291,11 +291,7 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
     ASSIGN_OR_RETURN(auto row, st.Step());
     if (row) {
       const int64_t rows = st.ColumnInt(1), cols = st.ColumnInt(2);
-      if (rows < 0 || cols < 0 || rows > INT32_MAX || cols > INT32_MAX) {
-        return absl::DataLossError(
-            absl::StrCat("job '", job_id, "': stored matrix has shape ", rows, " x ", cols));
-      }
-      auto values = store::BlobToMatrixValues(st.ColumnBlob(3), static_cast<size_t>(rows * cols));
+      auto values = store::BlobToMatrixValues(st.ColumnBlob(3), rows, cols);
       if (!values.ok()) {
         return absl::DataLossError(absl::StrCat("job '", job_id, "': ", values.status().message()));
       }
