@@ -45,6 +45,14 @@ absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s) {
 
 std::string AlgorithmName(Algorithm a) { return a == Algorithm::kPaper ? "paper" : "alternate"; }
 
+absl::StatusOr<Engine> ParseEngine(const std::string& s) {
+  if (s == "sgd") return Engine::kSgd;
+  if (s == "grid") return Engine::kGrid;
+  return absl::InvalidArgumentError(absl::StrCat("unknown engine '", s, "': use sgd or grid"));
+}
+
+std::string EngineName(Engine e) { return e == Engine::kSgd ? "sgd" : "grid"; }
+
 std::string GranularityName(Granularity g) { return g == Granularity::kRating ? "rating" : "user"; }
 
 Granularity DefaultGranularity(Setting s) {
@@ -212,6 +220,8 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
   if (!(c.sgd_learning_rate > 0 && c.sgd_learning_rate < 1))
     return bad("sgd_learning_rate", "must be in (0, 1)");
   if (!(c.sgd_l2 >= 0 && c.sgd_l2 < 1)) return bad("sgd_l2", "must be in [0, 1)");
+  if (!(c.grid_learning_rate > 0) || !std::isfinite(c.grid_learning_rate))
+    return bad("grid_learning_rate", "must be > 0 and finite");
   if (c.pretrain_epochs < 0 || c.finetune_epochs < 0 || c.central_epochs < 0) {
     return bad("*_epochs", "epoch counts must be >= 0");
   }

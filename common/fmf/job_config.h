@@ -51,6 +51,17 @@ enum class Algorithm { kPaper, kAlternate };
 absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s);
 std::string AlgorithmName(Algorithm a);
 
+// The trainer of models that never leave their owner and carry no noise:
+// central (the pooling baseline) and non-private local-only (TrainAlone).
+// kSgd: per-rating SGD in double precision, one shuffled order per epoch
+// (mf::SgdEpoch, sgd_learning_rate). kGrid: mf::GridSgd — float32 rows,
+// adaptive per-row steps, a blocked order (grid_learning_rate); LIBMF's way of
+// fitting, several times faster per epoch (docs/benchmarks.md). Both fit the
+// same projected model with the same sgd_l2. Federated stages ignore it.
+enum class Engine { kSgd, kGrid };
+absl::StatusOr<Engine> ParseEngine(const std::string& s);
+std::string EngineName(Engine e);
+
 absl::StatusOr<Setting> ParseSetting(const std::string& s);
 std::string SettingName(Setting s);
 absl::StatusOr<Granularity> ParseGranularity(const std::string& s);
@@ -123,6 +134,8 @@ struct JobConfig {
   // on all. The --compare baselines set it, so the federated model (whose
   // Stage 3 stops on validation) is not compared with a weaker recipe.
   bool select_epochs_on_validation = false;
+  Engine engine = Engine::kSgd;
+  double grid_learning_rate = 0.1;  // kGrid's eta (mf::GridSgdOptions)
 
   // The default is the method that captures the most of the collaboration
   // gain (docs/results.md); kPaper reproduces the FMF paper.

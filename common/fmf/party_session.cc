@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <thread>
 #include <unordered_set>
 
@@ -11,6 +12,7 @@
 #include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 #include "common/mf/early_stopping.h"
+#include "common/mf/grid_sgd.h"
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
 #include "common/mf/top_n.h"
@@ -408,7 +410,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     // V_{F_k} (a function of noised sums) refit on the party's own ratings
     // without noise, stopped on its validation split. Nothing of it is ever
     // released, so nothing is charged (docs/privacy.md, section vfl-finish).
-    FinetuneOnValidation(config_.max_finetune_epochs);
+    RETURN_IF_ERROR(FinetuneOnValidation(config_.max_finetune_epochs));
   } else if (vertical()) {
     // VFL Stage 3, kPaper: kappa DP iterations on V_{F_k} with U fixed; V is
     // a protected output there, so these steps are charged too.
@@ -424,7 +426,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     // The last alternation: U against the final V, then fine-tuning that
     // stops on the party's own validation split. Local only, no release.
     RunStage1PerUser("refit-final");
-    FinetuneOnValidation(config_.max_finetune_epochs);
+    RETURN_IF_ERROR(FinetuneOnValidation(config_.max_finetune_epochs));
   } else {
     // HFL Stage 3: U and V fine-tuned locally without noise on untrimmed
     // data; the result never leaves the party.
@@ -434,10 +436,47 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   return absl::OkStatus();
 }
 
-void PartySession::FinetuneOnValidation(int32_t max_epochs) {
+absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& ratings,
+                                     int32_t epochs, const std::function<bool()>& after_epoch) {
+  if (engine == Engine::kSgd) {
+    for (int32_t e = 0; e < epochs; ++e) {
+      RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true, &ratings);
+      if (after_epoch && after_epoch()) break;
+    }
+    return absl::OkStatus();
+  }
+  if (epochs <= 0) return absl::OkStatus();
+  mf::GridSgdOptions options;
+  options.learning_rate = config_.grid_learning_rate;
+  options.l2 = config_.sgd_l2;
+  // Unconstrained (LIBMF's model): the rows of a model nobody else sees
+  // need no bound; Pi exists for the sensitivity of DP releases.
+  options.rating_max = 0;
+  options.threads = threads_;
+  // The trainer borrows the ratings (no copy) and gives them back, reordered.
+  ASSIGN_OR_RETURN(mf::GridSgd grid,
+                   mf::GridSgd::Create(std::move(ratings), u_, v_, options, rng_));
+  if (!after_epoch) {
+    // The engine holds the model until CopyModelTo: the double-precision
+    // rows need not stay resident beside it (peak memory, docs/benchmarks.md).
+    u_ = mf::Matrix(0, u_.cols());
+    v_ = mf::Matrix(0, v_.cols());
+  }
+  for (int32_t e = 0; e < epochs; ++e) {
+    grid.RunEpoch(rng_);
+    if (!after_epoch) continue;
+    grid.CopyModelTo(u_, v_);
+    if (after_epoch()) break;
+  }
+  grid.CopyModelTo(u_, v_);
+  ratings = std::move(grid).TakeRatings();
+  return absl::OkStatus();
+}
+
+absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engine) {
   if (validation_.empty()) {
     RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
-    return;
+    return absl::OkStatus();
   }
   // Epoch 0 is the federated model itself: fine-tuning is kept only when it
   // beats it on validation; the fit waits out a rise of the validation error
@@ -445,23 +484,26 @@ void PartySession::FinetuneOnValidation(int32_t max_epochs) {
   mf::ErrorMetrics best = EvaluateValidation();
   const mf::Matrix start_u = u_, start_v = v_;
   mf::EarlyStopping stopping(best.mse, mf::kValidationPatience);
-  for (int32_t e = 1; e <= max_epochs && !stopping.ShouldStop(); ++e) {
-    RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true);
-    const mf::ErrorMetrics now = EvaluateValidation();
-    if (stopping.Observe(e, now.mse)) best = now;
+  if (!stopping.ShouldStop()) {
+    int32_t e = 0;
+    RETURN_IF_ERROR(FitEpochs(engine, data_.train, max_epochs, [&] {
+      const mf::ErrorMetrics now = EvaluateValidation();
+      if (stopping.Observe(++e, now.mse)) best = now;
+      return stopping.ShouldStop();
+    }));
   }
   const int32_t best_epochs = stopping.best_epoch();
   selected_validation_ = best;
   u_ = start_u;
   v_ = start_v;
-  if (best_epochs == 0) return;
+  if (best_epochs == 0) return absl::OkStatus();
   // The held-out ratings chose the number of epochs; the final fit runs that
   // many from the same start on every rating the party holds, the held-out
   // ones included (they are its own training data: leaving a tenth of a
   // sparse party's ratings out of the final model costs more than the
   // variance of refitting, docs/results.md section hfl-default).
-  const std::vector<data::Rating> all = TrainingRatingsWithHeldOut();
-  RunSgdEpochs(best_epochs, /*update_u=*/true, /*update_v=*/true, &all);
+  std::vector<data::Rating> all = TrainingRatingsWithHeldOut();
+  return FitEpochs(engine, all, best_epochs, nullptr);
 }
 
 absl::Status PartySession::TrainAlone() {
@@ -480,10 +522,16 @@ absl::Status PartySession::TrainAlone() {
     steps_charged_ = config_.ChargedSteps();
     RunDpIterations(Stage2Spec(), 0, stage2);
     RunDpIterations(VflFinetuneSpec(), stage2, config_.vfl_finetune_iters);
-  } else if (!validation_.empty()) {  // select_epochs_on_validation
-    FinetuneOnValidation(config_.central_epochs);
   } else {
-    RunSgdEpochs(config_.central_epochs, /*update_u=*/true, /*update_v=*/true);
+    if (config_.engine == Engine::kGrid) {
+      // GridSgd's own start (small rows, not the mean-matched shared start).
+      mf::GridSgdStartingModel(data_.train, config_.dim, rng_, u_, v_);
+    }
+    if (!validation_.empty()) {  // select_epochs_on_validation
+      RETURN_IF_ERROR(FinetuneOnValidation(config_.central_epochs, config_.engine));
+    } else {
+      RETURN_IF_ERROR(FitEpochs(config_.engine, data_.train, config_.central_epochs, nullptr));
+    }
   }
   phase_ = Phase::kFinished;
   return absl::OkStatus();

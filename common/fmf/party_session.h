@@ -14,6 +14,7 @@
 #define FEDMF_COMMON_FMF_PARTY_SESSION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -168,8 +169,14 @@ class PartySession {
   // federated model over training and held-out ratings together.
   // SGD on U and V for the epoch count (<= max_epochs, 0 = keep the model)
   // that does best on the validation split, then that many from the same
-  // start on every training rating.
-  void FinetuneOnValidation(int32_t max_epochs);
+  // start on every training rating. Federated Stage 3 is always kSgd.
+  absl::Status FinetuneOnValidation(int32_t max_epochs, Engine engine = Engine::kSgd);
+  // Up to `epochs` epochs on U and V over `ratings` with `engine` (kGrid
+  // borrows the vector and gives it back reordered: same ratings, no copy).
+  // After each epoch `after_epoch`, if set, sees the model in u_ / v_ and
+  // returns true to stop.
+  absl::Status FitEpochs(Engine engine, std::vector<data::Rating>& ratings, int32_t epochs,
+                         const std::function<bool()>& after_epoch);
   bool HoldsOutValidation() const;
   DpIterationSpec VflFinetuneSpec() const;
 

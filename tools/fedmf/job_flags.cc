@@ -120,6 +120,12 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.pretrain_epochs = a.pretrain_epochs;
   c.finetune_epochs = a.finetune_epochs;
   c.central_epochs = a.central_epochs;
+  auto engine = fmf::ParseEngine(a.engine);
+  if (!engine.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--engine: ", engine.status().message()));
+  }
+  c.engine = *engine;
+  c.grid_learning_rate = a.grid_lr;
   auto algorithm = fmf::ParseAlgorithm(a.algorithm.empty() ? "alternate" : a.algorithm);
   if (!algorithm.ok()) return algorithm.status();
   c.algorithm = *algorithm;
@@ -259,6 +265,12 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
   cmd->add_option("--sgd-lr", a->sgd_lr, "non-private SGD learning rate")->capture_default_str();
   cmd->add_option("--sgd-l2", a->sgd_l2, "non-private SGD L2")->capture_default_str();
+  cmd->add_option("--engine", a->engine,
+                  "trainer of central and non-private local-only models: sgd (per-rating, double) "
+                  "or grid (float32, adaptive per-row steps, blocked order; docs/benchmarks.md)")
+      ->capture_default_str();
+  cmd->add_option("--grid-lr", a->grid_lr, "--engine grid: step size eta of the adaptive steps")
+      ->capture_default_str();
   cmd->add_option("--pretrain-epochs", a->pretrain_epochs, "HFL Stage 1 epochs")
       ->capture_default_str();
   cmd->add_option("--finetune-epochs", a->finetune_epochs, "HFL Stage 3 epochs")

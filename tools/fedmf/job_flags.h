@@ -44,6 +44,8 @@ struct JobFlags {
   double lr = 0;
   double lr_final_ratio = 0.1;
   double sgd_lr = 0.01;
+  std::string engine = "sgd";  // central / local-only trainer: sgd | grid
+  double grid_lr = 0.1;        // --engine grid: eta of the adaptive steps
   double sgd_l2 = 0.05;
   int32_t pretrain_epochs = 20;
   int32_t finetune_epochs = 5;

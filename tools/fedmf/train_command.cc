@@ -77,6 +77,9 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                                                             : r.parties.front().learning_rate},
                         {"parties", static_cast<int>(r.parties.size())},
                         {"algorithm", fmf::AlgorithmName(r.config.algorithm)},
+                        // The trainer of central / local-only models (and of
+                        // the --compare baselines).
+                        {"engine", fmf::EngineName(r.config.engine)},
                         {"seconds", r.seconds},
                         {"per_party", parties}};
   if (r.validation.count > 0) {

@@ -1,5 +1,6 @@
 #include "common/fmf/job_config.h"
 
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -44,6 +45,8 @@ TEST(JobConfigTest, ErrorsNameTheField) {
       {[](JobConfig& c) { c.rating_max = 0; }, "rating_max"},
       {[](JobConfig& c) { c.split = SplitKind::kVertical; }, "split"},
       {[](JobConfig& c) { c.job_id = ""; }, "job_id"},
+      {[](JobConfig& c) { c.grid_learning_rate = 0; }, "grid_learning_rate"},
+      {[](JobConfig& c) { c.grid_learning_rate = std::nan(""); }, "grid_learning_rate"},
   };
   for (const Case& k : cases) {
     JobConfig c = Hfl();
@@ -92,6 +95,12 @@ TEST(JobConfigTest, ParsesNames) {
   EXPECT_FALSE(ParseSetting("lfl2").ok());
   EXPECT_EQ(*ParseGranularity("user"), Granularity::kUser);
   EXPECT_FALSE(ParseGranularity("item").ok());
+  EXPECT_EQ(*ParseEngine("grid"), Engine::kGrid);
+  EXPECT_EQ(*ParseEngine("sgd"), Engine::kSgd);
+  EXPECT_EQ(EngineName(Engine::kGrid), "grid");
+  EXPECT_EQ(EngineName(Engine::kSgd), "sgd");
+  const absl::Status bad = ParseEngine("als").status();
+  EXPECT_NE(bad.message().find("use sgd or grid"), std::string::npos) << bad.message();
 }
 
 TEST(JobConfigTest, SynSgdSynchronizesEveryIteration) {

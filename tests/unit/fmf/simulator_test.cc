@@ -331,6 +331,46 @@ TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
   }
 }
 
+// --engine grid (mf::GridSgd) for the jobs that train alone: central and
+// non-private local-only, with and without the epoch choice on validation.
+// It learns, its result does not depend on the thread count, and the
+// session gets its ratings back.
+TEST(SimulatorTest, GridEngineTrainsAloneAndGivesTheRatingsBack) {
+  for (Setting setting : {Setting::kCentral, Setting::kLocal}) {
+    for (bool select : {false, true}) {
+      JobConfig sgd = Job(
+          setting, setting == Setting::kLocal ? SplitKind::kHorizontal : SplitKind::kNone, kInf);
+      sgd.select_epochs_on_validation = select;
+      JobConfig grid = sgd;
+      grid.engine = Engine::kGrid;
+      const int parties = setting == Setting::kLocal ? 3 : 1;
+      auto a = RunJob(sgd, parties);
+      auto b = RunJob(grid, parties);
+      grid.local_threads = 2;
+      auto c = RunJob(grid, parties);
+      ASSERT_THAT(a, IsOk());
+      ASSERT_THAT(b, IsOk());
+      ASSERT_THAT(c, IsOk());
+      SCOPED_TRACE(SettingName(setting) + (select ? " on validation" : " fixed epochs"));
+      EXPECT_NE(a->test.mse, b->test.mse);
+      EXPECT_LT(b->train.mse, 0.8);  // as CentralLearnsFarBeyondInitialization
+      EXPECT_LT(b->test.mse, 1.2);
+      EXPECT_EQ(b->test.mse, c->test.mse);
+      EXPECT_EQ(b->train.count, a->train.count);  // every training rating is back
+      EXPECT_EQ(b->validation.count, a->validation.count);
+      EXPECT_EQ(select, b->validation.count > 0);
+    }
+  }
+  // Federated stages keep the per-rating SGD: the engine changes nothing there.
+  JobConfig hfl = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
+  auto x = RunJob(hfl, 3);
+  hfl.engine = Engine::kGrid;
+  auto y = RunJob(hfl, 3);
+  ASSERT_THAT(x, IsOk());
+  ASSERT_THAT(y, IsOk());
+  EXPECT_EQ(x->test.mse, y->test.mse);
+}
+
 TEST(JobConfigAlgorithm, ParsesAndValidates) {
   EXPECT_EQ(*ParseAlgorithm("paper"), Algorithm::kPaper);
   EXPECT_EQ(*ParseAlgorithm("alternate"), Algorithm::kAlternate);
