@@ -106,6 +106,7 @@ void BM_GridSgdEpoch(benchmark::State& state) {
   Matrix v = fedmf::mf::RandomEmbeddings(kBigItems, 20, fedmf::mf::InitScaleFor(3.5, 20), 5.0, rng);
   fedmf::mf::GridSgdOptions options;
   options.threads = static_cast<int32_t>(state.range(0));
+  options.grid = static_cast<int32_t>(state.range(1));
   auto grid = fedmf::mf::GridSgd::Create(SyntheticRatings(kBigUsers, kBigItems, 2000000), u, v,
                                          options, rng);
   if (!grid.ok()) {
@@ -121,9 +122,9 @@ void BM_GridSgdEpoch(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * grid->num_ratings());
 }
 BENCHMARK(BM_GridSgdEpoch)
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
+    ->ArgNames({"threads", "grid"})
+    ->Args({1, 8})
+    ->Args({2, 8})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
