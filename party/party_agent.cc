@@ -559,18 +559,23 @@ absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32
   return assembler.Finish();
 }
 
-absl::Status PartyAgent::Upload(const std::string& job_id, int32_t round, const mf::Matrix& m) {
+absl::StatusOr<bool> PartyAgent::Upload(const std::string& job_id, int32_t round,
+                                        const mf::Matrix& m, const v1::PrivacyReport* report) {
   v1::UploadResponse resp;
   auto ctx = net::DeadlineContext(absl::Seconds(120));
   auto writer = stub_->UploadUpdate(ctx.get(), &resp);
-  for (const v1::MatrixChunk& chunk : net::EncodeMatrix(m, job_id, round, max_chunk_values_)) {
+  std::vector<v1::MatrixChunk> chunks = net::EncodeMatrix(m, job_id, round, max_chunk_values_);
+  if (report != nullptr && !chunks.empty()) *chunks.front().mutable_report() = *report;
+  for (const v1::MatrixChunk& chunk : chunks) {
     if (!writer->Write(chunk)) break;
   }
   writer->WritesDone();
-  return net::FromGrpc(writer->Finish());
+  RETURN_IF_ERROR(net::FromGrpc(writer->Finish()));
+  return report != nullptr && resp.report_taken();
 }
 
-absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const JobRun& run) {
+v1::PrivacyReport PartyAgent::MakeReport(const std::string& job_id, int32_t round,
+                                         const JobRun& run) {
   v1::PrivacyReport report;
   report.set_party(config_.name);
   report.set_job_id(job_id);
@@ -593,6 +598,10 @@ absl::Status PartyAgent::Report(const std::string& job_id, int32_t round, const 
     report.set_test_mse(m.mse);
     report.set_test_count(m.count);
   }
+  return report;
+}
+
+absl::Status PartyAgent::SendReport(const v1::PrivacyReport& report) {
   v1::Ack ack;
   auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReportPrivacy(ctx.get(), report, &ack));
@@ -619,8 +628,12 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   const auto [rows, cols] = run->SharedShape();
   ASSIGN_OR_RETURN(auto shared, Download(job_id, round, rows, cols));
   ASSIGN_OR_RETURN(mf::Matrix update, RoundRelease(*run, round, shared));
-  RETURN_IF_ERROR(Upload(job_id, round, update));
-  return Report(job_id, round, *run);
+  // The report is what it would be right after the upload (the round's
+  // charge is already in the ledger); it rides on the upload's header.
+  const v1::PrivacyReport report = MakeReport(job_id, round, *run);
+  ASSIGN_OR_RETURN(const bool taken, Upload(job_id, round, update, &report));
+  if (taken) return absl::OkStatus();
+  return SendReport(report);
 }
 
 absl::StatusOr<mf::Matrix> PartyAgent::RoundRelease(JobRun& run, int32_t round,
@@ -683,7 +696,7 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
   }
   const mf::ErrorMetrics m = run->EvaluateTest();
   spdlog::info("job '{}' finished: test MSE {:.4f} over {} ratings", job_id, m.mse, m.count);
-  return Report(job_id, task.round(), *run);
+  return SendReport(MakeReport(job_id, task.round(), *run));
 }
 
 absl::StatusOr<const PartyAgent::JobRun*> PartyAgent::FinishedRunLocked(

@@ -103,8 +103,13 @@ class PartyAgent {
   absl::StatusOr<JobRun*> FindOrCreateRun(const v1::Task& task);
   absl::StatusOr<mf::Matrix> Download(const std::string& job_id, int32_t round, int32_t rows,
                                       int32_t cols);
-  absl::Status Upload(const std::string& job_id, int32_t round, const mf::Matrix& m);
-  absl::Status Report(const std::string& job_id, int32_t round, const JobRun& run);
+  // Sends the round's update; `report`, if given, rides on the header chunk.
+  // Returns whether the server took the report (if not, send it yourself).
+  absl::StatusOr<bool> Upload(const std::string& job_id, int32_t round, const mf::Matrix& m,
+                              const v1::PrivacyReport* report);
+  // The privacy report after `round` (its last release) or Stage 3.
+  v1::PrivacyReport MakeReport(const std::string& job_id, int32_t round, const JobRun& run);
+  absl::Status SendReport(const v1::PrivacyReport& report);
   double SpentEpsilonLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The run of a finished job ("" = the last one), for the admin service.
   absl::StatusOr<const JobRun*> FinishedRunLocked(const std::string& job_id) const

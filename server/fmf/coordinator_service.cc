@@ -1,5 +1,7 @@
 #include "server/fmf/coordinator_service.h"
 
+#include <optional>
+
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -92,6 +94,20 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   }
   const std::string job_id = chunk.header().job_id();
   const int32_t round = chunk.header().round();
+  // A report riding on the header is about this upload's round and comes
+  // from the caller; it is taken only after the update is (below).
+  std::optional<v1::PrivacyReport> report;
+  if (chunk.has_report()) {
+    report = chunk.report();
+    chunk.clear_report();
+    if (report->job_id() != job_id || report->round() != round) {
+      return ToGrpc(
+          absl::InvalidArgumentError("field 'report': its job_id and round must be the header's"));
+    }
+    if (auto claimed = Caller(*ctx, report->party()); !claimed.ok()) {
+      return ToGrpc(claimed.status());
+    }
+  }
   // Roster, round and shape are checked before a single value is buffered.
   auto shape = coordinator_->UploadShape(*party, job_id, round);
   if (!shape.ok()) return ToGrpc(shape.status());
@@ -118,6 +134,16 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   }
   resp->set_round(round);
   resp->set_accepted(true);
+  if (report.has_value()) {
+    // The update stands either way; a refused report is left to the party's
+    // own ReportPrivacy call, which returns the error to it.
+    if (absl::Status s = coordinator_->ReportPrivacy(*party, *report); s.ok()) {
+      resp->set_report_taken(true);
+    } else {
+      spdlog::warn("report on the upload from '{}' (job '{}', round {}) not taken: {}", *party,
+                   job_id, round, s.message());
+    }
+  }
   return grpc::Status::OK;
 }
 

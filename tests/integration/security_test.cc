@@ -208,6 +208,12 @@ void ExpectImpersonationRefused(ManualParty& p0, const GuardedJob& job) {
   mf::Matrix out;
   EXPECT_EQ(p0.Download("party-1", job.id, 0, &out).error_code(),
             grpc::StatusCode::PERMISSION_DENIED);
+  // The forged report riding on party-0's own upload: the whole upload is refused.
+  std::vector<v1::MatrixChunk> upload = job.Encode(job.shared);
+  *upload.front().mutable_report() = forged;
+  v1::UploadResponse resp;
+  EXPECT_EQ(p0.Upload(upload, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_FALSE(resp.accepted());
 }
 
 // (e) A malformed upload for the open round, the status it must get and
@@ -299,6 +305,15 @@ std::vector<UploadCase> MalformedUploads(const GuardedJob& job) {
     cases.push_back({"no header", c, grpc::StatusCode::INVALID_ARGUMENT, "field 'header'"});
   }
   cases.push_back({"an empty stream", {}, grpc::StatusCode::INVALID_ARGUMENT, "empty upload"});
+  for (const int32_t round : {1, -1}) {
+    auto c = encode(shared);
+    v1::PrivacyReport* r = c[0].mutable_report();
+    r->set_party("party-0");
+    r->set_job_id(job.id);
+    r->set_round(round);
+    cases.push_back({absl::StrCat("a report for round ", round, " on round 0's upload"), c,
+                     grpc::StatusCode::INVALID_ARGUMENT, "field 'report'"});
+  }
   {
     auto c = encode(shared);
     const size_t chunks = c.size() - 1;  // after the header
@@ -335,9 +350,17 @@ void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
     if (next->kind() == v1::TASK_KIND_ROUND) {
       mf::Matrix m;
       ASSERT_THAT(p0.Download("party-0", job.id, next->round(), &m), IsOk());
+      // The round's report rides on the upload (as fedmf-party sends it).
+      std::vector<v1::MatrixChunk> chunks = job.Encode(m, next->round());
+      v1::PrivacyReport* report = chunks.front().mutable_report();
+      report->set_party("party-0");
+      report->set_job_id(job.id);
+      report->set_round(next->round());
+      report->set_epsilon_spent(0.25 * (next->round() + 1));
       v1::UploadResponse resp;
-      grpc::Status s = p0.Upload(job.Encode(m, next->round()), &resp);
+      grpc::Status s = p0.Upload(chunks, &resp);
       ASSERT_THAT(s, IsOk()) << "round " << next->round() << ": " << s.error_message();
+      EXPECT_TRUE(resp.report_taken()) << "round " << next->round();
       continue;
     }
     ASSERT_EQ(next->kind(), v1::TASK_KIND_FINISH);
@@ -504,12 +527,21 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   }
 
   // A valid upload (the shared matrix itself satisfies the clipping
-  // invariant) is accepted after all that; a second one is not.
+  // invariant) is accepted after all that; a second one is not. Its report
+  // (NaN epsilon) is refused without undoing the update: the party is told
+  // to send it by itself.
   {
+    std::vector<v1::MatrixChunk> chunks = encode(shared);
+    v1::PrivacyReport* nan_report = chunks.front().mutable_report();
+    nan_report->set_party("party-0");
+    nan_report->set_job_id(*id);
+    nan_report->set_round(0);
+    nan_report->set_epsilon_spent(std::numeric_limits<double>::quiet_NaN());
     v1::UploadResponse resp;
-    grpc::Status s = p0.Upload(encode(shared), &resp);
+    grpc::Status s = p0.Upload(chunks, &resp);
     ASSERT_THAT(s, IsOk()) << s.error_message();
     EXPECT_TRUE(resp.accepted());
+    EXPECT_FALSE(resp.report_taken());
     EXPECT_EQ(resp.round(), 0);
     v1::UploadResponse again;
     const grpc::StatusCode code = p0.Upload(encode(shared), &again).error_code();
@@ -527,6 +559,15 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   ASSERT_EQ(st->rounds_size(), kRounds);
   for (const v1::RoundRecord& r : st->rounds()) {
     EXPECT_EQ(r.contributors_size(), 3) << "round " << r.round();
+    if (r.round() == 0) continue;  // its report was the refused NaN one
+    // PlayToFinish's report on the upload is in the round's history.
+    int found = 0;
+    for (const v1::PartyRoundReport& rep : r.reports()) {
+      if (rep.party() != "party-0") continue;
+      ++found;
+      EXPECT_EQ(rep.ledger_epsilon(), 0.25 * (r.round() + 1)) << "round " << r.round();
+    }
+    EXPECT_EQ(found, 1) << "round " << r.round();
   }
   // The forged report for party-1 changed nothing.
   const v1::PartyStatus* p1 = FindParty(*st, "party-1");

@@ -20,6 +20,7 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -115,19 +116,48 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     }
     return grpc::Status::OK;
   }
+  // A report riding on an upload is recorded (upload_reports) and, when
+  // `take` (as fedmf-server does), taken like a ReportPrivacy call; otherwise
+  // it is ignored, as a server from before that field would.
+  void TakeReportsOnUpload(bool take) {
+    absl::MutexLock lock(&mu_);
+    take_reports_ = take;
+  }
+  std::vector<v1::PrivacyReport> upload_reports() {
+    absl::MutexLock lock(&mu_);
+    return upload_reports_;
+  }
+  int report_calls() {
+    absl::MutexLock lock(&mu_);
+    return report_calls_;
+  }
+
   grpc::Status UploadUpdate(grpc::ServerContext*, grpc::ServerReader<v1::MatrixChunk>* reader,
                             v1::UploadResponse* resp) override {
-    std::string bytes;
+    std::string bytes;  // the matrix's chunks, without the report
+    std::optional<v1::PrivacyReport> report;
     v1::MatrixChunk chunk;
-    while (reader->Read(&chunk)) bytes += chunk.SerializeAsString();
+    while (reader->Read(&chunk)) {
+      if (chunk.has_report()) report = chunk.report();
+      chunk.clear_report();
+      bytes += chunk.SerializeAsString();
+    }
     resp->set_accepted(true);
     absl::MutexLock lock(&mu_);
     uploads_.push_back(std::move(bytes));
+    if (report.has_value()) {
+      upload_reports_.push_back(*report);
+      if (take_reports_) {
+        reports_.push_back(*report);
+        resp->set_report_taken(true);
+      }
+    }
     return grpc::Status::OK;
   }
   grpc::Status ReportPrivacy(grpc::ServerContext*, const v1::PrivacyReport* report,
                              v1::Ack*) override {
     absl::MutexLock lock(&mu_);
+    ++report_calls_;
     reports_.push_back(*report);
     return grpc::Status::OK;
   }
@@ -153,6 +183,9 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::OfferReply> replies_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> uploads_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::PrivacyReport> reports_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::PrivacyReport> upload_reports_ ABSL_GUARDED_BY(mu_);
+  bool take_reports_ ABSL_GUARDED_BY(mu_) = false;
+  int report_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 fmf::JobConfig HflJob(const std::string& id) {
@@ -327,6 +360,57 @@ TEST_F(PartyAgentTest, ARoundIsChargedOnceAndAskedAgainResendsThePersistedBytes)
   EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), accepted + 2);
   EXPECT_GT(fake_.reports()[3].job_epsilon(), first.job_epsilon());
   EXPECT_LE(fake_.reports()[3].job_epsilon(), job.epsilon * (1 + 1e-9));
+}
+
+// This fake ignores a report riding on the upload (a server from before
+// UploadResponse.report_taken), so the party sent each round's report again
+// with ReportPrivacy: the same report, byte for byte.
+TEST_F(PartyAgentTest, AReportTheServerDidNotTakeIsSentByItself) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  for (int32_t round = 0; round < 2; ++round) {
+    fake_.Push(Task(v1::TASK_KIND_ROUND, job, round));
+    ASSERT_TRUE(fake_.AwaitReports(round + 1));
+  }
+  EXPECT_EQ(fake_.report_calls(), 2);
+  ASSERT_EQ(fake_.upload_reports().size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(fake_.upload_reports()[k].SerializeAsString(),
+              fake_.reports()[k].SerializeAsString());
+  }
+}
+
+// fedmf-server takes the round's report on the upload: one call fewer per
+// round. What the party sent is the report the call would carry (after the
+// round's charge); Stage 3's report, with no upload to ride on, is a call.
+TEST_F(PartyAgentTest, ARoundsReportRidesOnTheUploadWhenTheServerTakesIt) {
+  fake_.TakeReportsOnUpload(true);
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  for (int32_t round = 0; round < job.rounds; ++round) {
+    fake_.Push(Task(v1::TASK_KIND_ROUND, job, round));
+    ASSERT_TRUE(fake_.AwaitReports(round + 1));
+  }
+  EXPECT_EQ(fake_.report_calls(), 0);
+  const std::vector<v1::PrivacyReport> reports = fake_.reports();
+  ASSERT_EQ(reports.size(), 2u);
+  for (int32_t round = 0; round < 2; ++round) {
+    EXPECT_EQ(reports[round].party(), "p0");
+    EXPECT_EQ(reports[round].job_id(), "j");
+    EXPECT_EQ(reports[round].round(), round);
+    EXPECT_FALSE(reports[round].finished());
+    EXPECT_TRUE(reports[round].has_test_mse());  // the policy opts in
+  }
+  EXPECT_GT(reports[0].job_epsilon(), 0);
+  EXPECT_GT(reports[1].job_epsilon(), reports[0].job_epsilon());
+  EXPECT_LE(reports[1].job_epsilon(), job.epsilon * (1 + 1e-9));
+  EXPECT_GT(reports[1].steps(), reports[0].steps());
+  fake_.Push(Task(v1::TASK_KIND_FINISH, job, job.rounds));
+  ASSERT_TRUE(fake_.AwaitReports(3));
+  EXPECT_EQ(fake_.report_calls(), 1);
+  EXPECT_TRUE(fake_.reports()[2].finished());
 }
 
 TEST_F(PartyAgentTest, FinishTrainsLocallyReportsOnceOptedInAndServesTheModel) {
