@@ -539,6 +539,15 @@ mf::ErrorMetrics PartyAgent::JobRun::EvaluateTest() const {
   return coupling != nullptr ? coupling->EvaluateTest() : session->EvaluateTest();
 }
 
+absl::StatusOr<mf::Matrix> PartyAgent::SharedOf(const v1::Task& task, const JobRun& run) {
+  const auto [rows, cols] = run.SharedShape();
+  if (task.shared().empty()) return Download(task.job_id(), task.round(), rows, cols);
+  // Inlined on the task: the same chunks, the same checks as a download.
+  net::MatrixAssembler assembler(task.job_id(), task.round(), rows, cols, max_chunk_values_);
+  for (const v1::MatrixChunk& chunk : task.shared()) RETURN_IF_ERROR(assembler.Add(chunk));
+  return assembler.Finish();
+}
+
 absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32_t round,
                                                 int32_t rows, int32_t cols) {
   v1::DownloadRequest req;
@@ -625,8 +634,7 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   const std::string& job_id = task.job_id();
   const int32_t round = task.round();
   ASSIGN_OR_RETURN(JobRun * run, FindOrCreateRun(task));
-  const auto [rows, cols] = run->SharedShape();
-  ASSIGN_OR_RETURN(auto shared, Download(job_id, round, rows, cols));
+  ASSIGN_OR_RETURN(auto shared, SharedOf(task, *run));
   ASSIGN_OR_RETURN(mf::Matrix update, RoundRelease(*run, round, shared));
   // The report is what it would be right after the upload (the round's
   // charge is already in the ledger); it rides on the upload's header.
@@ -672,8 +680,7 @@ absl::Status PartyAgent::HandleFinish(const v1::Task& task) {
   const std::string& job_id = task.job_id();
   ASSIGN_OR_RETURN(JobRun * run, FindOrCreateRun(task));
   if (!run->finished) {
-    const auto [rows, cols] = run->SharedShape();
-    ASSIGN_OR_RETURN(auto final_shared, Download(job_id, task.round(), rows, cols));
+    ASSIGN_OR_RETURN(auto final_shared, SharedOf(task, *run));
     fmf::PartySession* session = run->session.get();  // null in a coupling job
     if (session != nullptr && session->phase() == fmf::PartySession::Phase::kCreated) {
       RETURN_IF_ERROR(session->Pretrain(final_shared, task.round()));

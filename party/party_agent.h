@@ -103,6 +103,8 @@ class PartyAgent {
   absl::StatusOr<JobRun*> FindOrCreateRun(const v1::Task& task);
   absl::StatusOr<mf::Matrix> Download(const std::string& job_id, int32_t round, int32_t rows,
                                       int32_t cols);
+  // A ROUND or FINISH task's shared matrix: inlined on the task, or downloaded.
+  absl::StatusOr<mf::Matrix> SharedOf(const v1::Task& task, const JobRun& run);
   // Sends the round's update; `report`, if given, rides on the header chunk.
   // Returns whether the server took the report (if not, send it yourself).
   absl::StatusOr<bool> Upload(const std::string& job_id, int32_t round, const mf::Matrix& m,

@@ -47,7 +47,24 @@ grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::Get
     if (auto s = poll_limiter_->Acquire(&slot); !s.ok()) return ToGrpc(s);
   }
   *resp = coordinator_->GetTask(*party);
+  InlineShared(*party, *resp);
   return grpc::Status::OK;
+}
+
+void CoordinatorService::InlineShared(const std::string& party, v1::Task& task) {
+  if (task.kind() != v1::TASK_KIND_ROUND && task.kind() != v1::TASK_KIND_FINISH) return;
+  auto shared = coordinator_->SharedFor(party, task.job_id(), task.round());
+  // Not now (the party's DownloadShared will say why) or too large for one
+  // message: the party downloads it.
+  if (!shared.ok() || shared->size() > kMaxInlineSharedValues) return;
+  int64_t sent = 0;
+  for (const v1::MatrixChunk& chunk : *encoded_.Encode(*shared, task.job_id(), task.round())) {
+    sent += static_cast<int64_t>(chunk.ByteSizeLong());
+    *task.add_shared() = chunk;
+  }
+  // Counted as the download it replaces.
+  traffic_->bytes_out += sent;
+  coordinator_->CountMatrixTraffic(task.job_id(), party, 0, sent);
 }
 
 grpc::Status CoordinatorService::ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,

@@ -27,6 +27,10 @@ struct TrafficCounters {
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
+  // 1 MiB of float32 values: a task that carries them stays far below
+  // gRPC's default 4 MiB receive limit on the party's side.
+  static constexpr int64_t kMaxInlineSharedValues = int64_t{1} << 18;
+
   CoordinatorService(JobCoordinator* coordinator, bool insecure, int32_t max_chunk_values,
                      TrafficCounters* traffic)
       : coordinator_(coordinator),
@@ -62,6 +66,10 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // the name the message claims must be the same — a party speaks only for
   // itself. In --insecure mode the claim is taken at its word.
   absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx, const std::string& claimed);
+  // Puts a ROUND or FINISH task's shared matrix on the task itself (the
+  // chunks a download would stream) when it has at most
+  // kMaxInlineSharedValues values.
+  void InlineShared(const std::string& party, v1::Task& task);
 
   JobCoordinator* coordinator_;
   bool insecure_;

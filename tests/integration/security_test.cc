@@ -350,6 +350,14 @@ void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
     if (next->kind() == v1::TASK_KIND_ROUND) {
       mf::Matrix m;
       ASSERT_THAT(p0.Download("party-0", job.id, next->round(), &m), IsOk());
+      // The server inlines this small matrix on the task: the same values.
+      ASSERT_GT(next->shared_size(), 0) << "round " << next->round();
+      net::MatrixAssembler inlined(job.id, next->round(), static_cast<int32_t>(m.rows()),
+                                   static_cast<int32_t>(m.cols()), job.chunk_values);
+      for (const v1::MatrixChunk& c : next->shared()) ASSERT_THAT(inlined.Add(c), IsOk());
+      auto from_task = inlined.Finish();
+      ASSERT_THAT(from_task, IsOk());
+      EXPECT_EQ(*from_task, m) << "round " << next->round();
       // The round's report rides on the upload (as fedmf-party sends it).
       std::vector<v1::MatrixChunk> chunks = job.Encode(m, next->round());
       v1::PrivacyReport* report = chunks.front().mutable_report();

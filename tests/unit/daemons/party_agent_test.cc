@@ -19,6 +19,7 @@
 #include <atomic>
 #include <deque>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -103,11 +104,17 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     replies_.push_back(*reply);
     return grpc::Status::OK;
   }
+  int download_calls() {
+    absl::MutexLock lock(&mu_);
+    return download_calls_;
+  }
+
   grpc::Status DownloadShared(grpc::ServerContext*, const v1::DownloadRequest* req,
                               grpc::ServerWriter<v1::MatrixChunk>* writer) override {
     mf::Matrix shared;
     {
       absl::MutexLock lock(&mu_);
+      ++download_calls_;
       shared = shared_;
     }
     for (const v1::MatrixChunk& c :
@@ -186,6 +193,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::PrivacyReport> upload_reports_ ABSL_GUARDED_BY(mu_);
   bool take_reports_ ABSL_GUARDED_BY(mu_) = false;
   int report_calls_ ABSL_GUARDED_BY(mu_) = 0;
+  int download_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 fmf::JobConfig HflJob(const std::string& id) {
@@ -379,6 +387,38 @@ TEST_F(PartyAgentTest, AReportTheServerDidNotTakeIsSentByItself) {
     EXPECT_EQ(fake_.upload_reports()[k].SerializeAsString(),
               fake_.reports()[k].SerializeAsString());
   }
+}
+
+// The server may put the round's matrix on the task (one call fewer per
+// round). The party uses it without a download, and checks it exactly as a
+// download: a tampered inline matrix is refused before anything is charged
+// or sent, and the server's next ask is answered.
+TEST_F(PartyAgentTest, AnInlinedSharedMatrixIsUsedAndCheckedLikeADownload) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  const int32_t items = fake_.replies().back().global_items();
+  const int charged = agent_->LedgerSnapshot().entries_size();
+  const int downloads = fake_.download_calls();
+  auto inlined = [&](const mf::Matrix& m) {
+    v1::Task t = Task(v1::TASK_KIND_ROUND, job, 0);
+    for (const v1::MatrixChunk& c : net::EncodeMatrix(m, job.job_id, 0, kChunk)) {
+      *t.add_shared() = c;
+    }
+    return t;
+  };
+  mf::Matrix bad = mf::Matrix::Constant(items, kDim, 0.3);
+  bad(1, 2) = std::numeric_limits<double>::quiet_NaN();
+  fake_.Push(inlined(bad));
+  v1::Task wrong_shape = inlined(mf::Matrix::Constant(items - 1, kDim, 0.3));
+  fake_.Push(wrong_shape);
+  fake_.Push(inlined(mf::Matrix::Constant(items, kDim, 0.3)));
+  ASSERT_TRUE(fake_.AwaitUploads(1));
+  ASSERT_TRUE(fake_.AwaitReports(1));
+  // The three tasks ran in order: only the good one released, once.
+  EXPECT_EQ(fake_.uploads().size(), 1u);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), charged + 1);
+  EXPECT_EQ(fake_.download_calls(), downloads) << "an inlined matrix needs no download";
 }
 
 // fedmf-server takes the round's report on the upload: one call fewer per
