@@ -14,7 +14,8 @@
 namespace fedmf::mf {
 namespace {
 
-constexpr int32_t kMaxGrid = 4096;
+// G x G blocks; their starts are G^2 + 1 int64 (256: half a megabyte).
+constexpr int32_t kMaxGrid = 256;
 // Coordinates in a row's head: one SSE packet.
 constexpr int kHead = 4;
 

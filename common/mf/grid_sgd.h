@@ -48,7 +48,7 @@ struct GridSgdOptions {
   // (negatives to 0, then into the ball of radius sqrt(R)), the model the
   // private settings use; <= 0 leaves the rows unconstrained.
   double rating_max = 5.0;
-  // G (1..4096): the ratings fall into G x G blocks.
+  // G (1..256): the ratings fall into G x G blocks.
   int32_t grid = 8;
   // Cores for an epoch (>= 1); more than G are not used.
   int32_t threads = 1;

@@ -98,6 +98,8 @@ TEST(GridSgdTest, RefusesBadOptionsAndRatingsAndKeepsTheRatings) {
   o = {};
   o.grid = 0;
   refused(o, u, v, original, "grid");
+  o.grid = 257;
+  refused(o, u, v, original, "grid");
   o = {};
   o.threads = 0;
   refused(o, u, v, original, "threads");
