@@ -54,10 +54,11 @@ std::string AlgorithmName(Algorithm a);
 // The trainer of models that never leave their owner and carry no noise:
 // central (the pooling baseline) and non-private local-only (TrainAlone).
 // kSgd: per-rating SGD in double precision, one shuffled order per epoch
-// (mf::SgdEpoch, sgd_learning_rate). kGrid: mf::GridSgd — float32 rows,
-// adaptive per-row steps, a blocked order (grid_learning_rate); LIBMF's way of
-// fitting, several times faster per epoch (docs/benchmarks.md). Both fit the
-// same projected model with the same sgd_l2. Federated stages ignore it.
+// (mf::SgdEpoch, sgd_learning_rate), rows projected with Pi. kGrid:
+// mf::GridSgd — float32 rows, adaptive per-row steps, a blocked order, an
+// unconstrained model from its own small start (grid_learning_rate); LIBMF's
+// way of fitting, faster per epoch than LIBMF at its accuracy
+// (docs/benchmarks.md). Both use sgd_l2. Federated stages ignore it.
 enum class Engine { kSgd, kGrid };
 absl::StatusOr<Engine> ParseEngine(const std::string& s);
 std::string EngineName(Engine e);
