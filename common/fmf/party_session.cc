@@ -465,10 +465,10 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
   for (int32_t e = 0; e < epochs; ++e) {
     grid.RunEpoch(rng_);
     if (!after_epoch) continue;
-    grid.CopyModelTo(u_, v_);
+    grid.CopyModelTo(u_, v_);  // what after_epoch looks at
     if (after_epoch()) break;
   }
-  grid.CopyModelTo(u_, v_);
+  if (!after_epoch) grid.CopyModelTo(u_, v_);  // else the last epoch's copy is it
   ratings = std::move(grid).TakeRatings();
   return absl::OkStatus();
 }

@@ -1,6 +1,9 @@
 #include "server/fmf/coordinator_service.h"
 
+#include <limits>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -53,18 +56,33 @@ grpc::Status CoordinatorService::GetTask(grpc::ServerContext* ctx, const v1::Get
 
 void CoordinatorService::InlineShared(const std::string& party, v1::Task& task) {
   if (task.kind() != v1::TASK_KIND_ROUND && task.kind() != v1::TASK_KIND_FINISH) return;
-  auto shared = coordinator_->SharedFor(party, task.job_id(), task.round());
+  auto chunks = SharedChunks(party, task.job_id(), task.round(), kMaxInlineSharedValues);
   // Not now (the party's DownloadShared will say why) or too large for one
   // message: the party downloads it.
-  if (!shared.ok() || shared->size() > kMaxInlineSharedValues) return;
+  if (!chunks.ok()) return;
   int64_t sent = 0;
-  for (const v1::MatrixChunk& chunk : *encoded_.Encode(*shared, task.job_id(), task.round())) {
+  for (const v1::MatrixChunk& chunk : **chunks) {
     sent += static_cast<int64_t>(chunk.ByteSizeLong());
     *task.add_shared() = chunk;
   }
-  // Counted as the download it replaces.
-  traffic_->bytes_out += sent;
-  coordinator_->CountMatrixTraffic(task.job_id(), party, 0, sent);
+  CountDownload(task.job_id(), party, sent);  // as the download it replaces
+}
+
+absl::StatusOr<std::shared_ptr<const std::vector<v1::MatrixChunk>>>
+CoordinatorService::SharedChunks(const std::string& party, const std::string& job_id, int32_t round,
+                                 int64_t max_values) {
+  ASSIGN_OR_RETURN(mf::Matrix shared, coordinator_->SharedFor(party, job_id, round));
+  if (shared.size() > max_values) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the shared matrix has ", shared.size(), " values, over ", max_values));
+  }
+  return encoded_.Encode(shared, job_id, round);
+}
+
+void CoordinatorService::CountDownload(const std::string& job_id, const std::string& party,
+                                       int64_t bytes) {
+  traffic_->bytes_out += bytes;
+  coordinator_->CountMatrixTraffic(job_id, party, 0, bytes);
 }
 
 grpc::Status CoordinatorService::ReplyOffer(grpc::ServerContext* ctx, const v1::OfferReply* req,
@@ -79,20 +97,19 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
                                                 grpc::ServerWriter<v1::MatrixChunk>* writer) {
   auto party = Caller(*ctx, req->party());
   if (!party.ok()) return ToGrpc(party.status());
-  auto shared = coordinator_->SharedFor(*party, req->job_id(), req->round());
-  if (!shared.ok()) return ToGrpc(shared.status());
+  auto chunks =
+      SharedChunks(*party, req->job_id(), req->round(), std::numeric_limits<int64_t>::max());
+  if (!chunks.ok()) return ToGrpc(chunks.status());
   int64_t sent = 0;
   grpc::Status status = grpc::Status::OK;
-  const auto chunks = encoded_.Encode(*shared, req->job_id(), req->round());
-  for (const v1::MatrixChunk& chunk : *chunks) {
+  for (const v1::MatrixChunk& chunk : **chunks) {
     if (!writer->Write(chunk)) {
       status = grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
       break;
     }
     sent += static_cast<int64_t>(chunk.ByteSizeLong());
   }
-  traffic_->bytes_out += sent;
-  coordinator_->CountMatrixTraffic(req->job_id(), *party, 0, sent);
+  CountDownload(req->job_id(), *party, sent);
   return status;
 }
 

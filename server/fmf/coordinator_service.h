@@ -6,7 +6,10 @@
 #define FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_
 
 #include <atomic>
+#include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/net/matrix_codec.h"
@@ -70,6 +73,12 @@ class CoordinatorService final : public v1::Coordinator::Service {
   // chunks a download would stream) when it has at most
   // kMaxInlineSharedValues values.
   void InlineShared(const std::string& party, v1::Task& task);
+  // The round's shared matrix as the caller may see it, encoded once for
+  // every party (encoded_); ResourceExhausted above `max_values` values.
+  absl::StatusOr<std::shared_ptr<const std::vector<v1::MatrixChunk>>> SharedChunks(
+      const std::string& party, const std::string& job_id, int32_t round, int64_t max_values);
+  // `bytes` of a shared matrix sent to `party`, streamed or inlined.
+  void CountDownload(const std::string& job_id, const std::string& party, int64_t bytes);
 
   JobCoordinator* coordinator_;
   bool insecure_;
