@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -125,14 +126,22 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
   net::StopCanceller canceller(stop);
   auto backoff = std::chrono::milliseconds(200);
   const auto max_backoff = std::chrono::milliseconds(5000);
-  auto wait_backoff = [&] {
-    // Retry delay: exponential with jitter, bounded; cut short once the
-    // server is reachable again (common/net/reconnect.h).
+  // Retry delay: exponential with jitter, bounded. After a lost call it is
+  // cut short once the server is reachable again (common/net/reconnect.h);
+  // after a refusal (`answered`) it is waited out.
+  auto wait_backoff = [&](bool answered = false) {
     random::Csprng jitter = random::Csprng::FromOsEntropy();
     const auto d = backoff + std::chrono::milliseconds(jitter.UniformInt(backoff.count() / 2 + 1));
-    net::WaitBeforeRetry(*channel_, absl::FromChrono(d), *stop);
+    if (answered) {
+      net::WaitOut(absl::FromChrono(d), *stop);
+    } else {
+      net::WaitBeforeRetry(*channel_, absl::FromChrono(d), *stop);
+    }
     backoff = std::min(backoff * 2, max_backoff);
   };
+  // The last task that failed (kind, job, round), to tell a retry of the same
+  // refusal from a new task.
+  std::optional<std::tuple<int, std::string, int32_t>> failed_task;
   while (!*stop) {
     if (!registered) {
       if (auto s = Register(); !s.ok()) {
@@ -200,13 +209,22 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     if (!s.ok()) {
       spdlog::warn("task {} for job '{}' round {}: {}", v1::TaskKind_Name(task.kind()),
                    task.job_id(), task.round(), s.message());
+      const std::tuple<int, std::string, int32_t> this_task{task.kind(), task.job_id(),
+                                                            task.round()};
       if (s.code() == absl::StatusCode::kUnavailable ||
           s.code() == absl::StatusCode::kDeadlineExceeded) {
         registered = false;
         wait_backoff();
+      } else if (failed_task == this_task) {
+        // The server hands out the task that just failed again (a refusal
+        // that will not change by asking at once): back off instead of
+        // spinning on it until the round's deadline.
+        wait_backoff(/*answered=*/true);
       }
+      failed_task = this_task;
     } else {
       backoff = std::chrono::milliseconds(200);
+      failed_task.reset();
     }
   }
 }
@@ -574,7 +592,11 @@ absl::StatusOr<bool> PartyAgent::Upload(const std::string& job_id, int32_t round
   auto ctx = net::DeadlineContext(absl::Seconds(120));
   auto writer = stub_->UploadUpdate(ctx.get(), &resp);
   std::vector<v1::MatrixChunk> chunks = net::EncodeMatrix(m, job_id, round, max_chunk_values_);
-  if (report != nullptr && !chunks.empty()) *chunks.front().mutable_report() = *report;
+  if (!chunks.empty()) {
+    // Without TLS the header's name is the only one the server has.
+    chunks.front().mutable_header()->set_party(config_.name);
+    if (report != nullptr) *chunks.front().mutable_report() = *report;
+  }
   for (const v1::MatrixChunk& chunk : chunks) {
     if (!writer->Write(chunk)) break;
   }

@@ -29,6 +29,11 @@ namespace fedmf::net {
 // `stop` is set; checks it every 100 ms.
 void WaitBeforeRetry(grpc::Channel& channel, absl::Duration backoff, const std::atomic<bool>& stop);
 
+// Waits `backoff` when the server did answer (with a refusal a retry at once
+// would meet again): nothing to drive on the channel. Returns early when
+// `stop` is set; checks it every 100 ms.
+void WaitOut(absl::Duration backoff, const std::atomic<bool>& stop);
+
 }  // namespace fedmf::net
 
 #endif  // FEDMF_COMMON_NET_RECONNECT_H_

@@ -116,8 +116,6 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::MatrixChunk>* reader,
                                               v1::UploadResponse* resp) {
-  auto party = Caller(*ctx, "");
-  if (!party.ok()) return ToGrpc(party.status());
   v1::MatrixChunk chunk;
   if (!reader->Read(&chunk)) {
     return ToGrpc(absl::InvalidArgumentError("empty upload: send a header chunk first"));
@@ -126,6 +124,10 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   if (!chunk.has_header()) {
     return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
   }
+  // The header names the uploader: without TLS it is the only name there is.
+  auto party = net::AuthorizeCaller(*ctx, insecure_, {pki::Role::kParty, "header.party", "parties"},
+                                    chunk.header().party());
+  if (!party.ok()) return ToGrpc(party.status());
   const std::string job_id = chunk.header().job_id();
   const int32_t round = chunk.header().round();
   // A report riding on the header is about this upload's round and comes

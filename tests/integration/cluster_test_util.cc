@@ -112,8 +112,9 @@ std::vector<int> LedgerRounds(const v1::LedgerResponse& ledger, const std::strin
   return out;
 }
 
-std::pair<int, std::string> RunFedmf(const std::string& args) {
-  const std::string cmd = absl::StrCat(BinDir(), "/fedmf ", args, " 2>&1");
+std::pair<int, std::string> RunFedmf(const std::string& args, const std::string& stderr_path) {
+  const std::string cmd =
+      absl::StrCat(BinDir(), "/fedmf ", args, " 2>", stderr_path.empty() ? "&1" : stderr_path);
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string out;

@@ -58,8 +58,9 @@ const v1::PartyStatus* FindParty(const v1::JobStatus& st, const std::string& nam
 std::vector<int> LedgerRounds(const v1::LedgerResponse& ledger, const std::string& job_id);
 
 std::string ReadFile(const std::string& path);
-// Runs the fedmf binary with `args`; returns (exit code, stdout and stderr).
-std::pair<int, std::string> RunFedmf(const std::string& args);
+// Runs the fedmf binary with `args`; returns (exit code, stdout and stderr),
+// or only stdout when `stderr_path` names a file for stderr.
+std::pair<int, std::string> RunFedmf(const std::string& args, const std::string& stderr_path = "");
 std::string TailOf(const std::string& text, size_t max_lines);
 
 // Fixture owning one LocalCluster; on failure prints the tail of every

@@ -2,6 +2,7 @@
 // job over real fedmf-server + fedmf-party processes (mTLS on loopback) gives
 // every party the test MSE `fedmf train` reports for the same seed and
 // settings, on MovieLens 100K, for VFL and HFL with s = 3 and T = 100.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,6 +22,16 @@ using ::fedmf::testing::IsOk;
 
 namespace fedmf::it {
 namespace {
+
+// The JSON object fedmf prints is one line; progress and log lines (stderr)
+// are others.
+nlohmann::json LastJsonLine(const std::string& out) {
+  std::string last;
+  for (absl::string_view line : absl::StrSplit(out, '\n')) {
+    if (absl::StartsWith(line, "{")) last = std::string(line);
+  }
+  return nlohmann::json::parse(last);
+}
 
 class MatchSimulatorTest : public ClusterTest {
  protected:
@@ -133,16 +144,8 @@ TEST(DemoCompareTest, BaselinesMatchFedmfTrainAndTheGainUsesTheDaemonsMse) {
   ASSERT_EQ(tcode, 0) << tout;
   auto [dcode, dout] = RunFedmf(absl::StrCat("demo ", flags));
   ASSERT_EQ(dcode, 0) << dout;
-  // The JSON object is one line; progress and log lines (stderr) are others.
-  auto json_line = [](const std::string& out) {
-    std::string last;
-    for (absl::string_view line : absl::StrSplit(out, '\n')) {
-      if (absl::StartsWith(line, "{")) last = std::string(line);
-    }
-    return nlohmann::json::parse(last);
-  };
-  const nlohmann::json t = json_line(tout);
-  const nlohmann::json d = json_line(dout);
+  const nlohmann::json t = LastJsonLine(tout);
+  const nlohmann::json d = LastJsonLine(dout);
   for (const char* key : {"mse_local", "mse_local_sgd", "mse_no_transfer", "mse_central"}) {
     ASSERT_TRUE(d.contains(key)) << key << " missing: " << dout;
     EXPECT_DOUBLE_EQ(d[key].get<double>(), t[key].get<double>()) << key;
@@ -152,6 +155,32 @@ TEST(DemoCompareTest, BaselinesMatchFedmfTrainAndTheGainUsesTheDaemonsMse) {
   ASSERT_GT(local, central);
   EXPECT_NEAR(d["gain_captured"].get<double>(), (local - mse) / (local - central), 1e-12);
   EXPECT_NEAR(mse, t["test_mse"].get<double>(), 1e-6);  // the daemons reproduce train
+}
+
+// Without TLS (`--insecure`, tls.insecure in the configs) the daemons train
+// the model `fedmf train` computes, as they do under mTLS: the upload's header
+// names the party, the only name the server has for it then. (Until it did,
+// every upload was refused and the job failed at round 0's deadline.)
+TEST(DemoInsecureTest, PlaintextDaemonsTrainWhatFedmfTrainComputes) {
+  for (const char* setting : {"hfl", "vfl"}) {
+    SCOPED_TRACE(setting);
+    const std::string flags =
+        absl::StrCat("--setting ", setting,
+                     " --parties 3 --data synthetic:users=150,items=60,density=0.2,seed=3 --seed 4 "
+                     "--epsilon 2 --T 6 --T-local 2 --json");
+    auto [tcode, tout] = RunFedmf(absl::StrCat("train ", flags, " --quiet"));
+    ASSERT_EQ(tcode, 0) << tout;
+    // stdout is the JSON object alone (no log line, e.g. the TLS warning).
+    const std::string err_path = ::testing::TempDir() + "/demo-insecure.err";
+    auto [dcode, dout] =
+        RunFedmf(absl::StrCat("demo ", flags, " --insecure --timeout 60"), err_path);
+    ASSERT_EQ(dcode, 0) << dout << TailOf(ReadFile(err_path), 40);
+    EXPECT_THAT(ReadFile(err_path), ::testing::HasSubstr("TLS DISABLED"));
+    const nlohmann::json t = LastJsonLine(tout);
+    const nlohmann::json d = nlohmann::json::parse(dout);
+    EXPECT_NEAR(d["test_mse"].get<double>(), t["test_mse"].get<double>(), 1e-6);
+    EXPECT_EQ(d["rounds"], 6);
+  }
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 // fedmf: the operator command line.
+#include <memory>
 #include <optional>
 
 #include "CLI/CLI.hpp"
 #include "common/base/allocator.h"
 #include "common/cli/command_line.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
 #include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
 #include "tools/fedmf/catalogue_command.h"
@@ -15,6 +18,10 @@
 
 int main(int argc, char** argv) {
   fedmf::base::LimitAllocatorArenas("fedmf");  // before any thread exists
+  // stdout is the command's output (--json, CSV, a model): log lines, e.g. a
+  // client channel's TLS warning, go to stderr with the progress lines.
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
   CLI::App app{"fedmf — federated matrix factorization with differential privacy", "fedmf"};
   fedmf::cli::AddVersionFlag(app);
   app.require_subcommand(1);

@@ -97,7 +97,13 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     }
     *task = std::move(tasks_.front());
     tasks_.pop_front();
+    served_.push_back(absl::Now());
     return grpc::Status::OK;
+  }
+  // When each queued task was handed out, in order.
+  std::vector<absl::Time> served() {
+    absl::MutexLock lock(&mu_);
+    return served_;
   }
   grpc::Status ReplyOffer(grpc::ServerContext*, const v1::OfferReply* reply, v1::Ack*) override {
     absl::MutexLock lock(&mu_);
@@ -186,6 +192,7 @@ class FakeCoordinator final : public v1::Coordinator::Service {
 
   absl::Mutex mu_;
   std::deque<v1::Task> tasks_ ABSL_GUARDED_BY(mu_);
+  std::vector<absl::Time> served_ ABSL_GUARDED_BY(mu_);
   mf::Matrix shared_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::OfferReply> replies_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> uploads_ ABSL_GUARDED_BY(mu_);
@@ -419,6 +426,52 @@ TEST_F(PartyAgentTest, AnInlinedSharedMatrixIsUsedAndCheckedLikeADownload) {
   EXPECT_EQ(fake_.uploads().size(), 1u);
   EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), charged + 1);
   EXPECT_EQ(fake_.download_calls(), downloads) << "an inlined matrix needs no download";
+}
+
+// A server that keeps handing out a task the party refuses gets it asked
+// for again at once the first time (a new task may follow), then only after
+// the party's backoff (200 ms, then 400 ms, plus jitter), not in a loop
+// until the round's deadline. The refusals charge nothing; the good task
+// that follows is answered.
+TEST_F(PartyAgentTest, ATaskRefusedTwiceIsAskedForAgainOnlyAfterABackoff) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  const int32_t items = fake_.replies().back().global_items();
+  const int charged = agent_->LedgerSnapshot().entries_size();
+  mf::Matrix bad = mf::Matrix::Constant(items, kDim, 0.3);
+  bad(0, 0) = std::numeric_limits<double>::quiet_NaN();
+  const size_t before = fake_.served().size();
+  for (int i = 0; i < 3; ++i) {
+    v1::Task t = Task(v1::TASK_KIND_ROUND, job, 0);
+    for (const v1::MatrixChunk& c : net::EncodeMatrix(bad, job.job_id, 0, kChunk)) {
+      *t.add_shared() = c;
+    }
+    fake_.Push(std::move(t));
+  }
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  ASSERT_TRUE(fake_.AwaitUploads(1));
+  const std::vector<absl::Time> served = fake_.served();
+  ASSERT_EQ(served.size(), before + 4);
+  EXPECT_GE(served[before + 2] - served[before + 1], absl::Milliseconds(200));
+  EXPECT_GE(served[before + 3] - served[before + 2], absl::Milliseconds(400));
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), charged + 1);
+}
+
+// The upload's header names the party: without TLS (this test's channel) it
+// is the only name fedmf-server has for the uploader.
+TEST_F(PartyAgentTest, TheUploadHeaderNamesTheParty) {
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  ASSERT_TRUE(fake_.AwaitUploads(1));
+  // The recorded bytes are the chunks back to back, which parse as one merged
+  // chunk; only the first chunk has a header.
+  v1::MatrixChunk merged;
+  ASSERT_TRUE(merged.ParseFromString(fake_.uploads()[0]));
+  ASSERT_TRUE(merged.has_header());
+  EXPECT_EQ(merged.header().party(), "p0");
 }
 
 // fedmf-server takes the round's report on the upload: one call fewer per
