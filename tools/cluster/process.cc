@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,7 @@ absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>&
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(fd);
@@ -40,6 +42,12 @@ absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>&
   if (pid == 0) {
     // Child: own process group so a demo's Ctrl-C is handled by the demo.
     setpgid(0, 0);
+    // ... and it ends with the demo or test that started it, however that
+    // ends (killed, or SIGPIPE from `fedmf demo --json | head`): the daemons
+    // get SIGTERM instead of running on, orphaned. If the parent is already
+    // gone, there is nobody to serve.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) _exit(1);
     dup2(fd, STDOUT_FILENO);
     dup2(fd, STDERR_FILENO);
     const int devnull = open("/dev/null", O_RDONLY);

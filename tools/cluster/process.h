@@ -17,7 +17,10 @@ namespace fedmf::cli {
 
 class ChildProcess {
  public:
-  // Starts `argv[0]` with stdout+stderr appended to `log_path`.
+  // Starts `argv[0]` with stdout+stderr appended to `log_path`. The child
+  // gets SIGTERM when the thread that spawned it ends (PR_SET_PDEATHSIG), so
+  // spawn from a thread that lives as long as the child should: a killed
+  // demo leaves no daemons behind.
   static absl::StatusOr<ChildProcess> Spawn(const std::vector<std::string>& argv,
                                             const std::string& log_path);
   ChildProcess(ChildProcess&& o) noexcept;
