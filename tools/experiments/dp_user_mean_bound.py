@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""How much a per-rating DP release can tell one VFL party about its users (issue #16).
+
+VFL: the items are split among the parties (here item id mod PARTIES), every
+party holds the same users. Party 0 estimates each user's mean rating from the
+ratings on its own items, and may add what the other parties release: every
+user's sum of centred ratings, each rating clipped to [-C, C], plus N(0, (z C)^2)
+per user and party -- one Gaussian release of the whole budget per party, with
+z for epsilon = 1, delta = 1e-5 (`fedmf privacy noise --sample-rate 1 --steps 1
+--delta 1e-5 --epsilon 1`); one rating moves one user's sum by at most C.
+Optimistic for the release on purpose: the counts are taken as known, clipping
+bias is ignored and the two estimates are combined by inverse variance. Prints
+the error variance of party 0's user means, averaged over its own ratings (what
+its MSE averages over): its own data alone, the release alone (median), both.
+
+(Per user, the same release is useless: a user's sum is a function of that user
+alone, so a user-level bound has to cover the whole sum, and the noise then
+swamps the mean it carries.)
+
+Usage: dp_user_mean_bound.py RATINGS_FILE Z RESIDUAL_VARIANCE CENTRE [PARTIES]
+  RATINGS_FILE       whitespace-separated "user item rating" lines
+  RESIDUAL_VARIANCE  the rating noise around user and item biases
+  CENTRE             the public centre subtracted before clipping
+  PARTIES            number of VFL parties (default 5)
+"""
+import collections
+import sys
+
+
+def main(path, z, res, centre, parties=5):
+    own, others = collections.Counter(), collections.Counter()
+    rows = []
+    for line in open(path):
+        u, i, r = line.split()[:3]
+        u, i = int(u), int(i)
+        rows.append((u, i))
+        if i % parties == 0:
+            own[u] += 1
+        else:
+            others[u] += 1
+    for clip in (1, 2, 4):
+        n = local = combined = 0
+        released = []
+        for u, i in rows:
+            if i % parties:
+                continue
+            v_local = res / max(own[u], 1)
+            c = max(others[u], 1e-9)
+            # (parties - 1) releases, each with its own noise, summed.
+            v_release = (parties - 1) * (z * clip) ** 2 / c ** 2 + res / c
+            n += 1
+            local += v_local
+            combined += 1 / (1 / v_local + 1 / v_release)
+            released.append(v_release)
+        released.sort()
+        print(f"C={clip}: user-mean error variance: own data {local / n:.4f}, release (median) "
+              f"{released[len(released) // 2]:.4f}, both {combined / n:.4f} "
+              f"(reduction {(local - combined) / n:.4f})")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) not in (5, 6):
+        sys.exit(__doc__)
+    main(sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]),
+         int(sys.argv[5]) if len(sys.argv) == 6 else 5)
