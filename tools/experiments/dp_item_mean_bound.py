@@ -4,7 +4,9 @@
 Party 0 of 10 (users split by id mod 10) estimates each item's mean rating from
 its own raters, and may add what the other nine parties release: every item's
 sum of centred ratings, each user's whole vector clipped to L2 norm C, plus
-N(0, (z C)^2) per item -- one Gaussian release of the whole budget (z for
+N(0, (z C)^2) per item once for the nine (as distributed noise summed through
+secure aggregation would give; each party adding its own would multiply the
+noise variance by 9) -- one Gaussian release of the whole budget (z for
 epsilon = 1, delta = 1e-5: `fedmf privacy noise --sample-rate 1 --steps 1
 --delta 1e-5 --epsilon 1`). Optimistic for the release on purpose: the others'
 counts are taken as known, clipping bias is ignored and the two estimates are

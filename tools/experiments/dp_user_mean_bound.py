@@ -4,18 +4,20 @@
 VFL: the items are split among the parties (here item id mod PARTIES), every
 party holds the same users. Party 0 estimates each user's mean rating from the
 ratings on its own items, and may add what the other parties release: every
-user's sum of centred ratings, each rating clipped to [-C, C], plus N(0, (z C)^2)
-per user and party -- one Gaussian release of the whole budget per party, with
-z for epsilon = 1, delta = 1e-5 (`fedmf privacy noise --sample-rate 1 --steps 1
+user's sum of centred ratings over their items, each rating clipped to [-C, C],
+plus N(0, (z C)^2) per user once for all of them (as if they summed their shares
+of the noise through secure aggregation; each party adding its own would
+multiply the noise variance by their number) -- one Gaussian release of the
+whole budget, with z for epsilon = 1, delta = 1e-5 (`fedmf privacy noise --sample-rate 1 --steps 1
 --delta 1e-5 --epsilon 1`); one rating moves one user's sum by at most C.
 Optimistic for the release on purpose: the counts are taken as known, clipping
 bias is ignored and the two estimates are combined by inverse variance. Prints
 the error variance of party 0's user means, averaged over its own ratings (what
 its MSE averages over): its own data alone, the release alone (median), both.
 
-(Per user, the same release is useless: a user's sum is a function of that user
-alone, so a user-level bound has to cover the whole sum, and the noise then
-swamps the mean it carries.)
+(Per user, the same release carries little: a user's sum is a function of that
+user alone, so a user-level bound has to cover the whole sum, and the noise is
+then z times the largest sum it covers.)
 
 Usage: dp_user_mean_bound.py RATINGS_FILE Z RESIDUAL_VARIANCE CENTRE [PARTIES]
   RATINGS_FILE       whitespace-separated "user item rating" lines
@@ -46,8 +48,7 @@ def main(path, z, res, centre, parties=5):
                 continue
             v_local = res / max(own[u], 1)
             c = max(others[u], 1e-9)
-            # (parties - 1) releases, each with its own noise, summed.
-            v_release = (parties - 1) * (z * clip) ** 2 / c ** 2 + res / c
+            v_release = (z * clip) ** 2 / c ** 2 + res / c
             n += 1
             local += v_local
             combined += 1 / (1 / v_local + 1 / v_release)
