@@ -1,6 +1,7 @@
 #include "common/mf/grid_sgd.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -316,8 +317,14 @@ double GridSgd::RunEpoch(random::Csprng& rng) {
   std::vector<double> sums(static_cast<size_t>(grid) * grid, 0.0);
   const int32_t threads = std::min(options_.threads, grid);
   for (int32_t s = 0; s < grid; ++s) {
-    auto run = [&](int32_t t) {
-      for (int32_t k = t; k < grid; k += threads) {
+    // Each thread takes the diagonal's next untaken block: a thread the
+    // machine delays (or a large block) holds up the diagonal by at most the
+    // block it is on, not by every block a fixed share gave it. Which thread
+    // runs a block does not change its result (the blocks are independent).
+    std::atomic<int32_t> next{0};
+    auto run = [&](int32_t) {
+      for (int32_t k = next.fetch_add(1, std::memory_order_relaxed); k < grid;
+           k = next.fetch_add(1, std::memory_order_relaxed)) {
         const int32_t b = rows[k] * grid + cols[(k + shift[s]) % grid];
         const data::Rating* begin = ratings_.data() + block_begin_[b];
         const data::Rating* end = ratings_.data() + block_begin_[b + 1];

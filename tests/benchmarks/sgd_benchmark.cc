@@ -123,8 +123,7 @@ void BM_GridSgdEpoch(benchmark::State& state) {
 }
 BENCHMARK(BM_GridSgdEpoch)
     ->ArgNames({"threads", "grid"})
-    ->Args({1, 8})
-    ->Args({2, 8})
+    ->ArgsProduct({{1, 2}, {8, 16, 32}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
