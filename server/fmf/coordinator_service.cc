@@ -116,6 +116,11 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::MatrixChunk>* reader,
                                               v1::UploadResponse* resp) {
+  // Under mTLS the certificate is checked before a byte is read; the
+  // header's name is checked against it below.
+  if (!insecure_) {
+    if (auto who = Caller(*ctx, ""); !who.ok()) return ToGrpc(who.status());
+  }
   v1::MatrixChunk chunk;
   if (!reader->Read(&chunk)) {
     return ToGrpc(absl::InvalidArgumentError("empty upload: send a header chunk first"));
@@ -124,7 +129,8 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   if (!chunk.has_header()) {
     return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
   }
-  // The header names the uploader: without TLS it is the only name there is.
+  // The header names the uploader: without TLS it is the only name there is;
+  // under mTLS it is empty or the certificate's.
   auto party = net::AuthorizeCaller(*ctx, insecure_, {pki::Role::kParty, "header.party", "parties"},
                                     chunk.header().party());
   if (!party.ok()) return ToGrpc(party.status());

@@ -8,6 +8,7 @@
 //      code, the server keeps running and the job still finishes.
 // For (c)-(e) the test itself is party-0 (its own gRPC client with party-0's
 // certificate); parties 1 and 2 are real fedmf-party processes.
+#include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
@@ -214,6 +215,14 @@ void ExpectImpersonationRefused(ManualParty& p0, const GuardedJob& job) {
   v1::UploadResponse resp;
   EXPECT_EQ(p0.Upload(upload, &resp).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_FALSE(resp.accepted());
+  // An upload whose header names party-1: refused, naming the field.
+  std::vector<v1::MatrixChunk> named = job.Encode(job.shared);
+  named.front().mutable_header()->set_party("party-1");
+  v1::UploadResponse named_resp;
+  const grpc::Status named_status = p0.Upload(named, &named_resp);
+  EXPECT_EQ(named_status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(named_status.error_message(), ::testing::HasSubstr("header.party"));
+  EXPECT_FALSE(named_resp.accepted());
 }
 
 // (e) A malformed upload for the open round, the status it must get and
