@@ -73,15 +73,27 @@ absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
   // x * 2^f is exactly ldexp(x, f); a value out of bounds (or NaN, which
   // fails the comparison) is one Encode refuses, and its error comes from
   // there.
+  // The bound is checked for all values at once, without a branch per value;
+  // only a refused vector is searched for its first bad element (and `out`
+  // is then unspecified).
   const double scale = std::ldexp(1.0, frac_bits_);
+  bool in_bounds = true;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool ok = std::fabs(x[i]) <= max_abs_;  // false for NaN
+    in_bounds &= ok;
+    // A refused value is not encoded; 0 in its place keeps the conversion
+    // defined (|x * 2^f| < 2^63 holds only inside the bound).
+    const double y = (ok ? x[i] : 0.0) * scale;
+    out[i] = static_cast<uint64_t>(RoundHalfAwayFromZero(y)) & mask_;
+  }
+  if (in_bounds) return absl::OkStatus();
   for (size_t i = 0; i < x.size(); ++i) {
     if (!(std::fabs(x[i]) <= max_abs_)) {
       const absl::Status refused = Encode(x[i]).status();
       return absl::Status(refused.code(), absl::StrCat("element ", i, ": ", refused.message()));
     }
-    out[i] = static_cast<uint64_t>(RoundHalfAwayFromZero(x[i] * scale)) & mask_;
   }
-  return absl::OkStatus();
+  return absl::OkStatus();  // not reached: some element was out of bounds
 }
 
 absl::StatusOr<std::vector<uint64_t>> FixedPointCodec::EncodeVector(
