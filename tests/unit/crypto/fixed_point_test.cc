@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/random/csprng.h"
@@ -78,6 +80,19 @@ TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
   auto enc = codec->EncodeVector(v);
   ASSERT_FALSE(enc.ok());
   EXPECT_NE(enc.status().message().find("element 2"), absl::string_view::npos);
+  // The first refused element is named, NaN and infinities included.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  for (const auto& [bad, named] : std::vector<std::pair<std::vector<double>, std::string>>{
+           {{1.0, nan, 9.0}, "element 1"},
+           {{-inf, 0.0}, "element 0"},
+           {{0.0, 0.0, 3.0, inf}, "element 3"}}) {
+    auto refused = codec->EncodeVector(bad);
+    ASSERT_FALSE(refused.ok()) << named;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << named;
+    EXPECT_NE(refused.status().message().find(named), absl::string_view::npos)
+        << refused.status().message();
+  }
   std::vector<uint64_t> out(2);
   EXPECT_FALSE(codec->EncodeVector(std::vector<double>{1.0}, out).ok());
   std::vector<double> dec(3);
