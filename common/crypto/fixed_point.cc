@@ -69,13 +69,11 @@ absl::StatusOr<uint64_t> FixedPointCodec::Encode(double x) const {
 absl::Status FixedPointCodec::EncodeVector(std::span<const double> x,
                                            std::span<uint64_t> out) const {
   RETURN_IF_ERROR(CheckSameSize(x.size(), out.size()));
-  // Encode's arithmetic inline (a device encodes ~34k values per round):
-  // x * 2^f is exactly ldexp(x, f); a value out of bounds (or NaN, which
-  // fails the comparison) is one Encode refuses, and its error comes from
-  // there.
-  // The bound is checked for all values at once, without a branch per value;
-  // only a refused vector is searched for its first bad element (and `out`
-  // is then unspecified).
+  // Encode's arithmetic inline (a device encodes ~34k values per round;
+  // x * 2^f is exactly ldexp(x, f)), with the bound checked for the whole
+  // vector at once instead of a branch per value. Only a refused vector is
+  // searched for its first bad element (out of bounds or NaN), whose error
+  // comes from Encode; `out` is then unspecified.
   const double scale = std::ldexp(1.0, frac_bits_);
   bool in_bounds = true;
   for (size_t i = 0; i < x.size(); ++i) {

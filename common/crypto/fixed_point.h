@@ -32,8 +32,8 @@ namespace fedmf::crypto {
 // std::llround for |y| < 2^63, without the libm call: truncate, then step
 // away from zero when the fractional part (y - trunc(y), exact) is at least
 // one half. Defined here so the test can compare it with llround.
-// Branch-free: the step's direction is as random as the data, so a branch
-// on it would mispredict about every other value.
+// Branch-free: the step's direction is as random as the data, so a branch on
+// it would mispredict about every other value.
 inline int64_t RoundHalfAwayFromZero(double y) {
   const int64_t q = static_cast<int64_t>(y);
   const double frac = y - static_cast<double>(q);
