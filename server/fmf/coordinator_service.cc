@@ -116,10 +116,16 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::MatrixChunk>* reader,
                                               v1::UploadResponse* resp) {
-  // Under mTLS the certificate is checked before a byte is read; the
-  // header's name is checked against it below.
+  // Under mTLS the certificate names the uploader and is checked before a
+  // byte is read; the header's name is checked against the same certificate
+  // below. Without TLS the header's name is the only one there is.
+  const net::CallerRule rule{pki::Role::kParty, "header.party", "parties"};
+  std::optional<pki::PeerIdentity> certificate;
   if (!insecure_) {
-    if (auto who = Caller(*ctx, ""); !who.ok()) return ToGrpc(who.status());
+    auto id = net::PeerIdentityOf(*ctx);
+    if (!id.ok()) return ToGrpc(id.status());
+    if (auto who = net::CheckCaller(&*id, rule, ""); !who.ok()) return ToGrpc(who.status());
+    certificate = *std::move(id);
   }
   v1::MatrixChunk chunk;
   if (!reader->Read(&chunk)) {
@@ -129,10 +135,8 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   if (!chunk.has_header()) {
     return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
   }
-  // The header names the uploader: without TLS it is the only name there is;
-  // under mTLS it is empty or the certificate's.
-  auto party = net::AuthorizeCaller(*ctx, insecure_, {pki::Role::kParty, "header.party", "parties"},
-                                    chunk.header().party());
+  auto party =
+      net::CheckCaller(certificate ? &*certificate : nullptr, rule, chunk.header().party());
   if (!party.ok()) return ToGrpc(party.status());
   const std::string job_id = chunk.header().job_id();
   const int32_t round = chunk.header().round();

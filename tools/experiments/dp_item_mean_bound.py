@@ -24,6 +24,27 @@ import math
 import sys
 
 
+def print_combination(what, clip, z, res, counts):
+    """Prints the error variance of a mean estimated from `own` ratings alone,
+    from a release of `others` (weighted) ratings with N(0, (z clip)^2) noise
+    alone (median), and from both by inverse variance, averaged over `counts`:
+    one (own, others) pair per rating of party 0."""
+    n = local = combined = 0
+    released = []
+    for own, others in counts:
+        v_local = res / max(own, 1)
+        c = max(others, 1e-9)
+        v_release = (z * clip) ** 2 / c ** 2 + res / c
+        n += 1
+        local += v_local
+        combined += 1 / (1 / v_local + 1 / v_release)
+        released.append(v_release)
+    released.sort()
+    print(f"C={clip:2d}: {what} error variance: own data {local / n:.4f}, release (median) "
+          f"{released[len(released) // 2]:.4f}, both {combined / n:.4f} "
+          f"(reduction {(local - combined) / n:.4f})")
+
+
 def main(path, z, res, centre, parties=10):
     by_user = collections.defaultdict(list)
     for line in open(path):
@@ -38,23 +59,9 @@ def main(path, z, res, centre, parties=10):
                     own[i] += 1
                 else:
                     others[i] += scale[u]
-        n = local = combined = 0
-        released = []
-        for u, v in by_user.items():
-            if u % parties:
-                continue
-            for i, _ in v:
-                v_local = res / max(own[i], 1)
-                c = max(others[i], 1e-9)
-                v_release = (z * clip) ** 2 / c ** 2 + res / c
-                n += 1
-                local += v_local
-                combined += 1 / (1 / v_local + 1 / v_release)
-                released.append(v_release)
-        released.sort()
-        print(f"C={clip:2d}: item-mean error variance: own data {local / n:.4f}, release (median) "
-              f"{released[len(released) // 2]:.4f}, both {combined / n:.4f} "
-              f"(reduction {(local - combined) / n:.4f})")
+        print_combination("item-mean", clip, z, res,
+                          ((own[i], others[i]) for u, v in by_user.items() if u % parties == 0
+                           for i, _ in v))
 
 
 if __name__ == "__main__":

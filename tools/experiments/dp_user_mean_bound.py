@@ -28,6 +28,8 @@ Usage: dp_user_mean_bound.py RATINGS_FILE Z RESIDUAL_VARIANCE CENTRE [PARTIES]
 import collections
 import sys
 
+from dp_item_mean_bound import print_combination  # same combination, same printout
+
 
 def main(path, z, res, centre, parties=5):
     own, others = collections.Counter(), collections.Counter()
@@ -41,22 +43,8 @@ def main(path, z, res, centre, parties=5):
         else:
             others[u] += 1
     for clip in (1, 2, 4):
-        n = local = combined = 0
-        released = []
-        for u, i in rows:
-            if i % parties:
-                continue
-            v_local = res / max(own[u], 1)
-            c = max(others[u], 1e-9)
-            v_release = (z * clip) ** 2 / c ** 2 + res / c
-            n += 1
-            local += v_local
-            combined += 1 / (1 / v_local + 1 / v_release)
-            released.append(v_release)
-        released.sort()
-        print(f"C={clip}: user-mean error variance: own data {local / n:.4f}, release (median) "
-              f"{released[len(released) // 2]:.4f}, both {combined / n:.4f} "
-              f"(reduction {(local - combined) / n:.4f})")
+        print_combination("user-mean", clip, z, res,
+                          ((own[u], others[u]) for u, i in rows if i % parties == 0))
 
 
 if __name__ == "__main__":

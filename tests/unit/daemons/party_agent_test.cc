@@ -235,6 +235,16 @@ v1::Task Task(v1::TaskKind kind, const fmf::JobConfig& c, int32_t round) {
   return t;
 }
 
+// A ROUND task that carries `m` as its shared matrix (as fedmf-server inlines
+// a small one).
+v1::Task InlinedRound(const fmf::JobConfig& c, int32_t round, const mf::Matrix& m) {
+  v1::Task t = Task(v1::TASK_KIND_ROUND, c, round);
+  for (const v1::MatrixChunk& chunk : net::EncodeMatrix(m, c.job_id, round, kChunk)) {
+    *t.add_shared() = chunk;
+  }
+  return t;
+}
+
 class PartyAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -407,19 +417,11 @@ TEST_F(PartyAgentTest, AnInlinedSharedMatrixIsUsedAndCheckedLikeADownload) {
   const int32_t items = fake_.replies().back().global_items();
   const int charged = agent_->LedgerSnapshot().entries_size();
   const int downloads = fake_.download_calls();
-  auto inlined = [&](const mf::Matrix& m) {
-    v1::Task t = Task(v1::TASK_KIND_ROUND, job, 0);
-    for (const v1::MatrixChunk& c : net::EncodeMatrix(m, job.job_id, 0, kChunk)) {
-      *t.add_shared() = c;
-    }
-    return t;
-  };
   mf::Matrix bad = mf::Matrix::Constant(items, kDim, 0.3);
   bad(1, 2) = std::numeric_limits<double>::quiet_NaN();
-  fake_.Push(inlined(bad));
-  v1::Task wrong_shape = inlined(mf::Matrix::Constant(items - 1, kDim, 0.3));
-  fake_.Push(wrong_shape);
-  fake_.Push(inlined(mf::Matrix::Constant(items, kDim, 0.3)));
+  fake_.Push(InlinedRound(job, 0, bad));
+  fake_.Push(InlinedRound(job, 0, mf::Matrix::Constant(items - 1, kDim, 0.3)));  // wrong shape
+  fake_.Push(InlinedRound(job, 0, mf::Matrix::Constant(items, kDim, 0.3)));
   ASSERT_TRUE(fake_.AwaitUploads(1));
   ASSERT_TRUE(fake_.AwaitReports(1));
   // The three tasks ran in order: only the good one released, once.
@@ -442,13 +444,7 @@ TEST_F(PartyAgentTest, ATaskRefusedTwiceIsAskedForAgainOnlyAfterABackoff) {
   mf::Matrix bad = mf::Matrix::Constant(items, kDim, 0.3);
   bad(0, 0) = std::numeric_limits<double>::quiet_NaN();
   const size_t before = fake_.served().size();
-  for (int i = 0; i < 3; ++i) {
-    v1::Task t = Task(v1::TASK_KIND_ROUND, job, 0);
-    for (const v1::MatrixChunk& c : net::EncodeMatrix(bad, job.job_id, 0, kChunk)) {
-      *t.add_shared() = c;
-    }
-    fake_.Push(std::move(t));
-  }
+  for (int i = 0; i < 3; ++i) fake_.Push(InlinedRound(job, 0, bad));
   fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
   ASSERT_TRUE(fake_.AwaitUploads(1));
   const std::vector<absl::Time> served = fake_.served();
