@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/crypto/internal/aes256_ctr_kernel.h"
 #include "common/crypto/internal/openssl_util.h"
 
 namespace fedmf::crypto {
@@ -30,9 +32,23 @@ inline void LittleEndianInPlace(uint64_t* words, size_t n) {
 
 }  // namespace
 
+struct AesCtrPrg::KernelState {
+  internal::Aes256RoundKeys keys;
+  internal::CounterBlock counter;
+  uint8_t block[kAesBlockBytes];       // keystream of the block before `counter`
+  size_t block_used = kAesBlockBytes;  // its bytes already handed out
+};
+
 void AesCtrPrg::CtxDeleter::operator()(EVP_CIPHER_CTX* c) const { EVP_CIPHER_CTX_free(c); }
 
-AesCtrPrg::AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx) : ctx_(std::move(ctx)) {}
+void AesCtrPrg::KernelStateDeleter::operator()(KernelState* k) const {
+  OPENSSL_cleanse(k, sizeof(*k));
+  delete k;
+}
+
+AesCtrPrg::AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx,
+                     std::unique_ptr<KernelState, KernelStateDeleter> kernel)
+    : ctx_(std::move(ctx)), kernel_(std::move(kernel)) {}
 AesCtrPrg::AesCtrPrg(AesCtrPrg&&) noexcept = default;
 AesCtrPrg& AesCtrPrg::operator=(AesCtrPrg&&) noexcept = default;
 AesCtrPrg::~AesCtrPrg() = default;
@@ -52,16 +68,43 @@ absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> 
     return absl::InvalidArgumentError(absl::StrCat(
         "AES-CTR initial counter block must be 16 bytes, got ", initial_counter.size()));
   }
+  if (internal::Aes256CtrKernelAvailable()) {
+    std::unique_ptr<KernelState, KernelStateDeleter> kernel(new KernelState);
+    internal::ExpandAes256Key(seed.data(), &kernel->keys);
+    for (size_t i = 0; i < 8; ++i) {
+      kernel->counter.high = (kernel->counter.high << 8) | initial_counter[i];
+      kernel->counter.low = (kernel->counter.low << 8) | initial_counter[8 + i];
+    }
+    return AesCtrPrg(nullptr, std::move(kernel));
+  }
   std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");
   if (EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_ctr(), nullptr, seed.data(),
                          initial_counter.data()) != 1) {
     return internal::OpenSslInternal("EVP_EncryptInit_ex(aes-256-ctr)");
   }
-  return AesCtrPrg(std::move(ctx));
+  return AesCtrPrg(std::move(ctx), nullptr);
 }
 
 absl::Status AesCtrPrg::Keystream(uint8_t* out, size_t n) {
+  if (kernel_ != nullptr) {
+    KernelState& k = *kernel_;
+    const size_t from_block = std::min(n, kAesBlockBytes - k.block_used);
+    std::memcpy(out, k.block + k.block_used, from_block);
+    k.block_used += from_block;
+    out += from_block;
+    n -= from_block;
+    const size_t whole = n / kAesBlockBytes;
+    internal::Aes256CtrKeystream(k.keys, &k.counter, whole, out);
+    out += whole * kAesBlockBytes;
+    n -= whole * kAesBlockBytes;
+    if (n > 0) {
+      internal::Aes256CtrKeystream(k.keys, &k.counter, 1, k.block);
+      std::memcpy(out, k.block, n);
+      k.block_used = n;
+    }
+    return absl::OkStatus();
+  }
   // CTR keystream = encryption of zeros.
   static constexpr uint8_t kZeros[kChunkBytes] = {0};
   while (n > 0) {
@@ -93,6 +136,41 @@ absl::Status AesCtrPrg::FillMod2k(std::span<uint64_t> out, int bits) {
     for (uint64_t& v : out) v &= mask;
   }
   return absl::OkStatus();
+}
+
+absl::Status AesCtrPrg::AccumulateWords32(std::span<uint32_t> sum, MaskSign sign) {
+  const bool subtract = sign == MaskSign::kSubtract;
+  if (kernel_ != nullptr && kernel_->block_used == kAesBlockBytes) {  // block-aligned
+    KernelState& k = *kernel_;
+    constexpr size_t kWordsPerBlock = kAesBlockBytes / 4;
+    const size_t whole = sum.size() / kWordsPerBlock;
+    internal::Aes256CtrAccumulate32(k.keys, &k.counter, whole, subtract, sum.data());
+    if (const size_t rest = sum.size() % kWordsPerBlock; rest > 0) {
+      internal::Aes256CtrKeystream(k.keys, &k.counter, 1, k.block);
+      for (size_t i = 0; i < rest; ++i) {
+        uint32_t w;
+        std::memcpy(&w, k.block + 4 * i, 4);  // the kernel runs on x86: little-endian
+        sum[whole * kWordsPerBlock + i] += subtract ? 0 - w : w;
+      }
+      k.block_used = 4 * rest;
+    }
+    return absl::OkStatus();
+  }
+  constexpr size_t kWords = 1024;
+  alignas(64) uint32_t words[kWords];
+  absl::Status status = absl::OkStatus();
+  for (size_t pos = 0; pos < sum.size() && status.ok(); pos += kWords) {
+    const size_t take = std::min(kWords, sum.size() - pos);
+    status = Keystream(reinterpret_cast<uint8_t*>(words), 4 * take);
+    if (!status.ok()) break;
+    for (size_t i = 0; i < take; ++i) {
+      uint32_t w = words[i];
+      if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap32(w);
+      sum[pos + i] += subtract ? 0 - w : w;
+    }
+  }
+  OPENSSL_cleanse(words, sizeof(words));  // as secret as the seed
+  return status;
 }
 
 absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,

@@ -29,6 +29,8 @@ namespace fedmf::crypto {
 inline constexpr size_t kPrgSeedBytes = 32;
 inline constexpr size_t kAesBlockBytes = 16;
 
+enum class MaskSign { kAdd, kSubtract };
+
 class AesCtrPrg {
  public:
   // The stream defined above (initial counter block all-zero).
@@ -40,7 +42,7 @@ class AesCtrPrg {
 
   AesCtrPrg(AesCtrPrg&&) noexcept;
   AesCtrPrg& operator=(AesCtrPrg&&) noexcept;
-  ~AesCtrPrg();  // EVP_CIPHER_CTX_free wipes the key schedule.
+  ~AesCtrPrg();  // Both engines wipe the key schedule.
 
   // The next out.size() keystream bytes. Streaming: Fill(a); Fill(b) produces
   // the same bytes as one Fill of a+b.
@@ -48,23 +50,36 @@ class AesCtrPrg {
   // The next out.size() mask elements (8 keystream bytes each), in [0, 2^bits).
   // 1 <= bits <= 64.
   absl::Status FillMod2k(std::span<uint64_t> out, int bits);
+  // sum[i] = sum[i] +/- w_i (mod 2^32) for the next sum.size() keystream
+  // words w_i (4 bytes each, little-endian): a mask in Z_{2^32} applied
+  // without storing it. Streams like Fill.
+  absl::Status AccumulateWords32(std::span<uint32_t> sum, MaskSign sign);
 
  private:
   struct CtxDeleter {
     void operator()(EVP_CIPHER_CTX* c) const;
   };
-  explicit AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx);
+  // The VAES kernel's state (internal/aes256_ctr_kernel.h): round keys,
+  // counter and the rest of a partly read block.
+  struct KernelState;
+  struct KernelStateDeleter {
+    void operator()(KernelState* k) const;
+  };
+
+  AesCtrPrg(std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx,
+            std::unique_ptr<KernelState, KernelStateDeleter> kernel);
   // Keystream straight into `out` (no intermediate buffer: this is the hot path).
   absl::Status Keystream(uint8_t* out, size_t n);
 
+  // Exactly one is set: the kernel where the CPU has VAES (twice OpenSSL's
+  // AES-CTR there), else OpenSSL. Same stream either way.
   std::unique_ptr<EVP_CIPHER_CTX, CtxDeleter> ctx_;
+  std::unique_ptr<KernelState, KernelStateDeleter> kernel_;
 };
 
 // The first n mask elements of `seed`'s stream, each in [0, 2^bits).
 absl::StatusOr<std::vector<uint64_t>> ExpandMaskMod2k(std::span<const uint8_t> seed, size_t n,
                                                       int bits);
-
-enum class MaskSign { kAdd, kSubtract };
 
 // acc[i] = acc[i] +/- mask[i] (mod 2^bits) with mask = ExpandMaskMod2k(seed,
 // acc.size(), bits), without materialising the mask vector. This is how a

@@ -3,7 +3,6 @@
 #include <openssl/crypto.h>
 
 #include <algorithm>
-#include <bit>
 
 #include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
@@ -29,9 +28,8 @@ absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uin
     ASSIGN_OR_RETURN(crypto::AesCtrPrg prg, crypto::AesCtrPrg::Create(t.seed));
     prgs.push_back(std::move(prg));
   }
-  // 8 KiB of keystream and 8 KiB of running sum: both stay in L1.
+  // 8 KiB of running sum: stays in L1 while every keystream is added.
   constexpr size_t kBlock = 2048;
-  alignas(64) uint32_t words[kBlock];
   alignas(64) uint32_t sum[kBlock];
   const uint64_t mask = crypto::LowBitsMask(bits);
   absl::Status status = absl::OkStatus();
@@ -40,21 +38,11 @@ absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uin
     uint64_t* a = acc.data() + pos;
     // Wrapping uint32 arithmetic is exact mod 2^bits, since 2^bits divides 2^32.
     for (size_t i = 0; i < take; ++i) sum[i] = static_cast<uint32_t>(a[i]);
-    for (size_t t = 0; t < prgs.size(); ++t) {
-      status = prgs[t].Fill(std::span<uint8_t>(reinterpret_cast<uint8_t*>(words), 4 * take));
-      if (!status.ok()) break;
-      if constexpr (std::endian::native == std::endian::big) {
-        for (size_t i = 0; i < take; ++i) words[i] = __builtin_bswap32(words[i]);  // stream is LE
-      }
-      if (terms[t].sign == crypto::MaskSign::kAdd) {
-        for (size_t i = 0; i < take; ++i) sum[i] += words[i];
-      } else {
-        for (size_t i = 0; i < take; ++i) sum[i] -= words[i];
-      }
+    for (size_t t = 0; t < prgs.size() && status.ok(); ++t) {
+      status = prgs[t].AccumulateWords32(std::span<uint32_t>(sum, take), terms[t].sign);
     }
     for (size_t i = 0; i < take; ++i) a[i] = sum[i] & mask;
   }
-  OPENSSL_cleanse(words, sizeof(words));
   OPENSSL_cleanse(sum, sizeof(sum));
   return status;
 }

@@ -142,6 +142,41 @@ TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
   }
 }
 
+// AccumulateWords32 adds (subtracts) the little-endian words of the same
+// stream Fill reads, also after reads that leave a block half used.
+TEST(AesCtrPrgTest, AccumulateWords32AddsTheStreamsWords) {
+  const auto seed = SeedFrom(9);
+  auto bytes_prg = AesCtrPrg::Create(seed);
+  ASSERT_THAT(bytes_prg, IsOk());
+  std::vector<uint8_t> ks(4 * 6000);
+  ASSERT_THAT(bytes_prg->Fill(ks), IsOk());
+  auto word = [&](size_t i) {
+    return static_cast<uint32_t>(ks[4 * i]) | static_cast<uint32_t>(ks[4 * i + 1]) << 8 |
+           static_cast<uint32_t>(ks[4 * i + 2]) << 16 | static_cast<uint32_t>(ks[4 * i + 3]) << 24;
+  };
+  random::Csprng rng = random::Csprng::FromSeed(10);
+  std::vector<uint32_t> x(6000);
+  for (uint32_t& v : x) v = static_cast<uint32_t>(rng.NextU64());
+
+  auto prg = AesCtrPrg::Create(seed);
+  ASSERT_THAT(prg, IsOk());
+  std::vector<uint32_t> y = x;
+  // 7 words leave a block 3/4 used; 2,000 then start inside it; 8 bytes read
+  // with Fill; the rest subtracts.
+  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(0, 7), MaskSign::kAdd), IsOk());
+  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(7, 2000), MaskSign::kAdd),
+              IsOk());
+  std::vector<uint8_t> skipped(8);
+  ASSERT_THAT(prg->Fill(skipped), IsOk());
+  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(2009), MaskSign::kSubtract),
+              IsOk());
+  EXPECT_EQ(ToHex(skipped),
+            ToHex(std::vector<uint8_t>(ks.begin() + 4 * 2007, ks.begin() + 4 * 2009)));
+  for (size_t i = 0; i < 2007; ++i) ASSERT_EQ(y[i], x[i] + word(i)) << i;
+  for (size_t i = 2007; i < 2009; ++i) ASSERT_EQ(y[i], x[i]) << i;
+  for (size_t i = 2009; i < 6000; ++i) ASSERT_EQ(y[i], x[i] - word(i)) << i;
+}
+
 TEST(AesCtrPrgTest, RejectsBadArguments) {
   EXPECT_EQ(AesCtrPrg::Create(std::vector<uint8_t>(31)).status().code(),
             absl::StatusCode::kInvalidArgument);
