@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include "common/crypto/internal/aes256_ctr_kernel.h"
+
 namespace fedmf::random {
 namespace {
 
@@ -29,24 +31,34 @@ std::array<uint8_t, 32> Sha256(const uint8_t* data, size_t n) {
 
 }  // namespace
 
+// The keystream runs on the VAES kernel where the CPU has it (twice
+// OpenSSL's AES-CTR there), else on OpenSSL: the same stream either way.
 struct Csprng::Impl {
   std::array<uint8_t, 32> key{};
-  EVP_CIPHER_CTX* ctx = nullptr;
-  alignas(16) uint8_t buffer[kBufferBytes];
+  EVP_CIPHER_CTX* ctx = nullptr;  // null when the kernel runs
+  crypto::internal::Aes256RoundKeys round_keys;
+  crypto::internal::CounterBlock counter;  // the kernel's next block
+  alignas(32) uint8_t buffer[kBufferBytes];
   size_t pos = kBufferBytes;  // next unread byte; == size means empty
 
   ~Impl() {
     if (ctx != nullptr) EVP_CIPHER_CTX_free(ctx);
     OPENSSL_cleanse(key.data(), key.size());
+    OPENSSL_cleanse(&round_keys, sizeof(round_keys));
     OPENSSL_cleanse(buffer, sizeof(buffer));
   }
 };
 
 Csprng::Csprng(const std::array<uint8_t, 32>& key) : impl_(std::make_unique<Impl>()) {
   impl_->key = key;
+  // The key is unique per stream, so a zero counter start is safe.
+  if (crypto::internal::Aes256CtrKernelAvailable()) {
+    crypto::internal::ExpandAes256Key(impl_->key.data(), &impl_->round_keys);
+    return;
+  }
   impl_->ctx = EVP_CIPHER_CTX_new();
   if (impl_->ctx == nullptr) Fatal("EVP_CIPHER_CTX_new");
-  const uint8_t iv[16] = {0};  // the key is unique per stream, so a zero counter start is safe
+  const uint8_t iv[16] = {0};
   if (EVP_EncryptInit_ex(impl_->ctx, EVP_aes_256_ctr(), nullptr, impl_->key.data(), iv) != 1) {
     Fatal("EVP_EncryptInit_ex(aes-256-ctr)");
   }
@@ -84,14 +96,24 @@ Csprng Csprng::Fork(std::string_view label) const {
 
 Csprng Csprng::Replica() const {
   Csprng copy(impl_->key);
-  // The cipher context carries the counter; the buffer, the unread keystream.
-  if (EVP_CIPHER_CTX_copy(copy.impl_->ctx, impl_->ctx) != 1) Fatal("EVP_CIPHER_CTX_copy");
+  // The counter (in the cipher context or the kernel's block); the buffer,
+  // the unread keystream.
+  copy.impl_->counter = impl_->counter;
+  if (impl_->ctx != nullptr && EVP_CIPHER_CTX_copy(copy.impl_->ctx, impl_->ctx) != 1) {
+    Fatal("EVP_CIPHER_CTX_copy");
+  }
   std::memcpy(copy.impl_->buffer, impl_->buffer, kBufferBytes);
   copy.impl_->pos = impl_->pos;
   return copy;
 }
 
 void Csprng::Refill() {
+  impl_->pos = 0;
+  if (impl_->ctx == nullptr) {
+    crypto::internal::Aes256CtrKeystream(impl_->round_keys, &impl_->counter, kBufferBytes / 16,
+                                         impl_->buffer);
+    return;
+  }
   // Encrypting zeros with AES-CTR yields the raw keystream.
   static const uint8_t kZeros[kBufferBytes] = {0};
   int out_len = 0;
@@ -99,7 +121,6 @@ void Csprng::Refill() {
       out_len != static_cast<int>(kBufferBytes)) {
     Fatal("EVP_EncryptUpdate");
   }
-  impl_->pos = 0;
 }
 
 void Csprng::FillBytes(uint8_t* out, size_t n) {
