@@ -72,7 +72,8 @@ absl::StatusOr<std::vector<uint8_t>> AesGcmSealWithNonce(std::span<const uint8_t
   CtxPtr ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");
   // 12 bytes is GCM's default IV length in OpenSSL, so no SET_IVLEN is needed.
-  if (EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), nonce.data()) != 1) {
+  if (EVP_EncryptInit_ex(ctx.get(), internal::Aes256GcmCipher(), nullptr, key.data(),
+                         nonce.data()) != 1) {
     return internal::OpenSslInternal("EVP_EncryptInit_ex(aes-256-gcm)");
   }
   if (!UpdateAad(ctx.get(), associated_data, /*encrypt=*/true)) {
@@ -116,7 +117,7 @@ absl::StatusOr<SecretBytes> AesGcmOpen(std::span<const uint8_t> key,
 
   CtxPtr ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr) return internal::OpenSslInternal("EVP_CIPHER_CTX_new");
-  if (EVP_DecryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, key.data(), nonce) != 1) {
+  if (EVP_DecryptInit_ex(ctx.get(), internal::Aes256GcmCipher(), nullptr, key.data(), nonce) != 1) {
     return internal::OpenSslInternal("EVP_DecryptInit_ex(aes-256-gcm)");
   }
   if (!UpdateAad(ctx.get(), associated_data, /*encrypt=*/false)) {

@@ -1,7 +1,10 @@
 #include "common/crypto/internal/openssl_util.h"
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +20,18 @@ absl::Status OpenSslError(absl::StatusCode code, absl::string_view what) {
   }
   if (detail.empty()) return absl::Status(code, what);
   return absl::Status(code, absl::StrCat(what, " (", detail, ")"));
+}
+
+const EVP_CIPHER* Aes256GcmCipher() {
+  static const EVP_CIPHER* const cipher = [] {
+    EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+    if (c == nullptr) {
+      std::fprintf(stderr, "fedmf: fatal: OpenSSL has no AES-256-GCM\n");
+      std::abort();
+    }
+    return c;
+  }();
+  return cipher;
 }
 
 }  // namespace fedmf::crypto::internal
