@@ -1,4 +1,4 @@
-// HKDF-SHA256 (RFC 5869) on libsodium's HMAC-SHA256.
+// HKDF-SHA256 (RFC 5869) on OpenSSL's SHA-256 (SHA-NI where the CPU has it).
 //
 // Secure aggregation derives every symmetric key from an X25519 output with
 // this: the AES-GCM channel key and the pairwise PRG seed s_ij come from

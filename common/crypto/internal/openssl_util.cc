@@ -34,4 +34,16 @@ const EVP_CIPHER* Aes256GcmCipher() {
   return cipher;
 }
 
+const EVP_MD* Sha256Digest() {
+  static const EVP_MD* const md = [] {
+    EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (m == nullptr) {
+      std::fprintf(stderr, "fedmf: fatal: OpenSSL has no SHA-256\n");
+      std::abort();
+    }
+    return m;
+  }();
+  return md;
+}
+
 }  // namespace fedmf::crypto::internal

@@ -25,6 +25,8 @@ inline absl::Status OpenSslInternal(absl::string_view what) {
 // iteration's CPU, one seal per neighbour). Never freed; never null (a
 // failed fetch aborts: OpenSSL's default provider is broken).
 const EVP_CIPHER* Aes256GcmCipher();
+// SHA-256 fetched once per process, for the same reason (HMAC in hkdf.cc).
+const EVP_MD* Sha256Digest();
 
 // EVP_* take int lengths; larger buffers must be rejected (or chunked) first.
 inline bool FitsInInt(size_t n) {

@@ -1,5 +1,13 @@
 #include "common/crypto/hkdf.h"
 
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+#include <openssl/params.h>
+
+#include <vector>
+
+#include "common/random/csprng.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/crypto/hex.h"
@@ -74,6 +82,67 @@ TEST(HkdfTest, OutputIsAPrefixOfLongerOutput) {
   auto c = HkdfSha256(ikm, {}, Hex("02"), 16);
   ASSERT_THAT(c, IsOk());
   EXPECT_NE(*a, *c);
+}
+
+// OpenSSL's own HKDF (EVP_KDF), the reference for what RFC 5869 test cases
+// do not reach: keys longer than SHA-256's block (hashed first), empty salt
+// and info, outputs that end mid-block.
+std::vector<uint8_t> OpenSslHkdf(int mode, const std::vector<uint8_t>& key,
+                                 const std::vector<uint8_t>& salt, const std::vector<uint8_t>& info,
+                                 size_t length) {
+  EVP_KDF* kdf = EVP_KDF_fetch(nullptr, "HKDF", nullptr);
+  EVP_KDF_CTX* ctx = EVP_KDF_CTX_new(kdf);
+  char digest[] = "SHA256";
+  std::vector<OSSL_PARAM> params = {
+      OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode),
+      OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, digest, 0),
+      OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, const_cast<uint8_t*>(key.data()),
+                                        key.size())};
+  if (!salt.empty()) {
+    params.push_back(OSSL_PARAM_construct_octet_string(
+        OSSL_KDF_PARAM_SALT, const_cast<uint8_t*>(salt.data()), salt.size()));
+  }
+  if (!info.empty()) {
+    params.push_back(OSSL_PARAM_construct_octet_string(
+        OSSL_KDF_PARAM_INFO, const_cast<uint8_t*>(info.data()), info.size()));
+  }
+  params.push_back(OSSL_PARAM_construct_end());
+  std::vector<uint8_t> out(length);
+  EXPECT_EQ(EVP_KDF_derive(ctx, out.data(), out.size(), params.data()), 1);
+  EVP_KDF_CTX_free(ctx);
+  EVP_KDF_free(kdf);
+  return out;
+}
+
+TEST(HkdfTest, EqualsOpenSslsHkdfForLongKeysAndOddLengths) {
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  auto bytes = [&](size_t n) {
+    std::vector<uint8_t> b(n);
+    rng.FillBytes(b.data(), n);
+    return b;
+  };
+  for (size_t key_len : {1u, 32u, 63u, 64u, 65u, 200u}) {
+    for (size_t salt_len : {0u, 13u, 64u, 100u}) {
+      for (size_t length : {1u, 32u, 33u, 100u}) {
+        SCOPED_TRACE(::testing::Message() << key_len << " " << salt_len << " " << length);
+        const auto key = bytes(key_len), salt = bytes(salt_len), info = bytes(salt_len / 2);
+        auto full = HkdfSha256(key, salt, info, length);
+        ASSERT_THAT(full, IsOk());
+        EXPECT_EQ(ToHex(full->span()), ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND, key,
+                                                         salt, info, length)));
+        auto prk = HkdfSha256Extract(salt, key);
+        ASSERT_THAT(prk, IsOk());
+        EXPECT_EQ(ToHex(prk->span()),
+                  ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, key, salt, {}, 32)));
+        if (key_len >= 32) {  // Expand takes the key as the PRK
+          auto okm = HkdfSha256Expand(key, info, length);
+          ASSERT_THAT(okm, IsOk());
+          EXPECT_EQ(ToHex(okm->span()),
+                    ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, key, {}, info, length)));
+        }
+      }
+    }
+  }
 }
 
 TEST(HkdfTest, RejectsBadArguments) {
