@@ -152,6 +152,7 @@ class SecAggSum {
       position[index_of[k]] = k;
     }
     spec.dropouts = PlanFor(drops, roster);
+    spec.compute_expected_sum = false;  // only the protocol's sum is used
     // The devices compute and encode their own inputs when the masking
     // phase reaches them (in the simulator's worker threads, a chunk at a
     // time); a failure is kept per device and reported after the run.

@@ -286,7 +286,7 @@ class Simulation {
     const size_t chunk = 16 * static_cast<size_t>(std::max(spec_.num_threads, 1));
     std::vector<std::vector<uint64_t>> inputs(chunk);
     std::vector<std::optional<ClientMessage>> out(chunk);
-    result_.expected_sum.assign(config_.vector_length, 0);
+    if (spec_.compute_expected_sum) result_.expected_sum.assign(config_.vector_length, 0);
     for (size_t begin = 0; begin < n_; begin += chunk) {
       const size_t len = std::min(chunk, n_ - begin);
       ParallelFor(len, spec_.num_threads, [&](size_t k) {
@@ -313,9 +313,8 @@ class Simulation {
         const bool accepted = server_.Receive(*out[k]).ok();
         result_.server_seconds[kMasking] += Seconds(r0, Clock::now());
         if (!accepted) continue;
-        if (absl::Status st = crypto::AddMod2k(result_.expected_sum, inputs[k], config_.bits);
-            !st.ok()) {
-          return st;
+        if (spec_.compute_expected_sum) {
+          RETURN_IF_ERROR(crypto::AddMod2k(result_.expected_sum, inputs[k], config_.bits));
         }
         if (spec_.record_masked_inputs) {
           result_.masked_inputs[config_.roster[begin + k]] = std::get<MaskedInput>(*out[k]).masked;

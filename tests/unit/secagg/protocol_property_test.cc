@@ -254,6 +254,24 @@ TEST(ProtocolPropertyTest, ThreadsDoNotChangeTheOutcome) {
   EXPECT_EQ(one->upload_bytes, two->upload_bytes);
 }
 
+// The clear-text check sum is the simulation's, not the protocol's: turning
+// it off leaves the protocol's sum as it was and expected_sum empty.
+TEST(ProtocolPropertyTest, TheExpectedSumIsOptional) {
+  SimulationSpec spec;
+  spec.num_devices = 30;
+  spec.vector_length = 50;
+  spec.seed = 13;
+  spec.dropouts.after_share_keys = {SimulationRoster(30)[4]};
+  auto with = Simulate(spec);
+  spec.compute_expected_sum = false;
+  auto without = Simulate(spec);
+  ASSERT_TRUE(with.ok() && without.ok());
+  ASSERT_EQ(without->server_state, ServerState::kCompleted);
+  EXPECT_EQ(with->expected_sum.size(), 50u);
+  EXPECT_EQ(without->sum, with->expected_sum);
+  EXPECT_TRUE(without->expected_sum.empty());
+}
+
 TEST(ProtocolPropertyTest, MasksAreFreshPerAggregation) {
   // Same devices, same inputs, two aggregations (different seeds hence ids
   // and keys): every device's masked vector differs.
