@@ -1,5 +1,6 @@
 #include "common/crypto/internal/aes256_ctr_kernel.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 #include <openssl/crypto.h>
 
@@ -144,10 +145,22 @@ void Run(const Aes256RoundKeys& keys, CounterBlock* counter, size_t blocks, Sink
   }
 }
 
+// CPUID directly: GCC's __builtin_cpu_supports knows "vaes", clang 14's
+// does not.
 bool DetectKernel() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("aes") && __builtin_cpu_supports("avx2") &&
-         __builtin_cpu_supports("vaes");
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) == 0) return false;
+  const bool aes = (c & bit_AES) != 0;
+  const bool osxsave = (c & bit_OSXSAVE) != 0;
+  if (!aes || !osxsave) return false;
+  // The OS saves the SSE and AVX (YMM) register state.
+  unsigned xcr0_low = 0, xcr0_high = 0;
+  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
+  if ((xcr0_low & 0x6) != 0x6) return false;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+  const bool avx2 = (b & bit_AVX2) != 0;
+  const bool vaes = (c & (1u << 9)) != 0;  // CPUID.(EAX=7,ECX=0):ECX.VAES[bit 9]
+  return avx2 && vaes;
 }
 
 }  // namespace
