@@ -87,6 +87,7 @@ absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> 
 }
 
 absl::Status AesCtrPrg::Keystream(uint8_t* out, size_t n) {
+  if (n == 0) return absl::OkStatus();  // `out` may be null (an empty span)
   if (kernel_ != nullptr) {
     KernelState& k = *kernel_;
     const size_t from_block = std::min(n, kAesBlockBytes - k.block_used);

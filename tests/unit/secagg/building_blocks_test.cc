@@ -73,7 +73,8 @@ TEST(MaskTest, ApplyMasksEqualsOneApplyMaskPerTerm) {
     }
   }
   std::vector<uint64_t> acc(4);
-  std::vector<MaskTerm> bad = {{Seed(1), crypto::MaskSign::kAdd}};
+  const std::vector<uint8_t> seed = Seed(1);  // a term's span must outlive the call
+  std::vector<MaskTerm> bad = {{seed, crypto::MaskSign::kAdd}};
   EXPECT_FALSE(ApplyMasks(bad, 0, acc).ok());
   const std::vector<uint8_t> short_seed(16);
   bad.push_back({short_seed, crypto::MaskSign::kAdd});
