@@ -46,8 +46,8 @@ FEDMF_TARGET_VAES inline __m256i ByteReverseLanes(__m256i x) {
 constexpr size_t kLanes = 8;                   // registers in flight: covers vaesenc's latency
 constexpr size_t kBlocksPerStep = 2 * kLanes;  // two blocks per register
 
-// The keystream of 16 * kBlocksPerStep counters, low, low + 1, ... (same
-// high half) in `counters`, into ks; advances `counters`. Counters past a
+// The keystream of the kBlocksPerStep consecutive counters in `counters`
+// (low, low + 1, ..., same high half), into ks; advances `counters`. Counters past a
 // wrap of the low half may be computed, for the caller to discard.
 FEDMF_TARGET_VAES inline void Step(const __m256i* round_keys, __m256i* counters,
                                    __m256i ks[kLanes]) {
