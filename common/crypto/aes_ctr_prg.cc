@@ -68,7 +68,7 @@ absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> 
     return absl::InvalidArgumentError(absl::StrCat(
         "AES-CTR initial counter block must be 16 bytes, got ", initial_counter.size()));
   }
-  if (internal::Aes256CtrKernelAvailable()) {
+  if (internal::UseAes256CtrKernel()) {
     std::unique_ptr<KernelState, KernelStateDeleter> kernel(new KernelState);
     internal::ExpandAes256Key(seed.data(), &kernel->keys);
     for (size_t i = 0; i < 8; ++i) {

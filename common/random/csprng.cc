@@ -52,7 +52,7 @@ struct Csprng::Impl {
 Csprng::Csprng(const std::array<uint8_t, 32>& key) : impl_(std::make_unique<Impl>()) {
   impl_->key = key;
   // The key is unique per stream, so a zero counter start is safe.
-  if (crypto::internal::Aes256CtrKernelAvailable()) {
+  if (crypto::internal::UseAes256CtrKernel()) {
     crypto::internal::ExpandAes256Key(impl_->key.data(), &impl_->round_keys);
     return;
   }

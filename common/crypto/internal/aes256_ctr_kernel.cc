@@ -4,6 +4,7 @@
 #include <immintrin.h>
 #include <openssl/crypto.h>
 
+#include <atomic>
 #include <cstring>
 
 namespace fedmf::crypto::internal {
@@ -169,6 +170,17 @@ bool Aes256CtrKernelAvailable() {
   static const bool available = DetectKernel();
   return available;
 }
+
+namespace {
+std::atomic<int> openssl_for_testing{0};  // live OpenSslAesCtrForTesting objects
+}  // namespace
+
+bool UseAes256CtrKernel() {
+  return Aes256CtrKernelAvailable() && openssl_for_testing.load(std::memory_order_relaxed) == 0;
+}
+
+OpenSslAesCtrForTesting::OpenSslAesCtrForTesting() { openssl_for_testing.fetch_add(1); }
+OpenSslAesCtrForTesting::~OpenSslAesCtrForTesting() { openssl_for_testing.fetch_sub(1); }
 
 FEDMF_TARGET_AES void ExpandAes256Key(const uint8_t key[32], Aes256RoundKeys* out) {
   __m128i rk[15];

@@ -37,6 +37,19 @@ struct CounterBlock {
 // True iff this CPU (and OS) run the kernel: AES-NI, AVX2 and VAES.
 bool Aes256CtrKernelAvailable();
 
+// Whether AesCtrPrg and Csprng streams created now run on the kernel:
+// Aes256CtrKernelAvailable(), unless a test holds an
+// OpenSslAesCtrForTesting (so that the OpenSSL path is tested on VAES
+// machines too).
+bool UseAes256CtrKernel();
+class OpenSslAesCtrForTesting {
+ public:
+  OpenSslAesCtrForTesting();
+  ~OpenSslAesCtrForTesting();
+  OpenSslAesCtrForTesting(const OpenSslAesCtrForTesting&) = delete;
+  OpenSslAesCtrForTesting& operator=(const OpenSslAesCtrForTesting&) = delete;
+};
+
 // Requires Aes256CtrKernelAvailable().
 void ExpandAes256Key(const uint8_t key[32], Aes256RoundKeys* out);
 

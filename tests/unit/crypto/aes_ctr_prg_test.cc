@@ -1,8 +1,10 @@
 #include "common/crypto/aes_ctr_prg.h"
 
 #include <cstring>
+#include <tuple>
 #include <vector>
 
+#include "common/crypto/internal/aes256_ctr_kernel.h"
 #include "common/random/csprng.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -175,6 +177,29 @@ TEST(AesCtrPrgTest, AccumulateWords32AddsTheStreamsWords) {
   for (size_t i = 0; i < 2007; ++i) ASSERT_EQ(y[i], x[i] + word(i)) << i;
   for (size_t i = 2007; i < 2009; ++i) ASSERT_EQ(y[i], x[i]) << i;
   for (size_t i = 2009; i < 6000; ++i) ASSERT_EQ(y[i], x[i] - word(i)) << i;
+}
+
+// Both engines (the VAES kernel where the CPU has it, OpenSSL) give the same
+// stream through every reader, across reads that end mid-block.
+TEST(AesCtrPrgTest, KernelAndOpenSslGiveTheSameStream) {
+  if (!internal::Aes256CtrKernelAvailable()) {
+    GTEST_SKIP() << "this CPU has no VAES: only the OpenSSL engine runs here";
+  }
+  const auto seed = SeedFrom(11);
+  auto read = [&]() {
+    auto prg = AesCtrPrg::Create(seed);
+    EXPECT_THAT(prg, IsOk());
+    std::vector<uint8_t> a(5), b(4099);
+    std::vector<uint64_t> c(333);
+    std::vector<uint32_t> d(1001, 7), e(2048, 9);
+    EXPECT_TRUE(prg->Fill(a).ok() && prg->Fill(b).ok() && prg->FillMod2k(c, 40).ok() &&
+                prg->AccumulateWords32(d, MaskSign::kAdd).ok() &&
+                prg->AccumulateWords32(e, MaskSign::kSubtract).ok());
+    return std::make_tuple(a, b, c, d, e);
+  };
+  const auto kernel = read();
+  internal::OpenSslAesCtrForTesting openssl;
+  EXPECT_EQ(read(), kernel);
 }
 
 TEST(AesCtrPrgTest, RejectsBadArguments) {

@@ -7,8 +7,10 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/crypto/internal/aes256_ctr_kernel.h"
 #include "gtest/gtest.h"
 
 namespace fedmf::random {
@@ -38,6 +40,25 @@ TEST(CsprngTest, SeededStreamIsAes256CtrUnderTheSeedsKey) {
   Csprng rng = Csprng::FromSeed(42);
   rng.FillBytes(got.data(), got.size());
   EXPECT_EQ(got, want);
+}
+
+// The same stream with the kernel turned off (OpenSSL), replicas included.
+TEST(CsprngTest, KernelAndOpenSslGiveTheSameStream) {
+  if (!crypto::internal::Aes256CtrKernelAvailable()) {
+    GTEST_SKIP() << "this CPU has no VAES: only the OpenSSL engine runs here";
+  }
+  auto read = [] {
+    Csprng rng = Csprng::FromSeed(43);
+    std::vector<uint8_t> a(4096 + 77);
+    rng.FillBytes(a.data(), a.size());
+    Csprng replica = rng.Replica();
+    std::vector<uint64_t> b;
+    for (int i = 0; i < 1000; ++i) b.push_back(replica.NextU64());
+    return std::make_pair(a, b);
+  };
+  const auto kernel = read();
+  crypto::internal::OpenSslAesCtrForTesting openssl;
+  EXPECT_EQ(read(), kernel);
 }
 
 TEST(CsprngTest, DifferentSeedsDiffer) {
