@@ -151,6 +151,59 @@ TEST(FixedPointTest, RoundingMatchesLlroundAndEncodeVectorMatchesEncode) {
   }
 }
 
+// EncodeVector equals Encode element-wise for codecs on both of its paths
+// (four at a time while encodings stay below 2^51, one at a time above), on
+// the rounding's edge cases at each codec's scale and on lengths that leave
+// a remainder; a refused element inside the four-at-a-time part is named.
+TEST(FixedPointTest, EncodeVectorEqualsEncodeOnBothPaths) {
+  struct Params {
+    int bits, frac_bits;
+    double max_abs;
+  };
+  random::Csprng rng = random::Csprng::FromSeed(8);
+  for (const Params& p : std::vector<Params>{{32, 10, 4.0},
+                                             {48, 30, 1.5},
+                                             {60, 49, 3.99},          // encodings just below 2^51
+                                             {64, 40, 1048576.0}}) {  // up to 2^60: one at a time
+    SCOPED_TRACE(::testing::Message() << p.bits << " bits, f = " << p.frac_bits);
+    auto codec = FixedPointCodec::Create(p.bits, p.frac_bits, p.max_abs, 2);
+    ASSERT_THAT(codec, IsOk());
+    const double step = std::ldexp(1.0, -p.frac_bits);
+    std::vector<double> x = {0.0, -0.0, p.max_abs, -p.max_abs, step / 2, -step / 2};
+    for (int k = 0; k < 2000; ++k) {
+      const double half = (static_cast<double>(rng.UniformInt(1000)) + 0.5) * step;
+      for (double h : {half, -half}) {
+        x.push_back(h);
+        x.push_back(std::nextafter(h, 0.0));
+        x.push_back(std::nextafter(h, 2 * h));
+      }
+      x.push_back((rng.NextDouble() * 2 - 1) * p.max_abs);
+    }
+    for (size_t extra = 0; extra < 4; ++extra) {
+      std::vector<double> v(x.begin(), x.end() - static_cast<std::ptrdiff_t>(extra));
+      std::vector<uint64_t> out(v.size());
+      ASSERT_THAT(codec->EncodeVector(v, out), IsOk());
+      for (size_t i = 0; i < v.size(); ++i) {
+        auto one = codec->Encode(v[i]);
+        ASSERT_THAT(one, IsOk());
+        ASSERT_EQ(out[i], *one) << v[i];
+      }
+    }
+    std::vector<double> bad(x.begin(), x.begin() + 16);
+    bad[9] = std::numeric_limits<double>::quiet_NaN();
+    bad[13] = 2 * p.max_abs;
+    auto refused = codec->EncodeVector(bad);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("element 9"), absl::string_view::npos)
+        << refused.status().message();
+    bad[9] = 0.0;
+    refused = codec->EncodeVector(bad);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.status().message().find("element 13"), absl::string_view::npos)
+        << refused.status().message();
+  }
+}
+
 // The property secure aggregation needs: the decoded mod-2^k sum of encodings
 // is exactly the integer sum of the rounded inputs, for up to N inputs of
 // magnitude up to B -- including all-at-the-bound worst cases.
