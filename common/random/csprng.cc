@@ -49,10 +49,13 @@ struct Csprng::Impl {
   }
 };
 
-Csprng::Csprng(const std::array<uint8_t, 32>& key) : impl_(std::make_unique<Impl>()) {
+Csprng::Csprng(const std::array<uint8_t, 32>& key)
+    : Csprng(key, crypto::internal::UseAes256CtrKernel()) {}
+
+Csprng::Csprng(const std::array<uint8_t, 32>& key, bool kernel) : impl_(std::make_unique<Impl>()) {
   impl_->key = key;
   // The key is unique per stream, so a zero counter start is safe.
-  if (crypto::internal::UseAes256CtrKernel()) {
+  if (kernel) {
     crypto::internal::ExpandAes256Key(impl_->key.data(), &impl_->round_keys);
     return;
   }
@@ -95,7 +98,7 @@ Csprng Csprng::Fork(std::string_view label) const {
 }
 
 Csprng Csprng::Replica() const {
-  Csprng copy(impl_->key);
+  Csprng copy(impl_->key, /*kernel=*/impl_->ctx == nullptr);  // this stream's engine
   // The counter (in the cipher context or the kernel's block); the buffer,
   // the unread keystream.
   copy.impl_->counter = impl_->counter;

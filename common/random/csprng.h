@@ -57,6 +57,8 @@ class Csprng {
   result_type operator()() { return NextU64(); }
 
  private:
+  // On the VAES kernel iff `kernel` (else OpenSSL); same stream either way.
+  Csprng(const std::array<uint8_t, 32>& key, bool kernel);
   explicit Csprng(const std::array<uint8_t, 32>& key);
   void Refill();
 
