@@ -146,6 +146,8 @@ void Run(const Aes256RoundKeys& keys, CounterBlock* counter, size_t blocks, Sink
   }
 }
 
+std::atomic<int> openssl_for_testing{0};  // live OpenSslAesCtrForTesting objects
+
 // CPUID directly: GCC's __builtin_cpu_supports knows "vaes", clang 14's
 // does not.
 bool DetectKernel() {
@@ -170,10 +172,6 @@ bool Aes256CtrKernelAvailable() {
   static const bool available = DetectKernel();
   return available;
 }
-
-namespace {
-std::atomic<int> openssl_for_testing{0};  // live OpenSslAesCtrForTesting objects
-}  // namespace
 
 bool UseAes256CtrKernel() {
   return Aes256CtrKernelAvailable() && openssl_for_testing.load(std::memory_order_relaxed) == 0;
