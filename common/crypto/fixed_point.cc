@@ -1,8 +1,10 @@
 #include "common/crypto/fixed_point.h"
 
-#include <immintrin.h>
-
 #include <cmath>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -15,6 +17,7 @@ absl::Status CheckSameSize(size_t a, size_t b) {
   return absl::OkStatus();
 }
 
+#if defined(__x86_64__)
 bool CpuHasAvx2() {
   static const bool has = [] {
     __builtin_cpu_init();
@@ -58,6 +61,12 @@ __attribute__((target("avx2"))) bool EncodeFourAtATime(const double* x, size_t n
   }
   return _mm256_movemask_pd(all_ok) == 0xf;
 }
+#else
+bool CpuHasAvx2() { return false; }
+bool EncodeFourAtATime(const double*, size_t, double, double, uint64_t, uint64_t*) {
+  return false;  // never called
+}
+#endif
 
 }  // namespace
 

@@ -1,13 +1,31 @@
 #include "common/crypto/internal/aes256_ctr_kernel.h"
 
-#include <cpuid.h>
-#include <immintrin.h>
 #include <openssl/crypto.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace fedmf::crypto::internal {
+namespace {
+
+std::atomic<int> openssl_for_testing{0};  // live OpenSslAesCtrForTesting objects
+
+}  // namespace
+
+bool UseAes256CtrKernel() {
+  return Aes256CtrKernelAvailable() && openssl_for_testing.load(std::memory_order_relaxed) == 0;
+}
+
+OpenSslAesCtrForTesting::OpenSslAesCtrForTesting() { openssl_for_testing.fetch_add(1); }
+OpenSslAesCtrForTesting::~OpenSslAesCtrForTesting() { openssl_for_testing.fetch_sub(1); }
+
+#if defined(__x86_64__)
 namespace {
 
 #define FEDMF_TARGET_AES __attribute__((target("aes,sse4.1")))
@@ -146,8 +164,6 @@ void Run(const Aes256RoundKeys& keys, CounterBlock* counter, size_t blocks, Sink
   }
 }
 
-std::atomic<int> openssl_for_testing{0};  // live OpenSslAesCtrForTesting objects
-
 // CPUID directly: GCC's __builtin_cpu_supports knows "vaes", clang 14's
 // does not.
 bool DetectKernel() {
@@ -172,13 +188,6 @@ bool Aes256CtrKernelAvailable() {
   static const bool available = DetectKernel();
   return available;
 }
-
-bool UseAes256CtrKernel() {
-  return Aes256CtrKernelAvailable() && openssl_for_testing.load(std::memory_order_relaxed) == 0;
-}
-
-OpenSslAesCtrForTesting::OpenSslAesCtrForTesting() { openssl_for_testing.fetch_add(1); }
-OpenSslAesCtrForTesting::~OpenSslAesCtrForTesting() { openssl_for_testing.fetch_sub(1); }
 
 FEDMF_TARGET_AES void ExpandAes256Key(const uint8_t key[32], Aes256RoundKeys* out) {
   __m128i rk[15];
@@ -220,5 +229,17 @@ void Aes256CtrAccumulate32(const Aes256RoundKeys& keys, CounterBlock* counter, s
     Run(keys, counter, blocks, sink);
   }
 }
+
+#else  // not x86-64: no kernel, OpenSSL runs every stream
+
+bool Aes256CtrKernelAvailable() { return false; }
+// Never called: callers check Aes256CtrKernelAvailable() first.
+void ExpandAes256Key(const uint8_t*, Aes256RoundKeys*) { std::abort(); }
+void Aes256CtrKeystream(const Aes256RoundKeys&, CounterBlock*, size_t, uint8_t*) { std::abort(); }
+void Aes256CtrAccumulate32(const Aes256RoundKeys&, CounterBlock*, size_t, bool, uint32_t*) {
+  std::abort();
+}
+
+#endif
 
 }  // namespace fedmf::crypto::internal
