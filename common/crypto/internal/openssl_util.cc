@@ -22,27 +22,30 @@ absl::Status OpenSslError(absl::StatusCode code, absl::string_view what) {
   return absl::Status(code, absl::StrCat(what, " (", detail, ")"));
 }
 
+namespace {
+
+// What a fetch returned, or the process ends: without these OpenSSL's default
+// provider is broken and nothing here can run safely.
+template <typename T>
+const T* FetchedOrAbort(T* fetched, const char* name) {
+  if (fetched == nullptr) {
+    std::fprintf(stderr, "fedmf: fatal: OpenSSL has no %s\n", name);
+    std::abort();
+  }
+  return fetched;
+}
+
+}  // namespace
+
 const EVP_CIPHER* Aes256GcmCipher() {
-  static const EVP_CIPHER* const cipher = [] {
-    EVP_CIPHER* c = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
-    if (c == nullptr) {
-      std::fprintf(stderr, "fedmf: fatal: OpenSSL has no AES-256-GCM\n");
-      std::abort();
-    }
-    return c;
-  }();
+  static const EVP_CIPHER* const cipher =
+      FetchedOrAbort(EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr), "AES-256-GCM");
   return cipher;
 }
 
 const EVP_MD* Sha256Digest() {
-  static const EVP_MD* const md = [] {
-    EVP_MD* m = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    if (m == nullptr) {
-      std::fprintf(stderr, "fedmf: fatal: OpenSSL has no SHA-256\n");
-      std::abort();
-    }
-    return m;
-  }();
+  static const EVP_MD* const md =
+      FetchedOrAbort(EVP_MD_fetch(nullptr, "SHA256", nullptr), "SHA-256");
   return md;
 }
 

@@ -50,6 +50,20 @@ inline std::string ToHex(std::span<const uint8_t> bytes) {
   return out;
 }
 
+// NIST SP 800-38A F.5.5 (CTR-AES256.Encrypt): key, initial counter block,
+// plaintext and ciphertext of four blocks; keystream = CT xor PT.
+struct NistCtrAes256Vector {
+  std::vector<uint8_t> key =
+      Hex("603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4");
+  std::vector<uint8_t> counter = Hex("f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff");
+  std::vector<uint8_t> plaintext =
+      Hex("6bc1bee22e409f96e93d7e117393172a ae2d8a571e03ac9c9eb76fac45af8e51"
+          "30c81c46a35ce411e5fbc1191a0a52ef f69f2445df4f9b17ad2b417be66c3710");
+  std::vector<uint8_t> ciphertext =
+      Hex("601ec313775789a5b7a7f504bbf3d228 f443e3ca4d62b59aca84e990cacaf5c5"
+          "2b0930daa23de94ce87017ba2d84988d dfc9c58db67aada613c2dd08457941a6");
+};
+
 }  // namespace fedmf::crypto::testing
 
 #endif  // FEDMF_TESTS_UNIT_CRYPTO_HEX_H_
