@@ -31,15 +31,39 @@ absl::StatusOr<std::vector<Elem>> LagrangeCoefficients(std::span<const Elem> xs,
   if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
     return absl::InvalidArgumentError("Lagrange: duplicate x-coordinates");
   }
-  std::vector<Elem> lambda(xs.size());
-  for (size_t j = 0; j < xs.size(); ++j) {
-    Elem num = 1, den = 1;
-    for (size_t m = 0; m < xs.size(); ++m) {
-      if (m == j) continue;
-      num = Mul(num, Sub(x, xs[m]));
-      den = Mul(den, Sub(xs[j], xs[m]));
+  const size_t k = xs.size();
+  // num[j] = prod_{m != j} (x - x_m) from prefix and suffix products: O(k).
+  std::vector<Elem> num(k), den(k, 1);
+  Elem before = 1;
+  for (size_t j = 0; j < k; ++j) {
+    num[j] = before;
+    before = Mul(before, Sub(x, xs[j]));
+  }
+  Elem after = 1;
+  for (size_t j = k; j-- > 0;) {
+    num[j] = Mul(num[j], after);
+    after = Mul(after, Sub(x, xs[j]));
+  }
+  for (size_t j = 0; j < k; ++j) {
+    for (size_t m = 0; m < k; ++m) {
+      if (m != j) den[j] = Mul(den[j], Sub(xs[j], xs[m]));
     }
-    lambda[j] = Mul(num, Inv(den));  // den != 0: the xs are distinct
+  }
+  // One inversion for all k denominators (Montgomery's trick): an inversion
+  // is ~250 multiplications, and servers interpolate thousands of secrets
+  // per aggregation. prefix[j] = den[0] * ... * den[j - 1].
+  std::vector<Elem> prefix(k);
+  Elem running = 1;
+  for (size_t j = 0; j < k; ++j) {
+    prefix[j] = running;
+    running = Mul(running, den[j]);
+  }
+  Elem inv = Inv(running);  // running != 0: the xs are distinct
+  std::vector<Elem> lambda(k);
+  for (size_t j = k; j-- > 0;) {
+    // inv = (den[0] * ... * den[j])^-1 here.
+    lambda[j] = Mul(num[j], Mul(inv, prefix[j]));
+    inv = Mul(inv, den[j]);
   }
   return lambda;
 }

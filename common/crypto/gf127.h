@@ -67,7 +67,7 @@ void Store(Elem a, uint8_t* out);
 
 // lambda_j such that f(x) = sum_j lambda_j * f(xs[j]) for every polynomial f of
 // degree < xs.size(). Errors if xs is empty, has duplicates or non-canonical
-// values. O(k^2) multiplications plus k inversions.
+// values. O(k^2) multiplications plus one inversion.
 absl::StatusOr<std::vector<Elem>> LagrangeCoefficients(std::span<const Elem> xs, Elem x);
 
 // The value at x of the unique polynomial of degree < xs.size() through

@@ -7,7 +7,8 @@
 // once outside the timed loop with the devices' own noise code.
 //
 // Counters (seconds summed over both rounds; devices' work + server's):
-// key_agreement_s, sharing_s, masking_s, unmasking_s, server_s, and per
+// key_agreement_s, sharing_s, masking_s, unmasking_s, server_s (and the
+// server's part of each phase, srv_<phase>_s), and per
 // device and iteration the upload / download bytes, next to the plaintext
 // payload mp * bits/8 of the paper's O(log n + mp).
 //
@@ -99,6 +100,7 @@ void ReportCost(benchmark::State& state, const SecureSumCost& cost, int64_t n, s
   for (size_t p = 0; p < 4; ++p) {
     state.counters[names[p]] = cost.client_seconds[p] + cost.server_seconds[p];
     server += cost.server_seconds[p];
+    state.counters[std::string("srv_") + names[p]] = cost.server_seconds[p];
   }
   state.counters["server_s"] = server;
   const double dn = static_cast<double>(n);

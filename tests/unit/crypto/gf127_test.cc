@@ -73,6 +73,30 @@ TEST(Gf127Test, InterpolationRecoversAPolynomial) {
   EXPECT_FALSE(InterpolateAt(std::vector<Elem>{kP}, std::vector<Elem>{1}, 0).ok());
 }
 
+// The batched inversion against the definition, lambda_j =
+// prod_{m != j} (x - x_m) / (x_j - x_m), one inversion per j.
+TEST(Gf127Test, LagrangeCoefficientsMatchTheDefinition) {
+  random::Csprng rng = random::Csprng::FromSeed(8);
+  for (size_t k : {1, 2, 3, 7, 22, 40}) {
+    std::vector<Elem> xs;
+    for (size_t j = 0; j < k; ++j) xs.push_back(j % 2 == 0 ? Elem{j + 1} : RandomElem(rng));
+    for (Elem at : {Elem{0}, RandomElem(rng), xs[k / 2]}) {
+      auto lambda = LagrangeCoefficients(xs, at);
+      ASSERT_THAT(lambda, IsOk());
+      ASSERT_EQ(lambda->size(), k);
+      for (size_t j = 0; j < k; ++j) {
+        Elem num = 1, den = 1;
+        for (size_t m = 0; m < k; ++m) {
+          if (m == j) continue;
+          num = Mul(num, Sub(at, xs[m]));
+          den = Mul(den, Sub(xs[j], xs[m]));
+        }
+        ASSERT_EQ((*lambda)[j], Mul(num, Inv(den))) << "k = " << k << ", j = " << j;
+      }
+    }
+  }
+}
+
 TEST(Gf127Test, LoadStoreRoundTrip) {
   random::Csprng rng = random::Csprng::FromSeed(7);
   for (int i = 0; i < 100; ++i) {
