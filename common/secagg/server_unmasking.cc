@@ -27,6 +27,26 @@ struct OwnedShare {
   crypto::ShamirShare share;
 };
 
+// The masks the server strips off the sum: seeds it recovered or
+// recomputed, each with the sign that undoes it.
+class Unmasks {
+ public:
+  void Add(crypto::SecretBytes seed, crypto::MaskSign sign) {
+    seeds_.push_back(std::move(seed));
+    signs_.push_back(sign);
+  }
+  absl::Status ApplyTo(int bits, std::vector<uint64_t>& sum) const {
+    std::vector<MaskTerm> terms;
+    terms.reserve(seeds_.size());
+    for (size_t k = 0; k < seeds_.size(); ++k) terms.push_back({seeds_[k].span(), signs_[k]});
+    return ApplyMasks(terms, bits, sum);
+  }
+
+ private:
+  std::vector<crypto::SecretBytes> seeds_;  // wiped when the phase closes
+  std::vector<crypto::MaskSign> signs_;
+};
+
 struct ParsedResponse {
   std::vector<OwnedShare> b_shares;
   std::vector<OwnedShare> s_sk_shares;
@@ -66,6 +86,10 @@ class Unmasking final : public ServerPhase {
 
     const int bits = ctx.config.bits;
     const size_t t = static_cast<size_t>(ctx.config.threshold);
+    // Every mask to strip is collected first and applied in one pass
+    // (ApplyMasks: each L1-sized block of the sum takes all keystreams), as
+    // a device applies its own.
+    Unmasks unmasks;
     // Survivors: remove PRG(b_i).
     for (size_t i = 0; i < n; ++i) {
       if (!eligible_[i]) continue;
@@ -76,16 +100,13 @@ class Unmasking final : public ServerPhase {
       };
       absl::StatusOr<crypto::SecretBytes> b = Recover(ctx, i, "b", b_shares[i], t, verify);
       if (!b.ok()) return AbortWith(ctx, b.status());
-      if (absl::Status s = ApplyMask(b->span(), bits, crypto::MaskSign::kSubtract, ctx.sum);
-          !s.ok()) {
-        return AbortWith(ctx, s);
-      }
+      unmasks.Add(*std::move(b), crypto::MaskSign::kSubtract);
     }
     // Dropped: recompute their pairwise masks with every surviving neighbour.
     for (size_t j = 0; j < n; ++j) {
       if (!dropped_[j]) continue;
       if (ctx.session != nullptr) {
-        if (absl::Status s = UnmaskDroppedInSession(ctx, j, s_shares[j], t); !s.ok()) {
+        if (absl::Status s = UnmaskDroppedInSession(ctx, j, s_shares[j], t, unmasks); !s.ok()) {
           return AbortWith(ctx, s);
         }
         continue;
@@ -106,13 +127,11 @@ class Unmasking final : public ServerPhase {
             DeriveMaskSeed(*key, ctx.s_pk[i], ctx.config.aggregation_id, di, dj);
         if (!seed.ok()) return AbortWith(ctx, seed.status());
         // y_i carries +PRG(s_ij) if j < i, −PRG(s_ij) otherwise: undo it.
-        const crypto::MaskSign undo =
-            dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd;
-        if (absl::Status s = ApplyMask(seed->span(), bits, undo, ctx.sum); !s.ok()) {
-          return AbortWith(ctx, s);
-        }
+        unmasks.Add(*std::move(seed),
+                    dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd);
       }
     }
+    if (absl::Status s = unmasks.ApplyTo(bits, ctx.sum); !s.ok()) return AbortWith(ctx, s);
 
     AggregationResult result;
     result.sum = std::move(ctx.sum);
@@ -216,7 +235,8 @@ class Unmasking final : public ServerPhase {
   // to the round seeds m_ij of its surviving neighbours, and undo those
   // masks. The session's mask keys stay secret.
   absl::Status UnmaskDroppedInSession(ServerContext& ctx, size_t j,
-                                      const std::vector<HeldShare>& shares, size_t t) {
+                                      const std::vector<HeldShare>& shares, size_t t,
+                                      Unmasks& unmasks) {
     const uint64_t agg = ctx.config.aggregation_id;
     const DeviceId dj = ctx.config.roster[j];
     const auto verify = [&](const crypto::SecretBytes& e) {
@@ -233,9 +253,8 @@ class Unmasking final : public ServerPhase {
         return absl::InternalError(absl::StrCat("no mask pad of ", dj, " for ", di));
       }
       ASSIGN_OR_RETURN(crypto::SecretBytes key, DeriveRecoveryPad(e.span(), agg, dj, di));
-      const crypto::SecretBytes seed = XorSecret(pad->pad, key.span());
-      const crypto::MaskSign undo = dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd;
-      RETURN_IF_ERROR(ApplyMask(seed.span(), ctx.config.bits, undo, ctx.sum));
+      unmasks.Add(XorSecret(pad->pad, key.span()),
+                  dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd);
     }
     return absl::OkStatus();
   }
