@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
@@ -281,45 +282,71 @@ class Simulation {
     return s;
   }
 
+  // Every device computes its input and masks it on the worker threads; the
+  // server receives the masked inputs in roster order as they become ready
+  // (whichever worker completes the next one in order delivers it), so it
+  // works while devices still mask and only a few vectors are alive at once.
   absl::Status RunMaskingPhase() {
-    // In chunks, so that only a few input vectors are alive at a time.
-    const size_t chunk = 16 * static_cast<size_t>(std::max(spec_.num_threads, 1));
-    std::vector<std::vector<uint64_t>> inputs(chunk);
-    std::vector<std::optional<ClientMessage>> out(chunk);
     if (spec_.compute_expected_sum) result_.expected_sum.assign(config_.vector_length, 0);
-    for (size_t begin = 0; begin < n_; begin += chunk) {
-      const size_t len = std::min(chunk, n_ - begin);
-      ParallelFor(len, spec_.num_threads, [&](size_t k) {
-        const size_t i = begin + k;
-        inputs[k].clear();
-        if (stage_[i] <= static_cast<int>(kMasking) || !clients_[i].has_value()) return;
-        inputs[k] = spec_.input ? spec_.input(i, config_.roster[i])
-                                : SimulationInput(spec_.seed, config_.roster[i],
-                                                  config_.vector_length, config_.bits);
-      });
-      const auto c = Clock::now();
-      ParallelFor(len, spec_.num_threads, [&](size_t k) {
-        const size_t i = begin + k;
-        out[k].reset();
-        if (inputs[k].empty() || !clients_[i]->SetInput(inputs[k]).ok()) return;
-        out[k] = Act(i, kMasking);
-      });
-      const auto s = Clock::now();
-      result_.client_seconds[kMasking] += Seconds(c, s);
-      for (size_t k = 0; k < len; ++k) {
-        if (!out[k].has_value()) continue;
-        result_.upload_bytes += PayloadBytes(*out[k], config_.bits);
+    struct Done {
+      std::optional<ClientMessage> message;
+      std::vector<uint64_t> input;  // kept for expected_sum only
+    };
+    // server_ and result_ are touched only under `mu` during the phase.
+    struct Delivery {
+      absl::Mutex mu;
+      std::vector<std::optional<Done>> done ABSL_GUARDED_BY(mu);
+      size_t next ABSL_GUARDED_BY(mu) = 0;  // first device not yet delivered
+      absl::Status failure ABSL_GUARDED_BY(mu);
+      double server_seconds ABSL_GUARDED_BY(mu) = 0;
+    } delivery;
+    {
+      absl::MutexLock lock(&delivery.mu);
+      delivery.done.resize(n_);
+    }
+    // Records device i's outcome, then delivers every completed device from
+    // `next` on, in roster order.
+    const auto complete = [&](size_t i, Done d) {
+      absl::MutexLock lock(&delivery.mu);
+      delivery.done[i] = std::move(d);
+      for (size_t& k = delivery.next; k < n_ && delivery.done[k].has_value(); ++k) {
+        Done ready = *std::move(delivery.done[k]);
+        delivery.done[k].reset();
+        if (!ready.message.has_value() || !delivery.failure.ok()) continue;
+        result_.upload_bytes += PayloadBytes(*ready.message, config_.bits);
         const auto r0 = Clock::now();
-        const bool accepted = server_.Receive(*out[k]).ok();
-        result_.server_seconds[kMasking] += Seconds(r0, Clock::now());
+        const bool accepted = server_.Receive(*ready.message).ok();
+        delivery.server_seconds += Seconds(r0, Clock::now());
         if (!accepted) continue;
         if (spec_.compute_expected_sum) {
-          RETURN_IF_ERROR(crypto::AddMod2k(result_.expected_sum, inputs[k], config_.bits));
+          delivery.failure = crypto::AddMod2k(result_.expected_sum, ready.input, config_.bits);
         }
         if (spec_.record_masked_inputs) {
-          result_.masked_inputs[config_.roster[begin + k]] = std::get<MaskedInput>(*out[k]).masked;
+          result_.masked_inputs[config_.roster[k]] = std::get<MaskedInput>(*ready.message).masked;
         }
       }
+    };
+    const auto c = Clock::now();
+    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+      Done d;
+      if (stage_[i] > static_cast<int>(kMasking) && clients_[i].has_value()) {
+        std::vector<uint64_t> input = spec_.input
+                                          ? spec_.input(i, config_.roster[i])
+                                          : SimulationInput(spec_.seed, config_.roster[i],
+                                                            config_.vector_length, config_.bits);
+        if (!input.empty()) {
+          if (spec_.compute_expected_sum) d.input = input;
+          if (clients_[i]->SetInput(std::move(input)).ok()) d.message = Act(i, kMasking);
+        }
+      }
+      complete(i, std::move(d));
+    });
+    const double wall = Seconds(c, Clock::now());
+    {
+      absl::MutexLock lock(&delivery.mu);
+      RETURN_IF_ERROR(delivery.failure);
+      result_.server_seconds[kMasking] += delivery.server_seconds;
+      result_.client_seconds[kMasking] += wall - delivery.server_seconds;
     }
     std::vector<std::optional<ClientMessage>> none;
     return DeliverAndClose(kMasking, none);

@@ -102,7 +102,9 @@ struct SimulationResult {
   std::map<DeviceId, ClientState> client_states;
   std::map<DeviceId, std::vector<uint64_t>> masked_inputs;  // if recorded
   // Wall-clock seconds per phase: devices' work, and the server's (Receive
-  // of that phase's messages + ClosePhase).
+  // of that phase's messages + ClosePhase). In the masking phase the server
+  // receives while devices still mask: its part is the time inside Receive,
+  // the devices' the rest of the phase (which includes computing inputs).
   std::array<double, 4> client_seconds{};
   std::array<double, 4> server_seconds{};
   // The consistency-check round (spec.signing only); signing and verifying

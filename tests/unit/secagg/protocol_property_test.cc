@@ -244,6 +244,8 @@ TEST(ProtocolPropertyTest, ThreadsDoNotChangeTheOutcome) {
   spec.vector_length = 100;
   spec.seed = 12;
   spec.dropouts.after_share_keys = {SimulationRoster(60)[3]};
+  spec.dropouts.after_masked_input = {SimulationRoster(60)[7]};
+  spec.record_masked_inputs = true;
   auto one = Simulate(spec);
   spec.num_threads = 2;
   auto two = Simulate(spec);
@@ -251,7 +253,12 @@ TEST(ProtocolPropertyTest, ThreadsDoNotChangeTheOutcome) {
   ASSERT_EQ(one->server_state, ServerState::kCompleted);
   EXPECT_EQ(one->sum, two->sum);
   EXPECT_EQ(one->sum, one->expected_sum);
+  EXPECT_EQ(two->sum, two->expected_sum);
+  EXPECT_EQ(one->masked_inputs, two->masked_inputs);
+  EXPECT_EQ(one->masked_inputs.size(), 59u);  // all but the one gone before masking
+  EXPECT_EQ(one->included, two->included);
   EXPECT_EQ(one->upload_bytes, two->upload_bytes);
+  EXPECT_EQ(one->download_bytes, two->download_bytes);
 }
 
 // The clear-text check sum is the simulation's, not the protocol's: turning
