@@ -24,7 +24,7 @@
 #include "common/net/stop_signal.h"
 
 int main(int argc, char** argv) {
-  fedmf::base::LimitAllocatorArenas("fedmf-aggregator");  // before any thread exists
+  fedmf::base::ConfigureAllocator("fedmf-aggregator");  // before any thread exists
   CLI::App app{"fedmf-aggregator — Hua et al.'s semi-honest third party (masked sums mod P)",
                "fedmf-aggregator"};
   fedmf::cli::AddVersionFlag(app);

@@ -8,6 +8,6 @@
 #include "common/base/allocator.h"
 
 int main(int argc, char** argv) {
-  fedmf::base::LimitAllocatorArenas("fedmf-device");  // before any thread exists
+  fedmf::base::ConfigureAllocator("fedmf-device");  // before any thread exists
   return fedmf::device::RunDeviceCommand(argc, argv, nullptr);
 }

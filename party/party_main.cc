@@ -95,7 +95,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdmin(
 }  // namespace
 
 int main(int argc, char** argv) {
-  fedmf::base::LimitAllocatorArenas("fedmf-party");  // before any thread exists
+  fedmf::base::ConfigureAllocator("fedmf-party");  // before any thread exists
   fedmf::party::PartyConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   std::error_code ec;

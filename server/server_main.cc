@@ -273,7 +273,7 @@ void Daemon::Shutdown() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fedmf::base::LimitAllocatorArenas("fedmf-server");  // before any thread exists
+  fedmf::base::ConfigureAllocator("fedmf-server");  // before any thread exists
   ServerConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   Daemon daemon(std::move(config));

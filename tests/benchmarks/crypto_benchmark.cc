@@ -1,5 +1,5 @@
 // Throughput of the secure-aggregation primitives (common/crypto).
-// Needs only: fedmf_crypto benchmark::benchmark benchmark::benchmark_main.
+// Needs only: fedmf_crypto benchmark::benchmark and benchmark_main.cc.
 #include <cstdint>
 #include <string>
 #include <vector>

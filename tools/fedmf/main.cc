@@ -17,7 +17,7 @@
 #include "tools/fedmf/train_command.h"
 
 int main(int argc, char** argv) {
-  fedmf::base::LimitAllocatorArenas("fedmf");  // before any thread exists
+  fedmf::base::ConfigureAllocator("fedmf");  // before any thread exists
   // stdout is the command's output (--json, CSV, a model): log lines, e.g. a
   // client channel's TLS warning, go to stderr with the progress lines.
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
