@@ -41,6 +41,18 @@ class NeighbourhoodGraph {
   std::optional<size_t> IndexOf(DeviceId device) const;
   // Neighbours of the device at roster index `index`, as sorted roster indices.
   std::vector<size_t> NeighbourIndices(size_t index) const;
+  // f(j) for each of them, in the same order, without building the list (a
+  // server looks neighbourhoods up once per share it parses).
+  template <typename F>
+  void ForEachNeighbour(size_t index, F&& f) const {
+    if (kind_ == GraphKind::kHarary) {
+      for (size_t j : adjacency_[index]) f(j);
+      return;
+    }
+    for (size_t j = 0; j < roster_.size(); ++j) {
+      if (j != index) f(j);
+    }
+  }
 
  private:
   NeighbourhoodGraph(std::vector<DeviceId> roster, GraphKind kind,

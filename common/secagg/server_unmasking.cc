@@ -148,10 +148,10 @@ class Unmasking final : public ServerPhase {
     // What we asked `index` for: b-shares of itself and N(index) ∩ U3,
     // s_sk-shares of N(index) ∩ D.
     std::vector<size_t> want_b = {index}, want_s;
-    for (size_t j : ctx.graph.NeighbourIndices(index)) {
+    ctx.graph.ForEachNeighbour(index, [&](size_t j) {
       if (eligible_[j]) want_b.push_back(j);
       if (dropped_[j]) want_s.push_back(j);
-    }
+    });
     std::sort(want_b.begin(), want_b.end());
     ParsedResponse parsed;
     if (absl::Status s = ParseShares(ctx, index, m.b_shares, want_b, "b", parsed.b_shares);

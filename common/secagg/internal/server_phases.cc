@@ -28,9 +28,7 @@ uint32_t ServerContext::HolderX(size_t owner, size_t holder) const {
   if (config.graph == GraphKind::kComplete) return u1_rank[holder] + 1;
   const DeviceSet& u1 = *survivors[0];
   uint32_t rank = owner < holder ? 1 : 0;  // the owner itself is a holder
-  for (size_t j : graph.NeighbourIndices(owner)) {
-    if (j < holder && u1[j]) ++rank;
-  }
+  graph.ForEachNeighbour(owner, [&](size_t j) { rank += j < holder && u1[j] ? 1 : 0; });
   return rank + 1;
 }
 

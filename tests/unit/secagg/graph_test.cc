@@ -46,6 +46,20 @@ TEST(RosterTest, CopiesShareOneListAndReplacementIsLocal) {
   EXPECT_EQ(Roster({3, 5, 8}), (std::vector<DeviceId>{3, 5, 8}));
 }
 
+TEST(GraphTest, ForEachNeighbourVisitsTheNeighbourIndicesInOrder) {
+  for (const SessionConfig& c :
+       {Config(9, GraphKind::kComplete, 0, 0), Config(40, GraphKind::kHarary, 6, 3)}) {
+    auto g = NeighbourhoodGraph::Create(c);
+    ASSERT_THAT(g, IsOk());
+    for (size_t i = 0; i < g->size(); ++i) {
+      std::vector<size_t> visited;
+      g->ForEachNeighbour(i, [&](size_t j) { visited.push_back(j); });
+      EXPECT_EQ(visited, g->NeighbourIndices(i)) << i;
+      EXPECT_EQ(visited.size(), c.graph == GraphKind::kComplete ? 8u : 6u);
+    }
+  }
+}
+
 TEST(GraphTest, CompleteGraphIsEveryoneElse) {
   const SessionConfig c = Config(7, GraphKind::kComplete, 0, 0);
   auto g = NeighbourhoodGraph::Create(c);
