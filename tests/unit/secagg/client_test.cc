@@ -204,6 +204,17 @@ TEST(ClientTest, InputValidationAndLifecycle) {
   EXPECT_EQ(c.SetInput(std::vector<uint64_t>(7, 0)).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c.SetInput(std::vector<uint64_t>(8, 1 << 16)).code(),
             absl::StatusCode::kInvalidArgument);  // bits = 16
+  std::vector<uint64_t> one_bad(8, 0xffff);       // the largest element is fine
+  one_bad[5] = uint64_t{1} << 40;
+  one_bad[6] = 1 << 16;
+  const absl::Status bad = c.SetInput(one_bad);
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(bad.message()),
+              ::testing::HasSubstr("input element 5 is not below 2^16"));
+  std::vector<uint64_t> high_half(8, 0);
+  high_half[7] = uint64_t{1} << 63;
+  EXPECT_EQ(c.SetInput(high_half).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(c.SetInput(std::vector<uint64_t>(8, 0xffff)), IsOk());
   EXPECT_EQ(c.state(), ClientState::kR0AdvertiseKeys);
   ASSERT_THAT(c.Start(), IsOk());
   EXPECT_FALSE(c.Start().ok());  // the caller's bug, not an abort
