@@ -31,9 +31,9 @@ inline constexpr int kMmapThresholdBytes = 32 << 20;
 // then the default is small (0.5 MB after a freed 269 KB block), so a device
 // handing its 269 KB input, encoding and masked vector through malloc had
 // the arena trimmed and the next vectors' pages faulted in again
-// (lfl_benchmark's in-session iteration: 444k page faults in the process,
-// 142k with this). A trim threshold below the blocks a process moves does
-// the same to them: 16 MB made the coupling demo's 30 MB rounds 12-15% slower
+// (lfl_benchmark's in-session iteration, its devices masking one after
+// another: 444k page faults in the process, 142k with this). A trim threshold below the blocks a
+// process moves does the same to them: 16 MB made the coupling demo's 30 MB rounds 12-15% slower
 // (docs/benchmarks.md).
 inline constexpr int kTrimThresholdBytes = 2 * kMmapThresholdBytes;
 
