@@ -154,8 +154,9 @@ class SecAggSum {
     spec.dropouts = PlanFor(drops, roster);
     spec.compute_expected_sum = false;  // only the protocol's sum is used
     // The devices compute and encode their own inputs when the masking
-    // phase reaches them (in the simulator's worker threads, a chunk at a
-    // time); a failure is kept per device and reported after the run.
+    // phase reaches them (in the simulator's worker threads, each just
+    // before it masks); a failure is kept per device and reported after the
+    // run.
     std::vector<absl::Status> encode_errors(n);
     spec.input = [&](size_t session_index, secagg::DeviceId) -> std::vector<uint64_t> {
       const size_t index = position[session_index];
