@@ -33,12 +33,19 @@ ClientStateMachine::~ClientStateMachine() = default;
 
 absl::StatusOr<ClientStateMachine> ClientStateMachine::Create(
     SessionConfig config, DeviceId self, random::Csprng rng, std::optional<ClientSigning> signing) {
-  if (signing.has_value() && !signing->certifier) {
-    return absl::InvalidArgumentError("ClientSigning without a certifier");
-  }
   // Validates the config and that `self` is in the roster.
   ASSIGN_OR_RETURN(std::vector<DeviceId> neighbours,
                    NeighbourhoodGraph::NeighboursOf(config, self));
+  return WithNeighbours(std::move(config), self, std::move(neighbours), std::move(rng),
+                        std::move(signing));
+}
+
+absl::StatusOr<ClientStateMachine> ClientStateMachine::WithNeighbours(
+    SessionConfig config, DeviceId self, std::vector<DeviceId> neighbours, random::Csprng rng,
+    std::optional<ClientSigning> signing) {
+  if (signing.has_value() && !signing->certifier) {
+    return absl::InvalidArgumentError("ClientSigning without a certifier");
+  }
   auto ctx =
       std::make_unique<internal::ClientContext>(internal::ClientContext{std::move(config),
                                                                         self,
@@ -57,8 +64,21 @@ absl::StatusOr<ClientStateMachine> ClientStateMachine::CreateInSession(
   if (session == nullptr) return absl::InvalidArgumentError("CreateInSession without a session");
   RETURN_IF_ERROR(session->CheckRound(config, signing.has_value()));
   const uint64_t aggregation_id = config.aggregation_id;
-  ASSIGN_OR_RETURN(ClientStateMachine client,
-                   Create(std::move(config), self, std::move(rng), std::move(signing)));
+  absl::StatusOr<ClientStateMachine> made;
+  if (session->established()) {
+    // CheckRound held the roster, graph and degree to the setup's, so N(self)
+    // is the one the setup computed.
+    if (self != session->self()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the session belongs to device ", session->self(), ", not ", self));
+    }
+    RETURN_IF_ERROR(ValidateSessionConfig(config));
+    made = WithNeighbours(std::move(config), self, session->neighbours(), std::move(rng),
+                          std::move(signing));
+  } else {
+    made = Create(std::move(config), self, std::move(rng), std::move(signing));
+  }
+  ASSIGN_OR_RETURN(ClientStateMachine client, std::move(made));
   if (session->established()) client.ctx_->peer_signing_keys = session->peer_signing_keys();
   session->MarkStarted(aggregation_id);
   client.ctx_->session = std::move(session);
@@ -66,6 +86,8 @@ absl::StatusOr<ClientStateMachine> ClientStateMachine::CreateInSession(
 }
 
 DeviceId ClientStateMachine::id() const { return ctx_->self; }
+
+const std::vector<DeviceId>& ClientStateMachine::neighbours() const { return ctx_->neighbours; }
 
 absl::Status ClientStateMachine::SetInput(std::vector<uint64_t> input) {
   if (state_ != ClientState::kR0AdvertiseKeys && state_ != ClientState::kR1ShareKeys &&

@@ -80,6 +80,8 @@ class ClientStateMachine {
 
   ClientState state() const { return state_; }
   DeviceId id() const;
+  // N(self) in this aggregation's graph, sorted.
+  const std::vector<DeviceId>& neighbours() const;
 
   // x_i: config.vector_length elements, each < 2^bits. Must be set before the
   // MaskedInputRequest arrives (so a device can compute its input while keys
@@ -101,6 +103,11 @@ class ClientStateMachine {
  private:
   ClientStateMachine(std::unique_ptr<internal::ClientContext> ctx,
                      std::unique_ptr<internal::ClientPhase> phase);
+  // Create once N(self) is known (`neighbours`, sorted).
+  static absl::StatusOr<ClientStateMachine> WithNeighbours(SessionConfig config, DeviceId self,
+                                                           std::vector<DeviceId> neighbours,
+                                                           random::Csprng rng,
+                                                           std::optional<ClientSigning> signing);
   absl::Status Abort(absl::Status reason);
   absl::Status CheckHeader(const ServerMessage& message) const;
 

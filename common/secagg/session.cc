@@ -53,9 +53,12 @@ absl::Status ClientSession::CheckRound(const SessionConfig& config, bool signing
 }
 
 void ClientSession::Establish(
-    SessionConfig config, bool signing, std::vector<Peer> peers,
+    SessionConfig config, DeviceId self, std::vector<DeviceId> neighbours, bool signing,
+    std::vector<Peer> peers,
     std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> signing_keys) {
   config_ = std::move(config);
+  self_ = self;
+  neighbours_ = std::move(neighbours);
   signing_ = signing;
   peers_ = std::move(peers);
   peer_signing_keys_ = std::move(signing_keys);

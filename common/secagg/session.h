@@ -66,6 +66,11 @@ class ClientSession {
   std::optional<uint64_t> last_aggregation_id() const { return last_aggregation_id_; }
   // Sorted by id: the neighbours that completed the setup with this device.
   const std::vector<Peer>& peers() const { return peers_; }
+  // The device this session belongs to, and its neighbourhood N(self) in
+  // the setup's graph, which every round keeps (CheckRound): later rounds
+  // read it instead of recomputing the graph (O(n) per device and round).
+  DeviceId self() const { return self_; }
+  const std::vector<DeviceId>& neighbours() const { return neighbours_; }
   const Peer* FindPeer(DeviceId id) const;
   // Signing sessions: the neighbours' certified signing keys, sorted.
   const std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>>& peer_signing_keys() const {
@@ -79,12 +84,15 @@ class ClientSession {
   absl::Status CheckRound(const SessionConfig& config, bool signing) const;
 
   // Called by the state machine only.
-  void Establish(SessionConfig config, bool signing, std::vector<Peer> peers,
+  void Establish(SessionConfig config, DeviceId self, std::vector<DeviceId> neighbours,
+                 bool signing, std::vector<Peer> peers,
                  std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> signing_keys);
   void MarkStarted(uint64_t aggregation_id) { last_aggregation_id_ = aggregation_id; }
 
  private:
   std::optional<SessionConfig> config_;
+  DeviceId self_ = 0;
+  std::vector<DeviceId> neighbours_;  // sorted
   bool signing_ = false;
   std::vector<Peer> peers_;
   std::vector<std::pair<DeviceId, crypto::Ed25519PublicKey>> peer_signing_keys_;

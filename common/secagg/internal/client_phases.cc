@@ -699,8 +699,8 @@ class ShareKeysPhase final : public ClientPhase {
       peers.push_back({a.id, std::move(keys.send), std::move(keys.receive), std::move(mask_key)});
       live.push_back(a.id);
     }
-    ctx.session->Establish(ctx.config, ctx.signing.has_value(), std::move(peers),
-                           ctx.peer_signing_keys);
+    ctx.session->Establish(ctx.config, ctx.self, ctx.neighbours, ctx.signing.has_value(),
+                           std::move(peers), ctx.peer_signing_keys);
     return ShareInSession(ctx, live);
   }
 

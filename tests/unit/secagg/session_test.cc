@@ -11,6 +11,7 @@
 #include "common/crypto/secret_bytes.h"
 #include "common/random/csprng.h"
 #include "common/secagg/client_state_machine.h"
+#include "common/secagg/graph.h"
 #include "common/secagg/key_derivation.h"
 #include "common/secagg/mask.h"
 #include "common/secagg/server_state_machine.h"
@@ -239,6 +240,34 @@ TEST(SessionClientTest, RefusesARepeatedOrOlderAggregationId) {
               IsOk());
   EXPECT_THAT(ClientStateMachine::CreateInSession(e.next, e.next.roster[0],
                                                   random::Csprng::FromSeed(1), device)
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// Later rounds take N(self) from the setup instead of recomputing the graph:
+// it must be the graph's, and a session serves only its own device.
+TEST(SessionClientTest, KeepsTheSetupsNeighbourhoodForItsOwnDeviceOnly) {
+  Established e = EstablishSession();
+  for (size_t i : {size_t{0}, size_t{11}}) {
+    const ClientSession& device = *e.session->devices[i];
+    EXPECT_EQ(device.self(), e.next.roster[i]);
+    auto expected = NeighbourhoodGraph::NeighboursOf(e.next, e.next.roster[i]);
+    ASSERT_THAT(expected, IsOk());
+    EXPECT_EQ(device.neighbours(), *expected) << i;
+    auto round = ClientStateMachine::CreateInSession(
+        e.next, e.next.roster[i], random::Csprng::FromSeed(1), e.session->devices[i]);
+    ASSERT_THAT(round.status(), IsOk());
+    EXPECT_EQ(round->neighbours(), *expected) << i;
+  }
+  ++e.next.aggregation_id;  // device 0 has started e.next's id above
+  EXPECT_THAT(ClientStateMachine::CreateInSession(
+                  e.next, e.next.roster[1], random::Csprng::FromSeed(1), e.session->devices[0])
+                  .status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("belongs to device")));
+  SessionConfig invalid = e.next;  // still validated without the graph
+  invalid.vector_length = 0;
+  EXPECT_THAT(ClientStateMachine::CreateInSession(
+                  invalid, invalid.roster[0], random::Csprng::FromSeed(1), e.session->devices[0])
                   .status(),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
