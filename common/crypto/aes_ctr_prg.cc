@@ -58,6 +58,16 @@ absl::StatusOr<AesCtrPrg> AesCtrPrg::Create(std::span<const uint8_t> seed) {
   return CreateWithCounter(seed, kZeroCounter);
 }
 
+absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateAtBlock(std::span<const uint8_t> seed,
+                                                   uint64_t first_block) {
+  // The counter is the whole 128-bit block, big-endian, starting at zero.
+  uint8_t counter[kAesBlockBytes] = {0};
+  for (size_t i = 0; i < 8; ++i) {
+    counter[kAesBlockBytes - 1 - i] = static_cast<uint8_t>(first_block >> (8 * i));
+  }
+  return CreateWithCounter(seed, counter);
+}
+
 absl::StatusOr<AesCtrPrg> AesCtrPrg::CreateWithCounter(std::span<const uint8_t> seed,
                                                        std::span<const uint8_t> initial_counter) {
   if (seed.size() != kPrgSeedBytes) {

@@ -35,6 +35,10 @@ class AesCtrPrg {
  public:
   // The stream defined above (initial counter block all-zero).
   static absl::StatusOr<AesCtrPrg> Create(std::span<const uint8_t> seed);
+  // The same stream from its block `first_block` on (byte 16 * first_block):
+  // a part of a long mask can be expanded on its own, e.g. by another thread.
+  static absl::StatusOr<AesCtrPrg> CreateAtBlock(std::span<const uint8_t> seed,
+                                                 uint64_t first_block);
   // Same cipher with an explicit 16-byte initial counter block: for the NIST
   // SP 800-38A known-answer test, not for masks.
   static absl::StatusOr<AesCtrPrg> CreateWithCounter(std::span<const uint8_t> seed,

@@ -1,6 +1,7 @@
 #include "common/crypto/aes_ctr_prg.h"
 
 #include <cstring>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -62,6 +63,45 @@ TEST(AesCtrPrgTest, DefaultStreamStartsAtTheZeroCounter) {
   ASSERT_TRUE(a.ok() && b.ok());
   std::vector<uint8_t> x(1000), y(1000);
   ASSERT_TRUE(a->Fill(x).ok() && b->Fill(y).ok());
+  EXPECT_EQ(x, y);
+}
+
+// CreateAtBlock(b) is the default stream from byte 16 b on, with either
+// engine, including block numbers whose counter carries past a byte.
+TEST(AesCtrPrgTest, CreateAtBlockIsTheStreamFromThatBlock) {
+  const auto seed = SeedFrom(3);
+  auto whole = [&]() {
+    auto prg = AesCtrPrg::Create(seed);
+    EXPECT_THAT(prg, IsOk());
+    std::vector<uint8_t> out(16 * 700);
+    EXPECT_THAT(prg->Fill(out), IsOk());
+    return out;
+  };
+  auto from = [&](uint64_t block) {
+    auto prg = AesCtrPrg::CreateAtBlock(seed, block);
+    EXPECT_THAT(prg, IsOk());
+    std::vector<uint8_t> out(16 * (700 - block));
+    EXPECT_THAT(prg->Fill(out), IsOk());
+    return out;
+  };
+  for (bool openssl : {false, true}) {
+    std::optional<internal::OpenSslAesCtrForTesting> use_openssl;
+    if (openssl) use_openssl.emplace();
+    const std::vector<uint8_t> stream = whole();
+    for (uint64_t block : {0, 1, 255, 256, 257, 512, 699}) {
+      EXPECT_EQ(from(block), std::vector<uint8_t>(stream.begin() + 16 * block, stream.end()))
+          << "block " << block << (openssl ? " (OpenSSL)" : "");
+    }
+  }
+  // Past 2^64 blocks the counter's high half moves: block 2^64 - 1 then 2^64.
+  auto last = AesCtrPrg::CreateAtBlock(seed, ~uint64_t{0});
+  std::vector<uint8_t> counter(16, 0);
+  counter[7] = 0;
+  for (int i = 8; i < 16; ++i) counter[i] = 0xff;
+  auto same = AesCtrPrg::CreateWithCounter(seed, counter);
+  ASSERT_TRUE(last.ok() && same.ok());
+  std::vector<uint8_t> x(48), y(48);
+  ASSERT_TRUE(last->Fill(x).ok() && same->Fill(y).ok());
   EXPECT_EQ(x, y);
 }
 

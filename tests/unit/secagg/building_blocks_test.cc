@@ -81,6 +81,31 @@ TEST(MaskTest, ApplyMasksEqualsOneApplyMaskPerTerm) {
   EXPECT_FALSE(ApplyMasks(bad, 32, acc).ok());
 }
 
+// Split among threads, the vector gets the same masks: parts start at
+// block boundaries of every keystream, the last part is shorter.
+TEST(MaskTest, ApplyMasksOnThreadsEqualsOneThread) {
+  for (int bits : {17, 32, 64}) {
+    for (size_t n : {size_t{8191}, size_t{16384}, size_t{40000}, size_t{65537}}) {
+      const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+      std::vector<uint64_t> start(n);
+      for (size_t i = 0; i < n; ++i) start[i] = (i * 0x9E3779B97F4A7C15ull) & mask;
+      std::vector<std::vector<uint8_t>> seeds;
+      std::vector<MaskTerm> terms;
+      for (int t = 0; t < 3; ++t) seeds.push_back(Seed(20 + t));
+      for (int t = 0; t < 3; ++t) {
+        terms.push_back({seeds[t], t == 1 ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd});
+      }
+      std::vector<uint64_t> one = start;
+      ASSERT_THAT(ApplyMasks(terms, bits, one, 1), IsOk());
+      for (int threads : {2, 3, 8}) {
+        std::vector<uint64_t> many = start;
+        ASSERT_THAT(ApplyMasks(terms, bits, many, threads), IsOk());
+        EXPECT_EQ(many, one) << "bits " << bits << " n " << n << " threads " << threads;
+      }
+    }
+  }
+}
+
 TEST(MaskTest, AddThenSubtractIsIdentity) {
   for (int bits : {8, 32, 33, 64}) {
     std::vector<uint64_t> acc(777);
