@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include "CLI/CLI.hpp"
 #include "common/base/allocator.h"
@@ -166,8 +167,9 @@ std::optional<int> Daemon::Wire() {
   lfl_store_ = std::move(*lfl_store);
   lfl_coordinator_ = std::make_unique<fedmf::server::LflCoordinator>(
       lfl_store_.get(),
-      fedmf::server::LflCoordinatorOptions{config_.coordinator.poll, config_.coordinator.liveness,
-                                           config_.coordinator.limits});
+      fedmf::server::LflCoordinatorOptions{
+          config_.coordinator.poll, config_.coordinator.liveness, config_.coordinator.limits,
+          static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))});
   device_service_ = std::make_unique<fedmf::server::DeviceService>(
       lfl_coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
   operator_service_->set_lfl(lfl_coordinator_.get());

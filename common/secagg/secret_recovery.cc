@@ -22,6 +22,15 @@ std::optional<crypto::SecretBytes> TrySubset(std::span<const HeldShare> shares,
 
 }  // namespace
 
+std::optional<crypto::SecretBytes> RecoverFromFirstShares(std::span<const HeldShare> shares,
+                                                          size_t threshold,
+                                                          const SecretVerifier& verify) {
+  if (threshold == 0 || shares.size() < threshold) return std::nullopt;
+  std::vector<size_t> first(threshold);
+  std::iota(first.begin(), first.end(), size_t{0});
+  return TrySubset(shares, first, threshold, verify);
+}
+
 absl::StatusOr<RecoveredSecret> RecoverVerifiedSecret(std::span<const HeldShare> shares,
                                                       size_t threshold,
                                                       const SecretVerifier& verify,
@@ -30,12 +39,12 @@ absl::StatusOr<RecoveredSecret> RecoverVerifiedSecret(std::span<const HeldShare>
     return absl::FailedPreconditionError(
         absl::StrCat(shares.size(), " shares, threshold ", threshold));
   }
+  if (std::optional<crypto::SecretBytes> s = RecoverFromFirstShares(shares, threshold, verify)) {
+    return RecoveredSecret{std::move(*s), {}};  // the usual case: nobody lied
+  }
   std::vector<size_t> order(shares.size());
   std::iota(order.begin(), order.end(), size_t{0});
   const std::span<const size_t> first(order.data(), threshold);
-  if (std::optional<crypto::SecretBytes> s = TrySubset(shares, first, threshold, verify)) {
-    return RecoveredSecret{std::move(*s), {}};  // the usual case: nobody lied
-  }
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     for (size_t i = 0; i < threshold; ++i) {  // partial Fisher–Yates
       std::swap(order[i], order[i + rng.UniformInt(order.size() - i)]);

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -33,6 +34,16 @@ struct RecoveredSecret {
 
 using SecretVerifier = std::function<bool(const crypto::SecretBytes&)>;
 
+// The secret of the first `threshold` shares if it verifies, the usual case
+// (nobody lied); nullopt otherwise or with fewer shares. Uses no randomness,
+// so callers may run it for many owners at once and fall back to
+// RecoverVerifiedSecret, in owner order, only where it fails.
+std::optional<crypto::SecretBytes> RecoverFromFirstShares(std::span<const HeldShare> shares,
+                                                          size_t threshold,
+                                                          const SecretVerifier& verify);
+
+// RecoverFromFirstShares, then random threshold-subsets until one verifies,
+// naming the holders whose shares are off that secret's polynomial.
 // kFailedPrecondition with fewer than `threshold` shares; kDataLoss if no
 // tried subset verifies.
 absl::StatusOr<RecoveredSecret> RecoverVerifiedSecret(std::span<const HeldShare> shares,

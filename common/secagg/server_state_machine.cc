@@ -1,5 +1,6 @@
 #include "common/secagg/server_state_machine.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -85,6 +86,8 @@ absl::StatusOr<ServerStateMachine> ServerStateMachine::CreateInSession(
 }
 
 const SessionConfig& ServerStateMachine::config() const { return ctx_->config; }
+
+void ServerStateMachine::set_threads(int threads) { ctx_->threads = std::max(threads, 1); }
 
 absl::Status ServerStateMachine::Reject(DeviceId device, absl::Status reason, bool drop) {
   ctx_->rejections.push_back(

@@ -92,6 +92,11 @@ class ServerStateMachine {
   ServerStateMachine& operator=(ServerStateMachine&&) noexcept;
   ~ServerStateMachine();
 
+  // Lets the unmasking (its seed recovery and mask stripping, the server's
+  // one long serial step) run on up to `threads` threads. Default 1; the
+  // result and everything sent are the same with any value.
+  void set_threads(int threads);
+
   ServerState state() const { return state_; }
   const SessionConfig& config() const;
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/parallel_for.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/aes_ctr_prg.h"
 #include "common/crypto/secret_bytes.h"
@@ -35,11 +36,11 @@ class Unmasks {
     seeds_.push_back(std::move(seed));
     signs_.push_back(sign);
   }
-  absl::Status ApplyTo(int bits, std::vector<uint64_t>& sum) const {
+  absl::Status ApplyTo(int bits, std::vector<uint64_t>& sum, int threads) const {
     std::vector<MaskTerm> terms;
     terms.reserve(seeds_.size());
     for (size_t k = 0; k < seeds_.size(); ++k) terms.push_back({seeds_[k].span(), signs_[k]});
-    return ApplyMasks(terms, bits, sum);
+    return ApplyMasks(terms, bits, sum, threads);
   }
 
  private:
@@ -90,15 +91,35 @@ class Unmasking final : public ServerPhase {
     // (ApplyMasks: each L1-sized block of the sum takes all keystreams), as
     // a device applies its own.
     Unmasks unmasks;
-    // Survivors: remove PRG(b_i).
-    for (size_t i = 0; i < n; ++i) {
-      if (!eligible_[i]) continue;
-      const auto verify = [&](const crypto::SecretBytes& b) {
+    // Survivors: remove PRG(b_i). Where nobody lied, the first t shares give
+    // b_i without any randomness, so those are recovered on ctx.threads
+    // threads; the rest go through Recover (ctx.rng, rejections) in roster
+    // order as before, so the outcome does not depend on the threads.
+    const auto verify_b = [&](size_t i) -> SecretVerifier {
+      return [&ctx, i](const crypto::SecretBytes& b) {
         absl::StatusOr<std::vector<uint8_t>> c =
             CommitSelfMaskSeed(b.span(), ctx.config.aggregation_id, ctx.config.roster[i]);
         return c.ok() && crypto::ConstantTimeEquals(*c, ctx.b_commitment[i]);
       };
-      absl::StatusOr<crypto::SecretBytes> b = Recover(ctx, i, "b", b_shares[i], t, verify);
+    };
+    std::vector<size_t> owners;
+    for (size_t i = 0; i < n; ++i) {
+      if (eligible_[i]) owners.push_back(i);
+    }
+    std::vector<std::optional<crypto::SecretBytes>> first(owners.size());
+    base::ParallelFor(owners.size(), ctx.threads, [&](size_t k) {
+      std::vector<HeldShare>& shares = b_shares[owners[k]];
+      first[k] = RecoverFromFirstShares(shares, t, verify_b(owners[k]));
+      // Freed here, on every thread, unless Recover still needs them.
+      if (first[k].has_value()) std::vector<HeldShare>().swap(shares);
+    });
+    for (size_t k = 0; k < owners.size(); ++k) {
+      if (first[k].has_value()) {
+        unmasks.Add(*std::move(first[k]), crypto::MaskSign::kSubtract);
+        continue;
+      }
+      const size_t i = owners[k];
+      absl::StatusOr<crypto::SecretBytes> b = Recover(ctx, i, "b", b_shares[i], t, verify_b(i));
       if (!b.ok()) return AbortWith(ctx, b.status());
       unmasks.Add(*std::move(b), crypto::MaskSign::kSubtract);
     }
@@ -131,7 +152,9 @@ class Unmasking final : public ServerPhase {
                     dj < di ? crypto::MaskSign::kSubtract : crypto::MaskSign::kAdd);
       }
     }
-    if (absl::Status s = unmasks.ApplyTo(bits, ctx.sum); !s.ok()) return AbortWith(ctx, s);
+    if (absl::Status s = unmasks.ApplyTo(bits, ctx.sum, ctx.threads); !s.ok()) {
+      return AbortWith(ctx, s);
+    }
 
     AggregationResult result;
     result.sum = std::move(ctx.sum);

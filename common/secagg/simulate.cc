@@ -1,17 +1,17 @@
 #include "common/secagg/simulate.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <utility>
 
+#include "absl/functional/function_ref.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "common/base/parallel_for.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/ed25519.h"
 #include "common/crypto/mod2k.h"
@@ -25,24 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double>(to - from).count();
-}
-
-// Runs fn(i) for i in [0, n) on `threads` threads. Each i is independent (one
-// device), so the outcome does not depend on scheduling.
-void ParallelFor(size_t n, int threads, const std::function<void(size_t)>& fn) {
-  if (threads <= 1 || n < 2) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  const auto worker = [&] {
-    for (size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(i);
-  };
-  std::vector<std::thread> pool;
-  const size_t extra = std::min(static_cast<size_t>(threads), n) - 1;
-  for (size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
-  worker();
-  for (std::thread& th : pool) th.join();
 }
 
 // When a device stops: it takes part in phase p iff stage > p (and in the
@@ -149,6 +131,7 @@ class Simulation {
         n_(config_.roster.size()),
         clients_(n_),
         inbox_(n_) {
+    server_.set_threads(spec_.num_threads);
     if (spec_.signing) {
       random::Csprng rng = random::Csprng::FromSeed(spec_.signing_seed.value_or(spec_.seed))
                                .Fork("simulate/authority");
@@ -162,7 +145,7 @@ class Simulation {
     std::vector<std::optional<ClientMessage>> out(n_);
     const auto c0 = Clock::now();
     std::vector<absl::Status> errors(n_);
-    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+    base::ParallelFor(n_, spec_.num_threads, [&](size_t i) {
       if (stage_[i] == kBefore) return;
       random::Csprng rng =
           random::Csprng::FromSeed(spec_.seed).Fork(absl::StrCat("device/", config_.roster[i]));
@@ -219,10 +202,7 @@ class Simulation {
         }
         continue;
       }
-      const auto c = Clock::now();
-      ParallelFor(n_, spec_.num_threads, [&](size_t i) { out[i] = Act(i, phase); });
-      result_.client_seconds[phase] += Seconds(c, Clock::now());
-      RETURN_IF_ERROR(DeliverAndClose(phase, out));
+      RETURN_IF_ERROR(RunAndDeliver(phase, [&](size_t i) { return Done{Act(i, phase), {}}; }));
     }
     return Finish();
   }
@@ -265,7 +245,7 @@ class Simulation {
   absl::Status RunConsistencyCheck() {
     std::vector<std::optional<ClientMessage>> out(n_);
     const auto c = Clock::now();
-    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
+    base::ParallelFor(n_, spec_.num_threads, [&](size_t i) {
       if (stage_[i] <= static_cast<int>(kAfterMaskedInput) || !clients_[i].has_value() ||
           !inbox_[i].has_value()) {
         return;
@@ -282,16 +262,39 @@ class Simulation {
     return s;
   }
 
-  // Every device computes its input and masks it on the worker threads; the
-  // server receives the masked inputs in roster order as they become ready
-  // (whichever worker completes the next one in order delivers it), so it
-  // works while devices still mask and only a few vectors are alive at once.
+  // A device's message of one phase, and (masking only) the input it masked,
+  // kept for expected_sum.
+  struct Done {
+    std::optional<ClientMessage> message;
+    std::vector<uint64_t> input;
+  };
+
+  // Every device computes its input and masks it on the worker threads.
   absl::Status RunMaskingPhase() {
     if (spec_.compute_expected_sum) result_.expected_sum.assign(config_.vector_length, 0);
-    struct Done {
-      std::optional<ClientMessage> message;
-      std::vector<uint64_t> input;  // kept for expected_sum only
-    };
+    return RunAndDeliver(kMasking, [&](size_t i) {
+      Done d;
+      if (stage_[i] > static_cast<int>(kMasking) && clients_[i].has_value()) {
+        std::vector<uint64_t> input = spec_.input
+                                          ? spec_.input(i, config_.roster[i])
+                                          : SimulationInput(spec_.seed, config_.roster[i],
+                                                            config_.vector_length, config_.bits);
+        if (!input.empty()) {
+          if (spec_.compute_expected_sum) d.input = input;
+          if (clients_[i]->SetInput(std::move(input)).ok()) d.message = Act(i, kMasking);
+        }
+      }
+      return d;
+    });
+  }
+
+  // Runs act(i) for every device on the worker threads. The server receives
+  // the messages in roster order as they become ready (whichever worker
+  // completes the next one in order delivers it), so it works while devices
+  // still do and only a few messages are alive at once; then the phase
+  // closes. The outcome is that of delivering all of them in order after
+  // the devices finished, with any number of threads.
+  absl::Status RunAndDeliver(size_t phase, absl::FunctionRef<Done(size_t)> act) {
     // server_ and result_ are touched only under `mu` during the phase.
     struct Delivery {
       absl::Mutex mu;
@@ -315,9 +318,10 @@ class Simulation {
         if (!ready.message.has_value() || !delivery.failure.ok()) continue;
         result_.upload_bytes += PayloadBytes(*ready.message, config_.bits);
         const auto r0 = Clock::now();
+        // Rejections are in server_.rejections().
         const bool accepted = server_.Receive(*ready.message).ok();
         delivery.server_seconds += Seconds(r0, Clock::now());
-        if (!accepted) continue;
+        if (!accepted || phase != kMasking) continue;
         if (spec_.compute_expected_sum) {
           delivery.failure = crypto::AddMod2k(result_.expected_sum, ready.input, config_.bits);
         }
@@ -327,29 +331,16 @@ class Simulation {
       }
     };
     const auto c = Clock::now();
-    ParallelFor(n_, spec_.num_threads, [&](size_t i) {
-      Done d;
-      if (stage_[i] > static_cast<int>(kMasking) && clients_[i].has_value()) {
-        std::vector<uint64_t> input = spec_.input
-                                          ? spec_.input(i, config_.roster[i])
-                                          : SimulationInput(spec_.seed, config_.roster[i],
-                                                            config_.vector_length, config_.bits);
-        if (!input.empty()) {
-          if (spec_.compute_expected_sum) d.input = input;
-          if (clients_[i]->SetInput(std::move(input)).ok()) d.message = Act(i, kMasking);
-        }
-      }
-      complete(i, std::move(d));
-    });
+    base::ParallelFor(n_, spec_.num_threads, [&](size_t i) { complete(i, act(i)); });
     const double wall = Seconds(c, Clock::now());
     {
       absl::MutexLock lock(&delivery.mu);
       RETURN_IF_ERROR(delivery.failure);
-      result_.server_seconds[kMasking] += delivery.server_seconds;
-      result_.client_seconds[kMasking] += wall - delivery.server_seconds;
+      result_.server_seconds[phase] += delivery.server_seconds;
+      result_.client_seconds[phase] += wall - delivery.server_seconds;
     }
     std::vector<std::optional<ClientMessage>> none;
-    return DeliverAndClose(kMasking, none);
+    return DeliverAndClose(phase, none);
   }
 
   absl::Status DeliverAndClose(size_t phase, std::vector<std::optional<ClientMessage>>& out) {
@@ -390,6 +381,9 @@ class Simulation {
       result_.client_states[config_.roster[i]] =
           clients_[i].has_value() ? clients_[i]->state() : ClientState::kR0AdvertiseKeys;
     }
+    // Each device's state is thousands of small blocks: free them on every
+    // thread, not serially after the last phase.
+    base::ParallelFor(n_, spec_.num_threads, [&](size_t i) { clients_[i].reset(); });
     if (server_.state() == ServerState::kCompleted) {
       ASSIGN_OR_RETURN(AggregationResult r, server_.Result());
       result_.sum = std::move(r.sum);

@@ -119,6 +119,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
         "the server ran out of memory creating this LFL job: lower its sizes or limits.*");
   }
   if (!job.ok()) return job.status();
+  (*job)->set_unmasking_threads(options_.unmasking_threads);
   RETURN_IF_ERROR(store_->CreateJob(s));
   job_ = *std::move(job);
   persisted_stage_ = LflJob::Stage::kJoining;

@@ -26,6 +26,10 @@ struct LflCoordinatorOptions {
   absl::Duration poll = absl::Seconds(2);       // long-poll length
   absl::Duration liveness = absl::Seconds(10);  // a host silent longer is not waited for
   SizeLimits limits;                            // server/size_limits.h
+  // Threads each secure aggregation's unmasking may use (the server's one
+  // long step per aggregation: recovering every survivor's self-mask seed
+  // and stripping the masks). The sum is the same with any value.
+  int unmasking_threads = 1;
 };
 
 class LflCoordinator {

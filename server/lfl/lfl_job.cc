@@ -294,6 +294,7 @@ void LflJob::StartRound(int number, std::vector<uint64_t> roster, int64_t min_su
           : secagg::ServerStateMachine::Create(r.session, rng_.Fork("secagg-server"));
   if (!sa.ok()) return Fail(std::string(sa.status().message()));
   r.sa.emplace(*std::move(sa));
+  r.sa->set_threads(unmasking_threads_);
   r.expected.insert(r.session.roster.begin(), r.session.roster.end());
   round_ = std::move(r);
 }
@@ -338,6 +339,7 @@ bool LflJob::StartSessionRound(Round& r, const std::vector<uint64_t>& participan
     return false;
   }
   r.sa.emplace(*std::move(sa));
+  r.sa->set_threads(unmasking_threads_);
   r.expected.insert(participants.begin(), participants.end());
   return true;
 }

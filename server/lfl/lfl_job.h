@@ -65,6 +65,9 @@ class LflJob {
   // Any RPC from `host`: it is alive (a host busy computing a phase keeps
   // streaming, so it is not mistaken for a vanished one).
   void Touch(const std::string& host, absl::Time now) { last_seen_[host] = now; }
+  // Threads for each aggregation's unmasking (ServerStateMachine::set_threads;
+  // a fork-join inside ClosePhase, the job itself owns no thread). Default 1.
+  void set_unmasking_threads(int threads) { unmasking_threads_ = threads; }
   // V(iteration) while it is the current model (0 in Stage 1, T in Stage 3).
   absl::StatusOr<mf::Matrix> Model(const std::string& host, int32_t iteration);
   absl::StatusOr<std::vector<v1::InboxMessage>> Inbox(const std::string& host,
@@ -155,6 +158,7 @@ class LflJob {
   // setup.
   std::shared_ptr<secagg::ServerSession> key_session_;
   uint64_t key_session_id_ = 0;
+  int unmasking_threads_ = 1;
   // Devices the key session has lost: asked at the last round 1's check-in
   // but silent (a host that restarted has lost its keys; or a transient
   // dropout). With the selected devices that missed the setup, they decide

@@ -51,6 +51,9 @@ struct ServerContext {
   // hidden round seeds m_ij ⊕ pad, sorted by peer (messages.h, ShareKeys).
   std::vector<std::vector<uint8_t>> recovery_commitment;
   std::vector<std::vector<MaskPad>> mask_pads;
+  // Threads the unmasking may use to recover seeds and strip masks; the
+  // result does not depend on it.
+  int threads = 1;
 
   MessageHeader HeaderTo(size_t index, Phase phase) const {
     return MessageHeader{config.aggregation_id, kServerId, config.roster[index], phase};
