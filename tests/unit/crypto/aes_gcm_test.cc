@@ -1,5 +1,7 @@
 #include "common/crypto/aes_gcm.h"
 
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -134,6 +136,54 @@ TEST_F(AesGcmTamperTest, RandomNoncesDiffer) {
   EXPECT_NE(ToHex(std::span(*again).first(kAesGcmNonceBytes)),
             ToHex(std::span(sealed_).first(kAesGcmNonceBytes)));
   EXPECT_NE(*again, sealed_);
+}
+
+// Each thread re-keys one context per direction for every call: a call's
+// answer must not depend on the calls before it on that thread (another
+// key, a failed authentication, empty or long texts) or on other threads
+// doing the same at the same time.
+TEST(AesGcmTest, EveryCallStandsAloneOnEveryThread) {
+  const auto& tc = kCases[3];  // TC16: AAD and a partial last block
+  const std::vector<uint8_t> key = Hex(tc.key), nonce = Hex(tc.iv), pt = Hex(tc.pt),
+                             aad = Hex(tc.aad);
+  const std::string want = ToHex(Hex(tc.iv)) + tc.ct + tc.tag;
+  const std::vector<uint8_t> other_key(32, 0x5a), long_pt(5000, 3);
+  const auto round = [&](int i) -> bool {
+    // Something different before each known-answer call.
+    switch (i % 4) {
+      case 0: {
+        auto s = AesGcmSealWithNonce(other_key, nonce, long_pt, {});
+        if (!s.ok() || AesGcmOpen(key, *s, {}).status().code() != absl::StatusCode::kDataLoss) {
+          return false;
+        }
+        break;
+      }
+      case 1:
+        if (!AesGcmSealWithNonce(other_key, nonce, {}, aad).ok()) return false;
+        break;
+      case 2: {
+        std::vector<uint8_t> bad = Hex(want);
+        bad.back() ^= 1;  // a failed open leaves the context mid-message
+        if (AesGcmOpen(key, bad, aad).ok()) return false;
+        break;
+      }
+      default: break;
+    }
+    auto sealed = AesGcmSealWithNonce(key, nonce, pt, aad);
+    if (!sealed.ok() || ToHex(*sealed) != want) return false;
+    auto opened = AesGcmOpen(key, *sealed, aad);
+    return opened.ok() && std::vector<uint8_t>(opened->span().begin(), opened->span().end()) == pt;
+  };
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(round(i)) << i;
+  std::vector<int> failures(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) failures[t] += round(i + t) ? 0 : 1;
+    });
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
 }
 
 TEST(AesGcmTest, RejectsMalformedInputs) {
