@@ -16,7 +16,9 @@ void AppendU64(std::vector<uint8_t>& out, uint64_t v) {
 
 std::vector<uint8_t> Label(std::string_view name, uint64_t aggregation_id, DeviceId a,
                            std::optional<DeviceId> b) {
-  std::vector<uint8_t> out(name.begin(), name.end());
+  std::vector<uint8_t> out;
+  out.reserve(name.size() + 3 * sizeof(uint64_t));
+  out.assign(name.begin(), name.end());
   AppendU64(out, aggregation_id);
   AppendU64(out, a);
   if (b.has_value()) AppendU64(out, *b);
