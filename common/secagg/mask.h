@@ -35,9 +35,9 @@ struct MaskTerm {
 // to its whole vector; term by term that streams the vector k + 1 times
 // through L2, while here each L1-sized block of the vector takes all k + 1
 // keystreams before the next block (and for bits <= 32 is summed in uint32,
-// twice the lanes per instruction). `threads` > 1 splits the vector into
-// that many parts (for bits <= 32 and long vectors: the server stripping a
-// thousand self masks); the result is the same.
+// twice the lanes per instruction). `threads` > 1 splits the vector into up
+// to that many parts of at least 8192 elements (bits <= 32 only: for the
+// server stripping a thousand self masks); the result is the same.
 absl::Status ApplyMasks(std::span<const MaskTerm> terms, int bits, std::span<uint64_t> acc,
                         int threads = 1);
 
