@@ -159,6 +159,29 @@ void BM_AesGcmSeal(benchmark::State& state) {
 }
 BENCHMARK(BM_AesGcmSeal)->Arg(128)->Arg(64 << 10);
 
+// A device opens k share bundles per aggregation (its masking phase).
+void BM_AesGcmOpen(benchmark::State& state) {
+  random::Csprng rng = random::Csprng::FromSeed(5);
+  const auto key = Seed();
+  const std::vector<uint8_t> pt(static_cast<size_t>(state.range(0)), 0x5a);
+  const std::vector<uint8_t> aad(24, 7);
+  auto sealed = AesGcmSeal(key, pt, aad, rng);
+  if (!sealed.ok()) {
+    state.SkipWithError("seal failed");
+    return;
+  }
+  for (auto _ : state) {
+    auto opened = AesGcmOpen(key, *sealed, aad);
+    if (!opened.ok()) {
+      state.SkipWithError("open failed");
+      return;
+    }
+    benchmark::DoNotOptimize(opened);
+  }
+  state.SetBytesProcessed(state.iterations() * state.range(0));
+}
+BENCHMARK(BM_AesGcmOpen)->Arg(128);
+
 // A server's unmasking reconstructs one 32-byte secret per survivor from t
 // shares (t = 7 for SecAgg+ at n = 1000, 22 active).
 void BM_ShamirReconstruct32Bytes(benchmark::State& state) {
