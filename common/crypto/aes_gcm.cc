@@ -41,13 +41,14 @@ absl::Status CheckSizes(size_t text, size_t aad) {
 // This thread's AES-256-GCM context for one direction, set to the cipher
 // once and re-keyed by every call. Why: OpenSSL 3 allocates a provider
 // context on every EVP_CIPHER_CTX_new and wipes and frees it on every
-// EVP_CIPHER_CTX_free, which cost more than sealing a 100-byte share bundle
-// (BM_AesGcmSeal/128 and BM_AesGcmOpen/128, docs/benchmarks.md). The last message's key schedule
-// stays in the context until the thread's next call or its exit (then the free wipes it). Not wiped
-// after each call: re-keying costs as much as the allocation saved, and a reader of this process's
-// memory would find what the message keys derive from anyway (SecAgg, the only user: the device's
-// X25519 keys for the aggregation, or its session keys for the session).
-// Null if OpenSSL cannot allocate it.
+// EVP_CIPHER_CTX_free, a sizeable part of sealing or opening a 100-byte
+// share bundle (BM_AesGcmSeal/128, BM_AesGcmOpen/128; docs/benchmarks.md).
+// The last message's key schedule stays in the context until the thread's
+// next call or its exit (then the free wipes it). Not wiped after each
+// call: re-keying costs as much as the allocation saved, and a reader of
+// this process's memory would find what the message keys derive from anyway
+// (SecAgg, the only user: the device's X25519 keys for the aggregation, or
+// its session keys for the session). Null if OpenSSL cannot allocate it.
 EVP_CIPHER_CTX* ThreadContext(bool encrypt) {
   struct Contexts {
     CtxPtr seal;
