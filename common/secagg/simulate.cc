@@ -213,7 +213,12 @@ class Simulation {
         RETURN_IF_ERROR(DeliverAndClose(phase, out));
         continue;
       }
-      RETURN_IF_ERROR(RunAndDeliver(phase, [&](size_t i) { return Done{Act(i, phase), {}}; }));
+      RETURN_IF_ERROR(RunAndDeliver(
+          phase,
+          [&](size_t i) {
+            return Done{Act(i, phase), {}};
+          },
+          [](size_t, const Done&) { return absl::OkStatus(); }));
     }
     return Finish();
   }
@@ -280,23 +285,35 @@ class Simulation {
     std::vector<uint64_t> input;
   };
 
-  // Every device computes its input and masks it on the worker threads.
+  // Every device computes its input and masks it on the worker threads; the
+  // simulation's own records (the clear check sum, the masked vectors) take
+  // every input the server accepted.
   absl::Status RunMaskingPhase() {
     if (spec_.compute_expected_sum) result_.expected_sum.assign(config_.vector_length, 0);
-    return RunAndDeliver(kMasking, [&](size_t i) {
-      Done d;
-      if (stage_[i] > static_cast<int>(kMasking) && clients_[i].has_value()) {
-        std::vector<uint64_t> input = spec_.input
-                                          ? spec_.input(i, config_.roster[i])
-                                          : SimulationInput(spec_.seed, config_.roster[i],
-                                                            config_.vector_length, config_.bits);
-        if (!input.empty()) {
-          if (spec_.compute_expected_sum) d.input = input;
-          if (clients_[i]->SetInput(std::move(input)).ok()) d.message = Act(i, kMasking);
-        }
+    const auto record = [&](size_t k, const Done& accepted) -> absl::Status {
+      if (spec_.record_masked_inputs) {
+        result_.masked_inputs[config_.roster[k]] = std::get<MaskedInput>(*accepted.message).masked;
       }
-      return d;
-    });
+      if (!spec_.compute_expected_sum) return absl::OkStatus();
+      return crypto::AddMod2k(result_.expected_sum, accepted.input, config_.bits);
+    };
+    return RunAndDeliver(
+        kMasking,
+        [&](size_t i) {
+          Done d;
+          if (stage_[i] > static_cast<int>(kMasking) && clients_[i].has_value()) {
+            std::vector<uint64_t> input =
+                spec_.input ? spec_.input(i, config_.roster[i])
+                            : SimulationInput(spec_.seed, config_.roster[i], config_.vector_length,
+                                              config_.bits);
+            if (!input.empty()) {
+              if (spec_.compute_expected_sum) d.input = input;
+              if (clients_[i]->SetInput(std::move(input)).ok()) d.message = Act(i, kMasking);
+            }
+          }
+          return d;
+        },
+        record);
   }
 
   // Runs act(i) for every device on the worker threads. The server receives
@@ -304,8 +321,11 @@ class Simulation {
   // completes the next one in order delivers it), so it works while devices
   // still do and only a few messages are alive at once; then the phase
   // closes. The outcome is that of delivering all of them in order after
-  // the devices finished, with any number of threads.
-  absl::Status RunAndDeliver(size_t phase, absl::FunctionRef<Done(size_t)> act) {
+  // the devices finished, with any number of threads. `on_accepted(k, done)`
+  // runs (under the lock) for each message the server accepted; its first
+  // error stops the delivery and is returned.
+  absl::Status RunAndDeliver(size_t phase, absl::FunctionRef<Done(size_t)> act,
+                             absl::FunctionRef<absl::Status(size_t, const Done&)> on_accepted) {
     // server_ and result_ are touched only under `mu` during the phase.
     struct Delivery {
       absl::Mutex mu;
@@ -332,13 +352,7 @@ class Simulation {
         // Rejections are in server_.rejections().
         const bool accepted = server_.Receive(*ready.message).ok();
         delivery.server_seconds += Seconds(r0, Clock::now());
-        if (!accepted || phase != kMasking) continue;
-        if (spec_.compute_expected_sum) {
-          delivery.failure = crypto::AddMod2k(result_.expected_sum, ready.input, config_.bits);
-        }
-        if (spec_.record_masked_inputs) {
-          result_.masked_inputs[config_.roster[k]] = std::get<MaskedInput>(*ready.message).masked;
-        }
+        if (accepted) delivery.failure = on_accepted(k, ready);
       }
     };
     const auto c = Clock::now();
