@@ -12,6 +12,7 @@ PACKAGES=(
   libabsl-dev libeigen3-dev libspdlog-dev libssl-dev
   libcli11-dev nlohmann-json3-dev libsqlite3-dev libyaml-cpp-dev libcpp-httplib-dev
   libsodium-dev  # X25519, Ed25519 and ristretto255 (common/crypto, common/psi)
+  lld  # the linker CMake picks when present: 4-5x faster links than GNU ld
 )
 TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
