@@ -130,6 +130,8 @@ if [ -n "${FEDMF_PREBUILT_BIN:-}" ] && [ "${FEDMF_CONTAINER_FROM_SOURCE:-0}" != 
   rm -rf "$ROOT/.prebuilt" && mkdir -p "$ROOT/.prebuilt/bin"
   STAGED=1
   for b in "${DAEMONS[@]}"; do install -s -m 0755 "$FEDMF_PREBUILT_BIN/$b" "$ROOT/.prebuilt/bin/"; done
+  "$ROOT/deploy/runtime-packages.sh" "$ROOT/.prebuilt/bin/"* > "$ROOT/.prebuilt/runtime-packages" ||
+    fail "could not list the binaries' runtime packages (deploy/runtime-packages.sh)"
   export FEDMF_BINARIES=prebuilt
   log "image binaries: prebuilt from $FEDMF_PREBUILT_BIN"
 else
