@@ -1,2 +1,3 @@
-// The source that compiles the shared precompiled header (fedmf_pch in
-// common/base/CMakeLists.txt); it has no code of its own.
+// The source that compiles a shared precompiled header (fedmf_pch in
+// common/base/CMakeLists.txt, fedmf_test_pch in tests/CMakeLists.txt); it has
+// no code of its own.
