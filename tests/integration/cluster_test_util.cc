@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "common/data/loaders.h"
@@ -122,13 +120,6 @@ std::pair<int, std::string> RunFedmf(const std::string& args, const std::string&
   while (fgets(buf, sizeof(buf), pipe) != nullptr) out += buf;
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string TailOf(const std::string& text, size_t max_lines) {

@@ -19,6 +19,7 @@
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 #include "fedmf/v1/federation.pb.h"
+#include "tests/testing/files.h"
 #include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/job_flags.h"
 
@@ -57,7 +58,7 @@ const v1::PartyStatus* FindParty(const v1::JobStatus& st, const std::string& nam
 // The ledger rounds of `job_id`, in ledger order (duplicates kept).
 std::vector<int> LedgerRounds(const v1::LedgerResponse& ledger, const std::string& job_id);
 
-std::string ReadFile(const std::string& path);
+using ::fedmf::testing::ReadFile;
 // Runs the fedmf binary with `args`; returns (exit code, stdout and stderr),
 // or only stdout when `stderr_path` names a file for stderr.
 std::pair<int, std::string> RunFedmf(const std::string& args, const std::string& stderr_path = "");

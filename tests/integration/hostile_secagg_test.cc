@@ -53,8 +53,6 @@ using ::fedmf::testing::IsOk;
 namespace fedmf::it {
 namespace {
 
-constexpr char kDeviceData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
-constexpr absl::Duration kWait = absl::Seconds(60);
 constexpr uint64_t kAggregation = 0x5ECA66;
 constexpr uint64_t kDevices = 30;
 // Complete graph: every device has 29 neighbours, so with itself 30 holders

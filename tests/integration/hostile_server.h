@@ -42,6 +42,11 @@
 
 namespace fedmf::it {
 
+// The device hosts' data in both hostile-server test files, and how long a
+// test waits for an event the daemons should produce.
+inline constexpr char kDeviceData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
+inline constexpr absl::Duration kWait = absl::Seconds(60);
+
 struct HostileServerOptions {
   std::string cert_dir;         // the test CA's directory (LocalCluster::cert_dir())
   std::string name = "server";  // certificate name; must hold the server role

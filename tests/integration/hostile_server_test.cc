@@ -62,8 +62,6 @@ namespace fs = std::filesystem;
 // (2^20, 0, ..., 0) onto {x >= 0, ||x|| <= sqrt(R)} is exactly (2, 0, ..., 0).
 constexpr char kPartyData[] = "synthetic:users=40,items=16,density=0.3,min=1,max=4,seed=5";
 constexpr double kHugeValue = 1048576.0;  // 2^20
-constexpr char kDeviceData[] = "synthetic:users=30,items=20,density=0.2,seed=5";
-constexpr absl::Duration kWait = absl::Seconds(60);
 const std::string kParty = "party-0";
 
 v1::Task MakeTask(v1::TaskKind kind, const v1::JobSpec& spec, int32_t round) {

@@ -22,7 +22,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 data::Dataset Csv(const std::string& text, const std::string& name,
                   data::RatingRange range = {1, 5}) {
@@ -198,7 +198,7 @@ TEST(MeasureTradeoffTest, RejectsBadGrids) {
 
 TEST(CombineOwnViewsTest, TakesEachPlayersOwnRows) {
   TradeoffTable a, b;
-  a.actions = b.actions = {{false, kInf}, {true, 0}};
+  a.actions = b.actions = {{false, kInfinity}, {true, 0}};
   a.alone_error[0] = 1.0;
   a.alone_error[1] = 9.0;
   b.alone_error[0] = 9.0;

@@ -28,7 +28,7 @@ struct GcmCase {
 
 // McGrew & Viega, "The Galois/Counter Mode of Operation (GCM)", test cases
 // 13-16 (the AES-256 cases with 96-bit IVs).
-const GcmCase kCases[] = {
+const GcmCase kGcmCases[] = {
     {"TC13 empty", "0000000000000000000000000000000000000000000000000000000000000000",
      "000000000000000000000000", "", "", "", "530f8afbc74536b9a963b4f1c4cb738b"},
     {"TC14 one block", "0000000000000000000000000000000000000000000000000000000000000000",
@@ -53,7 +53,7 @@ const GcmCase kCases[] = {
 };
 
 TEST(AesGcmTest, McGrewViegaVectors) {
-  for (const GcmCase& c : kCases) {
+  for (const GcmCase& c : kGcmCases) {
     SCOPED_TRACE(c.name);
     const auto key = Hex(c.key), iv = Hex(c.iv), pt = Hex(c.pt), aad = Hex(c.aad);
     auto sealed = AesGcmSealWithNonce(key, iv, pt, aad);
@@ -143,7 +143,7 @@ TEST_F(AesGcmTamperTest, RandomNoncesDiffer) {
 // key, a failed authentication, empty or long texts) or on other threads
 // doing the same at the same time.
 TEST(AesGcmTest, EveryCallStandsAloneOnEveryThread) {
-  const auto& tc = kCases[3];  // TC16: AAD and a partial last block
+  const auto& tc = kGcmCases[3];  // TC16: AAD and a partial last block
   const std::vector<uint8_t> key = Hex(tc.key), nonce = Hex(tc.iv), pt = Hex(tc.pt),
                              aad = Hex(tc.aad);
   const std::string want = ToHex(Hex(tc.iv)) + tc.ct + tc.tag;

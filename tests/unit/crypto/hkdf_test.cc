@@ -31,7 +31,7 @@ struct Rfc5869Case {
 };
 
 // RFC 5869 Appendix A, test cases 1-3 (SHA-256).
-const Rfc5869Case kCases[] = {
+const Rfc5869Case kRfc5869Cases[] = {
     {"A.1 basic", "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b", "000102030405060708090a0b0c",
      "f0f1f2f3f4f5f6f7f8f9", 42, "077709362c2e32df0ddc3f0dc47bba6390b6c73bb50f9c3122ec844ad7c2b3e5",
      "3cb25f25faacd57a90434f64d0362f2a2d2d0a90cf1a5a4c5db02d56ecc4c5bf34007208d5b887185865"},
@@ -55,7 +55,7 @@ const Rfc5869Case kCases[] = {
 };
 
 TEST(HkdfTest, Rfc5869TestCases) {
-  for (const Rfc5869Case& c : kCases) {
+  for (const Rfc5869Case& c : kRfc5869Cases) {
     SCOPED_TRACE(c.name);
     const auto ikm = Hex(c.ikm), salt = Hex(c.salt), info = Hex(c.info);
     auto okm = HkdfSha256(ikm, salt, info, c.length);

@@ -27,23 +27,23 @@ using ::testing::HasSubstr;
 
 constexpr int kIterations = 3;
 constexpr uint64_t kSeed = 5;
-const absl::Time kT0 = absl::FromUnixSeconds(1'700'000'000);
+const absl::Time kLflT0 = absl::FromUnixSeconds(1'700'000'000);
 
 v1::JobSpec Spec() { return testing::TwoHostLflSpec("lfl-unit", kIterations, kSeed); }
 
 std::unique_ptr<LflJob> NewJob() {
-  auto job = LflJob::Create(Spec(), kT0, absl::Seconds(1));
+  auto job = LflJob::Create(Spec(), kLflT0, absl::Seconds(1));
   EXPECT_THAT(job.status(), IsOk());
   return job.ok() ? *std::move(job) : nullptr;
 }
 
-// Both hosts announced every granted device at kT0: Stage 1 has begun.
+// Both hosts announced every granted device at kLflT0: Stage 1 has begun.
 std::unique_ptr<LflJob> JoinedJob() {
   std::unique_ptr<LflJob> job = NewJob();
   if (job == nullptr) return nullptr;
-  EXPECT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
-  EXPECT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
-  EXPECT_TRUE(job->Advance(kT0));
+  EXPECT_THAT(job->Hello("a", {0, 1, 2}, kLflT0), IsOk());
+  EXPECT_THAT(job->Hello("b", {3, 4, 5}, kLflT0), IsOk());
+  EXPECT_TRUE(job->Advance(kLflT0));
   return job;
 }
 
@@ -59,11 +59,11 @@ v1::DeviceMetricsReport Report(int stage, double mse) {
 TEST(LflJobTest, JoinsWhenEveryGrantedDeviceIsAnnouncedAndDrawsTheSeededV0) {
   std::unique_ptr<LflJob> job = NewJob();
   ASSERT_NE(job, nullptr);
-  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kT0), IsOk());
-  EXPECT_FALSE(job->Advance(kT0));  // b is missing, the deadline is far
+  ASSERT_THAT(job->Hello("a", {0, 1, 2}, kLflT0), IsOk());
+  EXPECT_FALSE(job->Advance(kLflT0));  // b is missing, the deadline is far
   EXPECT_EQ(job->stage(), LflJob::Stage::kJoining);
-  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kT0), IsOk());
-  EXPECT_TRUE(job->Advance(kT0));
+  ASSERT_THAT(job->Hello("b", {3, 4, 5}, kLflT0), IsOk());
+  EXPECT_TRUE(job->Advance(kLflT0));
   EXPECT_EQ(job->stage(), LflJob::Stage::kPretrain);
   EXPECT_EQ(job->status().registered(), 6);
   random::Csprng server = random::Csprng::FromSeed(kSeed).Fork("server");
@@ -76,7 +76,7 @@ TEST(LflJobTest, JoinsWhenEveryGrantedDeviceIsAnnouncedAndDrawsTheSeededV0) {
 TEST(LflJobTest, AHostClaimingAnotherHostsDeviceIsRefusedNamingIt) {
   std::unique_ptr<LflJob> job = NewJob();
   ASSERT_NE(job, nullptr);
-  EXPECT_THAT(job->Hello("a", {0, 4}, kT0),
+  EXPECT_THAT(job->Hello("a", {0, 4}, kLflT0),
               StatusIs(absl::StatusCode::kPermissionDenied, HasSubstr("device 4")));
   EXPECT_EQ(job->status().registered(), 0);
 }
@@ -108,9 +108,9 @@ TEST(LflJobTest, AForeignDeviceIsDroppedAsUnauthorizedEvenUnderAStaleHeader) {
 TEST(LflJobTest, FewerThanTwoDevicesAtTheJoinDeadlineFailsTheJob) {
   std::unique_ptr<LflJob> job = NewJob();
   ASSERT_NE(job, nullptr);
-  ASSERT_THAT(job->Hello("a", {0}, kT0), IsOk());
-  EXPECT_FALSE(job->Advance(kT0 + absl::Seconds(29)));
-  EXPECT_TRUE(job->Advance(kT0 + absl::Seconds(30)));
+  ASSERT_THAT(job->Hello("a", {0}, kLflT0), IsOk());
+  EXPECT_FALSE(job->Advance(kLflT0 + absl::Seconds(29)));
+  EXPECT_TRUE(job->Advance(kLflT0 + absl::Seconds(30)));
   EXPECT_EQ(job->stage(), LflJob::Stage::kFailed);
   EXPECT_THAT(job->error(), HasSubstr("only 1 devices joined"));
 }
@@ -138,13 +138,13 @@ TEST(LflJobTest, SilentHostsSkipEveryIterationAndTheJobStillFinishes) {
   const mf::Matrix v0 = job->model();
   ASSERT_THAT(job->ReportMetrics("a", Report(1, 1.5)), IsOk());
   ASSERT_THAT(job->ReportMetrics("b", Report(1, 2.5)), IsOk());
-  ASSERT_TRUE(job->Advance(kT0));
+  ASSERT_TRUE(job->Advance(kLflT0));
   EXPECT_EQ(job->stage(), LflJob::Stage::kRound);
   EXPECT_DOUBLE_EQ(job->status().stage1_test_mse(), 2.0);  // pooled over 20 ratings
 
   // Nobody answers: each phase closes at its 10 s deadline; bounded so a
   // state machine that never leaves kRound fails the test instead of hanging.
-  absl::Time now = kT0;
+  absl::Time now = kLflT0;
   for (int step = 0; step < 100 && job->stage() == LflJob::Stage::kRound; ++step) {
     now += absl::Seconds(10);
     job->Advance(now);

@@ -9,18 +9,14 @@
 #include "common/dp/rdp_accountant.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/dp/opacus_orders.h"
 
 using ::fedmf::testing::IsOk;
 
 namespace fedmf::dp {
 namespace {
 
-std::vector<double> OpacusOrders() {
-  std::vector<double> o;
-  for (int x = 1; x < 100; ++x) o.push_back(1 + x / 10.0);
-  for (int a = 12; a < 64; ++a) o.push_back(a);
-  return o;
-}
+using ::fedmf::testing::OpacusOrders;
 
 struct Case {
   double q;

@@ -12,6 +12,7 @@
 #include "common/dp/calibration.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/unit/dp/opacus_orders.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -38,13 +39,7 @@ std::vector<double> TfPrivacyDpSgdOrders() {
   return o;
 }
 
-// Opacus's DEFAULT_ALPHAS: [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)).
-std::vector<double> OpacusOrders() {
-  std::vector<double> o;
-  for (int x = 1; x < 100; ++x) o.push_back(1 + x / 10.0);
-  for (int a = 12; a < 64; ++a) o.push_back(a);
-  return o;
-}
+using ::fedmf::testing::OpacusOrders;
 
 int64_t DpSgdSteps(int64_t n, int64_t batch, int64_t epochs) {
   return (epochs * n + batch - 1) / batch;  // ceil(epochs * n / batch)

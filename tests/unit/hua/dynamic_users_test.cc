@@ -17,12 +17,12 @@ using testing::RunInit;
 using testing::RunMaskedIteration;
 using testing::SmallRatings;
 
-constexpr int32_t kItems = 4;
-constexpr int32_t kDim = 5;
+constexpr int32_t kDynamicItems = 4;
+constexpr int32_t kDynamicDim = 5;
 const std::vector<int32_t> kAll = {0, 1, 2, 3, 4, 5};
 
 std::unique_ptr<testing::World> InitializedWorld(uint64_t seed) {
-  auto w = MakeWorld(Scenario::kDynamic, seed, SmallRatings(), kItems, kDim, 0.8);
+  auto w = MakeWorld(Scenario::kDynamic, seed, SmallRatings(), kDynamicItems, kDynamicDim, 0.8);
   if (w == nullptr || !RunInit(*w, kAll).ok()) return nullptr;
   return w;
 }
@@ -41,8 +41,8 @@ TEST(DynamicUsers, DisconnectMidIterationEqualsNeverSelected) {
     ASSERT_THAT(RunMaskedIteration(*never, {0, 1, 3, 4, 5}, {}), IsOk());
     const mf::Matrix& a = dropped->server->item_profiles();
     const mf::Matrix& b = never->server->item_profiles();
-    for (int32_t j = 0; j < kItems; ++j) {
-      for (int32_t l = 0; l < kDim; ++l) EXPECT_EQ(a(j, l), b(j, l)) << "item " << j;
+    for (int32_t j = 0; j < kDynamicItems; ++j) {
+      for (int32_t l = 0; l < kDynamicDim; ++l) EXPECT_EQ(a(j, l), b(j, l)) << "item " << j;
     }
     for (int32_t i : {0, 1, 3, 4, 5}) {
       const auto ua = dropped->users[i].profile();
@@ -72,7 +72,7 @@ TEST(DynamicUsers, RepairPassTellsTheRecommenderWhoVanished) {
   ASSERT_THAT(stats, IsOk());
   EXPECT_EQ(stats->passes, 2);
   EXPECT_EQ(stats->dropped_users, 1);
-  EXPECT_EQ(stats->items_updated, kItems);
+  EXPECT_EQ(stats->items_updated, kDynamicItems);
 }
 
 TEST(DynamicUsers, ItemWhoseUsersAllVanishKeepsItsProfile) {
@@ -88,7 +88,7 @@ TEST(DynamicUsers, ItemWhoseUsersAllVanishKeepsItsProfile) {
 // decode eta_j from it.
 TEST(DynamicUsers, KeptTauHatDoesNotRevealEta) {
   auto w = InitializedWorld(6);
-  for (int32_t j = 0; j < kItems; ++j) {
+  for (int32_t j = 0; j < kDynamicItems; ++j) {
     ASSERT_NE(w->server->tau_hat(j), nullptr);
     EXPECT_EQ(w->codec->DecodeSum(*w->server->tau_hat(j), 4).status().code(),
               absl::StatusCode::kDataLoss);
@@ -96,7 +96,7 @@ TEST(DynamicUsers, KeptTauHatDoesNotRevealEta) {
 }
 
 TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
-  auto w = MakeWorld(Scenario::kDynamic, 7, SmallRatings(), kItems, kDim, 0.8);
+  auto w = MakeWorld(Scenario::kDynamic, 7, SmallRatings(), kDynamicItems, kDynamicDim, 0.8);
   ASSERT_TRUE(RunInit(*w, {5}).ok());  // user 5 rated items 1, 2
   EXPECT_FALSE(w->server->initialized(0));
   EXPECT_TRUE(w->server->initialized(1));
@@ -116,7 +116,7 @@ TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
 }
 
 TEST(DynamicUsers, InitWithAVanishedUserIsRetried) {
-  auto w = MakeWorld(Scenario::kDynamic, 8, SmallRatings(), kItems, kDim, 0.8);
+  auto w = MakeWorld(Scenario::kDynamic, 8, SmallRatings(), kDynamicItems, kDynamicDim, 0.8);
   auto round = w->server->StartInit(kAll);
   ASSERT_THAT(round, IsOk());
   ASSERT_THAT(w->tp->Begin(round->plan), IsOk());

@@ -389,7 +389,7 @@ TEST(SecAggSumTest, SessionIsSetUpAnewOnceTooManyDevicesMissedTheSetup) {
   }
 }
 
-data::Dataset Small() {
+data::Dataset SmallSumData() {
   data::SyntheticOptions o;
   o.num_users = 80;
   o.num_items = 40;
@@ -413,8 +413,8 @@ TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
     c.dropout_round2 = 0.15;
     c.device.pretrain_epochs = 5;
     c.device.finetune_epochs = 5;
-    auto ideal = SimulateLfl(c, Small(), IdealSum);
-    auto secure = SimulateLfl(c, Small(), SecAgg(g, 21));
+    auto ideal = SimulateLfl(c, SmallSumData(), IdealSum);
+    auto secure = SimulateLfl(c, SmallSumData(), SecAgg(g, 21));
     ASSERT_THAT(ideal, IsOk());
     ASSERT_THAT(secure, IsOk());
     EXPECT_EQ(secure->stage1_test.mse, ideal->stage1_test.mse);
@@ -445,7 +445,7 @@ TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
   c.dropout_round1 = 0.8;
   c.device.pretrain_epochs = 5;
   c.device.finetune_epochs = 0;
-  auto skipped = SimulateLfl(c, Small(), SecAgg(GraphKind::kHarary, 3));
+  auto skipped = SimulateLfl(c, SmallSumData(), SecAgg(GraphKind::kHarary, 3));
   ASSERT_THAT(skipped, IsOk());
   for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
   EXPECT_EQ(skipped->test.mse, skipped->stage1_test.mse);

@@ -3,14 +3,13 @@
 #include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "common/pki/ca.h"
 #include "gtest/gtest.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
@@ -18,14 +17,9 @@ using ::fedmf::testing::IsOk;
 namespace fedmf::pki {
 namespace {
 
-constexpr absl::Duration kYear = absl::Hours(24 * 365);
+using ::fedmf::testing::ReadFile;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+constexpr absl::Duration kValidity = absl::Hours(24 * 365);
 
 class CertificateSignatureTest : public ::testing::Test {
  protected:
@@ -33,14 +27,16 @@ class CertificateSignatureTest : public ::testing::Test {
     char tmpl[] = "/tmp/fedmf_certsig_test.XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kYear), IsOk());
+    ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kValidity), IsOk());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kYear).ok());
+        IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kValidity)
+            .ok());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kYear).ok());
-    ASSERT_THAT(InitCa(root_ + "/other", "testfed", 10 * kYear), IsOk());
+        IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kValidity)
+            .ok());
+    ASSERT_THAT(InitCa(root_ + "/other", "testfed", 10 * kValidity), IsOk());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kYear)
+        IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kValidity)
             .ok());
   }
   void TearDown() override { std::filesystem::remove_all(root_); }

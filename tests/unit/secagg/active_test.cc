@@ -25,12 +25,12 @@ using testing::Harness;
 using testing::MakeConfig;
 using Outbox = Harness::Outbox;
 
-SessionConfig Complete(bool consistency_check = true) {
+SessionConfig ActiveComplete(bool consistency_check = true) {
   SessionConfig c = MakeConfig(8, GraphKind::kComplete, 0, 5, 5, 6, 20, 11);
   c.consistency_check = consistency_check;
   return c;
 }
-SessionConfig Harary() {
+SessionConfig ActiveHarary() {
   // t = 5: 2t > holders (7) + 1, so one colluding neighbour (a host of one
   // device, the harness's default) cannot make an equivocation pay.
   SessionConfig c = MakeConfig(16, GraphKind::kHarary, 6, 5, 8, 6, 20, 12);
@@ -70,7 +70,7 @@ void RunHonest(Harness& h) {
 }
 
 TEST(ActiveSecAggTest, HonestSignedRunSumsExactlyCompleteAndHarary) {
-  for (const SessionConfig& config : {Complete(), Harary()}) {
+  for (const SessionConfig& config : {ActiveComplete(), ActiveHarary()}) {
     Harness h(config, 3, /*signing=*/true);
     RunHonest(h);
     ASSERT_EQ(h.server().state(), ServerState::kCompleted) << h.server().abort_reason();
@@ -83,7 +83,7 @@ TEST(ActiveSecAggTest, HonestSignedRunSumsExactlyCompleteAndHarary) {
 }
 
 TEST(ActiveSecAggTest, SignedRunWithDropoutsSumsTheSurvivors) {
-  Harness h(Harary(), 4, /*signing=*/true);
+  Harness h(ActiveHarary(), 4, /*signing=*/true);
   h.Phase(true);
   h.Phase();
   // Device 2 sends no masked input: it is in U2 \ U3, so its s_sk is recovered.
@@ -110,7 +110,7 @@ TEST(ActiveSecAggTest, SubstitutedKeysAbortTheVictimAndItsInputIsNeverUnmasked) 
   enum Forgery { kKeepSignature, kOwnSigningKey, kStolenCredential };
   for (Forgery forgery : {kKeepSignature, kOwnSigningKey, kStolenCredential}) {
     SCOPED_TRACE(static_cast<int>(forgery));
-    Harness h(Complete(), 5, /*signing=*/true);
+    Harness h(ActiveComplete(), 5, /*signing=*/true);
     const size_t victim = 3;
     const DeviceId victim_id = h.id(victim);
     h.Phase(true);
@@ -164,7 +164,7 @@ TEST(ActiveSecAggTest, SubstitutedKeysAbortTheVictimAndItsInputIsNeverUnmasked) 
 }
 
 TEST(ActiveSecAggTest, UnsignedOrUncertifiedAdvertisementIsRefused) {
-  Harness h(Complete(), 6, /*signing=*/true);
+  Harness h(ActiveComplete(), 6, /*signing=*/true);
   h.Phase(true);
   auto& broadcast = std::get<KeysBroadcast>(*h.inbox(0));
   broadcast.neighbours[2].signature.clear();  // a server stripping signatures
@@ -173,7 +173,7 @@ TEST(ActiveSecAggTest, UnsignedOrUncertifiedAdvertisementIsRefused) {
   EXPECT_EQ(h.client(0).abort_reason().code(), absl::StatusCode::kUnauthenticated);
 
   // The honest server itself refuses a device whose advertisement is unsigned.
-  Harness g(Complete(), 7, /*signing=*/true);
+  Harness g(ActiveComplete(), 7, /*signing=*/true);
   Outbox adverts = g.Start();
   std::get<AdvertiseKeys>(*adverts[1]).signature[0] ^= 1;
   const std::vector<absl::Status> st = g.Send(adverts);
@@ -203,7 +203,7 @@ TEST(ActiveSecAggTest, DropoutEquivocationAbortsAtTheConsistencyCheck) {
   enum Forward { kAllSignatures, kOnlyMatching };
   for (Forward forward : {kAllSignatures, kOnlyMatching}) {
     SCOPED_TRACE(static_cast<int>(forward));
-    Harness h(Complete(), 8, /*signing=*/true);
+    Harness h(ActiveComplete(), 8, /*signing=*/true);
     UpToConsistencyCheck(h);
     const size_t target = 6;
     const DeviceId target_id = h.id(target);
@@ -258,7 +258,7 @@ TEST(ActiveSecAggTest, DropoutEquivocationAbortsAtTheConsistencyCheck) {
 // The server runs an honest consistency check (one U3 for all), then asks
 // one device for the s_sk-share of a device in that U3.
 TEST(ActiveSecAggTest, UnmaskingRequestThatContradictsTheSignedSetIsRefused) {
-  Harness h(Complete(), 9, /*signing=*/true);
+  Harness h(ActiveComplete(), 9, /*signing=*/true);
   UpToConsistencyCheck(h);
   h.Phase();
   ASSERT_EQ(h.server().state(), ServerState::kR3Unmasking);
@@ -275,7 +275,7 @@ TEST(ActiveSecAggTest, UnmaskingRequestThatContradictsTheSignedSetIsRefused) {
 TEST(ActiveSecAggTest, ForgedOrReplayedConsistencySignaturesAreRefused) {
   for (int edit = 0; edit < 3; ++edit) {
     SCOPED_TRACE(edit);
-    Harness h(Complete(), 10, /*signing=*/true);
+    Harness h(ActiveComplete(), 10, /*signing=*/true);
     UpToConsistencyCheck(h);
     h.Phase();
     auto& req = std::get<UnmaskingRequest>(*h.inbox(0));
@@ -290,7 +290,7 @@ TEST(ActiveSecAggTest, ForgedOrReplayedConsistencySignaturesAreRefused) {
 }
 
 TEST(ActiveSecAggTest, TooFewSignaturesAreRefused) {
-  Harness h(Complete(), 13, /*signing=*/true);
+  Harness h(ActiveComplete(), 13, /*signing=*/true);
   UpToConsistencyCheck(h);
   h.Phase();
   auto& req = std::get<UnmaskingRequest>(*h.inbox(0));
@@ -303,7 +303,7 @@ TEST(ActiveSecAggTest, TooFewSignaturesAreRefused) {
 // Whether the check runs is the device's decision, not the server's.
 TEST(ActiveSecAggTest, ServerThatSkipsTheConsistencyCheckGetsNoShares) {
   // A server not configured for it relays no signatures: nobody shares keys.
-  Harness plain(Complete(/*consistency_check=*/false), 14, /*signing=*/true);
+  Harness plain(ActiveComplete(/*consistency_check=*/false), 14, /*signing=*/true);
   plain.Phase(true);
   EXPECT_EQ(CountMessages(plain.Act()), 0u);
   for (size_t i = 0; i < plain.size(); ++i) {
@@ -311,7 +311,7 @@ TEST(ActiveSecAggTest, ServerThatSkipsTheConsistencyCheckGetsNoShares) {
   }
 
   // A server that relays signatures but then goes straight to unmasking.
-  Harness h(Complete(), 14, /*signing=*/true);
+  Harness h(ActiveComplete(), 14, /*signing=*/true);
   UpToConsistencyCheck(h);
   for (size_t i = 0; i < h.size(); ++i) {
     UnmaskingRequest req;
@@ -326,7 +326,7 @@ TEST(ActiveSecAggTest, ServerThatSkipsTheConsistencyCheckGetsNoShares) {
 }
 
 TEST(ActiveSecAggTest, ConsistencyRequestWithoutThisDeviceIsRefused) {
-  Harness h(Complete(), 15, /*signing=*/true);
+  Harness h(ActiveComplete(), 15, /*signing=*/true);
   UpToConsistencyCheck(h);
   auto& req = std::get<ConsistencyCheckRequest>(*h.inbox(2));
   req.survivors.erase(req.survivors.begin() + 2);
@@ -343,7 +343,7 @@ std::vector<std::string> Hosts(const std::vector<int>& host_index) {
 }
 
 TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
-  const SessionConfig c = Complete();  // n = 8 holders, t = 5
+  const SessionConfig c = ActiveComplete();  // n = 8 holders, t = 5
   // One host per device: c = 1, 2t = 10 > 8 + 1.
   EXPECT_THAT(CheckHostCollusion(c, Hosts({0, 1, 2, 3, 4, 5, 6, 7})), IsOk());
   // Two hosts of 4: c = 4 < t, but an equivocating server splits the 4
@@ -361,7 +361,7 @@ TEST(ActiveSecAggTest, HostCollusionRuleAtConfigurationTime) {
   EXPECT_NE(s.message().find("2 neighbours on host 'h1'"), std::string::npos) << s;
   EXPECT_EQ(CheckHostCollusion(c, Hosts({0, 1})).code(), absl::StatusCode::kInvalidArgument);
   // Harary (t = 5, 7 holders): with one host per device the rule holds.
-  const SessionConfig g = Harary();
+  const SessionConfig g = ActiveHarary();
   std::vector<int> one_each(g.roster.size());
   for (size_t i = 0; i < one_each.size(); ++i) one_each[i] = static_cast<int>(i);
   EXPECT_THAT(CheckHostCollusion(g, Hosts(one_each)), IsOk());
@@ -381,7 +381,7 @@ TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostCouldCollectThreshold
   // refuses at the key broadcast, before sealing a share.
   for (const std::vector<int>& bad :
        {std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1}, std::vector<int>{0, 0, 0, 0, 0, 0, 1, 1}}) {
-    Harness h(Complete(), 16, /*signing=*/true,
+    Harness h(ActiveComplete(), 16, /*signing=*/true,
               [&](size_t i) { return absl::StrCat("h", bad[i]); });
     h.Phase(true);
     Outbox out = h.Act();
@@ -396,13 +396,15 @@ TEST(ActiveSecAggTest, DeviceRefusesToShareWhenOneOtherHostCouldCollectThreshold
   // One device per host, but two of them on host "h6": c = 2 for the other
   // six devices (they refuse), c = 1 for the two on h6 (they share).
   const std::vector<int> pair = {0, 1, 2, 3, 4, 5, 6, 6};
-  Harness p(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", pair[i]); });
+  Harness p(ActiveComplete(), 16, /*signing=*/true,
+            [&](size_t i) { return absl::StrCat("h", pair[i]); });
   p.Phase(true);
   Outbox out = p.Act();
   for (size_t i = 0; i < p.size(); ++i) EXPECT_EQ(out[i].has_value(), pair[i] == 6) << i;
 
   const std::vector<int> good = {0, 1, 2, 3, 4, 5, 6, 7};
-  Harness g(Complete(), 16, /*signing=*/true, [&](size_t i) { return absl::StrCat("h", good[i]); });
+  Harness g(ActiveComplete(), 16, /*signing=*/true,
+            [&](size_t i) { return absl::StrCat("h", good[i]); });
   RunHonest(g);
   ASSERT_EQ(g.server().state(), ServerState::kCompleted) << g.server().abort_reason();
   EXPECT_EQ(g.server().Result()->sum, g.ExpectedSum(g.config().roster));

@@ -18,10 +18,10 @@ namespace {
 using testing::Harness;
 using testing::MakeConfig;
 
-SessionConfig Complete(size_t n = 5, int t = 3) {
+SessionConfig ClientComplete(size_t n = 5, int t = 3) {
   return MakeConfig(n, GraphKind::kComplete, 0, t, t, 8, 16, 1);
 }
-SessionConfig Harary() { return MakeConfig(14, GraphKind::kHarary, 4, 3, 8, 8, 16, 2); }
+SessionConfig ClientHarary() { return MakeConfig(14, GraphKind::kHarary, 4, 3, 8, 8, 16, 2); }
 
 // Runs R0..R2 honestly; every client then holds an UnmaskingRequest.
 void RunToUnmasking(Harness& h) {
@@ -32,7 +32,7 @@ void RunToUnmasking(Harness& h) {
 }
 
 TEST(ClientTest, RefusesToRevealBothSharesOfOneDevice) {
-  Harness h(Complete());
+  Harness h(ClientComplete());
   RunToUnmasking(h);
   auto& req = std::get<UnmaskingRequest>(*h.inbox(0));
   ASSERT_FALSE(req.survivors.empty());
@@ -46,7 +46,7 @@ TEST(ClientTest, RefusesToRevealBothSharesOfOneDevice) {
 }
 
 TEST(ClientTest, AnswersOneUnmaskingRequestOnly) {
-  Harness h(Complete());
+  Harness h(ClientComplete());
   RunToUnmasking(h);
   const ServerMessage honest = *h.inbox(0);
   auto first = h.client(0).Handle(honest);
@@ -65,7 +65,7 @@ TEST(ClientTest, AnswersOneUnmaskingRequestOnly) {
 }
 
 TEST(ClientTest, RevealsBSharesForSurvivorsAndSkSharesForDroppedOnly) {
-  Harness h(Complete(6, 3));
+  Harness h(ClientComplete(6, 3));
   h.Phase(true);
   h.Phase();
   auto out = h.Act();
@@ -91,7 +91,7 @@ TEST(ClientTest, RefusesUnmaskingSetsInconsistentWithWhatItSaw) {
       [](UnmaskingRequest& r, DeviceId) { r.survivors.push_back(r.survivors[0]); },  // twice
   };
   for (Edit edit : edits) {
-    Harness h(Complete());
+    Harness h(ClientComplete());
     RunToUnmasking(h);
     edit(std::get<UnmaskingRequest>(*h.inbox(1)), h.id(1));
     auto reply = h.client(1).Handle(*h.inbox(1));
@@ -124,7 +124,7 @@ TEST(ClientTest, RejectsBadKeyBroadcasts) {
       [](KeysBroadcast& b, const Harness&) { b.neighbours.resize(1); },
   };
   for (Edit edit : edits) {
-    Harness h(Harary());
+    Harness h(ClientHarary());
     h.Phase(true);
     edit(std::get<KeysBroadcast>(*h.inbox(0)), h);
     auto reply = h.client(0).Handle(*h.inbox(0));
@@ -134,7 +134,7 @@ TEST(ClientTest, RejectsBadKeyBroadcasts) {
 }
 
 TEST(ClientTest, RejectsItsOwnKeyReplayedAsANeighbours) {
-  Harness h(Complete());
+  Harness h(ClientComplete());
   auto out = h.Start();
   const auto& own = std::get<AdvertiseKeys>(*out[0]);
   const std::vector<uint8_t> own_s_pk = own.s_pk;
@@ -147,7 +147,7 @@ TEST(ClientTest, RejectsItsOwnKeyReplayedAsANeighbours) {
 
 TEST(ClientTest, RejectsTamperedOrReroutedCiphertexts) {
   for (int variant = 0; variant < 3; ++variant) {
-    Harness h(Complete());
+    Harness h(ClientComplete());
     h.Phase(true);
     h.Phase();
     auto& req = std::get<MaskedInputRequest>(*h.inbox(0));
@@ -177,7 +177,7 @@ TEST(ClientTest, RejectsMisaddressedAndOutOfPhaseMessages) {
       },
   };
   for (Edit edit : edits) {
-    Harness h(Complete());
+    Harness h(ClientComplete());
     h.Phase(true);
     edit(*h.inbox(2));
     EXPECT_FALSE(h.client(2).Handle(*h.inbox(2)).ok());
@@ -188,7 +188,7 @@ TEST(ClientTest, RejectsMisaddressedAndOutOfPhaseMessages) {
 }
 
 TEST(ClientTest, AbortNoticeAbortsTheClient) {
-  Harness h(Complete());
+  Harness h(ClientComplete());
   h.Phase(true);
   MessageHeader hdr = std::get<KeysBroadcast>(*h.inbox(0)).header;
   hdr.phase = Phase::kAbort;
@@ -199,7 +199,7 @@ TEST(ClientTest, AbortNoticeAbortsTheClient) {
 }
 
 TEST(ClientTest, InputValidationAndLifecycle) {
-  Harness h(Complete());
+  Harness h(ClientComplete());
   ClientStateMachine& c = h.client(0);
   EXPECT_EQ(c.SetInput(std::vector<uint64_t>(7, 0)).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(c.SetInput(std::vector<uint64_t>(8, 1 << 16)).code(),
@@ -223,7 +223,7 @@ TEST(ClientTest, InputValidationAndLifecycle) {
 }
 
 TEST(ClientTest, MissingInputAbortsAtMaskingTime) {
-  SessionConfig config = Complete();
+  SessionConfig config = ClientComplete();
   ServerStateMachine server = *ServerStateMachine::Create(config, random::Csprng::FromSeed(9));
   std::vector<ClientStateMachine> clients;
   for (DeviceId id : config.roster) {

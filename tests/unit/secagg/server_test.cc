@@ -19,8 +19,8 @@ using testing::Harness;
 using testing::MakeConfig;
 using Outbox = Harness::Outbox;
 
-SessionConfig Complete() { return MakeConfig(6, GraphKind::kComplete, 0, 3, 3, 12, 24, 3); }
-SessionConfig Harary() { return MakeConfig(16, GraphKind::kHarary, 6, 4, 8, 12, 24, 4); }
+SessionConfig ServerComplete() { return MakeConfig(6, GraphKind::kComplete, 0, 3, 3, 12, 24, 3); }
+SessionConfig ServerHarary() { return MakeConfig(16, GraphKind::kHarary, 6, 4, 8, 12, 24, 4); }
 
 // Runs a whole aggregation; `tamper[p]` may edit or add to the outbox of
 // phase p before it is delivered.
@@ -61,7 +61,7 @@ bool Dropped(const ServerStateMachine& s, DeviceId d) {
 }
 
 TEST(ServerTest, HonestRunIsExact) {
-  for (SessionConfig config : {Complete(), Harary()}) {
+  for (SessionConfig config : {ServerComplete(), ServerHarary()}) {
     Harness h(config);
     RunWith(h, [](size_t, Outbox&) {});
     ExpectExactSum(h, AllBut(h, {}));
@@ -79,7 +79,7 @@ TEST(ServerTest, MalformedAdvertiseKeysDropOnlyTheSender) {
       [](AdvertiseKeys& m) { m.header.recipient = 7; },
       [](AdvertiseKeys& m) { m.header.phase = Phase::kShareKeys; },
   };
-  for (SessionConfig config : {Complete(), Harary()}) {
+  for (SessionConfig config : {ServerComplete(), ServerHarary()}) {
     for (const Edit& edit : edits) {
       Harness h(config);
       RunWith(h, [&](size_t p, Outbox& out) {
@@ -92,7 +92,7 @@ TEST(ServerTest, MalformedAdvertiseKeysDropOnlyTheSender) {
 }
 
 TEST(ServerTest, DuplicateAdvertiseDropsTheSender) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p == 0) out.push_back(out[2]);
   });
@@ -103,7 +103,7 @@ TEST(ServerTest, DuplicateAdvertiseDropsTheSender) {
 }
 
 TEST(ServerTest, RepeatedPublicKeyDropsEveryDeviceInvolved) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   RunWith(h, [&](size_t p, Outbox& out) {
     if (p == 0) std::get<AdvertiseKeys>(*out[4]).s_pk = std::get<AdvertiseKeys>(*out[3]).s_pk;
   });
@@ -113,7 +113,7 @@ TEST(ServerTest, RepeatedPublicKeyDropsEveryDeviceInvolved) {
 }
 
 TEST(ServerTest, UnknownSenderIsRejectedWithoutDroppingAnyone) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p != 0) return;
     ClientMessage stranger = *out[0];
@@ -136,7 +136,7 @@ TEST(ServerTest, MalformedShareKeysDropOnlyTheSender) {
       [](ShareKeys& m) { m.b_commitment.resize(5); },
       [](ShareKeys& m) { m.header.phase = Phase::kMaskedInput; },
   };
-  for (SessionConfig config : {Complete(), Harary()}) {
+  for (SessionConfig config : {ServerComplete(), ServerHarary()}) {
     for (const Edit& edit : edits) {
       Harness h(config);
       RunWith(h, [&](size_t p, Outbox& out) {
@@ -149,7 +149,7 @@ TEST(ServerTest, MalformedShareKeysDropOnlyTheSender) {
 }
 
 TEST(ServerTest, OutOfPhaseMessageDropsTheSender) {
-  Harness h(Harary());
+  Harness h(ServerHarary());
   RunWith(h, [&](size_t p, Outbox& out) {
     // Device 5 answers the key broadcast with a masked input.
     if (p == 1) {
@@ -169,7 +169,7 @@ TEST(ServerTest, BadMaskedInputDropsTheSenderWhoseMasksAreThenRemoved) {
       [](MaskedInput& m) { m.masked[3] = uint64_t{1} << 24; },  // bits = 24
       [](MaskedInput& m) { m.header.aggregation_id = 0; },
   };
-  for (SessionConfig config : {Complete(), Harary()}) {
+  for (SessionConfig config : {ServerComplete(), ServerHarary()}) {
     for (const Edit& edit : edits) {
       Harness h(config);
       RunWith(h, [&](size_t p, Outbox& out) {
@@ -183,7 +183,7 @@ TEST(ServerTest, BadMaskedInputDropsTheSenderWhoseMasksAreThenRemoved) {
 }
 
 TEST(ServerTest, DuplicateMaskedInputIsRejectedButTheCommittedInputStays) {
-  Harness h(Harary());
+  Harness h(ServerHarary());
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p != 2) return;
     ClientMessage again = *out[7];
@@ -207,7 +207,7 @@ TEST(ServerTest, BadUnmaskingResponseIsDiscardedAndTheSumStaysExact) {
       [](UnmaskingResponse& m) { m.b_shares[0].owner = 31337; },
   };
   for (const Edit& edit : edits) {
-    Harness h(Complete());
+    Harness h(ServerComplete());
     RunWith(h, [&](size_t p, Outbox& out) {
       if (p == 3) edit(std::get<UnmaskingResponse>(*out[1]));
     });
@@ -223,7 +223,7 @@ TEST(ServerTest, ALyingShareHolderCannotCorruptTheSum) {
   // With threads, the honest owners' seeds are recovered in parallel and the
   // lied-about one falls back to the serial, randomised recovery.
   for (int threads : {1, 2, 4}) {
-    Harness h(Complete());
+    Harness h(ServerComplete());
     h.server().set_threads(threads);
     RunWith(h, [&](size_t p, Outbox& out) {
       if (p != 3) return;
@@ -239,7 +239,7 @@ TEST(ServerTest, ALyingShareHolderCannotCorruptTheSum) {
 }
 
 TEST(ServerTest, DroppedDeviceCannotComeBack) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   RunStatuses run = RunWith(h, [&](size_t p, Outbox& out) {
     if (p == 1) out[4].reset();  // 4 misses ShareKeys...
     if (p == 2) {                // ...and then tries to submit a masked input
@@ -252,20 +252,20 @@ TEST(ServerTest, DroppedDeviceCannotComeBack) {
 }
 
 TEST(ServerTest, LifecycleErrors) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   RunWith(h, [](size_t, Outbox&) {});
   ASSERT_EQ(h.server().state(), ServerState::kCompleted);
   EXPECT_EQ(h.server().ClosePhase().status().code(), absl::StatusCode::kFailedPrecondition);
   MessageHeader hdr{h.config().aggregation_id, h.id(0), kServerId, Phase::kAdvertiseKeys};
   EXPECT_FALSE(h.server().Receive(AdvertiseKeys{hdr, {}, {}, {}, {}, {}}).ok());
   EXPECT_THAT(h.server().Result(), IsOk());
-  SessionConfig bad = Complete();
+  SessionConfig bad = ServerComplete();
   bad.threshold = 1;
   EXPECT_FALSE(ServerStateMachine::Create(bad, random::Csprng::FromSeed(1)).ok());
 }
 
 TEST(ServerTest, AllExpectedReceivedTracksThePhase) {
-  Harness h(Complete());
+  Harness h(ServerComplete());
   Outbox out = h.Start();
   EXPECT_FALSE(h.server().AllExpectedReceived());
   Outbox late(out.size());

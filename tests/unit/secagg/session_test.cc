@@ -160,26 +160,26 @@ TEST(SessionTest, RoundSeedsOfOneAggregationDoNotRepeatInTheNext) {
 // device's masked vector moved by exactly the input difference — so nothing
 // revealed earlier tells the two inputs apart beyond that shift, which is
 // uniform under the fresh round masks.
-constexpr size_t kTarget = 4;
+constexpr size_t kDroppedDevice = 4;
 
 TEST(SessionTest, ServerViewOfTheNextAggregationHidesTheInputOfADeviceThatDropped) {
   const std::vector<DeviceId> roster = SimulationRoster(20);
   const auto run = [&](uint64_t fill) {
     auto session = std::make_shared<SimulatedSession>();
     SimulationSpec s1 = SessionSpec(session, 5, 20);
-    s1.dropouts.after_share_keys = Ids(roster, {kTarget});
+    s1.dropouts.after_share_keys = Ids(roster, {kDroppedDevice});
     s1.record_masked_inputs = true;
     RunAndCheck(s1);
     SimulationSpec s2 = SessionSpec(session, 6, 20);
     s2.record_masked_inputs = true;
     s2.input = [fill](size_t index, DeviceId id) {
-      if (index == kTarget) return std::vector<uint64_t>(64, fill);
+      if (index == kDroppedDevice) return std::vector<uint64_t>(64, fill);
       return SimulationInput(6, id, 64, 32);
     };
     return RunAndCheck(s2);
   };
   SimulationResult a = run(0), b = run(12345);
-  const DeviceId target = roster[kTarget];
+  const DeviceId target = roster[kDroppedDevice];
   for (const auto& [id, y] : a.masked_inputs) {
     if (id != target) {
       EXPECT_EQ(y, b.masked_inputs.at(id)) << id;
