@@ -314,32 +314,60 @@ double GridSgd::RunEpoch(random::Csprng& rng) {
   c.sqrt_ball = std::sqrt(c.ball);
   const bool head_only = options_.warm_up && epochs_run_ == 0;
   ++epochs_run_;
-  std::vector<double> sums(static_cast<size_t>(grid) * grid, 0.0);
+  const int32_t blocks = grid * grid;
+  std::vector<double> sums(static_cast<size_t>(blocks), 0.0);
   const int32_t threads = std::min(options_.threads, grid);
-  for (int32_t s = 0; s < grid; ++s) {
-    // Each thread takes the diagonal's next untaken block: a thread the
-    // machine delays (or a large block) holds up the diagonal by at most the
-    // block it is on, not by every block a fixed share gave it. Which thread
-    // runs a block does not change its result (the blocks are independent).
-    std::atomic<int32_t> next{0};
-    auto run = [&](int32_t) {
-      for (int32_t k = next.fetch_add(1, std::memory_order_relaxed); k < grid;
-           k = next.fetch_add(1, std::memory_order_relaxed)) {
-        const int32_t b = rows[k] * grid + cols[(k + shift[s]) % grid];
-        const data::Rating* begin = ratings_.data() + block_begin_[b];
-        const data::Rating* end = ratings_.data() + block_begin_[b + 1];
-        sums[static_cast<size_t>(s) * grid + k] =
-            project ? DispatchKernel<true>(stride_, begin, end, u_.data(), v_.data(), gu_.data(),
-                                           gv_.data(), head_only, c)
-                    : DispatchKernel<false>(stride_, begin, end, u_.data(), v_.data(), gu_.data(),
-                                            gv_.data(), head_only, c);
-      }
-    };
-    std::vector<std::thread> workers;
-    for (int32_t t = 1; t < threads; ++t) workers.emplace_back(run, t);
-    run(0);
-    for (std::thread& w : workers) w.join();
+  // Block t = s * G + k (diagonal s, position k) updates block row rows[k] of
+  // U and block column col = cols[(k + shift[s]) mod G] of V. The block
+  // before it to touch those U rows is (s - 1, k); to touch those V rows,
+  // (s - 1, k') with cols[(k' + shift[s - 1]) mod G] = col. A block starts once both are done, so
+  // every row of U and V sees the same updates in the same order as running
+  // the diagonals one after another, for any number of threads; but a thread
+  // never waits for a whole diagonal (one barrier per epoch, not G), and
+  // a block of the next diagonal can start while its diagonal's last blocks
+  // still run elsewhere. Threads take blocks in the order t = 0, 1, ...: a
+  // block's two predecessors were taken before it, by a thread that runs
+  // them without waiting for anything later, so nothing deadlocks.
+  // kprime[s * G + k]: k' above, the position in diagonal s - 1 of the
+  // block with the same V column.
+  std::vector<int32_t> kprime(static_cast<size_t>(blocks), 0);
+  std::vector<int32_t> prev_k_for_col(static_cast<size_t>(grid));
+  for (int32_t s = 1; s < grid; ++s) {
+    for (int32_t k = 0; k < grid; ++k) prev_k_for_col[cols[(k + shift[s - 1]) % grid]] = k;
+    for (int32_t k = 0; k < grid; ++k) {
+      kprime[static_cast<size_t>(s) * grid + k] = prev_k_for_col[cols[(k + shift[s]) % grid]];
+    }
   }
+  // done[t] turns 1 when block t has run (futex waits: a waiting thread sleeps).
+  std::vector<std::atomic<int32_t>> done(static_cast<size_t>(blocks));
+  auto wait_done = [&](int32_t block) {
+    done[static_cast<size_t>(block)].wait(0, std::memory_order_acquire);
+  };
+  std::atomic<int32_t> next{0};
+  auto run = [&] {
+    for (int32_t t = next.fetch_add(1, std::memory_order_relaxed); t < blocks;
+         t = next.fetch_add(1, std::memory_order_relaxed)) {
+      const int32_t s = t / grid, k = t % grid;
+      if (s > 0) {
+        wait_done((s - 1) * grid + k);
+        wait_done((s - 1) * grid + kprime[static_cast<size_t>(t)]);
+      }
+      const int32_t b = rows[k] * grid + cols[(k + shift[s]) % grid];
+      const data::Rating* begin = ratings_.data() + block_begin_[b];
+      const data::Rating* end = ratings_.data() + block_begin_[b + 1];
+      sums[static_cast<size_t>(t)] =
+          project ? DispatchKernel<true>(stride_, begin, end, u_.data(), v_.data(), gu_.data(),
+                                         gv_.data(), head_only, c)
+                  : DispatchKernel<false>(stride_, begin, end, u_.data(), v_.data(), gu_.data(),
+                                          gv_.data(), head_only, c);
+      done[static_cast<size_t>(t)].store(1, std::memory_order_release);
+      done[static_cast<size_t>(t)].notify_all();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int32_t w = 1; w < threads; ++w) workers.emplace_back(run);
+  run();
+  for (std::thread& w : workers) w.join();
   double total = 0;
   for (const double x : sums) total += x;  // a fixed order: deterministic
   // Errors in scaled units back in the ratings' units.

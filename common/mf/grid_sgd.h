@@ -16,9 +16,11 @@
 //    and cut into G x G blocks; inside a block the ratings are grouped by user
 //    (so a user's row stays in cache and U is read in order), and each epoch
 //    visits the blocks in a fresh random schedule of G "diagonals" whose G
-//    blocks share no user and no item. A diagonal's blocks run on up to G
-//    threads at once; which thread runs which block does not change any update,
-//    so the result depends on the rng and G only, never on the thread count.
+//    blocks share no user and no item. Blocks run on up to G threads at once,
+//    each as soon as the blocks before it on its user rows and its item rows
+//    are done (no barrier between diagonals); every row sees the same updates
+//    in the same order as diagonal after diagonal on one thread, so the result
+//    depends on the rng and G only, never on the thread count.
 // No privacy here: this fits models that never leave their owner (central is
 // the pooling baseline, local-only a party's own). The DP paths stay on the
 // per-rating double-precision code of common/mf/sgd.h and common/fmf.

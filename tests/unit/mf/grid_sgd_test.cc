@@ -196,6 +196,30 @@ TEST(GridSgdTest, ResultDoesNotDependOnTheThreadCount) {
   EXPECT_NE(one.u, other.u);
 }
 
+// Blocks of very different sizes (a few users and items hold most ratings),
+// so with one thread per block a diagonal's small blocks finish long before
+// its large one and the next diagonal's blocks start around it: each must
+// still wait for the two blocks before it on its rows, or the result moves.
+TEST(GridSgdTest, UnevenBlocksGiveTheOneThreadResultOnEveryThreadCount) {
+  Csprng rng = Csprng::FromSeed(11);
+  std::vector<data::Rating> r;
+  for (int k = 0; k < 60000; ++k) {
+    const double a = rng.NextDouble(), b = rng.NextDouble();
+    const auto i = static_cast<int32_t>(300 * a * a * a * a);
+    const auto j = static_cast<int32_t>(200 * b * b * b * b);
+    r.push_back({i, j, static_cast<float>(1 + (i + 2 * j) % 5)});
+  }
+  GridSgdOptions o;
+  const Fit one = Train(r, 300, 200, 8, o, 4);
+  for (const int32_t threads : {2, 3, 8, 8, 8}) {
+    o.threads = threads;
+    const Fit many = Train(r, 300, 200, 8, o, 4);
+    EXPECT_EQ(one.u, many.u) << threads << " threads";
+    EXPECT_EQ(one.v, many.v) << threads << " threads";
+    EXPECT_EQ(one.epoch_mse, many.epoch_mse) << threads << " threads";
+  }
+}
+
 TEST(GridSgdTest, FitsALowRankMatrix) {
   const std::vector<data::Rating> r = LowRank(300, 200, 30000, 5);
   double mean = 0, var = 0;
