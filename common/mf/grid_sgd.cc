@@ -320,12 +320,12 @@ double GridSgd::RunEpoch(random::Csprng& rng) {
   // Block t = s * G + k (diagonal s, position k) updates block row rows[k] of
   // U and block column col = cols[(k + shift[s]) mod G] of V. The block
   // before it to touch those U rows is (s - 1, k); to touch those V rows,
-  // (s - 1, k') with cols[(k' + shift[s - 1]) mod G] = col. A block starts once both are done, so
-  // every row of U and V sees the same updates in the same order as running
-  // the diagonals one after another, for any number of threads; but a thread
-  // never waits for a whole diagonal (one barrier per epoch, not G), and
-  // a block of the next diagonal can start while its diagonal's last blocks
-  // still run elsewhere. Threads take blocks in the order t = 0, 1, ...: a
+  // (s - 1, k') with cols[(k' + shift[s - 1]) mod G] = col. A block starts
+  // once both are done, so every row of U and V sees the same updates in the
+  // same order as running the diagonals one after another, for any number of
+  // threads; but a thread never waits for a whole diagonal (one barrier per
+  // epoch, not G), and a block of the next diagonal can start while its
+  // diagonal's last blocks still run elsewhere. Threads take blocks in the order t = 0, 1, ...: a
   // block's two predecessors were taken before it, by a thread that runs
   // them without waiting for anything later, so nothing deadlocks.
   // kprime[s * G + k]: k' above, the position in diagonal s - 1 of the
