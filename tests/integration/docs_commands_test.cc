@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <regex>
@@ -20,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tests/testing/files.h"
 
 namespace fedmf {
 namespace {
@@ -31,12 +31,7 @@ struct DocCommand {
   std::string text;   // from the binary's name on
 };
 
-std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using ::fedmf::testing::ReadFile;
 
 // The code a markdown file shows, with the line each piece starts on:
 // fenced blocks line by line (backslash continuations joined) and inline
@@ -102,7 +97,7 @@ std::vector<DocCommand> DocumentedCommands() {
   }
   std::vector<DocCommand> out;
   for (const fs::path& f : files) {
-    for (const auto& [line, code] : CodeOf(ReadAll(f))) {
+    for (const auto& [line, code] : CodeOf(ReadFile(f.string()))) {
       for (const std::string& cmd : CommandsIn(code)) {
         out.push_back({absl::StrCat(fs::relative(f, FEDMF_SOURCE_DIR).string(), ":", line), cmd});
       }

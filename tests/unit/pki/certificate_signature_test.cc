@@ -19,7 +19,7 @@ namespace {
 
 using ::fedmf::testing::ReadFile;
 
-constexpr absl::Duration kValidity = absl::Hours(24 * 365);
+constexpr absl::Duration kOneYear = absl::Hours(24 * 365);
 
 class CertificateSignatureTest : public ::testing::Test {
  protected:
@@ -27,16 +27,16 @@ class CertificateSignatureTest : public ::testing::Test {
     char tmpl[] = "/tmp/fedmf_certsig_test.XXXXXX";
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     root_ = tmpl;
-    ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kValidity), IsOk());
+    ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kOneYear), IsOk());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kValidity)
+        IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kOneYear)
             .ok());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kValidity)
+        IssueCertificate(root_ + "/ca", root_ + "/out", "party-1", Role::kParty, {}, kOneYear)
             .ok());
-    ASSERT_THAT(InitCa(root_ + "/other", "testfed", 10 * kValidity), IsOk());
+    ASSERT_THAT(InitCa(root_ + "/other", "testfed", 10 * kOneYear), IsOk());
     ASSERT_TRUE(
-        IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kValidity)
+        IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kOneYear)
             .ok());
   }
   void TearDown() override { std::filesystem::remove_all(root_); }
