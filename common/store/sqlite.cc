@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -149,18 +151,46 @@ absl::StatusOr<Statement> Database::Prepare(const std::string& sql) {
   return Statement(db_, stmt);
 }
 
-Database::Transaction::Transaction(Database* db) : db_(db) {
+Database::Transaction::Transaction(Database* db, Durability durability)
+    : db_(db), durability_(durability) {
+  // In WAL mode synchronous=NORMAL commits without syncing the WAL; the next
+  // FULL commit's sync (or a checkpoint's) covers the frames written before
+  // it. The setting is the connection's, so it is set for this transaction
+  // only (it cannot change inside one).
+  if (durability_ == Durability::kDeferredSync) {
+    begin_ = db_->Exec("PRAGMA synchronous=NORMAL;");
+    if (!begin_.ok()) return;
+  }
   begin_ = db_->Exec("BEGIN IMMEDIATE;");
+  if (!begin_.ok()) RestoreSync();
 }
 
 Database::Transaction::~Transaction() {
-  if (!done_ && begin_.ok()) (void)db_->Exec("ROLLBACK;");
+  if (!done_ && begin_.ok()) {
+    (void)db_->Exec("ROLLBACK;");
+    RestoreSync();
+  }
+}
+
+void Database::Transaction::RestoreSync() {
+  if (durability_ != Durability::kDeferredSync) return;
+  // Setting a connection flag does no I/O and does not fail in practice; if
+  // it did, later kSynced commits would silently not sync, which no caller
+  // could notice: stop instead.
+  if (absl::Status s = db_->Exec("PRAGMA synchronous=FULL;"); !s.ok()) {
+    std::fprintf(stderr, "fedmf: fatal: %s cannot return to synchronous=FULL: %s\n",
+                 db_->path().c_str(), std::string(s.message()).c_str());
+    std::abort();
+  }
 }
 
 absl::Status Database::Transaction::Commit() {
   if (!begin_.ok()) return begin_;
   auto s = db_->Exec("COMMIT;");
-  if (s.ok()) done_ = true;
+  if (s.ok()) {
+    done_ = true;
+    RestoreSync();
+  }
   return s;
 }
 

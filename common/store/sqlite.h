@@ -63,16 +63,34 @@ class Database {
   absl::Status Exec(const std::string& sql);
   absl::StatusOr<Statement> Prepare(const std::string& sql);
 
+  // When a committed transaction is on disk.
+  enum class Durability {
+    // Commit() returns once the WAL is synced: the transaction survives a
+    // power loss. Every ledger entry and round takes this.
+    kSynced,
+    // Commit() returns once the transaction is in the WAL, unsynced: it
+    // survives a crash of the process (the operating system holds the
+    // write) and reaches the disk with the next synced commit or checkpoint
+    // of this database; a power loss before then rolls it back. For records
+    // a restart can do without or gets again (the server's per-party round
+    // reports), not for anything a promise depends on.
+    kDeferredSync,
+  };
+
   // RAII transaction: rolls back in the destructor unless Commit() succeeded.
   class Transaction {
    public:
-    explicit Transaction(Database* db);
+    explicit Transaction(Database* db, Durability durability = Durability::kSynced);
     ~Transaction();
     absl::Status Commit();
     const absl::Status& begin_status() const { return begin_; }
 
    private:
+    // Back to synchronous=FULL after a kDeferredSync transaction ends.
+    void RestoreSync();
+
     Database* db_;
+    Durability durability_;
     absl::Status begin_;
     bool done_ = false;
   };

@@ -179,7 +179,12 @@ absl::Status ServerStore::CommitRound(const std::string& job_id, const v1::Round
 
 absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t round,
                                           const v1::PartyRoundReport& r, const StoredParty& party) {
-  store::Database::Transaction tx(db_.get());
+  // One of these per party and round, on the coordinator's lock, was most of
+  // the server's syncs. A report is a record of the party's (its ledger holds
+  // the spend; the finish phase, not yet FINISHED, asks for its last report
+  // again): a power loss may roll back the reports since the last synced
+  // commit (a round's, the job state's), a crash of the server does not.
+  store::Database::Transaction tx(db_.get(), store::Database::Durability::kDeferredSync);
   if (!tx.begin_status().ok()) return tx.begin_status();
   auto st = db_->Prepare(
       "INSERT INTO round_reports (job_id, round, party, job_epsilon, ledger_epsilon, test_mse, "

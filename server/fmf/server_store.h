@@ -38,8 +38,10 @@ class ServerStore {
                            const mf::Matrix& next_shared);
 
   // A party's report after `round` (per-round history) and the party's record
-  // it updates, in one transaction (one WAL sync per report, not two); a
-  // second report of the same round replaces the first.
+  // it updates, in one transaction; a second report of the same round
+  // replaces the first. Committed without a sync of its own (kDeferredSync):
+  // a crash of the server keeps it, a power loss may roll back the reports
+  // since the last synced commit (the next round's commit syncs them).
   absl::Status SaveRoundReport(const std::string& job_id, int32_t round,
                                const v1::PartyRoundReport& report, const StoredParty& party);
 
