@@ -43,11 +43,19 @@ absl::Status PartyAgent::Init() {
   // The data is validated at start (file, rows, declared range), not first
   // at a job: a misconfigured party refuses to start with the file, line and
   // key to fix, instead of registering and failing every offer.
-  if (auto d = LoadOwnData(); !d.ok()) {
+  // Stamped before the load: a write during it moves the stamp, and the
+  // first job then reads the file again instead of taking this copy.
+  absl::StatusOr<data::DataSourceStamp> stamp = data::StampDataSpec(config_.data.spec);
+  auto d = LoadOwnData();
+  if (!d.ok()) {
     return cli::DataError(absl::Status(
         d.status().code(), absl::StrCat(d.status().message(),
                                         " (the party validates its data before it starts: fix "
                                         "the file or data.spec, or mount the file first)")));
+  }
+  if (stamp.ok()) {
+    absl::MutexLock lock(&mu_);
+    validated_data_ = ValidatedData{std::move(*stamp), std::move(*d)};
   }
   {
     ASSIGN_OR_RETURN(auto id, LoadOrCreateStateId(config_.state_dir));
@@ -300,7 +308,7 @@ absl::StatusOr<std::vector<std::string>> PartyAgent::AlignUsers(const v1::Task& 
   if (!admitted.config().align_users) {
     return absl::InvalidArgumentError("an ALIGN task for a job that does not align users");
   }
-  ASSIGN_OR_RETURN(data::Dataset dataset, LoadOwnData());
+  ASSIGN_OR_RETURN(data::Dataset dataset, TakeOwnData());
   PsiClientOptions o;
   o.party = config_.name;
   o.job_id = task.job_id();
@@ -413,6 +421,21 @@ absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
   return dataset;
 }
 
+absl::StatusOr<data::Dataset> PartyAgent::TakeOwnData() {
+  std::optional<ValidatedData> validated;
+  {
+    absl::MutexLock lock(&mu_);
+    validated.swap(validated_data_);
+  }
+  if (validated.has_value()) {
+    absl::StatusOr<data::DataSourceStamp> now = data::StampDataSpec(config_.data.spec);
+    if (now.ok() && *now == validated->stamp) return std::move(validated->dataset);
+    spdlog::info("data.spec '{}' changed since the party started: reading it again",
+                 config_.data.spec);
+  }
+  return LoadOwnData();
+}
+
 absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spec) {
   // Every path to a session (OFFER, or ROUND/FINISH without one) goes
   // through the same admission: the server's spec never reaches the session.
@@ -441,7 +464,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     }
     shared_users = it->second;
   }
-  ASSIGN_OR_RETURN(auto dataset, LoadOwnData());
+  ASSIGN_OR_RETURN(auto dataset, TakeOwnData());
   // Which rows and columns of the federation this party's data is, and their
   // external ids: by the catalogue (HFL), by the aligned users (VFL), or by
   // position in a shared file split with data.parties / data.index.

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "absl/synchronization/mutex.h"
 #include "common/coupling/owner_session.h"
 #include "common/data/catalogue.h"
+#include "common/data/loaders.h"
 #include "common/data/ratings.h"
 #include "common/dp/ledger.h"
 #include "common/fmf/admitted_job.h"
@@ -97,6 +99,10 @@ class PartyAgent {
   absl::StatusOr<fmf::AdmittedJob> Admit(const v1::JobSpec& spec);
   // The party's data, checked against its declared rating range.
   absl::StatusOr<data::Dataset> LoadOwnData() const;
+  // The data Init validated if its source is unchanged since (handed over
+  // once: the first job does not read the file a second time), else
+  // LoadOwnData().
+  absl::StatusOr<data::Dataset> TakeOwnData();
   // Admits the job, loads data and builds the session (Stage 1 not yet run).
   absl::StatusOr<JobRun*> CreateRun(const v1::JobSpec& spec);
   // The job's run, rebuilt from the task's spec if this process has none.
@@ -133,6 +139,13 @@ class PartyAgent {
   // from the job's private set intersection (kept for the job's lifetime in
   // this process; a restarted party is not rejoined to such a job).
   std::map<std::string, std::vector<std::string>> alignments_;
+  // The data Init loaded and the stamp of its source taken before, until a
+  // job takes it (TakeOwnData).
+  struct ValidatedData {
+    data::DataSourceStamp stamp;
+    data::Dataset dataset;
+  };
+  std::optional<ValidatedData> validated_data_ ABSL_GUARDED_BY(mu_);
   // data.catalogue, loaded at start.
   std::optional<data::Catalogue> catalogue_;
   // The party's certificate and key (unset with --insecure): PSI signatures.

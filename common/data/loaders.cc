@@ -2,7 +2,11 @@
 // grammar to ParseRatings (rating_parser.cc); and the data-spec front door.
 #include "common/data/loaders.h"
 
+#include <sys/stat.h>
+
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/match.h"
@@ -84,34 +88,72 @@ absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions
   return ParseRatings(contents, format, file, options);
 }
 
-absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options) {
+namespace {
+
+// A data spec's scheme and the rest after its colon, validated: a known
+// scheme, and a path where the scheme reads a file.
+struct SpecParts {
+  absl::string_view scheme;
+  absl::string_view rest;
+};
+
+absl::StatusOr<SpecParts> SplitDataSpec(const std::string& spec) {
   const absl::string_view s = spec;
   const size_t colon = s.find(':');
-  const absl::string_view scheme = s.substr(0, colon);
-  const absl::string_view rest = colon == absl::string_view::npos ? "" : s.substr(colon + 1);
+  SpecParts parts{s.substr(0, colon), colon == absl::string_view::npos ? "" : s.substr(colon + 1)};
   constexpr absl::string_view kValid =
       "valid specs are movielens:PATH, csv:PATH, synthetic and synthetic:key=value,...";
-
-  if (scheme == "synthetic") {
-    // The synthetic generator declares its own range (min=, max=), so
-    // `options` does not apply to it.
-    ASSIGN_OR_RETURN(SyntheticOptions synthetic, ParseSyntheticOptions(std::string(rest)));
-    return GenerateSynthetic(synthetic);
-  }
-  if (scheme == "movielens" || scheme == "csv") {
-    if (rest.empty()) {
+  if (parts.scheme == "synthetic") return parts;
+  if (parts.scheme == "movielens" || parts.scheme == "csv") {
+    if (parts.rest.empty()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("data spec '", spec, "' has no path: write ", scheme, ":PATH"));
+          absl::StrCat("data spec '", spec, "' has no path: write ", parts.scheme, ":PATH"));
     }
-    return scheme == "movielens" ? LoadMovieLens(std::string(rest), options)
-                                 : LoadGenericCsv(std::string(rest), options);
+    return parts;
   }
   if (colon == absl::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat("data spec '", spec, "' has no scheme; ", kValid));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown data spec scheme '", scheme, "' in '", spec, "'; ", kValid));
+      absl::StrCat("unknown data spec scheme '", parts.scheme, "' in '", spec, "'; ", kValid));
+}
+
+}  // namespace
+
+absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options) {
+  ASSIGN_OR_RETURN(const SpecParts parts, SplitDataSpec(spec));
+  if (parts.scheme == "synthetic") {
+    // The synthetic generator declares its own range (min=, max=), so
+    // `options` does not apply to it.
+    ASSIGN_OR_RETURN(SyntheticOptions synthetic, ParseSyntheticOptions(std::string(parts.rest)));
+    return GenerateSynthetic(synthetic);
+  }
+  return parts.scheme == "movielens" ? LoadMovieLens(std::string(parts.rest), options)
+                                     : LoadGenericCsv(std::string(parts.rest), options);
+}
+
+absl::StatusOr<DataSourceStamp> StampDataSpec(const std::string& spec) {
+  ASSIGN_OR_RETURN(const SpecParts parts, SplitDataSpec(spec));
+  DataSourceStamp stamp;
+  if (parts.scheme == "synthetic") return stamp;
+  if (parts.scheme == "movielens") {
+    ASSIGN_OR_RETURN(stamp.file, ResolveMovieLensPath(std::string(parts.rest)));
+  } else {
+    stamp.file = std::string(parts.rest);
+  }
+  struct stat st;
+  if (::stat(stamp.file.c_str(), &st) != 0) {
+    const int err = errno;
+    std::string message = absl::StrCat("cannot stat ", stamp.file, ": ", std::strerror(err));
+    if (err == ENOENT) return absl::NotFoundError(message);
+    return absl::UnavailableError(message);
+  }
+  stamp.device = static_cast<uint64_t>(st.st_dev);
+  stamp.inode = static_cast<uint64_t>(st.st_ino);
+  stamp.size = static_cast<int64_t>(st.st_size);
+  stamp.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  return stamp;
 }
 
 }  // namespace fedmf::data

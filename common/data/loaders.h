@@ -4,6 +4,7 @@
 #define FEDMF_COMMON_DATA_LOADERS_H_
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,25 @@ absl::StatusOr<std::vector<std::vector<int>>> LoadMovieLensGenres(const std::str
 //                               does not apply, the generator has min=/max=)
 // Any other scheme is an error listing these.
 absl::StatusOr<Dataset> LoadDataSpec(const std::string& spec, const LoadOptions& options = {});
+
+// What a data spec reads, to tell whether loading it again would give the
+// same data without reading it: the file (inside a MovieLens directory, the
+// one LoadDataSpec picks) by device, inode, size and modification time. A
+// generated spec reads no file (`file` empty): its data is a function of the
+// spec. Taken before a load, a stamp that still compares equal afterwards
+// means nothing replaced or wrote the file in between (a write moves the
+// modification time; a replacement changes the inode).
+struct DataSourceStamp {
+  std::string file;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator==(const DataSourceStamp&) const = default;
+};
+// The spec's stamp now; the errors of LoadDataSpec for a missing path or an
+// unknown scheme.
+absl::StatusOr<DataSourceStamp> StampDataSpec(const std::string& spec);
 
 }  // namespace fedmf::data
 

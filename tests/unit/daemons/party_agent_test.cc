@@ -19,6 +19,7 @@
 #include <atomic>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -340,6 +341,35 @@ TEST_F(PartyAgentTest, OffersThePolicyOrTheDeclaredRangeForbidsAreRefusedWithThe
   EXPECT_THAT(r[1].refusal(), HasSubstr("rating_max"));
   EXPECT_THAT(r[2].refusal(), HasSubstr("job delta 0.001 exceeds the policy's 1e-05"));
   EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), 0);
+}
+
+// The data validated at start serves the first job without a second read,
+// but only while its file is unchanged: rewritten after the start, the file
+// is read again at the offer.
+TEST_F(PartyAgentTest, TheFirstJobReadsTheDataFileAgainWhenItChangedAfterTheStart) {
+  const std::string file = dir_ + "/ratings.csv";
+  auto write_users = [&file](int users) {
+    std::ofstream out(file, std::ios::trunc);
+    for (int u = 0; u < users; ++u) {
+      for (int i = 0; i < 8; ++i) out << "u" << u << ",i" << i << "," << 1 + (u + i) % 5 << "\n";
+    }
+  };
+  write_users(6);
+  config_.data.spec = "csv:" + file;
+  config_.data.parties = 1;
+  StartAgent();
+  fake_.Push(Offer(HflJob("before")));
+  ASSERT_TRUE(fake_.AwaitReplies(1));
+  ASSERT_TRUE(fake_.replies()[0].accept()) << fake_.replies()[0].refusal();
+  EXPECT_EQ(fake_.replies()[0].global_users(), 6);
+  StopAgent();
+
+  StartAgent();
+  write_users(9);  // after Init's load, before the offer
+  fake_.Push(Offer(HflJob("after")));
+  ASSERT_TRUE(fake_.AwaitReplies(2));
+  ASSERT_TRUE(fake_.replies()[1].accept()) << fake_.replies()[1].refusal();
+  EXPECT_EQ(fake_.replies()[1].global_users(), 9);
 }
 
 TEST_F(PartyAgentTest, ARoundIsChargedOnceAndAskedAgainResendsThePersistedBytes) {

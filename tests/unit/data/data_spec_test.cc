@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <string>
 
 #include "common/data/loaders.h"
@@ -80,6 +81,51 @@ TEST(DataSpecTest, MissingPathIsAnError) {
 TEST(DataSpecTest, BadSyntheticOptionIsReported) {
   auto d = LoadDataSpec("synthetic:users=10,colour=blue");
   EXPECT_THAT(std::string(d.status().message()), HasSubstr("unknown synthetic option 'colour'"));
+}
+
+// A stamp names the file a load reads and moves with every change a second
+// load would see: a rewrite (size, modification time) or a replacement
+// (inode), not with a read.
+TEST(DataSpecTest, StampsNameTheFileReadAndChangeWithIt) {
+  const std::string dir = testing::MakeTempDir();
+  const std::string file = testing::WriteFile(dir, "u.data", "1\t10\t3\t0\n");
+  auto in_dir = StampDataSpec("movielens:" + dir);
+  ASSERT_THAT(in_dir, IsOk());
+  EXPECT_EQ(in_dir->file, file);
+  auto direct = StampDataSpec("movielens:" + file);
+  ASSERT_THAT(direct, IsOk());
+  EXPECT_EQ(*direct, *in_dir);
+  ASSERT_THAT(LoadDataSpec("movielens:" + dir), IsOk());
+  EXPECT_EQ(*StampDataSpec("movielens:" + dir), *in_dir);  // reading changes nothing
+
+  testing::WriteFile(dir, "u.data", "1\t10\t3\t0\n2\t10\t4\t0\n");  // rewritten in place
+  auto rewritten = StampDataSpec("movielens:" + dir);
+  ASSERT_THAT(rewritten, IsOk());
+  EXPECT_NE(*rewritten, *in_dir);
+  EXPECT_EQ(rewritten->inode, in_dir->inode);
+
+  // Replaced by a file of the same size (an atomic rename, as deployments
+  // update files): the inode tells them apart.
+  const std::string other = testing::WriteFile(dir, "next", "1\t10\t5\t0\n2\t10\t1\t0\n");
+  auto before = StampDataSpec("movielens:" + dir);
+  ASSERT_THAT(before, IsOk());
+  ASSERT_EQ(std::rename(other.c_str(), file.c_str()), 0);
+  auto replaced = StampDataSpec("movielens:" + dir);
+  ASSERT_THAT(replaced, IsOk());
+  EXPECT_EQ(replaced->size, before->size);
+  EXPECT_NE(replaced->inode, before->inode);
+  EXPECT_NE(*replaced, *before);
+}
+
+TEST(DataSpecTest, AGeneratedSpecReadsNoFileAndABadSpecIsTheLoadersError) {
+  auto synthetic = StampDataSpec("synthetic:users=5,items=5");
+  ASSERT_THAT(synthetic, IsOk());
+  EXPECT_TRUE(synthetic->file.empty());
+  EXPECT_EQ(*synthetic, DataSourceStamp{});
+  EXPECT_EQ(StampDataSpec("csv:/no/such/file.csv").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(StampDataSpec("parquet:x").status().message()),
+              HasSubstr("unknown data spec scheme 'parquet'"));
+  EXPECT_THAT(std::string(StampDataSpec("csv:").status().message()), HasSubstr("has no path"));
 }
 
 }  // namespace
