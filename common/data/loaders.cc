@@ -22,16 +22,17 @@ namespace {
 
 absl::StatusOr<Dataset> LoadFile(const std::string& path, RatingFormat format,
                                  const LoadOptions& options) {
-  ASSIGN_OR_RETURN(std::string contents, internal::ReadWholeFile(path));
-  return ParseRatings(contents, format, path, options);
+  return ParseRatingsFile(path, format, options);
 }
 
 // The MovieLens release a file belongs to, from its first line (the content
 // is the stronger signal) and then its name.
-absl::StatusOr<RatingFormat> DetectMovieLensFormat(const std::string& path,
-                                                   absl::string_view contents) {
-  internal::LineReader lines(contents);
-  const absl::string_view first = lines.Next().value_or(absl::string_view());
+absl::StatusOr<RatingFormat> DetectMovieLensFormat(const std::string& path) {
+  // A small buffer: only the first line is read.
+  ASSIGN_OR_RETURN(internal::FileLineReader lines, internal::FileLineReader::Open(path, 4096));
+  const std::optional<absl::string_view> line = lines.Next();
+  RETURN_IF_ERROR(lines.status());
+  const absl::string_view first = line.value_or(absl::string_view());
   if (absl::StartsWith(internal::Trim(first), "userId,")) return RatingFormat::kMovieLensCsv;
   if (absl::StrContains(first, "::")) return RatingFormat::kMovieLensDat;
   if (absl::StrContains(first, "\t")) return RatingFormat::kMovieLens100K;
@@ -83,9 +84,8 @@ absl::StatusOr<Dataset> LoadGenericCsv(const std::string& path, const LoadOption
 
 absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions& options) {
   ASSIGN_OR_RETURN(std::string file, ResolveMovieLensPath(path));
-  ASSIGN_OR_RETURN(std::string contents, internal::ReadWholeFile(file));
-  ASSIGN_OR_RETURN(RatingFormat format, DetectMovieLensFormat(file, contents));
-  return ParseRatings(contents, format, file, options);
+  ASSIGN_OR_RETURN(RatingFormat format, DetectMovieLensFormat(file));
+  return ParseRatingsFile(file, format, options);
 }
 
 namespace {

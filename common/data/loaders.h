@@ -4,6 +4,7 @@
 #define FEDMF_COMMON_DATA_LOADERS_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,6 +49,12 @@ absl::StatusOr<Dataset> LoadMovieLens(const std::string& path, const LoadOptions
 enum class RatingFormat { kMovieLens100K, kMovieLensDat, kMovieLensCsv, kGenericCsv };
 absl::StatusOr<Dataset> ParseRatings(std::string_view contents, RatingFormat format,
                                      const std::string& name, const LoadOptions& options = {});
+// The same grammar over a file read through a buffer of `chunk_bytes` (the
+// file loaders above; tests pass small ones): the Dataset and errors of
+// ParseRatings over the file's contents, without holding them all.
+absl::StatusOr<Dataset> ParseRatingsFile(const std::string& path, RatingFormat format,
+                                         const LoadOptions& options = {},
+                                         size_t chunk_bytes = size_t{1} << 20);
 
 // MovieLens 100K genres, in u.item flag order (see u.genre).
 inline constexpr int kMovieLensGenreCount = 19;

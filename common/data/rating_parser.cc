@@ -13,6 +13,7 @@
 #include "common/base/status_macros.h"
 #include "common/data/internal/dataset_builder.h"
 #include "common/data/internal/duplicates.h"
+#include "common/data/internal/file_io.h"
 #include "common/data/internal/text_scan.h"
 #include "common/data/loaders.h"
 
@@ -177,20 +178,28 @@ std::string SourceFor(RatingFormat format, const std::string& name) {
   return absl::StrCat(format == RatingFormat::kGenericCsv ? "csv:" : "movielens:", name);
 }
 
-}  // namespace
+// How many rows to reserve for once the header is read: exact in memory, an
+// estimate from the bytes left in a file (a short guess costs a regrowth).
+size_t RemainingLines(const LineReader& lines) { return lines.CountRemainingLines(); }
+size_t RemainingLines(const internal::FileLineReader& lines) {
+  return lines.EstimateRemainingLines();
+}
+absl::Status ReadStatus(const LineReader&) { return absl::OkStatus(); }
+absl::Status ReadStatus(const internal::FileLineReader& lines) { return lines.status(); }
 
-absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat format,
-                                     const std::string& name, const LoadOptions& options) {
-  // Debian's Abseil has its own string_view type; everything below uses it.
-  const absl::string_view contents(std_contents.data(), std_contents.size());
+// The grammar over any line source with LineReader's interface: one pass,
+// the first bad row fails with "<name>:<line>: why".
+template <typename Lines>
+absl::StatusOr<Dataset> ParseLines(Lines& lines, RatingFormat format, const std::string& name,
+                                   const LoadOptions& options) {
   RETURN_IF_ERROR(ValidateRange(options.range));
   const FormatSpec& spec = SpecFor(format);
   auto at = [&name](int64_t line, absl::string_view reason) {
     return absl::InvalidArgumentError(absl::StrCat(name, ":", line, ": ", reason));
   };
 
-  LineReader lines(contents);
   std::optional<absl::string_view> line = lines.Next();
+  RETURN_IF_ERROR(ReadStatus(lines));
   if (!line.has_value()) {
     return at(1, absl::StrCat("no ratings: the file is empty (expected ", spec.delim_name,
                               " rows of ", spec.columns, ")"));
@@ -221,7 +230,7 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat
     if (!line.has_value()) return at(2, "no ratings after the header");
   }
 
-  DatasetBuilder builder(lines.CountRemainingLines() + 1);
+  DatasetBuilder builder(RemainingLines(lines) + 1);
   // Data lines are contiguous (blank lines inside are errors), so row r is on
   // line first_data_line + r.
   auto line_of = [first_data_line](size_t row) {
@@ -248,8 +257,26 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view std_contents, RatingFormat
       return at(lines.line_number(), s.message());
     }
   }
+  // A read error ends the lines early: never a silently shorter data set.
+  RETURN_IF_ERROR(ReadStatus(lines));
   if (auto dup = duplicate_error(); dup.has_value()) return *dup;
   return std::move(builder).Finish(options.range, SourceFor(format, name));
+}
+
+}  // namespace
+
+absl::StatusOr<Dataset> ParseRatings(std::string_view contents, RatingFormat format,
+                                     const std::string& name, const LoadOptions& options) {
+  // Debian's Abseil has its own string_view type; the parser uses it.
+  LineReader lines(absl::string_view(contents.data(), contents.size()));
+  return ParseLines(lines, format, name, options);
+}
+
+absl::StatusOr<Dataset> ParseRatingsFile(const std::string& path, RatingFormat format,
+                                         const LoadOptions& options, size_t chunk_bytes) {
+  ASSIGN_OR_RETURN(internal::FileLineReader lines,
+                   internal::FileLineReader::Open(path, chunk_bytes));
+  return ParseLines(lines, format, path, options);
 }
 
 }  // namespace fedmf::data

@@ -1,6 +1,7 @@
 #include "common/data/internal/dataset_builder.h"
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace fedmf::data::internal {
@@ -10,24 +11,23 @@ namespace {
 // ids are all far smaller.
 constexpr int64_t kSmallIdLimit = int64_t{1} << 20;
 
-std::vector<std::string> ToStrings(const std::vector<absl::string_view>& views) {
-  std::vector<std::string> out;
-  out.reserve(views.size());
-  for (absl::string_view v : views) out.emplace_back(v);
-  return out;
-}
-
 }  // namespace
 
 int32_t IdIndex::Append(absl::string_view text) {
-  ids_.push_back(text);
+  ids_.push_back(texts_.emplace_back(text));
   return static_cast<int32_t>(ids_.size() - 1);
 }
 
 int32_t IdIndex::InternText(absl::string_view text) {
-  auto [it, inserted] = by_text_.try_emplace(text, static_cast<int32_t>(ids_.size()));
-  if (inserted) ids_.push_back(text);
-  return it->second;
+  if (auto it = by_text_.find(text); it != by_text_.end()) return it->second;
+  const int32_t index = Append(text);
+  by_text_.emplace(ids_.back(), index);  // keyed by the index's own copy
+  return index;
+}
+
+std::vector<std::string> IdIndex::TakeTexts() && {
+  return std::vector<std::string>(std::make_move_iterator(texts_.begin()),
+                                  std::make_move_iterator(texts_.end()));
 }
 
 int32_t IdIndex::InternNumber(int64_t value, absl::string_view text) {
@@ -41,7 +41,7 @@ int32_t IdIndex::InternNumber(int64_t value, absl::string_view text) {
     return index;
   }
   auto [it, inserted] = by_large_number_.try_emplace(value, static_cast<int32_t>(ids_.size()));
-  if (inserted) ids_.push_back(text);
+  if (inserted) Append(text);
   return it->second;
 }
 
@@ -51,8 +51,8 @@ Dataset DatasetBuilder::Finish(const RatingRange& range, std::string source) && 
   d.num_items = num_items();
   d.range = range;
   d.ratings = std::move(ratings_);
-  d.user_ids = ToStrings(users_.ids());
-  d.item_ids = ToStrings(items_.ids());
+  d.user_ids = std::move(users_).TakeTexts();
+  d.item_ids = std::move(items_).TakeTexts();
   d.source = std::move(source);
   return d;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,16 @@ class IdIndex {
   int32_t InternText(absl::string_view text);
   int32_t InternNumber(int64_t value, absl::string_view text);
 
-  // The text of each dense id as first seen. Views into the parsed buffer.
+  // The text of each dense id as first seen (views into the index's own
+  // copies: the parsed text may be a reused buffer).
   const std::vector<absl::string_view>& ids() const { return ids_; }
+  // The texts themselves, in id order; the index is spent.
+  std::vector<std::string> TakeTexts() &&;
 
  private:
   int32_t Append(absl::string_view text);
 
+  std::deque<std::string> texts_;  // stable addresses: ids_ and by_text_ view into them
   std::vector<absl::string_view> ids_;
   absl::flat_hash_map<absl::string_view, int32_t> by_text_;
   std::vector<int32_t> by_small_number_;  // -1 = unseen
@@ -38,8 +43,8 @@ class IdIndex {
 
 class DatasetBuilder {
  public:
-  // The id views passed in are stored as-is, so the buffer they point into
-  // must outlive the builder (the file contents, read once).
+  // Ids are copied at their first appearance, so the text passed in need
+  // only live for the call (a file is read through one reused buffer).
   explicit DatasetBuilder(size_t expected_rows) { ratings_.reserve(expected_rows); }
 
   IdIndex& users() { return users_; }

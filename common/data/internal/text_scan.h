@@ -1,6 +1,6 @@
 // Internal: zero-copy helpers for the rating/genre parsers. Everything works on
-// string_views into a file read once, so loading MovieLens 10M costs one pass
-// and no per-row allocation.
+// string_views into the text being parsed (a buffer of the file), so loading
+// MovieLens 10M costs one pass and no per-row allocation.
 #ifndef FEDMF_COMMON_DATA_INTERNAL_TEXT_SCAN_H_
 #define FEDMF_COMMON_DATA_INTERNAL_TEXT_SCAN_H_
 
