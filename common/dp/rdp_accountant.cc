@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -28,20 +29,53 @@ constexpr double kMaxIntegerExpansionOrder = 100000;
 // converged by then the order is reported as +inf (useless but safe).
 constexpr int kMaxFractionalTerms = 1000;
 
+// The parts of every series term that do not depend on z, for one q: a
+// calibration evaluates the same q and orders at dozens of z, and the
+// log-binomials (three lgamma calls a term) were most of its time. Stored
+// as the partial sums the term expressions below begin with, so every term
+// is the same double, to the bit, with or without the cache. Per thread, for
+// the last q seen (a new q clears it): no lock, no growth across jobs.
+struct SeriesCache {
+  double q = kNaN;
+  // alpha -> [i]: LogAbsBinomial(alpha, i) + i log q + (alpha - i) log(1 - q).
+  std::map<double, std::vector<double>> integer;
+  // alpha -> [n]: the same sum for the two halves of the fractional series,
+  // (n, alpha - n) and (alpha - n, n) in the exponents of q and 1 - q.
+  std::map<double, std::vector<std::pair<double, double>>> fractional;
+};
+
+SeriesCache& CacheFor(double q) {
+  thread_local SeriesCache cache;
+  if (!(cache.q == q)) {
+    cache.q = q;
+    cache.integer.clear();
+    cache.fractional.clear();
+  }
+  return cache;
+}
+
 // Integer alpha: expanding (1 - q + q * mu1/mu0)^alpha binomially and using
 // E_{mu0}[(mu1/mu0)^i] = exp((i^2 - i) / (2 z^2)) gives an exact finite sum
 //   A_alpha = sum_{i=0..alpha} C(alpha,i) q^i (1-q)^(alpha-i) exp((i^2-i)/(2z^2)),
 // every term positive, summed in log space.
 double LogAInteger(double q, double z, int64_t alpha) {
-  const double log_q = std::log(q);
-  const double log_1mq = std::log1p(-q);
+  const double a = static_cast<double>(alpha);
+  std::vector<double>& base = CacheFor(q).integer[a];
+  if (base.empty()) {
+    const double log_q = std::log(q);
+    const double log_1mq = std::log1p(-q);
+    base.reserve(static_cast<size_t>(alpha) + 1);
+    for (int64_t i = 0; i <= alpha; ++i) {
+      const double di = static_cast<double>(i);
+      base.push_back(internal::LogAbsBinomial(a, di) + di * log_q + (a - di) * log_1mq);
+    }
+  }
   const double inv_2z2 = 1.0 / (2.0 * z * z);
-  std::vector<double> terms;
-  terms.reserve(static_cast<size_t>(alpha) + 1);
-  for (int64_t i = 0; i <= alpha; ++i) {
+  thread_local std::vector<double> terms;
+  terms.resize(base.size());
+  for (size_t i = 0; i < base.size(); ++i) {
     const double di = static_cast<double>(i);
-    terms.push_back(internal::LogAbsBinomial(static_cast<double>(alpha), di) + di * log_q +
-                    (static_cast<double>(alpha) - di) * log_1mq + (di * di - di) * inv_2z2);
+    terms[i] = base[i] + (di * di - di) * inv_2z2;
   }
   return internal::LogSumExp(terms);
 }
@@ -66,17 +100,21 @@ double LogAFractional(double q, double z, double alpha) {
   const double z0 = z * z * std::log(1.0 / q - 1.0) + 0.5;
   const double sqrt2_z = std::sqrt(2.0) * z;
   const double log_half = std::log(0.5);
+  std::vector<std::pair<double, double>>& base = CacheFor(q).fractional[alpha];
 
   double log_a0 = -kInf, log_a1 = -kInf;
   double prev_s0 = -kInf, prev_s1 = -kInf;
   for (int n = 0; n < kMaxFractionalTerms; ++n) {
     const double i = n;
     const double j = alpha - i;
-    const double log_coef = internal::LogAbsBinomial(alpha, i);
-    const double log_s0 = log_coef + i * log_q + j * log_1mq + (i * i - i) * inv_2z2 + log_half +
-                          internal::LogErfc((i - z0) / sqrt2_z);
-    const double log_s1 = log_coef + j * log_q + i * log_1mq + (j * j - j) * inv_2z2 + log_half +
-                          internal::LogErfc((z0 - j) / sqrt2_z);
+    if (static_cast<size_t>(n) == base.size()) {
+      const double log_coef = internal::LogAbsBinomial(alpha, i);
+      base.emplace_back(log_coef + i * log_q + j * log_1mq, log_coef + j * log_q + i * log_1mq);
+    }
+    const double log_s0 =
+        base[n].first + (i * i - i) * inv_2z2 + log_half + internal::LogErfc((i - z0) / sqrt2_z);
+    const double log_s1 =
+        base[n].second + (j * j - j) * inv_2z2 + log_half + internal::LogErfc((z0 - j) / sqrt2_z);
     log_a0 = internal::LogAdd(log_a0, log_s0);
     log_a1 = internal::LogAdd(log_a1, log_s1);
     const double total = internal::LogAdd(log_a0, log_a1);

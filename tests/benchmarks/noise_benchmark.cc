@@ -6,6 +6,8 @@
 
 #include "benchmark/benchmark.h"
 #include "common/dp/noise.h"
+#include "common/fmf/job_config.h"
+#include "common/fmf/noise_plan.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::dp {
@@ -64,6 +66,21 @@ void BM_GammaNormVector(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_GammaNormVector)->Arg(20);
+
+// A job's noise plan, as every party and the server compute it at admission:
+// calibrations of z by bisection, each step evaluating the RDP curve. The
+// sample rate alternates so that every plan starts without the accountant's
+// per-q series cache, as a process's first plan does.
+void BM_PlanNoise(benchmark::State& state) {
+  fmf::JobConfig config;  // HFL, T = 100, T' = 10, q = 0.01, epsilon = 1
+  bool other = false;
+  for (auto _ : state) {
+    config.sample_rate = other ? 0.0101 : 0.01;
+    other = !other;
+    benchmark::DoNotOptimize(fmf::PlanNoise(config));
+  }
+}
+BENCHMARK(BM_PlanNoise)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace fedmf::dp
