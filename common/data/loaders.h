@@ -54,7 +54,7 @@ absl::StatusOr<Dataset> ParseRatings(std::string_view contents, RatingFormat for
 // ParseRatings over the file's contents, without holding them all.
 absl::StatusOr<Dataset> ParseRatingsFile(const std::string& path, RatingFormat format,
                                          const LoadOptions& options = {},
-                                         size_t chunk_bytes = size_t{1} << 20);
+                                         size_t chunk_bytes = size_t{1} << 16);
 
 // MovieLens 100K genres, in u.item flag order (see u.genre).
 inline constexpr int kMovieLensGenreCount = 19;

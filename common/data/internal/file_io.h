@@ -34,7 +34,7 @@ class FileLineReader {
  public:
   // Errors as ReadWholeFile.
   static absl::StatusOr<FileLineReader> Open(const std::string& path,
-                                             size_t chunk_bytes = size_t{1} << 20);
+                                             size_t chunk_bytes = size_t{1} << 16);
 
   // The next line (valid until the next call), or nullopt at the end of the
   // data or on a read error (then status() says which).
