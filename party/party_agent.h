@@ -140,7 +140,8 @@ class PartyAgent {
   // this process; a restarted party is not rejoined to such a job).
   std::map<std::string, std::vector<std::string>> alignments_;
   // The data Init loaded and the stamp of its source taken before, until a
-  // job takes it (TakeOwnData).
+  // job takes it (TakeOwnData): an idle party holds its data set, which its
+  // first job needs anyway.
   struct ValidatedData {
     data::DataSourceStamp stamp;
     data::Dataset dataset;
