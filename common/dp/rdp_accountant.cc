@@ -34,8 +34,9 @@ constexpr int kMaxFractionalTerms = 1000;
 // log-binomials (three lgamma calls a term) were most of its time. Stored
 // as the partial sums the term expressions below begin with, so every term
 // is the same double, to the bit, with or without the cache. Per thread, for
-// the last q seen (a new q clears it): no lock, and no more than one vector
-// per order asked at that q (≈ 35 KB for DefaultRdpOrders).
+// the last q seen (a new q clears it): no lock, and one vector per order
+// asked at that q (DefaultRdpOrders: 4,374 integer-order terms, 35 KB, and
+// the fractional orders' terms summed so far).
 struct SeriesCache {
   double q = kNaN;
   // alpha -> [i]: LogAbsBinomial(alpha, i) + i log q + (alpha - i) log(1 - q).
