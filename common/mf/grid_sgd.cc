@@ -325,9 +325,10 @@ double GridSgd::RunEpoch(random::Csprng& rng) {
   // same order as running the diagonals one after another, for any number of
   // threads; but a thread never waits for a whole diagonal (one barrier per
   // epoch, not G), and a block of the next diagonal can start while its
-  // diagonal's last blocks still run elsewhere. Threads take blocks in the order t = 0, 1, ...: a
-  // block's two predecessors were taken before it, by a thread that runs
-  // them without waiting for anything later, so nothing deadlocks.
+  // diagonal's last blocks still run elsewhere. Threads take blocks in the
+  // order t = 0, 1, ...: a block's two predecessors were taken before it, by
+  // a thread that runs them without waiting for anything later, so nothing
+  // deadlocks.
   // kprime[s * G + k]: k' above, the position in diagonal s - 1 of the
   // block with the same V column.
   std::vector<int32_t> kprime(static_cast<size_t>(blocks), 0);

@@ -14,14 +14,14 @@ constexpr int64_t kSmallIdLimit = int64_t{1} << 20;
 }  // namespace
 
 int32_t IdIndex::Append(absl::string_view text) {
-  ids_.push_back(texts_.emplace_back(text));
-  return static_cast<int32_t>(ids_.size() - 1);
+  texts_.emplace_back(text);
+  return static_cast<int32_t>(texts_.size() - 1);
 }
 
 int32_t IdIndex::InternText(absl::string_view text) {
   if (auto it = by_text_.find(text); it != by_text_.end()) return it->second;
   const int32_t index = Append(text);
-  by_text_.emplace(ids_.back(), index);  // keyed by the index's own copy
+  by_text_.emplace(texts_.back(), index);  // keyed by the index's own copy
   return index;
 }
 
@@ -40,7 +40,7 @@ int32_t IdIndex::InternNumber(int64_t value, absl::string_view text) {
     if (index < 0) index = Append(text);
     return index;
   }
-  auto [it, inserted] = by_large_number_.try_emplace(value, static_cast<int32_t>(ids_.size()));
+  auto [it, inserted] = by_large_number_.try_emplace(value, static_cast<int32_t>(texts_.size()));
   if (inserted) Append(text);
   return it->second;
 }

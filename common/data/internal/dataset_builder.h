@@ -25,17 +25,16 @@ class IdIndex {
   int32_t InternText(absl::string_view text);
   int32_t InternNumber(int64_t value, absl::string_view text);
 
-  // The text of each dense id as first seen (views into the index's own
+  // The text of each dense id as first seen, in id order (the index's own
   // copies: the parsed text may be a reused buffer).
-  const std::vector<absl::string_view>& ids() const { return ids_; }
+  const std::deque<std::string>& ids() const { return texts_; }
   // The texts themselves, in id order; the index is spent.
   std::vector<std::string> TakeTexts() &&;
 
  private:
   int32_t Append(absl::string_view text);
 
-  std::deque<std::string> texts_;  // stable addresses: ids_ and by_text_ view into them
-  std::vector<absl::string_view> ids_;
+  std::deque<std::string> texts_;  // stable addresses: by_text_'s keys view into them
   absl::flat_hash_map<absl::string_view, int32_t> by_text_;
   std::vector<int32_t> by_small_number_;  // -1 = unseen
   absl::flat_hash_map<int64_t, int32_t> by_large_number_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -135,15 +136,13 @@ std::optional<absl::string_view> FileLineReader::Next() {
 }
 
 size_t FileLineReader::EstimateRemainingLines() const {
-  const absl::string_view seen(buffer_.data(), pos_);
-  const auto lines_seen = static_cast<size_t>(std::count(seen.begin(), seen.end(), '\n'));
-  const absl::string_view ahead = absl::string_view(buffer_).substr(pos_);
-  const auto lines_ahead = static_cast<size_t>(std::count(ahead.begin(), ahead.end(), '\n'));
+  const auto lines_buffered = static_cast<size_t>(std::count(buffer_.begin(), buffer_.end(), '\n'));
+  const auto lines_ahead = static_cast<size_t>(
+      std::count(buffer_.begin() + static_cast<std::ptrdiff_t>(pos_), buffer_.end(), '\n'));
   const int64_t unread = file_size_ < 0
                              ? 0
                              : std::max<int64_t>(0, file_size_ - consumed_bytes_ -
                                                         static_cast<int64_t>(buffer_.size()));
-  const size_t lines_buffered = lines_seen + lines_ahead;
   // The mean line length of the buffered text, for the bytes not yet read.
   const size_t per_line =
       lines_buffered == 0 ? 1 : std::max<size_t>(1, buffer_.size() / lines_buffered);

@@ -60,7 +60,7 @@ class FileLineReader {
   std::unique_ptr<std::FILE, FileCloser> file_;
   size_t chunk_bytes_;
   int64_t file_size_;           // -1 if unknown
-  int64_t consumed_bytes_ = 0;  // file bytes before buffer_[pos_]
+  int64_t consumed_bytes_ = 0;  // file bytes dropped before buffer_[0]
   std::string buffer_;
   size_t pos_ = 0;  // start of the unread part of buffer_
   bool eof_ = false;

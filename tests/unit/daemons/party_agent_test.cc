@@ -88,10 +88,14 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     resp->set_liveness_seconds(30);
     return grpc::Status::OK;
   }
-  grpc::Status GetTask(grpc::ServerContext*, const v1::GetTaskRequest*, v1::Task* task) override {
+  grpc::Status GetTask(grpc::ServerContext* context, const v1::GetTaskRequest*,
+                       v1::Task* task) override {
     absl::MutexLock lock(&mu_);
     // A short long-poll, so a stopping party is not held up.
     mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasTask), absl::Milliseconds(100));
+    // The poll of a party that stopped meanwhile (its call cancelled) must
+    // not take the task queued for the restarted one: that task would be lost.
+    if (context->IsCancelled()) return grpc::Status::CANCELLED;
     if (tasks_.empty()) {
       task->set_kind(v1::TASK_KIND_IDLE);
       return grpc::Status::OK;
