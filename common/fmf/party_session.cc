@@ -272,17 +272,13 @@ void PartySession::RunDpIterations(const DpIterationSpec& spec, int64_t first_st
   }
 }
 
-void PartySession::RunSgdEpochs(int32_t epochs, bool update_u, bool update_v,
-                                const std::vector<data::Rating>* ratings) {
+void PartySession::RunSgdEpochs(int32_t epochs, std::vector<data::Rating>& ratings) {
   mf::SgdOptions options;
   options.learning_rate = config_.sgd_learning_rate;
   options.l2 = config_.sgd_l2;
-  options.update_u = update_u;
-  options.update_v = update_v;
   options.rating_max = config_.rating_max;
   options.threads = threads_;
-  const std::vector<data::Rating>& train = ratings != nullptr ? *ratings : data_.train;
-  for (int32_t e = 0; e < epochs; ++e) mf::SgdEpoch(train, u_, v_, options, rng_);
+  for (int32_t e = 0; e < epochs; ++e) mf::SgdEpochReordering(ratings, u_, v_, options, rng_);
 }
 
 bool PartySession::alternate() const {
@@ -430,7 +426,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
   } else {
     // HFL Stage 3: U and V fine-tuned locally without noise on untrimmed
     // data; the result never leaves the party.
-    RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
+    RunSgdEpochs(config_.finetune_epochs, data_.train);
   }
   phase_ = Phase::kFinished;
   return absl::OkStatus();
@@ -440,7 +436,7 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
                                      int32_t epochs, const std::function<bool()>& after_epoch) {
   if (engine == Engine::kSgd) {
     for (int32_t e = 0; e < epochs; ++e) {
-      RunSgdEpochs(1, /*update_u=*/true, /*update_v=*/true, &ratings);
+      RunSgdEpochs(1, ratings);
       if (after_epoch && after_epoch()) break;
     }
     return absl::OkStatus();
@@ -475,7 +471,7 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
 
 absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engine) {
   if (validation_.empty()) {
-    RunSgdEpochs(config_.finetune_epochs, /*update_u=*/true, /*update_v=*/true);
+    RunSgdEpochs(config_.finetune_epochs, data_.train);
     return absl::OkStatus();
   }
   // Epoch 0 is the federated model itself: fine-tuning is kept only when it

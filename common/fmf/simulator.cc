@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -171,11 +172,10 @@ absl::StatusOr<int32_t> RunFederation(const JobConfig& config, Parties& parties,
   return server.total_rounds();
 }
 
-// Each party's metrics, model and spend; the job's epsilon (the max over
+// Each party's metrics, model (moved out of its session) and spend; the job's epsilon (the max over
 // parties, or VFL per user the parties' RDP curves composed) and the pooled
 // test, train and validation errors.
-absl::Status CollectResults(const JobConfig& config, const Parties& parties,
-                            SimulationResult& result) {
+absl::Status CollectResults(const JobConfig& config, Parties& parties, SimulationResult& result) {
   const std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
   const std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;
   const std::vector<NoisePlan>& party_plans = parties.plans;
@@ -193,8 +193,7 @@ absl::Status CollectResults(const JobConfig& config, const Parties& parties,
     if (r.validation.count > 0) validations.push_back(r.validation);
     r.steps = sessions[k]->steps_charged();
     r.learning_rate = sessions[k]->StepLearningRate();
-    r.user_embeddings = sessions[k]->user_embeddings();
-    r.item_embeddings = sessions[k]->item_embeddings();
+    std::tie(r.user_embeddings, r.item_embeddings) = sessions[k]->TakeEmbeddings();
     r.rating_offset = sessions[k]->rating_offset();
     if (party_plans[k].private_training) {
       ASSIGN_OR_RETURN(auto e, ledgers[k]->SpentEpsilon());

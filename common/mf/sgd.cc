@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -206,6 +207,37 @@ double BlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix&
   return total;
 }
 
+// Aborts on what the hot loop does not check: U and V of different widths or
+// one matrix (it would alias u_i and v_i and break the "v's step uses the old
+// u_i" rule), an index out of range, more ratings than 4-byte indices reach.
+void CheckEpochInputs(const std::vector<data::Rating>& ratings, const Matrix& u, const Matrix& v) {
+  if (u.cols() != v.cols()) Fatal("SgdEpoch: U and V have different widths");
+  if (&u == &v) Fatal("SgdEpoch: U and V must be different matrices");
+  const Eigen::Index n_users = u.rows();
+  const Eigen::Index n_items = v.rows();
+  for (const data::Rating& r : ratings) {
+    if (r.user < 0 || r.user >= n_users || r.item < 0 || r.item >= n_items) {
+      Fatal("SgdEpoch: rating index out of range");
+    }
+  }
+  if (ratings.size() > std::numeric_limits<uint32_t>::max()) {
+    Fatal("SgdEpoch: more than 2^32 ratings in one epoch");
+  }
+}
+
+// What both epochs share: an empty epoch's 0, the input checks, and the
+// blocked schedule when SgdOptions::threads asks for it and the epoch is
+// large enough. nullopt: the caller runs its one-thread epoch.
+std::optional<double> EmptyOrBlockedEpoch(const std::vector<data::Rating>& ratings, Matrix& u,
+                                          Matrix& v, const SgdOptions& options,
+                                          random::Csprng& rng) {
+  if (ratings.empty()) return 0.0;
+  CheckEpochInputs(ratings, u, v);
+  const int64_t n = static_cast<int64_t>(ratings.size());
+  if (options.threads <= 1 || n < kMinRatingsPerThread * options.threads) return std::nullopt;
+  return BlockedEpoch(ratings, u, v, options, options.threads, rng) / static_cast<double>(n);
+}
+
 }  // namespace
 
 void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
@@ -314,27 +346,7 @@ void NoisyGradientStep(Matrix& m, const Matrix& grad, double sigma, double norma
 
 double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
                 const SgdOptions& options, random::Csprng& rng) {
-  if (ratings.empty()) return 0.0;
-  if (u.cols() != v.cols()) Fatal("SgdEpoch: U and V have different widths");
-  // One matrix as both U and V would alias u_i and v_i and break the
-  // "v's step uses the old u_i" rule.
-  if (&u == &v) Fatal("SgdEpoch: U and V must be different matrices");
-  // Validate once up front, so the hot loop has no range checks.
-  const Eigen::Index n_users = u.rows();
-  const Eigen::Index n_items = v.rows();
-  for (const data::Rating& r : ratings) {
-    if (r.user < 0 || r.user >= n_users || r.item < 0 || r.item >= n_items) {
-      Fatal("SgdEpoch: rating index out of range");
-    }
-  }
-  // Both schedules order the epoch by 4-byte indices (RunInOrder).
-  if (ratings.size() > std::numeric_limits<uint32_t>::max()) {
-    Fatal("SgdEpoch: more than 2^32 ratings in one epoch");
-  }
-  const int32_t threads = std::max(options.threads, 1);
-  if (threads > 1 && static_cast<int64_t>(ratings.size()) >= kMinRatingsPerThread * threads) {
-    return BlockedEpoch(ratings, u, v, options, threads, rng) / static_cast<double>(ratings.size());
-  }
+  if (auto done = EmptyOrBlockedEpoch(ratings, u, v, options, rng)) return *done;
   // The epoch's order is the permutation std::shuffle applies to a copy of
   // the ratings (its swaps do not depend on the values): the same updates, in
   // the same order, as shuffling a copy.
@@ -348,6 +360,20 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
   std::vector<data::Rating> chunk;
   return RunInOrder(ratings, order, u, v, options, scratch.data(), chunk) /
          static_cast<double>(ratings.size());
+}
+
+double SgdEpochReordering(std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
+                          const SgdOptions& options, random::Csprng& rng) {
+  if (auto done = EmptyOrBlockedEpoch(ratings, u, v, options, rng)) return *done;
+  // The same swaps SgdEpoch makes on its order, made on the ratings.
+  std::shuffle(ratings.begin(), ratings.end(), rng);
+  const int32_t dim = static_cast<int32_t>(u.cols());
+  std::vector<double> scratch(static_cast<size_t>(std::max(dim, 1)));
+  const std::span<const data::Rating> all(ratings.data(), ratings.size());
+  const double sum_sq = internal::DispatchDim(dim, [&](auto tag) {
+    return SgdKernel<decltype(tag)::value>(all, u, v, options, scratch.data(), 0.0);
+  });
+  return sum_sq / static_cast<double>(ratings.size());
 }
 
 LearningRateSchedule::LearningRateSchedule(double initial, double final_ratio, int64_t total_steps,

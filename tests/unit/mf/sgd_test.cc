@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 #include <vector>
 
 #include "common/dp/noise.h"
@@ -514,6 +515,91 @@ TEST(SgdEpochTest, MseIsTheErrorBeforeEachUpdate) {
   EXPECT_EQ(SgdEpoch({}, u, v, SgdOptions{}, rng2), 0.0);
 }
 
+// Ratings as sortable tuples, to compare two vectors as multisets.
+std::vector<std::tuple<int32_t, int32_t, float>> SortedTuples(const std::vector<Rating>& ratings) {
+  std::vector<std::tuple<int32_t, int32_t, float>> t;
+  for (const Rating& r : ratings) t.emplace_back(r.user, r.item, r.value);
+  std::sort(t.begin(), t.end());
+  return t;
+}
+
+bool SameOrder(const std::vector<Rating>& a, const std::vector<Rating>& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](auto& x, auto& y) {
+           return x.user == y.user && x.item == y.item && x.value == y.value;
+         });
+}
+
+// The reordering epoch's first epoch is SgdEpoch's to the bit, and its
+// ratings come back in that epoch's order: std::shuffle's swaps on them.
+TEST(SgdEpochReorderingTest, TheFirstEpochIsSgdEpochsAndLeavesTheRatingsInItsOrder) {
+  for (const int32_t dim : {7, 20}) {
+    Csprng data_rng = Csprng::FromSeed(300 + dim);
+    const std::vector<Rating> ratings = LowRankRatings(60, 50, 3, 0.3, data_rng);
+    const Matrix u0 = RandomEmbeddings(60, dim, InitScaleFor(3, dim), 5.0, data_rng);
+    const Matrix v0 = RandomEmbeddings(50, dim, InitScaleFor(3, dim), 5.0, data_rng);
+    SgdOptions o;
+    o.learning_rate = 0.03;
+    o.l2 = 0.05;
+    Matrix u = u0, v = v0, ur = u0, vr = v0;
+    Csprng rng = Csprng::FromSeed(301);
+    Csprng ref_rng = Csprng::FromSeed(301);
+    std::vector<Rating> reordered = ratings;
+    const double mse = SgdEpochReordering(reordered, u, v, o, rng);
+    const double ref_mse = SgdEpoch(ratings, ur, vr, o, ref_rng);
+    EXPECT_EQ(mse, ref_mse) << "dim " << dim;
+    EXPECT_TRUE(u == ur) << "dim " << dim;
+    EXPECT_TRUE(v == vr) << "dim " << dim;
+    std::vector<Rating> shuffled = ratings;
+    Csprng shuffle_rng = Csprng::FromSeed(301);
+    std::shuffle(shuffled.begin(), shuffled.end(), shuffle_rng);
+    EXPECT_TRUE(SameOrder(reordered, shuffled)) << "dim " << dim;
+    EXPECT_FALSE(SameOrder(reordered, ratings)) << "dim " << dim;
+    EXPECT_EQ(SortedTuples(reordered), SortedTuples(ratings)) << "dim " << dim;
+  }
+}
+
+// Each later epoch shuffles from the order the one before left: it is
+// SgdEpoch over the ratings in that order, under the same stream.
+TEST(SgdEpochReorderingTest, ALaterEpochIsSgdEpochOverThePreviousEpochsOrder) {
+  Csprng data_rng = Csprng::FromSeed(310);
+  const std::vector<Rating> ratings = LowRankRatings(60, 50, 3, 0.3, data_rng);
+  const Matrix u0 = RandomEmbeddings(60, 20, InitScaleFor(3, 20), 5.0, data_rng);
+  const Matrix v0 = RandomEmbeddings(50, 20, InitScaleFor(3, 20), 5.0, data_rng);
+  SgdOptions o;
+  o.learning_rate = 0.03;
+  Matrix u = u0, v = v0, ur = u0, vr = v0, uo = u0, vo = v0;
+  Csprng rng = Csprng::FromSeed(311);
+  Csprng ref_rng = Csprng::FromSeed(311);
+  Csprng order_rng = Csprng::FromSeed(311);
+  std::vector<Rating> reordered = ratings;
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    const std::vector<Rating> before = reordered;  // this epoch's starting order
+    const double mse = SgdEpochReordering(reordered, u, v, o, rng);
+    EXPECT_EQ(mse, SgdEpoch(before, ur, vr, o, ref_rng)) << "epoch " << epoch;
+    EXPECT_TRUE(u == ur) << "epoch " << epoch;
+    EXPECT_TRUE(v == vr) << "epoch " << epoch;
+    SgdEpoch(ratings, uo, vo, o, order_rng);  // every epoch from the caller's order
+  }
+  EXPECT_FALSE(u == uo);  // so later epochs are not SgdEpoch's over `ratings`
+}
+
+// With P > 1 threads it is SgdEpoch's blocked epoch, the ratings untouched.
+TEST_F(BlockedSgdTest, TheReorderingEpochOnThreadsIsTheBlockedEpoch) {
+  SgdOptions o;
+  o.learning_rate = 0.02;
+  o.threads = 2;
+  Matrix u = u0_, v = v0_, ur = u0_, vr = v0_;
+  Csprng rng = Csprng::FromSeed(320);
+  Csprng ref_rng = Csprng::FromSeed(320);
+  std::vector<Rating> mine = ratings_;
+  EXPECT_EQ(SgdEpochReordering(mine, u, v, o, rng), SgdEpoch(ratings_, ur, vr, o, ref_rng));
+  EXPECT_TRUE(u == ur);
+  EXPECT_TRUE(v == vr);
+  EXPECT_TRUE(SameOrder(mine, ratings_));
+  std::vector<Rating> none;
+  EXPECT_EQ(SgdEpochReordering(none, u, v, o, rng), 0.0);
+}
+
 TEST(LearningRateScheduleTest, Boundaries) {
   const LearningRateSchedule s(1.0, 0.1, 1000);  // decay over the first 800 steps
   EXPECT_DOUBLE_EQ(s.At(0), 1.0);
@@ -552,6 +638,9 @@ TEST(SgdDeathTest, MisuseAborts) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   EXPECT_DEATH(SgdEpoch({{0, 0, 1.0f}}, u, u, SgdOptions{}, rng), "different matrices");
   EXPECT_DEATH(SgdEpoch({{0, 2, 1.0f}}, u, v, SgdOptions{}, rng), "out of range");
+  std::vector<Rating> bad = {{0, 2, 1.0f}};
+  EXPECT_DEATH(SgdEpochReordering(bad, u, v, SgdOptions{}, rng), "out of range");
+  EXPECT_DEATH(SgdEpochReordering(bad, u, u, SgdOptions{}, rng), "different matrices");
   EXPECT_DEATH(NoisyGradientStep(u, v, 1.0, 1.0, 0.1, /*rating_max=*/0.0, rng), "R > 0");
   EXPECT_DEATH(NoisyGradientStep(u, v, 1.0, /*normalizer=*/0.0, 0.1, 5.0, rng), "normalizer");
   EXPECT_DEATH(NoisyGradientStep(u, Matrix::Zero(3, 3), 1.0, 1.0, 0.1, 5.0, rng), "shape");
