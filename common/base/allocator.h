@@ -69,6 +69,18 @@ inline void ConfigureAllocator(const char* program) {
 #endif
 }
 
+// Gives the kernel back the free memory the arenas keep (malloc_trim(0):
+// the top above the trim threshold and every free page inside them). For a
+// phase boundary where much was freed and a long phase holds the rest: a
+// data set's loading leaves ~10 MB of freed hash tables and id texts in the
+// heap below kTrimThresholdBytes, resident through the training that follows
+// (5.3M ratings from a CSV file, docs/benchmarks.md). A few milliseconds.
+inline void ReturnFreeMemory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace fedmf::base
 
 #endif  // FEDMF_COMMON_BASE_ALLOCATOR_H_

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/base/allocator.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
@@ -251,6 +252,7 @@ int RunTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << loaded.status().message() << "\n";
     return ExitCodeFor(loaded.status());
   }
+  base::ReturnFreeMemory();  // what loading freed, before the run holds the rest
   std::optional<fmf::TuneResult> tuning;
   if (a.tune) {
     auto tuned = TuneOnProxy(a, *loaded);
