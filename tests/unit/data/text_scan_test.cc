@@ -1,6 +1,10 @@
 #include "common/data/internal/text_scan.h"
 
+#include <map>
+#include <optional>
+#include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/data/internal/duplicates.h"
@@ -66,6 +70,39 @@ TEST(DataDuplicatesTest, FindsTheEarliestRepeat) {
   // Only the prefix is checked.
   EXPECT_FALSE(FindFirstDuplicate(r, 4, 3, 2).has_value());
   EXPECT_FALSE(FindFirstDuplicate({}, 0, 0, 0).has_value());
+}
+
+// Users taken in ranges of a bounded number of rows find the same repeat as
+// one range and as a map of every pair's first row, on random inputs with
+// and without repeats, skewed users included.
+TEST(DataDuplicatesTest, RangesOfUsersFindWhatOneRangeAndAMapFind) {
+  std::mt19937 gen(7);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int32_t users = 1 + static_cast<int32_t>(gen() % 12);
+    const int32_t items = 1 + static_cast<int32_t>(gen() % 15);
+    const size_t rows = gen() % 60;
+    std::vector<Rating> r;
+    for (size_t k = 0; k < rows; ++k) {
+      // Every third trial puts half its rows on user 0 (a range of its own).
+      const bool skewed = trial % 3 == 0 && gen() % 2 == 0;
+      r.push_back({skewed ? 0 : static_cast<int32_t>(gen() % users),
+                   static_cast<int32_t>(gen() % items), 1.0f});
+    }
+    std::optional<Duplicate> expected;
+    std::map<std::pair<int32_t, int32_t>, size_t> first;
+    for (size_t k = 0; k < rows && !expected.has_value(); ++k) {
+      auto [it, fresh] = first.emplace(std::make_pair(r[k].user, r[k].item), k);
+      if (!fresh) expected = Duplicate{k, it->second};
+    }
+    for (const size_t max_rows :
+         {size_t{1}, size_t{2}, size_t{5}, size_t{17}, kDuplicateIndexRows}) {
+      const std::optional<Duplicate> got = FindFirstDuplicate(r, rows, users, items, max_rows);
+      ASSERT_EQ(got.has_value(), expected.has_value()) << "trial " << trial << " max " << max_rows;
+      if (!got.has_value()) continue;
+      EXPECT_EQ(got->row, expected->row) << "trial " << trial << " max " << max_rows;
+      EXPECT_EQ(got->first, expected->first) << "trial " << trial << " max " << max_rows;
+    }
+  }
 }
 
 }  // namespace
