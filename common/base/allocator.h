@@ -71,10 +71,11 @@ inline void ConfigureAllocator(const char* program) {
 
 // Gives the kernel back the free memory the arenas keep (malloc_trim(0):
 // the top above the trim threshold and every free page inside them). For a
-// phase boundary where much was freed and a long phase holds the rest: a
-// data set's loading leaves ~10 MB of freed hash tables and id texts in the
-// heap below kTrimThresholdBytes, resident through the training that follows
-// (5.3M ratings from a CSV file, docs/benchmarks.md). A few milliseconds.
+// phase boundary where much was freed and a long phase holds the rest:
+// loading 5.3M ratings from a CSV file left up to 26 MB freed in the heap
+// (old hash-table arrays, the duplicate check's indices), below
+// kTrimThresholdBytes and so resident through the split and the training
+// that follow (docs/benchmarks.md). A few milliseconds.
 inline void ReturnFreeMemory() {
 #if defined(__GLIBC__)
   malloc_trim(0);

@@ -136,9 +136,8 @@ class PartySession {
   const mf::Matrix& user_embeddings() const { return u_; }
   const mf::Matrix& item_embeddings() const { return v_; }
   // Moves the matrices out for a finished run's result instead of copying
-  // them (12 MB at 67k users x 10.7k items, p = 20, at the run's end, where
-  // its memory peaks otherwise). The session keeps empty matrices: evaluate
-  // before, do not train or evaluate after.
+  // them (12 MB at 67k users x 10.7k items, p = 20). The session keeps empty
+  // matrices: evaluate before, do not train or evaluate after.
   std::pair<mf::Matrix, mf::Matrix> TakeEmbeddings() { return {std::move(u_), std::move(v_)}; }
   // Added to every clamped prediction (a negative scale's shift).
   double rating_offset() const { return rating_offset_; }

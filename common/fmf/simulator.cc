@@ -172,9 +172,9 @@ absl::StatusOr<int32_t> RunFederation(const JobConfig& config, Parties& parties,
   return server.total_rounds();
 }
 
-// Each party's metrics, model (moved out of its session) and spend; the job's epsilon (the max over
-// parties, or VFL per user the parties' RDP curves composed) and the pooled
-// test, train and validation errors.
+// Each party's metrics, model (moved out of its session) and spend; the
+// job's epsilon (the max over parties, or VFL per user the parties' RDP
+// curves composed) and the pooled test, train and validation errors.
 absl::Status CollectResults(const JobConfig& config, Parties& parties, SimulationResult& result) {
   const std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
   const std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;

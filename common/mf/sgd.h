@@ -77,7 +77,7 @@ double SgdEpoch(const std::vector<data::Rating>& ratings, Matrix& u, Matrix& v,
 // SgdEpoch over ratings the caller lets it reorder. With one thread it
 // shuffles `ratings` themselves (the swaps std::shuffle(rng) makes) and visits
 // them in that order: no 4-byte order per rating beside them (19 MB at 4.8M
-// ratings, a fifth of central training's peak) and a sequential read instead
+// ratings, a sixth of central training's peak) and a sequential read instead
 // of a gather. The ratings come back in the epoch's order, the same multiset.
 // The first epoch from a given order is SgdEpoch's to the bit (same updates,
 // same returned MSE); the next one shuffles from that order, not from the
