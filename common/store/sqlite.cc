@@ -20,23 +20,51 @@ absl::Status SqliteError(sqlite3* db, const std::string& what) {
 }  // namespace
 
 Statement::Statement(Statement&& o) noexcept
-    : db_(o.db_), stmt_(o.stmt_), bind_error_(std::move(o.bind_error_)) {
+    : db_(o.db_),
+      stmt_(o.stmt_),
+      cache_(std::move(o.cache_)),
+      cached_(o.cached_),
+      bind_error_(std::move(o.bind_error_)) {
   o.stmt_ = nullptr;
+  o.cached_ = nullptr;
 }
 
 Statement& Statement::operator=(Statement&& o) noexcept {
   if (this != &o) {
-    if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+    Release();
     db_ = o.db_;
     stmt_ = o.stmt_;
+    cache_ = std::move(o.cache_);
+    cached_ = o.cached_;
     bind_error_ = std::move(o.bind_error_);
     o.stmt_ = nullptr;
+    o.cached_ = nullptr;
   }
   return *this;
 }
 
-Statement::~Statement() {
-  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+Statement::~Statement() { Release(); }
+
+void Statement::Release() {
+  if (stmt_ == nullptr) return;
+  if (cached_ == nullptr) {
+    sqlite3_finalize(stmt_);
+  } else {
+    // As finalizing did: ends the statement's read of the database (a
+    // SELECT not stepped to its end) and drops the bound values (a blob's
+    // copy) before the next use binds its own.
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    absl::MutexLock lock(&cache_->mu);
+    if (cache_->closed) {
+      sqlite3_finalize(stmt_);  // its Database is gone
+      cached_->stmt = nullptr;
+    }
+    cached_->in_use = false;
+  }
+  stmt_ = nullptr;
+  cached_ = nullptr;
+  cache_.reset();
 }
 
 Statement& Statement::Bind(int index, int64_t v) {
@@ -130,7 +158,21 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& path
   return db;
 }
 
-Database::~Database() { sqlite3_close(db_); }
+Database::~Database() {
+  {
+    absl::MutexLock lock(&cache_->mu);
+    cache_->closed = true;
+    for (auto& [sql, cached] : cache_->statements) {
+      if (!cached->in_use) {
+        sqlite3_finalize(cached->stmt);
+        cached->stmt = nullptr;
+      }
+    }
+  }
+  // A statement still held (cached or not) keeps the connection open until
+  // it is finalized.
+  sqlite3_close_v2(db_);
+}
 
 absl::Status Database::Exec(const std::string& sql) {
   char* err = nullptr;
@@ -143,12 +185,44 @@ absl::Status Database::Exec(const std::string& sql) {
 }
 
 absl::StatusOr<Statement> Database::Prepare(const std::string& sql) {
+  {
+    absl::MutexLock lock(&cache_->mu);
+    auto it = cache_->statements.find(sql);
+    if (it != cache_->statements.end()) {
+      if (!it->second->in_use) {
+        it->second->in_use = true;
+        return Statement(db_, it->second->stmt, cache_, it->second.get());
+      }
+    } else if (cache_->statements.size() < kCachedStatements) {
+      // Compiled under the lock: another thread asking for the same text
+      // waits for this compilation instead of making its own.
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
+                             SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+        return SqliteError(db_, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
+      }
+      auto cached = std::make_unique<internal::CachedStatement>();
+      cached->stmt = stmt;
+      cached->in_use = true;
+      internal::CachedStatement* slot = cached.get();
+      cache_->statements.emplace(sql, std::move(cached));
+      return Statement(db_, stmt, cache_, slot);
+    }
+  }
   sqlite3_stmt* stmt = nullptr;
   if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) !=
       SQLITE_OK) {
     return SqliteError(db_, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
   }
-  return Statement(db_, stmt);
+  return Statement(db_, stmt, nullptr, nullptr);
+}
+
+absl::Status Database::Run(const std::string& sql) {
+  ASSIGN_OR_RETURN(Statement st, Prepare(sql));
+  if (absl::Status s = st.Run(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat(s.message(), " in: ", sql.substr(0, 80)));
+  }
+  return absl::OkStatus();
 }
 
 Database::Transaction::Transaction(Database* db, Durability durability)
@@ -158,16 +232,16 @@ Database::Transaction::Transaction(Database* db, Durability durability)
   // it. The setting is the connection's, so it is set for this transaction
   // only (it cannot change inside one).
   if (durability_ == Durability::kDeferredSync) {
-    begin_ = db_->Exec("PRAGMA synchronous=NORMAL;");
+    begin_ = db_->Run("PRAGMA synchronous=NORMAL;");
     if (!begin_.ok()) return;
   }
-  begin_ = db_->Exec("BEGIN IMMEDIATE;");
+  begin_ = db_->Run("BEGIN IMMEDIATE;");
   if (!begin_.ok()) RestoreSync();
 }
 
 Database::Transaction::~Transaction() {
   if (!done_ && begin_.ok()) {
-    (void)db_->Exec("ROLLBACK;");
+    (void)db_->Run("ROLLBACK;");
     RestoreSync();
   }
 }
@@ -177,7 +251,7 @@ void Database::Transaction::RestoreSync() {
   // Setting a connection flag does no I/O and does not fail in practice; if
   // it did, later kSynced commits would silently not sync, which no caller
   // could notice: stop instead.
-  if (absl::Status s = db_->Exec("PRAGMA synchronous=FULL;"); !s.ok()) {
+  if (absl::Status s = db_->Run("PRAGMA synchronous=FULL;"); !s.ok()) {
     std::fprintf(stderr, "fedmf: fatal: %s cannot return to synchronous=FULL: %s\n",
                  db_->path().c_str(), std::string(s.message()).c_str());
     std::abort();
@@ -186,7 +260,7 @@ void Database::Transaction::RestoreSync() {
 
 absl::Status Database::Transaction::Commit() {
   if (!begin_.ok()) return begin_;
-  auto s = db_->Exec("COMMIT;");
+  auto s = db_->Run("COMMIT;");
   if (s.ok()) {
     done_ = true;
     RestoreSync();

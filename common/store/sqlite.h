@@ -1,6 +1,12 @@
 // A thin RAII layer over SQLite (WAL mode): one connection, prepared
 // statements with typed binds, and transactions that roll back unless
 // committed. Durable state of the server and of each party sits on it.
+//
+// Compiled statements are kept per SQL text and handed out again: a round's
+// writes (a party's release, the server's per-party reports) run the same few
+// statements every round, and compiling them each time, with the
+// transaction's BEGIN/COMMIT and PRAGMAs, was about half the CPU of a
+// server's round report (tests/benchmarks/store_benchmark.cc).
 #ifndef FEDMF_COMMON_STORE_SQLITE_H_
 #define FEDMF_COMMON_STORE_SQLITE_H_
 
@@ -10,14 +16,39 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 struct sqlite3;
 struct sqlite3_stmt;
 
 namespace fedmf::store {
 
+namespace internal {
+// One compiled statement a Database keeps; `in_use` while a Statement holds it.
+struct CachedStatement {
+  sqlite3_stmt* stmt = nullptr;
+  bool in_use = false;
+};
+// A Database's compiled statements, shared with the Statements borrowing
+// them so that one outliving its Database still ends cleanly: the Database's
+// destructor finalizes the free ones and marks the cache closed, and a
+// borrowed one is finalized when it comes back (the connection, closed with
+// sqlite3_close_v2, goes when its last statement does).
+struct StatementCache {
+  absl::Mutex mu;
+  bool closed ABSL_GUARDED_BY(mu) = false;
+  // Entries are never removed while the cache is open, so a Statement's
+  // pointer to one stays valid.
+  absl::flat_hash_map<std::string, std::unique_ptr<CachedStatement>> statements ABSL_GUARDED_BY(mu);
+};
+}  // namespace internal
+
+// A prepared statement, either borrowed from its Database's cache (reset and
+// returned there when this is destroyed) or its own (finalized then).
 class Statement {
  public:
   Statement(Statement&&) noexcept;
@@ -47,9 +78,16 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, std::shared_ptr<internal::StatementCache> cache,
+            internal::CachedStatement* cached)
+      : db_(db), stmt_(stmt), cache_(std::move(cache)), cached_(cached) {}
+  // Finalizes an own statement, or resets a borrowed one and returns it.
+  void Release();
+
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
+  std::shared_ptr<internal::StatementCache> cache_;  // set when cached_ is
+  internal::CachedStatement* cached_ = nullptr;      // an entry of cache_
   absl::Status bind_error_;
 };
 
@@ -60,8 +98,19 @@ class Database {
   static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& path);
   ~Database();
 
+  // Runs `sql`, which may hold several statements (a schema); each is
+  // compiled afresh. For one statement run again and again, use Prepare.
   absl::Status Exec(const std::string& sql);
+  // One statement. The first kCachedStatements distinct texts are compiled
+  // once and reused; a text already held by a live Statement (a nested use)
+  // or beyond the bound is compiled afresh and finalized after use.
   absl::StatusOr<Statement> Prepare(const std::string& sql);
+  // Prepares and runs one statement that returns no rows (BEGIN, PRAGMA).
+  absl::Status Run(const std::string& sql);
+
+  // Bound on the cache: fedmf's SQL texts are literals (a few dozen), so
+  // the bound only guards against a caller building texts with values in.
+  static constexpr size_t kCachedStatements = 64;
 
   // When a committed transaction is on disk.
   enum class Durability {
@@ -96,11 +145,19 @@ class Database {
   };
 
   const std::string& path() const { return path_; }
+  // How many compiled statements the cache holds (at most kCachedStatements).
+  size_t cached_statements() const {
+    absl::MutexLock lock(&cache_->mu);
+    return cache_->statements.size();
+  }
 
  private:
   Database(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+
   sqlite3* db_;
   std::string path_;
+  const std::shared_ptr<internal::StatementCache> cache_ =
+      std::make_shared<internal::StatementCache>();
 };
 
 // Matrices are stored as raw little-endian IEEE-754 values with their shape
