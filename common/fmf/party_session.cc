@@ -560,23 +560,23 @@ std::vector<data::Rating> PartySession::TrainingRatingsWithHeldOut() const {
 }
 
 mf::ErrorMetrics PartySession::EvaluateTest() const {
-  return mf::Evaluate(data_.test, u_, v_, data_.range);
+  return mf::Evaluate(data_.test, u_, v_, data_.range, threads_);
 }
 
 mf::ErrorMetrics PartySession::EvaluateValidation() const {
   if (validation_.empty()) return mf::ErrorMetrics{};
   if (selected_validation_.has_value()) return *selected_validation_;
-  return mf::Evaluate(validation_, u_, v_, data_.range);
+  return mf::Evaluate(validation_, u_, v_, data_.range, threads_);
 }
 
 mf::ErrorMetrics PartySession::EvaluateTrain() const {
-  return mf::Evaluate(data_.train, u_, v_, data_.range);
+  return mf::Evaluate(data_.train, u_, v_, data_.range, threads_);
 }
 
 mf::ErrorMetrics PartySession::EvaluateTestWith(const mf::Matrix& shared) const {
   if (shared.rows() != shared_rows() || shared.cols() != config_.dim) return EvaluateTest();
-  return vertical() ? mf::Evaluate(data_.test, shared, v_, data_.range)
-                    : mf::Evaluate(data_.test, u_, shared, data_.range);
+  return vertical() ? mf::Evaluate(data_.test, shared, v_, data_.range, threads_)
+                    : mf::Evaluate(data_.test, u_, shared, data_.range, threads_);
 }
 
 absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(

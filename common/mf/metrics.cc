@@ -18,9 +18,10 @@ double Predict(const Matrix& u, const Matrix& v, int32_t user, int32_t item,
 }
 
 ErrorMetrics Evaluate(const std::vector<data::Rating>& ratings, const Matrix& u, const Matrix& v,
-                      const data::RatingRange& range) {
-  return EvaluateWith(ratings,
-                      [&](const data::Rating& r) { return Predict(u, v, r.user, r.item, range); });
+                      const data::RatingRange& range, int threads) {
+  return EvaluateWith(
+      ratings, [&](const data::Rating& r) { return Predict(u, v, r.user, r.item, range); },
+      threads);
 }
 
 ErrorMetrics Combine(const std::vector<ErrorMetrics>& parts) {

@@ -36,6 +36,41 @@ TEST(MetricsTest, EvaluateHandComputed) {
   EXPECT_DOUBLE_EQ(m.mae, 2.5 / 3.0);
 }
 
+// 2.5 blocks of ratings with errors that do not sum exactly in floating
+// point: the result is the blocks' sums added in order, on any thread count,
+// and one block's result is the plain sequential sum.
+TEST(MetricsTest, EvaluateSumsFixedBlocksInOrderOnAnyThreadCount) {
+  const size_t n = kEvaluateBlock * 5 / 2;
+  std::vector<Rating> ratings(n);
+  for (size_t i = 0; i < n; ++i) {
+    ratings[i] = {0, static_cast<int32_t>(i % 7), static_cast<float>(1.0 + 0.37 * (i % 11))};
+  }
+  const auto predict = [](const Rating& r) { return 1.1 + 0.53 * r.item; };
+  double block_sq[3] = {0, 0, 0};
+  double block_abs[3] = {0, 0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    const double err = static_cast<double>(ratings[i].value) - predict(ratings[i]);
+    block_sq[i / kEvaluateBlock] += err * err;
+    block_abs[i / kEvaluateBlock] += std::abs(err);
+  }
+  const double want_mse = (block_sq[0] + block_sq[1] + block_sq[2]) / static_cast<double>(n);
+  const double want_mae = (block_abs[0] + block_abs[1] + block_abs[2]) / static_cast<double>(n);
+  for (int threads : {1, 2, 3, 8}) {
+    const ErrorMetrics m = EvaluateWith(ratings, predict, threads);
+    EXPECT_EQ(m.count, static_cast<int64_t>(n));
+    EXPECT_EQ(m.mse, want_mse) << threads << " threads";  // to the bit
+    EXPECT_EQ(m.mae, want_mae) << threads << " threads";
+  }
+  const std::vector<Rating> one_block(ratings.begin(), ratings.begin() + kEvaluateBlock);
+  double sequential = 0;
+  for (const Rating& r : one_block) {
+    const double err = static_cast<double>(r.value) - predict(r);
+    sequential += err * err;
+  }
+  EXPECT_EQ(EvaluateWith(one_block, predict, 2).mse,
+            sequential / static_cast<double>(kEvaluateBlock));
+}
+
 TEST(MetricsTest, EvaluateEmpty) {
   const ErrorMetrics m = Evaluate({}, Matrix(0, 2), Matrix(0, 2), RatingRange{});
   EXPECT_EQ(m.count, 0);
