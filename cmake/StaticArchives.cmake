@@ -5,10 +5,11 @@
 # Why: the dynamic loader's work (mapping, relocating and write-protecting 40
 # Abseil objects and the rest) is paid by every daemon at start, and a demo
 # starts eleven of them on two cores. Measured (docs/benchmarks.md, "Static
-# archives"): a party's start 900 -> 610 page faults; `fedmf demo --setting
-# hfl --parties 10` 5.72 -> 5.24 s wall by the medians of five interleaved
-# pairs, 0.8 s less CPU. PIE and RELRO stay: the archives are position
-# independent code (Debian builds them with its default -fPIE).
+# archives"): a party's start 900 -> 600 page faults, and job running 0.95-0.98
+# -> 0.75-0.81 s into `fedmf demo --setting hfl --parties 10` (the demo's wall:
+# -0.25 s, the median difference of 13 interleaved pairs). PIE and RELRO
+# stay: the archives are position independent code (Debian builds them with
+# its default -fPIE).
 #
 # Only these families move together: a process must never hold two copies of
 # one of them (a static Abseil beside a shared gRPC that loads its own
