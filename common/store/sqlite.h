@@ -5,8 +5,8 @@
 // Compiled statements are kept per SQL text and handed out again: a round's
 // writes (a party's release, the server's per-party reports) run the same few
 // statements every round, and compiling them each time, with the
-// transaction's BEGIN/COMMIT and PRAGMAs, was about half the CPU of a
-// server's round report (tests/benchmarks/store_benchmark.cc).
+// transaction's BEGIN/COMMIT and PRAGMAs, was a quarter of the CPU of a
+// server's round report (48 -> 35-38 us, tests/benchmarks/store_benchmark.cc).
 #ifndef FEDMF_COMMON_STORE_SQLITE_H_
 #define FEDMF_COMMON_STORE_SQLITE_H_
 
