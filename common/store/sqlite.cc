@@ -17,6 +17,17 @@ absl::Status SqliteError(sqlite3* db, const std::string& what) {
   return absl::InternalError(absl::StrCat("sqlite: ", what, ": ", sqlite3_errmsg(db)));
 }
 
+// One statement compiled; `flags` 0 or SQLITE_PREPARE_PERSISTENT (a cached
+// one, kept for the connection's life).
+absl::StatusOr<sqlite3_stmt*> Compile(sqlite3* db, const std::string& sql, unsigned flags) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v3(db, sql.c_str(), static_cast<int>(sql.size()), flags, &stmt, nullptr) !=
+      SQLITE_OK) {
+    return SqliteError(db, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
+  }
+  return stmt;
+}
+
 }  // namespace
 
 Statement::Statement(Statement&& o) noexcept
@@ -196,11 +207,7 @@ absl::StatusOr<Statement> Database::Prepare(const std::string& sql) {
     } else if (cache_->statements.size() < kCachedStatements) {
       // Compiled under the lock: another thread asking for the same text
       // waits for this compilation instead of making its own.
-      sqlite3_stmt* stmt = nullptr;
-      if (sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()),
-                             SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
-        return SqliteError(db_, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
-      }
+      ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Compile(db_, sql, SQLITE_PREPARE_PERSISTENT));
       auto cached = std::make_unique<internal::CachedStatement>();
       cached->stmt = stmt;
       cached->in_use = true;
@@ -209,11 +216,7 @@ absl::StatusOr<Statement> Database::Prepare(const std::string& sql) {
       return Statement(db_, stmt, cache_, slot);
     }
   }
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) !=
-      SQLITE_OK) {
-    return SqliteError(db_, absl::StrCat("prepare '", sql.substr(0, 80), "'"));
-  }
+  ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Compile(db_, sql, 0));
   return Statement(db_, stmt, nullptr, nullptr);
 }
 
