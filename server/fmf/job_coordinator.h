@@ -126,6 +126,8 @@ class JobCoordinator {
   bool AwaitedLocked(const std::string& party, absl::Time now) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   v1::Task ComputeTaskLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A state change both the parked calls and the lifecycle must see.
+  void NotifyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<int32_t> RosterIndexLocked(const std::string& party,
                                             const std::string& job_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -134,7 +136,11 @@ class JobCoordinator {
   const CoordinatorOptions options_;
 
   absl::Mutex mu_;
-  absl::CondVar changed_;  // signalled on every state change
+  // Parked GetTask/PsiFetch calls wait on changed_ (a task or a PSI message
+  // may be new); the lifecycle thread waits on advance_ (something it may act
+  // on happened). NotifyLocked() signals both.
+  absl::CondVar changed_;
+  absl::CondVar advance_;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread runner_;
   std::optional<FmfJob> job_ ABSL_GUARDED_BY(mu_);
