@@ -109,8 +109,7 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "state_dir: " << (fs::path(work_dir_) / PartyName(k)).string() << "\n"
     << "admin_listen: 127.0.0.1:0\n"
     << "admin_operators: [operator]\n"
-    << "admin_port_file: "
-    << (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string() << "\n"
+    << "admin_port_file: " << AdminPortFile(k) << "\n"
     << "tls:\n  insecure: " << (options_.insecure ? "true" : "false") << "\n"
     << "  cert_dir: " << cert_dir_ << "\n"
     << "data:\n  spec: \"" << data << "\"\n  setting: " << options_.role
@@ -231,10 +230,18 @@ absl::StatusOr<std::string> LocalCluster::DialServer() const {
 absl::Status LocalCluster::StartParty(int k) { return StartParties({k}); }
 
 absl::Status LocalCluster::StartParties(const std::vector<int>& ks) {
-  auto dial = DialServer();
   // All spawned first, then each waited for: a party's start-up (loading its
   // data, its first TLS handshake) overlaps the others' instead of adding up.
-  std::vector<std::pair<int, std::string>> port_files;
+  RETURN_IF_ERROR(SpawnParties(ks));
+  return AwaitParties(ks);
+}
+
+std::string LocalCluster::AdminPortFile(int k) const {
+  return (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
+}
+
+absl::Status LocalCluster::SpawnParties(const std::vector<int>& ks) {
+  auto dial = DialServer();
   for (int k : ks) {
     absl::StatusOr<std::string> server = dial;
     if (const auto own = options_.party_dial_server.find(k);
@@ -242,10 +249,8 @@ absl::Status LocalCluster::StartParties(const std::vector<int>& ks) {
       server = own->second;
     }
     if (!server.ok()) return server.status();
-    const std::string port_file =
-        (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".admin.port")).string();
     std::error_code ec;
-    fs::remove(port_file, ec);
+    fs::remove(AdminPortFile(k), ec);
     std::vector<std::string> argv{
         (fs::path(options_.bin_dir) / "fedmf-party").string(), "--config",
         (fs::path(work_dir_) / absl::StrCat(PartyName(k), ".yaml")).string(), "--server", *server};
@@ -257,10 +262,17 @@ absl::Status LocalCluster::StartParties(const std::vector<int>& ks) {
     }
     parties_.erase(k);
     parties_.emplace(k, std::move(*p));
-    port_files.emplace_back(k, port_file);
   }
-  for (const auto& [k, port_file] : port_files) {
-    auto port = WaitForPortFile(port_file, absl::Seconds(30), &parties_.at(k));
+  return absl::OkStatus();
+}
+
+absl::Status LocalCluster::AwaitParties(const std::vector<int>& ks) {
+  for (int k : ks) {
+    auto it = parties_.find(k);
+    if (it == parties_.end()) {
+      return absl::FailedPreconditionError(absl::StrCat(PartyName(k), ": not spawned"));
+    }
+    auto port = WaitForPortFile(AdminPortFile(k), absl::Seconds(30), &it->second);
     if (!port.ok()) {
       return absl::Status(port.status().code(),
                           absl::StrCat(PartyName(k), ": ", port.status().message()));

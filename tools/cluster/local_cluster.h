@@ -111,8 +111,12 @@ class LocalCluster {
   absl::Status RestartServer();
   absl::Status StartParty(int k);
   // Starts several at once and returns when each wrote its admin port (an
-  // error names the party).
+  // error names the party): SpawnParties, then AwaitParties.
   absl::Status StartParties(const std::vector<int>& ks);
+  // The two halves, so that a caller can act (submit a job) while the
+  // parties start: spawn returns at once, await as StartParties.
+  absl::Status SpawnParties(const std::vector<int>& ks);
+  absl::Status AwaitParties(const std::vector<int>& ks);
   void KillParty(int k);  // SIGKILL
   // The party's process id, -1 if not running (fault tests SIGSTOP/SIGCONT it).
   pid_t PartyPid(int k) const;
@@ -171,6 +175,7 @@ class LocalCluster {
   absl::Status Prepare();
   absl::Status WriteServerConfig(const std::string& listen);
   absl::Status WritePartyConfig(int k);
+  std::string AdminPortFile(int k) const;  // where party k writes its admin port
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
   static absl::StatusOr<v1::JobStatus> GetJobWith(v1::Operator::Stub& stub,
                                                   const std::string& job_id);

@@ -163,7 +163,8 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
   return 0;
 }
 
-// fedmf-server and one fedmf-party per party, in a fresh work directory.
+// fedmf-server and one fedmf-party per party, in a fresh work directory;
+// returns once the server listens and the parties are spawned.
 int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
                      std::unique_ptr<LocalCluster>* cluster_out) {
   ClusterOptions options;
@@ -204,18 +205,30 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
   }
   std::vector<int> parties(options.parties);
   std::iota(parties.begin(), parties.end(), 0);
-  if (auto s = (*cluster)->StartParties(parties); !s.ok()) {
+  if (auto s = (*cluster)->SpawnParties(parties); !s.ok()) {
+    std::cerr << "fedmf demo: " << s.message() << "\n";
+    return 1;
+  }
+  *cluster_out = std::move(*cluster);
+  return 0;
+}
+
+// Waits until every party wrote its admin port (StartDemoCluster only
+// spawned them, so that the job could be submitted meanwhile).
+int AwaitDemoParties(const DemoArgs& a, LocalCluster& cluster) {
+  std::vector<int> parties(a.job.parties);
+  std::iota(parties.begin(), parties.end(), 0);
+  if (auto s = cluster.AwaitParties(parties); !s.ok()) {
     std::cerr << "fedmf demo: " << s.message() << "\n";
     return 1;
   }
   std::cerr << absl::StrFormat("demo: fedmf-server on 127.0.0.1:%d, %d parties started (%s)\n",
-                               (*cluster)->server_port(), options.parties,
+                               cluster.server_port(), a.job.parties,
                                a.insecure ? "INSECURE" : "mTLS");
   if (a.dashboard) {
     std::cerr << absl::StrFormat("demo: dashboard on http://127.0.0.1:%d/\n",
-                                 (*cluster)->server_dashboard_port());
+                                 cluster.server_dashboard_port());
   }
-  *cluster_out = std::move(*cluster);
   return 0;
 }
 
@@ -420,11 +433,15 @@ int RunDemo(DemoArgs& a) {
   std::unique_ptr<LocalCluster> cluster;
   if (int code = StartDemoCluster(a, job, &cluster); code != 0) return code;
   const v1::JobSpec spec = DemoSpec(a, job);
+  // Submitted while the parties start: each is offered the job as soon as it
+  // registers, and the job waits for every roster party's answer, so the
+  // first parties' admission overlaps the last ones' start.
   auto job_id = cluster->SubmitJob(spec);
   if (!job_id.ok()) {
     std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
     return 1;
   }
+  if (int code = AwaitDemoParties(a, *cluster); code != 0) return code;
   DemoOutcome outcome;
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
   outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
