@@ -8,6 +8,7 @@
 #include <thread>
 #include <tuple>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
@@ -132,6 +133,8 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
       net::ExpectedPeer{config_.server_name, pki::Role::kServer, "server_name (party config)"});
   // A stop ends the long poll at once instead of after the server's period.
   net::StopCanceller canceller(stop);
+  canceller_ = &canceller;
+  absl::Cleanup forget_canceller = [this] { canceller_ = nullptr; };
   auto backoff = std::chrono::milliseconds(200);
   const auto max_backoff = std::chrono::milliseconds(5000);
   // Retry delay: exponential with jitter, bounded. After a lost call it is
@@ -150,6 +153,8 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
   // The last task that failed (kind, job, round), to tell a retry of the same
   // refusal from a new task.
   std::optional<std::tuple<int, std::string, int32_t>> failed_task;
+  // The next task when the last upload's response brought it (no GetTask).
+  std::optional<v1::Task> next;
   while (!*stop) {
     if (!registered) {
       if (auto s = Register(); !s.ok()) {
@@ -175,21 +180,26 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
       registered = true;
       backoff = std::chrono::milliseconds(200);
     }
-    v1::GetTaskRequest req;
-    req.set_party(config_.name);
     v1::Task task;
-    auto ctx = net::DeadlineContext(absl::Seconds(30));
-    grpc::Status gs;
-    {
-      net::StopCanceller::Scope cancel_on_stop(&canceller, ctx.get());
-      gs = stub_->GetTask(ctx.get(), req, &task);
-    }
-    if (*stop) break;  // a stop cancelled the poll: nothing was lost
-    if (!gs.ok()) {
-      spdlog::warn("lost the server ({}): {}", config_.server, gs.error_message());
-      registered = false;
-      wait_backoff();
-      continue;
+    if (next.has_value()) {
+      task = *std::move(next);
+      next.reset();
+    } else {
+      v1::GetTaskRequest req;
+      req.set_party(config_.name);
+      auto ctx = net::DeadlineContext(absl::Seconds(30));
+      grpc::Status gs;
+      {
+        net::StopCanceller::Scope cancel_on_stop(&canceller, ctx.get());
+        gs = stub_->GetTask(ctx.get(), req, &task);
+      }
+      if (*stop) break;  // a stop cancelled the poll: nothing was lost
+      if (!gs.ok()) {
+        spdlog::warn("lost the server ({}): {}", config_.server, gs.error_message());
+        registered = false;
+        wait_backoff();
+        continue;
+      }
     }
     absl::Status s;
     // The work below can outlast the liveness window (Stage 1/3 epochs):
@@ -204,7 +214,7 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
     switch (task.kind()) {
       case v1::TASK_KIND_OFFER: s = HandleOffer(task); break;
       case v1::TASK_KIND_ALIGN: s = HandleAlign(task); break;
-      case v1::TASK_KIND_ROUND: s = HandleRound(task); break;
+      case v1::TASK_KIND_ROUND: s = HandleRound(task, &next); break;
       case v1::TASK_KIND_FINISH: s = HandleFinish(task); break;
       case v1::TASK_KIND_ABORT: {
         absl::MutexLock lock(&mu_);
@@ -215,6 +225,8 @@ void PartyAgent::Run(const std::atomic<bool>* stop) {
       default: break;
     }
     if (!s.ok()) {
+      next.reset();  // ask again after a failure
+      if (*stop) break;
       spdlog::warn("task {} for job '{}' round {}: {}", v1::TaskKind_Name(task.kind()),
                    task.job_id(), task.round(), s.message());
       const std::tuple<int, std::string, int32_t> this_task{task.kind(), task.job_id(),
@@ -610,21 +622,27 @@ absl::StatusOr<mf::Matrix> PartyAgent::Download(const std::string& job_id, int32
 }
 
 absl::StatusOr<bool> PartyAgent::Upload(const std::string& job_id, int32_t round,
-                                        const mf::Matrix& m, const v1::PrivacyReport* report) {
+                                        const mf::Matrix& m, const v1::PrivacyReport* report,
+                                        std::optional<v1::Task>* next) {
   v1::UploadResponse resp;
-  auto ctx = net::DeadlineContext(absl::Seconds(120));
+  // Waiting for the next task adds GetTask's poll (its own deadline, 30 s).
+  auto ctx = net::DeadlineContext(next != nullptr ? absl::Seconds(150) : absl::Seconds(120));
+  std::optional<net::StopCanceller::Scope> cancel_on_stop;
+  if (next != nullptr && canceller_ != nullptr) cancel_on_stop.emplace(canceller_, ctx.get());
   auto writer = stub_->UploadUpdate(ctx.get(), &resp);
   std::vector<v1::MatrixChunk> chunks = net::EncodeMatrix(m, job_id, round, max_chunk_values_);
   if (!chunks.empty()) {
     // Without TLS the header's name is the only one the server has.
     chunks.front().mutable_header()->set_party(config_.name);
     if (report != nullptr) *chunks.front().mutable_report() = *report;
+    chunks.front().set_await_next_task(next != nullptr);
   }
   for (const v1::MatrixChunk& chunk : chunks) {
     if (!writer->Write(chunk)) break;
   }
   writer->WritesDone();
   RETURN_IF_ERROR(net::FromGrpc(writer->Finish()));
+  if (next != nullptr && resp.has_next_task()) *next = std::move(*resp.mutable_next_task());
   return report != nullptr && resp.report_taken();
 }
 
@@ -675,7 +693,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& 
   return created;
 }
 
-absl::Status PartyAgent::HandleRound(const v1::Task& task) {
+absl::Status PartyAgent::HandleRound(const v1::Task& task, std::optional<v1::Task>* next) {
   const std::string& job_id = task.job_id();
   const int32_t round = task.round();
   ASSIGN_OR_RETURN(JobRun * run, FindOrCreateRun(task));
@@ -684,7 +702,7 @@ absl::Status PartyAgent::HandleRound(const v1::Task& task) {
   // The report is what it would be right after the upload (the round's
   // charge is already in the ledger); it rides on the upload's header.
   const v1::PrivacyReport report = MakeReport(job_id, round, *run);
-  ASSIGN_OR_RETURN(const bool taken, Upload(job_id, round, update, &report));
+  ASSIGN_OR_RETURN(const bool taken, Upload(job_id, round, update, &report, next));
   if (taken) return absl::OkStatus();
   return SendReport(report);
 }

@@ -33,6 +33,7 @@
 #include "common/fmf/admitted_job.h"
 #include "common/fmf/noise_plan.h"
 #include "common/fmf/party_session.h"
+#include "common/net/stop_canceller.h"
 #include "common/pki/tls_files.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "party/party_config.h"
@@ -86,7 +87,9 @@ class PartyAgent {
   absl::StatusOr<std::vector<std::string>> AlignUsers(const v1::Task& task);
   // An accepting reply with the run's sizes.
   absl::Status ReplyWithSizes(const std::string& job_id, const JobRun& run);
-  absl::Status HandleRound(const v1::Task& task);
+  // `next` receives the task after this one when the upload's response
+  // carries it (UploadResponse.next_task); left empty otherwise.
+  absl::Status HandleRound(const v1::Task& task, std::optional<v1::Task>* next);
   // The release of `round`: computed, charged and persisted, or (already
   // charged before a crash or a lost response) the persisted bytes.
   absl::StatusOr<mf::Matrix> RoundRelease(JobRun& run, int32_t round, const mf::Matrix& shared);
@@ -113,8 +116,10 @@ class PartyAgent {
   absl::StatusOr<mf::Matrix> SharedOf(const v1::Task& task, const JobRun& run);
   // Sends the round's update; `report`, if given, rides on the header chunk.
   // Returns whether the server took the report (if not, send it yourself).
+  // With `next` the server is asked to wait for this party's next task and
+  // return it on the response (set into *next when it did).
   absl::StatusOr<bool> Upload(const std::string& job_id, int32_t round, const mf::Matrix& m,
-                              const v1::PrivacyReport* report);
+                              const v1::PrivacyReport* report, std::optional<v1::Task>* next);
   // The privacy report after `round` (its last release) or Stage 3.
   v1::PrivacyReport MakeReport(const std::string& job_id, int32_t round, const JobRun& run);
   absl::Status SendReport(const v1::PrivacyReport& report);
@@ -131,6 +136,9 @@ class PartyAgent {
   // A third of the server's liveness window (RegisterResponse), so two beats
   // can be lost before the server stops waiting for a busy party.
   std::atomic<int64_t> heartbeat_ms_{1000};
+  // Run's canceller while Run is in its loop (a stop ends an upload that
+  // waits for the next task as it ends GetTask's poll); used by Run's thread.
+  net::StopCanceller* canceller_ = nullptr;
 
   absl::Mutex mu_;  // guards ledger_ and runs_ against the admin service
   dp::PrivacyLedger ledger_ ABSL_GUARDED_BY(mu_);

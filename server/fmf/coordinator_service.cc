@@ -143,6 +143,8 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   // A report riding on the header is about this upload's round and comes
   // from the caller; it is taken only after the update is (below).
   std::optional<v1::PrivacyReport> report;
+  const bool await_next_task = chunk.await_next_task();
+  chunk.clear_await_next_task();
   if (chunk.has_report()) {
     report = chunk.report();
     chunk.clear_report();
@@ -188,6 +190,17 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
     } else {
       spdlog::warn("report on the upload from '{}' (job '{}', round {}) not taken: {}", *party,
                    job_id, round, s.message());
+    }
+  }
+  if (await_next_task) {
+    // GetTask's long poll, on this call: the party needs no second call to
+    // learn the next round. Past the poll cap it is left to GetTask (which
+    // the cap then refuses or admits as usual).
+    PollLimiter::Slot slot;
+    if (poll_limiter_ == nullptr || poll_limiter_->Acquire(&slot).ok()) {
+      v1::Task* next = resp->mutable_next_task();
+      *next = coordinator_->GetTask(*party);
+      InlineShared(*party, *next);
     }
   }
   return grpc::Status::OK;

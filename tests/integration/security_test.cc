@@ -15,6 +15,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "common/net/credentials.h"
@@ -353,8 +354,20 @@ std::vector<UploadCase> MalformedUploads(const GuardedJob& job) {
 // Plays party-0 to the end: echoes the shared matrix each round, then
 // reports Stage 3 (a NaN report first, which is refused).
 void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
+  // Each upload asks the server to hand over the next task on its response
+  // (await_next_task, as fedmf-party does); an IDLE one (the poll ended
+  // first) or none sends the party to GetTask.
+  std::optional<v1::Task> handed;
+  int handed_over = 0;
   for (int guard = 0; guard < 4 * rounds + 10; ++guard) {
-    auto next = p0.NextTask(absl::Seconds(60));
+    absl::StatusOr<v1::Task> next;
+    if (handed.has_value() && handed->kind() != v1::TASK_KIND_IDLE) {
+      next = *std::move(handed);
+      ++handed_over;
+    } else {
+      next = p0.NextTask(absl::Seconds(60));
+    }
+    handed.reset();
     ASSERT_THAT(next, IsOk());
     if (next->kind() == v1::TASK_KIND_ROUND) {
       mf::Matrix m;
@@ -374,14 +387,22 @@ void PlayToFinish(ManualParty& p0, const GuardedJob& job, int rounds) {
       report->set_job_id(job.id);
       report->set_round(next->round());
       report->set_epsilon_spent(0.25 * (next->round() + 1));
+      chunks.front().set_await_next_task(true);
       v1::UploadResponse resp;
       grpc::Status s = p0.Upload(chunks, &resp);
       ASSERT_THAT(s, IsOk()) << "round " << next->round() << ": " << s.error_message();
       EXPECT_TRUE(resp.report_taken()) << "round " << next->round();
+      // The server answered with the next task (the loop checks it as any).
+      EXPECT_TRUE(resp.has_next_task()) << "round " << next->round();
+      if (resp.has_next_task()) handed = resp.next_task();
       continue;
     }
     ASSERT_EQ(next->kind(), v1::TASK_KIND_FINISH);
     EXPECT_EQ(next->round(), rounds);
+    // The other parties are daemons that answer at once: party-0 closed most
+    // rounds, so its upload's response carried the next round (or FINISH)
+    // rather than an IDLE poll (0.5 s).
+    EXPECT_GE(handed_over, 1) << "no round was handed over on an upload's response";
     mf::Matrix final_shared;
     ASSERT_THAT(p0.Download("party-0", job.id, next->round(), &final_shared), IsOk());
     v1::PrivacyReport nan_report;
@@ -560,6 +581,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
     EXPECT_TRUE(resp.accepted());
     EXPECT_FALSE(resp.report_taken());
     EXPECT_EQ(resp.round(), 0);
+    EXPECT_FALSE(resp.has_next_task()) << "not asked for (await_next_task unset)";
     v1::UploadResponse again;
     const grpc::StatusCode code = p0.Upload(encode(shared), &again).error_code();
     // ALREADY_EXISTS while round 0 is open; FAILED_PRECONDITION if it closed.

@@ -150,24 +150,56 @@ class FakeCoordinator final : public v1::Coordinator::Service {
     return report_calls_;
   }
 
+  // When on (as fedmf-server), an upload that asks for it (await_next_task)
+  // gets the next queued task on its response, waiting as GetTask does;
+  // otherwise the flag is ignored, as a server from before it would.
+  void HandOverOnUpload(bool on) {
+    absl::MutexLock lock(&mu_);
+    hand_over_ = on;
+  }
+  // Per upload: whether it asked for the next task.
+  std::vector<bool> upload_asked_next() {
+    absl::MutexLock lock(&mu_);
+    return asked_next_;
+  }
+  int handed_over() {
+    absl::MutexLock lock(&mu_);
+    return handed_over_;
+  }
+
   grpc::Status UploadUpdate(grpc::ServerContext*, grpc::ServerReader<v1::MatrixChunk>* reader,
                             v1::UploadResponse* resp) override {
-    std::string bytes;  // the matrix's chunks, without the report
+    std::string bytes;  // the matrix's chunks, without the report and the ask
     std::optional<v1::PrivacyReport> report;
+    bool asked_next = false;
     v1::MatrixChunk chunk;
     while (reader->Read(&chunk)) {
       if (chunk.has_report()) report = chunk.report();
       chunk.clear_report();
+      asked_next |= chunk.await_next_task();
+      chunk.clear_await_next_task();
       bytes += chunk.SerializeAsString();
     }
     resp->set_accepted(true);
     absl::MutexLock lock(&mu_);
     uploads_.push_back(std::move(bytes));
+    asked_next_.push_back(asked_next);
     if (report.has_value()) {
       upload_reports_.push_back(*report);
       if (take_reports_) {
         reports_.push_back(*report);
         resp->set_report_taken(true);
+      }
+    }
+    if (hand_over_ && asked_next) {
+      mu_.AwaitWithTimeout(absl::Condition(this, &FakeCoordinator::HasTask),
+                           absl::Milliseconds(100));
+      if (tasks_.empty()) {
+        resp->mutable_next_task()->set_kind(v1::TASK_KIND_IDLE);
+      } else {
+        *resp->mutable_next_task() = std::move(tasks_.front());
+        tasks_.pop_front();
+        ++handed_over_;
       }
     }
     return grpc::Status::OK;
@@ -204,6 +236,9 @@ class FakeCoordinator final : public v1::Coordinator::Service {
   std::vector<v1::PrivacyReport> reports_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::PrivacyReport> upload_reports_ ABSL_GUARDED_BY(mu_);
   bool take_reports_ ABSL_GUARDED_BY(mu_) = false;
+  bool hand_over_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<bool> asked_next_ ABSL_GUARDED_BY(mu_);
+  int handed_over_ ABSL_GUARDED_BY(mu_) = 0;
   int report_calls_ ABSL_GUARDED_BY(mu_) = 0;
   int download_calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
@@ -534,6 +569,34 @@ TEST_F(PartyAgentTest, ARoundsReportRidesOnTheUploadWhenTheServerTakesIt) {
   ASSERT_TRUE(fake_.AwaitReports(3));
   EXPECT_EQ(fake_.report_calls(), 1);
   EXPECT_TRUE(fake_.reports()[2].finished());
+}
+
+// Every upload asks for the next task; a server that hands it over on the
+// response spares the party its GetTask: round 1 and FINISH arrive that way
+// and are run, charged and reported exactly as if asked for (round 1 is a
+// new release: new bytes, one more ledger entry).
+TEST_F(PartyAgentTest, TheNextTaskHandedOverOnTheUploadsResponseIsRunWithoutAGetTask) {
+  fake_.TakeReportsOnUpload(true);
+  fake_.HandOverOnUpload(true);
+  StartAgent();
+  const fmf::JobConfig job = HflJob("j");
+  Accept(job);
+  const int charged = agent_->LedgerSnapshot().entries_size();
+  const size_t served = fake_.served().size();
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 0));
+  fake_.Push(Task(v1::TASK_KIND_ROUND, job, 1));
+  fake_.Push(Task(v1::TASK_KIND_FINISH, job, job.rounds));
+  ASSERT_TRUE(fake_.AwaitReports(3));
+  ASSERT_EQ(fake_.uploads().size(), 2u);
+  EXPECT_NE(fake_.uploads()[1], fake_.uploads()[0]);
+  EXPECT_EQ(fake_.upload_asked_next(), (std::vector<bool>{true, true}));
+  // Only round 0 went through GetTask; round 1 and FINISH were handed over.
+  EXPECT_EQ(fake_.served().size(), served + 1);
+  EXPECT_EQ(fake_.handed_over(), 2);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), charged + 2);
+  const std::vector<v1::PrivacyReport> reports = fake_.reports();
+  EXPECT_EQ(reports[1].round(), 1);
+  EXPECT_TRUE(reports[2].finished());
 }
 
 TEST_F(PartyAgentTest, FinishTrainsLocallyReportsOnceOptedInAndServesTheModel) {
