@@ -180,7 +180,7 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
   for (size_t k = 0; k < settings.size(); ++k) {
     threads.emplace_back([&, k, copy = f]() mutable {
       rcs[k] = runners.at(settings[k])(copy);
-      if (rcs[k] != 0) net::StopFlag() = true;
+      if (rcs[k] != 0) net::RequestStop();
     });
   }
   for (std::thread& t : threads) t.join();

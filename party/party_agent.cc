@@ -125,14 +125,14 @@ absl::Status PartyAgent::Register() {
   return absl::OkStatus();
 }
 
-void PartyAgent::Run(const std::atomic<bool>* stop) {
+void PartyAgent::Run(const std::atomic<bool>* stop, int stop_fd) {
   bool registered = false;
   // A retry loop logs each TLS cause once.
   net::TlsCauseOnce tls_cause(
       config_.server, net::TlsConfig{config_.tls.insecure, config_.tls.cert_dir, config_.name},
       net::ExpectedPeer{config_.server_name, pki::Role::kServer, "server_name (party config)"});
   // A stop ends the long poll at once instead of after the server's period.
-  net::StopCanceller canceller(stop);
+  net::StopCanceller canceller(stop, stop_fd);
   canceller_ = &canceller;
   absl::Cleanup forget_canceller = [this] { canceller_ = nullptr; };
   auto backoff = std::chrono::milliseconds(200);

@@ -47,8 +47,10 @@ class PartyAgent {
 
   // Loads the durable ledger into memory.
   absl::Status Init();
-  // Runs until *stop becomes true.
-  void Run(const std::atomic<bool>* stop);
+  // Runs until *stop becomes true. `stop_fd`, if not -1, becomes readable
+  // when it does (net::StopFd()): a stop then ends a long poll at once
+  // without a thread polling the flag.
+  void Run(const std::atomic<bool>* stop, int stop_fd = -1);
 
   // For the admin service (thread-safe).
   // Items the user rated are left out unless `include_rated`.

@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
     spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen, exporter->port());
   }
   fedmf::net::InstallStopSignals();
-  agent.Run(&fedmf::net::StopFlag());
+  agent.Run(&fedmf::net::StopFlag(), fedmf::net::StopFd());
   (*admin_server)->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   return 0;
 }

@@ -17,10 +17,12 @@ namespace fedmf::net {
 
 class StopCanceller {
  public:
-  // Watches `*stop` (not owned; must outlive this) from a thread of its own,
-  // looking every 20 ms: the flag is set from a signal handler, which cannot
-  // wake anything. Stops watching when destroyed.
-  explicit StopCanceller(const std::atomic<bool>* stop);
+  // Watches `*stop` (not owned; must outlive this) from a thread of its own.
+  // With `stop_fd` (readable once a stop is requested: net::StopFd(), not
+  // owned) the thread sleeps until it is readable, looking at the flag at
+  // least every second; without (-1) it looks every 20 ms, as a flag set
+  // from a signal handler wakes nothing. Stops watching when destroyed.
+  explicit StopCanceller(const std::atomic<bool>* stop, int stop_fd = -1);
   ~StopCanceller();
   StopCanceller(const StopCanceller&) = delete;
   StopCanceller& operator=(const StopCanceller&) = delete;
@@ -41,7 +43,12 @@ class StopCanceller {
  private:
   void Watch();
 
+  // Watch with a descriptor: poll() on it and on closing_fd_.
+  void WatchDescriptor();
+
   const std::atomic<bool>* stop_;
+  const int stop_fd_;     // not owned; -1 = poll the flag
+  const int closing_fd_;  // owned eventfd: the destructor wakes WatchDescriptor
   absl::Mutex mu_;
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -3,12 +3,16 @@
 #include "common/net/stop_canceller.h"
 
 #include <grpcpp/grpcpp.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <thread>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "gtest/gtest.h"
 
@@ -44,6 +48,38 @@ TEST(StopCancellerTest, AStopCancelsTheCallInFlight) {
   stop = true;
   caller.join();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+}
+
+// With a stop descriptor (a daemon's net::StopFd()) the watcher sleeps on it
+// instead of looking at the flag every 20 ms, and is woken by it: the call
+// ends well before the watcher's once-a-second look would have seen the flag.
+TEST(StopCancellerTest, WithADescriptorTheStopIsSeenWhenItBecomesReadable) {
+  const int fd = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> stop{false};
+  absl::Duration took;
+  {
+    StopCanceller canceller(&stop, fd);
+    grpc::ClientContext ctx;
+    std::atomic<bool> returned{false};
+    grpc::Status status;
+    std::thread caller([&] {
+      StopCanceller::Scope scope(&canceller, &ctx);
+      status = BlockingGetTask(&ctx);
+      returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_FALSE(returned.load());
+    const absl::Time asked = absl::Now();
+    stop = true;
+    const uint64_t one = 1;
+    ASSERT_EQ(write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+    caller.join();
+    took = absl::Now() - asked;
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+  }  // the destructor wakes the watcher through its own descriptor
+  EXPECT_LT(took, absl::Milliseconds(700)) << "the watcher did not wake on the descriptor";
+  close(fd);
 }
 
 TEST(StopCancellerTest, ACallAfterTheStopIsCancelledAtOnce) {
