@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -31,23 +32,38 @@ grpc::Status BlockingGetTask(grpc::ClientContext* ctx) {
   return stub->GetTask(ctx, req, &task);
 }
 
-TEST(StopCancellerTest, AStopCancelsTheCallInFlight) {
-  std::atomic<bool> stop{false};
-  StopCanceller canceller(&stop);
+// A blocked call under `canceller`, stopped by `request_stop` 200 ms in.
+struct StoppedCall {
+  bool returned_before_stop = false;
+  grpc::Status status;
+  absl::Duration took;  // from the stop to the call's end
+};
+StoppedCall StopDuringABlockedCall(StopCanceller& canceller,
+                                   const std::function<void()>& request_stop) {
+  StoppedCall out;
   grpc::ClientContext ctx;
   std::atomic<bool> returned{false};
-  grpc::Status status;
   std::thread caller([&] {
     StopCanceller::Scope scope(&canceller, &ctx);
-    status = BlockingGetTask(&ctx);
+    out.status = BlockingGetTask(&ctx);
     returned = true;
   });
   // The call is still waiting (its deadline is 20 s away) until the stop.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  EXPECT_FALSE(returned.load());
-  stop = true;
+  out.returned_before_stop = returned.load();
+  const absl::Time asked = absl::Now();
+  request_stop();
   caller.join();
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
+  out.took = absl::Now() - asked;
+  return out;
+}
+
+TEST(StopCancellerTest, AStopCancelsTheCallInFlight) {
+  std::atomic<bool> stop{false};
+  StopCanceller canceller(&stop);
+  const StoppedCall call = StopDuringABlockedCall(canceller, [&] { stop = true; });
+  EXPECT_FALSE(call.returned_before_stop);
+  EXPECT_EQ(call.status.error_code(), grpc::StatusCode::CANCELLED) << call.status.error_message();
 }
 
 // With a stop descriptor (a daemon's net::StopFd()) the watcher sleeps on it
@@ -57,29 +73,19 @@ TEST(StopCancellerTest, WithADescriptorTheStopIsSeenWhenItBecomesReadable) {
   const int fd = eventfd(0, EFD_CLOEXEC);
   ASSERT_GE(fd, 0);
   std::atomic<bool> stop{false};
-  absl::Duration took;
+  StoppedCall call;
   {
     StopCanceller canceller(&stop, fd);
-    grpc::ClientContext ctx;
-    std::atomic<bool> returned{false};
-    grpc::Status status;
-    std::thread caller([&] {
-      StopCanceller::Scope scope(&canceller, &ctx);
-      status = BlockingGetTask(&ctx);
-      returned = true;
+    call = StopDuringABlockedCall(canceller, [&] {
+      stop = true;
+      const uint64_t one = 1;
+      ASSERT_EQ(write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    EXPECT_FALSE(returned.load());
-    const absl::Time asked = absl::Now();
-    stop = true;
-    const uint64_t one = 1;
-    ASSERT_EQ(write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
-    caller.join();
-    took = absl::Now() - asked;
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED) << status.error_message();
   }  // the destructor wakes the watcher through its own descriptor
-  EXPECT_LT(took, absl::Milliseconds(700)) << "the watcher did not wake on the descriptor";
   close(fd);
+  EXPECT_FALSE(call.returned_before_stop);
+  EXPECT_EQ(call.status.error_code(), grpc::StatusCode::CANCELLED) << call.status.error_message();
+  EXPECT_LT(call.took, absl::Milliseconds(700)) << "the watcher did not wake on the descriptor";
 }
 
 TEST(StopCancellerTest, ACallAfterTheStopIsCancelledAtOnce) {
