@@ -173,11 +173,12 @@ std::optional<int> Daemon::Wire() {
   device_service_ = std::make_unique<fedmf::server::DeviceService>(
       lfl_coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
   operator_service_->set_lfl(lfl_coordinator_.get());
-  // One cap shared by every long-poll (parties, LFL hosts, Hua hosts).
+  // One cap shared by every long-poll (parties, LFL hosts, Hua hosts, operators).
   poll_limiter_ = std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls);
   coordinator_service_->set_poll_limiter(poll_limiter_.get());
   device_service_->set_poll_limiter(poll_limiter_.get());
   hua_service_->set_poll_limiter(poll_limiter_.get());
+  operator_service_->set_poll_limiter(poll_limiter_.get());
   return std::nullopt;
 }
 

@@ -274,6 +274,16 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::Subm
 grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                      v1::JobStatus* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (req->wait_seconds() > 0 && !jobs_.IsDeviceJob(req->job_id())) {
+    // The long poll holds a thread like a party's GetTask: under the same
+    // cap, and answered at once beyond it.
+    PollLimiter::Slot slot;
+    if (poll_limiter_ == nullptr || poll_limiter_->Acquire(&slot).ok()) {
+      const double wait = std::min(req->wait_seconds(), kMaxJobWaitSeconds);
+      coordinator_->AwaitJobChange(req->job_id(), req->known_state(), req->known_rounds(),
+                                   absl::Seconds(wait));
+    }
+  }
   auto status = jobs_.Get(req->job_id());
   if (!status.ok()) return ToGrpc(status.status());
   *resp = std::move(*status);

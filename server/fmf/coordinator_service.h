@@ -114,12 +114,18 @@ class OperatorService final : public v1::Operator::Service {
   grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                          v1::CancelJobResponse* resp) override;
 
+  // Caps concurrent GetJob long polls (null = no cap); owned by the caller.
+  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
+  // GetJobRequest.wait_seconds is capped here.
+  static constexpr double kMaxJobWaitSeconds = 10;
+
  private:
   absl::Status CheckOperator(const grpc::ServerContext& ctx);
   JobCoordinator* coordinator_;
   bool insecure_;
   HuaRunner* hua_ = nullptr;
   LflCoordinator* lfl_ = nullptr;
+  PollLimiter* poll_limiter_ = nullptr;
   JobDirectory jobs_;  // reads through the three runners above
 };
 

@@ -141,6 +141,20 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
   return spec.job_id();
 }
 
+void JobCoordinator::AwaitJobChange(const std::string& job_id, v1::JobState known_state,
+                                    int32_t known_rounds, absl::Duration wait) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time deadline = absl::Now() + wait;
+  // changed_ is signalled whenever the lifecycle changes state (a round
+  // closed, the job finished or failed) and on other events: look again.
+  while (!stop_ && job_.has_value() && job_->id() == job_id) {
+    const StoredJob& stored = job_->stored();
+    if (stored.state != known_state) return;
+    if (known_rounds >= 0 && static_cast<int64_t>(stored.rounds.size()) != known_rounds) return;
+    if (changed_.WaitWithDeadline(&mu_, deadline)) return;  // timed out
+  }
+}
+
 absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   // The running job is read in place: a copy of its state (the shared

@@ -62,6 +62,11 @@ class JobCoordinator {
   // ---- operators
   absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  // Returns once `job_id` is not the running job, or its state is not
+  // `known_state`, or (known_rounds >= 0) its round records are not
+  // `known_rounds` in number, or after `wait` (GetJobRequest's long poll).
+  void AwaitJobChange(const std::string& job_id, v1::JobState known_state, int32_t known_rounds,
+                      absl::Duration wait);
   v1::ListPartiesResponse ListParties();
   // Every job in the database, oldest first.
   absl::StatusOr<std::vector<std::string>> JobIds();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -330,15 +331,15 @@ absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
 
 absl::StatusOr<v1::JobStatus> LocalCluster::GetJob(const std::string& job_id) {
   ASSIGN_OR_RETURN(auto ch, Channel(server_port_, "server"));
-  return GetJobWith(*v1::Operator::NewStub(ch), job_id);
+  v1::GetJobRequest req;
+  req.set_job_id(job_id);
+  return GetJobWith(*v1::Operator::NewStub(ch), req);
 }
 
 absl::StatusOr<v1::JobStatus> LocalCluster::GetJobWith(v1::Operator::Stub& stub,
-                                                       const std::string& job_id) {
-  v1::GetJobRequest req;
-  req.set_job_id(job_id);
+                                                       const v1::GetJobRequest& req) {
   v1::JobStatus resp;
-  auto ctx = net::DeadlineContext(absl::Seconds(10));
+  auto ctx = net::DeadlineContext(absl::Seconds(10 + req.wait_seconds()));
   grpc::Status s = stub.GetJob(ctx.get(), req, &resp);
   if (!s.ok()) return net::FromGrpc(s);
   return resp;
@@ -346,17 +347,18 @@ absl::StatusOr<v1::JobStatus> LocalCluster::GetJobWith(v1::Operator::Stub& stub,
 
 absl::StatusOr<v1::JobStatus> LocalCluster::WaitJob(
     const std::string& job_id, absl::Duration timeout,
-    const std::function<void(const v1::JobStatus&)>& on_status) {
+    const std::function<void(const v1::JobStatus&)>& on_status, bool each_round) {
   const absl::Time deadline = absl::Now() + timeout;
   absl::Status last = absl::OkStatus();
   // One connection while the server answers (a TLS handshake per look cost
   // more than the look); a fresh one after an error, as the server may have
   // been restarted and a failed channel waits out its reconnect backoff.
   std::unique_ptr<v1::Operator::Stub> stub;
-  // The job's end is seen within this period (fedmf demo's wall time), but
-  // a look costs the server a status with the whole history (thousands of
-  // reports in a long job): the period is at least 20 looks' time, so that
-  // looking takes at most ~5% of what the server does.
+  std::optional<v1::JobStatus> seen;  // the last answer
+  // Without the server's long poll (an answer at once without news), a look
+  // costs the server a status with the whole history (thousands of reports
+  // in a long job): the pause is at least 20 looks' time, so that looking
+  // takes at most ~5% of what the server does.
   absl::Duration period = absl::Milliseconds(50);
   while (absl::Now() < deadline) {
     if (stub == nullptr) {
@@ -367,14 +369,30 @@ absl::StatusOr<v1::JobStatus> LocalCluster::WaitJob(
         last = ch.status();
     }
     if (stub != nullptr) {
+      v1::GetJobRequest req;
+      req.set_job_id(job_id);
+      absl::Duration wait = absl::ZeroDuration();
+      if (seen.has_value()) {
+        // The job's end (fedmf demo's wall time) is seen when it happens.
+        wait = std::clamp(deadline - absl::Now(), absl::ZeroDuration(), absl::Seconds(5));
+        req.set_wait_seconds(absl::ToDoubleSeconds(wait));
+        req.set_known_state(seen->state());
+        req.set_known_rounds(each_round ? seen->rounds_completed() : -1);
+      }
       const absl::Time asked = absl::Now();
-      auto st = GetJobWith(*stub, job_id);
-      period = std::clamp(20 * (absl::Now() - asked), absl::Milliseconds(50), absl::Seconds(1));
+      auto st = GetJobWith(*stub, req);
+      const absl::Duration took = absl::Now() - asked;
       if (st.ok()) {
         if (on_status) on_status(*st);
         if (st->state() == v1::JOB_STATE_FINISHED || st->state() == v1::JOB_STATE_FAILED) {
           return st;
         }
+        const bool news = !seen.has_value() || st->state() != seen->state() ||
+                          (each_round && st->rounds_completed() != seen->rounds_completed());
+        seen = *std::move(st);
+        // The server waited (news, or most of the wait): ask again at once.
+        if (wait > absl::ZeroDuration() && (news || took >= wait / 2)) continue;
+        period = std::clamp(20 * took, absl::Milliseconds(50), absl::Seconds(1));
       } else {
         last = st.status();  // the server may be restarting
         stub.reset();

@@ -141,10 +141,14 @@ class LocalCluster {
 
   absl::StatusOr<std::string> SubmitJob(v1::JobSpec spec);
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
-  // Polls until the job is FINISHED or FAILED; `on_status` sees every poll.
+  // Follows the job until it is FINISHED or FAILED; `on_status` sees every
+  // answer. Each look after the first is the server's long poll
+  // (GetJobRequest.wait_seconds): answered when the state changes or, with
+  // `each_round`, when a round closes; a server that answers at once without
+  // news is looked at again after a pause.
   absl::StatusOr<v1::JobStatus> WaitJob(
       const std::string& job_id, absl::Duration timeout,
-      const std::function<void(const v1::JobStatus&)>& on_status = nullptr);
+      const std::function<void(const v1::JobStatus&)>& on_status = nullptr, bool each_round = true);
   absl::StatusOr<v1::LedgerResponse> PartyLedger(int k);
 
   // ---- Hua S3 (hua_cluster.cc)
@@ -177,8 +181,10 @@ class LocalCluster {
   absl::Status WritePartyConfig(int k);
   std::string AdminPortFile(int k) const;  // where party k writes its admin port
   absl::StatusOr<std::shared_ptr<grpc::Channel>> Channel(int port, const std::string& cert_name);
+  // `req` may ask for the server's long poll (wait_seconds): the call's
+  // deadline allows for it.
   static absl::StatusOr<v1::JobStatus> GetJobWith(v1::Operator::Stub& stub,
-                                                  const std::string& job_id);
+                                                  const v1::GetJobRequest& req);
   // The --server address parties and device hosts are started with.
   absl::StatusOr<std::string> DialServer() const;
 

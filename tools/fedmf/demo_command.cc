@@ -258,7 +258,10 @@ int FollowDemoJob(const DemoArgs& a, LocalCluster& cluster, const std::string& j
                   [&](int i, double elapsed) { std::cerr << RoundLine(st, i, elapsed) << "\n"; });
     if (terminal) std::cerr << ProgressBar(ProgressOf(st)) << std::flush;
   };
-  auto final_status = cluster.WaitJob(job_id, absl::Seconds(a.timeout_seconds), progress);
+  // Quiet, only the job's end matters: the server is asked to answer on a
+  // change of state alone, not at every round.
+  auto final_status = cluster.WaitJob(job_id, absl::Seconds(a.timeout_seconds), progress,
+                                      /*each_round=*/!a.job.quiet);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!final_status.ok()) {
     std::cerr << "fedmf demo: " << final_status.status().message() << "\n";

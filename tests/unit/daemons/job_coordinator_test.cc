@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <optional>
+#include <thread>
 
+#include "absl/synchronization/notification.h"
 #include "common/net/job_codec.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -131,6 +133,57 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
     coordinator_->GetTask("a");  // a bounded wait for the next state change
   }
   FAIL() << "job never finished";
+}
+
+// GetJobRequest's long poll: a watcher of rounds is answered when a round
+// closes, a watcher of the state alone only when the state changes (here:
+// the job finishes), each long before its 20 s wait; a job the coordinator
+// is not running is answered at once.
+TEST_F(JobCoordinatorTest, AJobWatchIsAnsweredWhenARoundClosesOrTheStateChanges) {
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(2)), IsOk());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 2);
+  Accept("b", 6);
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  absl::Notification rounds_seen, state_seen;
+  std::thread rounds_watch([&] {
+    coordinator_->AwaitJobChange("j", v1::JOB_STATE_RUNNING, 0, absl::Seconds(20));
+    rounds_seen.Notify();
+  });
+  std::thread state_watch([&] {
+    coordinator_->AwaitJobChange("j", v1::JOB_STATE_RUNNING, -1, absl::Seconds(20));
+    state_seen.Notify();
+  });
+  for (int t = 0; t < 2; ++t) {
+    WaitTask("a", v1::TASK_KIND_ROUND);
+    ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)), IsOk());
+    WaitTask("b", v1::TASK_KIND_ROUND);
+    ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", t, mf::Matrix::Constant(3, 2, 0.6)), IsOk());
+    if (t == 0) {
+      EXPECT_TRUE(rounds_seen.WaitForNotificationWithTimeout(absl::Seconds(10)))
+          << "round 0 closed; the rounds watcher should have been answered";
+      EXPECT_FALSE(state_seen.HasBeenNotified()) << "a round closing is no change of state";
+    }
+  }
+  WaitTask("a", v1::TASK_KIND_FINISH);
+  for (const std::string p : {"a", "b"}) {
+    v1::PrivacyReport r;
+    r.set_party(p);
+    r.set_job_id("j");
+    r.set_finished(true);
+    ASSERT_THAT(coordinator_->ReportPrivacy(p, r), IsOk());
+  }
+  EXPECT_TRUE(state_seen.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "the job finished; the state watcher should have been answered";
+  rounds_watch.join();
+  state_watch.join();
+  auto st = coordinator_->GetJob("j");
+  ASSERT_THAT(st, IsOk());
+  EXPECT_EQ(st->state(), v1::JOB_STATE_FINISHED);
+  const absl::Time asked = absl::Now();
+  coordinator_->AwaitJobChange("j", v1::JOB_STATE_FINISHED, -1, absl::Seconds(20));
+  coordinator_->AwaitJobChange("nope", v1::JOB_STATE_RUNNING, -1, absl::Seconds(20));
+  EXPECT_LT(absl::Now() - asked, absl::Seconds(5)) << "jobs not running are answered at once";
 }
 
 TEST_F(JobCoordinatorTest, RosterAndRoundChecks) {
