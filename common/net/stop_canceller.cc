@@ -33,14 +33,8 @@ void StopCanceller::WatchDescriptor() {
   // A party's whole life: a wake-up per stop or per second, not 50 a second
   // (each costs ~50 us of CPU on a virtual machine; ten parties on two cores).
   pollfd fds[2] = {{stop_fd_, POLLIN, 0}, {closing_fd_, POLLIN, 0}};
-  bool readable = false;
   while (true) {
-    if (readable) {
-      // The descriptor stays readable after a stop; with the flag cleared
-      // again (tests reset it) wait on the closing descriptor alone.
-      fds[0].fd = -1;
-    }
-    readable = poll(fds, 2, 1000) > 0 && (fds[0].revents & POLLIN) != 0;
+    poll(fds, 2, 1000);
     absl::MutexLock lock(&mu_);
     if (closing_) return;
     if (stop_->load()) {
@@ -48,6 +42,9 @@ void StopCanceller::WatchDescriptor() {
       if (call_ != nullptr) call_->TryCancel();
       return;
     }
+    // Readable with the flag cleared again (tests reset it): it stays
+    // readable, so from here wait on the closing descriptor alone.
+    if ((fds[0].revents & POLLIN) != 0) fds[0].fd = -1;
   }
 }
 
