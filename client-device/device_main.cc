@@ -6,8 +6,10 @@
 // serves whichever job grants it devices.
 #include "client-device/device_command.h"
 #include "common/base/allocator.h"
+#include "common/base/mutex_checks.h"
 
 int main(int argc, char** argv) {
   fedmf::base::ConfigureAllocator("fedmf-device");  // before any thread exists
+  fedmf::base::ConfigureMutexChecks();
   return fedmf::device::RunDeviceCommand(argc, argv, nullptr);
 }

@@ -14,6 +14,7 @@
 #include "CLI/CLI.hpp"
 #include "absl/strings/str_cat.h"
 #include "common/base/allocator.h"
+#include "common/base/mutex_checks.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
@@ -96,6 +97,7 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartAdmin(
 
 int main(int argc, char** argv) {
   fedmf::base::ConfigureAllocator("fedmf-party");  // before any thread exists
+  fedmf::base::ConfigureMutexChecks();
   fedmf::party::PartyConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   std::error_code ec;

@@ -13,6 +13,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/base/allocator.h"
+#include "common/base/mutex_checks.h"
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
@@ -277,6 +278,7 @@ void Daemon::Shutdown() {
 
 int main(int argc, char** argv) {
   fedmf::base::ConfigureAllocator("fedmf-server");  // before any thread exists
+  fedmf::base::ConfigureMutexChecks();
   ServerConfig config;
   if (std::optional<int> rc = LoadConfig(argc, argv, &config)) return *rc;
   Daemon daemon(std::move(config));

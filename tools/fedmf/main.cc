@@ -4,6 +4,7 @@
 
 #include "CLI/CLI.hpp"
 #include "common/base/allocator.h"
+#include "common/base/mutex_checks.h"
 #include "common/cli/command_line.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
@@ -18,6 +19,7 @@
 
 int main(int argc, char** argv) {
   fedmf::base::ConfigureAllocator("fedmf");  // before any thread exists
+  fedmf::base::ConfigureMutexChecks();
   // stdout is the command's output (--json, CSV, a model): log lines, e.g. a
   // client channel's TLS warning, go to stderr with the progress lines.
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
