@@ -9,9 +9,13 @@
 // (docs/benchmarks.md, issue #18's demo goal).
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -24,20 +28,16 @@
 #include "common/net/matrix_codec.h"
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "tests/benchmarks/transport_exchange.h"
 
 namespace {
 
 namespace v1 = fedmf::v1;
 namespace net = fedmf::net;
 
-constexpr int kCols = 20;
-
-double ProcessCpuSeconds() {
-  rusage r{};
-  getrusage(RUSAGE_SELF, &r);
-  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
-         static_cast<double>(r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
-}
+using fedmf::bench::Exchange;
+using fedmf::bench::kCols;
+using fedmf::bench::ProcessCpuSeconds;
 
 // What the server answers an upload with: the next task, carrying the
 // round's shared matrix encoded once (the server's EncodedMatrixCache).
@@ -204,6 +204,11 @@ class Loopback {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
+  const std::string& address() const { return address_; }
+  // Where a party's certificate is, or "insecure".
+  std::string party_cert_dir() const {
+    return party_tls_.insecure ? "insecure" : party_tls_.cert_dir;
+  }
   // A party's own connection (each fedmf-party has one).
   std::unique_ptr<v1::Coordinator::Stub> NewStub() {
     auto channel = net::MakeChannel(address_, party_tls_);
@@ -218,36 +223,64 @@ class Loopback {
   std::unique_ptr<grpc::Server> server_;
 };
 
-// The party's side of a round on the wire: encode the release (float32 and
-// its SHA-256), stream it with the hand-over asked for, reassemble and check
-// the shared matrix of the answer.
-void Exchange(v1::Coordinator::Stub& stub, const fedmf::mf::Matrix& release) {
-  std::vector<v1::MatrixChunk> chunks =
-      net::EncodeMatrix(release, "job", 0, net::kDefaultMaxChunkValues);
-  chunks.front().set_await_next_task(true);
-  grpc::ClientContext ctx;
-  v1::UploadResponse response;
-  auto writer = stub.UploadUpdate(&ctx, &response);
-  for (const v1::MatrixChunk& c : chunks) {
-    if (!writer->Write(c)) break;
+// A transport_party process (from this benchmark's directory) making
+// `rounds` exchanges; Wait() returns the CPU seconds it spent after its
+// warm-up exchange, as it printed them.
+class PartyProcess {
+ public:
+  static PartyProcess Spawn(const Loopback& loopback, int rows, int64_t rounds) {
+    const std::string helper =
+        (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "transport_party")
+            .string();
+    int out[2];
+    if (pipe(out) != 0) std::abort();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    const std::string rows_arg = std::to_string(rows);
+    const std::string rounds_arg = std::to_string(rounds);
+    const std::string cert_dir = loopback.party_cert_dir();
+    std::vector<char*> args = {
+        const_cast<char*>(helper.c_str()),     const_cast<char*>(loopback.address().c_str()),
+        const_cast<char*>(cert_dir.c_str()),   const_cast<char*>(rows_arg.c_str()),
+        const_cast<char*>(rounds_arg.c_str()), nullptr};
+    PartyProcess p;
+    if (posix_spawn(&p.pid_, helper.c_str(), &actions, nullptr, args.data(), environ) != 0) {
+      std::fprintf(stderr, "cannot start %s\n", helper.c_str());
+      std::abort();
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    close(out[1]);
+    p.out_ = out[0];
+    return p;
   }
-  writer->WritesDone();
-  if (!writer->Finish().ok() || !response.accepted()) std::abort();
-  net::MatrixAssembler assembler("job", 1, release.rows(), kCols, net::kDefaultMaxChunkValues);
-  for (const v1::MatrixChunk& c : response.next_task().shared()) {
-    if (!assembler.Add(c).ok()) std::abort();
+  double Wait() {
+    std::string text;
+    char buf[64];
+    for (ssize_t n; (n = read(out_, buf, sizeof buf)) > 0;)
+      text.append(buf, static_cast<size_t>(n));
+    close(out_);
+    int status = 0;
+    if (waitpid(pid_, &status, 0) != pid_ || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "transport_party failed\n");
+      std::abort();
+    }
+    return std::strtod(text.c_str(), nullptr);
   }
-  auto shared = assembler.Finish();
-  if (!shared.ok()) std::abort();
-  benchmark::DoNotOptimize(shared);
-}
 
-// One iteration is one round: range(2) parties (each its own thread and
-// connection) upload a range(3) x 20 matrix, the server answers all when the
-// last has arrived. range(0): 1 = mTLS, 0 = no TLS; range(1): 1 = callback
-// API server, 0 = synchronous (fedmf-server's). rows 1682 is ML-100K's HFL
-// shared matrix; rows 1 leaves the cost of a call itself. process_cpu_us is
-// per party-round.
+ private:
+  pid_t pid_ = -1;
+  int out_ = -1;
+};
+
+// One iteration is one round: range(2) parties (each its own connection)
+// upload a range(3) x 20 matrix, the server answers all when the last has
+// arrived. range(0): 1 = mTLS, 0 = no TLS; range(1): 1 = callback API
+// server, 0 = synchronous (fedmf-server's). rows 1682 is ML-100K's HFL
+// shared matrix; rows 1 leaves the cost of a call itself. range(4): 0 = the
+// parties are threads of this process, 1 = all but one are processes.
+// process_cpu_us is per party-round (this process and the party processes).
 void BM_RoundOfUploadsWithHandOver(benchmark::State& state) {
   const int parties = static_cast<int>(state.range(2));
   std::unique_ptr<grpc::Service> service;
@@ -263,7 +296,12 @@ void BM_RoundOfUploadsWithHandOver(benchmark::State& state) {
   // handshake) and then one per iteration.
   const int64_t rounds = static_cast<int64_t>(state.max_iterations) + 1;
   std::vector<std::thread> others;
+  std::vector<PartyProcess> processes;
   for (int k = 1; k < parties; ++k) {
+    if (state.range(4) == 1) {
+      processes.push_back(PartyProcess::Spawn(loopback, rows, rounds));
+      continue;
+    }
     others.emplace_back([&] {
       auto stub = loopback.NewStub();
       for (int64_t r = 0; r < rounds; ++r) Exchange(*stub, release);
@@ -271,10 +309,11 @@ void BM_RoundOfUploadsWithHandOver(benchmark::State& state) {
   }
   auto stub = loopback.NewStub();
   Exchange(*stub, release);  // the warm-up round, outside the timing
-  const double cpu_before = ProcessCpuSeconds();
+  double cpu = -ProcessCpuSeconds();
   for (auto _ : state) Exchange(*stub, release);
-  const double cpu = ProcessCpuSeconds() - cpu_before;
+  cpu += ProcessCpuSeconds();
   for (std::thread& t : others) t.join();
+  for (PartyProcess& p : processes) cpu += p.Wait();
   state.counters["process_cpu_us"] =
       benchmark::Counter(cpu * 1e6 / static_cast<double>(state.iterations() * parties));
   state.counters["rounds_per_s"] =
@@ -282,8 +321,12 @@ void BM_RoundOfUploadsWithHandOver(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * parties * 2 * rows * kCols * 4);
 }
 BENCHMARK(BM_RoundOfUploadsWithHandOver)
-    ->ArgNames({"tls", "callback", "parties", "rows"})
-    ->ArgsProduct({{1, 0}, {0, 1}, {1, 10}, {1682, 1}})
+    ->ArgNames({"tls", "callback", "parties", "rows", "processes"})
+    ->ArgsProduct({{1, 0}, {0, 1}, {1, 10}, {1682, 1}, {0}})
+    // Nine of the ten parties as processes of their own (transport_party),
+    // as fedmf demo runs them; the server and one party in this process.
+    ->Args({1, 0, 10, 1682, 1})
+    ->Args({0, 0, 10, 1682, 1})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
