@@ -26,7 +26,7 @@ ServerSession::ServerSession(const JobConfig& config, std::vector<PartyInfo> par
                              mf::Matrix shared, int32_t round)
     : config_(config),
       parties_(std::move(parties)),
-      shared_(std::move(shared)),
+      shared_(std::make_shared<const mf::Matrix>(std::move(shared))),
       round_(round),
       phase_(round >= config.EffectiveRounds() ? Phase::kFinished : Phase::kRoundOpen),
       updates_(parties_.size()) {}
@@ -95,10 +95,10 @@ absl::Status ServerSession::SubmitUpdate(int32_t party, int32_t round, const mf:
     return absl::AlreadyExistsError(
         absl::StrCat("party ", parties_[party].name, " already submitted round ", round));
   }
-  if (update.rows() != shared_.rows() || update.cols() != shared_.cols()) {
+  if (update.rows() != shared_->rows() || update.cols() != shared_->cols()) {
     return absl::InvalidArgumentError(absl::StrCat("field 'matrix': shape ", update.rows(), "x",
-                                                   update.cols(), ", expected ", shared_.rows(),
-                                                   "x", shared_.cols()));
+                                                   update.cols(), ", expected ", shared_->rows(),
+                                                   "x", shared_->cols()));
   }
   RETURN_IF_ERROR(coupling_.has_value()
                       ? coupling::CheckFlat(update, *coupling_, "field 'matrix' (coupling sum)")
@@ -146,7 +146,7 @@ absl::StatusOr<RoundSummary> ServerSession::CloseRound() {
         absl::StrCat("round ", round_, ": no party submitted an update"));
   }
   ASSIGN_OR_RETURN(mf::Matrix next, Aggregate(summary.contributors));
-  shared_ = mf::RoundedToFloat32(next);  // as it is released
+  shared_ = std::make_shared<const mf::Matrix>(mf::RoundedToFloat32(next));  // as released
   for (auto& u : updates_) u.reset();
   ++round_;
   if (round_ >= config_.EffectiveRounds()) phase_ = Phase::kFinished;
@@ -158,15 +158,15 @@ absl::StatusOr<mf::Matrix> ServerSession::Aggregate(
   if (coupling_.has_value()) {
     // Algorithm 1, lines 12-15: A adds the owners' noisy sums (in party
     // order) and takes the step; whoever missed the round adds nothing.
-    mf::Matrix total = mf::Matrix::Zero(1, shared_.cols());
+    mf::Matrix total = mf::Matrix::Zero(1, shared_->cols());
     for (int32_t k : contributors) total.noalias() += *updates_[k];
-    mf::Matrix model = shared_;
+    mf::Matrix model = *shared_;
     RETURN_IF_ERROR(coupling::ApplyFlatStep(total, config_.EffectiveLearningRate(),
                                             config_.coupling_bound, *coupling_, &model));
     return model;
   }
   double total_weight = 0;
-  mf::Matrix sum = mf::Matrix::Zero(shared_.rows(), shared_.cols());
+  mf::Matrix sum = mf::Matrix::Zero(shared_->rows(), shared_->cols());
   for (int32_t k : contributors) {
     sum.noalias() += parties_[k].weight * *updates_[k];
     total_weight += parties_[k].weight;

@@ -12,6 +12,7 @@
 #define FEDMF_COMMON_FMF_SERVER_SESSION_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,7 +59,11 @@ class ServerSession {
   int32_t round() const { return round_; }
   int32_t total_rounds() const { return config_.EffectiveRounds(); }
   // The matrix to broadcast for the open round (or the final one).
-  const mf::Matrix& shared() const { return shared_; }
+  const mf::Matrix& shared() const { return *shared_; }
+  // The same matrix as an immutable snapshot, to hand out without a copy:
+  // a new object whenever the matrix changes, so holders of an older one
+  // keep its values and one pointer never stands for two matrices.
+  std::shared_ptr<const mf::Matrix> shared_snapshot() const { return shared_; }
   const std::vector<PartyInfo>& parties() const { return parties_; }
   bool HasSubmitted(int32_t party) const;
 
@@ -82,7 +87,7 @@ class ServerSession {
 
   JobConfig config_;
   std::vector<PartyInfo> parties_;
-  mf::Matrix shared_;
+  std::shared_ptr<const mf::Matrix> shared_;  // never null
   int32_t round_ = 0;
   Phase phase_ = Phase::kRoundOpen;
   // This round's validated updates, summed in party order at CloseRound so the

@@ -75,16 +75,36 @@ std::vector<v1::MatrixChunk> EncodeMatrix(const mf::Matrix& m, const std::string
 std::shared_ptr<const std::vector<v1::MatrixChunk>> EncodedMatrixCache::Encode(
     const mf::Matrix& m, const std::string& job_id, int32_t round) {
   absl::MutexLock lock(&mu_);
+  return EncodeLocked(m, job_id, round, nullptr);
+}
+
+std::shared_ptr<const std::vector<v1::MatrixChunk>> EncodedMatrixCache::Encode(
+    std::shared_ptr<const mf::Matrix> snapshot, const std::string& job_id, int32_t round) {
+  absl::MutexLock lock(&mu_);
+  if (chunks_ != nullptr && round_ == round && job_id_ == job_id && matrix_ == snapshot) {
+    return chunks_;
+  }
+  const mf::Matrix& m = *snapshot;  // alive: `snapshot` moves into `keep`
+  return EncodeLocked(m, job_id, round, std::move(snapshot));
+}
+
+std::shared_ptr<const std::vector<v1::MatrixChunk>> EncodedMatrixCache::EncodeLocked(
+    const mf::Matrix& m, const std::string& job_id, int32_t round,
+    std::shared_ptr<const mf::Matrix> keep) {
   // Exact comparison of the values (finite), not a hash: a stale hit would
   // send another round's matrix under this round's header.
   const bool hit = chunks_ != nullptr && round_ == round && job_id_ == job_id &&
-                   matrix_.rows() == m.rows() && matrix_.cols() == m.cols() && matrix_ == m;
+                   matrix_->rows() == m.rows() && matrix_->cols() == m.cols() && *matrix_ == m;
   if (!hit) {
     chunks_ = std::make_shared<const std::vector<v1::MatrixChunk>>(
         EncodeMatrix(m, job_id, round, max_chunk_values_));
     job_id_ = job_id;
     round_ = round;
-    matrix_ = m;
+  }
+  if (keep != nullptr) {
+    matrix_ = std::move(keep);
+  } else if (!hit) {
+    matrix_ = std::make_shared<const mf::Matrix>(m);
   }
   return chunks_;
 }

@@ -71,12 +71,13 @@ void CoordinatorService::InlineShared(const std::string& party, v1::Task& task) 
 absl::StatusOr<std::shared_ptr<const std::vector<v1::MatrixChunk>>>
 CoordinatorService::SharedChunks(const std::string& party, const std::string& job_id, int32_t round,
                                  int64_t max_values) {
-  ASSIGN_OR_RETURN(mf::Matrix shared, coordinator_->SharedFor(party, job_id, round));
-  if (shared.size() > max_values) {
+  ASSIGN_OR_RETURN(std::shared_ptr<const mf::Matrix> shared,
+                   coordinator_->SharedFor(party, job_id, round));
+  if (shared->size() > max_values) {
     return absl::ResourceExhaustedError(
-        absl::StrCat("the shared matrix has ", shared.size(), " values, over ", max_values));
+        absl::StrCat("the shared matrix has ", shared->size(), " values, over ", max_values));
   }
-  return encoded_.Encode(shared, job_id, round);
+  return encoded_.Encode(std::move(shared), job_id, round);
 }
 
 void CoordinatorService::CountDownload(const std::string& job_id, const std::string& party,

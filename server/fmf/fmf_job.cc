@@ -180,7 +180,8 @@ absl::StatusOr<std::optional<StoredParty>> FmfJob::ReplyOffer(int32_t idx,
   return std::optional<StoredParty>(p);
 }
 
-absl::StatusOr<mf::Matrix> FmfJob::SharedFor(int32_t idx, int32_t round) const {
+absl::StatusOr<std::shared_ptr<const mf::Matrix>> FmfJob::SharedFor(int32_t idx,
+                                                                    int32_t round) const {
   if (!stored_.parties[idx].accepted) {
     return absl::PermissionDeniedError("the party did not accept this job");
   }
@@ -191,7 +192,7 @@ absl::StatusOr<mf::Matrix> FmfJob::SharedFor(int32_t idx, int32_t round) const {
     return absl::FailedPreconditionError(
         absl::StrCat("field 'round': ", round, " is not the current round ", session_->round()));
   }
-  return session_->shared();
+  return session_->shared_snapshot();
 }
 
 absl::StatusOr<std::pair<int32_t, int32_t>> FmfJob::UploadShape(int32_t idx, int32_t round) const {

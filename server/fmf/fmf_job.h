@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -95,8 +96,9 @@ class FmfJob {
   // store, or nullopt when nothing is to be stored yet (the first, sizeless
   // acceptance of an align_users job).
   absl::StatusOr<std::optional<StoredParty>> ReplyOffer(int32_t idx, const v1::OfferReply& reply);
-  // The input matrix of `round` (round T = the final matrix for Stage 3).
-  absl::StatusOr<mf::Matrix> SharedFor(int32_t idx, int32_t round) const;
+  // The input matrix of `round` (round T = the final matrix for Stage 3),
+  // the session's immutable snapshot (ServerSession::shared_snapshot).
+  absl::StatusOr<std::shared_ptr<const mf::Matrix>> SharedFor(int32_t idx, int32_t round) const;
   // Shape an upload for `round` must have.
   absl::StatusOr<std::pair<int32_t, int32_t>> UploadShape(int32_t idx, int32_t round) const;
   // Whether roster party `idx` may upload at all (it accepted, Stage 2 began).

@@ -366,8 +366,8 @@ absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::Offe
   return absl::OkStatus();
 }
 
-absl::StatusOr<mf::Matrix> JobCoordinator::SharedFor(const std::string& party,
-                                                     const std::string& job_id, int32_t round) {
+absl::StatusOr<std::shared_ptr<const mf::Matrix>> JobCoordinator::SharedFor(
+    const std::string& party, const std::string& job_id, int32_t round) {
   absl::MutexLock lock(&mu_);
   last_seen_[party] = absl::Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, job_id));

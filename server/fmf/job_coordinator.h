@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -85,9 +86,11 @@ class JobCoordinator {
   const SizeLimits& limits() const { return options_.limits; }
   v1::Task GetTask(const std::string& party);
   absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
-  // The input matrix of `round` (round T = the final matrix for Stage 3).
-  absl::StatusOr<mf::Matrix> SharedFor(const std::string& party, const std::string& job_id,
-                                       int32_t round);
+  // The input matrix of `round` (round T = the final matrix for Stage 3),
+  // shared, not copied: every party of a round is handed the same snapshot.
+  absl::StatusOr<std::shared_ptr<const mf::Matrix>> SharedFor(const std::string& party,
+                                                              const std::string& job_id,
+                                                              int32_t round);
   // Shape an upload for (job, round) must have; checks roster and round.
   absl::StatusOr<std::pair<int32_t, int32_t>> UploadShape(const std::string& party,
                                                           const std::string& job_id, int32_t round);

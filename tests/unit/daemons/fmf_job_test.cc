@@ -207,7 +207,7 @@ TEST(FmfJobTest, RestoresARunningJobAtItsStoredRound) {
   EXPECT_EQ(again.stored().round, 1);
   EXPECT_TRUE(again.started());
   ASSERT_THAT(again.SharedFor(0, 1), IsOk());
-  EXPECT_EQ(*again.SharedFor(0, 1), *job.SharedFor(0, 1));
+  EXPECT_EQ(**again.SharedFor(0, 1), **job.SharedFor(0, 1));
   EXPECT_EQ(again.SharedFor(0, 0).status().code(), absl::StatusCode::kFailedPrecondition);
 
   StoredJob broken = job.stored();
@@ -278,7 +278,7 @@ TEST(FmfJobTest, CouplingJobRunsOnTheWholeModelAndResumes) {
   EXPECT_EQ(resumed.TaskFor("a").round(), 1);
   auto shared = resumed.SharedFor(0, 1);
   ASSERT_THAT(shared, IsOk());
-  EXPECT_EQ(*shared, after);
+  EXPECT_EQ(**shared, after);
 
   // Sizes whose model would exceed the server's limit are refused at the reply.
   FmfJob huge = Make(CouplingWaiting(/*rounds=*/3));

@@ -98,7 +98,7 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
     EXPECT_EQ(ta.round(), t);
     auto shared = coordinator_->SharedFor("a", "j", t);
     ASSERT_THAT(shared, IsOk());
-    EXPECT_EQ(shared->rows(), 3);
+    EXPECT_EQ((*shared)->rows(), 3);
     ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)), IsOk());
     // A second upload for the same round is refused.
     EXPECT_EQ(coordinator_->SubmitUpdate("a", "j", t, mf::Matrix::Constant(3, 2, 0.2)).code(),
@@ -111,7 +111,7 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
   auto final_shared = coordinator_->SharedFor("a", "j", 2);
   ASSERT_THAT(final_shared, IsOk());
   // (2 * 0.2 + 6 * 0.6) / 8 = 0.5, up to the float32 precision it is released at.
-  EXPECT_NEAR((*final_shared)(1, 1), 0.5, 1e-7);
+  EXPECT_NEAR((**final_shared)(1, 1), 0.5, 1e-7);
   for (const std::string p : {"a", "b"}) {
     v1::PrivacyReport r;
     r.set_party(p);
@@ -248,7 +248,7 @@ TEST_F(JobCoordinatorTest, ResumesFromTheDatabaseAfterARestart) {
   EXPECT_EQ(again.round(), 2);
   auto after = coordinator_->SharedFor("a", "j", 2);
   ASSERT_THAT(after, IsOk());
-  EXPECT_EQ(*after, *before);
+  EXPECT_EQ(**after, **before);
   auto st = coordinator_->GetJob("j");
   ASSERT_THAT(st, IsOk());
   EXPECT_EQ(st->rounds_size(), 2);

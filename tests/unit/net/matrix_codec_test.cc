@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -148,6 +149,38 @@ TEST(EncodedMatrixCacheTest, ReusesTheChunksOnlyForTheSameJobRoundAndValues) {
   const auto other_shape =
       cache.Encode(mf::RoundedToFloat32(MakeMatrix(4, 5)), "job-2", kRound + 1);
   EXPECT_EQ(other_shape->front().header().rows(), 4);
+}
+
+// A snapshot is recognised by its address while it is the one cached; any
+// other object, even for the same job and round, is judged by its values, so
+// a new round's matrix is never sent under an old encoding.
+TEST(EncodedMatrixCacheTest, ASnapshotIsReusedByAddressAndAnotherObjectByItsValues) {
+  EncodedMatrixCache cache(/*max_chunk_values=*/7);
+  const auto DigestOf = [](const mf::Matrix& m) {
+    return EncodeMatrix(m, kJob, kRound, 7).front().header().sha256();
+  };
+  auto snapshot = std::make_shared<const mf::Matrix>(mf::RoundedToFloat32(MakeMatrix(5, 4)));
+  const auto first = cache.Encode(snapshot, kJob, kRound);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->front().header().sha256(), DigestOf(*snapshot));
+  EXPECT_EQ(cache.Encode(snapshot, kJob, kRound), first);
+  // Equal values in another object (or handed in as values): the same chunks.
+  EXPECT_EQ(cache.Encode(std::make_shared<const mf::Matrix>(*snapshot), kJob, kRound), first);
+  EXPECT_EQ(cache.Encode(*snapshot, kJob, kRound), first);
+  // Other values under the same job and round: encoded again, and then the
+  // first snapshot is judged by its values too.
+  mf::Matrix changed = *snapshot;
+  changed(0, 0) += 1;
+  auto next = std::make_shared<const mf::Matrix>(changed);
+  const auto second = cache.Encode(next, kJob, kRound);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(second->front().header().sha256(), DigestOf(changed));
+  EXPECT_EQ(cache.Encode(next, kJob, kRound), second);
+  const auto back = cache.Encode(snapshot, kJob, kRound);
+  EXPECT_NE(back, second);
+  EXPECT_EQ(back->front().header().sha256(), DigestOf(*snapshot));
+  // The same snapshot under another round is another encoding.
+  EXPECT_EQ(cache.Encode(snapshot, kJob, kRound + 1)->front().header().round(), kRound + 1);
 }
 
 TEST(MatrixSha256Test, DependsOnEveryValue) {
