@@ -49,10 +49,10 @@ class EncodedMatrixCache {
   std::shared_ptr<const std::vector<v1::MatrixChunk>> Encode(const mf::Matrix& m,
                                                              const std::string& job_id,
                                                              int32_t round);
-  // The same for an immutable snapshot (ServerSession::shared_snapshot): the
-  // snapshot encoded last is recognised by its address, without comparing
-  // its values (a round's ten hand-overs compared 270 KB each, one after
-  // another under the lock), and is kept without a copy.
+  // The same for an immutable snapshot, not null (ServerSession::
+  // shared_snapshot): the snapshot encoded last is recognised by its address,
+  // without comparing its values (a round's ten hand-overs compared 270 KB
+  // each, one after another under the lock), and is kept without a copy.
   std::shared_ptr<const std::vector<v1::MatrixChunk>> Encode(
       std::shared_ptr<const mf::Matrix> snapshot, const std::string& job_id, int32_t round);
 

@@ -1,12 +1,13 @@
 // What one party-round costs the transport alone: the HFL demo's exchange
 // (fedmf-party's UploadUpdate of its 1682 x 20 float32 release, answered with
 // the next task and the round's shared matrix inlined, as the server's
-// hand-over does) between a client and a server in this one process over
-// loopback, with the daemons' mTLS credentials or without TLS. Nothing else
-// runs: no DP work, no store, no other party. The process CPU per exchange
-// (both ends, every gRPC thread; getrusage) is the floor of what the demo's
-// ten parties and server spend per party-round on the network
-// (docs/benchmarks.md, issue #18's demo goal).
+// hand-over does) between parties and a server over loopback, with the
+// daemons' mTLS credentials or without TLS; the parties are threads of this
+// process or (but one) processes of their own (transport_party). Nothing else
+// runs: no DP work, no store. The CPU per exchange (both ends, every gRPC
+// thread; getrusage) is the floor of what the demo's ten parties and server
+// spend per party-round on the network (docs/benchmarks.md, issue #18's demo
+// goal).
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
 #include <spawn.h>
@@ -81,8 +82,10 @@ class SyncService final : public v1::Coordinator::Service {
       if (++arrived_ == parties_) {
         arrived_ = 0;
         ++round_;
-      } else {
-        mu_.Await(absl::Condition(&RoundWait::Closed, &wait));
+      } else if (!mu_.AwaitWithTimeout(absl::Condition(&RoundWait::Closed, &wait),
+                                       absl::Seconds(60))) {
+        // A party (process) died: fail the round instead of hanging.
+        return {grpc::StatusCode::DEADLINE_EXCEEDED, "the round's other uploads did not arrive"};
       }
     }
     hand_over_.Fill(response);
