@@ -10,14 +10,11 @@
 // goal).
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
-#include <spawn.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -30,6 +27,7 @@
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/benchmarks/transport_exchange.h"
+#include "tools/cluster/process.h"
 
 namespace {
 
@@ -208,6 +206,8 @@ class Loopback {
     std::filesystem::remove_all(dir_, ec);
   }
   const std::string& address() const { return address_; }
+  // A directory for the party processes' files, removed with the Loopback.
+  const std::string& dir() const { return dir_; }
   // Where a party's certificate is, or "insecure".
   std::string party_cert_dir() const {
     return party_tls_.insecure ? "insecure" : party_tls_.cert_dir;
@@ -228,53 +228,37 @@ class Loopback {
 
 // A transport_party process (from this benchmark's directory) making
 // `rounds` exchanges; Wait() returns the CPU seconds it spent after its
-// warm-up exchange, as it printed them.
+// warm-up exchange, as it wrote them.
 class PartyProcess {
  public:
-  static PartyProcess Spawn(const Loopback& loopback, int rows, int64_t rounds) {
-    const std::string helper =
-        (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "transport_party")
-            .string();
-    int out[2];
-    if (pipe(out) != 0) std::abort();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    const std::string rows_arg = std::to_string(rows);
-    const std::string rounds_arg = std::to_string(rounds);
-    const std::string cert_dir = loopback.party_cert_dir();
-    std::vector<char*> args = {
-        const_cast<char*>(helper.c_str()),     const_cast<char*>(loopback.address().c_str()),
-        const_cast<char*>(cert_dir.c_str()),   const_cast<char*>(rows_arg.c_str()),
-        const_cast<char*>(rounds_arg.c_str()), nullptr};
-    PartyProcess p;
-    if (posix_spawn(&p.pid_, helper.c_str(), &actions, nullptr, args.data(), environ) != 0) {
-      std::fprintf(stderr, "cannot start %s\n", helper.c_str());
+  static PartyProcess Spawn(const Loopback& loopback, int rows, int64_t rounds, int k) {
+    const std::string base = loopback.dir() + "/party-" + std::to_string(k);
+    auto child = fedmf::cli::ChildProcess::Spawn(
+        {fedmf::cli::SelfDirectory() + "/transport_party", loopback.address(),
+         loopback.party_cert_dir(), std::to_string(rows), std::to_string(rounds), base + ".cpu"},
+        base + ".log");
+    if (!child.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(child.status().message()).c_str());
       std::abort();
     }
-    posix_spawn_file_actions_destroy(&actions);
-    close(out[1]);
-    p.out_ = out[0];
-    return p;
+    return PartyProcess(std::move(*child), base + ".cpu");
   }
   double Wait() {
-    std::string text;
-    char buf[64];
-    for (ssize_t n; (n = read(out_, buf, sizeof buf)) > 0;)
-      text.append(buf, static_cast<size_t>(n));
-    close(out_);
-    int status = 0;
-    if (waitpid(pid_, &status, 0) != pid_ || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-      std::fprintf(stderr, "transport_party failed\n");
+    child_.WaitStopped(absl::Now() + absl::Minutes(2));
+    if (child_.exit_code() != 0) {
+      std::fprintf(stderr, "transport_party failed: see %s\n", child_.log_path().c_str());
       std::abort();
     }
-    return std::strtod(text.c_str(), nullptr);
+    double seconds = 0;
+    std::ifstream(result_) >> seconds;
+    return seconds;
   }
 
  private:
-  pid_t pid_ = -1;
-  int out_ = -1;
+  PartyProcess(fedmf::cli::ChildProcess child, std::string result)
+      : child_(std::move(child)), result_(std::move(result)) {}
+  fedmf::cli::ChildProcess child_;
+  std::string result_;
 };
 
 // One iteration is one round: range(2) parties (each its own connection)
@@ -302,7 +286,7 @@ void BM_RoundOfUploadsWithHandOver(benchmark::State& state) {
   std::vector<PartyProcess> processes;
   for (int k = 1; k < parties; ++k) {
     if (state.range(4) == 1) {
-      processes.push_back(PartyProcess::Spawn(loopback, rows, rounds));
+      processes.push_back(PartyProcess::Spawn(loopback, rows, rounds, k));
       continue;
     }
     others.emplace_back([&] {

@@ -1,28 +1,25 @@
 // transport_benchmark's party in a process of its own:
-//   transport_party ADDRESS CERT_DIR ROWS ROUNDS
+//   transport_party ADDRESS CERT_DIR ROWS ROUNDS RESULT_FILE
 // makes ROUNDS exchanges (the first a warm-up: connection and TLS handshake)
 // as party "party-a" with the certificate in CERT_DIR ("insecure" for no
-// TLS), then prints the CPU seconds the process spent after the warm-up.
+// TLS), then writes to RESULT_FILE the CPU seconds the process spent after
+// the warm-up.
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
+#include <fstream>
 #include <string>
 
 #include "common/base/allocator.h"
 #include "common/base/mutex_checks.h"
 #include "common/net/credentials.h"
-#include "spdlog/sinks/stdout_color_sinks.h"
-#include "spdlog/spdlog.h"
 #include "tests/benchmarks/transport_exchange.h"
 
 int main(int argc, char** argv) {
   fedmf::base::ConfigureAllocator("transport_party");  // before any thread exists
   fedmf::base::ConfigureMutexChecks();
-  // stdout carries the result: log lines (the no-TLS warning) go to stderr.
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
-  if (argc != 5) {
-    std::fprintf(stderr, "usage: transport_party ADDRESS CERT_DIR|insecure ROWS ROUNDS\n");
+  if (argc != 6) {
+    std::fprintf(stderr,
+                 "usage: transport_party ADDRESS CERT_DIR|insecure ROWS ROUNDS RESULT_FILE\n");
     return 2;
   }
   const std::string cert_dir = argv[2];
@@ -40,6 +37,6 @@ int main(int argc, char** argv) {
   fedmf::bench::Exchange(*stub, release);
   const double before = fedmf::bench::ProcessCpuSeconds();
   for (long r = 1; r < rounds; ++r) fedmf::bench::Exchange(*stub, release);
-  std::printf("%.6f\n", fedmf::bench::ProcessCpuSeconds() - before);
+  std::ofstream(argv[5]) << fedmf::bench::ProcessCpuSeconds() - before << "\n";
   return 0;
 }
