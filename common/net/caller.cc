@@ -1,6 +1,7 @@
 #include "common/net/caller.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/net/credentials.h"
 #include "spdlog/spdlog.h"
@@ -21,10 +22,11 @@ absl::StatusOr<std::string> CheckCaller(const pki::PeerIdentity* certificate,
         ", this service is for ", rule.serves, " (role ", pki::RoleToString(rule.role), ")"));
   }
   if (!claimed.empty() && claimed != certificate->name) {
-    spdlog::warn("'{}' tried to speak for '{}'", certificate->name, claimed);
+    const std::string shown = base::EscapePeerText(claimed, 128);  // the peer's own text
+    spdlog::warn("'{}' tried to speak for '{}'", certificate->name, shown);
     return absl::PermissionDeniedError(absl::StrCat("field '", rule.field, "': certificate '",
                                                     certificate->name, "' cannot speak for '",
-                                                    claimed, "'"));
+                                                    shown, "'"));
   }
   return certificate->name;
 }

@@ -48,6 +48,7 @@
 #include "common/random/csprng.h"
 #include "common/secagg/server_state_machine.h"
 #include "fedmf/v1/device.pb.h"
+#include "server/log_throttle.h"
 
 namespace fedmf::server {
 
@@ -65,6 +66,12 @@ class LflJob {
   // Any RPC from `host`: it is alive (a host busy computing a phase keeps
   // streaming, so it is not mistaken for a vanished one).
   void Touch(const std::string& host, absl::Time now) { last_seen_[host] = now; }
+  // Whether any grant of the job names `host`. A host that has none is
+  // outside the job: it is told nothing about it and its messages are not
+  // logged.
+  bool Grants(const std::string& host) const;
+  // Warning lines about dropped devices per minute (the rest counted).
+  void set_rejection_log_lines_per_minute(int64_t n) { drop_log_.set_per_minute(n); }
   // Threads for each aggregation's unmasking (ServerStateMachine::set_threads;
   // a fork-join inside ClosePhase, the job itself owns no thread). Default 1.
   void set_unmasking_threads(int threads) { unmasking_threads_ = threads; }
@@ -167,6 +174,7 @@ class LflJob {
   // Whether the job should set up a new key session before a round 1 that
   // aborts below `min_survivors` (secagg::SessionShouldBeRenewed).
   bool KeySessionLost(int64_t min_survivors) const;
+  LogThrottle drop_log_;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;
