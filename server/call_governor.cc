@@ -184,10 +184,8 @@ void CallGovernor::Reap() {
       const bool idle = now - call.last_progress > limits_.idle;
       const bool too_long = now - call.started > limits_.max;
       if (!idle && !too_long) continue;
-      // The context is alive: Leave, which erases it, waits for this lock.
-      call.ctx->TryCancel();
-      call.cancelled = true;
-      ++counters_.cut_off;
+      // Logged before the cancel, so that the line exists once the peer
+      // sees it.
       if (now - last_cut_log_ >= kCutLogEvery) {
         spdlog::warn("cut off a call from {} ({}{})", call.who,
                      idle ? absl::StrCat("no progress for ", absl::FormatDuration(limits_.idle))
@@ -200,6 +198,10 @@ void CallGovernor::Reap() {
       } else {
         ++cuts_unlogged_;
       }
+      // The context is alive: Leave, which erases it, waits for this lock.
+      call.ctx->TryCancel();
+      call.cancelled = true;
+      ++counters_.cut_off;
     }
   }
 }

@@ -266,7 +266,7 @@ std::optional<int> Daemon::StartHttp() {
   if (!config_.metrics_listen.empty()) {
     auto started = fedmf::metrics::HttpExporter::Start(
         config_.metrics_listen, config_.metrics_port_file, &registry_,
-        [this] { server_metrics_->Refresh(coordinator_.get(), traffic_); });
+        [this] { server_metrics_->Refresh(coordinator_.get(), traffic_, governor_.get()); });
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;
