@@ -166,6 +166,15 @@ void CallGovernor::Progress(const grpc::ServerContextBase& ctx) {
   if (auto it = calls_.find(&ctx); it != calls_.end()) it->second.last_progress = now;
 }
 
+void CallGovernor::Working(const grpc::ServerContextBase& ctx, bool working) {
+  const absl::Time now = absl::Now();
+  absl::MutexLock lock(&mu_);
+  if (auto it = calls_.find(&ctx); it != calls_.end()) {
+    it->second.working += working ? 1 : -1;
+    it->second.last_progress = now;
+  }
+}
+
 CallGovernor::Counters CallGovernor::counters() const {
   absl::MutexLock lock(&mu_);
   Counters out = counters_;
@@ -181,7 +190,7 @@ void CallGovernor::Reap() {
     const absl::Time now = absl::Now();
     for (auto& [key, call] : calls_) {
       if (call.cancelled) continue;
-      const bool idle = now - call.last_progress > limits_.idle;
+      const bool idle = call.working == 0 && now - call.last_progress > limits_.idle;
       const bool too_long = now - call.started > limits_.max;
       if (!idle && !too_long) continue;
       // Logged before the cancel, so that the line exists once the peer
@@ -213,6 +222,14 @@ absl::Status CallAdmitted(const grpc::ServerContextBase& ctx) {
 
 void CallProgressed(const grpc::ServerContextBase& ctx) {
   if (CallGovernor* g = g_installed.load()) g->Progress(ctx);
+}
+
+ServerWorkForCall::ServerWorkForCall(const grpc::ServerContextBase& ctx) : ctx_(ctx) {
+  if (CallGovernor* g = g_installed.load()) g->Working(ctx_, true);
+}
+
+ServerWorkForCall::~ServerWorkForCall() {
+  if (CallGovernor* g = g_installed.load()) g->Working(ctx_, false);
 }
 
 }  // namespace fedmf::server

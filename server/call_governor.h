@@ -93,6 +93,9 @@ class CallGovernor {
   absl::Status Verdict(const grpc::ServerContextBase& ctx) const;
   // The call moved a message: its idle deadline starts again.
   void Progress(const grpc::ServerContextBase& ctx);
+  // The server itself is working for the call (closing an aggregation phase
+  // in the handler): no idle deadline until Resumed; calls.max still holds.
+  void Working(const grpc::ServerContextBase& ctx, bool working);
 
   Counters counters() const;
   const CallLimits& limits() const { return limits_; }
@@ -106,6 +109,7 @@ class CallGovernor {
     absl::Status verdict;
     absl::Time started;
     absl::Time last_progress;
+    int working = 0;  // > 0: the server, not the peer, is what the call waits for
     bool cancelled = false;
   };
 
@@ -131,6 +135,20 @@ class CallGovernor {
 absl::Status CallAdmitted(const grpc::ServerContextBase& ctx);
 // The installed governor's Progress (nothing when none is installed).
 void CallProgressed(const grpc::ServerContextBase& ctx);
+
+// While alive, the call's idle deadline is suspended: the handler does the
+// server's own work (e.g. the last host's submission closes a secure
+// aggregation's phase, which may take longer than calls.idle_seconds).
+class ServerWorkForCall {
+ public:
+  explicit ServerWorkForCall(const grpc::ServerContextBase& ctx);
+  ~ServerWorkForCall();
+  ServerWorkForCall(const ServerWorkForCall&) = delete;
+  ServerWorkForCall& operator=(const ServerWorkForCall&) = delete;
+
+ private:
+  const grpc::ServerContextBase& ctx_;
+};
 
 }  // namespace fedmf::server
 

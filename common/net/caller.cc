@@ -1,8 +1,10 @@
 #include "common/net/caller.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/log/log_throttle.h"
 #include "common/net/credentials.h"
 #include "spdlog/spdlog.h"
 
@@ -23,7 +25,12 @@ absl::StatusOr<std::string> CheckCaller(const pki::PeerIdentity* certificate,
   }
   if (!claimed.empty() && claimed != certificate->name) {
     const std::string shown = base::EscapePeerText(claimed, 128);  // the peer's own text
-    spdlog::warn("'{}' tried to speak for '{}'", certificate->name, shown);
+    // An incident, but one a peer can repeat at will: a bounded number of lines.
+    static auto* const throttle = new log::LogThrottle(30);
+    if (int64_t skipped = 0; throttle->Allow(absl::Now(), &skipped)) {
+      spdlog::warn("'{}' tried to speak for '{}'{}", certificate->name, shown,
+                   skipped > 0 ? absl::StrCat(" (", skipped, " such lines not logged)") : "");
+    }
     return absl::PermissionDeniedError(absl::StrCat("field '", rule.field, "': certificate '",
                                                     certificate->name, "' cannot speak for '",
                                                     shown, "'"));

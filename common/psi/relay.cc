@@ -42,7 +42,8 @@ absl::Status PsiRelay::SubmitList(int32_t from, BlindedList list) {
     return absl::InvalidArgumentError(absl::StrCat("PSI list of ", list.points.size(),
                                                    " elements (allowed 1..", max_list_size_, ")"));
   }
-  if (sent_.contains({from, list.origin})) {
+  if (auto it = sent_.find({from, list.origin}); it != sent_.end()) {
+    if (it->second == list.signature) return absl::OkStatus();  // a resend: already queued
     return absl::FailedPreconditionError(absl::StrCat("PSI list from party ", from, " for origin ",
                                                       list.origin, " was already sent"));
   }
@@ -52,7 +53,7 @@ absl::Status PsiRelay::SubmitList(int32_t from, BlindedList list) {
         "PSI relay holds ", queued_bytes_, " bytes of lists not yet fetched; this one (", bytes,
         " bytes) would exceed ", max_queued_bytes_, ": retry once the next party has fetched"));
   }
-  sent_.insert({from, list.origin});
+  sent_.emplace(std::make_pair(from, list.origin), list.signature);
   queued_bytes_ += bytes;
   mailbox_[NextHop(list, num_parties_)].push_back(std::move(list));
   return absl::OkStatus();

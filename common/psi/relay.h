@@ -12,7 +12,6 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -33,7 +32,9 @@ class PsiRelay {
   // A list sent by party `from` (its Start or a hop). Queued for its next hop.
   // Each party sends exactly one list per origin in a run (its own, then one
   // hop of every other party's): a second one for the same origin is
-  // refused, so one sender can queue at most num_parties lists.
+  // refused (FailedPrecondition), so one sender can queue at most
+  // num_parties lists. The same list again (same signature: a resend after a
+  // lost answer) is answered OK and not queued twice.
   absl::Status SubmitList(int32_t from, BlindedList list);
   // The lists waiting for `party`, oldest first; taking them removes them.
   std::vector<BlindedList> TakeLists(int32_t party);
@@ -67,7 +68,8 @@ class PsiRelay {
   int64_t max_queued_bytes_;
   int64_t queued_bytes_ = 0;
   std::map<int32_t, std::deque<BlindedList>> mailbox_;
-  std::set<std::pair<int32_t, int32_t>> sent_;  // (sender, origin) of every list taken
+  // (sender, origin) -> the signature of the list taken
+  std::map<std::pair<int32_t, int32_t>, std::vector<uint8_t>> sent_;
   std::map<int32_t, FinalTags> tags_;
   std::optional<Intersection> intersection_;
   std::map<int32_t, Confirmation> confirmations_;

@@ -380,6 +380,7 @@ grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobR
 grpc::Status OperatorService::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest*,
                                        v1::ListJobsResponse* resp) {
   if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s.status());
+  ServerWorkForCall working(*ctx);  // a long history is the server's time, not the caller's
   auto jobs = jobs_.List();
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (v1::JobStatus& job : *jobs) *resp->add_jobs() = std::move(job);

@@ -284,16 +284,17 @@ const StoredParty& FmfJob::ApplyReport(int32_t idx, int32_t round, StoredParty a
 
 absl::Status FmfJob::PsiSend(int32_t idx, const v1::PsiSendRequest& request) {
   if (!psi_.has_value() || stored_.state != v1::JOB_STATE_WAITING) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", request.job_id(), "' is not aligning users"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", base::EscapePeerText(request.job_id(), 128), "' is not aligning users"));
   }
   return psi_->Send(idx, request);
 }
 
 absl::StatusOr<v1::PsiFetchResponse> FmfJob::PsiFetch(int32_t idx, const std::string& session) {
   if (!psi_.has_value() || psi_->session() != session) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", id(), "' has no alignment under session '", session, "'"));
+    return absl::FailedPreconditionError(absl::StrCat("job '", id(),
+                                                      "' has no alignment under session '",
+                                                      base::EscapePeerText(session, 128), "'"));
   }
   return psi_->Fetch(idx);
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::server {
@@ -60,8 +61,9 @@ absl::StatusOr<int32_t> PsiAlignment::IndexOf(const std::string& party) const {
 
 absl::Status PsiAlignment::Send(int32_t index, const v1::PsiSendRequest& request) {
   if (request.session() != session_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("PSI session '", request.session(), "' is not the job's current one"));
+    return absl::FailedPreconditionError(absl::StrCat("PSI session '",
+                                                      base::EscapePeerText(request.session(), 128),
+                                                      "' is not the job's current one"));
   }
   switch (request.message_case()) {
     case v1::PsiSendRequest::kCertificatePem:

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::server {
@@ -245,7 +246,9 @@ absl::StatusOr<StoredJob> ServerStore::LoadJobSummary(const std::string& job_id)
                                            "WHERE job_id = ?"));
     st.Bind(1, job_id);
     ASSIGN_OR_RETURN(auto row, st.Step());
-    if (!row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+    if (!row) {
+      return absl::NotFoundError(absl::StrCat("no job '", base::EscapePeerText(job_id, 128), "'"));
+    }
     if (!job.spec.ParseFromString(st.ColumnBlob(0))) {
       return absl::DataLossError(absl::StrCat("job '", job_id, "': stored spec is corrupt"));
     }

@@ -141,7 +141,11 @@ grpc::Status DeviceService::Submit(grpc::ServerContext* ctx,
     if (!reader->Read(&batch)) break;
     CallProgressed(*ctx);
   }
-  coordinator_->EndSubmit(*host, header);
+  {
+    // The last host's submission may close the phase here (unmasking).
+    ServerWorkForCall working(*ctx);
+    coordinator_->EndSubmit(*host, header);
+  }
   resp->set_accepted(accepted);
   resp->set_rejected_unlisted(unlisted);
   return grpc::Status::OK;
@@ -151,6 +155,7 @@ grpc::Status DeviceService::ReportMetrics(grpc::ServerContext* ctx,
                                           const v1::DeviceMetricsReport* req, v1::Ack*) {
   auto host = Caller(*ctx, req->host());
   if (!host.ok()) return ToGrpc(host.status());
+  ServerWorkForCall working(*ctx);  // may close Stage 1 or 3
   return ToGrpc(coordinator_->ReportMetrics(*host, *req));
 }
 

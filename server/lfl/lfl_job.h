@@ -46,9 +46,9 @@
 #include "common/mf/sgd.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/random/csprng.h"
+#include "common/log/log_throttle.h"
 #include "common/secagg/server_state_machine.h"
 #include "fedmf/v1/device.pb.h"
-#include "server/log_throttle.h"
 
 namespace fedmf::server {
 
@@ -174,7 +174,7 @@ class LflJob {
   // Whether the job should set up a new key session before a round 1 that
   // aborts below `min_survivors` (secagg::SessionShouldBeRenewed).
   bool KeySessionLost(int64_t min_survivors) const;
-  LogThrottle drop_log_;
+  log::LogThrottle drop_log_;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;

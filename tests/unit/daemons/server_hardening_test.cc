@@ -12,7 +12,8 @@ using ::fedmf::testing::IsOk;
 namespace fedmf::server {
 namespace {
 
-v1::PsiSendRequest List(const std::string& session, int origin, int step, int signer, int points) {
+v1::PsiSendRequest List(const std::string& session, int origin, int step, int signer, int points,
+                        const std::string& signature = "sig") {
   v1::PsiSendRequest r;
   r.set_session(session);
   v1::PsiList* l = r.mutable_list();
@@ -20,6 +21,7 @@ v1::PsiSendRequest List(const std::string& session, int origin, int step, int si
   l->set_step(step);
   l->set_signer(signer);
   l->set_points(std::string(static_cast<size_t>(points) * 32, 'p'));
+  l->set_signature(signature);
   return r;
 }
 
@@ -40,7 +42,7 @@ TEST(PsiAlignmentTest, QueuedListsComeInAnswersBelowTheMessageBound) {
   EXPECT_NE(first.lists(0).origin(), second.lists(0).origin());
   EXPECT_TRUE(PsiAlignment::Empty(psi->Fetch(0)));
   // A sender's second list for one origin is refused, not queued.
-  EXPECT_FALSE(psi->Send(1, List("s", 1, 0, 1, 10)).ok());
+  EXPECT_FALSE(psi->Send(1, List("s", 1, 0, 1, 10, "another")).ok());
 }
 
 TEST(PsiAlignmentTest, TheMailboxIsBoundedPerJob) {

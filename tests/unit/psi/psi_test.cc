@@ -291,8 +291,13 @@ TEST(PsiRelayTest, OneListPerSenderAndOriginWithinTheByteBound) {
   own.step = 0;
   own.signer = 1;
   own.points.resize(60);
+  own.signature = {1, 2, 3};
   EXPECT_THAT(relay->SubmitList(1, own), IsOk());
-  EXPECT_THAT(relay->SubmitList(1, own),
+  EXPECT_THAT(relay->SubmitList(1, own), IsOk());  // a resend: not queued twice
+  EXPECT_EQ(relay->queued_bytes(), 60 * 32);
+  BlindedList other = own;
+  other.signature = {9};
+  EXPECT_THAT(relay->SubmitList(1, other),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already sent")));
   BlindedList hop = own;  // party 0's list, hopped by party 1 and going home
   hop.origin = 0;
