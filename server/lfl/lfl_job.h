@@ -42,11 +42,11 @@
 #include "absl/time/time.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/two_round_dp.h"
+#include "common/log/log_throttle.h"
 #include "common/mf/embeddings.h"
 #include "common/mf/sgd.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/random/csprng.h"
-#include "common/log/log_throttle.h"
 #include "common/secagg/server_state_machine.h"
 #include "fedmf/v1/device.pb.h"
 
