@@ -265,8 +265,10 @@ std::optional<int> Daemon::StartJobs() {
 std::optional<int> Daemon::StartHttp() {
   if (!config_.metrics_listen.empty()) {
     auto started = fedmf::metrics::HttpExporter::Start(
-        config_.metrics_listen, config_.metrics_port_file, &registry_,
-        [this] { server_metrics_->Refresh(coordinator_.get(), traffic_, governor_.get()); });
+        config_.metrics_listen, config_.metrics_port_file, &registry_, [this] {
+          server_metrics_->Refresh(coordinator_.get(), traffic_, governor_.get(),
+                                   coordinator_service_->upload_bytes_in_use());
+        });
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;

@@ -28,14 +28,18 @@ ServerMetrics::ServerMetrics(metrics::Registry* r)
                                    "Calls refused over their pool's or certificate's quota")),
       calls_cut_off_(r->AddCounter("fedmf_server_calls_cut_off_total",
                                    "Calls cancelled without progress (calls.idle_seconds) or "
-                                   "past calls.max_seconds")) {}
+                                   "past calls.max_seconds")),
+      upload_buffer_bytes_(r->AddGauge("fedmf_server_upload_buffer_bytes",
+                                       "Memory uploads being reassembled hold (bounded by "
+                                       "limits.upload_buffer_bytes)")) {}
 
 void ServerMetrics::ObserveRound(const v1::RoundRecord& record) {
   round_seconds_->Observe(record.seconds());
 }
 
 void ServerMetrics::Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic,
-                            const CallGovernor* governor) {
+                            const CallGovernor* governor, int64_t upload_buffer_bytes) {
+  upload_buffer_bytes_->Set(static_cast<double>(upload_buffer_bytes));
   if (governor != nullptr) {
     const CallGovernor::Counters g = governor->counters();
     calls_refused_->SetTotal(static_cast<double>(g.refused));

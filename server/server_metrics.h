@@ -19,9 +19,10 @@ class ServerMetrics {
 
   // For CoordinatorOptions::on_round.
   void ObserveRound(const v1::RoundRecord& record);
-  // Before each scrape. `governor` may be null.
+  // Before each scrape. `governor` may be null; `upload_buffer_bytes` is
+  // what uploads being reassembled hold (CoordinatorService).
   void Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic,
-               const CallGovernor* governor = nullptr);
+               const CallGovernor* governor = nullptr, int64_t upload_buffer_bytes = 0);
 
  private:
   metrics::Registry* registry_;
@@ -37,6 +38,7 @@ class ServerMetrics {
   metrics::Counter* updates_rejected_;
   metrics::Counter* calls_refused_;
   metrics::Counter* calls_cut_off_;
+  metrics::Gauge* upload_buffer_bytes_;
 };
 
 }  // namespace fedmf::server
