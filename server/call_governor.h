@@ -10,19 +10,20 @@
 //    (max_threads, checked at config load), so one role's callers, however
 //    many calls they open, never starve another role of a thread.
 //  - Deadlines: a call that has made no progress (no message read or
-//    written, ProgressOf) for `idle`, or that has lasted `max`, is cancelled
+//    written, CallProgressed) for `idle`, or that has lasted `max`, is cancelled
 //    (ServerContext::TryCancel): a handler blocked in Read or Write returns,
 //    its buffers are freed and its slot is released.
 //
 // Why the synchronous server: the callback API costs the same per round
-// (docs/benchmarks.md, transport_benchmark), and with authorization before
+// (docs/benchmarks.md, "The network alone" and "Limits against hostile
+// peers"), and with authorization before
 // the first read and these pools, the threads a held call can pin are
 // bounded by configuration rather than by what peers open.
 //
 // A call is counted from gRPC's PreSynchronousRequest to its
 // PostSynchronousRequest (grpc::Server::GlobalCallbacks): that brackets the
 // handler AND the final send of its answer, which a peer that stops reading
-// can stall as well. The handler learns the verdict through Admitted().
+// can stall as well. The handler learns the verdict through CallAdmitted().
 #ifndef FEDMF_SERVER_CALL_GOVERNOR_H_
 #define FEDMF_SERVER_CALL_GOVERNOR_H_
 
