@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "server/fmf/job_coordinator.h"
 #include "server/hua/hua_runner.h"
@@ -10,7 +12,8 @@
 namespace fedmf::server {
 
 absl::StatusOr<v1::JobStatus> JobDirectory::Get(const std::string& job_id) const {
-  absl::StatusOr<v1::JobStatus> status = absl::NotFoundError(job_id);
+  absl::StatusOr<v1::JobStatus> status =
+      absl::NotFoundError(absl::StrCat("no job '", base::EscapePeerText(job_id, 128), "'"));
   if (hua_ != nullptr && hua_->Has(job_id)) status = hua_->Status(job_id);
   if (absl::IsNotFound(status.status()) && lfl_ != nullptr) status = lfl_->GetJob(job_id);
   if (absl::IsNotFound(status.status())) status = fmf_->GetJob(job_id);

@@ -1,4 +1,6 @@
-// A cap on concurrent long-polls (GetTask, GetDeviceTask, Hua Poll). A sync
+// A cap on concurrent long-polls of one pool of callers (fedmf-server keeps
+// one each for operators, parties and device hosts: GetJob watches, GetTask,
+// GetDeviceTask and Hua Poll never take each other's slots). A sync
 // gRPC server spends one thread per open call; a long-poll holds it for the
 // poll length. Beyond the cap the call is refused at once with
 // RESOURCE_EXHAUSTED (clients retry with backoff) so the threads left serve
@@ -8,6 +10,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 
@@ -15,7 +19,9 @@ namespace fedmf::server {
 
 class PollLimiter {
  public:
-  explicit PollLimiter(int32_t max_concurrent) : max_(max_concurrent) {}
+  // `pool` names the callers in the refusal ("parties"); may be empty.
+  explicit PollLimiter(int32_t max_concurrent, std::string pool = "")
+      : max_(max_concurrent), pool_(std::move(pool)) {}
   PollLimiter(const PollLimiter&) = delete;
   PollLimiter& operator=(const PollLimiter&) = delete;
 
@@ -50,6 +56,7 @@ class PollLimiter {
 
  private:
   const int32_t max_;
+  const std::string pool_;
   std::atomic<int32_t> in_use_{0};
 };
 

@@ -4,6 +4,7 @@
 #include <grpcpp/resource_quota.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -17,10 +18,12 @@
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/metrics/host_port.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
 #include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
+#include "server/call_governor.h"
 #include "server/dashboard.h"
 #include "server/fmf/coordinator_service.h"
 #include "server/fmf/job_coordinator.h"
@@ -108,6 +111,7 @@ class Daemon {
 
   ServerConfig config_;
   std::unique_ptr<fedmf::server::ServerStore> store_;
+  std::unique_ptr<fedmf::server::ServerStore> history_store_;  // job views, without the lock
   std::unique_ptr<fedmf::server::LflStore> lfl_store_;
   std::shared_ptr<grpc::ServerCredentials> creds_;
   fedmf::metrics::Registry registry_;
@@ -120,7 +124,10 @@ class Daemon {
   std::unique_ptr<fedmf::server::HuaRecommenderService> hua_service_;
   std::unique_ptr<fedmf::server::LflCoordinator> lfl_coordinator_;
   std::unique_ptr<fedmf::server::DeviceService> device_service_;
-  std::unique_ptr<fedmf::server::PollLimiter> poll_limiter_;
+  // One long-poll cap per pool of callers, so that operators' watches, the
+  // parties' GetTask and the device hosts' polls never take each other's.
+  std::unique_ptr<fedmf::server::PollLimiter> operator_polls_, party_polls_, device_polls_;
+  std::unique_ptr<fedmf::server::CallGovernor> governor_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::unique_ptr<fedmf::metrics::HttpExporter> exporter_;
@@ -146,10 +153,18 @@ std::optional<int> Daemon::Wire() {
   };
   const bool insecure = config_.tls.insecure;
   coordinator_ = std::make_unique<fedmf::server::JobCoordinator>(store_.get(), config_.coordinator);
+  auto history = fedmf::server::ServerStore::Open(config_.database);
+  if (!history.ok()) {
+    spdlog::critical("{}", history.status().message());
+    return 1;
+  }
+  history_store_ = std::move(*history);
+  coordinator_->set_history_store(history_store_.get());
   coordinator_service_ = std::make_unique<fedmf::server::CoordinatorService>(
       coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
   operator_service_ =
       std::make_unique<fedmf::server::OperatorService>(coordinator_.get(), insecure);
+  operator_service_->set_admin_operators(config_.admin_operators);
   // Hua et al. S3 jobs: devices speak HuaRecommender, the server dials fedmf-aggregator.
   fedmf::server::HuaRunnerOptions hua_options;
   hua_options.poll = config_.coordinator.poll;
@@ -174,12 +189,20 @@ std::optional<int> Daemon::Wire() {
   device_service_ = std::make_unique<fedmf::server::DeviceService>(
       lfl_coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
   operator_service_->set_lfl(lfl_coordinator_.get());
-  // One cap shared by every long-poll (parties, LFL hosts, Hua hosts, operators).
-  poll_limiter_ = std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls);
-  coordinator_service_->set_poll_limiter(poll_limiter_.get());
-  device_service_->set_poll_limiter(poll_limiter_.get());
-  hua_service_->set_poll_limiter(poll_limiter_.get());
-  operator_service_->set_poll_limiter(poll_limiter_.get());
+  operator_polls_ =
+      std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls, "operators");
+  party_polls_ =
+      std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls, "parties");
+  device_polls_ =
+      std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls, "device hosts");
+  coordinator_service_->set_poll_limiter(party_polls_.get());
+  device_service_->set_poll_limiter(device_polls_.get());
+  hua_service_->set_poll_limiter(device_polls_.get());
+  operator_service_->set_poll_limiter(operator_polls_.get());
+  // Every call counted against its caller's pool and cut off on a deadline
+  // (server/call_governor.h); installed before the gRPC server exists.
+  governor_ = std::make_unique<fedmf::server::CallGovernor>(config_.calls, insecure);
+  fedmf::server::CallGovernor::Install(governor_.get());
   return std::nullopt;
 }
 
@@ -242,8 +265,10 @@ std::optional<int> Daemon::StartJobs() {
 std::optional<int> Daemon::StartHttp() {
   if (!config_.metrics_listen.empty()) {
     auto started = fedmf::metrics::HttpExporter::Start(
-        config_.metrics_listen, config_.metrics_port_file, &registry_,
-        [this] { server_metrics_->Refresh(coordinator_.get(), traffic_); });
+        config_.metrics_listen, config_.metrics_port_file, &registry_, [this] {
+          server_metrics_->Refresh(coordinator_.get(), traffic_, governor_.get(),
+                                   coordinator_service_->upload_bytes_in_use());
+        });
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;
@@ -253,9 +278,33 @@ std::optional<int> Daemon::StartHttp() {
                  exporter_->port());
   }
   if (!config_.dashboard_listen.empty()) {
-    auto started = fedmf::server::StartDashboard(config_.dashboard_listen,
-                                                 config_.dashboard_port_file, coordinator_.get(),
-                                                 lfl_coordinator_.get(), hua_runner_.get());
+    fedmf::server::DashboardAccess access;
+    if (auto hp = fedmf::metrics::SplitHostPort("dashboard", config_.dashboard_listen); hp.ok()) {
+      access.listen_host = hp->first;
+    }
+    access.hosts = config_.dashboard_hosts;
+    if (!config_.dashboard_token_file.empty()) {
+      std::ifstream in(config_.dashboard_token_file);
+      std::string token;
+      std::getline(in, token);
+      while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) {
+        token.pop_back();
+      }
+      if (!in.good() && token.empty()) {
+        spdlog::critical("dashboard_token_file {}: cannot read a token from it",
+                         config_.dashboard_token_file);
+        return 1;
+      }
+      if (token.size() < 16) {
+        spdlog::critical("dashboard_token_file {}: the token must be at least 16 characters",
+                         config_.dashboard_token_file);
+        return 1;
+      }
+      access.token = std::move(token);
+    }
+    auto started = fedmf::server::StartDashboard(
+        config_.dashboard_listen, config_.dashboard_port_file, std::move(access),
+        coordinator_.get(), lfl_coordinator_.get(), hua_runner_.get());
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;
@@ -272,6 +321,7 @@ void Daemon::Shutdown() {
   lfl_coordinator_->Stop();
   coordinator_->Stop();
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  fedmf::server::CallGovernor::Install(nullptr);
 }
 
 }  // namespace

@@ -23,13 +23,34 @@ ServerMetrics::ServerMetrics(metrics::Registry* r)
       jobs_finished_(r->AddCounter("fedmf_server_jobs_finished_total", "Jobs finished")),
       jobs_failed_(r->AddCounter("fedmf_server_jobs_failed_total", "Jobs failed")),
       updates_rejected_(r->AddCounter("fedmf_server_updates_rejected_total",
-                                      "Party updates rejected by validation")) {}
+                                      "Party updates rejected by validation")),
+      calls_refused_(r->AddCounter("fedmf_server_calls_refused_total",
+                                   "Calls refused over their pool's or certificate's quota")),
+      calls_cut_off_(r->AddCounter("fedmf_server_calls_cut_off_total",
+                                   "Calls cancelled without progress (calls.idle_seconds) or "
+                                   "past calls.max_seconds")),
+      upload_buffer_bytes_(r->AddGauge("fedmf_server_upload_buffer_bytes",
+                                       "Memory uploads being reassembled hold (bounded by "
+                                       "limits.upload_buffer_bytes)")) {}
 
 void ServerMetrics::ObserveRound(const v1::RoundRecord& record) {
   round_seconds_->Observe(record.seconds());
 }
 
-void ServerMetrics::Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic) {
+void ServerMetrics::Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic,
+                            const CallGovernor* governor, int64_t upload_buffer_bytes) {
+  upload_buffer_bytes_->Set(static_cast<double>(upload_buffer_bytes));
+  if (governor != nullptr) {
+    const CallGovernor::Counters g = governor->counters();
+    calls_refused_->SetTotal(static_cast<double>(g.refused));
+    calls_cut_off_->SetTotal(static_cast<double>(g.cut_off));
+    for (const auto& [pool, used] : g.in_use) {
+      registry_
+          ->AddGauge("fedmf_server_calls_in_use", "Calls open per pool of callers",
+                     {{"pool", pool}})
+          ->Set(used);
+    }
+  }
   const CoordinatorCounters c = coordinator->counters();
   rounds_->SetTotal(static_cast<double>(c.rounds_completed));
   dropouts_->SetTotal(static_cast<double>(c.dropouts));

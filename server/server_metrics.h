@@ -7,6 +7,7 @@
 
 #include "common/metrics/metrics.h"
 #include "fedmf/v1/federation.pb.h"
+#include "server/call_governor.h"
 #include "server/fmf/coordinator_service.h"
 #include "server/fmf/job_coordinator.h"
 
@@ -18,8 +19,10 @@ class ServerMetrics {
 
   // For CoordinatorOptions::on_round.
   void ObserveRound(const v1::RoundRecord& record);
-  // Before each scrape.
-  void Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic);
+  // Before each scrape. `governor` may be null; `upload_buffer_bytes` is
+  // what uploads being reassembled hold (CoordinatorService).
+  void Refresh(JobCoordinator* coordinator, const TrafficCounters& traffic,
+               const CallGovernor* governor = nullptr, int64_t upload_buffer_bytes = 0);
 
  private:
   metrics::Registry* registry_;
@@ -33,6 +36,9 @@ class ServerMetrics {
   metrics::Counter* jobs_finished_;
   metrics::Counter* jobs_failed_;
   metrics::Counter* updates_rejected_;
+  metrics::Counter* calls_refused_;
+  metrics::Counter* calls_cut_off_;
+  metrics::Gauge* upload_buffer_bytes_;
 };
 
 }  // namespace fedmf::server

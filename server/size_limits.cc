@@ -1,9 +1,13 @@
 #include "server/size_limits.h"
 
+#include <algorithm>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/pki/ca.h"
 
 namespace fedmf::server {
 namespace {
@@ -28,11 +32,43 @@ absl::Status CheckProduct(const std::string& what, int64_t a, int64_t b, const S
 
 }  // namespace
 
+absl::Status CheckJobSpecText(const v1::JobSpec& spec) {
+  const std::string& id = spec.job_id();
+  const bool id_ok = id.size() <= 128 && std::all_of(id.begin(), id.end(), [](char c) {
+                       return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                              c == '_' || c == ':' || c == '-';
+                     });
+  if (!id_ok) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "field 'job_id': '", base::EscapePeerText(id, 128),
+        "' is not a job id (1-128 characters of A-Z, a-z, 0-9, '.', '_', ':' and '-')"));
+  }
+  for (const std::string& name : spec.roster()) {
+    if (name.size() > 64) {
+      return absl::InvalidArgumentError(absl::StrCat("field 'roster': a name of ", name.size(),
+                                                     " bytes (certificate names have 1-64)"));
+    }
+    if (absl::Status s = pki::ValidateName(name); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("field 'roster': ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateSizeLimits(const SizeLimits& l) {
   const std::pair<const char*, int64_t> all[] = {
-      {"max_users", l.max_users},     {"max_items", l.max_items},
-      {"max_dim", l.max_dim},         {"max_devices", l.max_devices},
-      {"max_parties", l.max_parties}, {"max_matrix_values", l.max_matrix_values}};
+      {"max_users", l.max_users},
+      {"max_items", l.max_items},
+      {"max_dim", l.max_dim},
+      {"max_devices", l.max_devices},
+      {"max_parties", l.max_parties},
+      {"max_matrix_values", l.max_matrix_values},
+      {"upload_buffer_bytes", l.upload_buffer_bytes},
+      {"psi_mailbox_bytes", l.psi_mailbox_bytes},
+      {"psi_fetch_bytes", l.psi_fetch_bytes},
+      {"max_text_bytes", l.max_text_bytes},
+      {"max_rejections_per_response", l.max_rejections_per_response},
+      {"rejection_log_lines_per_minute", l.rejection_log_lines_per_minute}};
   for (const auto& [key, v] : all) {
     if (v < 1) {
       return absl::InvalidArgumentError(

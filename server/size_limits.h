@@ -25,6 +25,24 @@ struct SizeLimits {
   int64_t max_parties = 1000;       // JobSpec.roster
   // Values (doubles) of one shared matrix, rows x dim: 2^27 = 1 GiB.
   int64_t max_matrix_values = int64_t{1} << 27;
+  // Memory every upload being reassembled at once may hold (12 bytes a
+  // value: the float32 wire copy for the checksum and the matrix); an upload
+  // that would go over waits for RESOURCE_EXHAUSTED and retries. 4 GiB: ten
+  // parties' 1M x 20 releases at once, or one matrix at max_matrix_values.
+  int64_t upload_buffer_bytes = int64_t{4} << 30;
+  // PSI (align_users jobs): the blinded lists queued at the server for one
+  // job, and what one PsiFetch answer carries (the rest waits for the next).
+  int64_t psi_mailbox_bytes = int64_t{512} << 20;
+  int64_t psi_fetch_bytes = int64_t{4} << 20;
+  // Free text a peer sends (a refusal, a rejection reason): longer text is
+  // cut to this many bytes, control characters escaped, before it is stored,
+  // logged or shown.
+  int64_t max_text_bytes = 512;
+  // Rejected device messages listed in one SubmitResponse (the rest counted).
+  int64_t max_rejections_per_response = 64;
+  // Warning lines about rejected peer messages, per job and minute (the
+  // rest counted in the next line).
+  int64_t rejection_log_lines_per_minute = 30;
 };
 
 // The limits themselves are sane: each >= 1 (checked at config load).
@@ -47,6 +65,12 @@ absl::Status CheckOfferReply(const v1::OfferReply& reply, bool vertical, int64_t
 
 // The sizes an operator's job spec declares (every setting).
 absl::Status CheckJobSpecSizes(const v1::JobSpec& spec, const SizeLimits& limits);
+
+// The text an operator's spec carries that ends up in every job view, log
+// line and file name: job_id (1-128 characters of A-Z a-z 0-9 . _ : -, or
+// empty where the setting names the job itself) and roster names
+// (certificate names, pki::ValidateName).
+absl::Status CheckJobSpecText(const v1::JobSpec& spec);
 
 // A device host's announcement.
 absl::Status CheckHostHello(const v1::HostHello& hello, const SizeLimits& limits);

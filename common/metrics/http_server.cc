@@ -13,7 +13,7 @@ namespace fedmf::metrics {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const std::string& what, const std::string& listen, const std::string& port_file,
-    std::vector<std::pair<std::string, HttpHandler>> routes) {
+    std::vector<std::pair<std::string, HttpHandler>> routes, HttpGuard guard) {
   ASSIGN_OR_RETURN(auto host_port, SplitHostPort(what, listen));
   const auto& [host, port] = host_port;
 
@@ -27,6 +27,20 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       res.status = reply.status;
       res.set_content(reply.body, reply.content_type);
     });
+  }
+  if (guard) {
+    s->server_->set_pre_routing_handler(
+        [guard = std::move(guard)](const httplib::Request& req, httplib::Response& res) {
+          std::optional<HttpReply> refused = guard(
+              HttpRequestHead{req.get_header_value("Host"), req.get_header_value("Authorization")});
+          if (!refused.has_value()) return httplib::Server::HandlerResponse::Unhandled;
+          res.status = refused->status;
+          if (refused->status == 401) {
+            res.set_header("WWW-Authenticate", "Basic realm=\"fedmf dashboard\"");
+          }
+          res.set_content(refused->body, refused->content_type);
+          return httplib::Server::HandlerResponse::Handled;
+        });
   }
   s->port_ = port == 0 ? s->server_->bind_to_any_port(host)
                        : (s->server_->bind_to_port(host, port) ? port : -1);

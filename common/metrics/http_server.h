@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,6 +30,15 @@ struct HttpReply {
 // Called with the regex's captures (captures[0] = the whole path).
 using HttpHandler = std::function<HttpReply(const std::vector<std::string>& captures)>;
 
+// What a guard sees of a request before it is routed.
+struct HttpRequestHead {
+  std::string host;           // the Host header ("" if none)
+  std::string authorization;  // the Authorization header ("" if none)
+};
+// Runs before every route: a reply refuses the request (the route never
+// runs), nullopt lets it through.
+using HttpGuard = std::function<std::optional<HttpReply>(const HttpRequestHead& head)>;
+
 class HttpServer {
  public:
   // `listen` is host:port (port 0 = any free port); `what` names the server
@@ -37,7 +47,7 @@ class HttpServer {
   // (whole-path match, e.g. "/jobs/([^/]+)") with its GET handler.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
       const std::string& what, const std::string& listen, const std::string& port_file,
-      std::vector<std::pair<std::string, HttpHandler>> routes);
+      std::vector<std::pair<std::string, HttpHandler>> routes, HttpGuard guard = nullptr);
   ~HttpServer();
 
   int port() const { return port_; }

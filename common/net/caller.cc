@@ -1,7 +1,10 @@
 #include "common/net/caller.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/log/log_throttle.h"
 #include "common/net/credentials.h"
 #include "spdlog/spdlog.h"
 
@@ -21,10 +24,16 @@ absl::StatusOr<std::string> CheckCaller(const pki::PeerIdentity* certificate,
         ", this service is for ", rule.serves, " (role ", pki::RoleToString(rule.role), ")"));
   }
   if (!claimed.empty() && claimed != certificate->name) {
-    spdlog::warn("'{}' tried to speak for '{}'", certificate->name, claimed);
+    const std::string shown = base::EscapePeerText(claimed, 128);  // the peer's own text
+    // An incident, but one a peer can repeat at will: a bounded number of lines.
+    static auto* const throttle = new log::LogThrottle(30);
+    if (int64_t skipped = 0; throttle->Allow(absl::Now(), &skipped)) {
+      spdlog::warn("'{}' tried to speak for '{}'{}", certificate->name, shown,
+                   skipped > 0 ? absl::StrCat(" (", skipped, " such lines not logged)") : "");
+    }
     return absl::PermissionDeniedError(absl::StrCat("field '", rule.field, "': certificate '",
                                                     certificate->name, "' cannot speak for '",
-                                                    claimed, "'"));
+                                                    shown, "'"));
   }
   return certificate->name;
 }

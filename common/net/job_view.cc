@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 
 namespace fedmf::net {
 
@@ -12,7 +13,8 @@ std::string JobWord(const v1::JobStatus& st) {
     case v1::JOB_STATE_WAITING:
       return st.queued_behind().empty()
                  ? "pending"
-                 : absl::StrCat("queued (behind job ", st.queued_behind(), ")");
+                 : absl::StrCat("queued (behind job ",
+                                base::EscapePeerText(st.queued_behind(), 256), ")");
     case v1::JOB_STATE_RUNNING: return "running";
     case v1::JOB_STATE_FINISHED: return "finished";
     case v1::JOB_STATE_FAILED: return "failed";
@@ -23,7 +25,8 @@ std::string JobWord(const v1::JobStatus& st) {
 std::string PartyWord(const v1::PartyStatus& p) {
   if (!p.replied()) return "pending";
   if (p.accepted()) return "accepted";
-  return absl::StrCat("refused: ", p.refusal());
+  // A party's own text: escaped (and bounded) wherever it is shown.
+  return absl::StrCat("refused: ", base::EscapePeerText(p.refusal()));
 }
 
 int32_t TotalRounds(const v1::JobStatus& st) {

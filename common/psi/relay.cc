@@ -9,13 +9,15 @@
 
 namespace fedmf::psi {
 
-absl::StatusOr<PsiRelay> PsiRelay::Create(int32_t num_parties, int64_t max_list_size) {
+absl::StatusOr<PsiRelay> PsiRelay::Create(int32_t num_parties, int64_t max_list_size,
+                                          int64_t max_queued_bytes) {
   if (num_parties < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("a PSI needs at least 2 parties, got ", num_parties));
   }
   if (max_list_size < 1) return absl::InvalidArgumentError("PSI max_list_size must be >= 1");
-  return PsiRelay(num_parties, max_list_size);
+  if (max_queued_bytes < 1) return absl::InvalidArgumentError("PSI max_queued_bytes must be >= 1");
+  return PsiRelay(num_parties, max_list_size, max_queued_bytes);
 }
 
 absl::Status PsiRelay::CheckParty(int32_t from) const {
@@ -40,18 +42,46 @@ absl::Status PsiRelay::SubmitList(int32_t from, BlindedList list) {
     return absl::InvalidArgumentError(absl::StrCat("PSI list of ", list.points.size(),
                                                    " elements (allowed 1..", max_list_size_, ")"));
   }
+  if (auto it = sent_.find({from, list.origin}); it != sent_.end()) {
+    if (it->second == list.signature) return absl::OkStatus();  // a resend: already queued
+    return absl::FailedPreconditionError(absl::StrCat("PSI list from party ", from, " for origin ",
+                                                      list.origin, " was already sent"));
+  }
+  const int64_t bytes = static_cast<int64_t>(list.points.size() * sizeof(Point));
+  if (queued_bytes_ + bytes > max_queued_bytes_) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "PSI relay holds ", queued_bytes_, " bytes of lists not yet fetched; this one (", bytes,
+        " bytes) would exceed ", max_queued_bytes_, ": retry once the next party has fetched"));
+  }
+  sent_.emplace(std::make_pair(from, list.origin), list.signature);
+  queued_bytes_ += bytes;
   mailbox_[NextHop(list, num_parties_)].push_back(std::move(list));
   return absl::OkStatus();
 }
 
-std::vector<BlindedList> PsiRelay::TakeLists(int32_t party) {
+std::vector<BlindedList> PsiRelay::TakeLists(int32_t party) { return TakeLists(party, INT64_MAX); }
+
+std::vector<BlindedList> PsiRelay::TakeLists(int32_t party, int64_t max_bytes) {
   std::vector<BlindedList> out;
   auto it = mailbox_.find(party);
   if (it == mailbox_.end()) return out;
-  out.assign(std::make_move_iterator(it->second.begin()),
-             std::make_move_iterator(it->second.end()));
-  mailbox_.erase(it);
+  int64_t taken = 0;
+  std::deque<BlindedList>& queue = it->second;
+  while (!queue.empty()) {
+    const int64_t bytes = static_cast<int64_t>(queue.front().points.size() * sizeof(Point));
+    if (!out.empty() && taken + bytes > max_bytes) break;
+    taken += bytes;
+    queued_bytes_ -= bytes;
+    out.push_back(std::move(queue.front()));
+    queue.pop_front();
+  }
+  if (queue.empty()) mailbox_.erase(it);
   return out;
+}
+
+bool PsiRelay::HasLists(int32_t party) const {
+  auto it = mailbox_.find(party);
+  return it != mailbox_.end() && !it->second.empty();
 }
 
 absl::Status PsiRelay::SubmitTags(int32_t from, FinalTags tags) {

@@ -1,5 +1,6 @@
 #include "server/fmf/coordinator_service.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -7,11 +8,13 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/credentials.h"
 #include "common/net/matrix_codec.h"
+#include "server/call_governor.h"
 #include "server/size_limits.h"
 
 namespace fedmf::server {
@@ -20,13 +23,67 @@ using net::ToGrpc;
 
 absl::StatusOr<std::string> CoordinatorService::Caller(const grpc::ServerContext& ctx,
                                                        const std::string& claimed) {
-  return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kParty, "party", "parties"}, claimed);
+  RETURN_IF_ERROR(CallAdmitted(ctx));
+  ASSIGN_OR_RETURN(
+      std::string party,
+      net::AuthorizeCaller(ctx, insecure_, {pki::Role::kParty, "party", "parties"}, claimed));
+  if (!coordinator_->AllowedParty(party)) {
+    return absl::PermissionDeniedError(absl::StrCat("party '", base::EscapePeerText(party, 128),
+                                                    "' is not allowed on this server"));
+  }
+  return party;
+}
+
+CoordinatorService::UploadSlot::UploadSlot(CoordinatorService* service, std::string party,
+                                           grpc::ServerContext* ctx)
+    : service_(service), party_(std::move(party)), ctx_(ctx) {
+  absl::MutexLock lock(&service_->uploads_mu_);
+  auto [it, fresh] = service_->uploads_.try_emplace(party_, ctx_);
+  if (!fresh) {
+    // The older stream's handler is alive until it erases itself, which
+    // takes this lock: cancelling it here is safe. Its Read then fails and
+    // it frees its memory.
+    it->second->TryCancel();
+    spdlog::warn("party '{}' opened a new upload; its older upload stream is cancelled", party_);
+    it->second = ctx_;
+  }
+}
+
+CoordinatorService::UploadSlot::~UploadSlot() {
+  absl::MutexLock lock(&service_->uploads_mu_);
+  service_->upload_bytes_ -= charged_;
+  if (auto it = service_->uploads_.find(party_);
+      it != service_->uploads_.end() && it->second == ctx_) {
+    service_->uploads_.erase(it);
+  }
+}
+
+absl::Status CoordinatorService::UploadSlot::Charge(int64_t bytes) {
+  const int64_t budget = service_->coordinator_->limits().upload_buffer_bytes;
+  absl::MutexLock lock(&service_->uploads_mu_);
+  if (service_->upload_bytes_ + bytes > budget) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the server is reassembling ", service_->upload_bytes_,
+        " bytes of uploads; this one needs ", bytes,
+        " more than limits.upload_buffer_bytes = ", budget, " allows: retry in a moment"));
+  }
+  service_->upload_bytes_ += bytes;
+  charged_ += bytes;
+  return absl::OkStatus();
+}
+
+int64_t CoordinatorService::upload_bytes_in_use() {
+  absl::MutexLock lock(&uploads_mu_);
+  return upload_bytes_;
 }
 
 grpc::Status CoordinatorService::Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                                           v1::RegisterResponse* resp) {
   auto party = Caller(*ctx, req->party());
   if (!party.ok()) return ToGrpc(party.status());
+  if (req->state_id().size() > 256) {  // kept in memory per party and compared
+    return ToGrpc(absl::InvalidArgumentError("field 'state_id': longer than 256 bytes"));
+  }
   if (auto s = coordinator_->Register(*party, req->state_id()); !s.ok()) return ToGrpc(s);
   resp->set_server_version("fedmf-server 0.1");
   resp->set_max_chunk_values(max_chunk_values_);
@@ -108,6 +165,7 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
       status = grpc::Status(grpc::StatusCode::CANCELLED, "client gone");
       break;
     }
+    CallProgressed(*ctx);
     sent += static_cast<int64_t>(chunk.ByteSizeLong());
   }
   CountDownload(req->job_id(), *party, sent);
@@ -117,21 +175,29 @@ grpc::Status CoordinatorService::DownloadShared(grpc::ServerContext* ctx,
 grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
                                               grpc::ServerReader<v1::MatrixChunk>* reader,
                                               v1::UploadResponse* resp) {
-  // Under mTLS the certificate names the uploader and is checked before a
-  // byte is read; the header's name is checked against the same certificate
-  // below. Without TLS the header's name is the only one there is.
+  if (auto s = CallAdmitted(*ctx); !s.ok()) return ToGrpc(s);
+  // Under mTLS the certificate names the uploader, and its role, the
+  // server's allowed_parties and the active job's roster are checked before
+  // a byte is read: a stream nobody expects never holds a thread. The
+  // header's name is checked against the same certificate below. Without
+  // TLS the header's name is the only one there is.
   const net::CallerRule rule{pki::Role::kParty, "header.party", "parties"};
   std::optional<pki::PeerIdentity> certificate;
+  std::optional<UploadSlot> slot;
   if (!insecure_) {
     auto id = net::PeerIdentityOf(*ctx);
     if (!id.ok()) return ToGrpc(id.status());
-    if (auto who = net::CheckCaller(&*id, rule, ""); !who.ok()) return ToGrpc(who.status());
+    auto who = net::CheckCaller(&*id, rule, "");
+    if (!who.ok()) return ToGrpc(who.status());
+    if (auto s = coordinator_->ExpectsUploadFrom(*who); !s.ok()) return ToGrpc(s);
     certificate = *std::move(id);
+    slot.emplace(this, *who, ctx);
   }
   v1::MatrixChunk chunk;
   if (!reader->Read(&chunk)) {
     return ToGrpc(absl::InvalidArgumentError("empty upload: send a header chunk first"));
   }
+  CallProgressed(*ctx);
   traffic_->bytes_in += static_cast<int64_t>(chunk.ByteSizeLong());
   if (!chunk.has_header()) {
     return ToGrpc(absl::InvalidArgumentError("field 'header': the first chunk must be the header"));
@@ -139,6 +205,10 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   auto party =
       net::CheckCaller(certificate ? &*certificate : nullptr, rule, chunk.header().party());
   if (!party.ok()) return ToGrpc(party.status());
+  if (!slot.has_value()) {
+    if (auto s = coordinator_->ExpectsUploadFrom(*party); !s.ok()) return ToGrpc(s);
+    slot.emplace(this, *party, ctx);
+  }
   const std::string job_id = chunk.header().job_id();
   const int32_t round = chunk.header().round();
   // A report riding on the header is about this upload's round and comes
@@ -160,6 +230,13 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   // Roster, round and shape are checked before a single value is buffered.
   auto shape = coordinator_->UploadShape(*party, job_id, round);
   if (!shape.ok()) return ToGrpc(shape.status());
+  // The reassembly's memory (the matrix and the float32 copy the checksum
+  // is taken over) is charged before the assembler allocates it.
+  const int64_t values = static_cast<int64_t>(shape->first) * shape->second;
+  if (auto s = slot->Charge(values * static_cast<int64_t>(sizeof(double) + sizeof(float)));
+      !s.ok()) {
+    return ToGrpc(s);
+  }
   // From here the job is the caller's: its bytes count as its traffic,
   // whether the upload completes or not.
   int64_t received = static_cast<int64_t>(chunk.ByteSizeLong());
@@ -167,6 +244,7 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
   net::MatrixAssembler assembler(job_id, round, shape->first, shape->second, max_chunk_values_);
   if (auto s = assembler.Add(chunk); !s.ok()) return ToGrpc(s);
   while (reader->Read(&chunk)) {
+    CallProgressed(*ctx);
     const int64_t bytes = static_cast<int64_t>(chunk.ByteSizeLong());
     traffic_->bytes_in += bytes;
     received += bytes;
@@ -175,6 +253,11 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
                    s.message());
       return ToGrpc(s);
     }
+  }
+  if (ctx->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the upload was cut off (a newer upload of this party, or no progress "
+                        "within calls.idle_seconds)");
   }
   auto matrix = assembler.Finish();
   if (!matrix.ok()) return ToGrpc(matrix.status());
@@ -197,8 +280,8 @@ grpc::Status CoordinatorService::UploadUpdate(grpc::ServerContext* ctx,
     // GetTask's long poll, on this call: the party needs no second call to
     // learn the next round. Past the poll cap it is left to GetTask (which
     // the cap then refuses or admits as usual).
-    PollLimiter::Slot slot;
-    if (poll_limiter_ == nullptr || poll_limiter_->Acquire(&slot).ok()) {
+    PollLimiter::Slot poll;
+    if (poll_limiter_ == nullptr || poll_limiter_->Acquire(&poll).ok()) {
       v1::Task* next = resp->mutable_next_task();
       *next = coordinator_->GetTask(*party);
       InlineShared(*party, *next);
@@ -237,8 +320,9 @@ grpc::Status CoordinatorService::PsiFetch(grpc::ServerContext* ctx, const v1::Ps
   return grpc::Status::OK;
 }
 
-absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
-  if (insecure_) return absl::OkStatus();
+absl::StatusOr<std::string> OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
+  RETURN_IF_ERROR(CallAdmitted(ctx));
+  if (insecure_) return std::string();
   ASSIGN_OR_RETURN(auto id, net::PeerIdentityOf(ctx));
   // Operators only: the server's own certificate is not an operator's.
   if (id.role != pki::Role::kOperator) {
@@ -246,14 +330,16 @@ absl::Status OperatorService::CheckOperator(const grpc::ServerContext& ctx) {
         absl::StrCat("certificate '", id.name, "' has role ", pki::RoleToString(id.role),
                      "; operator commands need an operator certificate"));
   }
-  return absl::OkStatus();
+  return id.name;
 }
 
 grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
                                         v1::SubmitJobResponse* resp) {
-  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
-  // Every setting's declared sizes, before any job state is allocated.
+  auto submitter = CheckOperator(*ctx);
+  if (!submitter.ok()) return ToGrpc(submitter.status());
+  // Every setting's declared sizes and texts, before any job state is allocated.
   if (auto s = CheckJobSpecSizes(req->spec(), coordinator_->limits()); !s.ok()) return ToGrpc(s);
+  if (auto s = CheckJobSpecText(req->spec()); !s.ok()) return ToGrpc(s);
   if (hua_ != nullptr && req->spec().setting() == v1::SETTING_HUA_S3) {
     auto hua_id = hua_->Submit(req->spec());
     if (!hua_id.ok()) return ToGrpc(hua_id.status());
@@ -266,7 +352,7 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::Subm
     resp->set_job_id(*lfl_id);
     return grpc::Status::OK;
   }
-  auto id = coordinator_->SubmitJob(req->spec());
+  auto id = coordinator_->SubmitJob(req->spec(), *submitter);
   if (!id.ok()) return ToGrpc(id.status());
   resp->set_job_id(*id);
   return grpc::Status::OK;
@@ -274,7 +360,7 @@ grpc::Status OperatorService::SubmitJob(grpc::ServerContext* ctx, const v1::Subm
 
 grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
                                      v1::JobStatus* resp) {
-  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s.status());
   if (req->wait_seconds() > 0 && !jobs_.IsDeviceJob(req->job_id())) {
     // The long poll holds a thread like a party's GetTask: under the same
     // cap, and answered at once beyond it.
@@ -293,7 +379,8 @@ grpc::Status OperatorService::GetJob(grpc::ServerContext* ctx, const v1::GetJobR
 
 grpc::Status OperatorService::ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest*,
                                        v1::ListJobsResponse* resp) {
-  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s.status());
+  ServerWorkForCall working(*ctx);  // a long history is the server's time, not the caller's
   auto jobs = jobs_.List();
   if (!jobs.ok()) return ToGrpc(jobs.status());
   for (v1::JobStatus& job : *jobs) *resp->add_jobs() = std::move(job);
@@ -302,16 +389,18 @@ grpc::Status OperatorService::ListJobs(grpc::ServerContext* ctx, const v1::ListJ
 
 grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                                         v1::CancelJobResponse* resp) {
-  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  auto by = CheckOperator(*ctx);
+  if (!by.ok()) return ToGrpc(by.status());
   if (jobs_.IsDeviceJob(req->job_id())) {
     return ToGrpc(absl::UnimplementedError(
         absl::StrCat("job '", req->job_id(),
                      "' is a device job (lfl / hua-s3): cancel works for cross-silo "
                      "jobs; device jobs end at their own deadlines")));
   }
-  auto id = net::PeerIdentityOf(*ctx);
-  const std::string by = id.ok() ? id->name : std::string("(insecure)");
-  auto was = coordinator_->CancelJob(req->job_id(), by);
+  // Its submitter or an admin operator (admin_operators); in --insecure
+  // mode there are no identities to tell apart.
+  const bool admin = insecure_ || std::find(admins_.begin(), admins_.end(), *by) != admins_.end();
+  auto was = coordinator_->CancelJob(req->job_id(), insecure_ ? "(insecure)" : *by, admin);
   if (!was.ok()) return ToGrpc(was.status());
   resp->set_previous_state(*was);
   return grpc::Status::OK;
@@ -319,7 +408,7 @@ grpc::Status OperatorService::CancelJob(grpc::ServerContext* ctx, const v1::Canc
 
 grpc::Status OperatorService::ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest*,
                                           v1::ListPartiesResponse* resp) {
-  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s);
+  if (auto s = CheckOperator(*ctx); !s.ok()) return ToGrpc(s.status());
   *resp = coordinator_->ListParties();
   return grpc::Status::OK;
 }

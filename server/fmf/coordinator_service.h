@@ -7,11 +7,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "common/net/matrix_codec.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
@@ -41,6 +44,8 @@ class CoordinatorService final : public v1::Coordinator::Service {
         max_chunk_values_(max_chunk_values),
         traffic_(traffic),
         encoded_(max_chunk_values) {}
+  // Bytes reassembled uploads hold now (limits.upload_buffer_bytes caps it).
+  int64_t upload_bytes_in_use();
 
   grpc::Status Register(grpc::ServerContext* ctx, const v1::RegisterRequest* req,
                         v1::RegisterResponse* resp) override;
@@ -65,10 +70,32 @@ class CoordinatorService final : public v1::Coordinator::Service {
   void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
 
  private:
-  // The caller's party name: from its certificate (role must be party), and
-  // the name the message claims must be the same — a party speaks only for
-  // itself. In --insecure mode the claim is taken at its word.
+  // The caller's party name: from its certificate (role must be party, and
+  // the party in allowed_parties), and the name the message claims must be
+  // the same — a party speaks only for itself. In --insecure mode the claim
+  // is taken at its word. Refused too when the call is over its caller's
+  // quota (server/call_governor.h).
   absl::StatusOr<std::string> Caller(const grpc::ServerContext& ctx, const std::string& claimed);
+
+  // One upload stream per party: while alive, it is the party's upload and
+  // holds the reassembly memory it was charged. A newer upload of the same
+  // party cancels it (a party that reconnects is not locked out by its own
+  // stalled stream).
+  class UploadSlot {
+   public:
+    UploadSlot(CoordinatorService* service, std::string party, grpc::ServerContext* ctx);
+    ~UploadSlot();
+    UploadSlot(const UploadSlot&) = delete;
+    UploadSlot& operator=(const UploadSlot&) = delete;
+    // Reserves `bytes` of limits.upload_buffer_bytes for this upload.
+    absl::Status Charge(int64_t bytes);
+
+   private:
+    CoordinatorService* service_;
+    std::string party_;
+    grpc::ServerContext* ctx_;
+    int64_t charged_ = 0;
+  };
   // Puts a ROUND or FINISH task's shared matrix on the task itself (the
   // chunks a download would stream) when it has at most
   // kMaxInlineSharedValues values.
@@ -86,6 +113,9 @@ class CoordinatorService final : public v1::Coordinator::Service {
   TrafficCounters* traffic_;
   PollLimiter* poll_limiter_ = nullptr;
   net::EncodedMatrixCache encoded_;  // the round's shared matrix, for every party
+  absl::Mutex uploads_mu_;
+  std::map<std::string, grpc::ServerContext*> uploads_ ABSL_GUARDED_BY(uploads_mu_);
+  int64_t upload_bytes_ ABSL_GUARDED_BY(uploads_mu_) = 0;
 };
 
 class OperatorService final : public v1::Operator::Service {
@@ -114,14 +144,20 @@ class OperatorService final : public v1::Operator::Service {
   grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
                          v1::CancelJobResponse* resp) override;
 
+  // Operators (certificate names) that may cancel any job; the others cancel
+  // only the jobs they submitted.
+  void set_admin_operators(std::vector<std::string> names) { admins_ = std::move(names); }
+
   // Caps concurrent GetJob long polls (null = no cap); owned by the caller.
   void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
   // GetJobRequest.wait_seconds is capped here.
   static constexpr double kMaxJobWaitSeconds = 10;
 
  private:
-  absl::Status CheckOperator(const grpc::ServerContext& ctx);
+  // The operator's certificate name ("" in --insecure mode), or why not.
+  absl::StatusOr<std::string> CheckOperator(const grpc::ServerContext& ctx);
   JobCoordinator* coordinator_;
+  std::vector<std::string> admins_;
   bool insecure_;
   HuaRunner* hua_ = nullptr;
   LflCoordinator* lfl_ = nullptr;

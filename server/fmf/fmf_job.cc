@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/job_codec.h"
@@ -60,16 +61,20 @@ absl::StatusOr<FmfJob> FmfJob::Restore(StoredJob stored, FmfJobOptions options, 
 
 // ------------------------------------------------------------------ parties
 
+absl::Status FmfJob::NotInJob(const std::string& party, const std::string& job_id) {
+  return absl::PermissionDeniedError(absl::StrCat("party '", party, "' has no part in job '",
+                                                  base::EscapePeerText(job_id, 128), "'"));
+}
+
 absl::StatusOr<int32_t> FmfJob::RosterIndex(const std::string& party,
                                             const std::string& job_id) const {
-  if (job_id != id()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("field 'job_id': job '", job_id, "' is not the active job"));
-  }
+  // Membership first: a party outside the roster learns the same whether
+  // the job it named is the active one, another, or none.
   auto it = index_.find(party);
-  if (it == index_.end()) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("party '", party, "' is not in the roster of job '", job_id, "'"));
+  if (it == index_.end()) return NotInJob(party, job_id);
+  if (job_id != id()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "field 'job_id': job '", base::EscapePeerText(job_id, 128), "' is not the active job"));
   }
   return it->second;
 }
@@ -172,7 +177,12 @@ absl::StatusOr<std::optional<StoredParty>> FmfJob::ReplyOffer(int32_t idx,
     p.global_items = reply.global_items();
     p.weight = vertical ? reply.items() : reply.users();
   } else {
-    p.refusal = reply.refusal().empty() ? "refused (no reason given)" : reply.refusal();
+    // Bounded and escaped before it is stored, logged or shown: it ends up
+    // in every job view, and an operator's terminal prints it.
+    p.refusal = reply.refusal().empty()
+                    ? "refused (no reason given)"
+                    : base::EscapePeerText(reply.refusal(),
+                                           static_cast<size_t>(options_.limits.max_text_bytes));
     spdlog::warn("party '{}' refused job '{}': {}", p.name, id(), p.refusal);
   }
   p.replied = true;
@@ -274,16 +284,17 @@ const StoredParty& FmfJob::ApplyReport(int32_t idx, int32_t round, StoredParty a
 
 absl::Status FmfJob::PsiSend(int32_t idx, const v1::PsiSendRequest& request) {
   if (!psi_.has_value() || stored_.state != v1::JOB_STATE_WAITING) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", request.job_id(), "' is not aligning users"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", base::EscapePeerText(request.job_id(), 128), "' is not aligning users"));
   }
   return psi_->Send(idx, request);
 }
 
 absl::StatusOr<v1::PsiFetchResponse> FmfJob::PsiFetch(int32_t idx, const std::string& session) {
   if (!psi_.has_value() || psi_->session() != session) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("job '", id(), "' has no alignment under session '", session, "'"));
+    return absl::FailedPreconditionError(absl::StrCat("job '", id(),
+                                                      "' has no alignment under session '",
+                                                      base::EscapePeerText(session, 128), "'"));
   }
   return psi_->Fetch(idx);
 }
@@ -338,7 +349,8 @@ FmfJob::Step FmfJob::AdvanceAlignment(absl::Time now, bool* waiting) {
     // replayed into this one.
     const std::string session =
         absl::StrCat(id(), "/psi-", absl::Hex(rng_.NextU64(), absl::kZeroPad16));
-    auto psi = PsiAlignment::Create(std::move(ring), session);
+    auto psi = PsiAlignment::Create(std::move(ring), session, options_.limits.psi_mailbox_bytes,
+                                    options_.limits.psi_fetch_bytes);
     if (!psi.ok()) return Failed(std::string(psi.status().message()));
     psi_.emplace(std::move(*psi));
     phase_started_ = now;

@@ -89,6 +89,8 @@ class FmfJob {
   // `party`'s roster index for a message about `job_id`: FailedPrecondition
   // if that is not this job, PermissionDenied if the party is not listed.
   absl::StatusOr<int32_t> RosterIndex(const std::string& party, const std::string& job_id) const;
+  // The one refusal a party outside the job gets, whatever job it named.
+  static absl::Status NotInJob(const std::string& party, const std::string& job_id);
   // What `party` should do next in this job (IDLE when nothing).
   v1::Task TaskFor(const std::string& party) const;
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 #include "common/net/job_codec.h"
@@ -93,7 +94,8 @@ absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
 
 // ------------------------------------------------------------------ operators
 
-absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
+absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec,
+                                                      const std::string& submitter) {
   if (spec.has_seed() || spec.seed() != 0) {
     // Whoever knows a party's seed can regenerate and subtract its noise.
     return absl::InvalidArgumentError(
@@ -134,7 +136,7 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec) {
   v1::JobSpec stored = spec;
   if (stored.min_parties() == 0) stored.set_min_parties(stored.roster_size());
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(store_->CreateJob(stored));
+  RETURN_IF_ERROR(store_->CreateJob(stored, submitter));
   spdlog::info("job '{}' submitted: {} parties, T={}, T'={}, epsilon={}", spec.job_id(),
                spec.roster_size(), spec.rounds(), spec.local_iters(), spec.epsilon());
   NotifyLocked();
@@ -156,29 +158,40 @@ void JobCoordinator::AwaitJobChange(const std::string& job_id, v1::JobState know
 }
 
 absl::StatusOr<v1::JobStatus> JobCoordinator::GetJob(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
-  // The running job is read in place: a copy of its state (the shared
-  // matrix and every round's reports) per look cost operators' polls, and
-  // the parties waiting on this lock, more than building the status.
-  std::optional<StoredJob> loaded;
-  const StoredJob* job = nullptr;
-  if (job_.has_value() && job_->id() == job_id) {
-    job = &job_->stored();
-  } else {
-    ASSIGN_OR_RETURN(loaded, store_->LoadJob(job_id));
-    job = &*loaded;
+  {
+    absl::MutexLock lock(&mu_);
+    // The running job is read in place: a copy of its state (the shared
+    // matrix and every round's reports) per look cost operators' polls, and
+    // the parties waiting on this lock, more than building the status.
+    if (job_.has_value() && job_->id() == job_id) return StatusLocked(job_->stored());
+    if (history_ == nullptr) {
+      ASSIGN_OR_RETURN(StoredJob loaded, store_->LoadJobSummary(job_id));
+      return StatusLocked(loaded);
+    }
   }
-  const StoredJob& stored = *job;
+  // Any other job is read from the history connection without the lock, and
+  // without its shared matrix (an ended 1M x 20 job's 160 MB once held every
+  // party's Heartbeat for half a second per look).
+  ASSIGN_OR_RETURN(StoredJob loaded, history_->LoadJobSummary(job_id));
+  absl::MutexLock lock(&mu_);
+  return StatusLocked(loaded);
+}
+
+v1::JobStatus JobCoordinator::StatusLocked(const StoredJob& stored) const {
+  const std::string& job_id = stored.spec.job_id();
+  const size_t max_text = static_cast<size_t>(options_.limits.max_text_bytes);
   v1::JobStatus status;
   *status.mutable_spec() = stored.spec;
   status.set_state(stored.state);
   status.set_round(stored.round);
-  status.set_error(stored.error);
+  // Bounded on the way out too: a database written before the bound (a
+  // refusal of 8 MB copied into the error) must not break every job view.
+  status.set_error(base::EscapePeerText(stored.error, 8 * max_text));
   for (const StoredParty& p : stored.parties) {
     v1::PartyStatus* ps = status.add_parties();
     ps->set_name(p.name);
     ps->set_accepted(p.accepted);
-    ps->set_refusal(p.refusal);
+    ps->set_refusal(base::EscapePeerText(p.refusal, max_text));
     ps->set_epsilon_spent(p.epsilon);
     ps->set_test_mse(p.test_mse);
     ps->set_test_count(p.test_count);
@@ -226,21 +239,31 @@ void JobCoordinator::CountMatrixTraffic(const std::string& job_id, const std::st
 }
 
 absl::StatusOr<std::vector<std::string>> JobCoordinator::JobIds() {
+  if (history_ != nullptr) return history_->JobIds();
   absl::MutexLock lock(&mu_);
   return store_->JobIds();
 }
 
 absl::StatusOr<v1::JobState> JobCoordinator::CancelJob(const std::string& job_id,
-                                                       const std::string& by) {
+                                                       const std::string& by, bool admin) {
   absl::MutexLock lock(&mu_);
   const std::string why = absl::StrCat("cancelled by operator ", by);
+  auto refuse = [&](const std::string& submitter) -> absl::Status {
+    if (admin || (!submitter.empty() && submitter == by)) return absl::OkStatus();
+    return absl::PermissionDeniedError(absl::StrCat(
+        "operator '", by, "' did not submit job '", base::EscapePeerText(job_id, 128),
+        "': only its submitter or an operator listed in the server's admin_operators may "
+        "cancel it"));
+  };
   if (job_.has_value() && job_->id() == job_id) {
+    RETURN_IF_ERROR(refuse(job_->stored().submitter));
     const v1::JobState was = job_->stored().state;
     FailJobLocked(why);  // the parties are told to abort; the runner takes the next job
     NotifyLocked();
     return was;
   }
-  ASSIGN_OR_RETURN(StoredJob stored, store_->LoadJob(job_id));
+  ASSIGN_OR_RETURN(StoredJob stored, store_->LoadJobSummary(job_id));
+  RETURN_IF_ERROR(refuse(stored.submitter));
   if (stored.state != v1::JOB_STATE_WAITING) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job '", job_id, "' has ended (", v1::JobState_Name(stored.state), "): nothing to cancel"));
@@ -308,11 +331,24 @@ bool JobCoordinator::AllowedParty(const std::string& party) const {
 
 absl::StatusOr<int32_t> JobCoordinator::RosterIndexLocked(const std::string& party,
                                                           const std::string& job_id) const {
-  if (!job_.has_value()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("field 'job_id': job '", job_id, "' is not the active job"));
-  }
+  if (!job_.has_value()) return FmfJob::NotInJob(party, job_id);
   return job_->RosterIndex(party, job_id);
+}
+
+absl::Status JobCoordinator::ExpectsUploadFrom(const std::string& party) {
+  if (!AllowedParty(party)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("party '", party, "' is not allowed on this server"));
+  }
+  absl::MutexLock lock(&mu_);
+  if (job_.has_value()) {
+    if (auto idx = job_->RosterIndex(party, job_->id()); idx.ok()) {
+      if (job_->TakesUpdatesFrom(*idx)) return absl::OkStatus();
+      return absl::FailedPreconditionError("no round is open for this party");
+    }
+  }
+  return absl::PermissionDeniedError(
+      absl::StrCat("party '", party, "' has no part in an active job: no upload is expected"));
 }
 
 v1::Task JobCoordinator::ComputeTaskLocked(const std::string& party) const {

@@ -60,8 +60,15 @@ class JobCoordinator {
   absl::Status Start();
   void Stop();
 
+  // A second connection to the database for the job views (GetJob of an
+  // ended job, JobIds): read without the coordinator's lock, so that an
+  // operator's history never stalls the parties. Null = the main store,
+  // under the lock (unit tests). Not owned.
+  void set_history_store(ServerStore* history) { history_ = history; }
+
   // ---- operators
-  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  // `submitter` = the operator's certificate name (may cancel it).
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec, const std::string& submitter = "");
   absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
   // Returns once `job_id` is not the running job, or its state is not
   // `known_state`, or (known_rounds >= 0) its round records are not
@@ -72,8 +79,10 @@ class JobCoordinator {
   // Every job in the database, oldest first.
   absl::StatusOr<std::vector<std::string>> JobIds();
   // Ends a queued, waiting or running job as FAILED ("cancelled by operator
-  // <by>"); returns the state it had. FailedPrecondition for an ended job.
-  absl::StatusOr<v1::JobState> CancelJob(const std::string& job_id, const std::string& by);
+  // <by>"); returns the state it had. FailedPrecondition for an ended job;
+  // PermissionDenied unless `by` submitted it or `admin`.
+  absl::StatusOr<v1::JobState> CancelJob(const std::string& job_id, const std::string& by,
+                                         bool admin = true);
 
   // ---- parties (caller already authenticated as `party`)
   // `state_id` names the party's state directory (RegisterRequest.state_id):
@@ -83,6 +92,11 @@ class JobCoordinator {
   // A registered party is alive (busy with a task); unknown parties must Register first.
   absl::Status Heartbeat(const std::string& party);
   absl::Duration liveness() const { return options_.liveness; }
+  bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)
+  // OK if `party` may open an upload now: it is on the active job's roster
+  // and a round takes its update. Checked before a byte of the stream is
+  // read; the refusal tells a party outside the job nothing about it.
+  absl::Status ExpectsUploadFrom(const std::string& party);
   const SizeLimits& limits() const { return options_.limits; }
   v1::Task GetTask(const std::string& party);
   absl::Status ReplyOffer(const std::string& party, const v1::OfferReply& reply);
@@ -128,7 +142,9 @@ class JobCoordinator {
   absl::Status LoadJobLocked(const std::string& id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FailJobLocked(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool LiveLocked(const std::string& party) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool AllowedParty(const std::string& party) const;  // options_.allowed_parties (empty = all)
+  // The operator's view of `stored` with the live parts (liveness, traffic,
+  // the job ahead of it) filled in.
+  v1::JobStatus StatusLocked(const StoredJob& stored) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Whether a round (or Stage 3) should still wait for `party`: it is live,
   // or the server restarted less than one liveness window ago.
   bool AwaitedLocked(const std::string& party, absl::Time now) const
@@ -140,7 +156,8 @@ class JobCoordinator {
                                             const std::string& job_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  ServerStore* store_;  // not owned; outlives this
+  ServerStore* store_;              // not owned; outlives this
+  ServerStore* history_ = nullptr;  // not owned; see set_history_store
   const CoordinatorOptions options_;
 
   absl::Mutex mu_;

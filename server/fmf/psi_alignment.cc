@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::server {
@@ -32,16 +33,19 @@ std::string EncodePoints(const std::vector<psi::Point>& points) {
 }  // namespace
 
 absl::StatusOr<PsiAlignment> PsiAlignment::Create(std::vector<std::string> ring,
-                                                  std::string session) {
-  ASSIGN_OR_RETURN(psi::PsiRelay relay,
-                   psi::PsiRelay::Create(static_cast<int32_t>(ring.size()), kMaxPsiSetSize));
-  return PsiAlignment(std::move(ring), std::move(session), std::move(relay));
+                                                  std::string session, int64_t mailbox_bytes,
+                                                  int64_t fetch_bytes) {
+  ASSIGN_OR_RETURN(psi::PsiRelay relay, psi::PsiRelay::Create(static_cast<int32_t>(ring.size()),
+                                                              kMaxPsiSetSize, mailbox_bytes));
+  return PsiAlignment(std::move(ring), std::move(session), std::move(relay), fetch_bytes);
 }
 
-PsiAlignment::PsiAlignment(std::vector<std::string> ring, std::string session, psi::PsiRelay relay)
+PsiAlignment::PsiAlignment(std::vector<std::string> ring, std::string session, psi::PsiRelay relay,
+                           int64_t fetch_bytes)
     : ring_(std::move(ring)),
       session_(std::move(session)),
       relay_(std::move(relay)),
+      fetch_bytes_(fetch_bytes),
       certificates_(ring_.size()),
       sent_certificates_(ring_.size(), false),
       sent_intersection_(ring_.size(), false),
@@ -57,13 +61,15 @@ absl::StatusOr<int32_t> PsiAlignment::IndexOf(const std::string& party) const {
 
 absl::Status PsiAlignment::Send(int32_t index, const v1::PsiSendRequest& request) {
   if (request.session() != session_) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("PSI session '", request.session(), "' is not the job's current one"));
+    return absl::FailedPreconditionError(absl::StrCat("PSI session '",
+                                                      base::EscapePeerText(request.session(), 128),
+                                                      "' is not the job's current one"));
   }
   switch (request.message_case()) {
     case v1::PsiSendRequest::kCertificatePem:
-      if (request.certificate_pem().size() > 64 * 1024) {
-        return absl::InvalidArgumentError("PSI certificate over 64 KiB");
+      if (request.certificate_pem().size() > kMaxPsiCertificateBytes) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("PSI certificate over ", kMaxPsiCertificateBytes, " bytes"));
       }
       certificates_[index] = request.certificate_pem();
       return absl::OkStatus();
@@ -95,24 +101,39 @@ absl::Status PsiAlignment::Send(int32_t index, const v1::PsiSendRequest& request
 
 v1::PsiFetchResponse PsiAlignment::Fetch(int32_t index) {
   v1::PsiFetchResponse out;
+  int64_t budget = fetch_bytes_;
   const bool all_certificates = std::all_of(certificates_.begin(), certificates_.end(),
                                             [](const auto& c) { return c.has_value(); });
   if (all_certificates && !sent_certificates_[index]) {
-    for (const auto& c : certificates_) out.add_certificate_pem(*c);
+    for (const auto& c : certificates_) {
+      out.add_certificate_pem(*c);
+      budget -= static_cast<int64_t>(c->size());
+    }
     sent_certificates_[index] = true;
   }
-  for (psi::BlindedList& l : relay_.TakeLists(index)) {
-    v1::PsiList* w = out.add_lists();
-    w->set_origin(l.origin);
-    w->set_step(l.step);
-    w->set_signer(l.signer);
-    w->set_points(EncodePoints(l.points));
-    w->set_signature(std::string(l.signature.begin(), l.signature.end()));
+  // Lists by size (one alone if larger than the answer may be): queued lists
+  // are never all packed into one answer, which gRPC could refuse to send
+  // after they were dequeued (two lists of 131k users exceed 8 MiB).
+  if (budget > 0 || out.certificate_pem_size() == 0) {
+    for (psi::BlindedList& l : relay_.TakeLists(index, std::max<int64_t>(budget, 1))) {
+      v1::PsiList* w = out.add_lists();
+      w->set_origin(l.origin);
+      w->set_step(l.step);
+      w->set_signer(l.signer);
+      w->set_points(EncodePoints(l.points));
+      w->set_signature(std::string(l.signature.begin(), l.signature.end()));
+      budget -= static_cast<int64_t>(w->points().size() + w->signature().size());
+    }
   }
   if (relay_.intersection().has_value() && !sent_intersection_[index]) {
-    out.set_has_intersection(true);
-    out.set_intersection(EncodePoints(relay_.intersection()->tags));
-    sent_intersection_[index] = true;
+    const int64_t bytes =
+        static_cast<int64_t>(relay_.intersection()->tags.size() * sizeof(psi::Point));
+    if (bytes <= budget || PsiAlignment::Empty(out)) {
+      out.set_has_intersection(true);
+      out.set_intersection(EncodePoints(relay_.intersection()->tags));
+      sent_intersection_[index] = true;
+      budget -= bytes;
+    }
   }
   if (auto all = relay_.confirmations(); all.has_value() && !sent_confirmations_[index]) {
     for (const psi::Confirmation& c : *all) {
@@ -120,6 +141,8 @@ v1::PsiFetchResponse PsiAlignment::Fetch(int32_t index) {
     }
     sent_confirmations_[index] = true;
   }
+  out.set_more(relay_.HasLists(index) ||
+               (relay_.intersection().has_value() && !sent_intersection_[index]));
   return out;
 }
 

@@ -23,12 +23,19 @@ namespace fedmf::server {
 // (32 bytes each, room left for the framing): the largest user set a party
 // can align today.
 inline constexpr int64_t kMaxPsiSetSize = ((8 << 20) - 4096) / 32;
+// A party's certificate relayed to the others (a PEM certificate is ~1-2 KB).
+inline constexpr size_t kMaxPsiCertificateBytes = 16 * 1024;
 
 class PsiAlignment {
  public:
   // `ring` = the parties in ring order (the job's roster); `session` binds
-  // every signature to this run.
-  static absl::StatusOr<PsiAlignment> Create(std::vector<std::string> ring, std::string session);
+  // every signature to this run. At most `mailbox_bytes` of lists wait at
+  // the server at once (limits.psi_mailbox_bytes); one Fetch answer carries
+  // about `fetch_bytes` (limits.psi_fetch_bytes; a single list or the
+  // intersection goes alone if larger) and says `more` when it left some.
+  static absl::StatusOr<PsiAlignment> Create(std::vector<std::string> ring, std::string session,
+                                             int64_t mailbox_bytes = int64_t{512} << 20,
+                                             int64_t fetch_bytes = int64_t{4} << 20);
 
   const std::string& session() const { return session_; }
   const std::vector<std::string>& ring() const { return ring_; }
@@ -50,11 +57,13 @@ class PsiAlignment {
   std::vector<int64_t> set_sizes() const;
 
  private:
-  PsiAlignment(std::vector<std::string> ring, std::string session, psi::PsiRelay relay);
+  PsiAlignment(std::vector<std::string> ring, std::string session, psi::PsiRelay relay,
+               int64_t fetch_bytes);
 
   std::vector<std::string> ring_;
   std::string session_;
   psi::PsiRelay relay_;
+  int64_t fetch_bytes_;
   std::vector<std::optional<std::string>> certificates_;
   std::vector<bool> sent_certificates_, sent_intersection_, sent_confirmations_;
 };

@@ -1,10 +1,12 @@
 #include "server/fmf/server_store.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::server {
@@ -70,10 +72,19 @@ double Now() {
 absl::StatusOr<std::unique_ptr<ServerStore>> ServerStore::Open(const std::string& path) {
   ASSIGN_OR_RETURN(auto db, store::Database::Open(path));
   RETURN_IF_ERROR((db)->Exec(kSchema));
+  // Databases from before the submitter was kept: their jobs have none (only
+  // an admin operator may cancel them).
+  {
+    ASSIGN_OR_RETURN(auto cols, db->Prepare("SELECT name FROM pragma_table_info('jobs')"));
+    ASSIGN_OR_RETURN(std::vector<std::string> names, cols.TextColumn(0));
+    if (std::find(names.begin(), names.end(), "submitter") == names.end()) {
+      RETURN_IF_ERROR(db->Exec("ALTER TABLE jobs ADD COLUMN submitter TEXT NOT NULL DEFAULT ''"));
+    }
+  }
   return std::unique_ptr<ServerStore>(new ServerStore(std::move(db)));
 }
 
-absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
+absl::Status ServerStore::CreateJob(const v1::JobSpec& spec, const std::string& submitter) {
   store::Database::Transaction tx(db_.get());
   if (!tx.begin_status().ok()) return tx.begin_status();
   {
@@ -82,14 +93,15 @@ absl::Status ServerStore::CreateJob(const v1::JobSpec& spec) {
     ASSIGN_OR_RETURN(auto row, exists.Step());
     if (row) return absl::AlreadyExistsError(absl::StrCat("job '", spec.job_id(), "' exists"));
   }
-  auto ins =
-      db_->Prepare("INSERT INTO jobs (job_id, spec, state, round, updated) VALUES (?,?,?,0,?)");
+  auto ins = db_->Prepare(
+      "INSERT INTO jobs (job_id, spec, state, round, updated, submitter) VALUES (?,?,?,0,?,?)");
   if (!ins.ok()) return ins.status();
   const std::string blob = spec.SerializeAsString();
   ins->Bind(1, spec.job_id())
       .BindBlob(2, blob.data(), blob.size())
       .Bind(3, static_cast<int64_t>(v1::JOB_STATE_WAITING))
-      .Bind(4, Now());
+      .Bind(4, Now())
+      .Bind(5, submitter);
   RETURN_IF_ERROR(ins->Run());
   for (int i = 0; i < spec.roster_size(); ++i) {
     ASSIGN_OR_RETURN(auto p,
@@ -209,19 +221,41 @@ absl::Status ServerStore::SaveRoundReport(const std::string& job_id, int32_t rou
 }
 
 absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const {
-  StoredJob job;
+  ASSIGN_OR_RETURN(StoredJob job, LoadJobSummary(job_id));
   {
     ASSIGN_OR_RETURN(auto st,
-                     db_->Prepare("SELECT spec, state, round, error FROM jobs WHERE job_id = ?"));
+                     db_->Prepare("SELECT round, rows, cols, data FROM shared WHERE job_id = ?"));
     st.Bind(1, job_id);
     ASSIGN_OR_RETURN(auto row, st.Step());
-    if (!row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+    if (row) {
+      const int64_t rows = st.ColumnInt(1), cols = st.ColumnInt(2);
+      auto values = store::BlobToMatrixValues(st.ColumnBlob(3), rows, cols);
+      if (!values.ok()) {
+        return absl::DataLossError(absl::StrCat("job '", job_id, "': ", values.status().message()));
+      }
+      job.shared = Eigen::Map<mf::Matrix>(values->data(), rows, cols);
+    }
+  }
+  return job;
+}
+
+absl::StatusOr<StoredJob> ServerStore::LoadJobSummary(const std::string& job_id) const {
+  StoredJob job;
+  {
+    ASSIGN_OR_RETURN(auto st, db_->Prepare("SELECT spec, state, round, error, submitter FROM jobs "
+                                           "WHERE job_id = ?"));
+    st.Bind(1, job_id);
+    ASSIGN_OR_RETURN(auto row, st.Step());
+    if (!row) {
+      return absl::NotFoundError(absl::StrCat("no job '", base::EscapePeerText(job_id, 128), "'"));
+    }
     if (!job.spec.ParseFromString(st.ColumnBlob(0))) {
       return absl::DataLossError(absl::StrCat("job '", job_id, "': stored spec is corrupt"));
     }
     job.state = static_cast<v1::JobState>(st.ColumnInt(1));
     job.round = static_cast<int32_t>(st.ColumnInt(2));
     job.error = st.ColumnText(3);
+    job.submitter = st.ColumnText(4);
   }
   {
     auto st = db_->Prepare(
@@ -287,20 +321,6 @@ absl::StatusOr<StoredJob> ServerStore::LoadJob(const std::string& job_id) const 
       if (!st->ColumnIsNull(4)) r.set_test_mse(st->ColumnDouble(4));
       r.set_test_count(st->ColumnInt(5));
       job.reports[static_cast<int32_t>(st->ColumnInt(0))].push_back(std::move(r));
-    }
-  }
-  {
-    ASSIGN_OR_RETURN(auto st,
-                     db_->Prepare("SELECT round, rows, cols, data FROM shared WHERE job_id = ?"));
-    st.Bind(1, job_id);
-    ASSIGN_OR_RETURN(auto row, st.Step());
-    if (row) {
-      const int64_t rows = st.ColumnInt(1), cols = st.ColumnInt(2);
-      auto values = store::BlobToMatrixValues(st.ColumnBlob(3), rows, cols);
-      if (!values.ok()) {
-        return absl::DataLossError(absl::StrCat("job '", job_id, "': ", values.status().message()));
-      }
-      job.shared = Eigen::Map<mf::Matrix>(values->data(), rows, cols);
     }
   }
   return job;

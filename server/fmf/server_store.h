@@ -25,8 +25,9 @@ class ServerStore {
  public:
   static absl::StatusOr<std::unique_ptr<ServerStore>> Open(const std::string& path);
 
-  // A new job in state WAITING with its roster. AlreadyExists for a known id.
-  absl::Status CreateJob(const v1::JobSpec& spec);
+  // A new job in state WAITING with its roster and the operator who
+  // submitted it. AlreadyExists for a known id.
+  absl::Status CreateJob(const v1::JobSpec& spec, const std::string& submitter = "");
   absl::Status SetJobState(const std::string& job_id, v1::JobState state,
                            const std::string& error = "");
   absl::Status SaveParty(const std::string& job_id, const StoredParty& party);
@@ -46,6 +47,8 @@ class ServerStore {
                                const v1::PartyRoundReport& report, const StoredParty& party);
 
   absl::StatusOr<StoredJob> LoadJob(const std::string& job_id) const;
+  // LoadJob without the shared matrix (job views: status, lists, dashboard).
+  absl::StatusOr<StoredJob> LoadJobSummary(const std::string& job_id) const;
   // The job a restarted server must resume (WAITING or RUNNING), if any.
   absl::StatusOr<std::optional<std::string>> ActiveJobId() const;
   // Jobs in submission order (ids only).

@@ -37,6 +37,7 @@ struct StoredJob {
   v1::JobState state = v1::JOB_STATE_WAITING;
   int32_t round = 0;  // next round to run
   std::string error;
+  std::string submitter;             // the operator's certificate name ("" = unknown or insecure)
   std::optional<mf::Matrix> shared;  // input of `round` (absent while waiting)
   std::vector<StoredParty> parties;  // roster order
   std::vector<v1::RoundRecord> rounds;

@@ -9,6 +9,7 @@
 #include "common/net/caller.h"
 #include "common/net/client_context.h"
 #include "common/net/hua_codec.h"
+#include "server/call_governor.h"
 
 namespace fedmf::server {
 
@@ -79,6 +80,7 @@ AggregatorLinkFactory MakeGrpcAggregatorLinks(net::TlsConfig tls,
 
 absl::StatusOr<std::string> HuaRecommenderService::Caller(const grpc::ServerContext& ctx,
                                                           const std::string& claimed) {
+  RETURN_IF_ERROR(CallAdmitted(ctx));  // the caller's quota (server/call_governor.h)
   return net::AuthorizeCaller(ctx, insecure_, {pki::Role::kDevice, "host", "device hosts"},
                               claimed);
 }

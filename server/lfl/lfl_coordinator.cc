@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
 
@@ -120,6 +121,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
   }
   if (!job.ok()) return job.status();
   (*job)->set_unmasking_threads(options_.unmasking_threads);
+  (*job)->set_rejection_log_lines_per_minute(options_.limits.rejection_log_lines_per_minute);
   RETURN_IF_ERROR(store_->CreateJob(s));
   job_ = *std::move(job);
   persisted_stage_ = LflJob::Stage::kJoining;
@@ -152,10 +154,21 @@ absl::StatusOr<std::vector<std::string>> LflCoordinator::JobIds() const {
 
 absl::Status LflCoordinator::ActiveLocked(const std::string& job_id) const {
   if (job_ == nullptr || Terminal(job_->stage()) || (!job_id.empty() && job_id != job_->job_id())) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("field 'job_id': '", job_id, "' is not an active LFL job"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "field 'job_id': '", base::EscapePeerText(job_id, 128), "' is not an active LFL job"));
   }
   return absl::OkStatus();
+}
+
+absl::Status LflCoordinator::GrantedLocked(const std::string& host) const {
+  if (job_ != nullptr && !Terminal(job_->stage()) && job_->Grants(host)) return absl::OkStatus();
+  return absl::PermissionDeniedError(
+      absl::StrCat("host '", host, "' is granted no device in an active job"));
+}
+
+absl::Status LflCoordinator::ExpectsSubmitFrom(const std::string& host) {
+  absl::MutexLock lock(&mu_);
+  return GrantedLocked(host);
 }
 
 absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
@@ -163,8 +176,13 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
   absl::MutexLock lock(&mu_);
   const absl::Time until = absl::Now() + options_.poll;
   const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
+  // A host without a grant in the job sees what it would see with no job at
+  // all: an idle answer after the poll, naming nothing.
+  auto granted = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return job_ != nullptr && job_->Grants(host);
+  };
   for (;;) {
-    if (job_ != nullptr && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
+    if (granted() && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
       RETURN_IF_ERROR(job_->Hello(host, devices, absl::Now()));
       v1::DeviceTask t = job_->TaskFor(host);
       if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
@@ -174,13 +192,14 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
   }
   v1::DeviceTask idle;
   idle.set_kind(v1::DEVICE_TASK_KIND_IDLE);
-  if (job_ != nullptr) idle.set_job_id(job_->job_id());
+  if (granted()) idle.set_job_id(job_->job_id());
   return idle;
 }
 
 absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host, const std::string& job_id,
                                                  int32_t iteration) {
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(GrantedLocked(host));  // an outsider learns nothing, not even the job's id
   RETURN_IF_ERROR(ActiveLocked(job_id));
   job_->Touch(host, absl::Now());
   return job_->Model(host, iteration);
@@ -189,6 +208,7 @@ absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host, const 
 absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(const std::string& host,
                                                                     const v1::BatchHeader& header) {
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(GrantedLocked(host));
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   job_->Touch(host, absl::Now());
   return job_->Inbox(host, header);
@@ -196,6 +216,7 @@ absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(const std::s
 
 absl::Status LflCoordinator::CheckBatch(const std::string& host, const v1::BatchHeader& header) {
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(GrantedLocked(host));
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
   return job_->CheckHeader(host, header);
 }
@@ -220,6 +241,7 @@ void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& h
 absl::Status LflCoordinator::ReportMetrics(const std::string& host,
                                            const v1::DeviceMetricsReport& report) {
   absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(GrantedLocked(host));
   RETURN_IF_ERROR(ActiveLocked(report.job_id()));
   RETURN_IF_ERROR(job_->ReportMetrics(host, report));
   AdvanceLocked();

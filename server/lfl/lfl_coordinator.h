@@ -56,6 +56,10 @@ class LflCoordinator {
                                    int32_t iteration);
   absl::StatusOr<std::vector<v1::InboxMessage>> Inbox(const std::string& host,
                                                       const v1::BatchHeader& header);
+  // OK if `host` is granted a device in the active job: checked before a
+  // submission's first message is read. The refusal is the same with no
+  // job, another job, or a job without the host.
+  absl::Status ExpectsSubmitFrom(const std::string& host);
   absl::Status CheckBatch(const std::string& host, const v1::BatchHeader& header);
   // A non-OK result names why that one device was dropped.
   absl::Status SubmitOne(const std::string& host, const v1::BatchHeader& header,
@@ -68,6 +72,9 @@ class LflCoordinator {
   void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ActiveLocked(const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // PermissionDenied, the same for no job, an ended one and one that grants
+  // `host` nothing.
+  absl::Status GrantedLocked(const std::string& host) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   v1::JobStatus StatusLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   LflStore* store_;  // not owned; outlives this

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 #include "common/lfl/item_matrix.h"
@@ -132,13 +133,24 @@ std::set<std::string> LflJob::HostsOf(const std::set<uint64_t>& devices) const {
   return hosts;
 }
 
+bool LflJob::Grants(const std::string& host) const {
+  for (const auto& g : config_.grants) {
+    if (g.host() == host) return true;
+  }
+  return false;
+}
+
 absl::Status LflJob::Hello(const std::string& host, const std::vector<uint64_t>& devices,
                            absl::Time now) {
   for (uint64_t d : devices) {
     std::optional<std::string> owner = net::GrantedHost(config_, d);
     if (!owner.has_value() || *owner != host) {
-      spdlog::warn("LFL job '{}': host '{}' claims device {} it is not granted", config_.job_id,
-                   host, d);
+      int64_t skipped = 0;
+      if (drop_log_.Allow(now, &skipped)) {
+        spdlog::warn("LFL job '{}': host '{}' claims device {} it is not granted{}", config_.job_id,
+                     host, d,
+                     skipped > 0 ? absl::StrCat(" (", skipped, " rejections not logged)") : "");
+      }
       return absl::PermissionDeniedError(absl::StrCat("field 'devices': device ", d,
                                                       " is not granted to host '", host,
                                                       "' in job '", config_.job_id, "'"));
@@ -415,9 +427,11 @@ absl::StatusOr<mf::Matrix> LflJob::Model(const std::string& host, int32_t iterat
 }
 
 absl::Status LflJob::CheckHeader(const std::string& host, const v1::BatchHeader& h) const {
-  if (h.job_id() != config_.job_id) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("field 'job_id': '", h.job_id(), "' is not the active job"));
+  // A host outside the job learns nothing of its state (stage, iteration,
+  // aggregation id, phase), whatever header it sends.
+  if (!Grants(host) || h.job_id() != config_.job_id) {
+    return absl::PermissionDeniedError(absl::StrCat("host '", host, "' has no device in job '",
+                                                    base::EscapePeerText(h.job_id(), 128), "'"));
   }
   if (stage_ != Stage::kRound || !round_.has_value() || !round_->sa.has_value()) {
     return absl::FailedPreconditionError(absl::StrCat("job '", config_.job_id, "' is in stage ",
@@ -433,7 +447,6 @@ absl::Status LflJob::CheckHeader(const std::string& host, const v1::BatchHeader&
         iteration_, " round ", round_->number, " aggregation ", round_->session.aggregation_id,
         " phase ", v1::DevicePhase_Name(net::DevicePhaseOf(round_->phase))));
   }
-  (void)host;
   return absl::OkStatus();
 }
 
@@ -457,7 +470,11 @@ void LflJob::Drop(uint64_t device, const std::string& reason) {
   const std::string line =
       absl::StrCat("iteration ", iteration_, " round ", round_.has_value() ? round_->number : 0,
                    ": device ", device, ": ", reason);
-  spdlog::warn("LFL job '{}': dropping {}", config_.job_id, line);
+  int64_t skipped = 0;
+  if (drop_log_.Allow(absl::Now(), &skipped)) {
+    spdlog::warn("LFL job '{}': dropping {}{}", config_.job_id, line,
+                 skipped > 0 ? absl::StrCat(" (", skipped, " drops not logged)") : "");
+  }
   record_.set_rejected_messages(record_.rejected_messages() + 1);
   if (static_cast<size_t>(status_.dropped_size()) >= kMaxDroppedLines) {
     status_.mutable_dropped()->erase(status_.mutable_dropped()->begin());

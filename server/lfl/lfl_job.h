@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/two_round_dp.h"
+#include "common/log/log_throttle.h"
 #include "common/mf/embeddings.h"
 #include "common/mf/sgd.h"
 #include "common/net/lfl_job_codec.h"
@@ -65,6 +66,12 @@ class LflJob {
   // Any RPC from `host`: it is alive (a host busy computing a phase keeps
   // streaming, so it is not mistaken for a vanished one).
   void Touch(const std::string& host, absl::Time now) { last_seen_[host] = now; }
+  // Whether any grant of the job names `host`. A host that has none is
+  // outside the job: it is told nothing about it and its messages are not
+  // logged.
+  bool Grants(const std::string& host) const;
+  // Warning lines about dropped devices per minute (the rest counted).
+  void set_rejection_log_lines_per_minute(int64_t n) { drop_log_.set_per_minute(n); }
   // Threads for each aggregation's unmasking (ServerStateMachine::set_threads;
   // a fork-join inside ClosePhase, the job itself owns no thread). Default 1.
   void set_unmasking_threads(int threads) { unmasking_threads_ = threads; }
@@ -167,6 +174,7 @@ class LflJob {
   // Whether the job should set up a new key session before a round 1 that
   // aborts below `min_survivors` (secagg::SessionShouldBeRenewed).
   bool KeySessionLost(int64_t min_survivors) const;
+  log::LogThrottle drop_log_;
   std::vector<double> sum_;  // round-1 decoded sum of the current iteration
   v1::LflIterationRecord record_;
   absl::Time iteration_started_;

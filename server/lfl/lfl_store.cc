@@ -1,6 +1,7 @@
 #include "server/lfl/lfl_store.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::server {
@@ -87,7 +88,9 @@ absl::StatusOr<v1::JobStatus> LflStore::LoadJob(const std::string& job_id) const
       auto st, db_->Prepare("SELECT spec, state, error, status FROM lfl_jobs WHERE job_id = ?"));
   st.Bind(1, job_id);
   ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return absl::NotFoundError(absl::StrCat("no job '", job_id, "'"));
+  if (!row) {
+    return absl::NotFoundError(absl::StrCat("no job '", base::EscapePeerText(job_id, 128), "'"));
+  }
   v1::JobStatus out;
   if (!out.mutable_spec()->ParseFromString(st.ColumnBlob(0)) ||
       !out.mutable_lfl()->ParseFromString(st.ColumnBlob(3))) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -18,7 +19,14 @@ using ::fedmf::testing::IsOk;
 namespace fedmf::it {
 namespace fs = std::filesystem;
 
-std::string BinDir() { return FEDMF_BIN_DIR; }
+std::string BinDir() {
+  // Tests: FEDMF_TEST_BIN_DIR runs the daemons of another build (e.g. a
+  // hostile-client test against the previous release's fedmf-server).
+  if (const char* dir = std::getenv("FEDMF_TEST_BIN_DIR"); dir != nullptr && *dir != '\0') {
+    return dir;
+  }
+  return FEDMF_BIN_DIR;
+}
 
 std::string Ml100kRatingsPath() { return std::string(FEDMF_SHARED_DIR) + "/data/ml-100k/u.data"; }
 

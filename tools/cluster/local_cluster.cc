@@ -296,6 +296,8 @@ pid_t LocalCluster::PartyPid(int k) const {
   return it == parties_.end() ? -1 : it->second.pid();
 }
 
+pid_t LocalCluster::ServerPid() const { return server_.has_value() ? server_->pid() : -1; }
+
 int LocalCluster::admin_port(int k) const {
   auto it = admin_ports_.find(k);
   return it == admin_ports_.end() ? 0 : it->second;

@@ -120,6 +120,8 @@ class LocalCluster {
   void KillParty(int k);  // SIGKILL
   // The party's process id, -1 if not running (fault tests SIGSTOP/SIGCONT it).
   pid_t PartyPid(int k) const;
+  // The server's process id, -1 if not running (tests read its /proc status).
+  pid_t ServerPid() const;
   void StopAll();
   // Whether the process is alive (reaps it if it exited).
   bool ServerRunning();

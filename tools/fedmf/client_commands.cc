@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/config/yaml_reader.h"
@@ -121,6 +122,12 @@ std::string Duration(double seconds) {
   return absl::StrFormat("%.1f h", seconds / 3600);
 }
 
+// Text the server relays from peers (errors that quote refusals, names,
+// ids), printed with control characters escaped: a party's refusal once
+// erased the operator's lines, printed a fake "finished" and wrote the
+// clipboard (OSC 52). JSON output gets the same, so that it is valid UTF-8.
+std::string Shown(const std::string& s) { return base::EscapePeerText(s, 8192); }
+
 std::string ProgressText(const v1::JobStatus& st) {
   const Progress p = ProgressOf(st);
   std::string out = absl::StrFormat("rounds %d/%d", p.done, p.total);
@@ -149,10 +156,10 @@ int Status(const ClientArgs& a) {
   if (a.json) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
-      parties.push_back({{"name", p.name()},
+      parties.push_back({{"name", Shown(p.name())},
                          {"status", PartyWord(p)},
                          {"accepted", p.accepted()},
-                         {"refusal", p.refusal()},
+                         {"refusal", Shown(p.refusal())},
                          {"epsilon", p.job_epsilon()},
                          {"ledger_epsilon", p.epsilon_spent()},
                          {"test_mse", p.test_mse()},
@@ -163,7 +170,7 @@ int Status(const ClientArgs& a) {
     const Progress progress = ProgressOf(st);
     nlohmann::json history = nlohmann::json::array();
     for (const v1::RoundRecord& r : st.rounds()) history.push_back(RoundJson(r));
-    nlohmann::json out{{"job_id", st.spec().job_id()},
+    nlohmann::json out{{"job_id", Shown(st.spec().job_id())},
                        {"state", v1::JobState_Name(st.state())},
                        {"status", JobWord(st)},
                        {"round", st.round()},
@@ -172,7 +179,7 @@ int Status(const ClientArgs& a) {
                        {"seconds_in_rounds", progress.seconds},
                        {"eta_seconds", progress.eta_seconds ? nlohmann::json(*progress.eta_seconds)
                                                             : nlohmann::json(nullptr)},
-                       {"error", st.error()},
+                       {"error", Shown(st.error())},
                        {"parties", parties},
                        {"history", history}};
     if (st.has_hua()) {  // Hua S3: per-iteration records and the hosts' test error
@@ -195,11 +202,12 @@ int Status(const ClientArgs& a) {
     std::cout << out.dump() << "\n";
     return 0;
   }
-  std::cout << absl::StrFormat("job %s: %s, %s%s\n", st.spec().job_id(), JobWord(st),
-                               ProgressText(st), st.error().empty() ? "" : " — " + st.error());
+  std::cout << absl::StrFormat("job %s: %s, %s%s\n", Shown(st.spec().job_id()), JobWord(st),
+                               ProgressText(st),
+                               st.error().empty() ? "" : " — " + Shown(st.error()));
   for (const auto& p : st.parties()) {
     std::cout << absl::StrFormat("  %-16s epsilon %.4f (ledger %.4f)  test MSE %s  %-12s  %s\n",
-                                 p.name(), p.job_epsilon(), p.epsilon_spent(),
+                                 Shown(p.name()), p.job_epsilon(), p.epsilon_spent(),
                                  p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
                                  p.connected() ? "connected" : "disconnected", PartyWord(p));
   }
@@ -502,7 +510,7 @@ int List(const ClientArgs& a) {
       const Progress p = ProgressOf(st);
       int accepted = 0;
       for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-      jobs.push_back({{"job_id", st.spec().job_id()},
+      jobs.push_back({{"job_id", Shown(st.spec().job_id())},
                       {"setting", v1::Setting_Name(st.spec().setting())},
                       {"state", v1::JobState_Name(st.state())},
                       {"status", JobWord(st)},
@@ -510,7 +518,7 @@ int List(const ClientArgs& a) {
                       {"rounds_total", p.total},
                       {"parties", st.parties_size()},
                       {"accepted", accepted},
-                      {"error", st.error()}});
+                      {"error", Shown(st.error())}});
     }
     std::cout << nlohmann::json{{"jobs", jobs}}.dump() << "\n";
     return 0;
@@ -521,10 +529,10 @@ int List(const ClientArgs& a) {
     const Progress p = ProgressOf(st);
     int accepted = 0;
     for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted%s\n", st.spec().job_id(),
-                                 v1::Setting_Name(st.spec().setting()), JobWord(st),
-                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size(),
-                                 st.error().empty() ? "" : "  " + st.error());
+    std::cout << absl::StrFormat(
+        "%-24s %-18s %-28s %-11s %d/%d accepted%s\n", Shown(st.spec().job_id()),
+        v1::Setting_Name(st.spec().setting()), JobWord(st), absl::StrCat(p.done, "/", p.total),
+        accepted, st.parties_size(), st.error().empty() ? "" : "  " + Shown(st.error()));
   }
   return 0;
 }
@@ -576,7 +584,7 @@ int Watch(const ClientArgs& a) {
                                             {"status", word},
                                             {"rounds_completed", p.done},
                                             {"rounds_total", p.total},
-                                            {"error", st->error()}}
+                                            {"error", Shown(st->error())}}
                                  .dump()
                            : absl::StrFormat("job %s: %s, %s", a.job_id, word, ProgressText(*st)))
                 << "\n"
@@ -585,7 +593,7 @@ int Watch(const ClientArgs& a) {
     }
     if (st->state() == v1::JOB_STATE_FINISHED) return 0;
     if (st->state() == v1::JOB_STATE_FAILED) {
-      if (!a.json) std::cout << "failed: " << st->error() << "\n";
+      if (!a.json) std::cout << "failed: " << Shown(st->error()) << "\n";
       return 1;
     }
     // A bounded poll of the server's state (it has no push channel).

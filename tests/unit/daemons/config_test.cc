@@ -86,8 +86,14 @@ TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
   ASSERT_FALSE(remote.ok());
   EXPECT_NE(remote.status().message().find("dashboard_listen"), std::string::npos);
   EXPECT_NE(remote.status().message().find("dashboard_allow_remote: true"), std::string::npos);
-  EXPECT_TRUE(server::ParseServerConfig(
-                  "dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml")
+  // Off loopback, anyone reaching the port would read the jobs: a token file
+  // is required as well (issue 55).
+  EXPECT_FALSE(server::ParseServerConfig(
+                   "dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml")
+                   .ok());
+  EXPECT_TRUE(server::ParseServerConfig("dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: "
+                                        "true\ndashboard_token_file: /etc/t\n",
+                                        "s.yaml")
                   .ok());
   EXPECT_FALSE(server::ParseServerConfig("dashboard_listen: 8080\n", "s.yaml").ok());
 }

@@ -623,5 +623,53 @@ TEST_F(JobCoordinatorTest, CancelEndsRunningAndQueuedJobsOnly) {
   EXPECT_EQ(coordinator_->CancelJob("nope", "alice").status().code(), absl::StatusCode::kNotFound);
 }
 
+// Issue 55: any operator could cancel any operator's job.
+TEST_F(JobCoordinatorTest, OnlyTheSubmitterOrAnAdminCancels) {
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(5), "alice"), IsOk());
+  v1::JobSpec queued = Spec(1);
+  queued.set_job_id("k");
+  ASSERT_THAT(coordinator_->SubmitJob(queued, "alice"), IsOk());
+  WaitTask("a", v1::TASK_KIND_OFFER);  // j is active, k waits behind it
+  for (const char* job : {"j", "k"}) {
+    const absl::Status refused = coordinator_->CancelJob(job, "mallory", /*admin=*/false).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+    EXPECT_NE(refused.message().find("admin_operators"), std::string::npos) << refused;
+  }
+  EXPECT_THAT(coordinator_->CancelJob("k", "alice", /*admin=*/false), IsOk());
+  EXPECT_THAT(coordinator_->CancelJob("j", "root", /*admin=*/true), IsOk());
+  auto j = coordinator_->GetJob("j");
+  ASSERT_THAT(j, IsOk());
+  EXPECT_EQ(j->error(), "cancelled by operator root");
+  // The submitter is kept across a restart (a column of the jobs table).
+  v1::JobSpec later = Spec(1);
+  later.set_job_id("m");
+  ASSERT_THAT(coordinator_->SubmitJob(later, "alice"), IsOk());
+  coordinator_.reset();
+  store_.reset();
+  Open();
+  EXPECT_EQ(coordinator_->CancelJob("m", "mallory", false).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(coordinator_->CancelJob("m", "alice", false), IsOk());
+}
+
+// Issue 55: an 8 MB refusal is stored cut and escaped, and job views bound
+// what an older database holds.
+TEST_F(JobCoordinatorTest, ARefusalIsStoredBoundedAndEscaped) {
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  v1::OfferReply no;
+  no.set_job_id("j");
+  no.set_accept(false);
+  no.set_refusal("\x1b[2K" + std::string(8'000'000, 'r'));
+  ASSERT_THAT(coordinator_->ReplyOffer("a", no), IsOk());
+  auto st = coordinator_->GetJob("j");
+  ASSERT_THAT(st, IsOk());
+  const std::string& refusal = st->parties(0).refusal();
+  EXPECT_LT(refusal.size(), 600u);
+  EXPECT_EQ(refusal.rfind("\\x1b[2Krrr", 0), 0u) << refusal.substr(0, 40);
+  EXPECT_NE(refusal.find("more bytes]"), std::string::npos);
+  EXPECT_LT(st->ByteSizeLong(), size_t{64} << 10);
+}
+
 }  // namespace
 }  // namespace fedmf::server

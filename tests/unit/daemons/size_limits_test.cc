@@ -114,7 +114,10 @@ TEST(SizeLimitsTest, HostHelloAndTheLimitsThemselves) {
 TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
   auto c = ParseServerConfig(
       "limits:\n  max_users: 5\n  max_items: 6\n  max_dim: 7\n  max_devices: 8\n"
-      "  max_parties: 9\n  max_matrix_values: 10\nmax_threads: 40\nmax_concurrent_polls: 20\n",
+      "  max_parties: 9\n  max_matrix_values: 10\nmax_threads: 40\nmax_concurrent_polls: 20\n"
+      "calls:\n  operators: 4\n  operators_per_peer: 2\n  parties: 8\n  parties_per_peer: 3\n"
+      "  device_hosts: 8\n  device_hosts_per_peer: 4\n  others: 2\n  others_per_peer: 1\n"
+      "  idle_seconds: 30\n  max_seconds: 600\n",
       "s.yaml");
   ASSERT_THAT(c, IsOk());
   EXPECT_EQ(c->coordinator.limits.max_users, 5);
@@ -125,17 +128,80 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
   EXPECT_EQ(c->coordinator.limits.max_matrix_values, 10);
   EXPECT_EQ(c->max_threads, 40);
   EXPECT_EQ(c->max_concurrent_polls, 20);
+  EXPECT_EQ(c->calls.operators.calls, 4);
+  EXPECT_EQ(c->calls.parties.calls_per_peer, 3);
+  EXPECT_EQ(c->calls.device_hosts.calls_per_peer, 4);
+  EXPECT_EQ(c->calls.idle, absl::Seconds(30));
+  EXPECT_EQ(c->calls.max, absl::Seconds(600));
   auto d = ParseServerConfig("listen: x\n", "s.yaml");
   ASSERT_THAT(d, IsOk());
   EXPECT_EQ(d->coordinator.limits.max_items, 1000000);
-  EXPECT_EQ(d->max_threads, 256);
+  EXPECT_EQ(d->max_threads, 320);
   EXPECT_EQ(d->max_concurrent_polls, 128);
   auto zero = ParseServerConfig("limits:\n  max_items: 0\n", "s.yaml");
   EXPECT_TRUE(Has(zero.status(), "limits.max_items")) << zero.status();
   auto typo = ParseServerConfig("limits:\n  max_itemz: 5\n", "s.yaml");
   EXPECT_FALSE(typo.ok());
   auto polls = ParseServerConfig("max_threads: 16\nmax_concurrent_polls: 16\n", "s.yaml");
-  EXPECT_TRUE(Has(polls.status(), "key 'max_concurrent_polls'")) << polls.status();
+  EXPECT_FALSE(polls.ok());
+  auto polls2 = ParseServerConfig("max_concurrent_polls: 320\n", "s.yaml");
+  EXPECT_TRUE(Has(polls2.status(), "key 'max_concurrent_polls'")) << polls2.status();
+}
+
+TEST(SizeLimitsTest, CallQuotasMustLeaveEveryRoleItsThreads) {
+  // The pools add up to more threads than gRPC may start.
+  auto over = ParseServerConfig("max_threads: 100\n", "s.yaml");
+  EXPECT_TRUE(Has(over.status(), "keys 'calls.*'")) << over.status();
+  auto per_peer = ParseServerConfig("calls:\n  parties: 8\n  parties_per_peer: 9\n", "s.yaml");
+  EXPECT_TRUE(Has(per_peer.status(), "calls.parties_per_peer")) << per_peer.status();
+  // An idle deadline shorter than a long poll would cut honest parties off.
+  auto idle = ParseServerConfig("poll_seconds: 30\ncalls:\n  idle_seconds: 40\n", "s.yaml");
+  EXPECT_TRUE(Has(idle.status(), "calls.idle_seconds")) << idle.status();
+  auto fetch = ParseServerConfig("limits:\n  psi_fetch_bytes: 8388608\n", "s.yaml");
+  EXPECT_TRUE(Has(fetch.status(), "limits.psi_fetch_bytes")) << fetch.status();
+  auto typo = ParseServerConfig("calls:\n  partys: 3\n", "s.yaml");
+  EXPECT_FALSE(typo.ok());
+  // A dashboard off loopback needs its token file.
+  auto remote =
+      ParseServerConfig("dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml");
+  EXPECT_TRUE(Has(remote.status(), "dashboard_token_file")) << remote.status();
+  auto with_token = ParseServerConfig(
+      "dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n"
+      "dashboard_token_file: t\n",
+      "s.yaml");
+  EXPECT_THAT(with_token.status(), IsOk());
+}
+
+TEST(SizeLimitsTest, LoopbackIsParsedNotMatchedByPrefix) {
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.1"));
+  EXPECT_TRUE(IsLoopbackHost("127.1.2.3"));
+  EXPECT_TRUE(IsLoopbackHost("::1"));
+  EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_TRUE(IsLoopbackHost("localhost"));
+  EXPECT_FALSE(IsLoopbackHost("127.evil.example"));  // a name, resolving anywhere
+  EXPECT_FALSE(IsLoopbackHost("127.0.0.1.nip.io"));
+  EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
+  EXPECT_FALSE(IsLoopbackHost("::"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+  EXPECT_FALSE(CheckDashboardListen("127.evil.example:8080", false).ok());
+}
+
+TEST(SizeLimitsTest, JobSpecTextIsBounded) {
+  v1::JobSpec spec;
+  spec.set_job_id("hfl-demo_1:2.b");
+  spec.add_roster("party-0");
+  EXPECT_THAT(CheckJobSpecText(spec), IsOk());
+  spec.set_job_id(std::string(129, 'a'));
+  EXPECT_TRUE(Has(CheckJobSpecText(spec), "field 'job_id'"));
+  spec.set_job_id("a\x1b[2Kb");
+  const absl::Status esc = CheckJobSpecText(spec);
+  EXPECT_TRUE(Has(esc, "field 'job_id'"));
+  EXPECT_EQ(std::string(esc.message()).find('\x1b'), std::string::npos);
+  spec.set_job_id("ok");
+  spec.add_roster(std::string(8 << 20, 'p'));
+  const absl::Status huge = CheckJobSpecText(spec);
+  EXPECT_TRUE(Has(huge, "field 'roster'"));
+  EXPECT_LT(huge.message().size(), 200u);
 }
 
 TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {

@@ -282,5 +282,41 @@ TEST(PsiRelayTest, RoutesOnlyWhatTheSenderCanSend) {
   EXPECT_THAT(PsiRelay::Create(1, 10).status(), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// Issue 55: a roster party could queue lists without end (1.28 GB in 4 s).
+TEST(PsiRelayTest, OneListPerSenderAndOriginWithinTheByteBound) {
+  auto relay = PsiRelay::Create(2, 1000, /*max_queued_bytes=*/100 * 32);
+  ASSERT_THAT(relay.status(), IsOk());
+  BlindedList own;
+  own.origin = 1;
+  own.step = 0;
+  own.signer = 1;
+  own.points.resize(60);
+  own.signature = {1, 2, 3};
+  EXPECT_THAT(relay->SubmitList(1, own), IsOk());
+  EXPECT_THAT(relay->SubmitList(1, own), IsOk());  // a resend: not queued twice
+  EXPECT_EQ(relay->queued_bytes(), 60 * 32);
+  BlindedList other = own;
+  other.signature = {9};
+  EXPECT_THAT(relay->SubmitList(1, other),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("already sent")));
+  BlindedList hop = own;  // party 0's list, hopped by party 1 and going home
+  hop.origin = 0;
+  hop.step = 1;
+  hop.points.resize(50);
+  EXPECT_THAT(relay->SubmitList(1, hop),
+              StatusIs(absl::StatusCode::kResourceExhausted, HasSubstr("3200")));
+  EXPECT_EQ(relay->queued_bytes(), 60 * 32);
+  // Fetched in answers of a bounded size: one list at a time here.
+  auto first = relay->TakeLists(0, 32);
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_FALSE(relay->HasLists(0));
+  EXPECT_EQ(relay->queued_bytes(), 0);
+  EXPECT_THAT(relay->SubmitList(1, hop), IsOk());  // room again
+  EXPECT_TRUE(relay->HasLists(0));
+  auto second = relay->TakeLists(0, 1);  // larger than the bound: alone
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].origin, 0);
+}
+
 }  // namespace
 }  // namespace fedmf::psi
