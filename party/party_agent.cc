@@ -369,12 +369,13 @@ PartyAgent::OfferSizes PartyAgent::SizesToDeclare(const JobRun& run) const {
   const int32_t shared_rows = run.SharedShape().first;
   OfferSizes out;
   if (run.coupling != nullptr) {
-    // A coupling owner's sum is added, never weighted: it declares 1. Its
-    // model's shape is the common file's (no catalogue or alignment).
-    out.users = 1;
-    out.items = 1;
+    // A coupling owner's sum is added, never weighted: its weight is 1. Its
+    // model's shape is the common file's (no catalogue or alignment), and
+    // the split's shared dimension is declared whole, as for FMF.
     out.global_users = static_cast<int32_t>(run.user_ids.size());
     out.global_items = static_cast<int32_t>(run.item_ids.size());
+    out.users = vertical ? out.global_users : 1;
+    out.items = vertical ? 1 : out.global_items;
     return out;
   }
   const bool own_file = catalogue_.has_value() || run.config.align_users;

@@ -333,6 +333,14 @@ class PartyAgentTest : public ::testing::Test {
     store_.reset();
   }
 
+  // A catalogue of `items` ids sku0, sku1, ... in the test's directory.
+  std::string WriteCatalogue(int items) const {
+    const std::string path = dir_ + "/items.txt";
+    std::ofstream out(path);
+    for (int i = 0; i < items; ++i) out << "sku" << i << "\n";
+    return path;
+  }
+
   // V(0) as a server would send it: in the projection's bounds.
   void ServeV(int items, double value = 0.3) {
     fake_.Serve(mf::Matrix::Constant(items, kDim, value));
@@ -637,11 +645,7 @@ TEST_F(PartyAgentTest, FinishTrainsLocallyReportsOnceOptedInAndServesTheModel) {
 // reply carries the catalogue's size (public) and its DP weight, never a count
 // of its own users: a file with one user fewer sends the same shape.
 TEST_F(PartyAgentTest, AnHflPartyWithACatalogueSendsNoUserCountOfItsFile) {
-  const std::string catalogue = dir_ + "/items.txt";
-  {
-    std::ofstream out(catalogue);
-    for (int i = 0; i < 12; ++i) out << "sku" << i << "\n";
-  }
+  const std::string catalogue = WriteCatalogue(12);
   auto digest = data::Catalogue::Load(catalogue);
   ASSERT_THAT(digest, IsOk());
   const std::string file = dir_ + "/own.csv";
@@ -697,11 +701,7 @@ TEST_F(PartyAgentTest, ARosterWithAnUnlistedPartnerIsRefusedNamingIt) {
 // A failure on the party's data reaches the server as the rule and the fix
 // only: no item id, no count, no path (those stay in the party's log).
 TEST_F(PartyAgentTest, ARefusalCausedByTheDataCarriesNoneOfIt) {
-  const std::string catalogue = dir_ + "/items.txt";
-  {
-    std::ofstream out(catalogue);
-    for (int i = 0; i < 5; ++i) out << "sku" << i << "\n";
-  }
+  const std::string catalogue = WriteCatalogue(5);
   auto digest = data::Catalogue::Load(catalogue);
   ASSERT_THAT(digest, IsOk());
   const std::string file = dir_ + "/customer-file.csv";
