@@ -1,5 +1,9 @@
 #include "party/party_agent.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <openssl/sha.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,7 +13,9 @@
 #include <tuple>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
@@ -32,6 +38,52 @@
 #include "party/state_id.h"
 
 namespace fedmf::party {
+namespace {
+
+// Marks a refusal whose text may go to the server as it is: it says which
+// rule of the party's policy or which job field refused the job, from the
+// job and the policy alone (PublicRefusal). Every other failure reaches the
+// server as RefusalText's fixed sentence, its detail only in the party's log
+// (issue #54: texts built from the data carry ids, counts and paths).
+constexpr char kPublicRefusal[] = "type.fedmf.dev/party.public_refusal";
+
+absl::Status PublicRefusal(absl::Status s) {
+  s.SetPayload(kPublicRefusal, absl::Cord("1"));
+  return s;
+}
+
+bool IsPublicRefusal(const absl::Status& s) { return s.GetPayload(kPublicRefusal).has_value(); }
+
+// What the server is told about a failed job: a public refusal's own text, or
+// the rule and the fix for a failure on the party's data.
+std::string RefusalText(const absl::Status& s) {
+  if (IsPublicRefusal(s)) return std::string(s.message());
+  return "the party cannot run this job on its data (its rows, ids or files do not fit the job); "
+         "the party's operator finds the reason in the party's log";
+}
+
+std::string SpecDigest(const v1::JobSpec& spec) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.SetSerializationDeterministic(true);
+    spec.SerializeToCodedStream(&coded);
+  }
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), digest);
+  return std::string(reinterpret_cast<const char*>(digest), sizeof(digest));
+}
+
+absl::Status JobIdReused(const v1::JobSpec& spec) {
+  return absl::AlreadyExistsError(absl::StrCat(
+      "job id '", spec.job_id(),
+      "' was already used for another job this party took part in (another spec): every job "
+      "needs a new job id"));
+}
+
+}  // namespace
+
 PartyAgent::PartyAgent(PartyConfig config, PartyStore* store,
                        std::shared_ptr<grpc::Channel> channel)
     : config_(std::move(config)),
@@ -80,19 +132,22 @@ absl::Status PartyAgent::Init() {
         "who knows it (tests and demos only)");
   }
   ASSIGN_OR_RETURN(auto entries, store_->LoadLedger());
+  ASSIGN_OR_RETURN(auto alignments, store_->Alignments());
   absl::MutexLock lock(&mu_);
+  alignment_log_ = std::move(alignments);
   for (const dp::LedgerEntry& e : entries) {
     // Replaying history must not be refused by today's (maybe lower) budget:
     // the spend happened. Budget checks apply to new charges only.
     RETURN_IF_ERROR(ledger_.Restore(e));
   }
-  spdlog::info("ledger: {} entries, epsilon spent {:.4f} of {}", entries.size(),
-               SpentEpsilonLocked(), config_.policy.max_epsilon);
+  spdlog::info("ledger: {} entries, epsilon spent per rating {:.4f}, per user {:.4f}, of {} each",
+               entries.size(), SpentEpsilonLocked(dp::LedgerUnit::kRating),
+               SpentEpsilonLocked(dp::LedgerUnit::kUser), config_.policy.max_epsilon);
   return absl::OkStatus();
 }
 
-double PartyAgent::SpentEpsilonLocked() const {
-  auto e = ledger_.SpentEpsilon();
+double PartyAgent::SpentEpsilonLocked(dp::LedgerUnit unit) const {
+  auto e = ledger_.SpentEpsilon(unit);
   return e.ok() ? *e : std::numeric_limits<double>::infinity();
 }
 
@@ -258,7 +313,8 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
     // Admission only: the sizes depend on the intersection (HandleAlign).
     auto admitted = Admit(task.spec());
     if (!admitted.ok()) {
-      refusal = std::string(admitted.status().message());
+      refusal = RefusalText(admitted.status());
+      spdlog::warn("refusing job '{}': {}", task.job_id(), admitted.status().message());
     } else {
       {
         absl::MutexLock lock(&mu_);
@@ -271,13 +327,13 @@ absl::Status PartyAgent::HandleOffer(const v1::Task& task) {
     // Admission (range, policy, budget) runs before any data is read.
     auto run = CreateRun(task.spec());
     if (!run.ok()) {
-      refusal = std::string(run.status().message());
+      refusal = RefusalText(run.status());
+      spdlog::warn("refusing job '{}': {}", task.job_id(), run.status().message());
     } else {
       return ReplyWithSizes(task.job_id(), **run);
     }
   }
   if (!refusal.empty()) {
-    spdlog::warn("refusing job '{}': {}", task.job_id(), refusal);
     reply.set_accept(false);
     reply.set_refusal(refusal);
   } else {
@@ -292,26 +348,61 @@ absl::Status PartyAgent::ReplyWithSizes(const std::string& job_id, const JobRun&
   v1::OfferReply reply;
   reply.set_party(config_.name);
   reply.set_job_id(job_id);
-  // Sizes (docs/privacy.md, party-bytes): the global catalogues are public;
-  // a VFL party's item count is its share of the catalogue (public); an
-  // HFL party's user count is the DP size release's estimate (weight()); an
-  // aligned VFL job's user count is the intersection's size, which every
-  // party and the server learn from the alignment itself.
-  const int32_t global_users = static_cast<int32_t>(run.user_ids.size());
-  const int32_t global_items = static_cast<int32_t>(run.item_ids.size());
-  const bool vertical = run.config.split == fmf::SplitKind::kVertical;
-  // A coupling owner's sum is added, never weighted: it declares 1, so no
-  // data-dependent size leaves it.
-  const int32_t weight = run.coupling != nullptr ? 1 : static_cast<int32_t>(run.session->weight());
+  const OfferSizes sizes = SizesToDeclare(run);
   reply.set_accept(true);
-  reply.set_users(vertical ? global_users : weight);
-  reply.set_items(vertical ? weight : global_items);
-  reply.set_global_users(global_users);
-  reply.set_global_items(global_items);
+  reply.set_users(sizes.users);
+  reply.set_items(sizes.items);
+  reply.set_global_users(sizes.global_users);
+  reply.set_global_items(sizes.global_items);
   spdlog::info("accepted job '{}'", job_id);
   v1::Ack ack;
   auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
+}
+
+PartyAgent::OfferSizes PartyAgent::SizesToDeclare(const JobRun& run) const {
+  // Only sizes the server may know leave (docs/privacy.md, party-bytes):
+  // the shared matrix's rows from a public source, and a weight that is a
+  // DP release or a count the party declared public. Never a count of the
+  // party's own file.
+  const bool vertical = run.config.split == fmf::SplitKind::kVertical;
+  const int32_t shared_rows = run.SharedShape().first;
+  OfferSizes out;
+  if (run.coupling != nullptr) {
+    // A coupling owner's sum is added, never weighted: its weight is 1. Its
+    // model's shape is the common file's (no catalogue or alignment), and
+    // the split's shared dimension is declared whole, as for FMF.
+    out.global_users = static_cast<int32_t>(run.user_ids.size());
+    out.global_items = static_cast<int32_t>(run.item_ids.size());
+    out.users = vertical ? out.global_users : 1;
+    out.items = vertical ? 1 : out.global_items;
+    return out;
+  }
+  const bool own_file = catalogue_.has_value() || run.config.align_users;
+  if (vertical) {
+    // U's rows: the aligned users (the intersection every party and the
+    // server know from the PSI) or the common file's users.
+    out.users = out.global_users = shared_rows;
+    // The weight m_k: the party's share of the common file's items under the
+    // job's public split, or with a file of its own only what it declared
+    // public (data.public_item_count), else 1.
+    if (own_file) {
+      out.items = out.global_items = std::max(1, config_.data.public_item_count);
+    } else {
+      out.items = static_cast<int32_t>(run.session->weight());
+      out.global_items = static_cast<int32_t>(run.item_ids.size());
+    }
+    return out;
+  }
+  // HFL: V's rows are the catalogue's items (public) or the common file's.
+  out.items = out.global_items = shared_rows;
+  // The weight n_k: the DP size release's estimate (non-private jobs, which
+  // the party's policy must allow, release n_k itself).
+  out.users = static_cast<int32_t>(run.session->weight());
+  // The federation's user count is the common file's; a party with a file
+  // of its own has no shared user index, and its user count is private.
+  out.global_users = own_file ? 0 : static_cast<int32_t>(run.user_ids.size());
+  return out;
 }
 
 absl::StatusOr<std::vector<std::string>> PartyAgent::AlignUsers(const v1::Task& task) {
@@ -320,17 +411,78 @@ absl::StatusOr<std::vector<std::string>> PartyAgent::AlignUsers(const v1::Task& 
   if (!admitted.config().align_users) {
     return absl::InvalidArgumentError("an ALIGN task for a job that does not align users");
   }
+  // The party's PSI policy, before its key touches any list: how often it
+  // aligns with the same partners (each run shows them which of the ids they
+  // bring are this party's users), counted in its own database.
+  const std::vector<std::string> roster(task.spec().roster().begin(), task.spec().roster().end());
+  const std::string partners = PartnerSetKey(config_.name, roster);
+  const int64_t now = absl::ToUnixSeconds(absl::Now());
+  ASSIGN_OR_RETURN(const int64_t recent, store_->AlignmentsSince(partners, now - 24 * 3600));
+  if (recent >= config_.policy.max_alignments_per_day) {
+    return PublicRefusal(absl::ResourceExhaustedError(absl::StrCat(
+        "this party's policy allows ", config_.policy.max_alignments_per_day,
+        " private set intersections per 24 hours with the same partners and that many were "
+        "started (policy.max_alignments_per_day): retry later, or its operator raises the "
+        "limit")));
+  }
   ASSIGN_OR_RETURN(data::Dataset dataset, TakeOwnData());
+  std::vector<std::string> own_ids = data::DistinctUserIds(dataset);
+  const int64_t own_size = static_cast<int64_t>(own_ids.size());
+  // Recorded before the first list leaves, so a crash mid-run still counts.
+  ASSIGN_OR_RETURN(const int64_t seq,
+                   store_->BeginAlignment(task.job_id(), now, partners, own_size));
+  PartyStore::AlignmentRecord record{seq, task.job_id(), now, partners, own_size, "",
+                                     -1,  "started"};
+  {
+    absl::MutexLock lock(&mu_);
+    alignment_log_.push_back(record);
+  }
   PsiClientOptions o;
   o.party = config_.name;
   o.job_id = task.job_id();
   o.session = task.psi_session();
   o.index = task.psi_index();
   o.ring.assign(task.psi_ring().begin(), task.psi_ring().end());
-  o.roster.assign(task.spec().roster().begin(), task.spec().roster().end());
+  o.roster = roster;
   o.threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   o.tls = tls_files_;
-  return RunPsiClient(stub_.get(), o, data::DistinctUserIds(dataset));
+  o.max_list_ratio = config_.policy.max_partner_list_ratio;
+  std::map<std::string, int64_t> sizes;
+  absl::StatusOr<std::vector<std::string>> shared =
+      RunPsiClient(stub_.get(), o, std::move(own_ids), &sizes);
+  std::vector<std::string> shown;
+  for (const auto& [name, size] : sizes) shown.push_back(absl::StrCat(name, "=", size));
+  std::string outcome = "aligned";
+  if (!shared.ok()) {
+    outcome = shared.status().code() == absl::StatusCode::kResourceExhausted
+                  ? "refused: policy.max_partner_list_ratio"
+                  : absl::StrCat("failed: ", shared.status().message());
+  }
+  record.partner_sizes = absl::StrJoin(shown, ",");
+  record.shared = shared.ok() ? static_cast<int64_t>(shared->size()) : -1;
+  record.outcome = outcome;
+  if (absl::Status s =
+          store_->EndAlignment(seq, record.partner_sizes, record.shared, record.outcome);
+      !s.ok()) {
+    spdlog::error("job '{}': cannot record the alignment's end: {}", task.job_id(), s.message());
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    for (PartyStore::AlignmentRecord& r : alignment_log_) {
+      if (r.seq == seq) r = record;
+    }
+  }
+  if (shared.ok()) return shared;
+  spdlog::warn("job '{}': private set intersection: {} (own list {} ids; partners' lists {})",
+               task.job_id(), shared.status().message(), own_size, absl::StrJoin(shown, ", "));
+  if (shared.status().code() == absl::StatusCode::kResourceExhausted) {
+    return PublicRefusal(absl::ResourceExhaustedError(absl::StrCat(
+        "a partner's list holds more than ", config_.policy.max_partner_list_ratio,
+        " times as many ids as this party's (policy.max_partner_list_ratio): the partners "
+        "align lists of comparable size, or this party's operator raises the ratio")));
+  }
+  return PublicRefusal(absl::AbortedError(
+      "the private set intersection did not complete (the party's log has the reason)"));
 }
 
 absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
@@ -360,16 +512,43 @@ absl::Status PartyAgent::HandleAlign(const v1::Task& task) {
   reply.set_party(config_.name);
   reply.set_job_id(task.job_id());
   reply.set_accept(false);
-  reply.set_refusal(absl::StrCat("user alignment failed: ", result.message()));
+  reply.set_refusal(absl::StrCat("user alignment failed: ", RefusalText(result)));
   v1::Ack ack;
   auto ctx = net::DeadlineContext(absl::Seconds(10));
   return net::FromGrpc(stub_->ReplyOffer(ctx.get(), reply, &ack));
 }
 
 absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
+  ASSIGN_OR_RETURN(fmf::AdmittedJob admitted, AdmitBySpec(spec));
+  // A job id names one job for good: recorded at its first admission, before
+  // any data is read or any byte derived from it leaves (docs/privacy.md,
+  // party-admission: the seeded stream is the job's).
+  if (absl::Status s =
+          store_->RecordJob(spec.job_id(), SpecDigest(spec), absl::ToUnixSeconds(absl::Now()));
+      !s.ok()) {
+    if (s.code() == absl::StatusCode::kAlreadyExists) return PublicRefusal(JobIdReused(spec));
+    return s;
+  }
+  return admitted;
+}
+
+absl::StatusOr<fmf::AdmittedJob> PartyAgent::AdmitBySpec(const v1::JobSpec& spec) {
   auto job = net::JobConfigFromSpec(spec);
-  if (!job.ok())
-    return absl::InvalidArgumentError(absl::StrCat("malformed job: ", job.status().message()));
+  if (!job.ok()) {
+    return PublicRefusal(
+        absl::InvalidArgumentError(absl::StrCat("malformed job: ", job.status().message())));
+  }
+  // The party chooses its partners: a roster naming anyone it does not train
+  // with is refused before anything else (the names are the server's own).
+  const std::vector<std::string> roster(spec.roster().begin(), spec.roster().end());
+  if (std::string refusal = PartnerRefusal(config_.policy, config_.name, roster);
+      !refusal.empty()) {
+    return PublicRefusal(absl::PermissionDeniedError(refusal));
+  }
+  {
+    ASSIGN_OR_RETURN(std::optional<std::string> known, store_->JobSpecDigest(spec.job_id()));
+    if (known.has_value() && *known != SpecDigest(spec)) return PublicRefusal(JobIdReused(spec));
+  }
   // The policy sees the job as the party would run it (its own R) and the
   // budget the rest of this job would take: the steps its plan charges minus
   // what the ledger already holds for it (a rejoin after a restart).
@@ -393,12 +572,13 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
       }
       charged = grad_charged;
       const int64_t remaining = std::max<int64_t>(0, plan.steps - charged);
+      const dp::LedgerUnit unit = fmf::ChargeUnit(config);
       std::vector<dp::LedgerEntry> rest{
-          {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining}};
+          {config.job_id, 0, plan.sample_rate, plan.noise_multiplier, remaining, unit}};
       // A coupling job makes no size release (count_noise_multiplier 0).
       if (plan.count_noise_multiplier > 0) {
-        rest.push_back(
-            {config.job_id, count_round, 1.0, plan.count_noise_multiplier, count_charged ? 0 : 1});
+        rest.push_back({config.job_id, count_round, 1.0, plan.count_noise_multiplier,
+                        count_charged ? 0 : 1, unit});
       }
       auto e = ledger_.EpsilonWith(rest);
       would_be = e.ok() ? *e : std::numeric_limits<double>::infinity();
@@ -410,11 +590,15 @@ absl::StatusOr<fmf::AdmittedJob> PartyAgent::Admit(const v1::JobSpec& spec) {
     }
     return refusal;
   };
-  return fmf::AdmittedJob::Admit(
+  // Admission's refusals are functions of the job and the party's policy and
+  // ledger, never of its data: they go to the server as they are.
+  absl::StatusOr<fmf::AdmittedJob> admitted = fmf::AdmittedJob::Admit(
       *job,
       {DeclaredRange(config_.data), config_.noise_seed, absl::StrCat("party-", config_.data.index),
-       config_.local_threads},
+       config_.local_threads, /*pad_stage3=*/true},
       policy);
+  if (!admitted.ok()) return PublicRefusal(admitted.status());
+  return admitted;
 }
 
 absl::StatusOr<data::Dataset> PartyAgent::LoadOwnData() const {
@@ -518,6 +702,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     run.plan = plan;
     run.user_ids = std::move(user_ids);
     run.item_ids = std::move(item_ids);
+    run.spec_digest = SpecDigest(spec);
     RETURN_IF_ERROR(CreateCouplingOwner(std::move(admitted), *federation, index, &run));
     JobRun& stored = runs_[spec.job_id()] = std::move(run);
     return &stored;
@@ -546,6 +731,7 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
     }
   }
   JobRun& run = runs_[spec.job_id()];
+  run.spec_digest = SpecDigest(spec);
   run.config = config;
   run.plan = plan;
   run.user_ids = std::move(user_ids);
@@ -654,7 +840,10 @@ v1::PrivacyReport PartyAgent::MakeReport(const std::string& job_id, int32_t roun
   report.set_round(round);
   {
     absl::MutexLock lock(&mu_);
-    report.set_epsilon_spent(run.plan.private_training ? SpentEpsilonLocked() : 0.0);
+    // The ledger's epsilon in this job's unit (per rating or per user): the
+    // two units are never added into one number (dp::LedgerUnit).
+    report.set_epsilon_spent(
+        run.plan.private_training ? SpentEpsilonLocked(fmf::ChargeUnit(run.config)) : 0.0);
     if (run.plan.private_training) {
       auto job = ledger_.JobEpsilon(job_id);
       report.set_job_epsilon(job.ok() ? *job : std::numeric_limits<double>::infinity());
@@ -683,7 +872,12 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::FindOrCreateRun(const v1::Task& 
   {
     absl::MutexLock lock(&mu_);
     auto it = runs_.find(task.job_id());
-    if (it != runs_.end()) return &it->second;
+    if (it != runs_.end()) {
+      // The run is the job it was admitted as: a task under its id with
+      // another spec is a second job, refused like its offer.
+      if (it->second.spec_digest != SpecDigest(task.spec())) return JobIdReused(task.spec());
+      return &it->second;
+    }
   }
   // Restarted (or never offered in this process): rebuild and rejoin.
   auto created = CreateRun(task.spec());
@@ -825,7 +1019,10 @@ v1::LedgerResponse PartyAgent::LedgerSnapshot() {
   v1::LedgerResponse out;
   out.set_max_epsilon(ledger_.max_epsilon());
   out.set_delta(ledger_.delta());
-  out.set_epsilon_spent(ledger_.entries().empty() ? 0.0 : SpentEpsilonLocked());
+  const bool empty = ledger_.entries().empty();
+  out.set_epsilon_spent(empty ? 0.0 : SpentEpsilonLocked(dp::LedgerUnit::kUnrecorded));
+  out.set_epsilon_per_rating(empty ? 0.0 : SpentEpsilonLocked(dp::LedgerUnit::kRating));
+  out.set_epsilon_per_user(empty ? 0.0 : SpentEpsilonLocked(dp::LedgerUnit::kUser));
   for (const dp::LedgerEntry& e : ledger_.entries()) {
     v1::LedgerEntry* p = out.add_entries();
     p->set_job_id(e.job_id);
@@ -833,6 +1030,17 @@ v1::LedgerResponse PartyAgent::LedgerSnapshot() {
     p->set_sample_rate(e.sample_rate);
     p->set_noise_multiplier(e.noise_multiplier);
     p->set_steps(e.steps);
+    p->set_granularity(dp::LedgerUnitName(e.unit));
+  }
+  for (const PartyStore::AlignmentRecord& r : alignment_log_) {
+    v1::AlignmentRecord* a = out.add_alignments();
+    a->set_job_id(r.job_id);
+    a->set_started_unix(r.started_unix);
+    a->set_partners(r.partners);
+    a->set_own_size(r.own_size);
+    a->set_partner_sizes(r.partner_sizes);
+    a->set_shared(r.shared);
+    a->set_outcome(r.outcome);
   }
   return out;
 }

@@ -65,6 +65,7 @@ class PartyAgent {
 
  private:
   struct JobRun {
+    std::string spec_digest;  // SHA-256 of the spec it was admitted with
     fmf::JobConfig config;
     fmf::NoisePlan plan;
     std::vector<std::string> user_ids;  // dense global id -> id in the file
@@ -89,6 +90,13 @@ class PartyAgent {
   absl::StatusOr<std::vector<std::string>> AlignUsers(const v1::Task& task);
   // An accepting reply with the run's sizes.
   absl::Status ReplyWithSizes(const std::string& job_id, const JobRun& run);
+  // The sizes an accepting OfferReply carries (docs/privacy.md, party-bytes):
+  // the shared matrix's rows from a public source and a DP or declared
+  // weight; never a count of the party's own file.
+  struct OfferSizes {
+    int32_t users = 0, items = 0, global_users = 0, global_items = 0;
+  };
+  OfferSizes SizesToDeclare(const JobRun& run) const;
   // `next` receives the task after this one when the upload's response
   // carries it (UploadResponse.next_task); left empty otherwise.
   absl::Status HandleRound(const v1::Task& task, std::optional<v1::Task>* next);
@@ -100,8 +108,12 @@ class PartyAgent {
   absl::Status CreateCouplingOwner(fmf::AdmittedJob admitted, const data::Federation& federation,
                                    int32_t index, JobRun* run) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The trust boundary: the server's spec -> a job validated against this
-  // party's range, policy and budget, with the party's own randomness.
+  // party's partners, range, policy and budget, with the party's own
+  // randomness; the job id recorded for good (a second job under it is
+  // refused). Its refusals are public (they name the rule and the fix).
   absl::StatusOr<fmf::AdmittedJob> Admit(const v1::JobSpec& spec);
+  // Admit's checks, without recording the job id.
+  absl::StatusOr<fmf::AdmittedJob> AdmitBySpec(const v1::JobSpec& spec);
   // The party's data, checked against its declared rating range.
   absl::StatusOr<data::Dataset> LoadOwnData() const;
   // The data Init validated if its source is unchanged since (handed over
@@ -125,7 +137,7 @@ class PartyAgent {
   // The privacy report after `round` (its last release) or Stage 3.
   v1::PrivacyReport MakeReport(const std::string& job_id, int32_t round, const JobRun& run);
   absl::Status SendReport(const v1::PrivacyReport& report);
-  double SpentEpsilonLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  double SpentEpsilonLocked(dp::LedgerUnit unit) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The run of a finished job ("" = the last one), for the admin service.
   absl::StatusOr<const JobRun*> FinishedRunLocked(const std::string& job_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -163,6 +175,8 @@ class PartyAgent {
   std::optional<pki::TlsFiles> tls_files_;
   std::string state_id_;  // party/state_id.h; set by Init, sent with Register
   std::string last_finished_job_ ABSL_GUARDED_BY(mu_);
+  // The store's alignment_log, mirrored for the admin endpoint's thread.
+  std::vector<PartyStore::AlignmentRecord> alignment_log_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fedmf::party

@@ -56,6 +56,7 @@ absl::StatusOr<bool> ReadData(config::YamlMap& root, DataRole& d, config::FirstE
   check(data->GetDouble("rating_min", &d.rating_min));
   check(data->GetDouble("rating_max", &d.rating_max));
   check(data->GetString("catalogue", &d.catalogue));
+  check(data->GetInt("public_item_count", &d.public_item_count));
   check(data->Finish());
   return has_range;
 }
@@ -81,6 +82,9 @@ absl::Status ReadPolicy(config::YamlMap& root, Policy& p, config::FirstError& ch
   check(policy.GetString("min_granularity", &p.min_granularity));
   check(policy.GetBool("allow_non_private", &p.allow_non_private));
   check(policy.GetBool("report_metrics", &p.report_metrics));
+  check(policy.GetStringList("allowed_partners", &p.allowed_partners));
+  check(policy.GetInt("max_alignments_per_day", &p.max_alignments_per_day));
+  check(policy.GetDouble("max_partner_list_ratio", &p.max_partner_list_ratio));
   check(policy.Finish());
   return absl::OkStatus();
 }
@@ -103,6 +107,15 @@ absl::Status ValidateDataRole(const DataRole& d, bool has_range, const std::stri
     return bad("data.catalogue",
                "an item catalogue is for HFL with a file of the party's own: set setting: hfl "
                "and parties: 1 (VFL aligns users by a private set intersection instead)");
+  }
+  if (d.public_item_count < 0) {
+    return bad("data.public_item_count",
+               "must be >= 0 (0 or unset: the party declares no item count and sends 1)");
+  }
+  if (d.public_item_count > 0 && d.setting != "vfl") {
+    return bad("data.public_item_count",
+               "is the weight of a VFL party (setting: vfl); an HFL party's weight is its DP "
+               "size release");
   }
   if (!(d.test_fraction >= 0 && d.test_fraction < 1)) {
     return bad("data.test_fraction", "must be in [0, 1)");
@@ -127,6 +140,17 @@ absl::Status ValidatePolicy(const Policy& p, const std::string& where) {
   if (!(p.delta > 0 && p.delta < 1)) return bad("policy.delta", "must be in (0, 1)");
   if (p.min_granularity != "rating" && p.min_granularity != "user") {
     return bad("policy.min_granularity", "rating or user");
+  }
+  if (p.max_alignments_per_day < 0) {
+    return bad("policy.max_alignments_per_day", "must be >= 0 (0: no private set intersection)");
+  }
+  if (!(p.max_partner_list_ratio > 0) || !std::isfinite(p.max_partner_list_ratio)) {
+    return bad("policy.max_partner_list_ratio",
+               "must be a finite number > 0 (e.g. 4: a partner's list holds at most 4x this "
+               "party's ids)");
+  }
+  for (const std::string& name : p.allowed_partners) {
+    if (name.empty()) return bad("policy.allowed_partners", "an empty certificate name");
   }
   for (const std::string& st : p.allowed_settings) {
     if (st != "hfl" && st != "vfl" && st != "hfl-synsgd" && st != "coupling") {
@@ -227,6 +251,14 @@ std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_
                           " but this party holds ", catalogue_digest,
                           " (data.catalogue): not the same list of items");
     }
+    if (job.item_catalogue.empty() && role.parties == 1 && roster_size > 1) {
+      // Its items would be matched by position, and the file's shape (the
+      // party's own item and user counts) would be the job's.
+      return "the job names no item catalogue and this party's data is a file of its own "
+             "(data.parties: 1): its items would be matched by position; the federation "
+             "publishes an item catalogue, the job sets item_catalogue and the party "
+             "data.catalogue";
+    }
     return "";
   }
   if (!job.align_users && role.parties == 1 && roster_size > 1) {
@@ -235,6 +267,42 @@ std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_
            "align_users: true";
   }
   return "";
+}
+
+std::vector<std::string> UnknownPartners(const Policy& policy, const std::string& own_name,
+                                         const std::vector<std::string>& roster) {
+  std::vector<std::string> unknown;
+  for (const std::string& name : roster) {
+    if (name == own_name) continue;
+    if (std::find(policy.allowed_partners.begin(), policy.allowed_partners.end(), name) !=
+        policy.allowed_partners.end()) {
+      continue;
+    }
+    if (std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
+  }
+  return unknown;
+}
+
+std::string PartnerRefusal(const Policy& policy, const std::string& own_name,
+                           const std::vector<std::string>& roster) {
+  const std::vector<std::string> unknown = UnknownPartners(policy, own_name, roster);
+  if (unknown.empty()) return "";
+  // Names from the server's own roster: nothing of the party's data.
+  return absl::StrCat("the job's roster names ", unknown.size() == 1 ? "a party" : "parties",
+                      " this party does not train with: '", absl::StrJoin(unknown, "', '"),
+                      "' (not in policy.allowed_partners; add ",
+                      unknown.size() == 1 ? "it" : "them", " there to accept jobs with ",
+                      unknown.size() == 1 ? "it" : "them", ")");
+}
+
+std::string PartnerSetKey(const std::string& own_name, const std::vector<std::string>& roster) {
+  std::vector<std::string> others;
+  for (const std::string& name : roster) {
+    if (name != own_name) others.push_back(name);
+  }
+  std::sort(others.begin(), others.end());
+  others.erase(std::unique(others.begin(), others.end()), others.end());
+  return absl::StrJoin(others, ",");
 }
 
 }  // namespace fedmf::party

@@ -35,6 +35,10 @@ struct DataRole {
   // item catalogue (one item id per line). Items are mapped into it by id,
   // and a job naming another catalogue is refused before data is read.
   std::string catalogue;
+  // VFL with align_users: the item count the party declares public (e.g. the
+  // size of its published product list), sent as its averaging weight m_k.
+  // Unset (0): the party sends 1, so nothing about its items leaves it.
+  int32_t public_item_count = 0;
 };
 
 struct Policy {
@@ -48,6 +52,19 @@ struct Policy {
   // charged to the ledger: a release outside the accounting, so off unless
   // the party opts in (local simulations such as `fedmf demo` do).
   bool report_metrics = false;
+  // The parties this party trains with, by certificate name: a job whose
+  // roster names anyone else is refused before data is read, and the
+  // refusal names them (the server chooses rosters; the party chooses its
+  // partners). Empty: every job with another party is refused. The party's
+  // own name need not be listed.
+  std::vector<std::string> allowed_partners;
+  // Private set intersections (align_users jobs): at most this many started
+  // with the same set of partners in any 24 hours (each one shows the
+  // partners which of the ids they bring are this party's users) ...
+  int32_t max_alignments_per_day = 3;
+  // ... and another party's list may hold at most this many times as many ids
+  // as this party's own: a partner cannot probe millions of made-up ids.
+  double max_partner_list_ratio = 4;
 };
 
 struct PartyConfig {
@@ -95,6 +112,19 @@ std::string PolicyRefusal(const Policy& policy, const DataRole& role, const fmf:
 // data.catalogue ("" without one); `roster_size` the job's. Empty = fine.
 std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_digest,
                              const fmf::JobConfig& job, int roster_size);
+
+// The roster names that are neither `own_name` nor in
+// policy.allowed_partners, in roster order (empty = every partner allowed).
+std::vector<std::string> UnknownPartners(const Policy& policy, const std::string& own_name,
+                                         const std::vector<std::string>& roster);
+// The refusal for a roster with unknown partners ("" when there are none):
+// names them and the key that would admit them.
+std::string PartnerRefusal(const Policy& policy, const std::string& own_name,
+                           const std::vector<std::string>& roster);
+
+// The other parties of a roster (without `own_name`), sorted and
+// comma-joined: the key under which private set intersections are counted.
+std::string PartnerSetKey(const std::string& own_name, const std::vector<std::string>& roster);
 
 }  // namespace fedmf::party
 

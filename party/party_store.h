@@ -39,6 +39,38 @@ class PartyStore {
   absl::StatusOr<std::optional<std::vector<std::string>>> Alignment(
       const std::string& job_id) const;
 
+  // Every job this party was admitted to, by id, with the SHA-256 of its spec:
+  // a job id names one job for good (a local noise seed's stream is the
+  // job's), so an id offered again with another spec is a second job the
+  // party refuses. The digest a job was first admitted with, if any.
+  absl::StatusOr<std::optional<std::string>> JobSpecDigest(const std::string& job_id) const;
+  // Records (job_id, digest) unless the id is known; AlreadyExists if it is
+  // known with another digest.
+  absl::Status RecordJob(const std::string& job_id, const std::string& digest,
+                         int64_t unix_seconds);
+
+  // The private set intersections this party started (align_users jobs), one
+  // row each, written before its first list leaves: the partners (the
+  // roster without this party, PartySetKey), the sizes it saw and how it
+  // ended. For the policy's daily limit and the party's own audit.
+  struct AlignmentRecord {
+    int64_t seq = 0;
+    std::string job_id;
+    int64_t started_unix = 0;
+    std::string partners;       // sorted, comma-joined certificate names
+    int64_t own_size = 0;       // this party's distinct user ids
+    std::string partner_sizes;  // "name=size,..." as their lists showed
+    int64_t shared = -1;        // the intersection's size; -1: not reached
+    std::string outcome;        // "started" | "aligned" | "failed: <rule>"
+  };
+  absl::StatusOr<int64_t> BeginAlignment(const std::string& job_id, int64_t started_unix,
+                                         const std::string& partners, int64_t own_size);
+  absl::Status EndAlignment(int64_t seq, const std::string& partner_sizes, int64_t shared,
+                            const std::string& outcome);
+  // Alignments with exactly this partner set started at or after `since_unix`.
+  absl::StatusOr<int64_t> AlignmentsSince(const std::string& partners, int64_t since_unix) const;
+  absl::StatusOr<std::vector<AlignmentRecord>> Alignments() const;
+
  private:
   explicit PartyStore(std::unique_ptr<store::Database> db) : db_(std::move(db)) {}
   absl::Status InsertEntry(const dp::LedgerEntry& entry);

@@ -4,6 +4,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/log/log.h"
@@ -155,9 +156,9 @@ v1::PsiSendRequest ListMessage(const psi::BlindedList& l) {
 
 }  // namespace
 
-absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInterface* stub,
-                                                      const PsiClientOptions& o,
-                                                      std::vector<std::string> own_ids) {
+absl::StatusOr<std::vector<std::string>> RunPsiClient(
+    v1::Coordinator::StubInterface* stub, const PsiClientOptions& o,
+    std::vector<std::string> own_ids, std::map<std::string, int64_t>* partner_sizes) {
   RETURN_IF_ERROR(CheckRing(o));
   Exchange exchange(stub, o);
   const int32_t s = static_cast<int32_t>(o.ring.size());
@@ -195,10 +196,18 @@ absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInter
   options.index = o.index;
   options.num_parties = s;
   options.threads = o.threads;
+  options.max_list_ratio = o.max_list_ratio;
   // Keys, blind and shuffle: always OS entropy (no seed reaches a PSI).
   random::Csprng rng = random::Csprng::FromOsEntropy();
   ASSIGN_OR_RETURN(auto party, psi::PsiParty::Create(std::move(own_ids), options, rng, signer.get(),
                                                      verifier.get()));
+  // However the run ends: the sizes the partners' lists showed.
+  absl::Cleanup report_sizes = [&] {
+    if (partner_sizes == nullptr) return;
+    for (const auto& [origin, size] : party->other_set_sizes()) {
+      (*partner_sizes)[o.ring[origin]] = size;
+    }
+  };
   // 2. Start, hop the others' lists, finish the own one.
   ASSIGN_OR_RETURN(psi::BlindedList start, party->Start());
   RETURN_IF_ERROR(exchange.Send(ListMessage(start)));

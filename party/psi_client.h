@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,14 +35,18 @@ struct PsiClientOptions {
   int threads = 1;
   // Certificates and key; nullopt = --insecure (unsigned, trusting the server).
   std::optional<pki::TlsFiles> tls;
+  // psi::PartyOptions::max_list_ratio (the party's policy.max_partner_list_ratio).
+  double max_list_ratio = 0;
 };
 
 // Runs the PSI to the end. Returns this party's shared user ids in the
 // canonical order (the same rows at every party); `own_ids` are the
 // distinct user ids of its own file. The ids never leave this process.
-absl::StatusOr<std::vector<std::string>> RunPsiClient(v1::Coordinator::StubInterface* stub,
-                                                      const PsiClientOptions& options,
-                                                      std::vector<std::string> own_ids);
+// `partner_sizes`, if given, receives each other party's list size by name
+// as far as the run got (also when it fails), for the party's records.
+absl::StatusOr<std::vector<std::string>> RunPsiClient(
+    v1::Coordinator::StubInterface* stub, const PsiClientOptions& options,
+    std::vector<std::string> own_ids, std::map<std::string, int64_t>* partner_sizes = nullptr);
 
 }  // namespace fedmf::party
 

@@ -61,12 +61,21 @@ absl::StatusOr<mf::Matrix> OwnerSession::RunStep(int32_t round, const mf::Matrix
   }
   ASSIGN_OR_RETURN(CouplingModel model, Adopt(flat_model));
   const CouplingOptions& o = terms_.options;
+  if (round > next_round_) {
+    // Rounds skipped, or an owner rebuilt after a restart: draw from streams
+    // of this round's own, never from where an earlier process drew an
+    // earlier round (a local seed would replay that round's noise).
+    sample_rng_ = sample_rng_.Fork(absl::StrCat("from/", round));
+    noise_rng_ = noise_rng_.Fork(absl::StrCat("from/", round));
+  }
   GradientSum sum = ClippedSum(model, PoissonSampleRatings(train_, o.sample_rate, sample_rng_));
   if (o.noise_multiplier > 0) {
     AddGaussianNoise(o.noise_multiplier * o.clip, noise_rng_, &sum);
     // Charged before the sum exists outside this object; a refusal releases
     // nothing (the drawn noise is discarded with it).
-    RETURN_IF_ERROR(ledger_->Charge({terms_.job_id, round, o.sample_rate, o.noise_multiplier, 1}));
+    // Per rating: the coupling mechanism's neighbours (docs/privacy.md, coupling).
+    RETURN_IF_ERROR(ledger_->Charge(
+        {terms_.job_id, round, o.sample_rate, o.noise_multiplier, 1, dp::LedgerUnit::kRating}));
     ++steps_charged_;
   }
   next_round_ = round + 1;

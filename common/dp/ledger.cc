@@ -1,6 +1,7 @@
 // The per-party privacy ledger: refuse any charge that would overspend.
 #include "common/dp/ledger.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -37,13 +38,50 @@ absl::Status ValidateEntry(const LedgerEntry& e) {
 
 }  // namespace
 
+const char* LedgerUnitName(LedgerUnit unit) {
+  switch (unit) {
+    case LedgerUnit::kRating: return "rating";
+    case LedgerUnit::kUser: return "user";
+    case LedgerUnit::kUnrecorded: break;
+  }
+  return "unrecorded";
+}
+
+LedgerUnit LedgerUnitFromName(std::string_view name) {
+  if (name == "rating") return LedgerUnit::kRating;
+  if (name == "user") return LedgerUnit::kUser;
+  return LedgerUnit::kUnrecorded;
+}
+
 PrivacyLedger::PrivacyLedger(double max_epsilon, double delta)
     : max_epsilon_(max_epsilon), delta_(delta) {}
 
-absl::StatusOr<double> PrivacyLedger::SpentEpsilon() const {
-  ASSIGN_OR_RETURN(EpsilonResult r, accountant_.GetEpsilon(delta_));
+std::vector<RdpAccountant*> PrivacyLedger::AccountantsOf(const LedgerEntry& entry,
+                                                         RdpAccountant& rating,
+                                                         RdpAccountant& user) {
+  switch (entry.unit) {
+    case LedgerUnit::kRating: return {&rating};
+    case LedgerUnit::kUser: return {&user};
+    case LedgerUnit::kUnrecorded: break;
+  }
+  return {&rating, &user};
+}
+
+absl::StatusOr<double> PrivacyLedger::LargerEpsilon(const RdpAccountant& rating,
+                                                    const RdpAccountant& user) const {
+  ASSIGN_OR_RETURN(EpsilonResult r, rating.GetEpsilon(delta_));
+  ASSIGN_OR_RETURN(EpsilonResult u, user.GetEpsilon(delta_));
+  return std::max(r.epsilon, u.epsilon);
+}
+
+absl::StatusOr<double> PrivacyLedger::SpentEpsilon(LedgerUnit unit) const {
+  if (unit == LedgerUnit::kUnrecorded) return SpentEpsilon();
+  ASSIGN_OR_RETURN(EpsilonResult r,
+                   (unit == LedgerUnit::kUser ? user_ : rating_).GetEpsilon(delta_));
   return r.epsilon;
 }
+
+absl::StatusOr<double> PrivacyLedger::SpentEpsilon() const { return LargerEpsilon(rating_, user_); }
 
 absl::StatusOr<double> PrivacyLedger::JobEpsilon(const std::string& job_id) const {
   auto it = by_job_.find(job_id);
@@ -53,21 +91,18 @@ absl::StatusOr<double> PrivacyLedger::JobEpsilon(const std::string& job_id) cons
 }
 
 absl::StatusOr<double> PrivacyLedger::EpsilonWith(const LedgerEntry& entry) const {
-  RETURN_IF_ERROR(ValidateEntry(entry));
-  RdpAccountant with = accountant_;
-  with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
-  ASSIGN_OR_RETURN(EpsilonResult r, with.GetEpsilon(delta_));
-  return r.epsilon;
+  return EpsilonWith(std::vector<LedgerEntry>{entry});
 }
 
 absl::StatusOr<double> PrivacyLedger::EpsilonWith(const std::vector<LedgerEntry>& entries) const {
-  RdpAccountant with = accountant_;
+  RdpAccountant rating = rating_, user = user_;
   for (const LedgerEntry& entry : entries) {
     RETURN_IF_ERROR(ValidateEntry(entry));
-    with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+    for (RdpAccountant* a : AccountantsOf(entry, rating, user)) {
+      a->AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+    }
   }
-  ASSIGN_OR_RETURN(EpsilonResult r, with.GetEpsilon(delta_));
-  return r.epsilon;
+  return LargerEpsilon(rating, user);
 }
 
 absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
@@ -84,22 +119,33 @@ absl::Status PrivacyLedger::Charge(const LedgerEntry& entry) {
           "privacy ledger already charged job '%s' round %d", entry.job_id, entry.round));
     }
   }
-  ASSIGN_OR_RETURN(double spent, SpentEpsilon());
-  // Compose into a copy; only a charge within budget replaces the state.
-  RdpAccountant with = accountant_;
-  with.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
-  absl::StatusOr<EpsilonResult> would_be_result = with.GetEpsilon(delta_);
-  if (!would_be_result.ok()) return would_be_result.status();
-  const double* would_be = &would_be_result->epsilon;
-  if (!(*would_be <= max_epsilon_)) {
+  ASSIGN_OR_RETURN(double spent, SpentEpsilon(entry.unit));
+  // Compose into copies; only a charge within budget replaces the state.
+  RdpAccountant rating = rating_, user = user_;
+  for (RdpAccountant* a : AccountantsOf(entry, rating, user)) {
+    a->AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  }
+  // The entry's unit(s) against the budget (each unit is capped alone).
+  double would_be = 0;
+  if (entry.unit == LedgerUnit::kUnrecorded) {
+    ASSIGN_OR_RETURN(would_be, LargerEpsilon(rating, user));
+  } else {
+    ASSIGN_OR_RETURN(EpsilonResult r,
+                     (entry.unit == LedgerUnit::kUser ? user : rating).GetEpsilon(delta_));
+    would_be = r.epsilon;
+  }
+  if (!(would_be <= max_epsilon_)) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "privacy budget exceeded: charging job '%s' round %d (q=%g, z=%g, steps=%d) would bring "
-        "spent epsilon from %.6g to %.6g, over the budget epsilon=%.6g at delta=%g",
-        entry.job_id, entry.round, entry.sample_rate, entry.noise_multiplier, entry.steps, spent,
-        *would_be, max_epsilon_, delta_));
+        "privacy budget exceeded: charging job '%s' round %d (q=%g, z=%g, steps=%d, per %s) "
+        "would bring the per-%s epsilon from %.6g to %.6g, over the budget epsilon=%.6g at "
+        "delta=%g",
+        entry.job_id, entry.round, entry.sample_rate, entry.noise_multiplier, entry.steps,
+        LedgerUnitName(entry.unit), LedgerUnitName(entry.unit), spent, would_be, max_epsilon_,
+        delta_));
   }
   entries_.push_back(entry);
-  accountant_ = std::move(with);
+  rating_ = std::move(rating);
+  user_ = std::move(user);
   by_job_[entry.job_id].AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
   return absl::OkStatus();
 }
@@ -113,7 +159,9 @@ absl::Status PrivacyLedger::Restore(const LedgerEntry& entry) {
     }
   }
   entries_.push_back(entry);
-  accountant_.AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  for (RdpAccountant* a : AccountantsOf(entry, rating_, user_)) {
+    a->AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
+  }
   by_job_[entry.job_id].AddSteps(entry.sample_rate, entry.noise_multiplier, entry.steps);
   return absl::OkStatus();
 }

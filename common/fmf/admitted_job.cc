@@ -37,9 +37,14 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
       return absl::PermissionDeniedError(refusal);
     }
   }
-  random::Csprng rng = random::Csprng::FromOptionalSeed(local.seed).Fork(local.stream);
+  // The job id is mixed in: under a local seed, two jobs (which a server may
+  // make differ only in V(0)) never share a noise stream, so differencing
+  // their releases cancels nothing (docs/privacy.md, party-admission).
+  random::Csprng rng = random::Csprng::FromOptionalSeed(local.seed)
+                           .Fork(local.stream)
+                           .Fork(absl::StrCat("job/", config.job_id));
   return AdmittedJob(std::move(config), plan, range, std::move(rng), local.seed.has_value(),
-                     std::max(local.threads, 1));
+                     std::max(local.threads, 1), local.pad_stage3);
 }
 
 }  // namespace fedmf::fmf

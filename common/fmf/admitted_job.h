@@ -7,7 +7,8 @@
 //                    agree with it, or the job is refused before data is read);
 //                    clipping bound R and the sensitivity derive from it only
 //   randomness    -> the party's own: OS entropy, or a LOCAL reproducibility
-//                    seed (party config / the CLI that started the process);
+//                    seed (party config / the CLI that started the process)
+//                    forked by the job id (no two jobs share a stream);
 //                    never a value from the job
 //   noise plan    -> recomputed locally from the validated job
 //   policy/budget -> the caller's decision (party policy + ledger) on the
@@ -35,10 +36,17 @@ namespace fedmf::fmf {
 
 // What the party itself knows, independent of the server.
 struct LocalTerms {
-  data::RatingRange range;         // the party's declared rating range
-  std::optional<uint64_t> seed;    // local reproducibility seed; unset = OS entropy
-  std::string stream = "party-0";  // fork label of the party's stream under the seed
-  int32_t threads = 1;             // cores for local SGD epochs (mf::SgdOptions::threads)
+  data::RatingRange range;       // the party's declared rating range
+  std::optional<uint64_t> seed;  // local reproducibility seed; unset = OS entropy
+  // Fork label of the party's stream under the seed; the job id is forked in
+  // after it, so a seed never gives two jobs the same stream.
+  std::string stream = "party-0";
+  int32_t threads = 1;  // cores for local SGD epochs (mf::SgdOptions::threads)
+  // Stage 3's validation-chosen fine-tuning padded to the job's epoch cap
+  // (PartySession::FinetuneOnValidation): its duration, which a daemon's
+  // report and heartbeats show, no longer tells how many epochs were chosen.
+  // The daemons set it; the in-process simulator has no one to hide from.
+  bool pad_stage3 = false;
 };
 
 // The party's policy on a validated job and its locally computed plan:
@@ -72,18 +80,20 @@ class AdmittedJob {
   bool seeded() const { return seeded_; }
   // Cores for the party's local SGD epochs (its own, never the server's).
   int32_t threads() const { return threads_; }
+  bool pad_stage3() const { return pad_stage3_; }
   // The party's randomness; moved out once (by PartySession::Create).
   random::Csprng TakeRng() && { return std::move(rng_); }
 
  private:
   AdmittedJob(JobConfig config, NoisePlan plan, data::RatingRange range, random::Csprng rng,
-              bool seeded, int32_t threads)
+              bool seeded, int32_t threads, bool pad_stage3)
       : config_(std::move(config)),
         plan_(plan),
         range_(range),
         rng_(std::move(rng)),
         seeded_(seeded),
-        threads_(threads) {}
+        threads_(threads),
+        pad_stage3_(pad_stage3) {}
 
   JobConfig config_;
   NoisePlan plan_;
@@ -91,6 +101,7 @@ class AdmittedJob {
   random::Csprng rng_;
   bool seeded_;
   int32_t threads_;
+  bool pad_stage3_;
 };
 
 }  // namespace fedmf::fmf

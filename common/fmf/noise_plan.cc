@@ -43,6 +43,12 @@ absl::StatusOr<NoisePlan> PlanCouplingNoise(const JobConfig& config, NoisePlan p
 
 }  // namespace
 
+dp::LedgerUnit ChargeUnit(const JobConfig& config) {
+  return config.setting != Setting::kCoupling && config.granularity == Granularity::kUser
+             ? dp::LedgerUnit::kUser
+             : dp::LedgerUnit::kRating;
+}
+
 int64_t CountReleaseRound(const JobConfig& config) {
   return static_cast<int64_t>(config.EffectiveRounds()) + 1;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "common/dp/ledger.h"
 #include "common/fmf/job_config.h"
 
 namespace fedmf::fmf {
@@ -45,6 +46,10 @@ inline constexpr double kCountRdpShare = 0.05;
 // The ledger key (round) of the size release: after every round the job can
 // charge (0..T-1 Stage 2, T for VFL Stage 3), so it never collides.
 int64_t CountReleaseRound(const JobConfig& config);
+
+// The unit of every charge a job makes (its granularity; a coupling job is
+// per rating): what its epsilon is about in the party's ledger.
+dp::LedgerUnit ChargeUnit(const JobConfig& config);
 
 // Calibrates z with the RDP accountant so that ChargedSteps() Poisson-
 // subsampled Gaussian steps at rate eta give (epsilon, delta); sensitivities

@@ -94,6 +94,7 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
                                                          std::move(job).TakeRng()));
   PartySession& p = *session;
   p.threads_ = job.threads();
+  p.pad_stage3_ = job.pad_stage3();
   if (p.HoldsOutValidation() && p.data_.train.size() > 1) {
     // Hold out a random fraction of the party's own training ratings for
     // Stage 3's stopping rule. They are dropped from every fit (DP and not),
@@ -188,7 +189,8 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
     return absl::OkStatus();
   }
   // Charge first: nothing computed from the data exists unaccounted.
-  dp::LedgerEntry entry{config_.job_id, key, 1.0, plan_.count_noise_multiplier, 1};
+  dp::LedgerEntry entry{config_.job_id,     key, 1.0, plan_.count_noise_multiplier, 1,
+                        ChargeUnit(config_)};
   RETURN_IF_ERROR(ledger_->Charge(entry));
   random::Csprng count_rng = rng_.Fork("count");
   const double noisy =
@@ -219,7 +221,8 @@ void PartySession::AdoptShared(const mf::Matrix& m) {
 
 absl::Status PartySession::Charge(int64_t round, int64_t steps) {
   if (!plan_.private_training) return absl::OkStatus();
-  dp::LedgerEntry entry{config_.job_id, round, plan_.sample_rate, plan_.noise_multiplier, steps};
+  dp::LedgerEntry entry{config_.job_id,         round, plan_.sample_rate,
+                        plan_.noise_multiplier, steps, ChargeUnit(config_)};
   return ledger_->Charge(entry);
 }
 
@@ -353,6 +356,11 @@ absl::Status PartySession::Pretrain(const mf::Matrix& initial_shared, int32_t st
   // HFL Stage 1: pre-train each U row with V fixed at the server's initial
   // (projected) value; clipping, no noise (nothing leaves the party).
   if (!vertical()) RunStage1PerUser();
+  // Joining after round 0 (a restarted party): the rounds ahead draw from a
+  // stream of their own. A session rebuilt under a local seed would
+  // otherwise draw round t's noise where the first process drew round 0's,
+  // and the server could difference the two releases.
+  if (start_round > 0) rng_ = rng_.Fork(absl::StrCat("join/", start_round));
   next_round_ = start_round;
   phase_ = Phase::kTraining;
   return absl::OkStatus();
@@ -437,6 +445,7 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
   if (engine == Engine::kSgd) {
     for (int32_t e = 0; e < epochs; ++e) {
       RunSgdEpochs(1, ratings);
+      ++local_epochs_run_;
       if (after_epoch && after_epoch()) break;
     }
     return absl::OkStatus();
@@ -460,6 +469,7 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
   }
   for (int32_t e = 0; e < epochs; ++e) {
     grid.RunEpoch(rng_);
+    ++local_epochs_run_;
     if (!after_epoch) continue;
     grid.CopyModelTo(u_, v_);  // what after_epoch looks at
     if (after_epoch()) break;
@@ -480,11 +490,11 @@ absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engin
   mf::ErrorMetrics best = EvaluateValidation();
   const mf::Matrix start_u = u_, start_v = v_;
   mf::EarlyStopping stopping(best.mse, mf::kValidationPatience);
+  int32_t searched = 0;
   if (!stopping.ShouldStop()) {
-    int32_t e = 0;
     RETURN_IF_ERROR(FitEpochs(engine, data_.train, max_epochs, [&] {
       const mf::ErrorMetrics now = EvaluateValidation();
-      if (stopping.Observe(++e, now.mse)) best = now;
+      if (stopping.Observe(++searched, now.mse)) best = now;
       return stopping.ShouldStop();
     }));
   }
@@ -492,14 +502,36 @@ absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engin
   selected_validation_ = best;
   u_ = start_u;
   v_ = start_v;
-  if (best_epochs == 0) return absl::OkStatus();
+  // Padding (a daemon's Stage 3, docs/privacy.md section stage3-timing): the
+  // search and the refit each take max_epochs epochs' time whatever the
+  // validation chose, so the report's timing does not show the choice.
+  RETURN_IF_ERROR(PadEpochs(engine, data_.train, max_epochs - searched, true, "pad/search"));
   // The held-out ratings chose the number of epochs; the final fit runs that
   // many from the same start on every rating the party holds, the held-out
   // ones included (they are its own training data: leaving a tenth of a
   // sparse party's ratings out of the final model costs more than the
   // variance of refitting, docs/results.md section hfl-default).
   std::vector<data::Rating> all = TrainingRatingsWithHeldOut();
-  return FitEpochs(engine, all, best_epochs, nullptr);
+  if (best_epochs > 0) RETURN_IF_ERROR(FitEpochs(engine, all, best_epochs, nullptr));
+  return PadEpochs(engine, all, max_epochs - best_epochs, false, "pad/refit");
+}
+
+absl::Status PartySession::PadEpochs(Engine engine, const std::vector<data::Rating>& ratings,
+                                     int32_t epochs, bool evaluate, const std::string& tag) {
+  if (!pad_stage3_ || epochs <= 0) return absl::OkStatus();
+  const mf::Matrix keep_u = u_, keep_v = v_;
+  std::vector<data::Rating> copy = ratings;  // FitEpochs reorders what it is given
+  random::Csprng pad_rng = rng_.Fork(tag);
+  std::swap(rng_, pad_rng);
+  absl::Status s = FitEpochs(engine, copy, epochs, [&] {
+    // The search's per-epoch work too (selected_validation_ is set by now).
+    if (evaluate) (void)mf::Evaluate(validation_, u_, v_, data_.range, threads_);
+    return false;
+  });
+  std::swap(rng_, pad_rng);
+  u_ = keep_u;
+  v_ = keep_v;
+  return s;
 }
 
 absl::Status PartySession::TrainAlone() {

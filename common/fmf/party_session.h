@@ -110,6 +110,10 @@ class PartySession {
   Phase phase() const { return phase_; }
   int32_t next_round() const { return next_round_; }
   int64_t steps_charged() const { return steps_charged_; }
+  // Local SGD epochs run by the validation-chosen fine-tuning (Stage 3 of
+  // kAlternate), the padding included: with AdmittedJob::pad_stage3 it is
+  // 2 x max_finetune_epochs whatever the validation chose (tests, logs).
+  int64_t local_epochs_run() const { return local_epochs_run_; }
 
   // Test / train error with the party's current matrices; `shared` (when
   // given) replaces the shared matrix, for progress reports during Stage 2.
@@ -176,6 +180,11 @@ class PartySession {
   // that does best on the validation split, then that many from the same
   // start on every training rating. Federated Stage 3 is always kSgd.
   absl::Status FinetuneOnValidation(int32_t max_epochs, Engine engine = Engine::kSgd);
+  // pad_stage3: `epochs` more epochs of the same work on copies of the model,
+  // of `ratings` and of the stream (forked by `tag`), so the time spent does
+  // not tell how many real ones ran; nothing of them is kept.
+  absl::Status PadEpochs(Engine engine, const std::vector<data::Rating>& ratings, int32_t epochs,
+                         bool evaluate, const std::string& tag);
   // Up to `epochs` epochs on U and V over `ratings` with `engine` (kGrid
   // borrows the vector and gives it back reordered: same ratings, no copy).
   // After each epoch `after_epoch`, if set, sees the model in u_ / v_ and
@@ -193,7 +202,9 @@ class PartySession {
   int32_t global_items_;
   dp::PrivacyLedger* ledger_;
   random::Csprng rng_;
-  int32_t threads_ = 1;  // cores for local SGD epochs (AdmittedJob::threads)
+  int32_t threads_ = 1;           // cores for local SGD epochs (AdmittedJob::threads)
+  bool pad_stage3_ = false;       // AdmittedJob::pad_stage3
+  int64_t local_epochs_run_ = 0;  // every epoch FitEpochs ran, padding included
 
   // By user: the ratings the DP (and, at epsilon = inf, noise-free) Stage-2
   // iterations read — clamped and trimmed to theta for per-user DP, else

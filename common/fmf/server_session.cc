@@ -1,5 +1,6 @@
 #include "common/fmf/server_session.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -20,7 +21,28 @@ absl::Status ValidateParties(const std::vector<PartyInfo>& parties) {
   return absl::OkStatus();
 }
 
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 }  // namespace
+
+std::vector<double> CappedWeights(const std::vector<double>& declared,
+                                  const std::vector<bool>& averaged) {
+  std::vector<double> out = declared;
+  for (size_t k = 0; k < declared.size(); ++k) {
+    if (!averaged[k]) continue;
+    std::vector<double> others;
+    for (size_t j = 0; j < declared.size(); ++j) {
+      if (j != k && averaged[j]) others.push_back(declared[j]);
+    }
+    if (others.empty()) continue;  // alone: its weight is the whole average anyway
+    out[k] = std::min(declared[k], kMaxWeightRatio * Median(std::move(others)));
+  }
+  return out;
+}
 
 ServerSession::ServerSession(const JobConfig& config, std::vector<PartyInfo> parties,
                              mf::Matrix shared, int32_t round)

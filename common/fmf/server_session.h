@@ -31,6 +31,18 @@ struct PartyInfo {
   double weight = 0;  // m_k (VFL) or n_k (HFL): sizes the parties declare
 };
 
+// No declared weight may exceed this many times the median of the other
+// averaged parties' weights: a party cannot make its update the average by
+// declaring a huge size (docs/privacy.md, size-release).
+inline constexpr double kMaxWeightRatio = 4.0;
+
+// The averaging weights the server uses: each declared weight capped at
+// kMaxWeightRatio x the median of the others' (`averaged[k]` false: party k
+// is not averaged, e.g. it refused; its weight is kept as is and ignores the
+// others). Deterministic, so a restored job gets the same weights.
+std::vector<double> CappedWeights(const std::vector<double>& declared,
+                                  const std::vector<bool>& averaged);
+
 struct RoundSummary {
   int32_t round = 0;
   std::vector<int32_t> contributors;  // party indices averaged this round

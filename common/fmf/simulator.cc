@@ -128,10 +128,12 @@ absl::StatusOr<int32_t> RunFederation(const JobConfig& config, Parties& parties,
   std::vector<std::unique_ptr<PartySession>>& sessions = parties.sessions;
   std::vector<std::unique_ptr<dp::PrivacyLedger>>& ledgers = parties.ledgers;
   const size_t s = sessions.size();
+  // The weights as fedmf-server averages by them: declared, then capped.
+  std::vector<double> declared;
+  for (size_t k = 0; k < s; ++k) declared.push_back(sessions[k]->weight());
+  const std::vector<double> weights = CappedWeights(declared, std::vector<bool>(s, true));
   std::vector<PartyInfo> infos;
-  for (size_t k = 0; k < s; ++k) {
-    infos.push_back({absl::StrCat("party-", k), sessions[k]->weight()});
-  }
+  for (size_t k = 0; k < s; ++k) infos.push_back({absl::StrCat("party-", k), weights[k]});
   random::Csprng server_rng = root.Fork("server");
   ASSIGN_OR_RETURN(auto server,
                    ServerSession::Create(config, sessions[0]->shared_rows(), infos, server_rng));

@@ -157,6 +157,14 @@ absl::StatusOr<std::optional<BlindedList>> PsiParty::Receive(const BlindedList& 
         absl::StrCat("PSI: a second list from origin ", list.origin, ": refused"));
   }
   other_sizes_[list.origin] = static_cast<int64_t>(list.points.size());
+  if (options_.max_list_ratio > 0 &&
+      static_cast<double>(list.points.size()) >
+          options_.max_list_ratio * static_cast<double>(ids_.size())) {
+    // Before the key is applied: the oversized list learns nothing here.
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "PSI: the list of party ", list.origin, " holds ", list.points.size(), " ids, more than ",
+        options_.max_list_ratio, " x this party's ", ids_.size(), " (max_list_ratio): refused"));
+  }
   BlindedList next;
   next.origin = list.origin;
   next.step = list.step + 1;

@@ -30,6 +30,9 @@
 //    evaluate H(x)^K for a guess x because a list it made up carries no
 //    party's signature, and every party refuses an unsigned, replayed,
 //    duplicated or misrouted list.
+//  - A malicious party learns, for any list it brings (made-up ids
+//    included), which of those ids every other party holds: the intersection
+//    is the point. max_list_ratio bounds the list it may bring.
 //  - The relay can still drop parties (the run fails) or hand out a wrong
 //    intersection: a tag the party does not hold is refused, and different
 //    intersections to different parties fail the confirmation.
@@ -60,6 +63,13 @@ struct PartyOptions {
   // Lists longer than this are refused (a relay must not make a party do
   // unbounded work).
   int64_t max_list_size = 50'000'000;
+  // Another party's list may hold at most this many times as many ids as this
+  // party's own (> 0; 0: no bound). It is checked when the list arrives,
+  // before this party's key touches it: a partner that brings a list of
+  // made-up candidates learns which of them are this party's users only for
+  // the ids it hops through this party, so the bound caps how many it can
+  // probe per alignment (ResourceExhausted, naming the origin and the sizes).
+  double max_list_ratio = 0;
   int32_t threads = 1;  // for the scalar multiplications (results do not depend on it)
 };
 

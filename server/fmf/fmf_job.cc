@@ -45,15 +45,10 @@ absl::StatusOr<FmfJob> FmfJob::Restore(StoredJob stored, FmfJobOptions options, 
       return absl::DataLossError(
           absl::StrCat("job '", job.id(), "' is running but has no stored shared matrix"));
     }
-    std::vector<fmf::PartyInfo> infos;
-    for (const StoredParty& p : job.stored_.parties) {
-      // Non-acceptors keep a placeholder weight; they never submit.
-      infos.push_back({p.name, p.accepted ? p.weight : 1.0});
-    }
     ASSIGN_OR_RETURN(std::optional<coupling::FlatLayout> layout, job.CouplingLayout());
     ASSIGN_OR_RETURN(fmf::ServerSession session,
-                     fmf::ServerSession::Restore(job.config_, infos, job.stored_.round,
-                                                 *job.stored_.shared, layout));
+                     fmf::ServerSession::Restore(job.config_, job.AveragingWeights(),
+                                                 job.stored_.round, *job.stored_.shared, layout));
     job.session_.emplace(std::move(session));
   }
   return job;
@@ -157,8 +152,14 @@ absl::StatusOr<std::optional<StoredParty>> FmfJob::ReplyOffer(int32_t idx,
       spdlog::warn("party '{}' offer reply for job '{}' refused: {}", p.name, id(), s.message());
       return s;
     }
-    if (reply.users() < 1 || reply.items() < 1 || reply.global_users() < reply.users() ||
-        reply.global_items() < reply.items()) {
+    // The dimension the shared matrix does not span may be 0: an HFL party
+    // with a file of its own has no federation-wide user count (its users
+    // are private), nor does a VFL party declare an item count it keeps.
+    const int32_t other_global = vertical ? reply.global_items() : reply.global_users();
+    const int32_t other_declared = vertical ? reply.items() : reply.users();
+    if (reply.users() < 1 || reply.items() < 1 ||
+        (other_global != 0 && other_global < other_declared) ||
+        (vertical ? reply.global_users() < reply.users() : reply.global_items() < reply.items())) {
       return absl::InvalidArgumentError("fields 'users/items/global_*': inconsistent data sizes");
     }
     if (vertical && reply.users() != reply.global_users()) {
@@ -414,13 +415,36 @@ absl::StatusOr<std::optional<coupling::FlatLayout>> FmfJob::CouplingLayout() con
   return std::optional<coupling::FlatLayout>(layout);
 }
 
-absl::Status FmfJob::StartRunning() {
+std::vector<fmf::PartyInfo> FmfJob::AveragingWeights() const {
+  // The declared weights (a DP size release or a count the party declared
+  // public; never a raw count, docs/privacy.md party-bytes), each capped
+  // against the others' so no party can make its update the average.
+  std::vector<double> declared;
+  std::vector<bool> averaged;
+  for (const StoredParty& p : stored_.parties) {
+    declared.push_back(p.accepted ? p.weight : 1.0);  // non-acceptors never submit
+    averaged.push_back(p.accepted);
+  }
+  const std::vector<double> capped = fmf::CappedWeights(declared, averaged);
   std::vector<fmf::PartyInfo> infos;
+  for (size_t k = 0; k < stored_.parties.size(); ++k) {
+    if (capped[k] < declared[k]) {
+      spdlog::warn(
+          "job '{}': party '{}' declared weight {} , capped at {} ({}x the median of "
+          "the others')",
+          id(), stored_.parties[k].name, declared[k], capped[k], fmf::kMaxWeightRatio);
+    }
+    infos.push_back({stored_.parties[k].name, capped[k]});
+  }
+  return infos;
+}
+
+absl::Status FmfJob::StartRunning() {
+  std::vector<fmf::PartyInfo> infos = AveragingWeights();
   int32_t shared_rows = -1;
   int32_t accepted = 0;
   const bool vertical = config_.split == fmf::SplitKind::kVertical;
   for (const StoredParty& p : stored_.parties) {
-    infos.push_back({p.name, p.accepted ? p.weight : 1.0});
     if (!p.accepted) continue;
     ++accepted;
     const int32_t rows = vertical ? p.global_users : p.global_items;

@@ -138,6 +138,9 @@ class FmfJob {
   Step AdvanceOffer(absl::Time now);
   Step AdvanceRound(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
   Step AdvanceFinish(absl::Time now, absl::FunctionRef<bool(const std::string&)> awaited);
+  // Each party's averaging weight as the session uses it: the declared one
+  // (DP or declared public), capped (fmf::CappedWeights); acceptors only.
+  std::vector<fmf::PartyInfo> AveragingWeights() const;
   absl::Status StartRunning();
   // A coupling job's model over (users x items), refused over the limits.
   absl::StatusOr<coupling::FlatLayout> BoundedCouplingLayout(int64_t users, int64_t items) const;

@@ -215,8 +215,10 @@ assert names == ["party-a", "party-b", "party-c"], names
 for p in st["parties"]:
     assert p["accepted"], p
     assert 0 < p["epsilon"] <= 1.0 + 1e-9, p          # the job's target epsilon
-    assert p["test_mse"] is not None and 0 < p["test_mse"] < 10, p
-print("HFL job finished:", {p["name"]: (round(p["epsilon"], 4), round(p["test_mse"], 4)) for p in st["parties"]})
+    # The shipped configs keep report_metrics off: no noise-free test MSE
+    # leaves a party, and the server shows it as unknown (-1).
+    assert p["test_mse"] == -1, p
+print("HFL job finished:", {p["name"]: round(p["epsilon"], 4) for p in st["parties"]})
 PY
 for party in party-a party-b party-c; do
   ledger=$(compose run --rm -T cli fedmf ledger --party "$party:7444" --party-name "$party" \

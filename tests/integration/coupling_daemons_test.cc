@@ -57,7 +57,8 @@ TEST_F(CouplingDaemonsTest, DaemonsRunTheProtocolExactly) {
   auto layout = coupling::FlatLayout::Create(fed.num_users, fed.num_items, plan->config.dim);
   ASSERT_THAT(layout, IsOk());
   // The server's stream (FmfJobOptions::seed -> "server") and each party's
-  // (noise_seed -> "party-<data.index>"), as the cluster configures them.
+  // (noise_seed -> "party-<data.index>" -> "job/<job id>"), as the cluster
+  // configures them and fmf::AdmittedJob forks them.
   random::Csprng server_rng = random::Csprng::FromSeed(1).Fork("server");
   auto server = fmf::ServerSession::CreateCoupling(plan->config, *layout,
                                                    {{"party-0", 1}, {"party-1", 1}}, server_rng);
@@ -73,7 +74,9 @@ TEST_F(CouplingDaemonsTest, DaemonsRunTheProtocolExactly) {
     ASSERT_THAT(test, IsOk());
     auto owner =
         coupling::OwnerSession::Create(*terms, *layout, *train, *test, &ledger,
-                                       random::Csprng::FromSeed(1).Fork(absl::StrCat("party-", k)));
+                                       random::Csprng::FromSeed(1)
+                                           .Fork(absl::StrCat("party-", k))
+                                           .Fork(absl::StrCat("job/", plan->config.job_id)));
     ASSERT_THAT(owner, IsOk());
     owners.push_back(std::move(*owner));
   }

@@ -346,7 +346,9 @@ std::optional<Task> HostileServer::NextTask(std::map<std::string, Queue<Task>>& 
   cv_.notify_all();  // WaitHandled watches the poll count
   WaitLocked(lock, options_.poll,
              [&] { return shutting_down_ || ctx->IsCancelled() || !q.pending.empty(); });
-  if (q.pending.empty() || shutting_down_) return std::nullopt;
+  // The poll of a client that died meanwhile (a test killed it) must not take
+  // the task scripted for its restarted process: that task would be lost.
+  if (q.pending.empty() || shutting_down_ || ctx->IsCancelled()) return std::nullopt;
   Task t = std::move(q.pending.front());
   q.pending.pop_front();
   q.last_delivery_poll = poll;
@@ -519,6 +521,14 @@ absl::StatusOr<v1::DeviceMetricsReport> HostileServer::WaitDeviceReport(const st
 std::vector<v1::DownloadRequest> HostileServer::Downloads(const std::string& job_id) const {
   std::lock_guard lock(mu_);
   return Filter(downloads_, job_id, [](const v1::DownloadRequest& r) { return r.job_id(); });
+}
+
+void HostileServer::ForgetJob(const std::string& job_id) {
+  std::lock_guard lock(mu_);
+  std::erase_if(offer_replies_, [&](const v1::OfferReply& r) { return r.job_id() == job_id; });
+  std::erase_if(downloads_, [&](const v1::DownloadRequest& d) { return d.job_id() == job_id; });
+  std::erase_if(uploads_, [&](const RecordedUpload& u) { return u.header.job_id() == job_id; });
+  std::erase_if(reports_, [&](const v1::PrivacyReport& r) { return r.job_id() == job_id; });
 }
 
 std::vector<RecordedUpload> HostileServer::Uploads(const std::string& job_id) const {

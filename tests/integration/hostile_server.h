@@ -106,6 +106,10 @@ class HostileServer {
                                                            absl::Duration timeout);
 
   // ------------------------------------------------ records
+  // Drops every record of `job_id` (offer replies, downloads, uploads,
+  // reports), so a test can offer the same job id again and wait for the new
+  // answers (a party started afresh, or one that must refuse a reused id).
+  void ForgetJob(const std::string& job_id);
   std::vector<v1::DownloadRequest> Downloads(const std::string& job_id) const;
   std::vector<RecordedUpload> Uploads(const std::string& job_id) const;
   std::vector<v1::PrivacyReport> Reports(const std::string& job_id) const;

@@ -4,8 +4,10 @@
 // upload, their ledgers and their refusals:
 //
 //   1. a job spec carrying a seed: the party's noise is its own, two runs on
-//      identical data release different matrices (and, as the control, a
-//      party's LOCAL noise_seed does reproduce them byte for byte);
+//      identical data release different matrices; a party's LOCAL noise_seed
+//      reproduces a job only under the same job id on a fresh party (never
+//      another job's noise, nor an earlier round's after a restart), and a
+//      job id used again for another job is refused, also after a restart;
 //   2. a shared matrix (HFL, HFL-synSGD: V; VFL: U) with a huge row
 //      (2^20 ~ 1e6) in ROUND and FINISH: the
 //      party releases exactly what it releases for that row's projection onto
@@ -236,12 +238,79 @@ TEST_F(HostileServerTest, SeededJobDoesNotFixThePartysNoise) {
 
 // Control for the test above: the comparison does detect reproducible noise
 // when there is some, i.e. with the party's LOCAL noise_seed.
-TEST_F(HostileServerTest, LocalNoiseSeedReproducesTheRelease) {
+// A LOCAL noise_seed reproduces a party's noise within one job only (issue
+// #54, item 5). Two jobs that differ only in their id -- so a server could
+// make them differ only in V(0) -- release different noise, so the server
+// cannot difference them to cancel it while the ledger charges both.
+TEST_F(HostileServerTest, LocalNoiseSeedDoesNotReplayTheNoiseOfAnotherJob) {
   ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
   const mf::Matrix a = OfferAndRound(Spec("local-a"), v0_);
   const mf::Matrix b = OfferAndRound(Spec("local-b"), v0_);
   ASSERT_GT(a.size(), 0);
-  EXPECT_EQ(Digest(a), Digest(b));
+  ASSERT_GT(b.size(), 0);
+  EXPECT_NE(Digest(a), Digest(b));
+  EXPECT_GT(MaxAbsDiff(a, b), 1e-6);
+  EXPECT_EQ(Charged("local-a"), WithSizeRelease({0}, Spec("local-a")));
+  EXPECT_EQ(Charged("local-b"), WithSizeRelease({0}, Spec("local-b")));
+}
+
+// A job id is one job: offered again with another spec (a second job under
+// the id of the first, which would get the first's seeded stream), it is
+// refused before any data is read -- also after the party restarted, since
+// the party keeps the ids it took part in in its state database.
+TEST_F(HostileServerTest, AJobIdUsedAgainForAnotherJobIsRefusedAlsoAfterARestart) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
+  const v1::JobSpec first = Spec("once");
+  ASSERT_GT(OfferAndRound(first, v0_).size(), 0);
+  v1::JobSpec second = first;
+  second.set_rounds(first.rounds() + 1);  // another job, the same id
+  for (const bool restart : {false, true}) {
+    SCOPED_TRACE(restart ? "after a restart" : "same process");
+    if (restart) {
+      cluster_->KillParty(0);
+      ASSERT_THAT(cluster_->StartParty(0), IsOk());
+    }
+    double_->ForgetJob("once");
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_OFFER, second, 0));
+    auto reply = double_->WaitOfferReply(kParty, "once", kWait);
+    ASSERT_THAT(reply, IsOk());
+    EXPECT_FALSE(reply->accept());
+    EXPECT_NE(reply->refusal().find("job id"), std::string::npos) << reply->refusal();
+    EXPECT_EQ(reply->users(), 0);
+    // A bare ROUND of the second job is refused the same way (in the same
+    // process too, where the first job's run is still loaded).
+    double_->SetShared("once", 1, v0_);
+    double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, second, 1));
+    ASSERT_THAT(double_->WaitHandled(kParty, kWait), IsOk());
+    EXPECT_TRUE(double_->Uploads("once").empty());
+    EXPECT_EQ(Charged("once"), WithSizeRelease({0}, first));
+  }
+  // Control: the first job itself is still the party's (its next round runs).
+  double_->SetShared("once", 1, v0_);
+  double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, first, 1));
+  ASSERT_THAT(double_->WaitUpload(kParty, "once", 1, kWait), IsOk());
+}
+
+// A seeded party restarted during a job does not draw round t's noise from
+// where its first process drew round 0's: with a constant learning rate, no
+// refit of U between rounds and the same V, a replay would release round 0's
+// bytes again.
+TEST_F(HostileServerTest, ASeededPartyRestartedMidJobDoesNotReplayAnEarlierRoundsNoise) {
+  ASSERT_NO_FATAL_FAILURE(StartParty(/*noise_seed=*/7));
+  v1::JobSpec spec = Spec("rejoin");
+  spec.set_lr_final_ratio(1);   // the same step size in every round
+  spec.set_algorithm("paper");  // no refit of U between rounds
+  const mf::Matrix round0 = OfferAndRound(spec, v0_);
+  ASSERT_GT(round0.size(), 0);
+  cluster_->KillParty(0);
+  ASSERT_THAT(cluster_->StartParty(0), IsOk());
+  double_->SetShared("rejoin", 1, v0_);
+  double_->PushTask(kParty, MakeTask(v1::TASK_KIND_ROUND, spec, 1));
+  auto round1 = double_->WaitUpload(kParty, "rejoin", 1, kWait);
+  ASSERT_THAT(round1, IsOk());
+  EXPECT_NE(Digest(round1->matrix), Digest(round0));
+  EXPECT_GT(MaxAbsDiff(round1->matrix, round0), 1e-6);
+  EXPECT_EQ(Charged("rejoin"), WithSizeRelease({0, 1}, spec));
 }
 
 // ------------------------------------------------------------------ 2. huge row
@@ -259,8 +328,8 @@ void PrintTo(const HugeRowCase& c, std::ostream* os) { *os << c.name; }
 class HugeRowTest : public HostileServerTest, public ::testing::WithParamInterface<HugeRowCase> {};
 
 TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
-  // A local noise seed makes two runs comparable byte for byte (the control
-  // test above shows it does); the row under attack is the item (HFL: V) or
+  // A local noise seed makes two runs of one job comparable byte for byte
+  // (on parties started afresh); the row under attack is the item (HFL: V) or
   // user (VFL: U) with the most ratings, where a raw 2^20 would dominate
   // every gradient.
   setting_ = GetParam().setting;
@@ -290,16 +359,26 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
   std::vector<Run> runs{{"huge", with_row(kHugeValue, 0), {}, 0},
                         {"projected", with_row(sqrt_r, 0), {}, 0},
                         {"other-feasible", with_row(0, sqrt_r), {}, 0}};
+  // The seeded stream is the job's (it mixes in the job id), so the three
+  // runs are one job id, each on a party started afresh (an empty state
+  // directory: no ledger, no record of the id) with the same seed.
+  const std::string id = "huge-row";
   for (Run& run : runs) {
     SCOPED_TRACE(run.id);
-    const v1::JobSpec spec = Spec(run.id);
+    if (&run != &runs.front()) {
+      cluster_->KillParty(0);
+      fs::remove_all(fs::path(cluster_->work_dir()) / kParty);
+      ASSERT_THAT(cluster_->StartParty(0), IsOk());
+      double_->ForgetJob(id);
+    }
+    const v1::JobSpec spec = Spec(id);
     run.released = OfferAndRound(spec, run.shared);  // Stage 1 + round 0 at it
     ASSERT_GT(run.released.size(), 0);
     // FINISH at the same matrix: Stage 3 fine-tunes from it, and the final
     // report's test MSE is the one value of Stage 3 that leaves the party.
-    double_->SetShared(run.id, spec.rounds(), run.shared);
+    double_->SetShared(id, spec.rounds(), run.shared);
     double_->PushTask(kParty, MakeTask(v1::TASK_KIND_FINISH, spec, spec.rounds()));
-    auto report = double_->WaitFinalReport(kParty, run.id, kWait);
+    auto report = double_->WaitFinalReport(kParty, id, kWait);
     ASSERT_THAT(report, IsOk());
     run.final_mse = report->test_mse();
     // The paper's VFL Stage 3 is DP too (kappa steps on V, charged at round
@@ -307,7 +386,7 @@ TEST_P(HugeRowTest, HugeRowInSharedMatrixReleasesOnlyWhatItsProjectionWould) {
     const bool kappa_charged = vertical() && !plan_.config.VflLocalFinish();
     const std::vector<int> expected = WithSizeRelease(
         kappa_charged ? std::vector<int>{0, spec.rounds()} : std::vector<int>{0}, spec);
-    EXPECT_EQ(Charged(run.id), expected);
+    EXPECT_EQ(Charged(id), expected);
   }
   // Every released row is on the clipping set whatever the server sent.
   for (int r = 0; r < runs[0].released.rows(); ++r) {

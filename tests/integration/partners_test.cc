@@ -17,6 +17,7 @@
 #include "common/data/catalogue.h"
 #include "common/net/job_codec.h"
 #include "common/random/csprng.h"
+#include "common/store/sqlite.h"
 #include "httplib.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/testing/status_matchers.h"
@@ -54,6 +55,34 @@ void WriteCsv(const std::string& path, std::vector<Row> rows, uint64_t shuffle_s
   std::ofstream out(path);
   out << "user,item,rating\n";
   for (const Row& r : rows) out << r.user << "," << r.item << "," << r.rating << "\n";
+}
+
+// What fedmf-server stored of each party's offer reply for `job_id`
+// (server/fmf/server_store.cc): the sizes the party sent and its weight.
+struct StoredSizes {
+  std::string name;
+  int64_t users = 0, items = 0, global_users = 0, global_items = 0;
+  double weight = 0;
+};
+std::vector<StoredSizes> StoredReplySizes(const std::string& db_path, const std::string& job_id) {
+  std::vector<StoredSizes> out;
+  auto db = store::Database::Open(db_path);
+  EXPECT_THAT(db, IsOk());
+  if (!db.ok()) return out;
+  auto st = (*db)->Prepare(
+      "SELECT name, users, items, global_users, global_items, weight FROM job_parties WHERE "
+      "job_id = ? ORDER BY ord");
+  EXPECT_THAT(st, IsOk());
+  if (!st.ok()) return out;
+  st->Bind(1, job_id);
+  while (true) {
+    auto row = st->Step();
+    EXPECT_THAT(row, IsOk());
+    if (!row.ok() || !*row) break;
+    out.push_back({st->ColumnText(0), st->ColumnInt(1), st->ColumnInt(2), st->ColumnInt(3),
+                   st->ColumnInt(4), st->ColumnDouble(5)});
+  }
+  return out;
 }
 
 v1::JobSpec Spec(const std::string& setting, const std::string& job_id, int parties) {
@@ -171,6 +200,16 @@ TEST_F(PartnersTest, HflByCatalogueMatchesPreAlignedDataAndRefusesAnotherCatalog
   EXPECT_EQ(third->epsilon_spent(), 0);
   const std::string log2 = ReadFile(cluster_->work_dir() + "/logs/party-2.log");
   EXPECT_FALSE(absl::StrContains(log2, "not used")) << "party-2 mapped its data for the job";
+  // No count of a partner's own file reached the server (issue #54, item 3):
+  // the catalogue's size as V's rows, a DP weight, and no user count.
+  for (const StoredSizes& p :
+       StoredReplySizes(cluster_->work_dir() + "/server.db", "partners-hfl")) {
+    if (p.name == "party-2") continue;  // refused: nothing stored
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(p.global_users, 0);
+    EXPECT_EQ(p.global_items, 70);
+    EXPECT_EQ(p.items, 70);
+  }
 
   cluster_.reset();
   // The same partners with their items already written as catalogue
@@ -259,6 +298,20 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
     }
   }
   EXPECT_EQ(found, 0) << "user ids reached the server";
+  // Sizes (issue #54, item 3): U's rows are the intersection, which the
+  // server knows from the alignment; no party declared an item count, so
+  // each sends 1 and is averaged with weight 1 (the count of distinct items
+  // in its file never leaves it).
+  const std::vector<StoredSizes> sizes = StoredReplySizes(cluster_->work_dir() + "/server.db", *id);
+  ASSERT_EQ(sizes.size(), 3u);
+  for (const StoredSizes& p : sizes) {
+    SCOPED_TRACE(p.name);
+    EXPECT_EQ(p.users, shared);
+    EXPECT_EQ(p.global_users, shared);
+    EXPECT_EQ(p.items, 1);
+    EXPECT_EQ(p.global_items, 1);
+    EXPECT_EQ(p.weight, 1);
+  }
   // The test can see them where they are: in the parties' own files.
   EXPECT_TRUE(absl::StrContains(ReadFile(Path("v0.csv")), "member70"));
 }
@@ -320,6 +373,96 @@ TEST_F(PartnersTest, APartyRestartedDuringAnAlignedJobRejoinsWithItsStoredAlignm
     ++opened;
   }
   EXPECT_EQ(opened, 1u) << server_log;
+}
+
+// The party's PSI policy (issue #54, item 4): a partner bringing a list more
+// than max_partner_list_ratio times the party's own is refused before the
+// party's key touches it, every alignment is in the party's ledger database
+// with its partners and sizes, and alignments with the same partners are
+// limited per day.
+TEST_F(PartnersTest, APsiWithAnOversizedPartnerListIsRefusedRecordedAndRateLimited) {
+  std::vector<std::vector<Row>> files(2);
+  const std::vector<Row> all = Ratings(300, 20, 12);
+  for (const Row& r : all) {
+    const int u = std::stoi(r.user), i = std::stoi(r.item);
+    if (i % 2 == 0 && u < 50) files[0].push_back({absl::StrCat("c", u), r.item, r.rating});
+    if (i % 2 == 1) files[1].push_back({absl::StrCat("c", u), r.item, r.rating});
+  }
+  cli::ClusterOptions o = Options("vfl", 2);
+  for (int k = 0; k < 2; ++k) {
+    WriteCsv(Path(absl::StrCat("p", k, ".csv")), files[k], 60 + k);
+    cli::PartyOptions p;
+    p.own_file = true;
+    p.data_spec = "csv:" + Path(absl::StrCat("p", k, ".csv"));
+    p.max_alignments_per_day = 1;
+    o.party_overrides[k] = p;
+  }
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1}));
+  std::set<std::string> users0, users1;
+  for (const Row& r : files[0]) users0.insert(r.user);
+  for (const Row& r : files[1]) users1.insert(r.user);
+  ASSERT_GT(users1.size(), 4 * users0.size());  // party-1 brings > 4x party-0's ids
+
+  const std::vector<std::string> rules{"max_partner_list_ratio", "max_alignments_per_day"};
+  for (size_t attempt = 0; attempt < rules.size(); ++attempt) {
+    SCOPED_TRACE(rules[attempt]);
+    v1::JobSpec spec = Spec("vfl", absl::StrCat("psi-", attempt), 2);
+    spec.set_align_users(true);
+    auto id = cluster_->SubmitJob(spec);
+    ASSERT_THAT(id, IsOk());
+    auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+    ASSERT_THAT(st, IsOk());
+    EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
+    const v1::PartyStatus* p0 = FindParty(*st, "party-0");
+    ASSERT_NE(p0, nullptr);
+    EXPECT_TRUE(absl::StrContains(p0->refusal(), rules[attempt])) << p0->refusal();
+    // The refusal names the rule, not the sizes (they are in the party's log).
+    EXPECT_FALSE(absl::StrContains(p0->refusal(), absl::StrCat(users1.size()))) << p0->refusal();
+  }
+  // One alignment was started (the second was refused before any list), and
+  // the party's database holds it with the partners and sizes it saw.
+  auto ledger = cluster_->PartyLedger(0);
+  ASSERT_THAT(ledger, IsOk());
+  ASSERT_EQ(ledger->alignments_size(), 1);
+  const v1::AlignmentRecord& a = ledger->alignments(0);
+  EXPECT_EQ(a.job_id(), "psi-0");
+  EXPECT_EQ(a.partners(), "party-1");
+  EXPECT_EQ(a.own_size(), static_cast<int64_t>(users0.size()));
+  EXPECT_EQ(a.partner_sizes(), absl::StrCat("party-1=", users1.size()));
+  EXPECT_EQ(a.shared(), -1);
+  EXPECT_EQ(a.outcome(), "refused: policy.max_partner_list_ratio");
+  EXPECT_GT(a.started_unix(), 0);
+}
+
+// The party, not the server, chooses its partners (issue #54, item 4): a
+// party whose allowed_partners lack a roster name refuses the job, naming
+// it, and the others train without it.
+TEST_F(PartnersTest, APartyRefusesARosterNamingAPartnerItDoesNotList) {
+  cli::ClusterOptions o = Options("hfl", 3);
+  cli::PartyOptions wary;
+  wary.allowed_partners = std::vector<std::string>{"party-0"};
+  o.party_overrides[2] = wary;
+  ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1, 2}));
+  v1::JobSpec spec = Spec("hfl", "roster", 3);
+  spec.set_min_parties(2);
+  auto id = cluster_->SubmitJob(spec);
+  ASSERT_THAT(id, IsOk());
+  auto st = cluster_->WaitJob(*id, absl::Minutes(3));
+  ASSERT_THAT(st, IsOk());
+  ASSERT_EQ(st->state(), v1::JOB_STATE_FINISHED) << st->error();
+  const v1::PartyStatus* p2 = FindParty(*st, "party-2");
+  ASSERT_NE(p2, nullptr);
+  EXPECT_FALSE(p2->accepted());
+  EXPECT_TRUE(absl::StrContains(p2->refusal(), "'party-1'")) << p2->refusal();
+  EXPECT_TRUE(absl::StrContains(p2->refusal(), "allowed_partners")) << p2->refusal();
+  auto ledger = cluster_->PartyLedger(2);
+  ASSERT_THAT(ledger, IsOk());
+  EXPECT_EQ(ledger->entries_size(), 0);
+  for (const char* name : {"party-0", "party-1"}) {
+    const v1::PartyStatus* p = FindParty(*st, name);
+    ASSERT_NE(p, nullptr);
+    EXPECT_TRUE(p->accepted()) << p->refusal();
+  }
 }
 
 // A party validates its file at start: a bad row, or no file at all, stops

@@ -126,7 +126,18 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
     << "  allowed_settings: [" << absl::StrJoin(p.allowed_settings, ", ") << "]\n"
     << "  min_granularity: " << p.min_granularity << "\n"
     << "  allow_non_private: " << (p.allow_non_private ? "true" : "false") << "\n"
-    << "  report_metrics: " << (p.report_metrics ? "true" : "false") << "\n";
+    << "  report_metrics: " << (p.report_metrics ? "true" : "false") << "\n"
+    << "  max_alignments_per_day: " << p.max_alignments_per_day << "\n"
+    << "  max_partner_list_ratio: " << p.max_partner_list_ratio << "\n";
+  std::vector<std::string> partners;
+  if (p.allowed_partners.has_value()) {
+    partners = *p.allowed_partners;
+  } else {
+    for (int j = 0; j < options_.parties; ++j) {
+      if (j != k) partners.push_back(PartyName(j));
+    }
+  }
+  y << "  allowed_partners: [" << absl::StrJoin(partners, ", ") << "]\n";
   if (!y) return absl::UnavailableError("cannot write a party config");
   return absl::OkStatus();
 }

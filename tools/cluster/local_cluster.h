@@ -34,6 +34,11 @@ struct PartyOptions {
   std::string catalogue;  // data.catalogue (HFL with own files)
   std::string server_name =
       "server";  // the server certificate name it expects (tests: a wrong one)
+  // policy.allowed_partners; unset = every other party of the cluster (the
+  // demo's parties train with each other and no one else).
+  std::optional<std::vector<std::string>> allowed_partners;
+  int32_t max_alignments_per_day = 3;  // policy.max_alignments_per_day
+  double max_partner_list_ratio = 4;   // policy.max_partner_list_ratio
 };
 
 struct ClusterOptions {

@@ -346,22 +346,46 @@ int Ledger(const ClientArgs& a) {
                          {"round", e.round()},
                          {"sample_rate", e.sample_rate()},
                          {"noise_multiplier", e.noise_multiplier()},
-                         {"steps", e.steps()}});
+                         {"steps", e.steps()},
+                         {"granularity", e.granularity()}});
+    }
+    nlohmann::json alignments = nlohmann::json::array();
+    for (const auto& r : resp.alignments()) {
+      alignments.push_back({{"job_id", r.job_id()},
+                            {"started_unix", r.started_unix()},
+                            {"partners", r.partners()},
+                            {"own_size", r.own_size()},
+                            {"partner_sizes", r.partner_sizes()},
+                            {"shared", r.shared()},
+                            {"outcome", r.outcome()}});
     }
     std::cout << nlohmann::json{{"max_epsilon", resp.max_epsilon()},
                                 {"delta", resp.delta()},
                                 {"epsilon_spent", resp.epsilon_spent()},
-                                {"entries", entries}}
+                                {"epsilon_per_rating", resp.epsilon_per_rating()},
+                                {"epsilon_per_user", resp.epsilon_per_user()},
+                                {"entries", entries},
+                                {"alignments", alignments}}
                      .dump()
               << "\n";
     return 0;
   }
-  std::cout << absl::StrFormat("epsilon spent %.4f of %.4f (delta %g), %d charges\n",
-                               resp.epsilon_spent(), resp.max_epsilon(), resp.delta(),
-                               resp.entries_size());
+  // Per unit, never added: a per-rating and a per-user epsilon bound
+  // different neighbours (docs/privacy.md, ledger).
+  std::cout << absl::StrFormat(
+      "epsilon spent per rating %.4f, per user %.4f, of %.4f each (delta %g), %d charges\n",
+      resp.epsilon_per_rating(), resp.epsilon_per_user(), resp.max_epsilon(), resp.delta(),
+      resp.entries_size());
   for (const auto& e : resp.entries()) {
-    std::cout << absl::StrFormat("  %-20s round %4d  q=%g z=%.4f steps=%d\n", e.job_id(), e.round(),
-                                 e.sample_rate(), e.noise_multiplier(), e.steps());
+    std::cout << absl::StrFormat("  %-20s round %4d  q=%g z=%.4f steps=%d per %s\n", e.job_id(),
+                                 e.round(), e.sample_rate(), e.noise_multiplier(), e.steps(),
+                                 e.granularity());
+  }
+  for (const auto& r : resp.alignments()) {
+    std::cout << absl::StrFormat(
+        "  alignment %-20s with %s: own %d ids, partners %s, shared %d, %s\n", r.job_id(),
+        r.partners(), r.own_size(), r.partner_sizes().empty() ? "-" : r.partner_sizes(), r.shared(),
+        r.outcome());
   }
   return 0;
 }

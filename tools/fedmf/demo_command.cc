@@ -152,7 +152,6 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
     std::cerr << "fedmf demo: " << config.status().message() << "\n";
     return 2;
   }
-  config->job_id = absl::StrCat("demo-", a.job.setting);
   auto plan = fmf::PlanNoise(*config);
   if (!plan.ok()) {
     std::cerr << "fedmf demo: " << plan.status().message() << "\n";

@@ -133,7 +133,10 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.clip_norm = a.hfl_clip;
   c.validation_fraction = a.validation_fraction;
   c.rating_max = range.max;
-  c.job_id = "train-" + a.setting;
+  // The id `fedmf demo` submits the job under, for `fedmf train` too: a
+  // party's seeded stream is forked by the job id (fmf::AdmittedJob), so the
+  // same flags and --seed reproduce each other only under one id.
+  c.job_id = "demo-" + a.setting;
   if (c.setting == fmf::Setting::kCoupling) RETURN_IF_ERROR(SetCouplingFlags(a, c));
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;

@@ -1,4 +1,6 @@
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "party/party_config.h"
@@ -149,6 +151,15 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
        "noise_seed"},
       {"name: a\nlocal_threads: 0\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n",
        "local_threads"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  "
+       "max_partner_list_ratio: 0\n",
+       "policy.max_partner_list_ratio"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  "
+       "max_alignments_per_day: -1\n",
+       "policy.max_alignments_per_day"},
+      {"name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\n  "
+       "public_item_count: 9\n",
+       "data.public_item_count"},
   };
   for (const Case& k : cases) {
     auto c = party::ParsePartyConfig(k.yaml, "p.yaml");
@@ -186,6 +197,51 @@ TEST(PartyPolicyTest, RefusesWithReasons) {
   j = job;
   j.epsilon = INFINITY;
   EXPECT_NE(refusal(j, 0).find("non-private"), std::string::npos);
+}
+
+// The party chooses its partners (issue #54, item 4): by default no other
+// party is allowed, a roster naming one is refused, and the refusal names it.
+TEST(PartyPolicyTest, PartnersMustBeListed) {
+  auto c = party::ParsePartyConfig(
+      "name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  "
+      "rating_max: 5\n",
+      "p.yaml");
+  ASSERT_THAT(c, IsOk());
+  EXPECT_TRUE(c->policy.allowed_partners.empty());
+  EXPECT_EQ(c->policy.max_alignments_per_day, 3);
+  EXPECT_EQ(c->policy.max_partner_list_ratio, 4);
+  EXPECT_EQ(party::PartnerRefusal(c->policy, "a", {"a"}), "");  // alone
+  const std::string refused = party::PartnerRefusal(c->policy, "a", {"a", "mallory"});
+  EXPECT_NE(refused.find("'mallory'"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("allowed_partners"), std::string::npos) << refused;
+  auto listed = party::ParsePartyConfig(
+      "name: a\ndata:\n  spec: synthetic\n  rating_min: 1\n  rating_max: 5\npolicy:\n  "
+      "allowed_partners: [b, c]\n  max_alignments_per_day: 1\n  max_partner_list_ratio: 2\n",
+      "p.yaml");
+  ASSERT_THAT(listed, IsOk());
+  EXPECT_EQ(listed->policy.max_alignments_per_day, 1);
+  EXPECT_EQ(listed->policy.max_partner_list_ratio, 2);
+  EXPECT_EQ(party::PartnerRefusal(listed->policy, "a", {"c", "a", "b"}), "");
+  EXPECT_EQ(party::UnknownPartners(listed->policy, "a", {"b", "x", "a", "y", "x"}),
+            (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(party::PartnerSetKey("a", {"c", "a", "b"}), "b,c");
+}
+
+// The configurations the repository ships (docker-compose): metrics stay
+// home (issue #54, 6b), and each party lists the other two as partners.
+TEST(PartyConfigTest, ShippedConfigsKeepMetricsHomeAndListTheirPartners) {
+  const std::vector<std::string> names{"party-a", "party-b", "party-c"};
+  for (const std::string& name : names) {
+    auto c =
+        party::LoadPartyConfig(std::string(FEDMF_SOURCE_DIR) + "/deploy/config/" + name + ".yaml");
+    ASSERT_THAT(c, IsOk()) << name;
+    EXPECT_FALSE(c->policy.report_metrics) << name;
+    std::vector<std::string> others;
+    for (const std::string& o : names) {
+      if (o != name) others.push_back(o);
+    }
+    EXPECT_EQ(c->policy.allowed_partners, others) << name;
+  }
 }
 
 }  // namespace

@@ -120,6 +120,41 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
       << partial.error;
 }
 
+// A party cannot make its update the average by declaring a huge size
+// (issue #54/#55): its weight is capped at kMaxWeightRatio x the median of
+// the others', also for a job restored after a server restart.
+TEST(FmfJobTest, ADeclaredWeightIsCappedAgainstTheOthers) {
+  FmfJob job = Make(Waiting(/*rounds=*/2));
+  v1::OfferReply greedy = Accept(1);
+  greedy.set_users(1000000);
+  greedy.set_global_users(1000000);
+  ASSERT_THAT(job.ReplyOffer(0, greedy), IsOk());
+  ASSERT_THAT(job.ReplyOffer(1, Accept(1)), IsOk());
+  ASSERT_EQ(job.Advance(kT0, All).kind, Kind::kStarted);
+  EXPECT_EQ(job.stored().parties[0].weight, 1000000);  // stored as declared
+  ASSERT_THAT(job.SubmitUpdate(0, 0, Filled(job, 0.2)), IsOk());
+  ASSERT_THAT(job.SubmitUpdate(1, 0, Filled(job, 0.6)), IsOk());
+  ASSERT_EQ(job.Advance(kT0 + absl::Seconds(1), All).kind, Kind::kRoundClosed);
+  // 4:1, not 10^6:1.
+  const double capped = (4 * 0.2 + 1 * 0.6) / 5;
+  EXPECT_NEAR((*job.stored().shared)(0, 0), capped, 1e-6);
+  // Restored (a server restart): the same weights again.
+  FmfJob restored = Make(job.stored());
+  ASSERT_THAT(restored.SubmitUpdate(0, 1, Filled(restored, 0.2)), IsOk());
+  ASSERT_THAT(restored.SubmitUpdate(1, 1, Filled(restored, 0.6)), IsOk());
+  ASSERT_EQ(restored.Advance(kT0 + absl::Seconds(2), All).kind, Kind::kRoundClosed);
+  EXPECT_NEAR((*restored.stored().shared)(0, 0), capped, 1e-6);
+}
+
+// An HFL party with a file of its own sends no user count (0); a VFL party
+// no item count beyond what it declares (issue #54, item 3).
+TEST(FmfJobTest, AnHflPartyMaySendNoUserCount) {
+  FmfJob job = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
+  v1::OfferReply r = Accept(3);
+  r.set_global_users(0);
+  ASSERT_THAT(job.ReplyOffer(0, r), IsOk());
+}
+
 TEST(FmfJobTest, StageThreeWaitsForAwaitedPartiesUntilTheFinishDeadline) {
   FmfJob job = Make(Waiting(/*rounds=*/1, /*min_parties=*/1));
   ASSERT_THAT(job.ReplyOffer(0, Accept(2)), IsOk());

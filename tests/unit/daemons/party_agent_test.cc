@@ -27,8 +27,10 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/data/catalogue.h"
 #include "common/net/job_codec.h"
 #include "common/net/matrix_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
@@ -304,6 +306,7 @@ class PartyAgentTest : public ::testing::Test {
     config_.data.rating_max = 5;
     config_.policy.max_epsilon = 4;
     config_.policy.report_metrics = true;
+    config_.policy.allowed_partners = {"p1"};  // the roster of Offer()
     config_.state_dir = dir_;
   }
   void TearDown() override {
@@ -328,6 +331,14 @@ class PartyAgentTest : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
     agent_.reset();
     store_.reset();
+  }
+
+  // A catalogue of `items` ids sku0, sku1, ... in the test's directory.
+  std::string WriteCatalogue(int items) const {
+    const std::string path = dir_ + "/items.txt";
+    std::ofstream out(path);
+    for (int i = 0; i < items; ++i) out << "sku" << i << "\n";
+    return path;
   }
 
   // V(0) as a server would send it: in the projection's bounds.
@@ -395,7 +406,7 @@ TEST_F(PartyAgentTest, TheFirstJobReadsTheDataFileAgainWhenItChangedAfterTheStar
   };
   write_users(6);
   config_.data.spec = "csv:" + file;
-  config_.data.parties = 1;
+  config_.data.parties = 2;  // share 0 of the file, which both parties read
   StartAgent();
   fake_.Push(Offer(HflJob("before")));
   ASSERT_TRUE(fake_.AwaitReplies(1));
@@ -626,6 +637,106 @@ TEST_F(PartyAgentTest, FinishTrainsLocallyReportsOnceOptedInAndServesTheModel) {
   EXPECT_EQ(recs->size(), 3u);
   EXPECT_THAT(agent_->Recommend("j", "no-such-user", 3).status(),
               fedmf::testing::StatusIs(absl::StatusCode::kNotFound, HasSubstr("no-such-user")));
+}
+
+// ------------------------------------------------------------------ issue #54
+
+// A party with a file of its own and an item catalogue (HFL partners): its
+// reply carries the catalogue's size (public) and its DP weight, never a count
+// of its own users: a file with one user fewer sends the same shape.
+TEST_F(PartyAgentTest, AnHflPartyWithACatalogueSendsNoUserCountOfItsFile) {
+  const std::string catalogue = WriteCatalogue(12);
+  auto digest = data::Catalogue::Load(catalogue);
+  ASSERT_THAT(digest, IsOk());
+  const std::string file = dir_ + "/own.csv";
+  auto write_users = [&file](int users) {
+    std::ofstream out(file, std::ios::trunc);
+    for (int u = 0; u < users; ++u) {
+      for (int i = 0; i < 8; ++i)
+        out << "u" << u << ",sku" << (u + i) % 12 << "," << 1 + i % 5 << "\n";
+    }
+  };
+  config_.data.spec = "csv:" + file;
+  config_.data.parties = 1;
+  config_.data.catalogue = catalogue;
+  std::vector<v1::OfferReply> replies;
+  for (const int users : {30, 29}) {
+    write_users(users);
+    StartAgent();
+    fmf::JobConfig job = HflJob(absl::StrCat("cat-", users));
+    job.item_catalogue = digest->digest();
+    const size_t before = fake_.replies().size();
+    fake_.Push(Offer(job));
+    ASSERT_TRUE(fake_.AwaitReplies(before + 1));
+    replies.push_back(fake_.replies().back());
+    ASSERT_TRUE(replies.back().accept()) << replies.back().refusal();
+    StopAgent();
+  }
+  for (const v1::OfferReply& r : replies) {
+    EXPECT_EQ(r.global_users(), 0) << "the party's user count left in the clear";
+    EXPECT_EQ(r.global_items(), 12);  // the catalogue's
+    EXPECT_EQ(r.items(), 12);
+    EXPECT_GE(r.users(), 1);  // the DP size release's estimate
+  }
+}
+
+// A roster naming a party this party does not train with is refused before
+// anything is read or charged; the refusal names the stranger.
+TEST_F(PartyAgentTest, ARosterWithAnUnlistedPartnerIsRefusedNamingIt) {
+  StartAgent();
+  v1::Task offer = Offer(HflJob("stranger"));
+  offer.mutable_spec()->add_roster("mallory");
+  fake_.Push(offer);
+  ASSERT_TRUE(fake_.AwaitReplies(1));
+  const v1::OfferReply r = fake_.replies()[0];
+  EXPECT_FALSE(r.accept());
+  EXPECT_THAT(r.refusal(), HasSubstr("'mallory'"));
+  EXPECT_THAT(r.refusal(), HasSubstr("allowed_partners"));
+  EXPECT_EQ(r.users(), 0);
+  EXPECT_EQ(agent_->LedgerSnapshot().entries_size(), 0);
+  // Control: the listed partner alone is fine.
+  Accept(HflJob("known"));
+}
+
+// A failure on the party's data reaches the server as the rule and the fix
+// only: no item id, no count, no path (those stay in the party's log).
+TEST_F(PartyAgentTest, ARefusalCausedByTheDataCarriesNoneOfIt) {
+  const std::string catalogue = WriteCatalogue(5);
+  auto digest = data::Catalogue::Load(catalogue);
+  ASSERT_THAT(digest, IsOk());
+  const std::string file = dir_ + "/customer-file.csv";
+  {
+    std::ofstream out(file);
+    for (int u = 0; u < 4; ++u) out << "u" << u << ",jane.doe@example.com," << 1 + u << "\n";
+  }
+  config_.data.spec = "csv:" + file;
+  config_.data.parties = 1;
+  config_.data.catalogue = catalogue;
+  StartAgent();
+  fmf::JobConfig job = HflJob("no-overlap");
+  job.item_catalogue = digest->digest();
+  fake_.Push(Offer(job));
+  ASSERT_TRUE(fake_.AwaitReplies(1));
+  const v1::OfferReply r = fake_.replies()[0];
+  EXPECT_FALSE(r.accept());
+  EXPECT_THAT(r.refusal(), HasSubstr("party's log"));
+  for (const std::string& secret :
+       {std::string("jane.doe"), std::string("customer-file"), dir_, std::string("none of its")}) {
+    EXPECT_EQ(r.refusal().find(secret), std::string::npos) << secret << " in: " << r.refusal();
+  }
+}
+
+// Ledger entries carry their unit; per-user charges never show up in the
+// per-rating epsilon (and vice versa).
+TEST_F(PartyAgentTest, LedgerEntriesCarryTheirGranularity) {
+  StartAgent();
+  Accept(HflJob("per-user"));  // HFL is per user: the size release is charged
+  const v1::LedgerResponse ledger = agent_->LedgerSnapshot();
+  ASSERT_EQ(ledger.entries_size(), 1);
+  EXPECT_EQ(ledger.entries(0).granularity(), "user");
+  EXPECT_GT(ledger.epsilon_per_user(), 0);
+  EXPECT_EQ(ledger.epsilon_per_rating(), 0);
+  EXPECT_EQ(ledger.epsilon_spent(), ledger.epsilon_per_user());
 }
 
 }  // namespace

@@ -237,5 +237,70 @@ TEST(PartyStoreTest, AlignmentsAreDurableAndReplaced) {
   std::filesystem::remove_all(dir);
 }
 
+// A ledger written before charges recorded their unit is migrated on open:
+// its rows read "unrecorded" (composed into both units), new rows keep theirs.
+TEST(PartyStoreTest, OldLedgersAreMigrated) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/p.db";
+  {
+    auto db = store::Database::Open(path);
+    ASSERT_THAT(db, IsOk());
+    ASSERT_THAT((*db)->Exec("CREATE TABLE ledger (seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id "
+                            "TEXT NOT NULL, round INTEGER NOT NULL, sample_rate REAL NOT NULL, "
+                            "noise_multiplier REAL NOT NULL, steps INTEGER NOT NULL, UNIQUE "
+                            "(job_id, round));"
+                            "INSERT INTO ledger (job_id, round, sample_rate, noise_multiplier, "
+                            "steps) VALUES ('old', 0, 0.01, 1.5, 10);"),
+                IsOk());
+  }
+  {
+    auto store = party::PartyStore::Open(path);
+    ASSERT_THAT(store, IsOk());
+    ASSERT_THAT((*store)->CommitCharge({"new", 0, 0.01, 1.5, 10, dp::LedgerUnit::kUser}), IsOk());
+  }
+  auto store = party::PartyStore::Open(path);  // a second open migrates nothing again
+  ASSERT_THAT(store, IsOk());
+  auto ledger = (*store)->LoadLedger();
+  ASSERT_THAT(ledger, IsOk());
+  ASSERT_EQ(ledger->size(), 2u);
+  EXPECT_EQ((*ledger)[0].unit, dp::LedgerUnit::kUnrecorded);
+  EXPECT_EQ((*ledger)[1].unit, dp::LedgerUnit::kUser);
+  std::filesystem::remove_all(dir);
+}
+
+// A job id is recorded with its spec's digest once; the same digest again is
+// fine, another is refused; alignments are logged with what they showed.
+TEST(PartyStoreTest, JobIdsAndAlignmentsAreRecordedDurably) {
+  const std::string dir = TempDir();
+  const std::string path = dir + "/p.db";
+  {
+    auto store = party::PartyStore::Open(path);
+    ASSERT_THAT(store, IsOk());
+    ASSERT_THAT((*store)->RecordJob("j", "digest-1", 100), IsOk());
+    ASSERT_THAT((*store)->RecordJob("j", "digest-1", 200), IsOk());
+    auto seq = (*store)->BeginAlignment("j", 1000, "b,c", 40);
+    ASSERT_THAT(seq, IsOk());
+    ASSERT_THAT((*store)->EndAlignment(*seq, "b=50,c=60", 30, "aligned"), IsOk());
+    ASSERT_THAT((*store)->BeginAlignment("k", 2000, "b", 40), IsOk());
+  }
+  auto store = party::PartyStore::Open(path);
+  ASSERT_THAT(store, IsOk());
+  EXPECT_EQ((*store)->RecordJob("j", "digest-2", 300).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(*(*store)->JobSpecDigest("j"), std::optional<std::string>("digest-1"));
+  EXPECT_FALSE((*store)->JobSpecDigest("other")->has_value());
+  EXPECT_EQ(*(*store)->AlignmentsSince("b,c", 999), 1);
+  EXPECT_EQ(*(*store)->AlignmentsSince("b,c", 1001), 0);
+  EXPECT_EQ(*(*store)->AlignmentsSince("b", 0), 1);
+  auto log = (*store)->Alignments();
+  ASSERT_THAT(log, IsOk());
+  ASSERT_EQ(log->size(), 2u);
+  EXPECT_EQ((*log)[0].partner_sizes, "b=50,c=60");
+  EXPECT_EQ((*log)[0].shared, 30);
+  EXPECT_EQ((*log)[0].outcome, "aligned");
+  EXPECT_EQ((*log)[1].outcome, "started");
+  EXPECT_EQ((*log)[1].shared, -1);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace fedmf

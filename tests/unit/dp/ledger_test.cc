@@ -128,5 +128,33 @@ TEST(LedgerTest, InvalidEntriesAndBudgets) {
   EXPECT_EQ(bad_budget.Charge(Entry("j", 0)).code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Per-rating and per-user charges are composed apart and never added into one
+// epsilon (issue #54): each unit's epsilon is that of its own charges alone,
+// the budget caps each unit, and an unrecorded charge counts in both.
+TEST(LedgerTest, UnitsAreComposedApart) {
+  PrivacyLedger ledger(3.0, 1e-5);
+  LedgerEntry user = Entry("hfl", 0, 0.01, 1.1, 1000);
+  user.unit = LedgerUnit::kUser;
+  LedgerEntry rating = Entry("vfl", 0, 0.01, 1.1, 1000);
+  rating.unit = LedgerUnit::kRating;
+  ASSERT_THAT(ledger.Charge(user), IsOk());
+  const double one = *ledger.SpentEpsilon(LedgerUnit::kUser);
+  EXPECT_GT(one, 0);
+  EXPECT_EQ(*ledger.SpentEpsilon(LedgerUnit::kRating), 0.0);
+  ASSERT_THAT(ledger.Charge(rating), IsOk());
+  // The same mechanism in the other unit: each unit holds exactly one.
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(LedgerUnit::kRating), one);
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(LedgerUnit::kUser), one);
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(), one);  // the larger, not the composition
+  RdpAccountant both;
+  both.AddSteps(0.01, 1.1, 2000);
+  EXPECT_LT(one, both.GetEpsilon(1e-5)->epsilon);
+  // An unrecorded charge (a migrated ledger) lands in both units.
+  LedgerEntry old = Entry("old", 0, 0.01, 1.1, 1000);
+  ASSERT_THAT(ledger.Restore(old), IsOk());
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(LedgerUnit::kRating), both.GetEpsilon(1e-5)->epsilon);
+  EXPECT_DOUBLE_EQ(*ledger.SpentEpsilon(LedgerUnit::kUser), both.GetEpsilon(1e-5)->epsilon);
+}
+
 }  // namespace
 }  // namespace fedmf::dp

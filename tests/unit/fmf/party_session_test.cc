@@ -235,6 +235,54 @@ TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSele
   EXPECT_LT(now.mse, reported.mse);
 }
 
+// Stage 3's duration must not tell how many epochs the validation chose
+// (issue #54, 6f): with pad_stage3 (the daemons') the search and the refit
+// each run max_finetune_epochs epochs whatever was chosen, and the model is
+// the one the unpadded session ends with, to the bit.
+TEST(PartySessionTest, PaddedStage3RunsTheSameEpochsWhateverTheValidationChose) {
+  data::Federation fed = SmallHfl(2);
+  JobConfig config = HflJob(std::numeric_limits<double>::infinity());
+  config.algorithm = Algorithm::kAlternate;
+  config.validation_fraction = 0.2;
+  config.max_finetune_epochs = 12;
+  struct Run {
+    int64_t epochs = 0;
+    mf::Matrix u, v;
+  };
+  auto run = [&](double learning_rate, bool pad) {
+    JobConfig c = config;
+    c.learning_rate = learning_rate;
+    dp::PrivacyLedger ledger{1, 1e-5};
+    LocalTerms local{fed.parties[0].range, 5, "party-0"};
+    local.pad_stage3 = pad;
+    auto admitted = AdmittedJob::Admit(c, local, nullptr);
+    EXPECT_THAT(admitted, IsOk());
+    auto party = PartySession::Create(std::move(*admitted), fed.parties[0], fed.num_users,
+                                      fed.num_items, &ledger);
+    EXPECT_THAT(party, IsOk());
+    random::Csprng rng = random::Csprng::FromSeed(6);
+    const mf::Matrix shared = InitialSharedMatrix(c, fed.num_items, rng);
+    EXPECT_THAT((*party)->Pretrain(shared), IsOk());
+    mf::Matrix v = shared;
+    for (int32_t t = 0; t < c.rounds; ++t) v = *(*party)->RunRound(t, v);
+    EXPECT_THAT((*party)->Finish(v), IsOk());
+    return Run{(*party)->local_epochs_run(), (*party)->user_embeddings(),
+               (*party)->item_embeddings()};
+  };
+  // A V that barely moved (fine-tuning pays: many epochs chosen) and one the
+  // rounds fitted (fewer): the unpadded runs differ in their epochs...
+  const Run slow = run(1e-9, false), fast = run(0.5, false);
+  ASSERT_NE(slow.epochs, fast.epochs) << "the two validations chose alike: not a test";
+  // ...the padded ones run 2 x 12 each, and keep the unpadded model.
+  for (const double lr : {1e-9, 0.5}) {
+    const Run padded = run(lr, true);
+    EXPECT_EQ(padded.epochs, 2 * config.max_finetune_epochs) << lr;
+    const Run& plain = lr < 1e-3 ? slow : fast;
+    EXPECT_EQ(padded.u, plain.u) << lr;
+    EXPECT_EQ(padded.v, plain.v) << lr;
+  }
+}
+
 TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
   Fixture f;
   ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());

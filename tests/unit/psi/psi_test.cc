@@ -116,6 +116,40 @@ TEST(PsiPartyTest, RejectsBadInput) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("at least 2")));
 }
 
+// A partner that brings far more ids than the party (a list of made-up
+// candidates to learn which are the party's users) is refused when its list
+// arrives, before the party's key touches it; within the ratio it is hopped.
+TEST(PsiPartyTest, APartnerListBeyondTheRatioIsRefusedBeforeTheKeyIsApplied) {
+  std::vector<crypto::Ed25519PrivateKey> keys;
+  for (int p = 0; p < 2; ++p) {
+    keys.push_back(*crypto::Ed25519PrivateKey::FromSeed(std::vector<uint8_t>(32, p + 1)));
+  }
+  Ed25519Verifier verifier({keys[0].public_key(), keys[1].public_key()});
+  Ed25519Signer signer0(&keys[0]), signer1(&keys[1]);
+  random::Csprng rng = random::Csprng::FromSeed(5);
+  for (const int partner_ids : {40, 41}) {
+    SCOPED_TRACE(partner_ids);
+    PartyOptions o0{.session = "s", .index = 0, .num_parties = 2};
+    o0.max_list_ratio = 4;
+    PartyOptions o1{.session = "s", .index = 1, .num_parties = 2};
+    auto victim = PsiParty::Create(Range(0, 10), o0, rng, &signer0, &verifier);
+    auto prober = PsiParty::Create(Range(0, partner_ids), o1, rng, &signer1, &verifier);
+    ASSERT_THAT(victim.status(), IsOk());
+    ASSERT_THAT(prober.status(), IsOk());
+    ASSERT_THAT((*victim)->Start().status(), IsOk());
+    auto list = (*prober)->Start();
+    ASSERT_THAT(list.status(), IsOk());
+    auto hopped = (*victim)->Receive(*list);
+    if (partner_ids <= 40) {
+      EXPECT_THAT(hopped.status(), IsOk());  // 40 = 4 x 10: within the bound
+    } else {
+      EXPECT_THAT(hopped.status(), StatusIs(absl::StatusCode::kResourceExhausted,
+                                            HasSubstr("41 ids, more than 4 x this party's 10")));
+    }
+    EXPECT_EQ((*victim)->other_set_sizes().at(1), partner_ids);
+  }
+}
+
 // A relay that deviates: the fixture runs two honest parties step by step so
 // each test can tamper with one message.
 class HostileRelayTest : public ::testing::Test {
