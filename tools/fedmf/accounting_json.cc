@@ -1,8 +1,22 @@
 #include "tools/fedmf/accounting_json.h"
 
-#include "absl/strings/str_format.h"
+#include <charconv>
+#include <string>
+
+#include "absl/strings/str_cat.h"
 
 namespace fedmf::cli {
+namespace {
+
+// The shortest text that reads back as exactly x (std::to_chars), so the
+// command recomputes the very number.
+std::string Exact(double x) {
+  char buf[64];
+  const auto end = std::to_chars(buf, buf + sizeof(buf), x).ptr;
+  return std::string(buf, end);
+}
+
+}  // namespace
 
 void AddFmfAccounting(const fmf::JobConfig& config, const fmf::NoisePlan& plan, int parties,
                       nlohmann::json& j) {
@@ -22,16 +36,16 @@ void AddFmfAccounting(const fmf::JobConfig& config, const fmf::NoisePlan& plan, 
                       {"sample_rate", plan.sample_rate},
                       {"noise_multiplier", plan.noise_multiplier},
                       {"steps", plan.steps}});
-  std::string command = absl::StrFormat(
-      "fedmf privacy epsilon --sample-rate %.17g --noise-multiplier %.17g --steps %d --delta %.17g",
-      plan.sample_rate, plan.noise_multiplier, plan.steps, plan.delta);
+  std::string command = absl::StrCat(
+      "fedmf privacy epsilon --sample-rate ", Exact(plan.sample_rate), " --noise-multiplier ",
+      Exact(plan.noise_multiplier), " --steps ", plan.steps, " --delta ", Exact(plan.delta));
   if (plan.count_noise_multiplier > 0) {
     releases.push_back({{"release", "size"},
                         {"mechanism", "gaussian"},
                         {"sample_rate", 1.0},
                         {"noise_multiplier", plan.count_noise_multiplier},
                         {"steps", 1}});
-    command += absl::StrFormat(" --count-noise-multiplier %.17g", plan.count_noise_multiplier);
+    absl::StrAppend(&command, " --count-noise-multiplier ", Exact(plan.count_noise_multiplier));
   }
   nlohmann::json a = {
       {"accountant", "rdp"},
@@ -45,7 +59,7 @@ void AddFmfAccounting(const fmf::JobConfig& config, const fmf::NoisePlan& plan, 
       {"epsilon_command", command}};
   if (config.setting == fmf::Setting::kVfl && config.granularity == fmf::Granularity::kUser) {
     // A user's ratings sit at every party: the parties' curves compose.
-    a["epsilon_per_user_global_command"] = absl::StrFormat("%s --parties %d", command, parties);
+    a["epsilon_per_user_global_command"] = absl::StrCat(command, " --parties ", parties);
   }
   j["accounting"] = std::move(a);
 }
