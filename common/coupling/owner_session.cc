@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/coupling/dp_step.h"
+#include "common/dp/snapping.h"
 #include "common/mf/top_n.h"
 
 namespace fedmf::coupling {
@@ -80,7 +81,18 @@ absl::StatusOr<mf::Matrix> OwnerSession::RunStep(int32_t round, const mf::Matrix
   }
   next_round_ = round + 1;
   model_ = std::move(model);
-  return FlattenSum(sum);
+  mf::Matrix release = FlattenSum(sum);
+  if (o.noise_multiplier > 0) {
+    // Snapped as the FMF releases are (docs/privacy.md, floating-point): the
+    // noisy sum has no public bound on its magnitude, so each value goes to
+    // the grid of its own binade, a fixed 20-fraction-bit format whatever the
+    // data — which float32 holds exactly, so the wire's float32 is lossless
+    // (RoundedToFloat32 is the identity here, and rounds toward zero anyway).
+    dp::SnapInBinadeTowardZero(release.data(), static_cast<size_t>(release.size()),
+                               o.noise_multiplier * o.clip);
+    release = mf::RoundedToFloat32(release);
+  }
+  return release;
 }
 
 absl::Status OwnerSession::Finish(const mf::Matrix& flat_model) {

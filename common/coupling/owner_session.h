@@ -57,7 +57,9 @@ class OwnerSession {
                                                               random::Csprng rng);
 
   // One DP step at the server's model: the noisy clipped sum (1 x P, as
-  // FlattenSum), charged to the ledger first (one step at (q, z), key
+  // FlattenSum; each value snapped to its binade's grid,
+  // dp::SnapInBinadeTowardZero, and so exact in float32), charged to the
+  // ledger first (one step at (q, z), key
   // `round`) — if the budget refuses, nothing is returned. Rounds only move
   // forward: a missed round is skipped and costs nothing; an earlier or
   // repeated round is refused, as is a round >= Terms::rounds.

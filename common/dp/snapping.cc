@@ -49,6 +49,16 @@ double SnapTowardZero(double x, double granularity) {
   return TruncExact(x / granularity) * granularity;
 }
 
+double SnapInBinadeTowardZero(double x, double noise_sd) {
+  if (!std::isfinite(x)) Fatal("a snapped release must be finite", x);
+  if (x == 0) return 0;
+  return SnapTowardZero(x, SnapGranularity(noise_sd, std::fabs(x)));
+}
+
+void SnapInBinadeTowardZero(double* x, size_t n, double noise_sd) {
+  for (size_t k = 0; k < n; ++k) x[k] = SnapInBinadeTowardZero(x[k], noise_sd);
+}
+
 void SnapTowardZero(double* x, size_t n, double granularity) {
   // A power-of-two granularity (what SnapGranularity returns) has an exact
   // reciprocal, and x * (1/g) is then the same correctly rounded number as

@@ -41,6 +41,19 @@ double SnapGranularity(double noise_sd, double magnitude_bound);
 double SnapTowardZero(double x, double granularity);
 void SnapTowardZero(double* x, size_t n, double granularity);
 
+// For a release with no public bound on its magnitude (the FMF size release:
+// a count whose only bound would be the party's own size): x rounded toward
+// zero to a multiple of SnapGranularity(noise_sd, |x|), i.e. of the grid of
+// x's own binade [2^k, 2^(k+1)), 2^(k - 52 + kSnapUlpsMargin), unless the
+// noise's grid is coarser. Within a binade that grid is fixed and x stays in
+// its binade, so the output is a number of one fixed floating-point format
+// (52 - kSnapUlpsMargin = 20 fraction bits, exponents from the noise's grid
+// up) whatever the data: the set of possible outputs is data-independent, as
+// with a public bound, and the computation's error is 2^-kSnapUlpsMargin of a
+// cell wherever x lands (docs/privacy.md, section floating-point). 0 stays 0.
+double SnapInBinadeTowardZero(double x, double noise_sd);
+void SnapInBinadeTowardZero(double* x, size_t n, double noise_sd);
+
 }  // namespace fedmf::dp
 
 #endif  // FEDMF_COMMON_DP_SNAPPING_H_

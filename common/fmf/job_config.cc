@@ -126,6 +126,15 @@ bool JobConfig::VflLocalFinish() const {
   return setting == Setting::kVfl && algorithm == Algorithm::kAlternate;
 }
 
+SamplingUnit JobConfig::DpSamplingUnit() const {
+  if (setting == Setting::kCoupling) return SamplingUnit::kRating;
+  return granularity == Granularity::kRating ? SamplingUnit::kRating : SamplingUnit::kUser;
+}
+
+std::string SamplingUnitName(SamplingUnit u) {
+  return u == SamplingUnit::kRating ? "rating" : "user";
+}
+
 int64_t JobConfig::ChargedSteps() const {
   const int64_t stage2 = static_cast<int64_t>(rounds) * local_iters;
   if (split == SplitKind::kVertical && !VflLocalFinish()) return stage2 + vfl_finetune_iters;

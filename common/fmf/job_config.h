@@ -79,6 +79,16 @@ std::string GranularityRefusal(Setting setting, Granularity granularity);
 std::string GranularityName(Granularity g);
 std::string SplitKindName(SplitKind k);
 
+// What a DP step's Poisson sampling draws, each independently at rate q: the
+// unit of the job's neighbouring relation, so that the removed rating (or
+// user) is in a batch independently of everything else and the subsampled
+// Gaussian's amplification holds (docs/privacy.md, section sampling).
+// Per-rating jobs (VFL, DP local-only on a vertical split, coupling) sample
+// ratings; per-user jobs sample users (and use all of their trimmed or
+// clipped ratings).
+enum class SamplingUnit { kUser, kRating };
+std::string SamplingUnitName(SamplingUnit u);
+
 // The per-user clip norm of kAlternate when the job names none: chosen on
 // MovieLens 100K's own validation splits (docs/results.md, section
 // hfl-default; C = 3 and 10 tie there).
@@ -99,7 +109,7 @@ struct JobConfig {
   int32_t rounds = 100;       // T
   int32_t local_iters = 10;   // T'
   int32_t dim = 20;           // p
-  double sample_rate = 0.01;  // eta (Poisson, over users)
+  double sample_rate = 0.01;  // eta (Poisson, over DpSamplingUnit(): ratings or users)
 
   // Privacy target per party. epsilon = +inf means non-private (no noise).
   double epsilon = 1.0;
@@ -189,6 +199,9 @@ struct JobConfig {
   bool VflLocalFinish() const;
   // Total DP iterations charged to each party (T*T' [+ kappa]).
   int64_t ChargedSteps() const;
+  // What the DP steps Poisson-sample: ratings per rating (and for
+  // kCoupling), users per user.
+  SamplingUnit DpSamplingUnit() const;
 };
 
 // Checks ranges and combinations; the message names the field and the fix.

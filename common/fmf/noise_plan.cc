@@ -1,13 +1,16 @@
 #include "common/fmf/noise_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "common/base/status_macros.h"
 #include "common/dp/calibration.h"
+#include "common/dp/noise.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/dp/rdp_conversion.h"
+#include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 
 namespace fedmf::fmf {
@@ -49,6 +52,14 @@ dp::LedgerUnit ChargeUnit(const JobConfig& config) {
              : dp::LedgerUnit::kRating;
 }
 
+double DrawSizeRelease(double count, double count_sigma, random::Csprng& rng) {
+  const double noisy = count + dp::SampleGaussian(rng, count_sigma);
+  // At least 1 (the normaliser divides by it), no upper clamp; snapped in
+  // the binade, so the set of possible values is one fixed format whatever
+  // the data (post-processing; docs/privacy.md, size-release).
+  return dp::SnapInBinadeTowardZero(std::max(1.0, noisy), count_sigma);
+}
+
 int64_t CountReleaseRound(const JobConfig& config) {
   return static_cast<int64_t>(config.EffectiveRounds()) + 1;
 }
@@ -58,6 +69,7 @@ absl::StatusOr<NoisePlan> PlanNoise(const JobConfig& config) {
   NoisePlan plan;
   plan.steps = config.ChargedSteps();
   plan.sample_rate = config.sample_rate;
+  plan.sampling_unit = config.DpSamplingUnit();
   plan.delta = config.delta;
   // Only DP phases are planned; non-private settings (central, HFL
   // local-only) and epsilon = inf release nothing noisy.

@@ -7,6 +7,7 @@
 #include "absl/status/statusor.h"
 #include "common/dp/ledger.h"
 #include "common/fmf/job_config.h"
+#include "common/random/csprng.h"
 
 namespace fedmf::fmf {
 
@@ -15,6 +16,10 @@ struct NoisePlan {
   double noise_multiplier = 0;  // z; 0 when non-private
   int64_t steps = 0;            // DP iterations charged (T*T' [+ kappa])
   double sample_rate = 0;       // eta
+  // What each step Poisson-samples at eta (JobConfig::DpSamplingUnit): the
+  // unit of the neighbouring relation, which the amplification by
+  // subsampling the accountant charges for needs (docs/privacy.md, sampling).
+  SamplingUnit sampling_unit = SamplingUnit::kUser;
   double delta = 0;
   double epsilon = 0;  // epsilon actually reached by z (<= target)
   int32_t theta = 0;   // trimming bound (per-user only; 0 otherwise)
@@ -50,6 +55,13 @@ int64_t CountReleaseRound(const JobConfig& config);
 // The unit of every charge a job makes (its granularity; a coupling job is
 // per rating): what its epsilon is about in the party's ledger.
 dp::LedgerUnit ChargeUnit(const JobConfig& config);
+
+// The size release of a party whose count is `count` (NoisePlan::count_*):
+// c~ = max(1, count + N(0, count_sigma^2)), snapped in its binade
+// (dp::SnapInBinadeTowardZero). Clamped only to the public constant 1 — not
+// to the party's own size (issue #54: at count == that bound, every release
+// with non-negative noise was the exact count). count_sigma > 0.
+double DrawSizeRelease(double count, double count_sigma, random::Csprng& rng);
 
 // Calibrates z with the RDP accountant so that ChargedSteps() Poisson-
 // subsampled Gaussian steps at rate eta give (epsilon, delta); sensitivities

@@ -8,8 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/dp/noise.h"
-#include "common/dp/snapping.h"
 #include "common/mf/clipping.h"
 #include "common/mf/early_stopping.h"
 #include "common/mf/grid_sgd.h"
@@ -34,13 +32,12 @@ mf::Matrix InitialSharedMatrix(const JobConfig& config, int32_t rows, random::Cs
 }
 
 PartySession::PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,
-                           data::PartyData data, int32_t global_users, int32_t global_items,
-                           dp::PrivacyLedger* ledger, random::Csprng rng)
+                           data::PartyData data, int32_t global_items, dp::PrivacyLedger* ledger,
+                           random::Csprng rng)
     : config_(config),
       plan_(plan),
       rating_offset_(rating_offset),
       data_(std::move(data)),
-      global_users_(global_users),
       global_items_(global_items),
       ledger_(ledger),
       rng_(std::move(rng)) {}
@@ -89,9 +86,8 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
   }
   data.range = {range.min - offset, range.max - offset};
   // TakeRng moves only the stream out of `job`; config and plan stay valid.
-  std::unique_ptr<PartySession> session(new PartySession(config, plan, offset, std::move(data),
-                                                         global_users, global_items, ledger,
-                                                         std::move(job).TakeRng()));
+  std::unique_ptr<PartySession> session(new PartySession(
+      config, plan, offset, std::move(data), global_items, ledger, std::move(job).TakeRng()));
   PartySession& p = *session;
   p.threads_ = job.threads();
   p.pad_stage3_ = job.pad_stage3();
@@ -101,7 +97,13 @@ absl::StatusOr<std::unique_ptr<PartySession>> PartySession::Create(
     // so the validation error is an honest estimate; the test set is never
     // looked at. Only this party ever sees the split.
     random::Csprng val_rng = p.rng_.Fork("validation");
-    p.validation_ = data::HoldOutPerUser(p.data_.train, config.validation_fraction, val_rng);
+    // VFL per rating: each rating independently (the neighbouring relation's
+    // unit); otherwise a share of each user's own ratings from its own stream
+    // (per user; the non-private baselines).
+    p.validation_ = config.VflLocalFinish() && config.DpSamplingUnit() == SamplingUnit::kRating
+                        ? HoldOutEachRating(p.data_.train, p.data_.num_items(),
+                                            config.validation_fraction, val_rng)
+                        : data::HoldOutPerUser(p.data_.train, config.validation_fraction, val_rng);
   }
   if (plan.private_training) {
     // Clamped into [0, R] and (per user) trimmed to theta: what the
@@ -139,9 +141,11 @@ int32_t PartySession::shared_rows() const {
 double PartySession::weight() const {
   if (vertical()) return static_cast<double>(data_.num_items());
   if (!released_count_.has_value()) return static_cast<double>(data_.num_users());
+  // Clamped only to public constants (the OfferReply field is an int32): a
+  // cap at the party's own user count, as global_users is for a daemon HFL
+  // party, would release n_k whenever the noise is positive (issue #54).
   const double theta = std::max(1, plan_.theta);
-  return std::clamp(std::round(*released_count_ / theta), 1.0,
-                    static_cast<double>(std::max(1, global_users_)));
+  return std::clamp(std::round(*released_count_ / theta), 1.0, kMaxDeclaredWeight);
 }
 
 int64_t PartySession::PreNoiseCount() const {
@@ -149,14 +153,6 @@ int64_t PartySession::PreNoiseCount() const {
   int64_t users = 0;
   for (int32_t i = 0; i < dp_train_.num_users(); ++i) users += dp_train_.RowSize(i) > 0 ? 1 : 0;
   return users;
-}
-
-double PartySession::CountBound() const {
-  const double users = static_cast<double>(dp_train_.num_users());
-  if (config_.UserClipped()) return std::max(1.0, users);
-  const double per_user = plan_.theta > 0 ? static_cast<double>(plan_.theta)
-                                          : static_cast<double>(dp_train_.num_items());
-  return std::max(1.0, users * per_user);
 }
 
 double PartySession::StepNormalizer() const {
@@ -179,11 +175,10 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
                        "for it (round ",
                        key, ")"));
     }
-    if (!std::isfinite(*already_released) || *already_released < 1 ||
-        *already_released > CountBound()) {
+    if (!std::isfinite(*already_released) || *already_released < 1) {
       return absl::InvalidArgumentError(absl::StrCat("job '", config_.job_id,
                                                      "': stored size release ", *already_released,
-                                                     " outside [1, ", CountBound(), "]"));
+                                                     " is not a finite number >= 1"));
     }
     released_count_ = *already_released;
     return absl::OkStatus();
@@ -193,14 +188,12 @@ absl::Status PartySession::ReleaseCount(std::optional<double> already_released) 
                         ChargeUnit(config_)};
   RETURN_IF_ERROR(ledger_->Charge(entry));
   random::Csprng count_rng = rng_.Fork("count");
-  const double noisy =
-      static_cast<double>(PreNoiseCount()) + dp::SampleGaussian(count_rng, plan_.count_sigma);
-  // Clamped into the public range and snapped (post-processing; the set of
-  // possible values is the grid whatever the data, docs/privacy.md).
-  const double bound = CountBound();
-  const double grid = dp::SnapGranularity(plan_.count_sigma, bound);
-  released_count_ = dp::SnapTowardZero(std::clamp(noisy, 1.0, bound), grid);
-  released_count_ = std::max(1.0, *released_count_);
+  // Clamped only below, at 1, and snapped in its binade: no upper clamp, the
+  // only bound on the count is the party's own size (theta * n_k, n_k), and
+  // clamping at it released the exact count whenever the noise was positive
+  // (issue #54).
+  released_count_ =
+      DrawSizeRelease(static_cast<double>(PreNoiseCount()), plan_.count_sigma, count_rng);
   return absl::OkStatus();
 }
 
@@ -229,6 +222,7 @@ absl::Status PartySession::Charge(int64_t round, int64_t steps) {
 DpIterationSpec PartySession::Stage2Spec() const {
   DpIterationSpec spec;
   spec.sample_rate = config_.sample_rate;
+  spec.sampling_unit = config_.DpSamplingUnit();
   spec.rating_max = config_.rating_max;
   // eta * the released count, not eta * nnz: the step must not depend on a
   // size outside the accounting (issue #14 finding 5).
@@ -568,15 +562,19 @@ absl::Status PartySession::TrainAlone() {
 absl::StatusOr<DpScratch> PartySession::PreNoiseRelease(const std::vector<int32_t>& batch,
                                                         const mf::Matrix& shared) const {
   RETURN_IF_ERROR(CheckShared(shared, "PreNoiseRelease"));
-  for (int32_t i : batch) {
-    if (i < 0 || i >= dp_train_.num_users()) {
-      return absl::InvalidArgumentError(absl::StrCat("PreNoiseRelease: user ", i, " out of range"));
+  const DpIterationSpec spec = Stage2Spec();
+  const bool ratings = spec.sampling_unit == SamplingUnit::kRating;
+  const int64_t members = ratings ? dp_train_.nnz() : dp_train_.num_users();
+  for (size_t k = 0; k < batch.size(); ++k) {
+    if (batch[k] < 0 || batch[k] >= members || (k > 0 && batch[k] <= batch[k - 1])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("PreNoiseRelease: ", ratings ? "rating " : "user ", batch[k],
+                       " out of range or out of order"));
     }
   }
   mf::Matrix clipped = shared;
   mf::ClipEmbeddings(clipped, config_.rating_max);
   DpScratch out;
-  const DpIterationSpec spec = Stage2Spec();
   if (vertical()) {
     ComputeDpGradients(dp_train_, batch, clipped, v_, spec, out);
   } else {

@@ -62,18 +62,17 @@ class PartySession {
   // of its item catalogue (public by construction: the split of the job's
   // catalogue). HFL, private: c~ / theta, the DP size release's estimate of
   // n_k (c~ itself with per-user clipping, a count of users), rounded into
-  // [1, global_users]; non-private: n_k.
+  // [1, kMaxDeclaredWeight] — public constants only; non-private: n_k.
   double weight() const;
-  // The size release (private jobs): the noisy count as released (snapped,
-  // clamped into [1, CountBound()]); unset for non-private jobs.
+  static constexpr double kMaxDeclaredWeight = 2147483647.0;  // OfferReply's int32
+  // The size release (private jobs): the noisy count as released (at least
+  // 1, no upper clamp, snapped in its binade: dp::SnapInBinadeTowardZero);
+  // unset for non-private jobs.
   std::optional<double> released_count() const { return released_count_; }
   // The count before noise: ratings the DP steps train on, or with per-user
   // clipping (JobConfig::UserClipped) the users with at least one of them
   // (for the sensitivity tests; the party never sends it).
   int64_t PreNoiseCount() const;
-  // Public upper bound on the count: theta * users (per user), users (per
-  // user, clipped) or users * items of the party's index space, all public.
-  double CountBound() const;
   // eta * (released count, or PreNoiseCount when non-private), at least 1.
   double StepNormalizer() const;
 
@@ -94,10 +93,12 @@ class PartySession {
   // central / local-only baselines: the whole job on this party's data alone.
   absl::Status TrainAlone();
 
-  // The pre-noise release of one Stage-2 iteration on `batch` (local user
-  // ids) at the server's `shared` matrix (clipped as RunRound clips it): the
-  // gradient sums RunRound would noise, with the party's current private
-  // matrix. For the sensitivity tests; consumes no randomness, charges nothing.
+  // The pre-noise release of one Stage-2 iteration on `batch` (of the job's
+  // sampling unit: local user ids, or per rating positions in
+  // dp_training_matrix()'s row order; ascending) at the server's `shared`
+  // matrix (clipped as RunRound clips it): the gradient sums RunRound would
+  // noise, with the party's current private matrix. For the sensitivity
+  // tests; consumes no randomness, charges nothing.
   absl::StatusOr<DpScratch> PreNoiseRelease(const std::vector<int32_t>& batch,
                                             const mf::Matrix& shared) const;
   // Which matrices a Stage-2 iteration updates and their noise.
@@ -106,6 +107,10 @@ class PartySession {
   // none the setting's default (JobConfig::EffectiveLearningRate), or with
   // per-user clipping HflClippedLearningRate of this party's normaliser.
   double StepLearningRate() const;
+
+  // The ratings the DP steps read (clamped; per user trimmed to theta; the
+  // validation split held out), which Stage2Spec()'s batches sample.
+  const mf::RatingMatrix& dp_training_matrix() const { return dp_train_; }
 
   Phase phase() const { return phase_; }
   int32_t next_round() const { return next_round_; }
@@ -148,8 +153,8 @@ class PartySession {
 
  private:
   PartySession(const JobConfig& config, const NoisePlan& plan, double rating_offset,
-               data::PartyData data, int32_t global_users, int32_t global_items,
-               dp::PrivacyLedger* ledger, random::Csprng rng);
+               data::PartyData data, int32_t global_items, dp::PrivacyLedger* ledger,
+               random::Csprng rng);
 
   bool vertical() const { return config_.split == SplitKind::kVertical; }
   mf::Matrix& shared_matrix() { return vertical() ? u_ : v_; }
@@ -198,7 +203,6 @@ class PartySession {
   NoisePlan plan_;
   double rating_offset_;  // subtracted from every rating (negative ranges)
   data::PartyData data_;  // ratings and range already shifted
-  int32_t global_users_;
   int32_t global_items_;
   dp::PrivacyLedger* ledger_;
   random::Csprng rng_;

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
 #include "common/data/synthetic.h"
 #include "common/fmf/simulator.h"
@@ -18,23 +20,55 @@ constexpr double kMinTuningGain = 1e-3;
 
 }  // namespace
 
-absl::StatusOr<data::Federation> ProxyOfShape(const data::Federation& real, const JobConfig& config,
-                                              uint64_t seed) {
-  int64_t ratings = 0;
-  double test = 0;
-  for (const data::PartyData& p : real.parties) {
-    ratings += static_cast<int64_t>(p.train.size() + p.test.size());
-    test += static_cast<double>(p.test.size());
+absl::StatusOr<ProxyShape> ParseProxyShape(const std::string& text) {
+  const std::string fix =
+      "write users=N,items=M,ratings=R (declared public sizes, e.g. a published "
+      "data set's: users=943,items=1682,ratings=100000)";
+  ProxyShape shape;
+  bool users = false, items = false, ratings = false;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    const std::vector<std::string> kv = absl::StrSplit(part, absl::MaxSplits('=', 1));
+    int64_t value = 0;
+    if (kv.size() != 2 || !absl::SimpleAtoi(kv[1], &value) || value < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tune shape '", text, "': '", part, "' is not KEY=positive integer; ", fix));
+    }
+    if (kv[0] == "users" && value <= std::numeric_limits<int32_t>::max()) {
+      shape.users = static_cast<int32_t>(value);
+      users = true;
+    } else if (kv[0] == "items" && value <= std::numeric_limits<int32_t>::max()) {
+      shape.items = static_cast<int32_t>(value);
+      items = true;
+    } else if (kv[0] == "ratings") {
+      shape.ratings = value;
+      ratings = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tune shape '", text, "': unknown key or too large: '", part, "'; ", fix));
+    }
   }
-  if (real.parties.empty() || ratings == 0) {
-    return absl::InvalidArgumentError("tuning: the federation holds no ratings");
+  if (!users || !items || !ratings) {
+    return absl::InvalidArgumentError(absl::StrCat("tune shape '", text, "' misses ",
+                                                   !users   ? "users"
+                                                   : !items ? "items"
+                                                            : "ratings",
+                                                   "; ", fix));
+  }
+  return shape;
+}
+
+absl::StatusOr<data::Federation> ProxyOfShape(const ProxyShape& shape, data::RatingRange range,
+                                              int32_t parties, const JobConfig& config,
+                                              uint64_t seed) {
+  if (shape.users < 1 || shape.items < 1 || shape.ratings < 1) {
+    return absl::InvalidArgumentError("tuning: the proxy's declared shape is empty");
   }
   data::SyntheticOptions o;
-  o.num_users = real.num_users;
-  o.num_items = real.num_items;
+  o.num_users = shape.users;
+  o.num_items = shape.items;
   o.density = std::min(
-      1.0, static_cast<double>(ratings) / (static_cast<double>(real.num_users) * real.num_items));
-  o.range = real.range;
+      1.0, static_cast<double>(shape.ratings) / (static_cast<double>(shape.users) * shape.items));
+  o.range = range;
   o.seed = seed;
   auto proxy = data::GenerateSynthetic(o);
   if (!proxy.ok()) {
@@ -43,9 +77,9 @@ absl::StatusOr<data::Federation> ProxyOfShape(const data::Federation& real, cons
                                                    o.density, ": ", proxy.status().message()));
   }
   FederationOptions fed;
-  fed.parties = static_cast<int32_t>(real.parties.size());
+  fed.parties = parties;
   fed.split_seed = seed;
-  fed.test_fraction = test / static_cast<double>(ratings);
+  fed.test_fraction = config.test_fraction;
   return BuildFederation(config, *std::move(proxy), fed);
 }
 

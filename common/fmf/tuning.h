@@ -1,14 +1,19 @@
 // Choosing a job's learning rate without touching the parties' ratings
-// (issue #16, `fedmf train --tune`): the job runs on a synthetic proxy of the
-// federation's public shape (users, items, rating count, range, parties) for
-// every rate of a grid, and the rate with the lowest test MSE *on the proxy*
-// wins. The proxy's ratings come from the project's generator, never from the
-// data, so the choice costs no privacy budget and never reads the real test
-// set (docs/privacy.md, section tuning). Pure: no clock, no I/O.
+// (issue #16, `fedmf train --tune`): the job runs on a synthetic proxy of a
+// DECLARED shape (users, items, rating count — public values the operator
+// states, e.g. a published data set's sizes — with the job's range, test
+// fraction and party count) for every rate of a grid, and the rate with the
+// lowest test MSE *on the proxy* wins. Nothing of the parties' data enters:
+// not their ratings, and not their sizes either — the exact rating count is
+// private (removing one rating flipped the chosen rate 0.1 -> 0.486 when the
+// proxy was built from it, issue #54). So the choice costs no privacy budget
+// and never reads the real test set (docs/privacy.md, section tuning). Pure:
+// no clock, no I/O.
 #ifndef FEDMF_COMMON_FMF_TUNING_H_
 #define FEDMF_COMMON_FMF_TUNING_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -17,11 +22,22 @@
 
 namespace fedmf::fmf {
 
-// Synthetic ratings with `real`'s users, items, rating count (train + test
-// over all parties) and range, split as `config` splits them (`parties`
-// parties; a VFL split is random, the proxy has no genres). `seed` drives the
-// generator and the split.
-absl::StatusOr<data::Federation> ProxyOfShape(const data::Federation& real, const JobConfig& config,
+// The declared shape of a proxy: public values only.
+struct ProxyShape {
+  int32_t users = 0;
+  int32_t items = 0;
+  int64_t ratings = 0;  // train + test over all parties
+};
+// "users=N,items=M,ratings=R" (the value of `fedmf train --tune-shape`); the
+// error names the key and the fix.
+absl::StatusOr<ProxyShape> ParseProxyShape(const std::string& text);
+
+// Synthetic ratings of `shape` in `range`, split as `config` splits them
+// (`parties` parties, config.test_fraction held out for test; a VFL split is
+// random, the proxy has no genres). `seed` drives the generator and the split.
+// Takes no data: the proxy cannot depend on the parties' ratings or sizes.
+absl::StatusOr<data::Federation> ProxyOfShape(const ProxyShape& shape, data::RatingRange range,
+                                              int32_t parties, const JobConfig& config,
                                               uint64_t seed);
 
 // The grid `fedmf train --tune` searches for `config`: HFL and HFL-synSGD

@@ -51,6 +51,31 @@ void AccumulateKernel(const RatingMatrix& x, const std::vector<int32_t>& users, 
   }
 }
 
+// AccumulateKernel over single ratings: `positions` ascending in row order,
+// so one pass over the row offsets finds each rating's user.
+template <int P>
+void AccumulateRatingKernel(const RatingMatrix& x, const std::vector<int32_t>& positions,
+                            const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v,
+                            int32_t dim) {
+  const double* ud = u.data();
+  const double* vd = v.data();
+  double* gud = grad_u != nullptr ? grad_u->data() : nullptr;
+  double* gvd = grad_v != nullptr ? grad_v->data() : nullptr;
+  int32_t i = 0;
+  int64_t row_begin = 0;  // position of user i's first rating
+  for (const int32_t pos : positions) {
+    while (pos >= row_begin + x.RowSize(i)) row_begin += x.RowSize(i++);
+    const RatingMatrix::Entry& entry = x.Row(i)[static_cast<size_t>(pos - row_begin)];
+    ConstRowMap<P> ui(ud + static_cast<Eigen::Index>(i) * dim, dim);
+    const Eigen::Index j = entry.item;
+    ConstRowMap<P> vj(vd + j * dim, dim);
+    const double minus_two_e = -2.0 * (static_cast<double>(entry.value) - ui.dot(vj));
+    if (gud != nullptr)
+      RowMap<P>(gud + static_cast<Eigen::Index>(i) * dim, dim) += minus_two_e * vj;
+    if (gvd != nullptr) RowMap<P>(gvd + j * dim, dim) += minus_two_e * ui;
+  }
+}
+
 // Prefetches the cache lines of one row. Rows are 8*p bytes at arbitrary
 // 8-byte offsets, so they may straddle one more line than 8*p/64.
 inline void PrefetchRow(const double* row, int32_t dim) {
@@ -259,6 +284,31 @@ void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& user
   const int32_t dim = static_cast<int32_t>(u.cols());
   internal::DispatchDim(dim, [&](auto tag) {
     AccumulateKernel<decltype(tag)::value>(x, users, u, v, grad_u, grad_v, dim);
+  });
+}
+
+void AccumulateRatingGradients(const RatingMatrix& x, const std::vector<int32_t>& positions,
+                               const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v) {
+  if (grad_u == nullptr && grad_v == nullptr) return;
+  if (u.cols() != v.cols()) Fatal("AccumulateRatingGradients: U and V have different widths");
+  if (u.rows() < x.num_users() || v.rows() < x.num_items()) {
+    Fatal("AccumulateRatingGradients: embeddings smaller than the rating matrix");
+  }
+  if (grad_u != nullptr && (grad_u->rows() != u.rows() || grad_u->cols() != u.cols())) {
+    Fatal("AccumulateRatingGradients: grad_u shape differs from U");
+  }
+  if (grad_v != nullptr && (grad_v->rows() != v.rows() || grad_v->cols() != v.cols())) {
+    Fatal("AccumulateRatingGradients: grad_v shape differs from V");
+  }
+  for (size_t k = 0; k < positions.size(); ++k) {
+    if (positions[k] < 0 || positions[k] >= x.nnz() ||
+        (k > 0 && positions[k] <= positions[k - 1])) {
+      Fatal("AccumulateRatingGradients: positions must be ascending and < nnz");
+    }
+  }
+  const int32_t dim = static_cast<int32_t>(u.cols());
+  internal::DispatchDim(dim, [&](auto tag) {
+    AccumulateRatingKernel<decltype(tag)::value>(x, positions, u, v, grad_u, grad_v, dim);
   });
 }
 

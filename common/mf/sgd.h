@@ -17,6 +17,13 @@ namespace fedmf::mf {
 void AccumulateGradients(const RatingMatrix& x, const std::vector<int32_t>& users, const Matrix& u,
                          const Matrix& v, Matrix* grad_u, Matrix* grad_v);
 
+// As above over the ratings at `positions` instead of whole users: indices
+// into x's entries in row order (user 0's ratings first, each row as stored),
+// ascending and each < x.nnz() (aborts otherwise). Per-rating DP steps sample
+// ratings, not users (docs/privacy.md, section sampling).
+void AccumulateRatingGradients(const RatingMatrix& x, const std::vector<int32_t>& positions,
+                               const Matrix& u, const Matrix& v, Matrix* grad_u, Matrix* grad_v);
+
 // The V half of the above with per-user clipping (DP-SGD's per-example
 // clipping, the example being a user): each user's whole contribution, the
 // rows -2 e_ij u_i over its ratings, is scaled by min(1, clip_norm / its

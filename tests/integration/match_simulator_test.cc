@@ -155,6 +155,14 @@ TEST(DemoCompareTest, BaselinesMatchFedmfTrainAndTheGainUsesTheDaemonsMse) {
   ASSERT_GT(local, central);
   EXPECT_NEAR(d["gain_captured"].get<double>(), (local - mse) / (local - central), 1e-12);
   EXPECT_NEAR(mse, t["test_mse"].get<double>(), 1e-6);  // the daemons reproduce train
+  // The demo reports the same accounting as train (issue #54): what each
+  // step samples and how each party's epsilon composes.
+  for (const char* key : {"sampling_unit", "sample_rate", "noise_multiplier", "steps",
+                          "count_noise_multiplier", "accounting"}) {
+    ASSERT_TRUE(d.contains(key)) << key << " missing: " << dout;
+    EXPECT_EQ(d[key], t[key]) << key;
+  }
+  EXPECT_EQ(d["sampling_unit"], "user");
 }
 
 // Without TLS (`--insecure`, tls.insecure in the configs) the daemons train

@@ -67,6 +67,14 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   const auto history = nlohmann::json::parse(status_json)["history"];
   ASSERT_EQ(history.size(), 6u) << status_json;
   EXPECT_EQ(nlohmann::json::parse(status_json)["rounds_completed"], 6) << status_json;
+  // What each party's epsilon composes, from the job's spec (issue #54): an
+  // HFL per-user job samples users; its steps and rate are the plan's.
+  const auto st = nlohmann::json::parse(status_json);
+  EXPECT_EQ(st["sampling_unit"], "user") << status_json;
+  EXPECT_EQ(st["sample_rate"].get<double>(), quick->config.sample_rate);
+  EXPECT_EQ(st["steps"].get<int64_t>(), quick->config.ChargedSteps());
+  ASSERT_TRUE(st["accounting"].is_object()) << status_json;
+  EXPECT_EQ(st["accounting"]["composes"].size(), 2u) << status_json;  // steps, size release
   // Each party's matrix traffic: at least 6 uploads and 7 downloads (Stage
   // 3 too) of one float32 shared matrix; a retried stream counts again.
   const int64_t matrix_bytes = int64_t{4} * quick->config.dim * quick->dataset.num_items;

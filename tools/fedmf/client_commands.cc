@@ -23,6 +23,7 @@
 #include "common/net/model_codec.h"
 #include "common/net/tls_diagnosis.h"
 #include "fedmf/v1/federation.grpc.pb.h"
+#include "tools/fedmf/accounting_json.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_job_spec.h"
 #include "tools/fedmf/job_progress.h"
@@ -182,6 +183,14 @@ int Status(const ClientArgs& a) {
                        {"error", Shown(st.error())},
                        {"parties", parties},
                        {"history", history}};
+    // A cross-silo job's accounting, from its spec: the plan every party
+    // recomputes from the job it admitted (fmf::PlanNoise), so a reader can
+    // recompute the parties' epsilon (issue #54). LFL and Hua have their own.
+    if (auto config = net::JobConfigFromSpec(st.spec()); config.ok()) {
+      if (auto plan = fmf::PlanNoise(*config); plan.ok()) {
+        AddFmfAccounting(*config, *plan, st.parties_size(), out);
+      }
+    }
     if (st.has_hua()) {  // Hua S3: per-iteration records and the hosts' test error
       const v1::HuaStatus& h = st.hua();
       nlohmann::json iterations = nlohmann::json::array();

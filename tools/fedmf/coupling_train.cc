@@ -137,6 +137,8 @@ nlohmann::json CouplingJson(const JobFlags& a, const CouplingOutcome& r) {
           {"sigma", o.noise_multiplier * o.clip},
           {"clip", o.clip},
           {"sensitivity", o.clip},
+          // Each owner's ratings, each independently at q (docs/privacy.md, coupling).
+          {"sampling_unit", "rating"},
           {"sample_rate", o.sample_rate},
           {"steps", r.run.steps},
           {"epochs", o.epochs},

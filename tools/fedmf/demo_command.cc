@@ -21,6 +21,7 @@
 #include "common/net/job_codec.h"
 #include "common/net/job_view.h"
 #include "tools/cluster/local_cluster.h"
+#include "tools/fedmf/accounting_json.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
 #include "tools/fedmf/hua_demo.h"
@@ -344,12 +345,14 @@ void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spe
                       {"test_rmse", std::sqrt(o.mse)},
                       {"epsilon", JsonNumber(o.epsilon)},
                       {"delta", job.config.delta},
-                      {"noise_multiplier", job.plan.noise_multiplier},
                       {"rounds", st.rounds_size()},
                       {"parties", st.parties_size()},
                       {"seconds", o.seconds},
                       {"per_party", parties},
                       {"history", history}};
+  // sampling_unit, sample_rate, noise_multiplier, steps and how epsilon
+  // composes them: every party recomputes this plan from the job (issue #54).
+  AddFmfAccounting(job.config, job.plan, st.parties_size(), j);
   if (o.eps_user_global) j["epsilon_per_user_global"] = JsonNumber(*o.eps_user_global);
   if (job.partners && job.partners->join) {
     j["data"] = job.partners->label;

@@ -257,7 +257,10 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--T-local", a->local_iters, "local iterations per round T'")
       ->capture_default_str();
   cmd->add_option("--dim", a->dim, "embedding dimension p")->capture_default_str();
-  cmd->add_option("--sample-rate", a->sample_rate, "user sampling rate eta")->capture_default_str();
+  cmd->add_option(
+         "--sample-rate", a->sample_rate,
+         "Poisson sampling rate eta: of ratings per rating (and coupling), of users per user")
+      ->capture_default_str();
   cmd->add_option("--split", a->split, "local only: vertical | horizontal");
   cmd->add_option("--vfl-split", a->vfl_split, "random | genre (ML-100K u.item)")
       ->capture_default_str();

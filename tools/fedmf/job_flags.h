@@ -55,7 +55,8 @@ struct JobFlags {
   double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
   double validation_fraction = 0.1;  // hfl, vfl --algorithm alternate: own ratings held out
   bool compare = false;              // train: also local-only and central on the same split
-  bool tune = false;                 // train: choose --lr on a synthetic proxy of the data's shape
+  bool tune = false;                 // train: choose --lr on a synthetic proxy of a declared shape
+  std::string tune_shape;            // train --tune: "users=N,items=M,ratings=R", declared public
   int32_t eval_every = 10;
   bool quiet = false;
   // LFL (cross-device) only.

@@ -88,6 +88,12 @@ nlohmann::json LflResultJson(const JobFlags& a, const lfl::LflConfig& c, const l
           {"delta", c.delta},
           {"noise_multiplier", r.noise_multiplier},
           {"server_view_noise_multiplier", r.server_view_noise_multiplier},
+          // Every device (one user) in every iteration: no amplification
+          // claimed; epsilon is that of `rounds` Gaussian releases at
+          // server_view_noise_multiplier (docs/privacy.md, lfl).
+          {"sampling_unit", "user"},
+          {"sample_rate", 1.0},
+          {"steps", c.iterations},
           {"sigma_v", r.sigma_v},
           {"omega", c.omega},
           {"dropout_round1", c.dropout_round1},

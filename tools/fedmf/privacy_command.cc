@@ -19,6 +19,11 @@ struct PrivacyArgs {
   double noise_multiplier = 1.0;
   int64_t steps = 1000;
   double delta = 1e-5;
+  // epsilon: one more Gaussian release (rate 1, one step) composed with the
+  // steps — an FMF job's size release — and the whole composed K times (K
+  // parties' releases about one record: VFL per user).
+  double count_noise_multiplier = 0;
+  int parties = 1;
   std::string epsilon = "1";
   bool json = false;
 };
@@ -26,6 +31,11 @@ struct PrivacyArgs {
 int RunEpsilon(const PrivacyArgs& a) {
   auto rdp_orders = dp::DefaultRdpOrders();
   auto rdp = dp::ComputeRdp(a.sample_rate, a.noise_multiplier, a.steps, rdp_orders);
+  if (a.count_noise_multiplier > 0) {
+    const auto count = dp::ComputeRdp(1.0, a.count_noise_multiplier, 1, rdp_orders);
+    for (size_t i = 0; i < rdp.size(); ++i) rdp[i] += count[i];
+  }
+  for (double& r : rdp) r *= a.parties;
   auto eps = dp::RdpToEpsilon(rdp_orders, rdp, a.delta);
   if (!eps.ok()) {
     std::cerr << "fedmf privacy epsilon: " << eps.status().message() << "\n";
@@ -37,12 +47,18 @@ int RunEpsilon(const PrivacyArgs& a) {
                         {"order", eps->order},
                         {"sample_rate", a.sample_rate},
                         {"noise_multiplier", a.noise_multiplier},
-                        {"steps", a.steps}};
+                        {"steps", a.steps},
+                        {"count_noise_multiplier", a.count_noise_multiplier},
+                        {"parties", a.parties}};
     std::cout << j.dump() << "\n";
   } else {
     std::cout << absl::StrFormat(
-        "epsilon = %.6g at delta = %g (RDP order %g; q = %g, z = %g, %d steps)\n", eps->epsilon,
-        a.delta, eps->order, a.sample_rate, a.noise_multiplier, a.steps);
+        "epsilon = %.6g at delta = %g (RDP order %g; q = %g, z = %g, %d steps%s%s)\n", eps->epsilon,
+        a.delta, eps->order, a.sample_rate, a.noise_multiplier, a.steps,
+        a.count_noise_multiplier > 0
+            ? absl::StrFormat(", one Gaussian at z = %g", a.count_noise_multiplier)
+            : "",
+        a.parties > 1 ? absl::StrFormat(", all composed %d times", a.parties) : "");
   }
   return 0;
 }
@@ -96,6 +112,14 @@ void RegisterPrivacyCommand(CLI::App& app, int* exit_code) {
   AddCommon(eps, args.get());
   eps->add_option("--noise-multiplier", args->noise_multiplier, "noise multiplier z")
       ->required()
+      ->check(CLI::PositiveNumber);
+  eps->add_option("--count-noise-multiplier", args->count_noise_multiplier,
+                  "compose one more Gaussian release at this z (an FMF job's size release: "
+                  "`count_noise_multiplier` in fedmf train's JSON)")
+      ->check(CLI::NonNegativeNumber);
+  eps->add_option("--parties", args->parties,
+                  "compose everything this many times (VFL per user: every party's releases "
+                  "touch the user)")
       ->check(CLI::PositiveNumber);
   eps->callback([args, exit_code] { *exit_code = RunEpsilon(*args); });
   CLI::App* noise =

@@ -24,6 +24,7 @@
 #include "common/fmf/simulator.h"
 #include "common/fmf/tuning.h"
 #include "common/plot/svg_chart.h"
+#include "tools/fedmf/accounting_json.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
 #include "tools/fedmf/coupling_train.h"
@@ -63,12 +64,8 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                         {"epsilon", JsonNumber(r.epsilon)},
                         {"epsilon_target", JsonNumber(r.config.epsilon)},
                         {"delta", r.config.delta},
-                        {"noise_multiplier", r.plan.noise_multiplier},
                         // The size release (docs/privacy.md, section size-release).
-                        {"count_noise_multiplier", r.plan.count_noise_multiplier},
                         {"count_sigma", r.plan.count_sigma},
-                        {"steps", r.plan.steps},
-                        {"sample_rate", r.config.sample_rate},
                         {"rounds", r.rounds},
                         {"local_iters", r.config.EffectiveLocalIters()},
                         {"dim", r.config.dim},
@@ -83,6 +80,9 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                         {"engine", fmf::EngineName(r.config.engine)},
                         {"seconds", r.seconds},
                         {"per_party", parties}};
+  // sampling_unit, sample_rate, noise_multiplier, steps, count_noise_multiplier
+  // and how epsilon composes them (issue #54: recomputable from the JSON).
+  AddFmfAccounting(r.config, r.plan, static_cast<int>(r.parties.size()), out);
   if (r.validation.count > 0) {
     out["validation_mse"] = r.validation.mse;
     out["validation_ratings"] = r.validation.count;
@@ -197,8 +197,19 @@ absl::StatusOr<fmf::TuneResult> TuneOnProxy(const JobFlags& a, const TrainData& 
   if (a.lr > 0) {
     return absl::InvalidArgumentError("chooses the learning rate itself: give --tune or --lr");
   }
+  if (a.tune_shape.empty()) {
+    return absl::InvalidArgumentError(
+        "needs the proxy's shape declared as public: --tune-shape users=N,items=M,ratings=R "
+        "(e.g. a published data set's sizes). It is not taken from the data: the parties' exact "
+        "rating count is private (docs/privacy.md, section tuning)");
+  }
+  ASSIGN_OR_RETURN(const fmf::ProxyShape shape, fmf::ParseProxyShape(a.tune_shape));
+  // Only declared values and the job's own parameters (range, test
+  // fraction, parties): nothing of loaded.federation's ratings or sizes.
   ASSIGN_OR_RETURN(data::Federation proxy,
-                   fmf::ProxyOfShape(loaded.federation, loaded.config, a.seed.value_or(1)));
+                   fmf::ProxyOfShape(shape, loaded.federation.range,
+                                     static_cast<int32_t>(loaded.federation.parties.size()),
+                                     loaded.config, a.seed.value_or(1)));
   const std::vector<double> grid = fmf::LearningRateGrid(loaded.config);
   if (!a.quiet) {
     std::cerr << absl::StrFormat(
@@ -375,9 +386,14 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
                   "as SVG (vfl, hfl, hfl-synsgd)");
   cmd->add_flag("--tune", a->tune,
                 "vfl, hfl, hfl-synsgd: choose the learning rate first, on a synthetic proxy of the "
-                "data's public shape (users, items, rating count, range, parties): the rate with "
-                "the lowest test MSE on the proxy; costs no privacy and never reads the real test "
-                "set (docs/privacy.md, section tuning)");
+                "shape --tune-shape declares (with the job's range, test fraction and parties): "
+                "the rate with the lowest test MSE on the proxy; reads nothing of the data, so it "
+                "costs no privacy, and never reads the real test set (docs/privacy.md, section "
+                "tuning)");
+  cmd->add_option("--tune-shape", a->tune_shape,
+                  "--tune: the proxy's users, items and rating count as public values you "
+                  "declare (the parties' exact counts are private), e.g. "
+                  "users=943,items=1682,ratings=100000");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));

@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "common/dp/calibration.h"
+#include "common/dp/snapping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -85,6 +86,29 @@ TEST_F(OwnerSessionTest, ChargesOneStepPerRoundBeforeReleasing) {
   const int64_t others_row = 7 * kDim;
   EXPECT_NE((*first)(0, others_row), 0.0);
   EXPECT_NE((*first)(0, layout_->size() - 1), 0.0);
+}
+
+// Issue #54: the upload is snapped as the FMF releases are. Every value lies
+// on the grid of its own binade (or the noise's, near zero), a fixed format
+// whatever the data, and float32 — the wire's encoding — holds it exactly,
+// so the codec's round-to-nearest cast changes nothing.
+TEST_F(OwnerSessionTest, TheReleaseIsSnappedAndExactInFloat32) {
+  dp::PrivacyLedger ledger(100, 1e-5);
+  auto owner = Owner(1.2, &ledger);
+  ASSERT_NE(owner, nullptr);
+  auto release = owner->RunStep(0, model_);
+  ASSERT_THAT(release, IsOk());
+  const double noise_sd = 1.2 * TermsWith(1.2).options.clip;
+  int64_t nonzero = 0;
+  for (int64_t k = 0; k < release->size(); ++k) {
+    const double x = release->data()[k];
+    ASSERT_EQ(x, dp::SnapInBinadeTowardZero(x, noise_sd)) << "value " << k;
+    ASSERT_EQ(x, static_cast<double>(static_cast<float>(x))) << "value " << k;
+    // On a grid at least 2^-20 of the noise: not the raw double.
+    ASSERT_EQ(std::fmod(x, dp::SnapGranularity(noise_sd, std::max(std::fabs(x), noise_sd))), 0.0);
+    nonzero += x != 0 ? 1 : 0;
+  }
+  EXPECT_EQ(nonzero, release->size());
 }
 
 TEST_F(OwnerSessionTest, RefusesReplayedEarlierAndOutOfJobRoundsWithoutCharging) {

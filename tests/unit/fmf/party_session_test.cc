@@ -6,6 +6,7 @@
 
 #include "common/data/partition.h"
 #include "common/data/synthetic.h"
+#include "common/dp/snapping.h"
 #include "common/fmf/server_session.h"
 #include "common/mf/clipping.h"
 #include "gtest/gtest.h"
@@ -145,8 +146,9 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
                                       f.fed.num_users, f.fed.num_items, &tiny);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(tiny.entries().empty());
-  // The fixture's release: charged under its key, clamped into the public
-  // range, and it (not nnz) sets the normaliser and the HFL weight.
+  // The fixture's release: charged under its key, at least 1, on its
+  // binade's snapping grid, and it (not nnz) sets the normaliser and the HFL
+  // weight.
   const dp::LedgerEntry& e = f.ledger.entries().at(0);
   EXPECT_EQ(e.round, CountReleaseRound(f.config));
   EXPECT_EQ(e.sample_rate, 1.0);
@@ -155,11 +157,10 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   const double c = *f.party->released_count();
   EXPECT_NE(c, static_cast<double>(f.party->PreNoiseCount()));
   EXPECT_GE(c, 1);
-  EXPECT_LE(c, f.party->CountBound());
+  EXPECT_EQ(c, dp::SnapInBinadeTowardZero(c, f.plan.count_sigma));
   EXPECT_DOUBLE_EQ(f.party->StepNormalizer(), std::max(1.0, f.config.sample_rate * c));
   EXPECT_DOUBLE_EQ(f.party->Stage2Spec().normalizer, f.party->StepNormalizer());
-  EXPECT_DOUBLE_EQ(f.party->weight(), std::clamp(std::round(c / f.plan.theta), 1.0,
-                                                 static_cast<double>(f.fed.num_users)));
+  EXPECT_DOUBLE_EQ(f.party->weight(), std::max(1.0, std::round(c / f.plan.theta)));
   // A rejoin reuses the stored release: no second draw, no second charge.
   auto again = PartySession::Create(Admitted(f.config, f.fed.parties[0], 99), f.fed.parties[0],
                                     f.fed.num_users, f.fed.num_items, &f.ledger, c);
@@ -179,6 +180,75 @@ TEST(PartySessionTest, SizeReleaseIsChargedFirstAndMadeOnce) {
   ASSERT_THAT(plain, IsOk());
   EXPECT_FALSE((*plain)->released_count().has_value());
   EXPECT_EQ((*plain)->weight(), f.fed.parties[0].num_users());
+}
+
+// Issue #54, item 2: the size release was clamped into [1, theta * n_k]
+// (n_k with per-user clipping), the party's own size. When every user has
+// theta ratings the count IS that bound, so every release with non-negative
+// noise was the exact count (and the weight exactly n_k). Clamped only to
+// public constants, the release equals the count no more often than the
+// Gaussian puts mass on one snapping cell, and the weight is n_k only as often
+// as the noise rounds to it. 1,000 releases of the mechanism, then whole
+// parties (Create draws it; each admission plans the noise, so fewer).
+TEST(PartySessionTest, SizeReleaseIsTheExactCountNoMoreOftenThanTheNoiseAllows) {
+  // 40 users rating 6 items each, so trimming (theta 3) keeps exactly 3 each.
+  data::PartyData party;
+  party.party = 0;
+  party.range = {1, 5};
+  constexpr int32_t kUsers = 40, kItems = 12;
+  for (int32_t u = 0; u < kUsers; ++u) party.global_users.push_back(u);
+  for (int32_t j = 0; j < kItems; ++j) party.global_items.push_back(j);
+  for (int32_t u = 0; u < kUsers; ++u) {
+    for (int32_t k = 0; k < 6; ++k) {
+      party.train.push_back({u, (u + k) % kItems, static_cast<float>(1 + (u + k) % 5)});
+    }
+  }
+  for (double clip : {0.0, 3.0}) {  // trimmed (count = theta n_k), clipped (count = n_k)
+    JobConfig config = HflJob(2.0);
+    config.theta = 3;
+    config.clip_norm = clip;
+    config.algorithm = clip > 0 ? Algorithm::kAlternate : Algorithm::kPaper;
+    config.validation_fraction = 0;  // every rating in the count
+    const NoisePlan plan = *PlanNoise(config);
+    const double unit = clip > 0 ? 1.0 : config.theta;  // count per user
+    const double count = unit * kUsers;                 // = the old clamp's bound
+    // One snapping cell [c, c + Lambda) carries at most Lambda / (sigma
+    // sqrt(2 pi)) of the noise (~1e-6 here): 0 expected in 1,000 (the old
+    // clamp gave ~500). The weight rounds c~ / unit: it is n_k when |noise|
+    // < unit / 2.
+    const double cell = dp::SnapGranularity(plan.count_sigma, count);
+    EXPECT_LT(cell / (plan.count_sigma * std::sqrt(2 * M_PI)), 1e-3);
+    const double p_round = std::erf(0.5 * unit / (plan.count_sigma * std::sqrt(2.0)));
+    auto allowed = [](double expected) { return expected + 5 * std::sqrt(expected) + 1; };
+    random::Csprng rng = random::Csprng::FromSeed(17);
+    constexpr int kDraws = 1000;
+    int exact_count = 0, exact_weight = 0;
+    for (int k = 0; k < kDraws; ++k) {
+      const double c = DrawSizeRelease(count, plan.count_sigma, rng);
+      ASSERT_GE(c, 1.0);
+      exact_count += c == count ? 1 : 0;
+      exact_weight += std::round(c / unit) == kUsers ? 1 : 0;
+    }
+    EXPECT_LE(exact_count, 2) << "clip " << clip << ": the release was the exact count "
+                              << exact_count << " times in " << kDraws;
+    EXPECT_LE(exact_weight, allowed(p_round * kDraws))
+        << "clip " << clip << ": the weight was n_k " << exact_weight << " times in " << kDraws;
+    // Through the party: Create draws the release, weight() declares it.
+    constexpr int kParties = 60;
+    int party_exact = 0, party_weight = 0;
+    for (int k = 0; k < kParties; ++k) {
+      dp::PrivacyLedger ledger(10, 1e-5);
+      auto s =
+          PartySession::Create(Admitted(config, party, 1000 + k), party, kUsers, kItems, &ledger);
+      ASSERT_THAT(s, IsOk());
+      ASSERT_EQ(static_cast<double>((*s)->PreNoiseCount()), count);
+      party_exact += *(*s)->released_count() == count ? 1 : 0;
+      party_weight += (*s)->weight() == kUsers ? 1 : 0;
+      EXPECT_EQ((*s)->weight(), std::max(1.0, std::round(*(*s)->released_count() / unit)));
+    }
+    EXPECT_LE(party_exact, 1) << "clip " << clip;
+    EXPECT_LE(party_weight, allowed(p_round * kParties)) << "clip " << clip;
+  }
 }
 
 TEST(PartySessionTest, DeterministicUnderSeed) {

@@ -1,11 +1,11 @@
-// --tune's pure part: the proxy has the federation's public shape and nothing
-// else of it, and the grid's winner is the proxy's best.
+// --tune's pure part: the proxy has a declared shape and nothing of the data
+// (issue #54: not even its rating count), and the grid's winner is the
+// proxy's best.
 #include "common/fmf/tuning.h"
 
 #include <algorithm>
 #include <limits>
 
-#include "common/data/synthetic.h"
 #include "common/fmf/simulator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -32,45 +32,32 @@ JobConfig SmallHfl() {
   return c;
 }
 
-data::Federation Real(uint64_t seed, bool scramble_values) {
-  data::SyntheticOptions o;
-  o.num_users = 90;
-  o.num_items = 50;
-  o.density = 0.2;
-  o.seed = seed;
-  auto d = data::GenerateSynthetic(o);
-  EXPECT_THAT(d, IsOk());
-  if (scramble_values) {
-    random::Csprng rng = random::Csprng::FromSeed(99);
-    for (data::Rating& r : d->ratings) r.value = static_cast<float>(1 + rng.UniformInt(5));
-  }
-  FederationOptions fed;
-  fed.parties = 3;
-  auto f = BuildFederation(SmallHfl(), *std::move(d), fed);
-  EXPECT_THAT(f, IsOk());
-  return *std::move(f);
-}
-
 int64_t Count(const data::Federation& f) {
   int64_t n = 0;
   for (const auto& p : f.parties) n += static_cast<int64_t>(p.train.size() + p.test.size());
   return n;
 }
 
-TEST(TuningTest, TheProxyHasTheShapeAndNothingElse) {
-  const data::Federation real = Real(1, false);
-  auto proxy = ProxyOfShape(real, SmallHfl(), 7);
+// Public sizes an operator declares (as a published data set's).
+constexpr ProxyShape kDeclared{90, 50, 900};
+
+absl::StatusOr<data::Federation> Proxy(uint64_t seed) {
+  return ProxyOfShape(kDeclared, {1, 5}, 3, SmallHfl(), seed);
+}
+
+TEST(TuningTest, TheProxyHasTheDeclaredShapeAndNothingElse) {
+  auto proxy = Proxy(7);
   ASSERT_THAT(proxy, IsOk());
-  EXPECT_EQ(proxy->num_users, real.num_users);
-  EXPECT_EQ(proxy->num_items, real.num_items);
-  EXPECT_EQ(proxy->parties.size(), real.parties.size());
-  EXPECT_EQ(proxy->range.min, real.range.min);
-  EXPECT_EQ(proxy->range.max, real.range.max);
-  EXPECT_NEAR(static_cast<double>(Count(*proxy)), static_cast<double>(Count(real)),
-              0.02 * static_cast<double>(Count(real)));
-  // The same shape with other rating values: the very same proxy, so the
-  // choice cannot depend on the ratings.
-  auto again = ProxyOfShape(Real(1, true), SmallHfl(), 7);
+  EXPECT_EQ(proxy->num_users, kDeclared.users);
+  EXPECT_EQ(proxy->num_items, kDeclared.items);
+  EXPECT_EQ(proxy->parties.size(), 3u);
+  EXPECT_EQ(proxy->range.min, 1);
+  EXPECT_EQ(proxy->range.max, 5);
+  EXPECT_NEAR(static_cast<double>(Count(*proxy)), static_cast<double>(kDeclared.ratings),
+              0.05 * static_cast<double>(kDeclared.ratings));
+  // The proxy is a function of the declared shape, the job and the seed:
+  // the same call gives the very same ratings (it takes no data at all).
+  auto again = Proxy(7);
   ASSERT_THAT(again, IsOk());
   for (size_t k = 0; k < proxy->parties.size(); ++k) {
     ASSERT_EQ(proxy->parties[k].train.size(), again->parties[k].train.size());
@@ -80,9 +67,22 @@ TEST(TuningTest, TheProxyHasTheShapeAndNothingElse) {
   }
 }
 
+TEST(TuningTest, TheShapeIsParsedAndBadOnesAreNamed) {
+  auto shape = ParseProxyShape("users=943,items=1682,ratings=100000");
+  ASSERT_THAT(shape, IsOk());
+  EXPECT_EQ(shape->users, 943);
+  EXPECT_EQ(shape->items, 1682);
+  EXPECT_EQ(shape->ratings, 100000);
+  EXPECT_THAT(ParseProxyShape("users=943,items=1682"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("misses ratings")));
+  EXPECT_THAT(ParseProxyShape("users=943,items=0,ratings=5"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("items=0")));
+  EXPECT_THAT(ParseProxyShape("users=9,colour=1,ratings=5"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("colour")));
+}
+
 TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
-  const data::Federation real = Real(2, false);
-  auto proxy = ProxyOfShape(real, SmallHfl(), 5);
+  auto proxy = Proxy(5);
   ASSERT_THAT(proxy, IsOk());
   const std::vector<double> grid = LearningRateGrid(SmallHfl());
   ASSERT_EQ(grid.front(), 0);  // the noise-aware rule is a candidate (per-user clipping)
@@ -107,8 +107,7 @@ TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
 // A best rate at the grid's top edge: the grid goes on doubling while the
 // top keeps winning, and stops at the first double that does not.
 TEST(TuningTest, ExtendsTheGridUpWhileItsTopWins) {
-  const data::Federation real = Real(2, false);
-  auto proxy = ProxyOfShape(real, SmallHfl(), 5);
+  auto proxy = Proxy(5);
   ASSERT_THAT(proxy, IsOk());
   // Rates far too small for this job: the largest of them wins.
   auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, {0.0005, 0.001}, 3);

@@ -278,6 +278,38 @@ TEST(SnappingTest, GridIsAPowerOfTwoBetweenTheFloorsAndSnapsTowardZero) {
   EXPECT_DEATH(dp::SnapGranularity(1.0, INFINITY), "magnitude_bound");
 }
 
+// Releases without a public magnitude bound (the size release, coupling's
+// sums) snap to their own binade's grid: 21 significant bits at most, never
+// finer than the noise's grid, toward zero, in the same binade, idempotent —
+// one fixed set of possible outputs whatever the value.
+TEST(SnappingTest, BinadeSnapKeepsTwentyFractionBitsTowardZero) {
+  const double sd = 18.1;  // noise grid 2^(4 - 20)
+  random::Csprng rng = random::Csprng::FromSeed(3);
+  for (int k = 0; k < 20000; ++k) {
+    const double x = std::ldexp(rng.NextDouble() - 0.5, static_cast<int>(rng.UniformInt(80)) - 30);
+    const double y = dp::SnapInBinadeTowardZero(x, sd);
+    ASSERT_LE(std::fabs(y), std::fabs(x)) << x;
+    ASSERT_TRUE(y == 0 || std::signbit(y) == std::signbit(x)) << x;
+    ASSERT_EQ(dp::SnapInBinadeTowardZero(y, sd), y) << x;  // a grid point stays
+    if (y == 0) {
+      ASSERT_LT(std::fabs(x), std::ldexp(1.0, 4 - 20)) << x;  // below the noise's grid
+      continue;
+    }
+    int ex = 0, ey = 0;
+    std::frexp(x, &ex);
+    std::frexp(y, &ey);
+    ASSERT_EQ(ey, ex) << x;  // the same binade
+    const double cell = std::max(std::ldexp(1.0, ey - 1 - 20), std::ldexp(1.0, 4 - 20));
+    ASSERT_EQ(std::fmod(y, cell), 0.0) << x;
+    ASSERT_LT(std::fabs(x - y), cell) << x;
+    ASSERT_EQ(y, static_cast<double>(static_cast<float>(y))) << x;  // float32 holds it
+  }
+  EXPECT_EQ(dp::SnapInBinadeTowardZero(0.0, sd), 0.0);
+  // 1000 + 2^-11 + a little: binade 2^9, cell 2^-11.
+  EXPECT_EQ(dp::SnapInBinadeTowardZero(1000 + std::ldexp(1.5, -11), sd),
+            1000 + std::ldexp(1.0, -11));
+}
+
 // The vector snap multiplies by the reciprocal of a power-of-two grid and
 // truncates without libm; it must give std::trunc(x / g) * g to the bit,
 // signed zeros included, on every grid.

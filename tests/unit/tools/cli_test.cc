@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "common/pki/identity.h"
 #include "common/pki/tls_files.h"
 #include "gmock/gmock.h"
@@ -340,6 +341,124 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
   EXPECT_GT(global, gradients_only);
   EXPECT_LT(global, gradients_only * 1.1);
   EXPECT_GT(global, per_party);
+}
+
+// Issue #54: the JSON says what each step samples and how epsilon composes
+// its releases, down to a `fedmf privacy epsilon` command that gives the same
+// number: a reader recomputes epsilon from the JSON alone.
+TEST_F(CliTest, TrainJsonLetsAReaderRecomputeEpsilon) {
+  auto recompute = [&](const std::string& command) {
+    std::vector<std::string> args = absl::StrSplit(command, ' ');
+    EXPECT_EQ(args.front(), "fedmf");
+    args.erase(args.begin());
+    args.push_back("--json");
+    RunResult e = Run(args);
+    EXPECT_EQ(e.exit_code, 0) << Describe(e);
+    return nlohmann::json::parse(e.out)["epsilon"].get<double>();
+  };
+  const struct {
+    const char* setting;
+    const char* granularity;
+    const char* unit;
+  } jobs[] = {{"vfl", "rating", "rating"},
+              {"vfl", "user", "user"},
+              {"local", "rating", "rating"},
+              {"hfl", "user", "user"}};
+  for (const auto& job : jobs) {
+    std::vector<std::string> args = {"train",
+                                     "--setting",
+                                     job.setting,
+                                     "--data",
+                                     "synthetic:users=60,items=30,density=0.2",
+                                     "--parties",
+                                     "3",
+                                     "--granularity",
+                                     job.granularity,
+                                     "--T",
+                                     "2",
+                                     "--T-local",
+                                     "2",
+                                     "--epsilon",
+                                     "1",
+                                     "--seed",
+                                     "1",
+                                     "--quiet",
+                                     "--json"};
+    if (std::string(job.setting) == "local") args.insert(args.end(), {"--split", "vertical"});
+    RunResult r = Run(args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["sampling_unit"], job.unit) << job.setting << " per " << job.granularity;
+    ASSERT_TRUE(j["accounting"].is_object()) << r.out;
+    EXPECT_EQ(j["accounting"]["accountant"], "rdp");
+    EXPECT_EQ(j["accounting"]["composes"][0]["sampling_unit"], job.unit);
+    EXPECT_EQ(j["accounting"]["composes"][0]["sample_rate"], j["sample_rate"]);
+    EXPECT_EQ(j["accounting"]["composes"][0]["steps"], j["steps"]);
+    EXPECT_EQ(j["accounting"]["composes"][1]["noise_multiplier"], j["count_noise_multiplier"]);
+    const double eps = recompute(j["accounting"]["epsilon_command"].get<std::string>());
+    EXPECT_NEAR(eps, j["epsilon"].get<double>(), 1e-9 * eps) << job.setting;
+    if (j.contains("epsilon_per_user_global")) {
+      const double global =
+          recompute(j["accounting"]["epsilon_per_user_global_command"].get<std::string>());
+      EXPECT_NEAR(global, j["epsilon_per_user_global"].get<double>(), 1e-9 * global);
+    }
+  }
+}
+
+// Issue #54: --tune built its proxy from the exact rating count, so removing
+// one rating could change the chosen learning rate. The proxy's shape is now
+// declared (--tune-shape) and nothing of the data enters it: two data sets
+// that differ in one rating give the very same tuning, grid and all.
+TEST_F(CliTest, TuneReadsNothingOfTheData) {
+  std::string lines;
+  int kept = 0;
+  for (int u = 1; u <= 60; ++u) {
+    for (int i = 1; i <= 40; ++i) {
+      if ((u * 7 + i * 13) % 5 != 0) continue;
+      lines += absl::StrCat(u, "\t", i, "\t", 1 + (u + i) % 5, "\t0\n");
+      ++kept;
+    }
+  }
+  const std::string full = Path("full.data"), less = Path("less.data");
+  std::ofstream(full) << lines;
+  std::ofstream(less) << lines.substr(lines.find('\n') + 1);  // one rating fewer
+  auto tune = [&](const std::string& file, bool shape) {
+    std::vector<std::string> args = {"train",
+                                     "--setting",
+                                     "vfl",
+                                     "--data",
+                                     "movielens:" + file,
+                                     "--rating-range",
+                                     "1,5",
+                                     "--parties",
+                                     "2",
+                                     "--T",
+                                     "2",
+                                     "--T-local",
+                                     "2",
+                                     "--epsilon",
+                                     "1",
+                                     "--seed",
+                                     "1",
+                                     "--tune",
+                                     "--quiet",
+                                     "--json"};
+    if (shape) args.insert(args.end(), {"--tune-shape", "users=60,items=40,ratings=480"});
+    return Run(args);
+  };
+  RunResult a = tune(full, true), b = tune(less, true);
+  ASSERT_EQ(a.exit_code, 0) << Describe(a);
+  ASSERT_EQ(b.exit_code, 0) << Describe(b);
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  ASSERT_TRUE(ja.contains("tuning")) << a.out;
+  EXPECT_EQ(ja["tuning"], jb["tuning"]);
+  EXPECT_GE(ja["tuning"]["grid"].size(), 5u);
+  // Without a declared shape --tune refuses, naming the flag and why.
+  RunResult none = tune(full, false);
+  EXPECT_NE(none.exit_code, 0) << Describe(none);
+  EXPECT_THAT(none.err, HasSubstr("--tune-shape users=N,items=M,ratings=R"));
+  EXPECT_THAT(none.err, HasSubstr("private"));
+  EXPECT_GT(kept, 400);
 }
 
 // fedmf train --setting coupling: --epsilon calibrates z for all the steps;
