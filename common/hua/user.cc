@@ -1,14 +1,17 @@
 #include "common/hua/user.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/dp/noise.h"
+#include "common/hua/accounting.h"
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
+#include "common/mf/sampling.h"
 
 namespace fedmf::hua {
 namespace {
@@ -35,7 +38,33 @@ absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
   const bool masked =
       params.scenario == Scenario::kUntrustedThirdParty || params.scenario == Scenario::kDynamic;
   if (masked && codec == nullptr) return Bad(id, "masked scenarios need a Z_P codec");
-  return User(id, std::move(ratings), params, range, codec, std::move(rng));
+  if (params.paper_noise) return User(id, std::move(ratings), params, range, codec, std::move(rng));
+  if (params.scenario == Scenario::kTrusted) return Bad(id, "S1 has no user protocol");
+  ASSIGN_OR_RETURN(HuaPrivacy plan, PlanPrivacy(params, range));
+  double sum = 0;
+  for (const RatedItem& r : ratings) sum += r.rating;
+  const double bias = ratings.empty() ? (range.min + range.max) / 2 : sum / ratings.size();
+  if (ratings.size() > static_cast<size_t>(params.theta)) {
+    // theta of the rated items, uniformly, from the user's own stream: the
+    // choice never looks at a value (the kept set is registered, public).
+    std::vector<data::Rating> row;
+    for (const RatedItem& r : ratings) row.push_back({0, r.item, r.rating});
+    const mf::RatingMatrix x(1, ratings.back().item + 1, row);
+    random::Csprng trim = rng.Fork("trim");
+    const mf::RatingMatrix kept = mf::RandomTrim(x, params.theta, trim);
+    ratings.clear();
+    for (const auto& e : kept.Row(0)) ratings.push_back({e.item, e.value});
+    std::sort(ratings.begin(), ratings.end(),
+              [](const RatedItem& a, const RatedItem& b) { return a.item < b.item; });
+  }
+  User user(id, std::move(ratings), params, range, codec, std::move(rng));
+  user.norm_bound_ = ProfileNormBound(range);
+  user.clip_ = plan.clip;
+  user.sigma_ = plan.sigma;
+  user.bias_ = bias;
+  ProjectBall(user.u_, user.norm_bound_);
+  user.u_prev_ = user.u_;
+  return user;
 }
 
 User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
@@ -44,7 +73,8 @@ User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
       ratings_(std::move(ratings)),
       params_(params),
       range_(range),
-      laplace_b_(LaplaceScale(EpsilonPerRelease(params), range, params.dim)),
+      laplace_b_(params.paper_noise ? LaplaceScale(EpsilonPerRelease(params), range, params.dim)
+                                    : 0.0),
       codec_(codec),
       rng_(std::move(rng)),
       u_(params.dim),
@@ -102,6 +132,12 @@ absl::Status User::Begin(const IterationRequest& req, std::vector<int32_t>& pos)
     return Bad(id_, absl::StrCat("unexpected iteration ", req.iteration, " pass ", req.pass,
                                  " (at iteration ", iteration_, ")"));
   }
+  if (gaussian() && req.iteration > params_.iterations) {
+    // The noise was calibrated for T releases: a server that asks for more
+    // (it lied about T, or replays) gets nothing.
+    return Bad(id_, absl::StrCat("iteration ", req.iteration,
+                                 " is beyond the job's T = ", params_.iterations));
+  }
   pos.clear();
   for (const ItemRequest& it : req.items) {
     const int32_t p = Position(it.item);
@@ -112,23 +148,74 @@ absl::Status User::Begin(const IterationRequest& req, std::vector<int32_t>& pos)
   if (!repair) {
     iteration_ = req.iteration;
     u_prev_ = u_;
+    ++releases_;  // counted before anything is computed: never undercounted
   }
   return absl::OkStatus();
 }
 
 std::vector<double> User::Gradient(const ItemRequest& item, int32_t pos) const {
   std::vector<double> g(params_.dim, 0.0);
-  AddItemGradient(u_prev_, item.v, ratings_[pos].rating, g);
+  AddItemGradient(u_prev_, item.v, ratings_[pos].rating - bias_, g);
   return g;
+}
+
+absl::Status User::ComputeBlocks(const IterationRequest& req, const std::vector<int32_t>& pos) {
+  if (req.pass > 0) {
+    for (const ItemRequest& it : req.items) {
+      if (!blocks_.count(it.item)) {
+        return Bad(id_, absl::StrCat("repair pass ", req.pass, " of iteration ", req.iteration,
+                                     " asks about item ", it.item, ", not in its pass 0"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    if (k > 0 && req.items[k].item <= req.items[k - 1].item) {
+      return Bad(id_, "the items of a request must be sorted and distinct");
+    }
+  }
+  blocks_.clear();
+  v_used_.clear();
+  double norm2 = 0;
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    // The server's v_j, projected onto the user's own ball first.
+    std::vector<double> v = req.items[k].v;
+    ProjectBall(v, norm_bound_);
+    std::vector<double> g(params_.dim, 0.0);
+    AddItemGradient(u_prev_, v, ratings_[pos[k]].rating - bias_, g);
+    for (double x : g) norm2 += x * x;
+    blocks_[req.items[k].item] = std::move(g);
+    v_used_.push_back(std::move(v));
+  }
+  const double norm = std::sqrt(norm2);
+  if (norm > clip_) {
+    for (auto& [item, g] : blocks_) {
+      for (double& x : g) x = x * clip_ / norm;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<double> User::NoisyBlock(int32_t item, int32_t iteration, int32_t pos, int32_t shares) {
+  std::vector<double> x = blocks_.at(item);
+  if (sigma_ > 0) {
+    const double share = sigma_ / std::sqrt(static_cast<double>(shares));
+    std::span<const double> z = RhoZ(iteration, pos);
+    for (size_t l = 0; l < x.size(); ++l) {
+      x[l] += share * std::clamp(z[l], -kNoiseTailSigmas, kNoiseTailSigmas);
+    }
+  }
+  return x;
 }
 
 void User::StepProfile(const IterationRequest& req, const std::vector<int32_t>& pos) {
   if (req.pass > 0) return;
   std::vector<double> g(params_.dim, 0.0);
   for (size_t k = 0; k < req.items.size(); ++k) {
-    AddUserGradient(u_prev_, req.items[k].v, ratings_[pos[k]].rating, g);
+    const std::vector<double>& v = gaussian() ? v_used_[k] : req.items[k].v;
+    AddUserGradient(u_prev_, v, ratings_[pos[k]].rating - bias_, g);
   }
-  StepUser(u_, g, static_cast<int32_t>(req.items.size()), params_);
+  StepUser(u_, g, static_cast<int32_t>(req.items.size()), params_, norm_bound_);
 }
 
 absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
@@ -144,6 +231,7 @@ absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
 
 absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
   if (params_.scenario != Scenario::kDynamic) return Bad(id_, "initialization is S3 only");
+  if (gaussian()) return Bad(id_, "the valid variant has no eta_j to initialize");
   if (req.user != id_) return Bad(id_, "init request for another user");
   MaskedReport out{Phase::kInit, req.round, 0, id_, {}};
   for (const InitItem& it : req.items) {
@@ -155,7 +243,7 @@ absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
     }
     ASSIGN_OR_RETURN(auto tau, codec_->Encode(LaplacePiece(it.h, EtaZ(p), it.users, laplace_b_)));
     ZpCodec::Add(tau, it.beta);
-    out.items.push_back({it.item, std::move(tau)});
+    out.items.push_back({it.item, std::move(tau), it.users});
   }
   return out;
 }
@@ -165,6 +253,16 @@ absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
   std::vector<int32_t> pos;
   RETURN_IF_ERROR(Begin(req, pos));
   DirectReport out{req.iteration, id_, {}};
+  if (gaussian()) {
+    if (req.pass > 0) return Bad(id_, "S2 has no repair passes");
+    RETURN_IF_ERROR(ComputeBlocks(req, pos));
+    for (size_t k = 0; k < req.items.size(); ++k) {
+      out.items.push_back(
+          {req.items[k].item, NoisyBlock(req.items[k].item, req.iteration, pos[k], 1)});
+    }
+    StepProfile(req, pos);
+    return out;
+  }
   // Fresh every iteration: defeats the difference attack (eq. 13).
   random::Csprng rho = rng_.Fork(absl::StrCat("rho/", req.iteration, "/", req.pass));
   for (size_t k = 0; k < req.items.size(); ++k) {
@@ -187,6 +285,21 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
   std::vector<int32_t> pos;
   RETURN_IF_ERROR(Begin(req, pos));
   MaskedReport out{Phase::kIteration, req.iteration, req.pass, id_, {}};
+  if (gaussian()) {
+    RETURN_IF_ERROR(ComputeBlocks(req, pos));
+    for (size_t k = 0; k < req.items.size(); ++k) {
+      const ItemRequest& it = req.items[k];
+      if (it.rho_users < 1 || it.mask.size() != static_cast<size_t>(params_.dim)) {
+        return Bad(id_, absl::StrCat("malformed masked request for item ", it.item));
+      }
+      ASSIGN_OR_RETURN(auto phi,
+                       codec_->Encode(NoisyBlock(it.item, req.iteration, pos[k], it.rho_users)));
+      ZpCodec::Add(phi, it.mask);
+      out.items.push_back({it.item, std::move(phi), it.rho_users});
+    }
+    StepProfile(req, pos);
+    return out;
+  }
   for (size_t k = 0; k < req.items.size(); ++k) {
     const ItemRequest& it = req.items[k];
     if (it.h_rho.size() != static_cast<size_t>(params_.dim) || it.rho_users < 1 ||
@@ -204,7 +317,7 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
     for (int32_t l = 0; l < params_.dim; ++l) x[l] += rho[l] + (s3 ? 0.0 : eta_[pos[k]][l]);
     ASSIGN_OR_RETURN(auto phi, codec_->Encode(x));
     ZpCodec::Add(phi, it.mask);
-    out.items.push_back({it.item, std::move(phi)});
+    out.items.push_back({it.item, std::move(phi), it.rho_users});
   }
   StepProfile(req, pos);
   return out;

@@ -9,6 +9,7 @@
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
+#include "common/hua/accounting.h"
 #include "common/hua/central.h"
 #include "common/mf/metrics.h"
 #include "common/net/hua_codec.h"
@@ -80,8 +81,9 @@ absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, int32_t i
   return absl::OkStatus();
 }
 
-void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::HuaStatus& h,
-                    const mf::ErrorMetrics& baseline, int hosts, double seconds) {
+void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const hua::HuaPrivacy& plan,
+                    const v1::HuaStatus& h, const mf::ErrorMetrics& baseline, int hosts,
+                    double seconds) {
   const double increase = h.test_mae() - baseline.mae;
   if (a.json) {
     nlohmann::json j = {{"setting", "hua-s3"},
@@ -95,7 +97,7 @@ void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::H
                         {"hosts", hosts},
                         {"users", h.registered_users()},
                         {"seconds", seconds}};
-    AddHuaPrivacyJson(params, j);
+    AddHuaPrivacyJson(params, plan, h.epsilon(), j);
     std::cout << j.dump() << "\n";
     return;
   }
@@ -104,7 +106,8 @@ void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::H
       "%d iterations in %.1f s\ntest MAE %.4f (MSE %.4f) over %d ratings; non-private baseline "
       "MAE %.4f; mean |error| increase %+.4f\n%s\n",
       hosts + 2, hosts, h.registered_users(), h.iterations_size(), seconds, h.test_mae(),
-      h.test_mse(), h.test_count(), baseline.mae, increase, HuaPrivacyLine(params));
+      h.test_mse(), h.test_count(), baseline.mae, increase,
+      HuaPrivacyLine(params, plan, h.epsilon()));
 }
 
 }  // namespace
@@ -178,7 +181,9 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
       hua::InitialProfiles(root, split.num_users(), split.num_items(), params->dim);
   const hua::Profiles base = hua::TrainNonPrivate(by_user, init, *params);
   const mf::ErrorMetrics b = mf::Evaluate(split.test, base.u, base.v, dataset->range);
-  PrintHuaResult(a, *params, st->hua(), b, hosts, seconds);
+  auto plan = hua::PlanPrivacy(*params, dataset->range);
+  if (!plan.ok()) return Fail(std::string(plan.status().message()));
+  PrintHuaResult(a, *params, *plan, st->hua(), b, hosts, seconds);
   return 0;
 }
 
