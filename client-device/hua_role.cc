@@ -96,7 +96,7 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
   return (u)->HandleMasked(clipped);
 }
 
-absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) const {
+absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) {
   if (v.cols() != params_.dim) {
     return absl::InvalidArgumentError(
         absl::StrCat("V has ", v.cols(), " columns, the job's dim is ", params_.dim));
@@ -107,9 +107,12 @@ absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) cons
   for (const auto& [id, t] : test_) max_user = std::max(max_user, id);
   hua::Profiles profiles{mf::Matrix::Zero(max_user + 1, params_.dim), v, {}};
   if (!params_.paper_noise) profiles.bias.assign(max_user + 1, (range_.min + range_.max) / 2);
-  for (const auto& [id, user] : users_) {
+  for (auto& [id, user] : users_) {
+    RETURN_IF_ERROR(user.ChooseModel(v));
     std::span<const double> p = user.profile();
-    for (int32_t l = 0; l < params_.dim; ++l) profiles.u(id, l) = p[l];
+    if (user.uses_model()) {
+      for (int32_t l = 0; l < params_.dim; ++l) profiles.u(id, l) = p[l];
+    }
     if (!profiles.bias.empty()) profiles.bias[id] = user.bias();
   }
   for (const auto& [id, u0] : untrained_) {

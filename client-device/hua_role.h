@@ -60,8 +60,9 @@ class HuaUserRole {
   absl::StatusOr<hua::MaskedReport> HandleInit(const hua::InitRequest& request);
   absl::StatusOr<hua::MaskedReport> HandleIteration(const hua::IterationRequest& request);
 
-  // Test error of the host's users against the published V.
-  absl::StatusOr<mf::ErrorMetrics> Evaluate(const mf::Matrix& v) const;
+  // Test error of the host's users against the published V (the valid
+  // variant: after each user's own choice of model or mean, User::ChooseModel).
+  absl::StatusOr<mf::ErrorMetrics> Evaluate(const mf::Matrix& v);
 
  private:
   HuaUserRole(hua::HuaParams params, data::RatingRange range, hua::ZpCodec codec)

@@ -56,6 +56,9 @@ absl::Status ValidateHuaParams(const HuaParams& p) {
   if (!(p.delta > 0 && p.delta < 1)) return bad("delta must be in (0, 1)");
   if (p.theta < 1) return bad("theta (rated items a user keeps) must be >= 1");
   if (!(p.clip >= 0) || !std::isfinite(p.clip)) return bad("clip must be finite and >= 0");
+  if (!(p.validation_fraction >= 0 && p.validation_fraction < 1)) {
+    return bad("validation_fraction must be in [0, 1)");
+  }
   return absl::OkStatus();
 }
 

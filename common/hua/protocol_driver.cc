@@ -215,6 +215,7 @@ Profiles Driver::Snapshot(const Profiles& start) const {
   for (int32_t i : active_users_) {
     std::span<const double> u = users_[i]->profile();
     std::copy(u.begin(), u.end(), out.u.row(i).data());
+    if (!users_[i]->uses_model()) out.u.row(i).setZero();  // b_i alone
     if (!out.bias.empty()) out.bias[i] = users_[i]->bias();
   }
   return out;
@@ -244,6 +245,13 @@ absl::StatusOr<DriverOutput> Driver::Run(const Profiles& start, const IterationF
     }
   }
   DriverOutput out;
+  if (!p_.paper_noise) {
+    // Every user's own choice, on her held-out ratings: the model or her mean.
+    for (int32_t i : active_users_) {
+      RETURN_IF_ERROR(users_[i]->ChooseModel(server_->item_profiles()));
+      out.users_on_mean += users_[i]->uses_model() ? 0 : 1;
+    }
+  }
   out.profiles = Snapshot(start);
   out.user_releases.assign(x_.num_users(), 0);
   out.user_ratings.assign(x_.num_users(), 0);

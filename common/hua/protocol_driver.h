@@ -40,6 +40,8 @@ struct DriverOutput {
   // part with (valid variant: at most theta).
   std::vector<int32_t> user_releases;
   std::vector<int32_t> user_ratings;
+  // Valid variant: users who kept their mean (ChooseModel) over the model.
+  int64_t users_on_mean = 0;
   TrafficStats traffic;
   double third_party_seconds = 0;  // inside ThirdParty calls, all rounds
   double mean_users_per_iteration = 0;

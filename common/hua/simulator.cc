@@ -78,6 +78,7 @@ absl::StatusOr<HuaResult> SimulateHua(Scenario scenario, const data::PartyData& 
                      RunProtocol(params, by_user, range, root, start, on_iteration, eval_every));
     out = std::move(run.profiles);
     releases = run.user_releases;
+    r.users_on_mean = run.users_on_mean;
     for (int32_t n : run.user_ratings) r.ratings_used += n;
     r.traffic = run.traffic;
     r.third_party_ms_per_iteration = 1000.0 * run.third_party_seconds / params.iterations;

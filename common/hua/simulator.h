@@ -42,6 +42,7 @@ struct HuaResult {
   double epsilon_median_user = 0;
   int64_t max_user_releases = 0;
   int64_t ratings_used = 0;
+  int64_t users_on_mean = 0;  // chose b_i alone on their own held-out ratings
   // MAE minus the baseline's MAE: on the test ratings, and on the training
   // ratings R (the set the paper's figures use).
   double mean_abs_error_increase = 0;

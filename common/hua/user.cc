@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -18,6 +19,19 @@ namespace {
 
 absl::Status Bad(int32_t user, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("user ", user, ": ", what));
+}
+
+// Splits `ratings` (sorted by item) into `keep` of them, uniformly at random
+// (mf::RandomTrim's partial Fisher-Yates), and the rest; both stay sorted.
+void KeepRandom(const std::vector<RatedItem>& ratings, int32_t keep, random::Csprng rng,
+                std::vector<RatedItem>& kept, std::vector<RatedItem>& rest) {
+  std::vector<data::Rating> row;
+  for (const RatedItem& r : ratings) row.push_back({0, r.item, static_cast<float>(r.rating)});
+  const mf::RatingMatrix x(1, ratings.back().item + 1, row);
+  const mf::RatingMatrix k = mf::RandomTrim(x, keep, rng);
+  std::set<int32_t> chosen;
+  for (const auto& e : k.Row(0)) chosen.insert(e.item);
+  for (const RatedItem& r : ratings) (chosen.count(r.item) ? kept : rest).push_back(r);
 }
 
 }  // namespace
@@ -41,27 +55,33 @@ absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
   if (params.paper_noise) return User(id, std::move(ratings), params, range, codec, std::move(rng));
   if (params.scenario == Scenario::kTrusted) return Bad(id, "S1 has no user protocol");
   ASSIGN_OR_RETURN(HuaPrivacy plan, PlanPrivacy(params, range));
+  // Held out first (drawn from the user's own stream), never in a release.
+  std::vector<RatedItem> validation;
+  const auto held = std::min<size_t>(
+      static_cast<size_t>(std::lround(params.validation_fraction * ratings.size())),
+      ratings.empty() ? 0 : ratings.size() - 1);
+  if (held > 0) {
+    std::vector<RatedItem> kept;
+    KeepRandom(ratings, static_cast<int32_t>(ratings.size() - held), rng.Fork("validation"), kept,
+               validation);
+    ratings = std::move(kept);
+  }
   double sum = 0;
   for (const RatedItem& r : ratings) sum += r.rating;
   const double bias = ratings.empty() ? (range.min + range.max) / 2 : sum / ratings.size();
   if (ratings.size() > static_cast<size_t>(params.theta)) {
     // theta of the rated items, uniformly, from the user's own stream: the
     // choice never looks at a value (the kept set is registered, public).
-    std::vector<data::Rating> row;
-    for (const RatedItem& r : ratings) row.push_back({0, r.item, r.rating});
-    const mf::RatingMatrix x(1, ratings.back().item + 1, row);
-    random::Csprng trim = rng.Fork("trim");
-    const mf::RatingMatrix kept = mf::RandomTrim(x, params.theta, trim);
-    ratings.clear();
-    for (const auto& e : kept.Row(0)) ratings.push_back({e.item, e.value});
-    std::sort(ratings.begin(), ratings.end(),
-              [](const RatedItem& a, const RatedItem& b) { return a.item < b.item; });
+    std::vector<RatedItem> kept, dropped;
+    KeepRandom(ratings, params.theta, rng.Fork("trim"), kept, dropped);
+    ratings = std::move(kept);
   }
   User user(id, std::move(ratings), params, range, codec, std::move(rng));
   user.norm_bound_ = ProfileNormBound(range);
   user.clip_ = plan.clip;
   user.sigma_ = plan.sigma;
   user.bias_ = bias;
+  user.validation_ = std::move(validation);
   ProjectBall(user.u_, user.norm_bound_);
   user.u_prev_ = user.u_;
   return user;
@@ -226,6 +246,23 @@ absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
     eta_[pos] = LaplacePiece(item.h, EtaZ(pos), item.eta_users, laplace_b_);
   }
   if (eta_[pos].empty()) return Bad(id_, absl::StrCat("no H_j yet for item ", item.item));
+  return absl::OkStatus();
+}
+
+absl::Status User::ChooseModel(const mf::Matrix& v) {
+  if (!gaussian()) return absl::OkStatus();
+  double model = 0, mean = 0;
+  for (const RatedItem& r : validation_) {
+    if (r.item >= v.rows() || v.cols() != params_.dim) {
+      return Bad(id_, absl::StrCat("V has no row for held-out item ", r.item));
+    }
+    double pred = bias_;
+    for (int32_t l = 0; l < params_.dim; ++l) pred += u_[l] * v(r.item, l);
+    pred = std::clamp(pred, range_.min, range_.max);
+    model += (r.rating - pred) * (r.rating - pred);
+    mean += (r.rating - bias_) * (r.rating - bias_);
+  }
+  uses_model_ = model <= mean;
   return absl::OkStatus();
 }
 

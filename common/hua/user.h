@@ -27,6 +27,7 @@
 #include "common/hua/messages.h"
 #include "common/hua/params.h"
 #include "common/hua/zp_codec.h"
+#include "common/mf/embeddings.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::hua {
@@ -65,6 +66,13 @@ class User {
   std::span<const double> profile() const { return u_; }
   // b_i: 0 in the paper's mechanism.
   double bias() const { return bias_; }
+  // The valid variant, after the last iteration: keeps the model
+  // b_i + u_i^T v_j if its squared error on the user's held-out ratings is at
+  // most her mean's (or she holds none out), else predicts b_i alone. Local:
+  // nothing leaves the user.
+  absl::Status ChooseModel(const mf::Matrix& v);
+  bool uses_model() const { return uses_model_; }
+  int32_t num_validation() const { return static_cast<int32_t>(validation_.size()); }
   int32_t id() const { return id_; }
   // The ratings the user takes part with (valid variant: at most theta).
   int32_t num_ratings() const { return static_cast<int32_t>(ratings_.size()); }
@@ -118,6 +126,8 @@ class User {
   double clip_ = 0;          // C
   double sigma_ = 0;         // per coordinate of a decoded sum (S2: of a report)
   double bias_ = 0;
+  std::vector<RatedItem> validation_;
+  bool uses_model_ = true;
   int32_t releases_ = 0;
   std::map<int32_t, std::vector<double>> blocks_;  // item -> pre-noise block, iteration_
   std::vector<std::vector<double>> v_used_;        // projected v_j of pass 0, per request item

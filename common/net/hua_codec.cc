@@ -67,6 +67,7 @@ absl::StatusOr<HuaJob> HuaJobFromSpec(const v1::JobSpec& spec) {
   if (spec.delta() > 0) p.delta = spec.delta();
   if (spec.theta() > 0) p.theta = spec.theta();
   p.clip = h.clip();
+  p.validation_fraction = h.validation_fraction();
   if (auto s = hua::ValidateHuaParams(p); !s.ok()) {
     return Bad(absl::StrCat("field 'hua' / 'dim' / 'rounds' / 'epsilon' / 'delta' / 'theta': ",
                             s.message()));
@@ -108,6 +109,7 @@ v1::JobSpec SpecFromHuaJob(const HuaJob& job) {
   v1::HuaSpec* h = spec.mutable_hua();
   h->set_paper_noise(p.paper_noise);
   h->set_clip(p.clip);
+  h->set_validation_fraction(p.validation_fraction);
   h->set_gamma(p.gamma);
   h->set_lambda(p.lambda);
   h->set_mu(p.mu);

@@ -43,6 +43,7 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("delta", &p.delta));
   check(root.GetInt("theta", &p.theta));
   check(root.GetDouble("clip", &p.clip));
+  check(root.GetDouble("validation_fraction", &p.validation_fraction));
   check(root.GetStringList("device_hosts", &hosts));
   check(root.GetInt("expected_users", &expected_users));
   check(root.GetDouble("join_deadline_seconds", &join_deadline));

@@ -39,6 +39,7 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   p.delta = a.delta;
   if (a.theta > 0) p.theta = a.theta;
   p.clip = a.hua_clip;
+  p.validation_fraction = a.validation_fraction;
   RETURN_IF_ERROR(hua::ValidateHuaParams(p));
   return p;
 }
@@ -123,6 +124,7 @@ nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec)
                       {"user_mean_test_mse", r.user_mean_test.mse},
                       {"user_mean_test_mae", r.user_mean_test.mae},
                       {"ratings_used", r.ratings_used},
+                      {"users_on_user_mean", r.users_on_mean},
                       {"epsilon_median_user", JsonNumber(r.epsilon_median_user)},
                       {"max_user_releases", r.max_user_releases},
                       {"train_mse", r.train.mse},

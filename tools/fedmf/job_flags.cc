@@ -366,7 +366,7 @@ void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--hua-clip", a->hua_clip,
                   "hua (valid variant): C, the bound on one user's whole report vector per "
                   "iteration (0: the derived bound, which never binds); --theta sets the items "
-                  "a user keeps (0: 20)")
+                  "a user keeps (0: 100)")
       ->capture_default_str();
   cmd->add_flag("--hua-validate", a->hua_validate,
                 "hua, fedmf train: for choosing hyperparameters — train on 90% of the training "

@@ -144,6 +144,7 @@ TEST(HuaPrivacyTest, PlanCalibratesTheRdpAccountantToTheBudget) {
   p.epsilon = 1.0;
   p.iterations = 100;
   p.theta = 20;
+  p.clip = 0;  // the derived bound
   ASSERT_OK_AND_ASSIGN(HuaPrivacy plan, PlanPrivacy(p, kRange));
   // R = 5: ||g_ij|| <= 2 (4 + 5) sqrt(5), times sqrt(theta).
   EXPECT_NEAR(plan.clip, 2 * 9 * std::sqrt(5.0) * std::sqrt(20.0), 1e-9);
