@@ -85,8 +85,6 @@ class Host {
   absl::Status HandleRound(const v1::HuaTasks& tasks);
   absl::Status Finish();
   void CountBytes(int32_t user, int64_t down, int64_t up);
-  // Every user of the host must afford the job's T releases at z.
-  std::string BudgetRefusal() const;
   // Charges the users of an iteration's pass 0 (a repair pass reuses the
   // iteration's charge: the aggregator decodes one sum per item and
   // iteration); returns who may report.
@@ -146,22 +144,6 @@ void Host::CountBytes(int32_t user, int64_t down, int64_t up) {
     t.max_down_le20 = std::max(t.max_down_le20, down);
     t.max_up_le20 = std::max(t.max_up_le20, up);
   }
-}
-
-std::string Host::BudgetRefusal() const {
-  const double z = plan_.noise_multiplier;
-  if (z == 0) return o_.policy.allow_non_private ? "" : "a release without noise";
-  for (int32_t u = o_.first_user; u < o_.first_user + o_.count; ++u) {
-    absl::StatusOr<double> eps =
-        ledger_->EpsilonIf(static_cast<uint64_t>(u), z, job_.params.iterations);
-    if (!eps.ok()) return std::string(eps.status().message());
-    if (!(*eps <= o_.policy.max_epsilon * (1 + 1e-9))) {
-      return absl::StrCat("user ", u, " would reach epsilon ", *eps, " after the job's ",
-                          job_.params.iterations, " releases, over its budget ",
-                          o_.policy.max_epsilon, " (max_epsilon, delta ", o_.policy.delta, ")");
-    }
-  }
-  return "";
 }
 
 absl::StatusOr<std::set<int32_t>> Host::Charge(const v1::HuaTasks& tasks) {
@@ -363,7 +345,10 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   ASSIGN_OR_RETURN(ledger_,
                    DeviceLedger::Open(o_.ledger_path, {o_.policy.max_epsilon, o_.policy.delta,
                                                        o_.policy.allow_non_private}));
-  if (std::string why = BudgetRefusal(); !why.empty()) {
+  // Every user of the host must afford the job's T releases at z.
+  if (std::string why = BudgetRefusal(*ledger_, o_.first_user, o_.count, plan_.noise_multiplier,
+                                      job_.params.iterations, "user");
+      !why.empty()) {
     spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_, why);
     return absl::FailedPreconditionError(absl::StrCat("REFUSED by the host's budget: ", why));
   }

@@ -62,7 +62,7 @@ mf::Matrix TrainTrustedItemsExact(const mf::RatingMatrix& by_user, const mf::Mat
 
 // Each user's own fit against a published V (never leaves the user, so it
 // costs nothing): b_i her mean rating and u_i the ridge solution of
-// (sum_j v_j v_j^T + lambda I) u_i = sum_j (r_ij - b_i) v_j.
+// (sum_j v_j v_j^T + 1000 I) u_i = sum_j (r_ij - b_i) v_j (central.cc says why).
 Profiles FitUsersLocally(const mf::RatingMatrix& by_user, const mf::Matrix& v, const HuaParams& p,
                          const data::RatingRange& range);
 
