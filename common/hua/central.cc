@@ -151,7 +151,7 @@ Profiles FitUsersLocally(const mf::RatingMatrix& by_user, const mf::Matrix& v, c
   // lambda is the paper's tiny ridge; a user has ~20 ratings for d = 50
   // unknowns against a noisy random sketch, so the fit needs a strong one:
   // 1000, chosen on ML-100K validation ratings (fedmf train --setting hua-s1
-  // --hua-validate, ridge in {1, 10, 100, 1000}: 1.78, 1.57, 1.28 at eps 4;
+  // --hua-validate, ridge 10, 100, 1000: 1.78, 1.57, 1.28 at eps 4;
   // docs/results.md, hua-valid).
   const double ridge = std::max(p.lambda, 1000.0);
   for (int32_t i = 0; i < by_user.num_users(); ++i) {
