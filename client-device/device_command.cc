@@ -79,12 +79,14 @@ int RunHua(Flags& f) {
   h.first_user = static_cast<int32_t>(o.first);
   h.count = static_cast<int32_t>(o.count);
   h.drop_at_iteration = f.hua_drop_at_iteration;
+  // The same ledger as the LFL role: a user's spend composes over both.
+  h.ledger_path = o.ledger_path.empty() ? o.host + ".ledger.db" : o.ledger_path;
   absl::Status s =
       fedmf::device::RunHuaHostJobs(h, net::StopFlag(), [&](const fedmf::device::HuaHostResult& r) {
         spdlog::info(
             "host '{}': hua-s3 job '{}' done: {} users, test MSE {:.4f} MAE {:.4f} over "
-            "{} ratings",
-            h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count);
+            "{} ratings; largest epsilon of a user in its ledger {}",
+            h.host, r.job_id, r.users, r.test_mse, r.test_mae, r.test_count, r.epsilon_spent);
       });
   if (!s.ok() && !absl::IsCancelled(s)) {
     spdlog::error("host '{}' (hua-s3): {}", h.host, s.message());

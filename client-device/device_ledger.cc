@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/log/log.h"
@@ -111,6 +112,22 @@ absl::StatusOr<int64_t> DeviceLedger::MaxReleases(const std::string& job_id) con
   st->Bind(1, job_id);
   ASSIGN_OR_RETURN(bool row, st->Step());
   return row ? st->ColumnInt(0) : 0;
+}
+
+std::string BudgetRefusal(const DeviceLedger& ledger, int64_t first, int64_t count, double z,
+                          int64_t steps, const std::string& what) {
+  const DeviceLedger::Budget& b = ledger.budget();
+  if (z == 0) return b.allow_non_private ? "" : "a release without noise";
+  for (int64_t d = first; d < first + count; ++d) {
+    absl::StatusOr<double> eps = ledger.EpsilonIf(static_cast<uint64_t>(d), z, steps);
+    if (!eps.ok()) return std::string(eps.status().message());
+    if (!(*eps <= b.max_epsilon * (1 + 1e-9))) {
+      return absl::StrCat(what, " ", d, " would reach epsilon ", *eps, " after the job's ", steps,
+                          " releases, over its budget ", b.max_epsilon, " (max_epsilon, delta ",
+                          b.delta, ")");
+    }
+  }
+  return "";
 }
 
 }  // namespace fedmf::device

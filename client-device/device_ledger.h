@@ -54,6 +54,14 @@ class DeviceLedger {
   Budget budget_;
 };
 
+// A job's admission check against the ledger: empty if every device in
+// [first, first + count) can afford `steps` more releases at noise
+// multiplier z within the budget (z = 0: only if the budget allows
+// non-private releases); otherwise why not, naming the first device that
+// cannot (`what`: "device", "user").
+std::string BudgetRefusal(const DeviceLedger& ledger, int64_t first, int64_t count, double z,
+                          int64_t steps, const std::string& what);
+
 }  // namespace fedmf::device
 
 #endif  // FEDMF_CLIENT_DEVICE_DEVICE_LEDGER_H_

@@ -9,10 +9,12 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "client-device/device_ledger.h"
 #include "client-device/hua_role.h"
 #include "common/base/status_macros.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
+#include "common/hua/accounting.h"
 #include "common/log/log.h"
 #include "common/net/client_context.h"
 #include "common/net/hua_codec.h"
@@ -83,6 +85,10 @@ class Host {
   absl::Status HandleRound(const v1::HuaTasks& tasks);
   absl::Status Finish();
   void CountBytes(int32_t user, int64_t down, int64_t up);
+  // Charges the users of an iteration's pass 0 (a repair pass reuses the
+  // iteration's charge: the aggregator decodes one sum per item and
+  // iteration); returns who may report.
+  absl::StatusOr<std::set<int32_t>> Charge(const v1::HuaTasks& tasks);
 
   const HuaHostOptions& o_;
   const std::atomic<bool>& stop_;
@@ -90,6 +96,10 @@ class Host {
   std::unique_ptr<v1::HuaRecommender::Stub> server_;
   std::unique_ptr<v1::HuaAggregator::Stub> aggregator_;
   std::unique_ptr<HuaUserRole> role_;
+  std::unique_ptr<DeviceLedger> ledger_;
+  hua::HuaPrivacy plan_;
+  int32_t charged_iteration_ = 0;
+  std::set<int32_t> charged_;  // users charged for charged_iteration_
   net::HuaJob job_;
   std::string job_id_;
   bool offered_ = false;
@@ -134,6 +144,25 @@ void Host::CountBytes(int32_t user, int64_t down, int64_t up) {
     t.max_down_le20 = std::max(t.max_down_le20, down);
     t.max_up_le20 = std::max(t.max_up_le20, up);
   }
+}
+
+absl::StatusOr<std::set<int32_t>> Host::Charge(const v1::HuaTasks& tasks) {
+  if (tasks.pass() > 0) {
+    if (tasks.round() == charged_iteration_) return charged_;
+    return std::set<int32_t>{};
+  }
+  std::vector<uint64_t> users;
+  for (const v1::HuaIterationRequest& w : tasks.iteration()) {
+    if (w.user() >= 0) users.push_back(static_cast<uint64_t>(w.user()));
+  }
+  // Written before anything leaves: a user already charged for this
+  // iteration (a replay) or over her budget is left out.
+  ASSIGN_OR_RETURN(std::vector<uint64_t> charged,
+                   ledger_->Charge(users, job_id_, tasks.round(), plan_.noise_multiplier));
+  charged_iteration_ = tasks.round();
+  charged_.clear();
+  for (uint64_t u : charged) charged_.insert(static_cast<int32_t>(u));
+  return charged_;
 }
 
 absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
@@ -183,7 +212,15 @@ absl::Status Host::HandleRound(const v1::HuaTasks& tasks) {
       add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleInit(req));
     }
   } else {
+    ASSIGN_OR_RETURN(std::set<int32_t> may_report, Charge(tasks));
     for (const v1::HuaIterationRequest& w : tasks.iteration()) {
+      if (!may_report.count(w.user())) {
+        spdlog::warn(
+            "host '{}': user {} does not report in iteration {}: not charged (over its "
+            "budget, or already released in this iteration)",
+            o_.host, w.user(), tasks.round());
+        continue;
+      }
       ASSIGN_OR_RETURN(auto req, net::FromWire(w, tasks.round(), tasks.pass(), dim));
       add(w.user(), static_cast<int64_t>(w.ByteSizeLong()), role_->HandleIteration(req));
     }
@@ -230,6 +267,10 @@ absl::Status Host::Finish() {
     for (int32_t c = 0; c < items.cols(); ++c) v(r, c) = items.values(r * items.cols() + c);
   }
   ASSIGN_OR_RETURN(auto m, role_->Evaluate(v));
+  for (int32_t u = o_.first_user; u < o_.first_user + o_.count; ++u) {
+    ASSIGN_OR_RETURN(double eps, ledger_->EpsilonIf(static_cast<uint64_t>(u), 0, 0));
+    result_.epsilon_spent = std::max(result_.epsilon_spent, eps);
+  }
   result_.test_count = m.count;
   result_.test_mse = m.mse;
   result_.test_mae = m.mae;
@@ -263,12 +304,13 @@ absl::StatusOr<HuaHostResult> Host::Run() {
     return job.status();
   }
   job_ = *job;
-  // The policy decision, before any data is read. No Hua scenario has a
-  // valid epsilon (docs/privacy.md, section hua): whatever noise the job
-  // adds, the host treats it as non-private (allow_non_private).
-  const double job_epsilon = std::numeric_limits<double>::infinity();
-  if (std::string why =
-          DevicePolicyRefusal(o_.policy, "hua-s3", job_epsilon, 0.0, job_.params.iterations);
+  // The policy decision, before any data is read. Only the valid variant
+  // has an epsilon (docs/privacy.md, section hua): the paper's mechanism is
+  // non-private whatever noise it adds (allow_non_private).
+  const double job_epsilon =
+      hua::IsPrivate(job_.params) ? job_.params.epsilon : std::numeric_limits<double>::infinity();
+  if (std::string why = DevicePolicyRefusal(o_.policy, "hua-s3", job_epsilon, job_.params.delta,
+                                            job_.params.iterations);
       !why.empty()) {
     spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_, why);
     return absl::FailedPreconditionError(absl::StrCat("REFUSED by the host's policy: ", why));
@@ -294,6 +336,22 @@ absl::StatusOr<HuaHostResult> Host::Run() {
   }
   // From here on the range is the host's own (they agree; Delta is the host's).
   job_.range = own_range;
+  // The noise and its accounting from the job's public parameters and the
+  // host's own range; every bound a user enforces is checked by the user.
+  ASSIGN_OR_RETURN(plan_, hua::PlanPrivacy(job_.params, own_range));
+  if (o_.ledger_path.empty()) {
+    return absl::InvalidArgumentError("the Hua host needs a privacy ledger (--ledger)");
+  }
+  ASSIGN_OR_RETURN(ledger_,
+                   DeviceLedger::Open(o_.ledger_path, {o_.policy.max_epsilon, o_.policy.delta,
+                                                       o_.policy.allow_non_private}));
+  // Every user of the host must afford the job's T releases at z.
+  if (std::string why = BudgetRefusal(*ledger_, o_.first_user, o_.count, plan_.noise_multiplier,
+                                      job_.params.iterations, "user");
+      !why.empty()) {
+    spdlog::error("host '{}': REFUSED job '{}': {}; its users take no part", o_.host, job_id_, why);
+    return absl::FailedPreconditionError(absl::StrCat("REFUSED by the host's budget: ", why));
+  }
   ASSIGN_OR_RETURN(auto role,
                    HuaUserRole::Create(job_.params, own_range, std::move(*users), o_.seed));
   role_ = std::move(role);

@@ -49,6 +49,11 @@ struct HuaHostOptions {
   // Jobs this host already ran (finished or failed): their offers are not
   // taken again while the server still lists them (other hosts reporting).
   std::set<std::string> skip_jobs;
+  // The host's privacy ledger (device_ledger.h; the LFL role's file): every
+  // user is charged before each iteration's report leaves the host, and a
+  // user whose budget (policy max_epsilon at its delta) the release would
+  // exceed does not report.
+  std::string ledger_path;
 };
 
 // Per (user, round) wire bytes of this host's users (serialized protobuf).
@@ -61,6 +66,7 @@ struct HuaHostTraffic {
 struct HuaHostResult {
   std::string job_id;
   int32_t users = 0;
+  double epsilon_spent = 0;  // the largest epsilon of a user in the ledger after the job
   int64_t test_count = 0;
   double test_mse = 0, test_mae = 0;
   HuaHostTraffic traffic;

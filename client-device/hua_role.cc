@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/hua/central.h"
 #include "common/hua/model.h"
 #include "common/hua/streams.h"
 #include "common/random/csprng.h"
@@ -95,22 +96,29 @@ absl::StatusOr<hua::MaskedReport> HuaUserRole::HandleIteration(
   return (u)->HandleMasked(clipped);
 }
 
-absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) const {
+absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) {
   if (v.cols() != params_.dim) {
     return absl::InvalidArgumentError(
         absl::StrCat("V has ", v.cols(), " columns, the job's dim is ", params_.dim));
   }
   // Only this host's users' rows are filled; mf::Evaluate reads only those.
+  // The valid variant predicts b_i + u_i^T v_j (hua::FoldBias).
   int32_t max_user = 0;
   for (const auto& [id, t] : test_) max_user = std::max(max_user, id);
-  mf::Matrix u_rows = mf::Matrix::Zero(max_user + 1, params_.dim);
-  for (const auto& [id, user] : users_) {
+  hua::Profiles profiles{mf::Matrix::Zero(max_user + 1, params_.dim), v, {}};
+  if (!params_.paper_noise) profiles.bias.assign(max_user + 1, (range_.min + range_.max) / 2);
+  for (auto& [id, user] : users_) {
+    RETURN_IF_ERROR(user.ChooseModel(v));
     std::span<const double> p = user.profile();
-    for (int32_t l = 0; l < params_.dim; ++l) u_rows(id, l) = p[l];
+    if (user.uses_model()) {
+      for (int32_t l = 0; l < params_.dim; ++l) profiles.u(id, l) = p[l];
+    }
+    if (!profiles.bias.empty()) profiles.bias[id] = user.bias();
   }
   for (const auto& [id, u0] : untrained_) {
-    for (int32_t l = 0; l < params_.dim; ++l) u_rows(id, l) = u0[l];
+    for (int32_t l = 0; l < params_.dim; ++l) profiles.u(id, l) = u0[l];
   }
+  const hua::Profiles folded = hua::FoldBias(profiles);
   std::vector<data::Rating> test;
   for (const auto& [id, ratings] : test_) {
     for (const data::Rating& r : ratings) {
@@ -121,7 +129,7 @@ absl::StatusOr<mf::ErrorMetrics> HuaUserRole::Evaluate(const mf::Matrix& v) cons
       test.push_back(r);
     }
   }
-  return mf::Evaluate(test, u_rows, v, range_);
+  return mf::Evaluate(test, folded.u, folded.v, range_);
 }
 
 }  // namespace fedmf::device

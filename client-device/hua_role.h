@@ -44,12 +44,11 @@ class HuaUserRole {
                                                              const data::RatingRange& range,
                                                              std::vector<HuaLocalUser> users,
                                                              std::optional<uint64_t> seed);
-  // Hua's per-release epsilon is for neighbours that differ in one rating's
-  // value: their gradients differ by 2 u (r - r'), ||u|| <= 1, whatever v_j
-  // is, so v_j needs no tighter bound for that. The ball keeps one user's
-  // term -2 u (r - u^T v) (|.| <= 2 (max|r| + ||v_j||) per coordinate) well
-  // inside the Z_P codec's range: an encoding failure, which would depend on
-  // r, cannot be provoked. zp.max_abs / 8 = 2^17: far above honest rows.
+  // The first, loose projection of every received v_j (both mechanisms): it
+  // keeps one user's term -2 u (r - u^T v) well inside the Z_P codec's range
+  // (zp.max_abs / 8 = 2^17), so an encoding failure, which would depend on r,
+  // cannot be provoked. The valid variant then projects v_j onto
+  // ||v_j|| <= sqrt(R) inside hua::User (docs/privacy.md, section hua).
   static double MaxItemNorm(const hua::HuaParams& params);
 
   std::vector<hua::UserHello> Hellos() const;
@@ -60,8 +59,9 @@ class HuaUserRole {
   absl::StatusOr<hua::MaskedReport> HandleInit(const hua::InitRequest& request);
   absl::StatusOr<hua::MaskedReport> HandleIteration(const hua::IterationRequest& request);
 
-  // Test error of the host's users against the published V.
-  absl::StatusOr<mf::ErrorMetrics> Evaluate(const mf::Matrix& v) const;
+  // Test error of the host's users against the published V (the valid
+  // variant: after each user's own choice of model or mean, User::ChooseModel).
+  absl::StatusOr<mf::ErrorMetrics> Evaluate(const mf::Matrix& v);
 
  private:
   HuaUserRole(hua::HuaParams params, data::RatingRange range, hua::ZpCodec codec)

@@ -427,19 +427,8 @@ class Host {
 
   // Every device of the role must afford the job's T releases.
   std::string BudgetRefusal(const LflRole& role) const {
-    const double z = role.noise_multiplier();
-    if (z == 0) return o_.policy.allow_non_private ? "" : "a release without noise";
-    for (int64_t d = o_.first; d < o_.first + o_.count; ++d) {
-      absl::StatusOr<double> eps =
-          ledger_->EpsilonIf(static_cast<uint64_t>(d), z, job_.config.iterations);
-      if (!eps.ok()) return std::string(eps.status().message());
-      if (!(*eps <= o_.policy.max_epsilon * (1 + 1e-9))) {
-        return absl::StrCat("device ", d, " would reach epsilon ", *eps, " after the job's ",
-                            job_.config.iterations, " releases, over its budget ",
-                            o_.policy.max_epsilon, " (max_epsilon, delta ", o_.policy.delta, ")");
-      }
-    }
-    return "";
+    return device::BudgetRefusal(*ledger_, o_.first, o_.count, role.noise_multiplier(),
+                                 job_.config.iterations, "device");
   }
 
   const LflHostOptions& o_;

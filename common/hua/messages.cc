@@ -39,11 +39,13 @@ int64_t EncodedBytes(const DirectReport& m) {
 }
 
 int64_t EncodedBytes(const MaskedReport& m) {
-  return kEnum + 3 * kInt + Sum(m.items, [](const MaskedValue& r) { return kInt + Vec(r.value); });
+  return kEnum + 3 * kInt +
+         Sum(m.items, [](const MaskedValue& r) { return 2 * kInt + Vec(r.value); });
 }
 
 int64_t EncodedBytes(const AggregationPlan& m) {
-  return kEnum + 2 * kInt + Sum(m.items, [](const PlannedItem& r) { return kInt + Vec(r.users); });
+  return 2 * kEnum + 2 * kInt +
+         Sum(m.items, [](const PlannedItem& r) { return kInt + Vec(r.users); });
 }
 
 int64_t EncodedBytes(const AggregateForward& m) {

@@ -34,7 +34,8 @@ struct ItemRequest {
   // S2 / S2-TP, in a user's first request only: H_j and k = |User_j|.
   int32_t eta_users = 0;
   std::vector<double> h;
-  // S2-TP / S3: H~_j(t) for this iteration's rho~ pieces, and their count k'.
+  // S2-TP / S3: H~_j(t) for this iteration's rho~ pieces (the paper's
+  // mechanism only; empty in the valid variant), and their count k' (both).
   int32_t rho_users = 0;
   std::vector<double> h_rho;
   // S2-TP: psi_j(t), uniform in Z_2^64. S3: psi_j(t) + the user's share of
@@ -75,10 +76,15 @@ struct DirectReport {
   std::vector<NoisyGradient> items;
 };
 
-// user -> third party: masked values in Z_2^64.
+// user -> third party: masked values in Z_2^64. `shares`: the number of
+// users k' the user split this item's noise among (the request's
+// rho_users); the third party accepts the value only if the plan has exactly
+// that many users for the item, so a recommender that lies about k' cannot
+// thin the noise of a sum (third_party.h).
 struct MaskedValue {
   int32_t item = 0;
   std::vector<uint64_t> value;
+  int32_t shares = 0;
 };
 struct MaskedReport {
   Phase phase = Phase::kIteration;
@@ -99,6 +105,10 @@ struct AggregationPlan {
   int32_t round = 0;
   int32_t pass = 0;
   std::vector<PlannedItem> items;
+  // The valid variant (Gaussian shares): no eta_j, so S3 has no
+  // initialization rounds and the third party no alpha_j pads. false: the
+  // paper's mechanism.
+  bool gaussian = false;
 };
 
 // third party -> recommender: complete sums only.

@@ -26,10 +26,12 @@ void FillInitialProfile(random::Csprng& rng, std::span<double> row) {
   for (double& x : row) x *= inv;
 }
 
-void ProjectUnitBall(std::span<double> u) {
-  const double norm = std::sqrt(Dot(u, u));
-  if (norm <= 1.0) return;
-  for (double& x : u) x /= norm;
+void ProjectUnitBall(std::span<double> u) { ProjectBall(u, 1.0); }
+
+void ProjectBall(std::span<double> x, double bound) {
+  const double norm = std::sqrt(Dot(x, x));
+  if (norm <= bound) return;
+  for (double& e : x) e = e * bound / norm;  // bound 1: exactly e / norm
 }
 
 void AddItemGradient(std::span<const double> u, std::span<const double> v, double r,
@@ -44,12 +46,12 @@ void AddUserGradient(std::span<const double> u, std::span<const double> v, doubl
   for (size_t l = 0; l < out.size(); ++l) out[l] += c * v[l];
 }
 
-void StepUser(std::span<double> u, std::span<const double> grad, int32_t count,
-              const HuaParams& p) {
+void StepUser(std::span<double> u, std::span<const double> grad, int32_t count, const HuaParams& p,
+              double norm_bound) {
   if (count <= 0) return;
   const double step = p.gamma / count;
   for (size_t l = 0; l < u.size(); ++l) u[l] -= step * (grad[l] + 2.0 * p.lambda * u[l]);
-  ProjectUnitBall(u);
+  ProjectBall(u, norm_bound);
 }
 
 void StepItem(std::span<double> v, std::span<const double> sum, int32_t count, const HuaParams& p) {

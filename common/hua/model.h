@@ -30,6 +30,8 @@ void FillInitialProfile(random::Csprng& rng, std::span<double> row);
 
 // u <- u * min(1, 1 / ||u||).
 void ProjectUnitBall(std::span<double> u);
+// x <- x * min(1, bound / ||x||): onto the ball ||x|| <= bound.
+void ProjectBall(std::span<double> x, double bound);
 
 // out += d/dv of (r - u^T v)^2 = -2 u (r - u^T v).
 void AddItemGradient(std::span<const double> u, std::span<const double> v, double r,
@@ -38,8 +40,10 @@ void AddItemGradient(std::span<const double> u, std::span<const double> v, doubl
 void AddUserGradient(std::span<const double> u, std::span<const double> v, double r,
                      std::span<double> out);
 
-// u <- Proj(u - gamma / count * (grad + 2 lambda u)); no-op when count == 0.
-void StepUser(std::span<double> u, std::span<const double> grad, int32_t count, const HuaParams& p);
+// u <- Proj(u - gamma / count * (grad + 2 lambda u)) onto ||u|| <= norm_bound
+// (the paper: 1); no-op when count == 0.
+void StepUser(std::span<double> u, std::span<const double> grad, int32_t count, const HuaParams& p,
+              double norm_bound = 1.0);
 // v <- v - gamma / count * (sum + 2 mu v), where `sum` is the (noisy) sum of
 // `count` users' gradients; no-op when count == 0.
 void StepItem(std::span<double> v, std::span<const double> sum, int32_t count, const HuaParams& p);

@@ -53,6 +53,12 @@ absl::Status ValidateHuaParams(const HuaParams& p) {
   if (p.initial_online > 1) return bad("initial online fraction must be <= 1");
   if (p.max_online < 1) return bad("max online users K must be >= 1");
   if (p.zp.frac_bits < 0 || p.zp.frac_bits > 52) return bad("frac_bits must be in [0, 52]");
+  if (!(p.delta > 0 && p.delta < 1)) return bad("delta must be in (0, 1)");
+  if (p.theta < 1) return bad("theta (rated items a user keeps) must be >= 1");
+  if (!(p.clip >= 0) || !std::isfinite(p.clip)) return bad("clip must be finite and >= 0");
+  if (!(p.validation_fraction >= 0 && p.validation_fraction < 1)) {
+    return bad("validation_fraction must be in [0, 1)");
+  }
   return absl::OkStatus();
 }
 
@@ -67,26 +73,20 @@ double EpsilonPerRelease(const HuaParams& p) {
 
 std::string PrivacyCaveat(Scenario s) {
   if (s == Scenario::kTrusted) {
-    return "no valid epsilon: S1's U is trained on the same ratings without noise (Theorem 1 "
+    return "no valid epsilon for the paper's mechanism: S1's U is trained on the same ratings "
+           "without noise (Theorem 1 "
            "needs a data-independent U) and V is an approximate minimizer after a fixed number "
            "of gradient steps (objective perturbation covers the exact one); docs/privacy.md, "
            "section hua";
   }
-  return "no valid epsilon: each user's u_i is updated from all of her ratings between "
+  return "no valid epsilon for the paper's mechanism: each user's u_i is updated from all of her "
+         "ratings between "
          "releases, so one rating moves every item report of that user, and V is unbounded, so "
          "that change has no bound (the per-release analysis assumes a fixed u_i); "
-         "docs/privacy.md, section hua";
+         "docs/privacy.md, section hua (the default variant has a valid epsilon)";
 }
 
-absl::Status HuaPrivacyRefusal(const HuaParams& p) {
-  if (std::isinf(p.epsilon) || p.paper_noise) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      ScenarioName(p.scenario), " with --epsilon ", p.epsilon,
-      " (job spec 'epsilon') is refused: ", PrivacyCaveat(p.scenario),
-      ". Fix: run it non-private with --epsilon inf, or add --hua-paper-noise (job spec "
-      "'hua.paper_noise: true') to add the paper's noise calibrated to this budget and report "
-      "epsilon = inf (device hosts then need allow_non_private)"));
-}
+bool IsPrivate(const HuaParams& p) { return !p.paper_noise && std::isfinite(p.epsilon); }
 
 double RatingSpan(const data::RatingRange& range) { return range.max - range.min; }
 

@@ -49,18 +49,36 @@ struct HuaParams {
   // The non-private baseline ("the original MF scheme without any
   // protection running 100 iterations"), also S1's non-private U.
   int32_t baseline_iterations = 100;
-  // The whole job's budget (what --epsilon sets): the noise of every
-  // release is calibrated to EpsilonPerRelease(), and the releases compose
-  // to at most this (basic composition of pure eps-DP releases). The paper
-  // states eps per release and does not compose. +inf: no noise (the
-  // non-private run). Whether the per-release analysis itself holds is
-  // another matter: see PrivacyCaveat() and docs/privacy.md, section hua.
+  // The whole job's budget (what --epsilon sets), at `delta`. +inf: no noise
+  // (the non-private run).
+  //
+  // Default (paper_noise false): the valid per-rating variant of
+  // docs/privacy.md, section hua. Every user keeps theta rated items (chosen
+  // without looking at values), projects u_i and every received v_j onto
+  // ||x|| <= sqrt(R), scales her whole report vector of an iteration to
+  // ||.|| <= clip, and the reports carry Gaussian noise (S2: each report,
+  // S2-TP/S3: a distributed share per report so that each decoded sum
+  // carries it) calibrated by the RDP accountant so that T iterations cost
+  // at most `epsilon` (accounting.h). S1 uses a data-independent U and the
+  // exact minimiser of the perturbed objective (central.h).
   double epsilon = 1.0;
-  // No Hua scenario has a valid end-to-end sensitivity (PrivacyCaveat), so a
-  // finite epsilon is refused (HuaPrivacyRefusal) unless the caller opts in to
-  // running the paper's mechanism as it is: noise calibrated to `epsilon`,
-  // reported epsilon = inf, the run non-private (issue #14 finding 2/4).
+  double delta = 1e-5;
+  // The paper's mechanism as it is (no projections, no trimming, Theorem-2
+  // Laplace pieces calibrated to epsilon / releases): no valid epsilon, so
+  // the run is reported with epsilon = inf (PrivacyCaveat).
   bool paper_noise = false;
+  // The valid variant only. theta (>= 1): rated items a user keeps. clip: C,
+  // the bound on the L2 norm of one user's whole report vector per iteration
+  // (0 = the derived bound, which never binds: accounting.h ReportNormBound).
+  // Defaults chosen on ML-100K validation ratings (docs/results.md, hua).
+  int32_t theta = 100;
+  double clip = 3;
+  // The valid variant: each user holds out this fraction of her ratings
+  // (never used in a release) and, after the last iteration, predicts with
+  // b_i + u_i^T v_j only if that beats her mean b_i on them (a choice that
+  // stays on her side: she never ends up worse, on her own data, than
+  // without the federation).
+  double validation_fraction = 0.1;
   ObjectiveNoise s1_noise = ObjectiveNoise::kGammaNorm;
   // S3 dynamics (per iteration, between iterations).
   double join_prob = 0.005;
@@ -75,22 +93,21 @@ struct HuaParams {
 
 absl::Status ValidateHuaParams(const HuaParams& p);
 
-// How many releases one rating enters over the job: S1 publishes V once;
-// S2 / S2-TP / S3 release one noised sum (S2: one report) per rated item per
-// iteration, so `iterations` of them (S3's initial eta sums carry noise only).
+// The paper's mechanism (paper_noise): how many releases one rating enters
+// over the job. S1 publishes V once; S2 / S2-TP / S3 release one noised sum
+// (S2: one report) per rated item per iteration, so `iterations` of them
+// (S3's initial eta sums carry noise only).
 int64_t ReleasesPerRating(const HuaParams& p);
-// The eps each release is calibrated to: epsilon / ReleasesPerRating (pure
-// eps-DP mechanisms compose linearly; +inf stays +inf).
+// The paper's mechanism: the eps each release is calibrated to, epsilon /
+// ReleasesPerRating (+inf stays +inf).
 double EpsilonPerRelease(const HuaParams& p);
 // Why the paper's per-release analysis does not give a valid end-to-end
-// guarantee for this scenario (never empty): fedmf reports epsilon = inf
-// for Hua runs and the paper's numbers under their own names.
+// guarantee for this scenario (never empty): a paper_noise run reports
+// epsilon = inf and the paper's numbers under their own names.
 std::string PrivacyCaveat(Scenario s);
-// The entry points' check (fedmf train/demo, a job spec at the server and at
-// every device host): a finite epsilon without paper_noise is refused with
-// an error naming the flag and the fix, since no epsilon it could report
-// would hold. OK for epsilon = inf, or with paper_noise (a non-private run).
-absl::Status HuaPrivacyRefusal(const HuaParams& p);
+// Whether the run adds noise whose epsilon holds: the valid variant at a
+// finite epsilon. A paper_noise run adds noise but reports epsilon = inf.
+bool IsPrivate(const HuaParams& p);
 
 // Delta = max_r - min_r: the largest change of one rating.
 double RatingSpan(const data::RatingRange& range);

@@ -210,10 +210,13 @@ absl::Status Driver::MaskedIteration(const std::vector<int32_t>& participants) {
 }
 
 Profiles Driver::Snapshot(const Profiles& start) const {
-  Profiles out{start.u, server_->item_profiles()};
+  Profiles out{start.u, server_->item_profiles(), {}};
+  if (!p_.paper_noise) out.bias.assign(start.u.rows(), (range_.min + range_.max) / 2);
   for (int32_t i : active_users_) {
     std::span<const double> u = users_[i]->profile();
     std::copy(u.begin(), u.end(), out.u.row(i).data());
+    if (!users_[i]->uses_model()) out.u.row(i).setZero();  // b_i alone
+    if (!out.bias.empty()) out.bias[i] = users_[i]->bias();
   }
   return out;
 }
@@ -242,7 +245,20 @@ absl::StatusOr<DriverOutput> Driver::Run(const Profiles& start, const IterationF
     }
   }
   DriverOutput out;
+  if (!p_.paper_noise) {
+    // Every user's own choice, on her held-out ratings: the model or her mean.
+    for (int32_t i : active_users_) {
+      RETURN_IF_ERROR(users_[i]->ChooseModel(server_->item_profiles()));
+      out.users_on_mean += users_[i]->uses_model() ? 0 : 1;
+    }
+  }
   out.profiles = Snapshot(start);
+  out.user_releases.assign(x_.num_users(), 0);
+  out.user_ratings.assign(x_.num_users(), 0);
+  for (int32_t i : active_users_) {
+    out.user_releases[i] = users_[i]->releases();
+    out.user_ratings[i] = users_[i]->num_ratings();
+  }
   out.traffic = meter_.Finish(p_.iterations);
   out.third_party_seconds = tp_clock_.seconds();
   out.mean_users_per_iteration = static_cast<double>(users_total) / p_.iterations;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
@@ -31,7 +32,16 @@ struct TrafficStats {
 };
 
 struct DriverOutput {
-  Profiles profiles;  // U as the users hold it (users without ratings keep U(0)), V
+  // U as the users hold it (users without ratings keep U(0)), V; the valid
+  // variant also the users' b_i.
+  Profiles profiles;
+  // Per user id: iterations in which the user computed a report (her own
+  // count, pass 0; 0 for users without ratings), and the ratings she took
+  // part with (valid variant: at most theta).
+  std::vector<int32_t> user_releases;
+  std::vector<int32_t> user_ratings;
+  // Valid variant: users who kept their mean (ChooseModel) over the model.
+  int64_t users_on_mean = 0;
   TrafficStats traffic;
   double third_party_seconds = 0;  // inside ThirdParty calls, all rounds
   double mean_users_per_iteration = 0;

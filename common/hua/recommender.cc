@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/hua/accounting.h"
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
 
@@ -66,6 +67,7 @@ absl::Status Recommender::Register(const UserHello& hello) {
     registered_.resize(hello.user + 1, false);
     h_sent_.resize(hello.user + 1, false);
     user_items_.resize(hello.user + 1);
+    releases_.resize(hello.user + 1, 0);
   }
   if (registered_[hello.user]) {
     return absl::AlreadyExistsError(absl::StrCat("user ", hello.user, " registered twice"));
@@ -96,7 +98,21 @@ const std::vector<uint64_t>* Recommender::tau_hat(int32_t item) const {
   return it == tau_.end() ? nullptr : &it->second;
 }
 
+int32_t Recommender::releases(int32_t user) const {
+  if (user < 0 || static_cast<size_t>(user) >= releases_.size()) return 0;
+  return releases_[user];
+}
+
+std::vector<int32_t> Recommender::registered_users() const {
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < registered_.size(); ++i) {
+    if (registered_[i]) out.push_back(static_cast<int32_t>(i));
+  }
+  return out;
+}
+
 int32_t Recommender::uninitialized_items() const {
+  if (!eta_pads()) return 0;
   int32_t n = 0;
   for (size_t j = 0; j < raters_.size(); ++j) {
     if (!raters_[j].empty() && !tau_.count(static_cast<int32_t>(j))) ++n;
@@ -105,8 +121,9 @@ int32_t Recommender::uninitialized_items() const {
 }
 
 absl::StatusOr<InitRound> Recommender::StartInit(const std::vector<int32_t>& online) {
-  if (params_.scenario != Scenario::kDynamic) {
-    return absl::FailedPreconditionError("initialization is S3 only");
+  if (!eta_pads()) {
+    return absl::FailedPreconditionError(
+        "initialization is S3 with the paper's mechanism only (the valid variant has no eta_j)");
   }
   if (open_ || init_open_) return absl::FailedPreconditionError("a round is still open");
   std::map<int32_t, std::vector<int32_t>> plan;
@@ -122,7 +139,7 @@ absl::StatusOr<InitRound> Recommender::StartInit(const std::vector<int32_t>& onl
   InitRound round;
   if (plan.empty()) return round;
   ++init_round_;
-  round.plan = AggregationPlan{Phase::kInit, init_round_, 0, {}};
+  round.plan = AggregationPlan{Phase::kInit, init_round_, 0, {}, false};
   random::Csprng beta_rng = rng_.Fork(absl::StrCat("beta/", init_round_));
   std::map<int32_t, InitRequest> requests;
   init_pending_.clear();
@@ -183,20 +200,21 @@ absl::StatusOr<Round> Recommender::StartIteration(const std::vector<int32_t>& pa
   dropped_.clear();
   active_.clear();
   abandoned_ = 0;
-  if (masked()) {
+  released_now_.clear();
+  if (masked() && !gaussian()) {
     // Drawn for every item, so H~_j(t) does not depend on who takes part.
     h_rho_.resize(v_.rows(), v_.cols());
     random::Csprng h = rng_.Fork(absl::StrCat("h-rho/", t_));
     FillExponential(h, h_rho_);
-  } else {
+  } else if (!masked()) {
     direct_sum_ = mf::Matrix::Zero(v_.rows(), v_.cols());
     direct_count_.assign(v_.rows(), 0);
   }
   std::map<int32_t, std::vector<int32_t>> plan;
   for (int32_t i : users) {
     for (int32_t j : user_items_[i]) {
-      // S3: an item joins only once its eta_j is fixed.
-      if (params_.scenario == Scenario::kDynamic && !tau_.count(j)) continue;
+      // S3 (paper): an item joins only once its eta_j is fixed.
+      if (eta_pads() && !tau_.count(j)) continue;
       plan[j].push_back(i);
     }
   }
@@ -205,10 +223,10 @@ absl::StatusOr<Round> Recommender::StartIteration(const std::vector<int32_t>& pa
 
 Round Recommender::BuildPass(const std::map<int32_t, std::vector<int32_t>>& plan) {
   Round round;
-  round.plan = AggregationPlan{Phase::kIteration, t_, pass_, {}};
+  round.plan = AggregationPlan{Phase::kIteration, t_, pass_, {}, gaussian()};
   random::Csprng mask_rng = rng_.Fork(absl::StrCat("mask/", t_, "/", pass_));
   std::map<int32_t, IterationRequest> requests;
-  const bool s3 = params_.scenario == Scenario::kDynamic;
+  const bool s3 = eta_pads();
   for (const auto& [j, js_users] : plan) {
     ItemState& st = active_[j];
     st.users = js_users;
@@ -229,13 +247,13 @@ Round Recommender::BuildPass(const std::map<int32_t, std::vector<int32_t>>& plan
       ItemRequest item;
       item.item = j;
       item.v = RowVector(v_, j);
-      if (!s3 && !h_sent_[i]) {
+      if (!s3 && !gaussian() && !h_sent_[i]) {
         item.eta_users = static_cast<int32_t>(raters_[j].size());
         item.h = RowVector(h_, j);
       }
       if (masked()) {
         item.rho_users = k;
-        item.h_rho = RowVector(h_rho_, j);
+        if (!gaussian()) item.h_rho = RowVector(h_rho_, j);
         item.mask = ZpCodec::RandomMask(mask_rng, params_.dim);
         ZpCodec::Add(st.psi_sum, item.mask);
         if (s3) ZpCodec::Add(item.mask, shares[s]);
@@ -249,7 +267,7 @@ Round Recommender::BuildPass(const std::map<int32_t, std::vector<int32_t>>& plan
     if (masked()) round.plan.items.push_back({j, js_users});
   }
   for (auto& [i, req] : requests) {
-    if (params_.scenario != Scenario::kDynamic) h_sent_[i] = true;
+    if (!s3) h_sent_[i] = true;
     round.requests.push_back(std::move(req));
   }
   return round;
@@ -277,6 +295,7 @@ absl::Status Recommender::AcceptDirect(const DirectReport& r) {
     ++direct_count_[g.item];
   }
   reported_.insert(r.user);
+  released_now_.insert(r.user);
   return absl::OkStatus();
 }
 
@@ -297,8 +316,8 @@ absl::StatusOr<Round> Recommender::AcceptForward(const AggregateForward& f) {
     ZpCodec::Sub(unmasked, st.psi_sum);
     // S3: the third party took alpha_j off, so tau^_j's shares left exactly
     // sum encode(eta^{i_s}) over the init users in the sum.
-    const uint64_t summands = static_cast<uint64_t>(s.contributors) +
-                              (params_.scenario == Scenario::kDynamic ? init_users_[s.item] : 0);
+    const uint64_t summands =
+        static_cast<uint64_t>(s.contributors) + (eta_pads() ? init_users_[s.item] : 0);
     auto decoded = codec_->DecodeSum(unmasked, summands);
     if (!decoded.ok()) {
       return absl::DataLossError(absl::StrCat("item ", s.item, ": ", decoded.status().message()));
@@ -306,6 +325,7 @@ absl::StatusOr<Round> Recommender::AcceptForward(const AggregateForward& f) {
     st.sum = std::move(*decoded);
     st.count = s.contributors;
     st.done = true;
+    released_now_.insert(st.users.begin(), st.users.end());
   }
   dropped_.insert(f.missing_users.begin(), f.missing_users.end());
   std::map<int32_t, std::vector<int32_t>> repair;
@@ -346,6 +366,7 @@ absl::StatusOr<IterationStats> Recommender::FinishIteration() {
     }
     for (auto& [j, st] : active_) {
       StepItem(Row(v_, j), st.sum, st.count, params_);
+      if (gaussian()) ProjectBall(Row(v_, j), ProfileNormBound(range_));
       ++stats.items_updated;
     }
   } else {
@@ -353,9 +374,12 @@ absl::StatusOr<IterationStats> Recommender::FinishIteration() {
       if (direct_count_[j] == 0) continue;
       StepItem(Row(v_, j), std::span<const double>(direct_sum_.row(j).data(), v_.cols()),
                direct_count_[j], params_);
+      if (gaussian()) ProjectBall(Row(v_, j), ProfileNormBound(range_));
       ++stats.items_updated;
     }
   }
+  for (int32_t i : released_now_) ++releases_[i];
+  released_now_.clear();
   active_.clear();
   open_ = false;
   return stats;

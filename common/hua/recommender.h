@@ -13,6 +13,14 @@
 //                 -> FinishIteration (applies v_j(t) for every complete sum).
 // S3 initialization: StartInit -> users -> third party -> FinishInit; items
 // whose sums were withheld stay uninitialized and are retried next time.
+//
+// The valid variant (params.paper_noise false): no H_j, H~_j(t), eta_j or
+// tau^_j (S3 has no initialization rounds); the reports carry Gaussian
+// shares (user.h), v_j is projected onto ||v_j|| <= sqrt(R) after each step
+// (the honest recommender's choice; users project it themselves anyway),
+// and the recommender counts, per user, the iterations in which one of her
+// reports reached a decoded sum (S2: her report): her releases, whose
+// epsilon it reports (accounting.h UserEpsilon).
 #ifndef FEDMF_COMMON_HUA_RECOMMENDER_H_
 #define FEDMF_COMMON_HUA_RECOMMENDER_H_
 
@@ -77,20 +85,28 @@ class Recommender {
 
   const mf::Matrix& item_profiles() const { return v_; }
   int32_t iteration() const { return t_; }
-  bool initialized(int32_t item) const { return tau_.count(item) > 0; }
+  bool initialized(int32_t item) const { return !eta_pads() || tau_.count(item) > 0; }
   // The decoded (noisy) sum of item j in the open iteration, once its
   // forward arrived; null otherwise. What the recommender legitimately learns.
   const std::vector<double>* decoded_sum(int32_t item) const;
   // S3: tau^_j = alpha_j + sum encode(eta^{i_s}) (mod 2^64); null before init.
   const std::vector<uint64_t>* tau_hat(int32_t item) const;
-  // Items that someone rated and that are still waiting for their eta_j (S3).
+  // Items that someone rated and that are still waiting for their eta_j (S3;
+  // always 0 in the valid variant).
   int32_t uninitialized_items() const;
+  // Iterations in which a report of `user` was decoded (valid variant).
+  int32_t releases(int32_t user) const;
+  // The registered users, ascending.
+  std::vector<int32_t> registered_users() const;
 
  private:
   Recommender(const HuaParams& params, int32_t num_items, const data::RatingRange& range,
               const ZpCodec* codec, random::Csprng rng);
 
   bool masked() const { return params_.scenario != Scenario::kUntrusted; }
+  bool gaussian() const { return !params_.paper_noise; }
+  // S3 with the paper's mechanism: eta_j through tau^_j and alpha_j.
+  bool eta_pads() const { return params_.scenario == Scenario::kDynamic && !gaussian(); }
   // Requests for the (item -> users) plan of the current pass.
   Round BuildPass(const std::map<int32_t, std::vector<int32_t>>& plan);
 
@@ -134,6 +150,10 @@ class Recommender {
   mf::Matrix direct_sum_;  // S2
   std::vector<int32_t> direct_count_;
   int32_t abandoned_ = 0;
+  // Valid variant: releases per user id, and the users whose reports were
+  // decoded in the open iteration.
+  std::vector<int32_t> releases_;
+  std::set<int32_t> released_now_;
 };
 
 }  // namespace fedmf::hua

@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"
+#include "common/hua/accounting.h"
 #include "common/hua/error_cdf.h"
 #include "common/hua/params.h"
 #include "common/hua/protocol_driver.h"
@@ -31,6 +32,17 @@ struct HuaResult {
   HuaParams params;
   mf::ErrorMetrics test, train;
   mf::ErrorMetrics baseline_test, baseline_train;
+  // Each user predicts her own mean training rating (nothing shared).
+  mf::ErrorMetrics user_mean_test;
+  // The privacy plan (accounting.h) and what the users spent: epsilon of
+  // the user who released most (the job's `epsilon`), the median user's, and
+  // the training ratings the users took part with (theta trimming).
+  HuaPrivacy privacy;
+  double epsilon = 0;
+  double epsilon_median_user = 0;
+  int64_t max_user_releases = 0;
+  int64_t ratings_used = 0;
+  int64_t users_on_mean = 0;  // chose b_i alone on their own held-out ratings
   // MAE minus the baseline's MAE: on the test ratings, and on the training
   // ratings R (the set the paper's figures use).
   double mean_abs_error_increase = 0;

@@ -17,13 +17,29 @@ absl::StatusOr<ThirdParty> ThirdParty::Create(Scenario scenario, int32_t dim, ra
 
 absl::Status ThirdParty::Begin(const AggregationPlan& plan) {
   if (plan_.has_value()) return absl::FailedPreconditionError("a round is still open");
-  if (plan.phase == Phase::kInit && scenario_ != Scenario::kDynamic) {
-    return absl::InvalidArgumentError("initialization rounds are S3 only");
+  if (gaussian_.has_value() && *gaussian_ != plan.gaussian) {
+    return absl::InvalidArgumentError("a plan of the other mechanism in the same job");
+  }
+  if (plan.phase == Phase::kInit && (scenario_ != Scenario::kDynamic || plan.gaussian)) {
+    return absl::InvalidArgumentError(
+        "initialization rounds are S3 with the paper's mechanism only");
+  }
+  if (plan.phase == Phase::kIteration) {
+    if (plan.round < last_iteration_) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("plan for iteration ", plan.round, " after iteration ", last_iteration_));
+    }
+    for (const PlannedItem& it : plan.items) {
+      if (plan.round == last_iteration_ && forwarded_.count(it.item)) {
+        return absl::InvalidArgumentError(absl::StrCat("item ", it.item, ": its sum of iteration ",
+                                                       plan.round, " was already forwarded"));
+      }
+    }
   }
   pending_.clear();
   for (const PlannedItem& it : plan.items) {
     if (it.users.empty()) return absl::InvalidArgumentError("planned item without users");
-    if (plan.phase == Phase::kIteration && scenario_ == Scenario::kDynamic &&
+    if (plan.phase == Phase::kIteration && scenario_ == Scenario::kDynamic && !plan.gaussian &&
         !alpha_.count(it.item)) {
       return absl::FailedPreconditionError(
           absl::StrCat("item ", it.item, " has no alpha_j: it was never initialized"));
@@ -32,7 +48,12 @@ absl::Status ThirdParty::Begin(const AggregationPlan& plan) {
     p.expected.insert(it.users.begin(), it.users.end());
     p.sum.assign(dim_, 0);
   }
-  plan_ = AggregationPlan{plan.phase, plan.round, plan.pass, {}};
+  gaussian_ = plan.gaussian;
+  if (plan.phase == Phase::kIteration && plan.round > last_iteration_) {
+    last_iteration_ = plan.round;
+    forwarded_.clear();
+  }
+  plan_ = AggregationPlan{plan.phase, plan.round, plan.pass, {}, plan.gaussian};
   return absl::OkStatus();
 }
 
@@ -55,6 +76,11 @@ absl::Status ThirdParty::Accept(const MaskedReport& r) {
     }
     if (v.value.size() != static_cast<size_t>(dim_)) {
       return absl::InvalidArgumentError("masked value has the wrong size");
+    }
+    if (v.shares != static_cast<int32_t>(it->second.expected.size())) {
+      return absl::InvalidArgumentError(absl::StrCat("user ", r.user, " split item ", v.item,
+                                                     "'s noise ", v.shares, " ways, the plan has ",
+                                                     it->second.expected.size(), " users"));
     }
   }
   for (const MaskedValue& v : r.items) {
@@ -79,7 +105,8 @@ absl::StatusOr<AggregateForward> ThirdParty::Flush() {
       }
       continue;
     }
-    if (scenario_ == Scenario::kDynamic) {
+    if (plan_->phase == Phase::kIteration) forwarded_.insert(item);
+    if (pads()) {
       if (plan_->phase == Phase::kInit) {
         // A fresh pad for every (re)initialization: tau~_j = alpha_j + sum tau.
         std::vector<uint64_t> alpha = ZpCodec::RandomMask(rng_, dim_);

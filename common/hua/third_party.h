@@ -3,7 +3,19 @@
 // and forwards only complete sums. It holds no key that could unmask a
 // report (the recommender keeps every psi and beta), keeps nothing of a round
 // after forwarding, and in S3 owns alpha_j, the pad it adds to the
-// initialization sums and subtracts from every iteration's sum.
+// initialization sums and subtracts from every iteration's sum (the paper's
+// mechanism; the valid variant has no eta_j and no pads: plan.gaussian).
+//
+// Two rules keep the recommender's view of the noise what the users
+// calibrated it to, whatever plans it sends (it is the adversary):
+// - a masked value is accepted only if its `shares` (the k' the user split
+//   her noise by) equals the number of users the plan names for the item, so
+//   a complete sum carries k' shares of sigma^2 / k' each: sigma^2;
+// - at most one sum per (iteration, item) is forwarded in a job: a plan for
+//   an earlier iteration, or for an item whose sum of this iteration was
+//   already forwarded, is refused (a user re-sends the same block with the
+//   same draws in a repair pass; two sums of one (t, j) over different user
+//   sets could be combined).
 #ifndef FEDMF_COMMON_HUA_THIRD_PARTY_H_
 #define FEDMF_COMMON_HUA_THIRD_PARTY_H_
 
@@ -47,6 +59,7 @@ class ThirdParty {
     std::set<int32_t> received;
     std::vector<uint64_t> sum;
   };
+  bool pads() const { return scenario_ == Scenario::kDynamic && !gaussian_.value_or(false); }
 
   Scenario scenario_;
   int32_t dim_;
@@ -54,6 +67,9 @@ class ThirdParty {
   std::optional<AggregationPlan> plan_;  // header only (items moved to pending_)
   std::map<int32_t, Pending> pending_;
   std::map<int32_t, std::vector<uint64_t>> alpha_;
+  std::optional<bool> gaussian_;  // fixed by the first plan of the job
+  int32_t last_iteration_ = 0;    // the latest iteration round begun
+  std::set<int32_t> forwarded_;   // items whose sum of last_iteration_ was forwarded
 };
 
 }  // namespace fedmf::hua

@@ -1,20 +1,37 @@
 #include "common/hua/user.h"
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 #include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 #include "common/dp/noise.h"
+#include "common/hua/accounting.h"
 #include "common/hua/model.h"
 #include "common/hua/perturbation.h"
+#include "common/mf/sampling.h"
 
 namespace fedmf::hua {
 namespace {
 
 absl::Status Bad(int32_t user, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat("user ", user, ": ", what));
+}
+
+// Splits `ratings` (sorted by item) into `keep` of them, uniformly at random
+// (mf::RandomTrim's partial Fisher-Yates), and the rest; both stay sorted.
+void KeepRandom(const std::vector<RatedItem>& ratings, int32_t keep, random::Csprng rng,
+                std::vector<RatedItem>& kept, std::vector<RatedItem>& rest) {
+  std::vector<data::Rating> row;
+  for (const RatedItem& r : ratings) row.push_back({0, r.item, static_cast<float>(r.rating)});
+  const mf::RatingMatrix x(1, ratings.back().item + 1, row);
+  const mf::RatingMatrix k = mf::RandomTrim(x, keep, rng);
+  std::set<int32_t> chosen;
+  for (const auto& e : k.Row(0)) chosen.insert(e.item);
+  for (const RatedItem& r : ratings) (chosen.count(r.item) ? kept : rest).push_back(r);
 }
 
 }  // namespace
@@ -35,7 +52,39 @@ absl::StatusOr<User> User::Create(int32_t id, std::vector<RatedItem> ratings,
   const bool masked =
       params.scenario == Scenario::kUntrustedThirdParty || params.scenario == Scenario::kDynamic;
   if (masked && codec == nullptr) return Bad(id, "masked scenarios need a Z_P codec");
-  return User(id, std::move(ratings), params, range, codec, std::move(rng));
+  if (params.paper_noise) return User(id, std::move(ratings), params, range, codec, std::move(rng));
+  if (params.scenario == Scenario::kTrusted) return Bad(id, "S1 has no user protocol");
+  ASSIGN_OR_RETURN(HuaPrivacy plan, PlanPrivacy(params, range));
+  // Held out first (drawn from the user's own stream), never in a release.
+  std::vector<RatedItem> validation;
+  const auto held = std::min<size_t>(
+      static_cast<size_t>(std::lround(params.validation_fraction * ratings.size())),
+      ratings.empty() ? 0 : ratings.size() - 1);
+  if (held > 0) {
+    std::vector<RatedItem> kept;
+    KeepRandom(ratings, static_cast<int32_t>(ratings.size() - held), rng.Fork("validation"), kept,
+               validation);
+    ratings = std::move(kept);
+  }
+  double sum = 0;
+  for (const RatedItem& r : ratings) sum += r.rating;
+  const double bias = ratings.empty() ? (range.min + range.max) / 2 : sum / ratings.size();
+  if (ratings.size() > static_cast<size_t>(params.theta)) {
+    // theta of the rated items, uniformly, from the user's own stream: the
+    // choice never looks at a value (the kept set is registered, public).
+    std::vector<RatedItem> kept, dropped;
+    KeepRandom(ratings, params.theta, rng.Fork("trim"), kept, dropped);
+    ratings = std::move(kept);
+  }
+  User user(id, std::move(ratings), params, range, codec, std::move(rng));
+  user.norm_bound_ = ProfileNormBound(range);
+  user.clip_ = plan.clip;
+  user.sigma_ = plan.sigma;
+  user.bias_ = bias;
+  user.validation_ = std::move(validation);
+  ProjectBall(user.u_, user.norm_bound_);
+  user.u_prev_ = user.u_;
+  return user;
 }
 
 User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
@@ -44,7 +93,8 @@ User::User(int32_t id, std::vector<RatedItem> ratings, const HuaParams& params,
       ratings_(std::move(ratings)),
       params_(params),
       range_(range),
-      laplace_b_(LaplaceScale(EpsilonPerRelease(params), range, params.dim)),
+      laplace_b_(params.paper_noise ? LaplaceScale(EpsilonPerRelease(params), range, params.dim)
+                                    : 0.0),
       codec_(codec),
       rng_(std::move(rng)),
       u_(params.dim),
@@ -102,6 +152,12 @@ absl::Status User::Begin(const IterationRequest& req, std::vector<int32_t>& pos)
     return Bad(id_, absl::StrCat("unexpected iteration ", req.iteration, " pass ", req.pass,
                                  " (at iteration ", iteration_, ")"));
   }
+  if (gaussian() && req.iteration > params_.iterations) {
+    // The noise was calibrated for T releases: a server that asks for more
+    // (it lied about T, or replays) gets nothing.
+    return Bad(id_, absl::StrCat("iteration ", req.iteration,
+                                 " is beyond the job's T = ", params_.iterations));
+  }
   pos.clear();
   for (const ItemRequest& it : req.items) {
     const int32_t p = Position(it.item);
@@ -112,23 +168,74 @@ absl::Status User::Begin(const IterationRequest& req, std::vector<int32_t>& pos)
   if (!repair) {
     iteration_ = req.iteration;
     u_prev_ = u_;
+    ++releases_;  // counted before anything is computed: never undercounted
   }
   return absl::OkStatus();
 }
 
 std::vector<double> User::Gradient(const ItemRequest& item, int32_t pos) const {
   std::vector<double> g(params_.dim, 0.0);
-  AddItemGradient(u_prev_, item.v, ratings_[pos].rating, g);
+  AddItemGradient(u_prev_, item.v, ratings_[pos].rating - bias_, g);
   return g;
+}
+
+absl::Status User::ComputeBlocks(const IterationRequest& req, const std::vector<int32_t>& pos) {
+  if (req.pass > 0) {
+    for (const ItemRequest& it : req.items) {
+      if (!blocks_.count(it.item)) {
+        return Bad(id_, absl::StrCat("repair pass ", req.pass, " of iteration ", req.iteration,
+                                     " asks about item ", it.item, ", not in its pass 0"));
+      }
+    }
+    return absl::OkStatus();
+  }
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    if (k > 0 && req.items[k].item <= req.items[k - 1].item) {
+      return Bad(id_, "the items of a request must be sorted and distinct");
+    }
+  }
+  blocks_.clear();
+  v_used_.clear();
+  double norm2 = 0;
+  for (size_t k = 0; k < req.items.size(); ++k) {
+    // The server's v_j, projected onto the user's own ball first.
+    std::vector<double> v = req.items[k].v;
+    ProjectBall(v, norm_bound_);
+    std::vector<double> g(params_.dim, 0.0);
+    AddItemGradient(u_prev_, v, ratings_[pos[k]].rating - bias_, g);
+    for (double x : g) norm2 += x * x;
+    blocks_[req.items[k].item] = std::move(g);
+    v_used_.push_back(std::move(v));
+  }
+  const double norm = std::sqrt(norm2);
+  if (norm > clip_) {
+    for (auto& [item, g] : blocks_) {
+      for (double& x : g) x = x * clip_ / norm;
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<double> User::NoisyBlock(int32_t item, int32_t iteration, int32_t pos, int32_t shares) {
+  std::vector<double> x = blocks_.at(item);
+  if (sigma_ > 0) {
+    const double share = sigma_ / std::sqrt(static_cast<double>(shares));
+    std::span<const double> z = RhoZ(iteration, pos);
+    for (size_t l = 0; l < x.size(); ++l) {
+      x[l] += share * std::clamp(z[l], -kNoiseTailSigmas, kNoiseTailSigmas);
+    }
+  }
+  return x;
 }
 
 void User::StepProfile(const IterationRequest& req, const std::vector<int32_t>& pos) {
   if (req.pass > 0) return;
   std::vector<double> g(params_.dim, 0.0);
   for (size_t k = 0; k < req.items.size(); ++k) {
-    AddUserGradient(u_prev_, req.items[k].v, ratings_[pos[k]].rating, g);
+    const std::vector<double>& v = gaussian() ? v_used_[k] : req.items[k].v;
+    AddUserGradient(u_prev_, v, ratings_[pos[k]].rating - bias_, g);
   }
-  StepUser(u_, g, static_cast<int32_t>(req.items.size()), params_);
+  StepUser(u_, g, static_cast<int32_t>(req.items.size()), params_, norm_bound_);
 }
 
 absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
@@ -142,8 +249,26 @@ absl::Status User::StoreEta(const ItemRequest& item, int32_t pos) {
   return absl::OkStatus();
 }
 
+absl::Status User::ChooseModel(const mf::Matrix& v) {
+  if (!gaussian()) return absl::OkStatus();
+  double model = 0, mean = 0;
+  for (const RatedItem& r : validation_) {
+    if (r.item >= v.rows() || v.cols() != params_.dim) {
+      return Bad(id_, absl::StrCat("V has no row for held-out item ", r.item));
+    }
+    double pred = bias_;
+    for (int32_t l = 0; l < params_.dim; ++l) pred += u_[l] * v(r.item, l);
+    pred = std::clamp(pred, range_.min, range_.max);
+    model += (r.rating - pred) * (r.rating - pred);
+    mean += (r.rating - bias_) * (r.rating - bias_);
+  }
+  uses_model_ = model <= mean;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
   if (params_.scenario != Scenario::kDynamic) return Bad(id_, "initialization is S3 only");
+  if (gaussian()) return Bad(id_, "the valid variant has no eta_j to initialize");
   if (req.user != id_) return Bad(id_, "init request for another user");
   MaskedReport out{Phase::kInit, req.round, 0, id_, {}};
   for (const InitItem& it : req.items) {
@@ -155,7 +280,7 @@ absl::StatusOr<MaskedReport> User::HandleInit(const InitRequest& req) {
     }
     ASSIGN_OR_RETURN(auto tau, codec_->Encode(LaplacePiece(it.h, EtaZ(p), it.users, laplace_b_)));
     ZpCodec::Add(tau, it.beta);
-    out.items.push_back({it.item, std::move(tau)});
+    out.items.push_back({it.item, std::move(tau), it.users});
   }
   return out;
 }
@@ -165,6 +290,16 @@ absl::StatusOr<DirectReport> User::HandleDirect(const IterationRequest& req) {
   std::vector<int32_t> pos;
   RETURN_IF_ERROR(Begin(req, pos));
   DirectReport out{req.iteration, id_, {}};
+  if (gaussian()) {
+    if (req.pass > 0) return Bad(id_, "S2 has no repair passes");
+    RETURN_IF_ERROR(ComputeBlocks(req, pos));
+    for (size_t k = 0; k < req.items.size(); ++k) {
+      out.items.push_back(
+          {req.items[k].item, NoisyBlock(req.items[k].item, req.iteration, pos[k], 1)});
+    }
+    StepProfile(req, pos);
+    return out;
+  }
   // Fresh every iteration: defeats the difference attack (eq. 13).
   random::Csprng rho = rng_.Fork(absl::StrCat("rho/", req.iteration, "/", req.pass));
   for (size_t k = 0; k < req.items.size(); ++k) {
@@ -187,6 +322,21 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
   std::vector<int32_t> pos;
   RETURN_IF_ERROR(Begin(req, pos));
   MaskedReport out{Phase::kIteration, req.iteration, req.pass, id_, {}};
+  if (gaussian()) {
+    RETURN_IF_ERROR(ComputeBlocks(req, pos));
+    for (size_t k = 0; k < req.items.size(); ++k) {
+      const ItemRequest& it = req.items[k];
+      if (it.rho_users < 1 || it.mask.size() != static_cast<size_t>(params_.dim)) {
+        return Bad(id_, absl::StrCat("malformed masked request for item ", it.item));
+      }
+      ASSIGN_OR_RETURN(auto phi,
+                       codec_->Encode(NoisyBlock(it.item, req.iteration, pos[k], it.rho_users)));
+      ZpCodec::Add(phi, it.mask);
+      out.items.push_back({it.item, std::move(phi), it.rho_users});
+    }
+    StepProfile(req, pos);
+    return out;
+  }
   for (size_t k = 0; k < req.items.size(); ++k) {
     const ItemRequest& it = req.items[k];
     if (it.h_rho.size() != static_cast<size_t>(params_.dim) || it.rho_users < 1 ||
@@ -204,7 +354,7 @@ absl::StatusOr<MaskedReport> User::HandleMasked(const IterationRequest& req) {
     for (int32_t l = 0; l < params_.dim; ++l) x[l] += rho[l] + (s3 ? 0.0 : eta_[pos[k]][l]);
     ASSIGN_OR_RETURN(auto phi, codec_->Encode(x));
     ZpCodec::Add(phi, it.mask);
-    out.items.push_back({it.item, std::move(phi)});
+    out.items.push_back({it.item, std::move(phi), it.rho_users});
   }
   StepProfile(req, pos);
   return out;

@@ -64,11 +64,14 @@ absl::StatusOr<HuaJob> HuaJobFromSpec(const v1::JobSpec& spec) {
   p.zp.max_abs = h.zp_max_abs();
   p.zp.max_summands = h.zp_max_summands();
   p.paper_noise = h.paper_noise();
+  if (spec.delta() > 0) p.delta = spec.delta();
+  if (spec.theta() > 0) p.theta = spec.theta();
+  p.clip = h.clip();
+  p.validation_fraction = h.validation_fraction();
   if (auto s = hua::ValidateHuaParams(p); !s.ok()) {
-    return Bad(absl::StrCat("field 'hua' / 'dim' / 'rounds' / 'epsilon': ", s.message()));
+    return Bad(absl::StrCat("field 'hua' / 'dim' / 'rounds' / 'epsilon' / 'delta' / 'theta': ",
+                            s.message()));
   }
-  // No finite epsilon of a Hua job holds: refused unless it says so itself.
-  RETURN_IF_ERROR(hua::HuaPrivacyRefusal(p));
   job.range = {h.rating_min(), spec.rating_max()};
   if (!(job.range.max > job.range.min)) {
     return Bad("fields 'hua.rating_min' < 'rating_max' required");
@@ -97,12 +100,16 @@ v1::JobSpec SpecFromHuaJob(const HuaJob& job) {
   spec.set_dim(p.dim);
   spec.set_rounds(p.iterations);
   spec.set_epsilon(p.epsilon);
+  spec.set_delta(p.delta);
+  spec.set_theta(p.theta);
   spec.set_rating_max(job.range.max);
   spec.set_test_fraction(job.test_fraction);
   spec.set_has_seed(job.has_seed);
   spec.set_seed(job.seed);
   v1::HuaSpec* h = spec.mutable_hua();
   h->set_paper_noise(p.paper_noise);
+  h->set_clip(p.clip);
+  h->set_validation_fraction(p.validation_fraction);
   h->set_gamma(p.gamma);
   h->set_lambda(p.lambda);
   h->set_mu(p.mu);
@@ -188,8 +195,10 @@ absl::StatusOr<hua::IterationRequest> FromWire(const v1::HuaIterationRequest& r,
     auto v = Doubles(w.v(), dim, at + ".v");
     if (!v.ok()) return v.status();
     item.v = std::move(*v);
-    ASSIGN_OR_RETURN(auto h, Doubles(w.h_rho(), dim, at + ".h_rho"));
-    item.h_rho = std::move(h);
+    if (!w.h_rho().empty()) {  // empty in the valid variant
+      ASSIGN_OR_RETURN(auto h, Doubles(w.h_rho(), dim, at + ".h_rho"));
+      item.h_rho = std::move(h);
+    }
     auto mask = ZpVector(w.mask(), dim, at + ".mask");
     if (!mask.ok()) return mask.status();
     item.mask = std::move(*mask);
@@ -205,6 +214,7 @@ v1::HuaMaskedReport ToWire(const hua::MaskedReport& r) {
     v1::HuaMaskedValue* w = out.add_items();
     w->set_item(v.item);
     w->mutable_value()->Add(v.value.begin(), v.value.end());
+    w->set_shares(v.shares);
   }
   return out;
 }
@@ -219,7 +229,8 @@ absl::StatusOr<hua::MaskedReport> FromWire(const v1::HuaMaskedReport& r,
     const std::string at = absl::StrCat("reports.items[", k, "]");
     RETURN_IF_ERROR(NonNegative(w.item(), at + ".item"));
     ASSIGN_OR_RETURN(auto value, ZpVector(w.value(), dim, at + ".value"));
-    out.items.push_back({w.item(), std::move(value)});
+    if (w.shares() < 1) return Bad(absl::StrCat("field '", at, ".shares': must be >= 1"));
+    out.items.push_back({w.item(), std::move(value), w.shares()});
   }
   return out;
 }
@@ -231,6 +242,7 @@ v1::HuaPlan ToWire(const std::string& job_id, int32_t dim, const hua::Aggregatio
   out.set_round(p.round);
   out.set_pass(p.pass);
   out.set_dim(dim);
+  out.set_gaussian(p.gaussian);
   for (const hua::PlannedItem& it : p.items) {
     v1::HuaPlannedItem* w = out.add_items();
     w->set_item(it.item);
@@ -243,7 +255,7 @@ absl::StatusOr<hua::AggregationPlan> FromWire(const v1::HuaPlan& p) {
   ASSIGN_OR_RETURN(auto phase, PhaseFromWire(p.phase()));
   if (p.dim() < 1 || p.dim() > 4096) return Bad("field 'dim': must be in [1, 4096]");
   if (p.round() < 1 || p.pass() < 0) return Bad("fields 'round' >= 1 and 'pass' >= 0 required");
-  hua::AggregationPlan out{phase, p.round(), p.pass(), {}};
+  hua::AggregationPlan out{phase, p.round(), p.pass(), {}, p.gaussian()};
   for (int k = 0; k < p.items_size(); ++k) {
     const v1::HuaPlannedItem& w = p.items(k);
     if (w.item() < 0 || w.users().empty()) {

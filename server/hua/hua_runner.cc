@@ -146,6 +146,15 @@ absl::StatusOr<v1::JobStatus> HuaRunner::Status(const std::string& job_id) {
   h->set_test_count(j.test_count());
   h->set_test_mse(j.test_mse());
   h->set_test_mae(j.test_mae());
+  double worst = 0;
+  for (const HuaUserSpend& s : j.UserSpend()) {
+    v1::HuaUserPrivacy* u = h->add_users();
+    u->set_user(s.user);
+    u->set_releases(s.releases);
+    u->set_epsilon(s.epsilon);
+    worst = std::max(worst, s.epsilon);
+  }
+  h->set_epsilon(worst);
   return st;
 }
 

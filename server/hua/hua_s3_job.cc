@@ -27,7 +27,9 @@ absl::StatusOr<std::unique_ptr<HuaS3Job>> HuaS3Job::Create(HuaS3Config config, a
   RETURN_IF_ERROR(hua::ValidateHuaParams(config.params));
   if (config.grants.empty()) return absl::InvalidArgumentError("a Hua job needs device grants");
   ASSIGN_OR_RETURN(auto codec, hua::ZpCodec::Create(config.params.zp));
+  ASSIGN_OR_RETURN(hua::HuaPrivacy privacy, hua::PlanPrivacy(config.params, config.range));
   std::unique_ptr<HuaS3Job> job(new HuaS3Job(std::move(config), codec, now));
+  job->privacy_ = privacy;
   // The seed exists for tests (reproducing the simulator); a real job draws
   // its masks and H_j from the OS CSPRNG.
   const random::Csprng root = job->config_.seed ? random::Csprng::FromSeed(*job->config_.seed)
@@ -42,6 +44,27 @@ absl::StatusOr<std::unique_ptr<HuaS3Job>> HuaS3Job::Create(HuaS3Config config, a
 
 HuaS3Job::HuaS3Job(HuaS3Config config, hua::ZpCodec codec, absl::Time now)
     : config_(std::move(config)), codec_(codec), created_(now) {}
+
+std::vector<HuaUserSpend> HuaS3Job::UserSpend() const {
+  std::vector<HuaUserSpend> out;
+  std::map<int32_t, double> by_releases;  // few distinct counts: one accountant run each
+  for (int32_t user : recommender_->registered_users()) {
+    const int32_t n = recommender_->releases(user);
+    auto it = by_releases.find(n);
+    if (it == by_releases.end()) {
+      const absl::StatusOr<double> eps = hua::UserEpsilon(privacy_, n);
+      it = by_releases.emplace(n, eps.ok() ? *eps : INFINITY).first;
+    }
+    out.push_back({user, n, it->second});
+  }
+  return out;
+}
+
+double HuaS3Job::epsilon() const {
+  double worst = 0;
+  for (const HuaUserSpend& s : UserSpend()) worst = std::max(worst, s.epsilon);
+  return worst;
+}
 
 const std::string* HuaS3Job::HostOf(int32_t user) const {
   auto it = user_host_.find(user);

@@ -33,6 +33,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "common/data/ratings.h"
+#include "common/hua/accounting.h"
 #include "common/hua/dynamics.h"
 #include "common/hua/messages.h"
 #include "common/hua/params.h"
@@ -83,6 +84,13 @@ struct HuaHostTasks {
   std::string reason;  // kAbort
 };
 
+// One user's spend as the recommender counts it (hua::Recommender::releases).
+struct HuaUserSpend {
+  int32_t user = 0;
+  int32_t releases = 0;
+  double epsilon = 0;
+};
+
 struct HuaIterationLog {
   int32_t iteration = 0;
   int32_t users = 0;
@@ -127,6 +135,13 @@ class HuaS3Job {
   double test_mse() const;
   double test_mae() const;
   const mf::Matrix& item_profiles() const { return recommender_->item_profiles(); }
+  // The job's privacy plan (hua::PlanPrivacy from its public parameters).
+  const hua::HuaPrivacy& privacy() const { return privacy_; }
+  // Every registered user's spend so far, and the largest epsilon among them
+  // (the job's `epsilon`; +inf for the paper's mechanism or without noise
+  // once anyone released).
+  std::vector<HuaUserSpend> UserSpend() const;
+  double epsilon() const;
 
  private:
   HuaS3Job(HuaS3Config config, hua::ZpCodec codec, absl::Time now);
@@ -155,6 +170,7 @@ class HuaS3Job {
 
   HuaS3Config config_;
   hua::ZpCodec codec_;
+  hua::HuaPrivacy privacy_;
   std::optional<hua::Recommender> recommender_;
   std::optional<hua::OnlinePool> pool_;
   HuaJobState state_ = HuaJobState::kRegistering;

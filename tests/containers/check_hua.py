@@ -58,9 +58,20 @@ def main():
     assert rejected == 0, sys.argv[3]
     assert planned <= accepted <= planned + h["init_rounds"] * users, (accepted, planned, h)
     assert forwarded >= sum(r["items_updated"] for r in its), (forwarded, its)
+    # The valid variant: every user's epsilon as the server counts it, none
+    # above the job's (docs/privacy.md, section hua); the paper's mechanism
+    # has none (inf).
+    if spec.get("paper_noise", "false") != "true":
+        budget = float(spec["epsilon"])
+        assert len(h["users"]) == users, h["users"]
+        assert all(0 < u["epsilon"] <= budget + 1e-9 for u in h["users"]), h["users"]
+        assert h["epsilon"] == max(u["epsilon"] for u in h["users"]), h
+        # join = leave = 0 and K >= users: everybody released in every iteration.
+        assert all(u["releases"] == iterations for u in h["users"]), h["users"]
     print("hua-s3 finished: %d users, %d iterations, test MAE %.4f MSE %.4f over %d ratings; "
-          "aggregator: %d reports, %d sums" % (users, len(its), h["test_mae"], h["test_mse"],
-                                               h["test_count"], accepted, forwarded))
+          "largest user epsilon %s; aggregator: %d reports, %d sums"
+          % (users, len(its), h["test_mae"], h["test_mse"], h["test_count"], h.get("epsilon"),
+             accepted, forwarded))
 
 
 if __name__ == "__main__":

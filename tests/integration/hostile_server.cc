@@ -259,10 +259,20 @@ class HostileServer::HuaImpl final : public v1::HuaRecommender::Service {
 
   grpc::Status Poll(grpc::ServerContext* ctx, const v1::HuaPollRequest* req,
                     v1::HuaTasks* resp) override {
-    if (auto who = Caller(*ctx); !who.ok()) return ToGrpc(who.status());
+    auto who = Caller(*ctx);
+    if (!who.ok()) return ToGrpc(who.status());
     Count(req->job_id());
     std::unique_lock lock(s_->mu_);
-    s_->WaitLocked(lock, s_->options_.poll, [&] { return s_->shutting_down_; });
+    ++s_->hua_polls_after_[*who];
+    s_->cv_.notify_all();
+    std::deque<v1::HuaTasks>& queue = s_->hua_tasks_[*who];
+    s_->WaitLocked(lock, s_->options_.poll, [&] { return s_->shutting_down_ || !queue.empty(); });
+    if (!queue.empty()) {
+      *resp = std::move(queue.front());
+      queue.pop_front();
+      s_->hua_polls_after_[*who] = 0;
+      return grpc::Status::OK;
+    }
     resp->set_kind(v1::HUA_TASK_KIND_IDLE);
     resp->set_job_id(req->job_id());
     return grpc::Status::OK;
@@ -380,6 +390,24 @@ void HostileServer::SetModel(const std::string& job_id, int32_t iteration, mf::M
 void HostileServer::SetInboxScript(InboxScript script) {
   std::lock_guard lock(mu_);
   inbox_script_ = std::move(script);
+}
+
+void HostileServer::PushHuaTasks(const std::string& host, v1::HuaTasks tasks) {
+  std::lock_guard lock(mu_);
+  hua_tasks_[host].push_back(std::move(tasks));
+  hua_polls_after_[host] = 0;
+  cv_.notify_all();
+}
+
+absl::Status HostileServer::WaitHuaHandled(const std::string& host, absl::Duration timeout) {
+  std::unique_lock lock(mu_);
+  // A poll after the queue emptied: the last task was answered (the host
+  // polls again only after it dealt with a task).
+  if (!WaitLocked(lock, timeout,
+                  [&] { return hua_tasks_[host].empty() && hua_polls_after_[host] >= 1; })) {
+    return absl::DeadlineExceededError(absl::StrCat("'", host, "' did not handle its Hua tasks"));
+  }
+  return absl::OkStatus();
 }
 
 void HostileServer::OfferHuaJob(std::optional<v1::JobSpec> spec) {

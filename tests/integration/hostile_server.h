@@ -86,6 +86,10 @@ class HostileServer {
   void SetInboxScript(InboxScript script);
   // Hua S3 (HuaRecommender): the job GetJob offers (nullopt: none).
   void OfferHuaJob(std::optional<v1::JobSpec> spec);
+  // What the Hua host's next Polls return, in order (then IDLE).
+  void PushHuaTasks(const std::string& host, v1::HuaTasks tasks);
+  // Every pushed Hua task of `host` was delivered and it polled again after.
+  absl::Status WaitHuaHandled(const std::string& host, absl::Duration timeout);
 
   // ------------------------------------------------ waits (false/error on timeout)
   absl::StatusOr<v1::OfferReply> WaitOfferReply(const std::string& party, const std::string& job_id,
@@ -171,6 +175,8 @@ class HostileServer {
   std::vector<v1::DeviceMetricsReport> device_reports_;
   std::vector<v1::HuaRegisterRequest> hua_registrations_;
   std::map<std::string, int64_t> hua_calls_;
+  std::map<std::string, std::deque<v1::HuaTasks>> hua_tasks_;  // host -> scripted polls
+  std::map<std::string, int64_t> hua_polls_after_;             // polls since its queue emptied
 };
 
 // fedmf-aggregator's part (HuaAggregator.Submit), recording every report.

@@ -23,6 +23,10 @@
 //      fedmf-device hosts: refused, nothing downloaded/registered/submitted,
 //      LFL device ledgers empty; and a PRETRAIN with a device count n that is
 //      not the job's is refused.
+//      Hua S3 (the valid variant): unbounded item rows and iterations beyond
+//      the job's T to a real host — every submitted report within the
+//      calibrated bound, nothing for iteration T + 1, at most T ledger
+//      charges per user within the job's epsilon.
 //   6. (hostile_secagg_test.cc) substituted keys and dropout equivocation
 //      inside an active secure aggregation with a real fedmf-device host.
 // Each refusal test has a control the same process accepts, so "nothing was
@@ -36,7 +40,9 @@
 #include <filesystem>
 #include <limits>
 #include <ostream>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -44,6 +50,8 @@
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/fmf/party_session.h"
+#include "common/hua/accounting.h"
+#include "common/hua/zp_codec.h"
 #include "common/net/hua_codec.h"
 #include "common/net/lfl_job_codec.h"
 #include "common/net/matrix_codec.h"
@@ -54,6 +62,14 @@
 #include "tools/fedmf/lfl_demo.h"
 
 using ::fedmf::testing::IsOk;
+
+#define HOSTILE_CONCAT_INNER(a, b) a##b
+#define HOSTILE_CONCAT(a, b) HOSTILE_CONCAT_INNER(a, b)
+#define ASSERT_OK_AND_ASSIGN_IT(lhs, expr)               \
+  auto HOSTILE_CONCAT(status_or_, __LINE__) = (expr);    \
+  ASSERT_TRUE(HOSTILE_CONCAT(status_or_, __LINE__).ok()) \
+      << HOSTILE_CONCAT(status_or_, __LINE__).status();  \
+  lhs = std::move(*HOSTILE_CONCAT(status_or_, __LINE__))
 
 namespace fedmf::it {
 namespace {
@@ -622,80 +638,102 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   EXPECT_EQ(double_->ModelDownloads(ok->job_id).size(), 1u);
 }
 
-TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
-  ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/0, /*hua_hosts=*/1));
-  auto aggregator = HostileAggregator::Start(cluster_->cert_dir(), "aggregator");
-  ASSERT_THAT(aggregator, IsOk());
-  auto fed = data::PartitionCentral(dataset_, {0.1, 1});
-  ASSERT_THAT(fed, IsOk());
-  auto spec = [&](const std::string& id, double epsilon) {
-    net::HuaJob job;
-    job.params.scenario = hua::Scenario::kDynamic;
-    job.params.dim = 4;
-    job.params.iterations = 2;
-    job.params.epsilon = epsilon;  // per release: the whole job is 2 epsilon
-    job.params.max_online = 10;
-    job.range = dataset_.range;
-    job.num_items = fed->parties[0].num_items();
-    v1::JobSpec s = net::SpecFromHuaJob(job);
-    s.set_job_id(id);
-    s.set_round_deadline_seconds(10);
-    // The server's own choice of third party: the host must not dial it.
-    s.mutable_hua()->set_aggregator("127.0.0.1:9");
-    v1::DeviceGrant* g = s.mutable_hua()->add_grants();
-    g->set_host(cli::LocalCluster::HuaHostName(0));
-    g->set_first_device(0);
-    g->set_count(dataset_.num_users);
-    return s;
-  };
-  const std::string host = cli::LocalCluster::HuaHostName(0);
-  const std::string log_path =
-      (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
-  double_->OfferHuaJob(spec("hua-inf", std::numeric_limits<double>::infinity()));
-  // extra: more flags (the control host allows non-private jobs).
-  auto start_host = [&](std::vector<std::string> extra) {
-    std::vector<std::string> argv = {
-        (fs::path(BinDir()) / "fedmf-device").string(),
-        "--setting",
-        "hua-s3",
-        "--name",
-        host,
-        "--server",
-        double_->address(),
-        "--aggregator",
-        (*aggregator)->address(),
-        "--cert-dir",
-        cluster_->cert_dir(),
-        "--devices-from",
-        kDeviceData,
-        "--first",
-        "0",
-        "--count",
-        std::to_string(dataset_.num_users),
-        "--ledger",
-        (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string()};
+// A Hua S3 job spec for the device host (the valid variant unless
+// `paper_noise`): dim 4, T = 2, every user of kDeviceData granted to host 0.
+v1::JobSpec HuaSpec(const data::Dataset& dataset, const std::string& id, double epsilon,
+                    bool paper_noise = false) {
+  auto fed = data::PartitionCentral(dataset, {0.1, 1});
+  net::HuaJob job;
+  job.params.scenario = hua::Scenario::kDynamic;
+  job.params.dim = 4;
+  job.params.iterations = 2;
+  job.params.epsilon = epsilon;
+  job.params.paper_noise = paper_noise;
+  job.params.max_online = 10;
+  job.params.theta = 5;
+  job.params.clip = 2;
+  job.range = dataset.range;
+  job.num_items = fed->parties[0].num_items();
+  v1::JobSpec s = net::SpecFromHuaJob(job);
+  s.set_job_id(id);
+  s.set_round_deadline_seconds(10);
+  // The server's own choice of third party: the host must not dial it.
+  s.mutable_hua()->set_aggregator("127.0.0.1:9");
+  v1::DeviceGrant* g = s.mutable_hua()->add_grants();
+  g->set_host(cli::LocalCluster::HuaHostName(0));
+  g->set_first_device(0);
+  g->set_count(dataset.num_users);
+  return s;
+}
+
+class HostileServerHuaTest : public HostileServerDeviceTest {
+ protected:
+  void StartHua() {
+    ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/0, /*hua_hosts=*/1));
+    auto aggregator = HostileAggregator::Start(cluster_->cert_dir(), "aggregator");
+    ASSERT_THAT(aggregator, IsOk());
+    aggregator_ = std::move(*aggregator);
+  }
+  std::string Host() const { return cli::LocalCluster::HuaHostName(0); }
+  std::string LogPath() const {
+    return (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
+  }
+  std::string LedgerPath() const {
+    return (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string();
+  }
+  // extra: more flags (e.g. the control host allows non-private jobs).
+  absl::StatusOr<cli::ChildProcess> StartHost(std::vector<std::string> extra) {
+    std::vector<std::string> argv = {(fs::path(BinDir()) / "fedmf-device").string(),
+                                     "--setting",
+                                     "hua-s3",
+                                     "--name",
+                                     Host(),
+                                     "--server",
+                                     double_->address(),
+                                     "--aggregator",
+                                     aggregator_->address(),
+                                     "--cert-dir",
+                                     cluster_->cert_dir(),
+                                     "--devices-from",
+                                     kDeviceData,
+                                     "--first",
+                                     "0",
+                                     "--count",
+                                     std::to_string(dataset_.num_users),
+                                     "--ledger",
+                                     LedgerPath()};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return cli::ChildProcess::Spawn(argv, log_path);
-  };
-  auto proc = start_host({});
+    return cli::ChildProcess::Spawn(argv, LogPath());
+  }
+  std::unique_ptr<HostileAggregator> aggregator_;
+};
+
+TEST_F(HostileServerHuaTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
+  ASSERT_NO_FATAL_FAILURE(StartHua());
+  const std::string host = Host();
+  const std::string log_path = LogPath();
+  double_->OfferHuaJob(HuaSpec(dataset_, "hua-inf", std::numeric_limits<double>::infinity()));
+  auto proc = StartHost({});
   ASSERT_THAT(proc, IsOk());
   struct Attack {
     std::string id;
     double epsilon;
+    bool paper_noise;
     std::string reason;
   };
-  // No Hua scenario has a valid epsilon (docs/privacy.md, section hua): a
-  // finite epsilon is refused by the host itself, whatever its cap.
   const std::vector<Attack> attacks{
-      {"hua-inf", std::numeric_limits<double>::infinity(), "epsilon = inf"},
-      {"hua-over-cap", 5, "is refused: no valid epsilon"},
+      {"hua-inf", std::numeric_limits<double>::infinity(), false, "epsilon = inf"},
+      // The paper's mechanism has no valid epsilon whatever its budget: the
+      // host treats it as non-private.
+      {"hua-paper", 1, true, "epsilon = inf"},
+      {"hua-over-cap", 20, false, "exceeds the policy cap"},
       // A spec that does not even parse: refused like the others, and the
       // host (and any other role it runs) stays up for the next job.
-      {"hua-malformed", 1, "field 'hua' / 'dim'"}};
+      {"hua-malformed", 1, false, "field 'hua' / 'dim'"}};
   for (const Attack& at : attacks) {
     SCOPED_TRACE(at.id);
     if (at.id != "hua-inf") {
-      v1::JobSpec s = spec(at.id, at.epsilon);
+      v1::JobSpec s = HuaSpec(dataset_, at.id, at.epsilon, at.paper_noise);
       if (at.id == "hua-malformed") s.set_dim(0);
       double_->OfferHuaJob(s);
     }
@@ -709,17 +747,99 @@ TEST_F(HostileServerDeviceTest, HuaHostRefusesNonPrivateAndOverBudgetJobs) {
     EXPECT_NE(log.find(at.reason), std::string::npos) << TailOf(log, 20);
     EXPECT_TRUE(proc->running());
   }
-  EXPECT_TRUE((*aggregator)->Submitted().empty());
-  // Control: the same binary, with a policy that allows non-private jobs
-  // (the only kind Hua offers), gets its users registered.
-  proc->Stop(absl::Seconds(3));
-  proc = start_host({"--allow-non-private"});
-  ASSERT_THAT(proc, IsOk());
-  double_->OfferHuaJob(spec("hua-within-policy", std::numeric_limits<double>::infinity()));
+  EXPECT_TRUE(aggregator_->Submitted().empty());
+  // Control: the same host takes a private job within its policy and
+  // registers its users.
+  double_->OfferHuaJob(HuaSpec(dataset_, "hua-within-policy", 1));
   auto reg = double_->WaitHuaRegistration("hua-within-policy", kWait);
   ASSERT_THAT(reg, IsOk()) << reg.status() << "\n" << TailOf(ReadFile(log_path), 20);
   EXPECT_GT(reg->users_size(), 0);
   proc->Stop(absl::Seconds(3));
+}
+
+// A server that sends unbounded item rows and asks for more iterations than
+// the job's T: every report the host submits stays within the calibrated
+// mechanism (each coordinate <= C + 10 sigma / sqrt(k')), iteration T + 1
+// releases nothing, a repair pass re-sends without a new charge, and each
+// user's ledger holds T releases whose epsilon is within the job's.
+TEST_F(HostileServerHuaTest, UnboundedItemRowsAndALieAboutTCannotRaiseAUsersLoss) {
+  ASSERT_NO_FATAL_FAILURE(StartHua());
+  const std::string id = "hua-hostile";
+  const v1::JobSpec spec = HuaSpec(dataset_, id, 1.0);
+  ASSERT_OK_AND_ASSIGN_IT(net::HuaJob job, net::HuaJobFromSpec(spec));
+  ASSERT_OK_AND_ASSIGN_IT(hua::HuaPrivacy plan, hua::PlanPrivacy(job.params, dataset_.range));
+  double_->OfferHuaJob(spec);
+  auto proc = StartHost({});
+  ASSERT_THAT(proc, IsOk());
+  auto reg = double_->WaitHuaRegistration(id, kWait);
+  ASSERT_THAT(reg, IsOk()) << reg.status() << "\n" << TailOf(ReadFile(LogPath()), 20);
+  // Each user registered at most theta items.
+  for (const v1::HuaUserHello& u : reg->users()) EXPECT_LE(u.items_size(), job.params.theta);
+  const int n = std::min(4, reg->users_size());
+  ASSERT_GT(n, 0);
+  auto tasks = [&](int32_t round, int32_t pass) {
+    v1::HuaTasks t;
+    t.set_kind(v1::HUA_TASK_KIND_ITERATION);
+    t.set_job_id(id);
+    t.set_phase(v1::HUA_PHASE_ITERATION);
+    t.set_round(round);
+    t.set_pass(pass);
+    for (int k = 0; k < n; ++k) {
+      v1::HuaIterationRequest* r = t.add_iteration();
+      r->set_user(reg->users(k).user());
+      for (int32_t item : reg->users(k).items()) {
+        v1::HuaItemRequest* it = r->add_items();
+        it->set_item(item);
+        for (int l = 0; l < job.params.dim; ++l) it->add_v(l % 2 ? -1e12 : 1e12);
+        it->set_rho_users(1);
+        for (int l = 0; l < job.params.dim; ++l) it->add_mask(0);  // the server's masks
+      }
+    }
+    return t;
+  };
+  const std::string host = Host();
+  double_->PushHuaTasks(host, tasks(1, 0));
+  double_->PushHuaTasks(host, tasks(2, 0));
+  double_->PushHuaTasks(host, tasks(3, 0));  // beyond T = 2
+  double_->PushHuaTasks(host, tasks(2, 1));  // a "repair" pass of iteration 2: no new charge
+  ASSERT_THAT(double_->WaitHuaHandled(host, kWait), IsOk()) << TailOf(ReadFile(LogPath()), 20);
+  proc->Stop(absl::Seconds(3));
+
+  auto codec = hua::ZpCodec::Create(job.params.zp);
+  ASSERT_THAT(codec, IsOk());
+  const double bound = plan.clip + hua::kNoiseTailSigmas * plan.sigma;
+  std::set<int32_t> rounds;
+  int64_t values = 0;
+  for (const v1::HuaReportBatch& b : aggregator_->Submitted()) {
+    rounds.insert(b.round());
+    for (const v1::HuaMaskedReport& r : b.reports()) {
+      for (const v1::HuaMaskedValue& v : r.items()) {
+        EXPECT_EQ(v.shares(), 1);
+        // The server's mask is 0: it can decode every single value.
+        auto x = codec->DecodeSum(std::vector<uint64_t>(v.value().begin(), v.value().end()), 1);
+        ASSERT_THAT(x, IsOk());
+        for (double e : *x) EXPECT_LE(std::abs(e), bound);
+        ++values;
+      }
+    }
+  }
+  EXPECT_GT(values, 0);
+  EXPECT_EQ(rounds, (std::set<int32_t>{1, 2})) << "no report for iteration 3";
+  const std::string log = ReadFile(LogPath());
+  EXPECT_NE(log.find("REFUSED iteration 3"), std::string::npos) << TailOf(log, 30);
+  // The ledger: each reporting user charged once per iteration, 2 = T, and
+  // her epsilon within the job's.
+  auto ledger = device::DeviceLedger::Open(LedgerPath(), {8.0, 1e-5, false});
+  ASSERT_THAT(ledger, IsOk());
+  for (int k = 0; k < n; ++k) {
+    const auto user = static_cast<uint64_t>(reg->users(k).user());
+    auto releases = (*ledger)->Releases(user, id);
+    ASSERT_THAT(releases, IsOk());
+    EXPECT_EQ(*releases, 2) << "user " << user;
+    auto eps = (*ledger)->EpsilonIf(user, 0, 0);
+    ASSERT_THAT(eps, IsOk());
+    EXPECT_LE(*eps, 1.0 + 1e-9) << "user " << user;
+  }
 }
 
 }  // namespace

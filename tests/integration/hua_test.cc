@@ -37,8 +37,7 @@ hua::HuaParams Params() {
   p.scenario = hua::Scenario::kDynamic;
   p.dim = 8;
   p.iterations = 8;
-  p.epsilon = 1.0;
-  p.paper_noise = true;  // no valid epsilon exists: the paper's noise, reported inf
+  p.epsilon = 1.0;  // the valid variant (docs/privacy.md, section hua)
   p.join_prob = 0.3;
   p.leave_prob = 0.1;
   p.max_online = 20;
@@ -105,12 +104,12 @@ class HuaClusterTest : public ClusterTest {
     for (int k = 0; k < hosts; ++k) {
       const v1::DeviceGrant& g = s.spec.hua().grants(k);
       // The hosts opt in to reporting their test metrics (off by default)
-      // and use the job's seed as their own test seed (never the job's).
+      // and use the job's seed as their own test seed (never the job's); a
+      // private job needs no other opt-in.
       ASSERT_TRUE(cluster_
                       ->StartHuaHost(k, kData, static_cast<int>(g.first_device()),
                                      static_cast<int>(g.count()), k == drop_host ? drop_at : 0,
-                                     {"--report-metrics", "--allow-non-private", "--seed",
-                                      absl::StrCat(kSeed)})
+                                     {"--report-metrics", "--seed", absl::StrCat(kSeed)})
                       .ok());
     }
     auto st = cluster_->WaitJob(*id, absl::Minutes(5));
@@ -140,6 +139,13 @@ TEST_F(HuaClusterTest, SeededJobMatchesFedmfTrainAndAggregatorSeesUniformValues)
   EXPECT_NEAR(h.test_mae(), sim->test.mae, 1e-9);
   EXPECT_NEAR(h.test_mse(), sim->test.mse, 1e-9);
   EXPECT_GT(std::abs(sim->test.mae - sim->baseline_test.mae), 0.0);  // noise did something
+  // Every user's epsilon as the server counts it: the busiest user's is the
+  // simulator's (no dropouts: the server's count is the users' own) and
+  // within the job's budget.
+  EXPECT_EQ(h.users_size(), s.users_with_ratings);
+  EXPECT_DOUBLE_EQ(h.epsilon(), sim->epsilon);
+  EXPECT_LE(h.epsilon(), Params().epsilon);
+  EXPECT_GT(h.epsilon(), 0);
 
   // The third party's view: every recorded value, top 4 bits, 16 bins.
   auto rec = cluster_->AggregatorRecorded(status_.spec().job_id());

@@ -61,23 +61,13 @@ absl::Status LocalCluster::StartHuaHost(int k, const std::string& data_spec, int
   if (server_port_ == 0 || aggregator_port_ == 0) {
     return absl::FailedPreconditionError("start the server and the aggregator first");
   }
-  std::vector<std::string> argv{(fs::path(options_.bin_dir) / "fedmf-device").string(),
-                                "--setting",
-                                "hua-s3",
-                                "--name",
-                                HuaHostName(k),
-                                "--server",
-                                absl::StrCat("127.0.0.1:", server_port_),
-                                "--aggregator",
-                                absl::StrCat("127.0.0.1:", aggregator_port_),
-                                "--cert-dir",
-                                cert_dir_,
-                                "--devices-from",
-                                data_spec,
-                                "--first",
-                                std::to_string(first),
-                                "--count",
-                                std::to_string(count)};
+  std::vector<std::string> argv{
+      (fs::path(options_.bin_dir) / "fedmf-device").string(), "--setting", "hua-s3", "--name",
+      HuaHostName(k), "--server", absl::StrCat("127.0.0.1:", server_port_), "--aggregator",
+      absl::StrCat("127.0.0.1:", aggregator_port_), "--cert-dir", cert_dir_, "--devices-from",
+      data_spec, "--first", std::to_string(first), "--count", std::to_string(count),
+      // The host's privacy ledger, in the cluster's own directory.
+      "--ledger", (fs::path(work_dir_) / absl::StrCat(HuaHostName(k), ".ledger.db")).string()};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   if (drop_at_iteration > 0) {
     argv.push_back("--hua-drop-at-iteration");

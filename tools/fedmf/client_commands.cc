@@ -201,12 +201,21 @@ int Status(const ClientArgs& a) {
                               {"passes", r.passes()},
                               {"dropped_users", r.dropped_users()}});
       }
+      // Every user's epsilon as the server counts it (the valid variant;
+      // docs/privacy.md, section hua), and the largest.
+      nlohmann::json users = nlohmann::json::array();
+      for (const auto& u : h.users()) {
+        users.push_back(
+            {{"user", u.user()}, {"releases", u.releases()}, {"epsilon", JsonNumber(u.epsilon())}});
+      }
       out["hua"] = {{"registered_users", h.registered_users()},
                     {"init_rounds", h.init_rounds()},
                     {"iterations", iterations},
                     {"test_count", h.test_count()},
                     {"test_mse", JsonNumber(h.test_mse())},
-                    {"test_mae", JsonNumber(h.test_mae())}};
+                    {"test_mae", JsonNumber(h.test_mae())},
+                    {"epsilon", JsonNumber(h.epsilon())},
+                    {"users", users}};
     }
     std::cout << out.dump() << "\n";
     return 0;
@@ -214,6 +223,10 @@ int Status(const ClientArgs& a) {
   std::cout << absl::StrFormat("job %s: %s, %s%s\n", Shown(st.spec().job_id()), JobWord(st),
                                ProgressText(st),
                                st.error().empty() ? "" : " — " + Shown(st.error()));
+  if (st.has_hua()) {
+    std::cout << absl::StrFormat("  %d users, largest epsilon so far %.4f (per user: --json)\n",
+                                 st.hua().registered_users(), st.hua().epsilon());
+  }
   for (const auto& p : st.parties()) {
     std::cout << absl::StrFormat("  %-16s epsilon %.4f (ledger %.4f)  test MSE %s  %-12s  %s\n",
                                  Shown(p.name()), p.job_epsilon(), p.epsilon_spent(),

@@ -9,6 +9,7 @@
 #include "common/cli/command_line.h"
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
+#include "common/hua/accounting.h"
 #include "common/hua/central.h"
 #include "common/mf/metrics.h"
 #include "common/net/hua_codec.h"
@@ -61,14 +62,15 @@ v1::JobSpec HuaDemoSpec(const JobFlags& a, const HuaDemoArgs& d, const hua::HuaP
 
 // One device host per grant of `spec`, with the demo's own policy opt-ins,
 // the data's declared range and (seeded demo) its seed as theirs — the job's
-// seed never reaches them. A Hua job has no valid epsilon (reported inf):
-// its hosts must allow that.
-absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, int32_t iterations,
+// seed never reaches them. The valid variant's epsilon is the hosts' budget;
+// the paper's mechanism (or epsilon inf) is non-private: they must allow it.
+absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, const hua::HuaParams& params,
                            const data::RatingRange& range, uint64_t split_seed, LocalCluster& c) {
+  const double epsilon =
+      hua::IsPrivate(params) ? params.epsilon : std::numeric_limits<double>::infinity();
   for (int k = 0; k < spec.hua().grants_size(); ++k) {
     const v1::DeviceGrant& g = spec.hua().grants(k);
-    std::vector<std::string> flags =
-        DemoDevicePolicyFlags(std::numeric_limits<double>::infinity(), iterations);
+    std::vector<std::string> flags = DemoDevicePolicyFlags(epsilon, params.iterations);
     flags.insert(flags.end(), {"--rating-range", absl::StrCat(range.min, ",", range.max)});
     if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
     if (absl::Status s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
@@ -80,8 +82,9 @@ absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, int32_t i
   return absl::OkStatus();
 }
 
-void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::HuaStatus& h,
-                    const mf::ErrorMetrics& baseline, int hosts, double seconds) {
+void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const hua::HuaPrivacy& plan,
+                    const v1::HuaStatus& h, const mf::ErrorMetrics& baseline, int hosts,
+                    double seconds) {
   const double increase = h.test_mae() - baseline.mae;
   if (a.json) {
     nlohmann::json j = {{"setting", "hua-s3"},
@@ -95,7 +98,7 @@ void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::H
                         {"hosts", hosts},
                         {"users", h.registered_users()},
                         {"seconds", seconds}};
-    AddHuaPrivacyJson(params, j);
+    AddHuaPrivacyJson(params, plan, h.epsilon(), j);
     std::cout << j.dump() << "\n";
     return;
   }
@@ -104,7 +107,8 @@ void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const v1::H
       "%d iterations in %.1f s\ntest MAE %.4f (MSE %.4f) over %d ratings; non-private baseline "
       "MAE %.4f; mean |error| increase %+.4f\n%s\n",
       hosts + 2, hosts, h.registered_users(), h.iterations_size(), seconds, h.test_mae(),
-      h.test_mse(), h.test_count(), baseline.mae, increase, HuaPrivacyLine(params));
+      h.test_mse(), h.test_count(), baseline.mae, increase,
+      HuaPrivacyLine(params, plan, h.epsilon()));
 }
 
 }  // namespace
@@ -147,14 +151,19 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
                                        hosts, c.aggregator_port());
   auto job_id = c.SubmitJob(spec);
   if (!job_id.ok()) return Fail(absl::StrCat("submit: ", job_id.status().message()));
-  if (auto s = StartHuaHosts(a, spec, params->iterations, dataset->range, split_seed, c); !s.ok()) {
+  if (auto s = StartHuaHosts(a, spec, *params, dataset->range, split_seed, c); !s.ok()) {
     return Fail(std::string(s.message()));
   }
   std::cerr << absl::StrFormat(
       "demo: fedmf-server :%d, fedmf-aggregator :%d, %d device hosts with %d users (%s); "
-      "%d iterations, K = %d, epsilon budget %g (%g per release)\n",
+      "%d iterations, K = %d, %s\n",
       c.server_port(), c.aggregator_port(), hosts, with_ratings, d.insecure ? "INSECURE" : "mTLS",
-      params->iterations, params->max_online, params->epsilon, hua::EpsilonPerRelease(*params));
+      params->iterations, params->max_online,
+      params->paper_noise
+          ? absl::StrFormat("the paper's mechanism at budget %g (epsilon reported inf)",
+                            params->epsilon)
+          : absl::StrFormat("epsilon %g per user at delta %g (the valid variant)", params->epsilon,
+                            params->delta));
 
   int printed = 0;
   auto progress = [&](const v1::JobStatus& st) {
@@ -178,7 +187,9 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
       hua::InitialProfiles(root, split.num_users(), split.num_items(), params->dim);
   const hua::Profiles base = hua::TrainNonPrivate(by_user, init, *params);
   const mf::ErrorMetrics b = mf::Evaluate(split.test, base.u, base.v, dataset->range);
-  PrintHuaResult(a, *params, st->hua(), b, hosts, seconds);
+  auto plan = hua::PlanPrivacy(*params, dataset->range);
+  if (!plan.ok()) return Fail(std::string(plan.status().message()));
+  PrintHuaResult(a, *params, *plan, st->hua(), b, hosts, seconds);
   return 0;
 }
 

@@ -39,7 +39,11 @@ absl::StatusOr<v1::JobSpec> HuaJobSpecFromYaml(config::YamlMap& root, const std:
   check(root.GetDouble("test_fraction", &j.test_fraction));
   check(root.GetInt("seed", &seed));
   check(root.GetString("aggregator", &aggregator));
-  check(root.GetBool("paper_noise", &p.paper_noise));  // see hua::HuaPrivacyRefusal
+  check(root.GetBool("paper_noise", &p.paper_noise));  // no valid epsilon: hua::PrivacyCaveat
+  check(root.GetDouble("delta", &p.delta));
+  check(root.GetInt("theta", &p.theta));
+  check(root.GetDouble("clip", &p.clip));
+  check(root.GetDouble("validation_fraction", &p.validation_fraction));
   check(root.GetStringList("device_hosts", &hosts));
   check(root.GetInt("expected_users", &expected_users));
   check(root.GetDouble("join_deadline_seconds", &join_deadline));

@@ -36,8 +36,11 @@ absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   p.initial_online = a.hua_initial_online;
   p.dropout_prob = a.hua_dropout;
   p.paper_noise = a.hua_paper_noise;
+  p.delta = a.delta;
+  if (a.theta > 0) p.theta = a.theta;
+  p.clip = a.hua_clip;
+  p.validation_fraction = a.validation_fraction;
   RETURN_IF_ERROR(hua::ValidateHuaParams(p));
-  RETURN_IF_ERROR(hua::HuaPrivacyRefusal(p));
   return p;
 }
 
@@ -52,25 +55,55 @@ nlohmann::json CdfJson(const hua::ErrorCdf& c) {
 
 }  // namespace
 
-void AddHuaPrivacyJson(const hua::HuaParams& p, nlohmann::json& j) {
-  const int64_t releases = hua::ReleasesPerRating(p);
-  const double per_release = hua::EpsilonPerRelease(p);
+void AddHuaPrivacyJson(const hua::HuaParams& p, const hua::HuaPrivacy& plan, double epsilon,
+                       nlohmann::json& j) {
   j["epsilon_budget"] = JsonNumber(p.epsilon);
-  j["epsilon_per_release"] = JsonNumber(per_release);
-  j["releases_per_rating"] = releases;
-  // Basic composition of `releases` pure per_release-DP releases.
-  j["epsilon_paper_analysis"] = JsonNumber(per_release * static_cast<double>(releases));
-  j["epsilon"] = JsonNumber(INFINITY);
-  if (!std::isinf(p.epsilon)) j["privacy_caveat"] = hua::PrivacyCaveat(p.scenario);
+  j["delta"] = plan.delta;
+  j["epsilon"] = JsonNumber(epsilon);
+  if (p.paper_noise) {
+    const int64_t releases = hua::ReleasesPerRating(p);
+    const double per_release = hua::EpsilonPerRelease(p);
+    j["mechanism"] = "paper";
+    j["epsilon_per_release"] = JsonNumber(per_release);
+    j["releases_per_rating"] = releases;
+    // Basic composition of `releases` pure per_release-DP releases.
+    j["epsilon_paper_analysis"] = JsonNumber(per_release * static_cast<double>(releases));
+    if (!std::isinf(p.epsilon)) j["privacy_caveat"] = hua::PrivacyCaveat(p.scenario);
+    return;
+  }
+  j["mechanism"] = "valid";
+  j["granularity"] = "rating (value change, rated sets public)";
+  if (p.scenario == hua::Scenario::kTrusted) {
+    j["s1_u"] = "data-independent U(0), exact minimiser";
+    return;
+  }
+  j["theta"] = p.theta;
+  j["clip"] = plan.clip;
+  j["sensitivity"] = plan.sensitivity;
+  j["noise_multiplier"] = plan.noise_multiplier;
+  j["sigma"] = plan.sigma;
+  j["releases_max"] = plan.releases;
 }
 
-std::string HuaPrivacyLine(const hua::HuaParams& p) {
-  if (std::isinf(p.epsilon)) return "epsilon inf (no noise)";
-  const int64_t releases = hua::ReleasesPerRating(p);
+std::string HuaPrivacyLine(const hua::HuaParams& p, const hua::HuaPrivacy& plan, double epsilon) {
+  if (p.paper_noise) {
+    if (std::isinf(p.epsilon)) return "the paper's mechanism without noise: epsilon inf";
+    return absl::StrFormat(
+        "the paper's mechanism, budget %g: %g per release x %d releases (its per-release analysis, "
+        "composed); epsilon reported: inf — %s",
+        p.epsilon, hua::EpsilonPerRelease(p), hua::ReleasesPerRating(p),
+        hua::PrivacyCaveat(p.scenario));
+  }
+  if (std::isinf(p.epsilon)) return "valid variant without noise: epsilon inf";
+  if (p.scenario == hua::Scenario::kTrusted) {
+    return absl::StrFormat("epsilon %g (pure, per rating; U data-independent, exact minimiser)",
+                           epsilon);
+  }
   return absl::StrFormat(
-      "budget %g: %g per release x %d releases (the paper's per-release analysis, composed); "
-      "epsilon reported: inf — %s",
-      p.epsilon, hua::EpsilonPerRelease(p), releases, hua::PrivacyCaveat(p.scenario));
+      "epsilon %.4g at delta %g per rating (value change; every user's whole report vector: "
+      "theta %d, C %.4g, Delta %.4g, z %.4g, sigma %.4g, at most %d releases)",
+      epsilon, plan.delta, p.theta, plan.clip, plan.sensitivity, plan.noise_multiplier, plan.sigma,
+      plan.releases);
 }
 
 namespace {
@@ -88,6 +121,12 @@ nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec)
                       {"test_mse", r.test.mse},
                       {"test_rmse", r.test.rmse},
                       {"test_mae", r.test.mae},
+                      {"user_mean_test_mse", r.user_mean_test.mse},
+                      {"user_mean_test_mae", r.user_mean_test.mae},
+                      {"ratings_used", r.ratings_used},
+                      {"users_on_user_mean", r.users_on_mean},
+                      {"epsilon_median_user", JsonNumber(r.epsilon_median_user)},
+                      {"max_user_releases", r.max_user_releases},
                       {"train_mse", r.train.mse},
                       {"train_mae", r.train.mae},
                       {"baseline_test_mse", r.baseline_test.mse},
@@ -118,7 +157,7 @@ nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec)
     j["leave"] = p.leave_prob;
     j["dropout"] = p.dropout_prob;
   }
-  AddHuaPrivacyJson(p, j);
+  AddHuaPrivacyJson(p, r.privacy, r.epsilon, j);
   return j;
 }
 
@@ -143,6 +182,17 @@ int RunHuaTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << federation.status().message() << "\n";
     return 2;
   }
+  if (a.hua_validate) {
+    // Hyperparameter selection: the training ratings only, 10% of them held
+    // out as the validation set every test_* field then measures.
+    data::Dataset train = *dataset;
+    train.ratings = federation->parties[0].train;
+    federation = data::PartitionCentral(train, {0.1, a.seed.value_or(1) + 1});
+    if (!federation.ok()) {
+      std::cerr << "fedmf train: " << federation.status().message() << "\n";
+      return 2;
+    }
+  }
   hua::HuaProgressFn progress;
   if (!a.quiet) {
     progress = [](const hua::HuaProgress& p) {
@@ -158,16 +208,19 @@ int RunHuaTrain(const JobFlags& a) {
     return 1;
   }
   if (a.json) {
-    std::cout << ResultJson(*r, a.data).dump() << "\n";
+    nlohmann::json j = ResultJson(*r, a.data);
+    j["evaluated_on"] = a.hua_validate ? "validation" : "test";
+    std::cout << j.dump() << "\n";
     return 0;
   }
   std::cout << absl::StrFormat(
       "%s (Delta = %g, d = %d), %d iterations: test MSE %.4f, RMSE %.4f, MAE %.4f; "
-      "non-private baseline MSE %.4f, MAE %.4f; mean |error| increase %+.4f (train %+.4f)\n%s\n",
+      "non-private baseline MSE %.4f, MAE %.4f; user mean only MSE %.4f; mean |error| increase "
+      "%+.4f (train %+.4f)\n%s\n",
       hua::ScenarioName(r->params.scenario), hua::RatingSpan(dataset->range), r->params.dim,
       r->params.iterations, r->test.mse, r->test.rmse, r->test.mae, r->baseline_test.mse,
-      r->baseline_test.mae, r->mean_abs_error_increase, r->train_mean_abs_error_increase,
-      HuaPrivacyLine(r->params));
+      r->baseline_test.mae, r->user_mean_test.mse, r->mean_abs_error_increase,
+      r->train_mean_abs_error_increase, HuaPrivacyLine(r->params, r->privacy, r->epsilon));
   std::cout << "|error| quantiles:";
   for (size_t k = 0; k < r->error_cdf.levels.size(); ++k) {
     std::cout << absl::StrFormat(" q%g=%.3f", r->error_cdf.levels[k], r->error_cdf.quantiles[k]);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "common/hua/accounting.h"
 #include "common/hua/params.h"
 #include "nlohmann/json.hpp"
 #include "tools/fedmf/job_flags.h"
@@ -17,15 +18,15 @@ int RunHuaTrain(const JobFlags& flags);
 // The scenario's parameters from the --hua-* flags (also `fedmf demo --setting hua-s3`).
 absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& flags);
 
-// The privacy fields of a Hua run's JSON: `epsilon_budget` (--epsilon, the
-// whole job), `epsilon_per_release` (what each release's noise is calibrated
-// to), `releases_per_rating`, `epsilon_paper_analysis` (the per-release
-// analysis composed: never above the budget), and `epsilon`: +inf ("inf")
-// for every Hua scenario, because that analysis does not hold
-// (`privacy_caveat` says why; docs/privacy.md, section hua).
-void AddHuaPrivacyJson(const hua::HuaParams& p, nlohmann::json& j);
+// The privacy fields of a Hua run's JSON: `epsilon` (the valid variant: the
+// epsilon of the user who released most, at `delta`; +inf ("inf") without
+// noise and for the paper's mechanism, with `privacy_caveat`), `mechanism`,
+// `epsilon_budget` (--epsilon) and the plan (theta, clip, sensitivity,
+// noise_multiplier, sigma), or the paper's per-release fields.
+void AddHuaPrivacyJson(const hua::HuaParams& p, const hua::HuaPrivacy& plan, double epsilon,
+                       nlohmann::json& j);
 // The same as one human-readable line.
-std::string HuaPrivacyLine(const hua::HuaParams& p);
+std::string HuaPrivacyLine(const hua::HuaParams& p, const hua::HuaPrivacy& plan, double epsilon);
 
 }  // namespace fedmf::cli
 

@@ -365,9 +365,19 @@ void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
                   "hua-s3: fraction online at the start (< 0: join / (join + leave))")
       ->capture_default_str();
   cmd->add_flag("--hua-paper-noise", a->hua_paper_noise,
-                "hua: no scenario has a valid epsilon, so a finite --epsilon is refused; with "
-                "this flag the paper's noise is calibrated to --epsilon and epsilon is reported "
-                "as inf (a non-private run)");
+                "hua: run the paper's mechanism as it is (no projections or trimming, its noise "
+                "calibrated to --epsilon per the paper): it has no valid epsilon, so epsilon is "
+                "reported as inf (a non-private run). Default: the valid variant "
+                "(docs/privacy.md, section hua)");
+  cmd->add_option("--hua-clip", a->hua_clip,
+                  "hua (valid variant): C, the bound on one user's whole report vector per "
+                  "iteration (0: the derived bound, which never binds); --theta sets the items "
+                  "a user keeps (0: 100)")
+      ->capture_default_str();
+  cmd->add_flag("--hua-validate", a->hua_validate,
+                "hua, fedmf train: for choosing hyperparameters — train on 90% of the training "
+                "ratings and report every test_* field on the other 10% (the test split is not "
+                "read)");
   cmd->add_option("--hua-dropout", a->hua_dropout,
                   "hua-s3: probability a selected user disconnects mid-iteration")
       ->capture_default_str();

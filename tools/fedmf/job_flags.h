@@ -82,7 +82,9 @@ struct JobFlags {
   double hua_leave = 0.01;
   double hua_initial_online = -1;    // S3: < 0 is join / (join + leave)
   double hua_dropout = 0;            // S3: mid-iteration disconnect probability
-  bool hua_paper_noise = false;      // run the paper's noise at a finite epsilon, reported inf
+  bool hua_paper_noise = false;      // the paper's mechanism: its noise, reported epsilon inf
+  double hua_clip = 3;               // valid variant: C (0: the derived bound)
+  bool hua_validate = false;         // fedmf train: evaluate on validation carved from training
   std::optional<double> rating_min;  // declared minimum rating (ML-100K: 1)
   // --rating-range MIN,MAX: the data's declared scale (the sensitivity uses
   // MAX); every rating of a file must lie in it.

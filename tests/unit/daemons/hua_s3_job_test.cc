@@ -26,8 +26,10 @@ namespace {
 constexpr uint64_t kSeed = 42;
 constexpr int32_t kUsers = 12, kItems = 9, kDim = 4;
 
-hua::HuaParams Params() {
+// The valid variant (default) or the paper's mechanism.
+hua::HuaParams Params(bool paper_noise = false) {
   hua::HuaParams p;
+  p.paper_noise = paper_noise;
   p.scenario = hua::Scenario::kDynamic;
   p.dim = kDim;
   p.iterations = 6;
@@ -60,11 +62,11 @@ struct Fed {
 };
 
 // Two hosts: "a" runs users 0..5, "b" runs 6..11.
-std::unique_ptr<Fed> MakeFed() {
+std::unique_ptr<Fed> MakeFed(bool paper_noise = false) {
   auto f = std::make_unique<Fed>();
   HuaS3Config c;
   c.job_id = "job";
-  c.params = Params();
+  c.params = Params(paper_noise);
   c.num_items = kItems;
   c.seed = kSeed;
   c.grants = {{"a", 0, 6}, {"b", 6, 6}};
@@ -139,35 +141,56 @@ void Drive(Fed& f, const std::function<void(int32_t)>& before_iteration = nullpt
 }
 
 TEST(HuaS3JobTest, ReproducesTheProtocolDriverExactly) {
-  auto f = MakeFed();
-  Drive(*f);
-  ASSERT_EQ(f->job->state(), HuaJobState::kFinishing);
-  EXPECT_EQ(f->job->iteration(), Params().iterations);
+  for (bool paper : {false, true}) {
+    SCOPED_TRACE(paper ? "paper mechanism" : "valid variant");
+    auto f = MakeFed(paper);
+    Drive(*f);
+    ASSERT_EQ(f->job->state(), HuaJobState::kFinishing);
+    EXPECT_EQ(f->job->iteration(), Params().iterations);
 
-  // The same job through common/hua's in-process driver.
-  std::vector<data::Rating> all;
-  const auto ratings = Ratings();
-  for (int32_t i = 0; i < kUsers; ++i) {
-    for (const auto& r : ratings[i]) all.push_back({i, r.item, static_cast<float>(r.rating)});
-  }
-  const mf::RatingMatrix x(kUsers, kItems, all);
-  const random::Csprng root = random::Csprng::FromSeed(kSeed);
-  const hua::Profiles start = hua::InitialProfiles(root, kUsers, kItems, kDim);
-  auto out = hua::RunProtocol(Params(), x, {1.0, 5.0}, root, start);
-  ASSERT_THAT(out, IsOk());
-  const mf::Matrix& v = f->job->item_profiles();
-  ASSERT_EQ(v.rows(), out->profiles.v.rows());
-  double max_diff = 0;
-  for (int32_t j = 0; j < kItems; ++j) {
-    for (int32_t l = 0; l < kDim; ++l) {
-      max_diff = std::max(max_diff, std::abs(v(j, l) - out->profiles.v(j, l)));
+    // The same job through common/hua's in-process driver.
+    std::vector<data::Rating> all;
+    const auto ratings = Ratings();
+    for (int32_t i = 0; i < kUsers; ++i) {
+      for (const auto& r : ratings[i]) all.push_back({i, r.item, static_cast<float>(r.rating)});
+    }
+    const mf::RatingMatrix x(kUsers, kItems, all);
+    const random::Csprng root = random::Csprng::FromSeed(kSeed);
+    const hua::Profiles start = hua::InitialProfiles(root, kUsers, kItems, kDim);
+    auto out = hua::RunProtocol(Params(paper), x, {1.0, 5.0}, root, start);
+    ASSERT_THAT(out, IsOk());
+    const mf::Matrix& v = f->job->item_profiles();
+    ASSERT_EQ(v.rows(), out->profiles.v.rows());
+    double max_diff = 0;
+    for (int32_t j = 0; j < kItems; ++j) {
+      for (int32_t l = 0; l < kDim; ++l) {
+        max_diff = std::max(max_diff, std::abs(v(j, l) - out->profiles.v(j, l)));
+      }
+    }
+    EXPECT_EQ(max_diff, 0.0);
+    // And V moved (the test is not comparing two untouched V(0)).
+    double moved = 0;
+    for (int32_t j = 0; j < kItems; ++j) moved += (v.row(j) - start.v.row(j)).norm();
+    EXPECT_GT(moved, 1e-3);
+    // Every user's spend as the server counts it (decoded sums) is the user's
+    // own count, and the job's epsilon is the busiest user's, within budget.
+    const std::vector<HuaUserSpend> spend = f->job->UserSpend();
+    ASSERT_EQ(spend.size(), static_cast<size_t>(kUsers));
+    int32_t busiest = 0;
+    for (const HuaUserSpend& s : spend) {
+      EXPECT_EQ(s.releases, out->user_releases[s.user]) << "user " << s.user;
+      busiest = std::max(busiest, s.releases);
+    }
+    EXPECT_GT(busiest, 0);
+    if (paper) {
+      EXPECT_TRUE(std::isinf(f->job->epsilon()));
+    } else {
+      EXPECT_LE(f->job->epsilon(), 1.0);
+      auto want = hua::UserEpsilon(f->job->privacy(), busiest);
+      ASSERT_THAT(want, IsOk());
+      EXPECT_DOUBLE_EQ(f->job->epsilon(), *want);
     }
   }
-  EXPECT_EQ(max_diff, 0.0);
-  // And V moved (the test is not comparing two untouched V(0)).
-  double moved = 0;
-  for (int32_t j = 0; j < kItems; ++j) moved += (v.row(j) - start.v.row(j)).norm();
-  EXPECT_GT(moved, 1e-3);
 }
 
 TEST(HuaS3JobTest, HostVanishingMidIterationIsRepairedNotCorrupting) {

@@ -1,4 +1,5 @@
-// SimulateHua end to end on a small synthetic dataset.
+// SimulateHua end to end on a small synthetic dataset: the paper's mechanism
+// (Small) and the valid variant (Valid).
 #include "common/hua/simulator.h"
 
 #include <gtest/gtest.h>
@@ -34,6 +35,15 @@ HuaParams Small(double epsilon) {
   p.iterations = 60;
   p.baseline_iterations = 60;
   p.epsilon = epsilon;
+  p.paper_noise = true;
+  return p;
+}
+
+HuaParams Valid(double epsilon) {
+  HuaParams p = Small(epsilon);
+  p.paper_noise = false;
+  p.theta = 15;
+  p.clip = 2;
   return p;
 }
 
@@ -106,9 +116,65 @@ TEST(SimulateHua, TrafficMatchesTheMessageLayout) {
   ASSERT_THAT(r, IsOk());
   const double ratings = static_cast<double>(Split().train.size());
   const double users = r->mean_users_per_iteration;
-  EXPECT_DOUBLE_EQ(r->traffic.up_per_user, 17 + ratings / users * (8 + 8 * p.dim));
+  EXPECT_DOUBLE_EQ(r->traffic.up_per_user, 17 + ratings / users * (12 + 8 * p.dim));
   // Down: 3*4 + 4 header; per item 3*4 + v, H_j (first time), H~, psi.
   EXPECT_DOUBLE_EQ(r->traffic.down_per_user, 16 + ratings / users * (12 + 4 * (4 + 8 * p.dim)));
+}
+
+TEST(SimulateHua, ValidVariantWithoutNoiseIsTheSameWithOrWithoutTheThirdParty) {
+  auto s2 = SimulateHua(Scenario::kUntrusted, Split(), Valid(INFINITY), 3);
+  auto tp = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Valid(INFINITY), 3);
+  ASSERT_THAT(s2, IsOk());
+  ASSERT_THAT(tp, IsOk());
+  // Fixed-point rounding only.
+  EXPECT_NEAR(s2->test.mse, tp->test.mse, 1e-5);
+  EXPECT_TRUE(std::isinf(s2->epsilon));
+  // It learned something beyond each user's mean.
+  EXPECT_LT(s2->test.mse, s2->user_mean_test.mse);
+  // Every user kept at most theta ratings.
+  EXPECT_LE(s2->ratings_used, int64_t{15} * Split().num_users());
+  EXPECT_LT(s2->ratings_used, static_cast<int64_t>(Split().train.size()));
+}
+
+TEST(SimulateHua, ValidVariantReportsTheEpsilonItSpentAndCostsAccuracyAtSmallEpsilon) {
+  auto loose = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Valid(INFINITY), 5);
+  auto tight = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Valid(1.0), 5);
+  ASSERT_TRUE(loose.ok() && tight.ok());
+  EXPECT_LE(tight->epsilon, 1.0);
+  EXPECT_GT(tight->epsilon, 0.99);  // every user took part in all T iterations
+  EXPECT_EQ(tight->max_user_releases, 60);
+  EXPECT_EQ(tight->epsilon_median_user, tight->epsilon);
+  EXPECT_GT(tight->test.mse, loose->test.mse + 0.01);
+  EXPECT_GT(tight->privacy.sigma, 0);
+}
+
+TEST(SimulateHua, ValidS3ChargesEachUserForTheIterationsSheTookPartIn) {
+  HuaParams p = Valid(2.0);
+  p.max_online = 30;
+  p.iterations = 40;
+  p.dropout_prob = 0.05;
+  auto r = SimulateHua(Scenario::kDynamic, Split(), p, 8);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_LE(r->epsilon, 2.0);
+  EXPECT_GT(r->max_user_releases, 0);
+  EXPECT_LE(r->max_user_releases, 40);
+  // At most 30 of 150 users per iteration: the median user released less
+  // than the busiest one, and spent less.
+  EXPECT_LT(r->epsilon_median_user, r->epsilon);
+  EXPECT_GT(r->dropped_users, 0);
+  EXPECT_EQ(r->traffic.init_bytes, 0);  // no eta_j to initialize
+  EXPECT_TRUE(std::isfinite(r->test.mse));
+}
+
+TEST(SimulateHua, ValidS1UsesADataIndependentUAndReportsItsPureEpsilon) {
+  auto r = SimulateHua(Scenario::kTrusted, Split(), Valid(1e5), 4);
+  ASSERT_THAT(r, IsOk());
+  EXPECT_DOUBLE_EQ(r->epsilon, 1e5);
+  EXPECT_EQ(r->privacy.delta, 0);
+  auto tight = SimulateHua(Scenario::kTrusted, Split(), Valid(0.5), 4);
+  ASSERT_THAT(tight, IsOk());
+  EXPECT_DOUBLE_EQ(tight->epsilon, 0.5);
+  EXPECT_GT(tight->test.mse, r->test.mse);
 }
 
 }  // namespace

@@ -9,9 +9,10 @@ namespace fedmf::hua::testing {
 
 std::unique_ptr<World> MakeWorld(Scenario scenario, uint64_t seed,
                                  const std::vector<std::vector<RatedItem>>& ratings,
-                                 int32_t num_items, int32_t dim, double epsilon) {
+                                 int32_t num_items, int32_t dim, double epsilon, bool paper_noise) {
   auto w = std::make_unique<World>();
   w->params.scenario = scenario;
+  w->params.paper_noise = paper_noise;
   w->params.dim = dim;
   w->params.epsilon = epsilon;
   w->root = std::make_unique<random::Csprng>(random::Csprng::FromSeed(seed));

@@ -28,10 +28,12 @@ struct World {
 };
 
 // Users 0..ratings.size()-1; every role's stream forked from FromSeed(seed)
-// as the simulator does.
+// as the simulator does. `paper_noise`: the paper's mechanism (the tests of
+// its noise and masking), or the valid variant.
 std::unique_ptr<World> MakeWorld(Scenario scenario, uint64_t seed,
                                  const std::vector<std::vector<RatedItem>>& ratings,
-                                 int32_t num_items, int32_t dim, double epsilon);
+                                 int32_t num_items, int32_t dim, double epsilon,
+                                 bool paper_noise = true);
 
 // The default test ratings: 6 users, 4 items, every item with >= 3 raters.
 std::vector<std::vector<RatedItem>> SmallRatings();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/hua/params.h"
 #include "common/net/hua_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -72,32 +73,42 @@ TEST_F(JobSpecTest, ShippedHuaSpecParsesToTheComposeTopology) {
   EXPECT_EQ(h.grants(0).host(), "device-host");
   EXPECT_EQ(h.grants(0).first_device(), 0u);
   EXPECT_EQ(h.grants(0).count(), 50u);
-  // No valid epsilon exists for Hua: the shipped job asks for the paper's noise.
-  EXPECT_TRUE(h.paper_noise());
-  EXPECT_THAT(net::HuaJobFromSpec(*spec), IsOk());
+  // The shipped job runs the valid variant (docs/privacy.md, section hua).
+  EXPECT_FALSE(h.paper_noise());
+  EXPECT_EQ(spec->theta(), 100);
+  EXPECT_DOUBLE_EQ(h.clip(), 3);
+  auto job = net::HuaJobFromSpec(*spec);
+  ASSERT_THAT(job, IsOk());
+  EXPECT_TRUE(hua::IsPrivate(job->params));
 }
 
-// A finite epsilon without paper_noise is refused where a Hua job is
-// built or accepted (the YAML loader, the server's intake and device hosts
-// all go through HuaJobFromSpec).
-TEST_F(JobSpecTest, HuaFiniteEpsilonNeedsPaperNoise) {
-  const std::string path = Hua("", "paper_noise");
-  auto refused = LoadJobSpecFile(path);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr(path));
-  EXPECT_THAT(std::string(refused.status().message()),
-              ::testing::HasSubstr("hua.paper_noise: true"));
-  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("--epsilon inf"));
-  auto opted = LoadJobSpecFile(Hua());
-  ASSERT_THAT(opted, IsOk());
-  EXPECT_TRUE(opted->hua().paper_noise());
-  auto job = net::HuaJobFromSpec(*opted);
+// A finite epsilon runs the valid variant with the spec's theta, clip, delta
+// and validation_fraction; paper_noise asks for the paper's mechanism (the
+// YAML loader, the server's intake and device hosts all go through
+// HuaJobFromSpec), and bad values are refused naming the key.
+TEST_F(JobSpecTest, HuaSpecCarriesTheValidVariantOrThePapersMechanism) {
+  auto valid = LoadJobSpecFile(
+      Hua("theta: 7\nclip: 1.5\ndelta: 1e-6\nvalidation_fraction: 0.2\n", "paper_noise"));
+  ASSERT_THAT(valid, IsOk());
+  auto job = net::HuaJobFromSpec(*valid);
   ASSERT_THAT(job, IsOk());
-  EXPECT_TRUE(job->params.paper_noise);
-  // The server and the hosts refuse a spec that drops it.
-  v1::JobSpec dropped = *opted;
-  dropped.mutable_hua()->set_paper_noise(false);
-  EXPECT_EQ(net::HuaJobFromSpec(dropped).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(job->params.paper_noise);
+  EXPECT_EQ(job->params.theta, 7);
+  EXPECT_DOUBLE_EQ(job->params.clip, 1.5);
+  EXPECT_DOUBLE_EQ(job->params.delta, 1e-6);
+  EXPECT_DOUBLE_EQ(job->params.validation_fraction, 0.2);
+  EXPECT_TRUE(hua::IsPrivate(job->params));
+  auto paper = LoadJobSpecFile(Hua());
+  ASSERT_THAT(paper, IsOk());
+  auto paper_job = net::HuaJobFromSpec(*paper);
+  ASSERT_THAT(paper_job, IsOk());
+  EXPECT_TRUE(paper_job->params.paper_noise);
+  EXPECT_FALSE(hua::IsPrivate(paper_job->params));
+  const std::string bad = Hua("clip: -1\n", "paper_noise");
+  auto refused = LoadJobSpecFile(bad);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr(bad));
+  EXPECT_THAT(std::string(refused.status().message()), ::testing::HasSubstr("clip"));
 }
 
 TEST_F(JobSpecTest, ShippedHflSpecParses) {
