@@ -17,8 +17,10 @@
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/metrics/host_port.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/grpc_logging.h"
 #include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 #include "server/dashboard.h"
@@ -85,6 +87,7 @@ std::optional<int> LoadConfig(int argc, char** argv, ServerConfig* config) {
     std::cerr << "fedmf-server: " << s.message() << "\n";
     return 2;
   }
+  fedmf::net::RouteGrpcLogsToSpdlog();  // one log format, gRPC's lines too
   return std::nullopt;
 }
 
@@ -249,8 +252,8 @@ std::optional<int> Daemon::StartHttp() {
       return 1;
     }
     exporter_ = std::move(*started);
-    spdlog::info("metrics on http://{}/metrics (port {})", config_.metrics_listen,
-                 exporter_->port());
+    spdlog::info("metrics on {}/metrics",
+                 fedmf::metrics::BoundUrl(config_.metrics_listen, exporter_->port()));
   }
   if (!config_.dashboard_listen.empty()) {
     auto started = fedmf::server::StartDashboard(config_.dashboard_listen,
@@ -261,7 +264,8 @@ std::optional<int> Daemon::StartHttp() {
       return 1;
     }
     dashboard_ = std::move(*started);
-    spdlog::info("dashboard on http://{} (port {})", config_.dashboard_listen, dashboard_->port());
+    spdlog::info("dashboard on {}/",
+                 fedmf::metrics::BoundUrl(config_.dashboard_listen, dashboard_->port()));
   }
   return std::nullopt;
 }
