@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -150,7 +151,7 @@ int Status(const ClientArgs& a) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
       parties.push_back({{"name", p.name()},
-                         {"status", PartyWord(p)},
+                         {"status", PartyWord(st, p)},
                          {"accepted", p.accepted()},
                          {"refusal", p.refusal()},
                          {"epsilon", p.job_epsilon()},
@@ -201,7 +202,7 @@ int Status(const ClientArgs& a) {
     std::cout << absl::StrFormat("  %-16s epsilon %.4f (ledger %.4f)  test MSE %s  %-12s  %s\n",
                                  p.name(), p.job_epsilon(), p.epsilon_spent(),
                                  p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
-                                 p.connected() ? "connected" : "disconnected", PartyWord(p));
+                                 p.connected() ? "connected" : "disconnected", PartyWord(st, p));
   }
   return 0;
 }
@@ -351,9 +352,27 @@ int Ledger(const ClientArgs& a) {
   std::cout << absl::StrFormat("epsilon spent %.4f of %.4f (delta %g), %d charges\n",
                                resp.epsilon_spent(), resp.max_epsilon(), resp.delta(),
                                resp.entries_size());
+  if (resp.entries_size() > 0) {
+    std::cout << "  (per charge: the job, its round, the sampling rate q, the noise multiplier z "
+                 "and the DP steps)\n";
+  }
+  // A job's size release (noise_plan.h CountReleaseRound) is charged once,
+  // when the party accepts, under a round after the job's last (T + 1): one
+  // step at q = 1.
+  std::map<std::string, int32_t> last_round;
   for (const auto& e : resp.entries()) {
-    std::cout << absl::StrFormat("  %-20s round %4d  q=%g z=%.4f steps=%d\n", e.job_id(), e.round(),
-                                 e.sample_rate(), e.noise_multiplier(), e.steps());
+    int32_t& r = last_round[e.job_id()];
+    r = std::max(r, e.round());
+  }
+  for (const auto& e : resp.entries()) {
+    const bool size_release = e.sample_rate() == 1 && e.steps() == 1 &&
+                              e.round() == last_round[e.job_id()] && e.round() > 0;
+    std::cout << absl::StrFormat(
+        "  %-20s round %4d  q=%g z=%.4f steps=%d%s\n", e.job_id(), e.round(), e.sample_rate(),
+        e.noise_multiplier(), e.steps(),
+        size_release ? "  (the size release: the noised count of this party's users, once per "
+                       "job when it accepted)"
+                     : "");
   }
   return 0;
 }
@@ -373,11 +392,46 @@ struct FmfJobFile {
   int64_t seed = -1;
 };
 
+// Every key ReadFmfJobFile reads.
+constexpr const char* kFmfJobKeys[] = {"job_id",
+                                       "setting",
+                                       "granularity",
+                                       "epsilon",
+                                       "delta",
+                                       "rounds",
+                                       "local_iters",
+                                       "dim",
+                                       "sample_rate",
+                                       "theta",
+                                       "vfl_finetune_iters",
+                                       "learning_rate",
+                                       "lr_final_ratio",
+                                       "sgd_learning_rate",
+                                       "sgd_l2",
+                                       "pretrain_epochs",
+                                       "finetune_epochs",
+                                       "rating_max",
+                                       "seed",
+                                       "roster",
+                                       "round_deadline_seconds",
+                                       "min_parties",
+                                       "item_catalogue",
+                                       "align_users",
+                                       "algorithm",
+                                       "alternations",
+                                       "validation_fraction",
+                                       "max_finetune_epochs",
+                                       "clip_norm",
+                                       "coupling_zeta",
+                                       "coupling_bound",
+                                       "coupling_init"};
+
 absl::StatusOr<FmfJobFile> ReadFmfJobFile(config::YamlMap& root) {
   FmfJobFile f;
   fmf::JobConfig& c = f.config;
   config::FirstError check;
   check(root.GetString("job_id", &c.job_id));
+  if (!root.Has("job_id")) c.job_id.clear();  // ResolveFmfJobFile names it
   check(root.GetString("setting", &f.setting));
   check(root.GetString("granularity", &f.granularity));
   check(root.GetString("epsilon", &f.epsilon));
@@ -438,6 +492,7 @@ absl::Status ResolveFmfJobFile(FmfJobFile& f, const std::string& path) {
     c.item_catalogue = catalogue->digest();
   }
   ASSIGN_OR_RETURN(c.setting, fmf::ParseSetting(f.setting));
+  if (c.job_id.empty()) c.job_id = TimestampedJobId(f.setting, absl::Now());
   // A coupling round is one DP step; the FMF settings run T' = 10 by default.
   if (c.local_iters == 0) c.local_iters = c.setting == fmf::Setting::kCoupling ? 1 : 10;
   c.split =
@@ -488,6 +543,58 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   return spec;
 }
 
+absl::StatusOr<JobFile> ReadJobFile(const std::string& path) {
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  std::string setting;
+  if (root.Has("setting")) {
+    if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
+      (void)peek->GetString("setting", &setting);
+    }
+  }
+  if (setting == "lfl" || setting == "hua-s3") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": key 'setting': ", setting,
+                     " jobs run over device hosts; fedmf train and demo --job take the "
+                     "cross-silo job files (hfl, vfl, hfl-synsgd, coupling). Give their "
+                     "flags instead (fedmf demo --setting ",
+                     setting, " ...)"));
+  }
+  JobFile out;
+  for (const char* key : kFmfJobKeys) {
+    if (root.Has(key)) out.keys.insert(key);
+  }
+  ASSIGN_OR_RETURN(FmfJobFile f, ReadFmfJobFile(root));
+  if (!f.item_catalogue.empty() && f.item_catalogue.rfind("sha256:", 0) != 0) {
+    out.catalogue_file = f.item_catalogue;
+  }
+  RETURN_IF_ERROR(ResolveFmfJobFile(f, path));
+  out.config = std::move(f.config);
+  out.roster = std::move(f.roster);
+  out.min_parties = f.min_parties;
+  return out;
+}
+
+// Under a failed job in `job list`: the reason, then one line per party
+// that did not take part (its refusal, or that it never answered), instead
+// of one line holding them all.
+void PrintFailureLines(const v1::JobStatus& st) {
+  if (st.error().empty()) return;
+  std::string error = st.error();
+  std::vector<const v1::PartyStatus*> out;
+  for (const v1::PartyStatus& p : st.parties()) {
+    if (!p.accepted()) out.push_back(&p);
+  }
+  // "N of M parties accepted, K needed (a: why; b: no reply)": the list in
+  // parentheses is the lines below.
+  if (const size_t open = error.find(" needed ("); !out.empty() && open != std::string::npos) {
+    error.resize(open + 7);
+  }
+  std::cout << "    " << error << "\n";
+  for (const v1::PartyStatus* p : out) {
+    std::cout << absl::StrFormat("    %-20s %s\n", p->name(), PartyWord(st, *p));
+  }
+}
+
 int List(const ClientArgs& a) {
   auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job list", ch.status());
@@ -521,10 +628,10 @@ int List(const ClientArgs& a) {
     const Progress p = ProgressOf(st);
     int accepted = 0;
     for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted%s\n", st.spec().job_id(),
-                                 v1::Setting_Name(st.spec().setting()), JobWord(st),
-                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size(),
-                                 st.error().empty() ? "" : "  " + st.error());
+    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted\n", st.spec().job_id(),
+                                 net::SettingWord(st.spec().setting()), JobWord(st),
+                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size());
+    PrintFailureLines(st);
   }
   return 0;
 }

@@ -125,6 +125,7 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
       std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
       return ExitCodeFor(loaded.status());
     }
+    for (const std::string& warning : loaded->warnings) std::cerr << warning << "\n";
     job->partners = std::move(*loaded);
     a.job.parties = static_cast<int>(a.job.party_data.size());
     config = job->partners->config;
@@ -152,7 +153,7 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
     std::cerr << "fedmf demo: " << config.status().message() << "\n";
     return 2;
   }
-  config->job_id = absl::StrCat("demo-", a.job.setting);
+  config->job_id = a.job.job_id.empty() ? absl::StrCat("demo-", a.job.setting) : a.job.job_id;
   auto plan = fmf::PlanNoise(*config);
   if (!plan.ok()) {
     std::cerr << "fedmf demo: " << plan.status().message() << "\n";
@@ -361,6 +362,7 @@ void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spe
       if (job.partners->join->contains(key)) j[key] = (*job.partners->join)[key];
     }
     if (spec.align_users()) j["shared_users"] = st.aligned_users();  // the daemons' own
+    if (!job.partners->warnings.empty()) j["warnings"] = job.partners->warnings;
   }
   if (o.comparison) AddComparisonJson(*o.comparison, j);
   std::cout << j.dump() << "\n";
@@ -393,6 +395,7 @@ void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& sp
   // an intersection is unique, so its size is the one checked here first).
   if (job.partners) {
     for (const std::string& note : job.partners->notes) std::cout << note << "\n";
+    for (const std::string& warning : job.partners->warnings) std::cout << warning << "\n";
     if (spec.align_users()) {
       std::cout << absl::StrFormat("the daemons' private set intersection: %d users\n",
                                    st.aligned_users());
@@ -507,6 +510,11 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")
       ->capture_default_str();
   cmd->callback([a, cmd, exit_code] {
+    if (auto s = ApplyJobFile(*cmd, a->job); !s.ok() || !(s = CheckFlagCombination(a->job)).ok()) {
+      std::cerr << "fedmf demo: " << s.message() << "\n";
+      *exit_code = ExitCodeFor(s);
+      return;
+    }
     a->job.dim_given = cmd->count("--dim") > 0;  // hua-s3 defaults to the paper's d = 50
     a->rounds_given = cmd->count("--T") > 0;
     *exit_code = RunDemo(*a);
