@@ -519,5 +519,27 @@ TEST_F(PartyDataTest, OnMovieLens100KTheRankedModelBeatsMostPopular) {
   EXPECT_LT(j["ranking_by_prediction"]["ndcg"].get<double>(), pop_ndcg);
 }
 
+// Issue 56, items 10 and 11 over the daemons: fedmf demo takes the same job
+// file (flags override it) and reports the parties' top-N beside the MSE,
+// measured on the models it exports from them.
+TEST_F(PartyDataTest, DemoTakesTheJobFileAndReportsTheTopN) {
+  {
+    std::ofstream job(Path("job.yaml"));
+    job << "job_id: rehearsal\nsetting: hfl\nepsilon: inf\nrounds: 4\nlocal_iters: 2\n"
+           "dim: 4\nroster: [bank-a, shop-b]\n";
+  }
+  RunResult r = Run({"demo", "--job", Path("job.yaml"), "--data",
+                     "synthetic:users=80,items=40,seed=4", "--T", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["setting"], "hfl");
+  EXPECT_EQ(j["parties"], 2);  // the roster's size
+  EXPECT_EQ(j["rounds"], 3);   // --T over the file's 4
+  ASSERT_TRUE(j.contains("ranking")) << r.out << r.err;
+  EXPECT_GT(j["ranking"]["users"].get<int>(), 0);
+  EXPECT_TRUE(j.contains("ranking_most_popular"));
+  EXPECT_THAT(r.err, Not(HasSubstr("top-N not measured")));
+}
+
 }  // namespace
 }  // namespace fedmf
