@@ -173,7 +173,8 @@ absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
       if (auto it = row.find(d.user_ids[u]); it != row.end()) user_row[u] = it->second;
     }
     if (row.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat("party ", k, "'s shared users repeat an id"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(d.source, ": its list of shared users repeats an id"));
     }
     const int32_t offset = all.num_items;
     const std::vector<int32_t> rank = RankByExternalId(d.item_ids);

@@ -32,6 +32,33 @@ ByUser GroupByUser(const std::vector<data::Rating>& ratings, int32_t num_users,
   return g;
 }
 
+// Sums over users -> means.
+void DivideByUsers(RankingMetrics& m) {
+  if (m.users == 0) return;
+  const double n = static_cast<double>(m.users);
+  m.hit_rate /= n;
+  m.ndcg /= n;
+  m.precision /= n;
+  m.recall /= n;
+}
+
+// A rule as score_j = offset_j + slope_j * prediction_j, for every item.
+struct RuleTerms {
+  std::vector<double> offset, slope;
+};
+
+RuleTerms TermsOf(const RankingRule& rule, const std::vector<int32_t>& support) {
+  RuleTerms t;
+  t.offset.resize(support.size());
+  t.slope.resize(support.size());
+  for (size_t j = 0; j < support.size(); ++j) {
+    const double n = static_cast<double>(std::max(support[j], 0));
+    t.slope[j] = rule.shrinkage > 0 ? n / (n + rule.shrinkage) : 1.0;
+    t.offset[j] = rule.mean * (1 - t.slope[j]) + rule.popularity_weight * std::log1p(n);
+  }
+  return t;
+}
+
 struct UserOutcome {
   bool counted = false;  // had a relevant item it could be recommended
   double hit = 0, dcg_ratio = 0, precision = 0, recall = 0;
@@ -101,13 +128,7 @@ RankingMetrics Average(const std::vector<UserOutcome>& outcome, int32_t k) {
     m.precision += o.precision;
     m.recall += o.recall;
   }
-  if (m.users > 0) {
-    const double n = static_cast<double>(m.users);
-    m.hit_rate /= n;
-    m.ndcg /= n;
-    m.precision /= n;
-    m.recall /= n;
-  }
+  DivideByUsers(m);
   return m;
 }
 
@@ -162,13 +183,7 @@ RankingMetrics CombineRanking(const std::vector<RankingMetrics>& parts) {
     m.precision += w * p.precision;
     m.recall += w * p.recall;
   }
-  if (m.users > 0) {
-    const double n = static_cast<double>(m.users);
-    m.hit_rate /= n;
-    m.ndcg /= n;
-    m.precision /= n;
-    m.recall /= n;
-  }
+  DivideByUsers(m);
   return m;
 }
 
@@ -188,18 +203,14 @@ double RankingScore(const RankingRule& rule, double prediction, int32_t support)
 
 UserScorer ModelScorer(const Matrix& u, const Matrix& v, const std::vector<int32_t>& support,
                        const RankingRule& rule) {
-  // The rule's per-item terms once, not per user: score = a_j + b_j * pred.
-  std::vector<double> a(support.size()), b(support.size());
-  for (size_t j = 0; j < support.size(); ++j) {
-    const double n = static_cast<double>(std::max(support[j], 0));
-    b[j] = rule.shrinkage > 0 ? n / (n + rule.shrinkage) : 1.0;
-    a[j] = rule.mean * (1 - b[j]) + rule.popularity_weight * std::log1p(n);
-  }
-  return [&u, &v, a = std::move(a), b = std::move(b)](int32_t user, std::vector<double>& scores) {
+  // The rule's per-item terms once, not per user.
+  RuleTerms terms = TermsOf(rule, support);
+  return [&u, &v, terms = std::move(terms)](int32_t user, std::vector<double>& scores) {
     const auto row = u.row(user);
     for (size_t j = 0; j < scores.size(); ++j) {
       const double prediction = row.dot(v.row(static_cast<Eigen::Index>(j)));
-      scores[j] = j < a.size() ? a[j] + b[j] * prediction : prediction;
+      scores[j] =
+          j < terms.offset.size() ? terms.offset[j] + terms.slope[j] * prediction : prediction;
     }
   };
 }
@@ -251,17 +262,8 @@ RankingRule ChooseRankingRule(const Matrix& u, const Matrix& v,
     }
     p.measured = std::move(kept);
   }
-  // Each rule as score_j = offset_j + slope_j * prediction_j.
-  std::vector<std::vector<double>> offset(rules.size()), slope(rules.size());
-  for (size_t r = 0; r < rules.size(); ++r) {
-    offset[r].resize(static_cast<size_t>(num_items));
-    slope[r].resize(static_cast<size_t>(num_items));
-    for (int32_t j = 0; j < num_items; ++j) {
-      const double n = static_cast<double>(support[j]);
-      slope[r][j] = rules[r].shrinkage > 0 ? n / (n + rules[r].shrinkage) : 1.0;
-      offset[r][j] = mean * (1 - slope[r][j]) + rules[r].popularity_weight * std::log1p(n);
-    }
-  }
+  std::vector<RuleTerms> terms;
+  for (const RankingRule& rule : rules) terms.push_back(TermsOf(rule, support));
   // outcome[rule][user]
   std::vector<std::vector<UserOutcome>> outcome(rules.size(),
                                                 std::vector<UserOutcome>(p.measured.size()));
@@ -272,9 +274,9 @@ RankingRule ChooseRankingRule(const Matrix& u, const Matrix& v,
     for (int32_t j = 0; j < num_items; ++j) prediction[j] = u.row(user).dot(v.row(j));
     std::vector<int32_t> candidates;
     for (size_t r = 0; r < rules.size(); ++r) {
-      const std::vector<double>& a = offset[r];
-      const std::vector<double>& b = slope[r];
-      for (int32_t j = 0; j < num_items; ++j) scores[j] = a[j] + b[j] * prediction[j];
+      for (int32_t j = 0; j < num_items; ++j) {
+        scores[j] = terms[r].offset[j] + terms[r].slope[j] * prediction[j];
+      }
       outcome[r][i] = RankOne(scores, sets.excluded, sets.relevant, sets.relevant_count,
                               static_cast<size_t>(options.k), candidates);
     }

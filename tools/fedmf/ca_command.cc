@@ -1,5 +1,6 @@
 #include "tools/fedmf/ca_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -169,9 +170,15 @@ int RunSign(const CaArgs& a) {
   // The request is data the command names: missing, malformed or refused is
   // exit 4, before the CA is touched.
   std::ifstream probe(a.csr);
+  std::error_code size_error;
   if (!probe) {
     std::cerr << "fedmf ca sign: cannot read the request " << a.csr
               << ": no such file or not readable\n";
+    return kExitData;
+  }
+  if (std::filesystem::file_size(a.csr, size_error) > (1u << 20) || size_error) {
+    std::cerr << "fedmf ca sign: " << a.csr
+              << " is not a certificate request (not a regular file, or over 1 MiB)\n";
     return kExitData;
   }
   if (auto checked = pki::CheckCertificateRequest(ReadWhole(a.csr), a.csr, expected);

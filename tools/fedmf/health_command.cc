@@ -35,6 +35,12 @@ int Run(const HealthArgs& a) {
   const net::TlsConfig tls{a.insecure, a.cert_dir, a.name};
   net::ExpectedPeer peer{a.peer_name, std::nullopt};
   if (a.peer_name == "server") peer.role = pki::Role::kServer;
+  auto channel = net::MakeChannel(a.address, tls, a.peer_name);
+  if (!channel.ok()) {
+    std::cerr << "fedmf health: " << channel.status().message() << "\n";
+    return 2;
+  }
+  // (After the channel: missing TLS material is a usage error, exit 2.)
   if (!a.insecure && a.peer_name.empty()) {
     // Dialed by address, not by certificate name: one plain handshake says
     // at once whether the daemon there has a certificate for that name,
@@ -45,11 +51,6 @@ int Run(const HealthArgs& a) {
       std::cerr << "fedmf health: cause: " << cause << "\n";
       return kExitUnreachable;
     }
-  }
-  auto channel = net::MakeChannel(a.address, tls, a.peer_name);
-  if (!channel.ok()) {
-    std::cerr << "fedmf health: " << channel.status().message() << "\n";
-    return 2;
   }
   auto status = net::CheckHealth(*channel, a.address, a.service, absl::Seconds(a.timeout_seconds));
   if (!status.ok()) {

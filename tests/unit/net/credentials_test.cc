@@ -3,6 +3,7 @@
 // certificates.
 #include "common/net/credentials.h"
 
+#include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
@@ -229,9 +230,11 @@ TEST(GrpcLoggingTest, GrpcLinesArriveInSpdlogFormatted) {
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
   spdlog::set_pattern("[%l] %v");
   RouteGrpcLogsToSpdlog();
+  grpc_init();  // gRPC drops lines logged before it is initialized (verbosity unset)
   gpr_log("src/core/tsi/ssl_transport_security.cc", 1420, GPR_LOG_SEVERITY_ERROR,
           "Handshake failed with fatal error %s", "SSL_ERROR_SSL");
   const std::vector<std::string> lines = sink->last_formatted(4);
+  grpc_shutdown();
   spdlog::set_default_logger(previous);
   ASSERT_FALSE(lines.empty());
   EXPECT_THAT(lines.back(), HasSubstr("[warning] grpc: ssl_transport_security.cc:1420: Handshake "
