@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -220,6 +221,25 @@ TEST(DocsCommandsTest, ExtractionFindsCommandsInBlocksAndInlineCode) {
   EXPECT_EQ(found, (std::vector<std::string>{
                        "1:fedmf train --setting hfl", "3:fedmf demo --T 1 --parties 10",
                        "5:fedmf-server --config x.yaml", "5:fedmf job status --job j"}));
+}
+
+// Progress lines go to stderr: a documented `fedmf … | grep -v '^round'`
+// filters nothing and misleads (issue 56, item 8); --quiet is the way.
+TEST(DocsCommandsTest, NoDocumentedPipeFiltersStdoutForProgressLines) {
+  std::vector<std::string> problems;
+  for (const DocCommand& c : DocumentedCommands()) {
+    if (absl::StrContains(c.text, "grep -v '^round'") ||
+        absl::StrContains(c.text, "grep -v \"^round\"")) {
+      problems.push_back(absl::StrCat(c.where, ": `", c.text, "`"));
+    }
+  }
+  for (const auto& [line, code] :
+       CodeOf(ReadFile(std::string(FEDMF_SOURCE_DIR) + "/docs/joining-a-federation.md"))) {
+    if (absl::StrContains(code, "grep -v '^round'")) {
+      problems.push_back(absl::StrCat("docs/joining-a-federation.md:", line, ": ", code));
+    }
+  }
+  EXPECT_TRUE(problems.empty()) << absl::StrJoin(problems, "\n");
 }
 
 // What the docs say these commands do, they do (issue 56, item 8): the exit
