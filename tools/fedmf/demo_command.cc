@@ -544,8 +544,9 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       *exit_code = ExitCodeFor(s);
       return;
     }
-    a->job.dim_given = cmd->count("--dim") > 0;  // hua-s3 defaults to the paper's d = 50
-    a->rounds_given = cmd->count("--T") > 0;
+    // hua-s3 defaults to the paper's d = 50, lfl to T = 10, unless set here or by the job file
+    a->job.dim_given = cmd->count("--dim") > 0 || a->job.job_file_keys.contains("dim");
+    a->rounds_given = cmd->count("--T") > 0 || a->job.job_file_keys.contains("rounds");
     *exit_code = RunDemo(*a);
   });
 }

@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
+#include "common/config/yaml_reader.h"
 #include "common/coupling/train.h"
 #include "common/data/catalogue.h"
 #include "common/lfl/lfl_device.h"
@@ -434,8 +435,89 @@ void AddCouplingFlags(CLI::App* cmd, JobFlags* a) {
 
 }  // namespace
 
+namespace {
+
+absl::Status Read(config::YamlMap& m, const char* key, std::string* out) {
+  return m.GetString(key, out);
+}
+absl::Status Read(config::YamlMap& m, const char* key, int32_t* out) { return m.GetInt(key, out); }
+absl::Status Read(config::YamlMap& m, const char* key, double* out) {
+  return m.GetDouble(key, out);
+}
+absl::Status Read(config::YamlMap& m, const char* key, bool* out) { return m.GetBool(key, out); }
+
+// An LFL or Hua S3 job file (device hosts): checked as `fedmf job submit`
+// checks it, then each key it sets becomes its flag's value unless the
+// command line gives that flag. The hosts, catalogue size and deadlines are
+// the deployment's (the demo starts its own hosts).
+absl::Status ApplyDeviceJobFile(const CLI::App& cmd, const std::string& setting, JobFlags& a) {
+  if (absl::Status s = LoadJobSpecFile(a.job_file).status(); !s.ok()) {
+    return DataError(WithPrefix(s, "--job: "));
+  }
+  ASSIGN_OR_RETURN(config::YamlMap root, config::YamlMap::FromFile(a.job_file));
+  if (cmd.count("--setting") > 0 && a.setting != setting) {
+    return absl::InvalidArgumentError(absl::StrCat("--setting ", a.setting,
+                                                   " contradicts the job file ", a.job_file,
+                                                   " (setting ", setting, "): drop one of them"));
+  }
+  a.setting = setting;
+  config::FirstError check;
+  // key -> flag, read with the key's own type into the flag's field.
+  const auto from = [&](const char* key, const char* flag, auto* field) {
+    if (!root.Has(key) || cmd.count(flag) > 0) return;
+    check(Read(root, key, field));
+    a.job_file_keys.insert(key);
+  };
+  from("job_id", "--job", &a.job_id);
+  from("epsilon", "--epsilon", &a.epsilon);
+  from("rounds", "--T", &a.rounds);
+  from("dim", "--dim", &a.dim);
+  if (setting == "lfl") {
+    from("delta", "--delta", &a.delta);
+    from("omega", "--omega", &a.omega);
+    from("learning_rate", "--lr", &a.lr);
+    from("lr_final_ratio", "--lr-final-ratio", &a.lr_final_ratio);
+    from("sgd_learning_rate", "--sgd-lr", &a.sgd_lr);
+    from("sgd_l2", "--sgd-l2", &a.sgd_l2);
+    from("pretrain_epochs", "--pretrain-epochs", &a.pretrain_epochs);
+    from("finetune_epochs", "--finetune-epochs", &a.finetune_epochs);
+    from("algorithm", "--algorithm", &a.algorithm);
+    from("clip_norm", "--lfl-clip", &a.lfl_clip);
+    from("semi_honest_secagg", "--semi-honest-secagg", &a.semi_honest_secagg);
+    from("secagg_bits", "--secagg-bits", &a.secagg_bits);
+    from("secagg_design_dropout", "--secagg-design-dropout", &a.secagg_design_dropout);
+    from("secagg_session", "--secagg-session", &a.secagg_session);
+    bool complete = false;
+    if (root.Has("complete_graph") && cmd.count("--aggregation") == 0) {
+      check(root.GetBool("complete_graph", &complete));
+      if (complete) a.aggregation = "secagg";
+    }
+  } else {
+    from("gamma", "--hua-gamma", &a.hua_gamma);
+    from("lambda", "--hua-lambda", &a.hua_lambda);
+    from("mu", "--hua-mu", &a.hua_mu);
+    from("max_online", "--hua-max-online", &a.hua_max_online);
+    from("join_prob", "--hua-join", &a.hua_join);
+    from("leave_prob", "--hua-leave", &a.hua_leave);
+    from("initial_online", "--hua-initial-online", &a.hua_initial_online);
+    from("paper_noise", "--hua-paper-noise", &a.hua_paper_noise);
+  }
+  if (absl::Status s = check.status(); !s.ok()) return DataError(WithPrefix(s, "--job: "));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& a) {
   if (a.job_file.empty()) return absl::OkStatus();
+  std::string setting;
+  {
+    absl::StatusOr<config::YamlMap> peek = config::YamlMap::FromFile(a.job_file);
+    if (!peek.ok()) return DataError(WithPrefix(peek.status(), "--job: "));
+    (void)peek->GetString("setting", &setting);  // a bad value fails below, with its line
+  }
+  // LFL and Hua S3 files run over device hosts: their own keys.
+  if (setting == "lfl" || setting == "hua-s3") return ApplyDeviceJobFile(cmd, setting, a);
   absl::StatusOr<JobFile> read = ReadJobFile(a.job_file);
   if (!read.ok()) return DataError(WithPrefix(read.status(), "--job: "));
   const JobFile& f = *read;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -110,9 +111,10 @@ struct JobFlags {
   // --job FILE.yaml: the job file `fedmf job submit --spec` takes; its keys
   // set the flags the command line leaves out (ApplyJobFile).
   std::string job_file;
-  std::string job_id;          // the job file's job_id ("" = the command's default)
-  bool data_given = false;     // set by the command: --data was on the line
-  bool parties_given = false;  // set by the command: --parties was on the line
+  std::string job_id;                   // the job file's job_id ("" = the command's default)
+  std::set<std::string> job_file_keys;  // LFL / Hua S3 job files: the keys applied
+  bool data_given = false;              // set by the command: --data was on the line
+  bool parties_given = false;           // set by the command: --parties was on the line
 };
 
 // The loader options the flags declare: --rating-range (or the older
@@ -140,7 +142,9 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const
 // rehearses with `fedmf train/demo` exactly the job it submits. The roster
 // sets --parties (with --data), a catalogue path --catalogue (a digest must
 // be --catalogue's). Keys that only a deployment uses (round deadline,
-// min_parties) are left to it. Errors name the file and key.
+// min_parties; LFL/Hua device hosts, catalogue size, aggregator) are left to
+// it. LFL and Hua S3 files map their own keys (job_file_keys lists those
+// applied). Errors name the file and key.
 absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& flags);
 
 // Registers every flag above on `cmd`.

@@ -400,7 +400,6 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));
   cmd->callback([a, cmd, exit_code] {
-    a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
     a->data_given = cmd->count("--data") > 0;
     a->parties_given = cmd->count("--parties") > 0;
     if (auto s = ApplyJobFile(*cmd, *a); !s.ok() || !(s = CheckFlagCombination(*a)).ok()) {
@@ -408,6 +407,8 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
       *exit_code = ExitCodeFor(s);
       return;
     }
+    // hua settings default to the paper's d = 50 unless --dim (or the job file) sets it
+    a->dim_given = cmd->count("--dim") > 0 || a->job_file_keys.contains("dim");
     *exit_code = RunTrain(*a);
   });
 }

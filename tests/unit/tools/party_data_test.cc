@@ -541,5 +541,27 @@ TEST_F(PartyDataTest, DemoTakesTheJobFileAndReportsTheTopN) {
   EXPECT_THAT(r.err, Not(HasSubstr("top-N not measured")));
 }
 
+// The device settings' job files too: an LFL file's keys become train's
+// flags (the device hosts and catalogue size stay the deployment's).
+TEST_F(PartyDataTest, TrainTakesAnLflJobFile) {
+  {
+    std::ofstream job(Path("lfl.yaml"));
+    job << "job_id: lfl-rehearsal\nsetting: lfl\nrounds: 2\ndim: 4\nepsilon: 2\n"
+           "num_items: 40\ndevice_hosts: [host-a:0:30]\n";
+  }
+  RunResult r = Run({"train", "--job", Path("lfl.yaml"), "--data",
+                     "synthetic:users=30,items=40,seed=2", "--quiet", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["setting"], "lfl");
+  EXPECT_EQ(j["rounds"], 2);
+  EXPECT_DOUBLE_EQ(j["epsilon_target"].get<double>(), 2);
+  // A bad key of the file is the file's error (exit 4), with its line.
+  std::ofstream(Path("bad.yaml")) << "setting: lfl\nrounds: two\n";
+  RunResult bad = Run({"train", "--job", Path("bad.yaml"), "--quiet"});
+  EXPECT_EQ(bad.exit_code, 4) << Describe(bad);
+  EXPECT_THAT(bad.err, HasSubstr("bad.yaml:2"));
+}
+
 }  // namespace
 }  // namespace fedmf
