@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/base/status_macros.h"
@@ -30,6 +31,14 @@ struct ExtensionsFree {
 using ExtensionsPtr = std::unique_ptr<STACK_OF(X509_EXTENSION), ExtensionsFree>;
 using EvpPkeyCtxPtr = internal::OsslPtr<EVP_PKEY_CTX, EVP_PKEY_CTX_free>;
 using BasicConstraintsPtr = internal::OsslPtr<BASIC_CONSTRAINTS, BASIC_CONSTRAINTS_free>;
+
+// Text from the request as it goes into a message: escaped (a request may
+// carry terminal control sequences) and at most 80 characters.
+std::string Shown(absl::string_view text) {
+  std::string out = absl::CHexEscape(text.substr(0, 80));
+  if (text.size() > 80) out += "...";
+  return out;
+}
 
 std::string PathIn(const std::string& dir, absl::string_view file) {
   return absl::StrCat(dir, "/", file);
@@ -110,7 +119,7 @@ absl::Status CheckSubject(X509_REQ* req, const std::string& label,
   absl::StatusOr<Role> role = RoleFromString(ou[0]);
   if (cn[0] != expected.name || !role.ok() || *role != expected.role) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "refusing ", label, ": it asks for '", cn[0], "' (role ", ou[0],
+        "refusing ", label, ": it asks for '", Shown(cn[0]), "' (role ", Shown(ou[0]),
         "), but you mean to sign '", expected.name, "' (role ", RoleToString(expected.role),
         "); the name and role become the holder's identity in the federation. If the request "
         "comes from the partner you mean, ask it for one made with: ",
@@ -161,7 +170,7 @@ absl::Status CheckExtensions(X509_REQ* req, const std::string& label,
       for (SanEntry& san : *sans) {
         if (!allowed_keys.contains(san.Key())) {
           return absl::InvalidArgumentError(absl::StrCat(
-              "refusing ", label, ": it asks for the subjectAltName ", san.ToString(),
+              "refusing ", label, ": it asks for the subjectAltName ", Shown(san.ToString()),
               ", which you do not intend (the certificate would carry ",
               absl::StrJoin(SanStrings(allowed), ", "),
               "); pass --san for every name the certificate must be valid for, or ask for a "

@@ -271,6 +271,11 @@ TEST_F(CertificateRequestTest, RefusesOtherSubjects) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("2 CN")));
   EXPECT_THAT(CheckHandMade(HandMadeRequest(key.get()).WithSubject({{"CN", "acme"}})),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("0 OU")));
+  // What the request says reaches the operator's terminal escaped.
+  const absl::Status escaped = CheckHandMade(
+      HandMadeRequest(key.get()).WithSubject({{"CN", "ac\x1b[2Jme"}, {"OU", "party"}}));
+  EXPECT_THAT(escaped, StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("ac\\x1b[2Jme")));
+  EXPECT_EQ(std::string(escaped.message()).find('\x1b'), std::string::npos);
 }
 
 TEST_F(CertificateRequestTest, RefusesARequestNotSignedByItsKey) {
