@@ -20,6 +20,7 @@
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
 #include "common/net/credentials.h"
+#include "common/net/grpc_logging.h"
 #include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
     std::cerr << "fedmf-aggregator: " << s.message() << "\n";
     return 2;
   }
+  fedmf::net::RouteGrpcLogsToSpdlog();  // one log format, gRPC's lines too
   auto creds = fedmf::net::MakeServerCredentials(tls);
   if (!creds.ok()) {
     spdlog::critical("TLS: {}", creds.status().message());

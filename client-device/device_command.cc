@@ -20,6 +20,7 @@
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/net/grpc_logging.h"
 #include "common/net/stop_signal.h"
 
 namespace fedmf::device {
@@ -146,6 +147,7 @@ int RunDeviceCommand(int argc, char** argv, const DeviceCommandExtension& extend
     std::cerr << "fedmf-device: " << s.message() << "\n";
     return 2;
   }
+  fedmf::net::RouteGrpcLogsToSpdlog();  // one log format, gRPC's lines too
   if (o.tls.insecure) spdlog::warn("--insecure: plaintext gRPC, no authentication (testing only)");
   if (f.seed >= 0) {
     spdlog::warn("--seed {}: keys, masks, noise and the split are reproducible — for tests only",

@@ -106,14 +106,6 @@ absl::Status PartyAgent::Init() {
                                         " (the party validates its data before it starts: fix "
                                         "the file or data.spec, or mount the file first)")));
   }
-  if (stamp.ok()) {
-    absl::MutexLock lock(&mu_);
-    validated_data_ = ValidatedData{std::move(*stamp), std::move(*d)};
-  }
-  {
-    ASSIGN_OR_RETURN(auto id, LoadOrCreateStateId(config_.state_dir));
-    state_id_ = std::move(id);
-  }
   if (!config_.data.catalogue.empty()) {
     auto catalogue = data::Catalogue::Load(config_.data.catalogue);
     if (!catalogue.ok())
@@ -121,6 +113,28 @@ absl::Status PartyAgent::Init() {
     spdlog::info("item catalogue {}: {} items, {}", config_.data.catalogue, catalogue->size(),
                  catalogue->digest());
     catalogue_ = std::move(*catalogue);
+    // The file against the catalogue, now rather than at the first job: a
+    // file of another item-id scheme refuses to start; a file some of whose
+    // items the catalogue lacks starts with a warning naming the first.
+    auto mapped = data::FederateByItemCatalogue(
+        {*d}, *catalogue_, data::SplitOptions{config_.data.test_fraction, config_.data.seed});
+    if (!mapped.ok()) {
+      return cli::DataError(absl::Status(
+          mapped.status().code(),
+          absl::StrCat(mapped.status().message(), " (data.catalogue: ", config_.data.catalogue,
+                       "; the party checks its data against the catalogue before it starts)")));
+    }
+    const std::string warning = data::DroppedRatingsMessage(
+        *d, *mapped, 0, absl::StrCat("items outside the catalogue ", config_.data.catalogue));
+    if (!warning.empty()) spdlog::warn("{}", warning);
+  }
+  if (stamp.ok()) {
+    absl::MutexLock lock(&mu_);
+    validated_data_ = ValidatedData{std::move(*stamp), std::move(*d)};
+  }
+  {
+    ASSIGN_OR_RETURN(auto id, LoadOrCreateStateId(config_.state_dir));
+    state_id_ = std::move(id);
   }
   if (!config_.tls.insecure) {
     ASSIGN_OR_RETURN(auto files, pki::LoadTlsFiles(config_.tls.cert_dir, config_.name));
@@ -673,10 +687,14 @@ absl::StatusOr<PartyAgent::JobRun*> PartyAgent::CreateRun(const v1::JobSpec& spe
                       ? data::FederateByItemCatalogue({dataset}, *catalogue_, split)
                       : data::FederateBySharedUsers({dataset}, {*shared_users}, split);
     if (!joined.ok()) return joined.status();
-    if (joined->dropped_ratings[0] > 0) {
-      spdlog::info("job '{}': {} of this party's ratings are outside the {} and not used",
-                   spec.job_id(), joined->dropped_ratings[0],
-                   catalogue_.has_value() ? "item catalogue" : "shared users");
+    if (const std::string warning = data::DroppedRatingsMessage(
+            dataset, *joined, 0,
+            catalogue_.has_value()
+                ? absl::StrCat("items outside the catalogue ", config_.data.catalogue)
+                : std::string("users the other parties do not hold"));
+        !warning.empty()) {
+      // spdlog's level says "warning" already.
+      spdlog::warn("job '{}': {}", spec.job_id(), warning);
     }
     user_ids = std::move(joined->user_ids);
     item_ids = std::move(joined->item_ids);
@@ -1006,10 +1024,10 @@ absl::StatusOr<v1::ExportModelResponse> PartyAgent::ExportModel(const std::strin
   // the exported model leaves out what the live party leaves out.
   data::PartyData all = session.data();
   all.train = session.TrainingRatingsWithHeldOut();
-  ASSIGN_OR_RETURN(
-      fmf::SavedPartyModel model,
-      fmf::PartyModelFrom(config_.name, all, session.user_embeddings(), session.item_embeddings(),
-                          session.rating_offset(), run.user_ids, run.item_ids));
+  ASSIGN_OR_RETURN(fmf::SavedPartyModel model,
+                   fmf::PartyModelFrom(config_.name, all, session.user_embeddings(),
+                                       session.item_embeddings(), session.rating_offset(),
+                                       run.user_ids, run.item_ids, session.ranking_rule()));
   return net::ModelToProto(model, job_id.empty() ? last_finished_job_ : job_id,
                            fmf::SettingName(run.config.setting));
 }

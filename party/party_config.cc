@@ -117,6 +117,19 @@ absl::Status ValidateDataRole(const DataRole& d, bool has_range, const std::stri
                "is the weight of a VFL party (setting: vfl); an HFL party's weight is its DP "
                "size release");
   }
+  // A file of the party's own in HFL is joined by item id, through the
+  // catalogue; without one its items would be matched by position with other
+  // partners' files, and the first job naming a catalogue would fail. (A
+  // synthetic share is one operator's test federation: ids are positions.)
+  if (d.catalogue.empty() && d.setting == "hfl" && d.parties == 1 &&
+      d.spec.rfind("synthetic", 0) != 0) {
+    return bad("data.catalogue",
+               "missing: an HFL party with a file of its own (data.parties: 1) maps its items "
+               "into the federation's item catalogue; set data.catalogue to the catalogue file "
+               "the federation's operator gives you (check it with: fedmf catalogue digest "
+               "FILE). To hold share data.index of one common file instead, set data.parties "
+               "to the number of shares");
+  }
   if (!(d.test_fraction >= 0 && d.test_fraction < 1)) {
     return bad("data.test_fraction", "must be in [0, 1)");
   }
@@ -249,7 +262,9 @@ std::string AlignmentRefusal(const DataRole& role, const std::string& catalogue_
     if (job.item_catalogue != catalogue_digest) {
       return absl::StrCat("the job names item catalogue ", job.item_catalogue,
                           " but this party holds ", catalogue_digest,
-                          " (data.catalogue): not the same list of items");
+                          " (data.catalogue): not the same list of items in the same order (the "
+                          "digest covers the order too: line k of the catalogue is row k of the "
+                          "shared matrix); use the operator's file as it is, without sorting it");
     }
     if (job.item_catalogue.empty() && role.parties == 1 && roster_size > 1) {
       // Its items would be matched by position, and the file's shape (the

@@ -19,8 +19,10 @@
 #include "common/cli/command_line.h"
 #include "common/log/log.h"
 #include "common/log/log_setup.h"
+#include "common/metrics/host_port.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/grpc_logging.h"
 #include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 #include "party/admin_service.h"
@@ -61,6 +63,7 @@ std::optional<int> LoadConfig(int argc, char** argv, fedmf::party::PartyConfig* 
     std::cerr << "fedmf-party: " << s.message() << "\n";
     return 2;
   }
+  fedmf::net::RouteGrpcLogsToSpdlog();  // one log format, gRPC's lines too
   *out = std::move(*config);
   return std::nullopt;
 }
@@ -149,7 +152,8 @@ int main(int argc, char** argv) {
       return 1;
     }
     exporter = std::move(*started);
-    spdlog::info("metrics on http://{}/metrics (port {})", config.metrics_listen, exporter->port());
+    spdlog::info("metrics on {}/metrics",
+                 fedmf::metrics::BoundUrl(config.metrics_listen, exporter->port()));
   }
   fedmf::net::InstallStopSignals();
   agent.Run(&fedmf::net::StopFlag(), fedmf::net::StopFd());

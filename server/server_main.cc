@@ -21,6 +21,7 @@
 #include "common/metrics/host_port.h"
 #include "common/metrics/http_exporter.h"
 #include "common/net/credentials.h"
+#include "common/net/grpc_logging.h"
 #include "common/net/port_file.h"
 #include "common/net/stop_signal.h"
 #include "server/call_governor.h"
@@ -88,6 +89,7 @@ std::optional<int> LoadConfig(int argc, char** argv, ServerConfig* config) {
     std::cerr << "fedmf-server: " << s.message() << "\n";
     return 2;
   }
+  fedmf::net::RouteGrpcLogsToSpdlog();  // one log format, gRPC's lines too
   return std::nullopt;
 }
 
@@ -274,8 +276,8 @@ std::optional<int> Daemon::StartHttp() {
       return 1;
     }
     exporter_ = std::move(*started);
-    spdlog::info("metrics on http://{}/metrics (port {})", config_.metrics_listen,
-                 exporter_->port());
+    spdlog::info("metrics on {}/metrics",
+                 fedmf::metrics::BoundUrl(config_.metrics_listen, exporter_->port()));
   }
   if (!config_.dashboard_listen.empty()) {
     fedmf::server::DashboardAccess access;
@@ -310,7 +312,8 @@ std::optional<int> Daemon::StartHttp() {
       return 1;
     }
     dashboard_ = std::move(*started);
-    spdlog::info("dashboard on http://{} (port {})", config_.dashboard_listen, dashboard_->port());
+    spdlog::info("dashboard on {}/",
+                 fedmf::metrics::BoundUrl(config_.dashboard_listen, dashboard_->port()));
   }
   return std::nullopt;
 }

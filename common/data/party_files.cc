@@ -43,6 +43,20 @@ bool ByUserItem(const Rating& a, const Rating& b) {
 
 }  // namespace
 
+std::string DroppedRatingsMessage(const Dataset& party, const PartyFilesFederation& fed, size_t k,
+                                  std::string_view why) {
+  if (k >= fed.dropped_ratings.size() || fed.dropped_ratings[k] == 0) return "";
+  std::string out =
+      absl::StrCat(party.source, ": ", fed.dropped_ratings[k], " of its ", party.ratings.size(),
+                   " ratings are left out (", absl::string_view(why.data(), why.size()), ")");
+  const int64_t row = fed.first_dropped_row[k];
+  if (row >= 0 && static_cast<size_t>(row) < party.ratings.size()) {
+    // Only where: ids (e-mail addresses, say) stay out of logs.
+    absl::StrAppend(&out, "; the first is ", RatingLocation(party, static_cast<size_t>(row)));
+  }
+  return out;
+}
+
 std::vector<std::string> DistinctUserIds(const Dataset& dataset) {
   std::vector<std::string> ids = dataset.user_ids;
   std::sort(ids.begin(), ids.end());
@@ -79,12 +93,13 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
     for (size_t i = 0; i < d.item_ids.size(); ++i)
       item_to_catalogue[i] = catalogue.Find(d.item_ids[i]);
     std::vector<bool> has_rating(d.user_ids.size(), false);
-    int64_t dropped = 0;
+    int64_t dropped = 0, first_dropped = -1;
     const size_t first = all.ratings.size();
-    for (const Rating& r : d.ratings) {
+    for (size_t row = 0; row < d.ratings.size(); ++row) {
+      const Rating& r = d.ratings[row];
       const std::optional<int32_t> item = item_to_catalogue[r.item];
       if (!item.has_value()) {
-        ++dropped;
+        if (dropped++ == 0) first_dropped = static_cast<int64_t>(row);
         continue;
       }
       has_rating[r.user] = true;
@@ -102,13 +117,18 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
     all.num_users += static_cast<int32_t>(d.user_ids.size());
     owner.insert(owner.end(), d.user_ids.size(), static_cast<int32_t>(k));
     if (first == all.ratings.size()) {
+      // Named by its file: in a daemon, "party 0" would be no one's name.
       return absl::InvalidArgumentError(absl::StrCat(
-          "party ", k, " (", d.source, "): none of its ", d.item_ids.size(),
-          " item ids is in the catalogue ", catalogue.source(), " (check the id format, e.g. '",
-          d.item_ids.empty() ? "" : d.item_ids[0], "')"));
+          d.source, ": none of its ", d.item_ids.size(), " item ids is in the catalogue ",
+          catalogue.source(), " (e.g. '", d.item_ids.empty() ? "" : d.item_ids[0], "' on ",
+          d.ratings.empty() ? d.source : RatingLocation(d, 0), "; the catalogue's first is '",
+          catalogue.ids().empty() ? "" : catalogue.ids()[0],
+          "'): the file uses another item-id scheme than the federation; map your item ids to "
+          "the catalogue's"));
     }
     out.own_entities.push_back(static_cast<int32_t>(d.user_ids.size()));
     out.dropped_ratings.push_back(dropped);
+    out.first_dropped_row.push_back(first_dropped);
   }
   all.source = "party files by item catalogue";
   out.user_ids = all.user_ids;
@@ -153,15 +173,17 @@ absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
       if (auto it = row.find(d.user_ids[u]); it != row.end()) user_row[u] = it->second;
     }
     if (row.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat("party ", k, "'s shared users repeat an id"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(d.source, ": its list of shared users repeats an id"));
     }
     const int32_t offset = all.num_items;
     const std::vector<int32_t> rank = RankByExternalId(d.item_ids);
-    int64_t dropped = 0;
+    int64_t dropped = 0, first_dropped = -1;
     const size_t first = all.ratings.size();
-    for (const Rating& r : d.ratings) {
+    for (size_t row = 0; row < d.ratings.size(); ++row) {
+      const Rating& r = d.ratings[row];
       if (user_row[r.user] < 0) {
-        ++dropped;
+        if (dropped++ == 0) first_dropped = static_cast<int64_t>(row);
         continue;
       }
       all.ratings.push_back({user_row[r.user], offset + rank[r.item], r.value});
@@ -177,6 +199,7 @@ absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
     owner.insert(owner.end(), d.item_ids.size(), static_cast<int32_t>(k));
     out.own_entities.push_back(static_cast<int32_t>(d.item_ids.size()));
     out.dropped_ratings.push_back(dropped);
+    out.first_dropped_row.push_back(first_dropped);
   }
   // PartitionByOwner buckets ratings per party in dataset order: the order
   // above (party by party, canonical within each).

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -30,6 +31,9 @@ struct PartyFilesFederation {
   // it could not place (HFL: item not in the catalogue; VFL: user not shared).
   std::vector<int32_t> own_entities;
   std::vector<int64_t> dropped_ratings;
+  // Per party: the index in its Dataset::ratings (file order) of the first
+  // rating it could not place, -1 if none (RatingLocation gives its line).
+  std::vector<int64_t> first_dropped_row;
   // The federation's global index -> the external id as written in the
   // owner's file (HFL users and VFL items of different parties may share an
   // id: they are still different entities).
@@ -50,6 +54,13 @@ absl::StatusOr<PartyFilesFederation> FederateByItemCatalogue(const std::vector<D
 absl::StatusOr<PartyFilesFederation> FederateBySharedUsers(
     const std::vector<Dataset>& parties, const std::vector<std::vector<std::string>>& shared_users,
     const SplitOptions& split);
+
+// "<source>: N of its M ratings are left out (<why>); the first is
+// <file>:<line>" for parties[k] of `fed`, or "" when it lost none (no id is
+// named: logs are shipped). One wording for `fedmf train/demo`'s warning and
+// fedmf-party's log.
+std::string DroppedRatingsMessage(const Dataset& party, const PartyFilesFederation& fed, size_t k,
+                                  std::string_view why);
 
 // The distinct user ids of a file (the PSI's input), sorted.
 std::vector<std::string> DistinctUserIds(const Dataset& dataset);

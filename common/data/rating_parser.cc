@@ -260,7 +260,10 @@ absl::StatusOr<Dataset> ParseLines(Lines& lines, RatingFormat format, const std:
   // A read error ends the lines early: never a silently shorter data set.
   RETURN_IF_ERROR(ReadStatus(lines));
   if (auto dup = duplicate_error(); dup.has_value()) return *dup;
-  return std::move(builder).Finish(options.range, SourceFor(format, name));
+  Dataset d = std::move(builder).Finish(options.range, SourceFor(format, name));
+  d.file = name;
+  d.first_data_line = first_data_line;
+  return d;
 }
 
 }  // namespace

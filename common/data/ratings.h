@@ -33,7 +33,21 @@ struct Dataset {
   std::vector<std::string> user_ids;
   std::vector<std::string> item_ids;
   std::string source;  // human-readable origin, e.g. "movielens:/path/u.data"
+  // Read from a file: its path, and the line of ratings[0]; ratings keep the
+  // file's row order and data lines are contiguous, so ratings[r] is on line
+  // first_data_line + r. 0 = not read from a file (synthetic data).
+  std::string file;
+  int64_t first_data_line = 0;
 };
+
+// "<file>:<line>" of d.ratings[row], or "<source>, rating <row + 1>" when
+// the data set was not read from a file.
+inline std::string RatingLocation(const Dataset& d, size_t row) {
+  if (d.first_data_line > 0) {
+    return d.file + ":" + std::to_string(d.first_data_line + static_cast<int64_t>(row));
+  }
+  return d.source + ", rating " + std::to_string(row + 1);
+}
 
 }  // namespace fedmf::data
 

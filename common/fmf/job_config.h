@@ -176,6 +176,11 @@ struct JobConfig {
   // like `seed`: never carried by the job codec; the in-process simulator
   // gives it to every party, a daemon takes its own from its configuration.
   int32_t local_threads = 1;
+  // Local too: the in-process simulator also measures each party's top-N
+  // quality on its test ratings and the most-popular baseline's
+  // (PartySession::EvaluateTestRanking; `fedmf train` turns it on, the
+  // experiments that need only errors save its cost).
+  bool measure_ranking = false;
 
   bool private_training() const { return epsilon < std::numeric_limits<double>::infinity(); }
   // The effective trimming threshold for per-user privacy.

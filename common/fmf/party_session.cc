@@ -11,6 +11,7 @@
 #include "common/mf/clipping.h"
 #include "common/mf/early_stopping.h"
 #include "common/mf/grid_sgd.h"
+#include "common/mf/ranking.h"
 #include "common/mf/sampling.h"
 #include "common/mf/sgd.h"
 #include "common/mf/top_n.h"
@@ -430,6 +431,7 @@ absl::Status PartySession::Finish(const mf::Matrix& final_shared) {
     // data; the result never leaves the party.
     RunSgdEpochs(config_.finetune_epochs, data_.train);
   }
+  if (!ranking_rule_chosen_) ranking_rule_ = mf::DefaultRankingRule(data_.train);
   phase_ = Phase::kFinished;
   return absl::OkStatus();
 }
@@ -483,17 +485,26 @@ absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engin
   // (mf::kValidationPatience).
   mf::ErrorMetrics best = EvaluateValidation();
   const mf::Matrix start_u = u_, start_v = v_;
+  // The chosen model as fit without the held-out ratings: the ranking rule is
+  // chosen with it, on ratings it has not seen.
+  mf::Matrix best_u = u_, best_v = v_;
   mf::EarlyStopping stopping(best.mse, mf::kValidationPatience);
   int32_t searched = 0;
   if (!stopping.ShouldStop()) {
     RETURN_IF_ERROR(FitEpochs(engine, data_.train, max_epochs, [&] {
       const mf::ErrorMetrics now = EvaluateValidation();
-      if (stopping.Observe(++searched, now.mse)) best = now;
+      if (stopping.Observe(++searched, now.mse)) {
+        best = now;
+        best_u = u_;
+        best_v = v_;
+      }
       return stopping.ShouldStop();
     }));
   }
   const int32_t best_epochs = stopping.best_epoch();
   selected_validation_ = best;
+  ranking_rule_ = mf::ChooseRankingRule(best_u, best_v, data_.train, validation_, TopNOptions());
+  ranking_rule_chosen_ = true;
   u_ = start_u;
   v_ = start_v;
   // Padding (a daemon's Stage 3, docs/privacy.md section stage3-timing): the
@@ -555,6 +566,7 @@ absl::Status PartySession::TrainAlone() {
       RETURN_IF_ERROR(FitEpochs(config_.engine, data_.train, config_.central_epochs, nullptr));
     }
   }
+  if (!ranking_rule_chosen_) ranking_rule_ = mf::DefaultRankingRule(data_.train);
   phase_ = Phase::kFinished;
   return absl::OkStatus();
 }
@@ -628,15 +640,50 @@ absl::StatusOr<std::vector<std::pair<int32_t, double>>> PartySession::Recommend(
       }
     }
   }
-  std::vector<std::pair<int32_t, double>> scored;
-  scored.reserve(data_.num_items());
+  // Support: every rating the party holds, as an exported model's `rated`
+  // (saved_model.h), so both rank alike.
+  std::vector<data::Rating> held = TrainingRatingsWithHeldOut();
+  held.insert(held.end(), data_.test.begin(), data_.test.end());
+  const std::vector<int32_t> support = mf::ItemSupport(held, data_.num_items());
+  // Ordered by the rule (local item, rule score), shown as predicted ratings.
+  std::vector<std::pair<int32_t, double>> ranked;
+  ranked.reserve(data_.num_items());
   for (int32_t j = 0; j < data_.num_items(); ++j) {
     if (rated.count(j)) continue;
+    ranked.emplace_back(j,
+                        mf::RankingScore(ranking_rule_, u_.row(local).dot(v_.row(j)), support[j]));
+  }
+  mf::KeepTopN(top_n, &ranked);
+  std::vector<std::pair<int32_t, double>> scored;
+  for (const auto& [j, rule_score] : ranked) {
     scored.emplace_back(data_.global_items[j],
                         mf::Predict(u_, v_, local, j, data_.range) + rating_offset_);
   }
-  mf::KeepTopN(top_n, &scored);
   return scored;
+}
+
+mf::RankingOptions PartySession::TopNOptions() const {
+  mf::RankingOptions o;
+  // The top quarter of the scale: >= 4 on 1-5 (the stored range is shifted
+  // with the ratings, so this holds in their units).
+  o.relevant_min = data_.range.min + 0.75 * (data_.range.max - data_.range.min);
+  o.threads = threads_;
+  return o;
+}
+
+mf::RankingMetrics PartySession::EvaluateTestRanking(std::optional<mf::RankingRule> rule) const {
+  const std::vector<data::Rating> known = TrainingRatingsWithHeldOut();
+  const std::vector<int32_t> support = mf::ItemSupport(known, data_.num_items());
+  return mf::EvaluateRanking(known, data_.test, data_.num_users(), data_.num_items(),
+                             mf::ModelScorer(u_, v_, support, rule.value_or(ranking_rule_)),
+                             TopNOptions());
+}
+
+mf::RankingMetrics PartySession::EvaluateTestPopularity() const {
+  const std::vector<data::Rating> known = TrainingRatingsWithHeldOut();
+  const std::vector<int32_t> support = mf::ItemSupport(known, data_.num_items());
+  return mf::EvaluateRanking(known, data_.test, data_.num_users(), data_.num_items(),
+                             mf::PopularityScorer(support), TopNOptions());
 }
 
 }  // namespace fedmf::fmf

@@ -31,6 +31,7 @@
 #include "common/fmf/noise_plan.h"
 #include "common/mf/embeddings.h"
 #include "common/mf/metrics.h"
+#include "common/mf/ranking.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::fmf {
@@ -131,9 +132,24 @@ class PartySession {
   // refit that adds the held-out ratings (so it stays an honest estimate).
   mf::ErrorMetrics EvaluateValidation() const;
 
-  // Top-N items for a local user, best first: (global item id, predicted
-  // rating). Items the user rated (training or held-out ratings) are left
-  // out unless `include_rated`.
+  // Top-N quality on the test ratings (docs/results.md, section ranking):
+  // the model ranked by ranking_rule(), and the most-popular baseline (items
+  // by how many of the party's training ratings they have). Relevant: a test
+  // rating in the top quarter of the range (>= 4 on 1-5). Candidates: the
+  // items the user has no training or held-out rating for.
+  // `rule` replaces ranking_rule() (e.g. {0, 0, 0}: the prediction alone).
+  mf::RankingMetrics EvaluateTestRanking(std::optional<mf::RankingRule> rule = std::nullopt) const;
+  mf::RankingMetrics EvaluateTestPopularity() const;
+  // How Recommend orders items: the prediction, pulled toward the mean for
+  // items with few ratings and nudged by popularity, with the weights chosen
+  // on the party's validation split by NDCG@10 with the model Stage 3 chose
+  // (before its refit adds those ratings); without a validation split,
+  // mf::DefaultRankingRule.
+  const mf::RankingRule& ranking_rule() const { return ranking_rule_; }
+
+  // Top-N items for a local user, best first, ordered by ranking_rule():
+  // (global item id, predicted rating). Items the user rated (training or
+  // held-out ratings) are left out unless `include_rated`.
   absl::StatusOr<std::vector<std::pair<int32_t, double>>> Recommend(
       int32_t global_user, int32_t top_n, bool include_rated = false) const;
 
@@ -197,6 +213,8 @@ class PartySession {
   absl::Status FitEpochs(Engine engine, std::vector<data::Rating>& ratings, int32_t epochs,
                          const std::function<bool()>& after_epoch);
   bool HoldsOutValidation() const;
+  // k = 10, relevant = the top quarter of the range, this session's threads.
+  mf::RankingOptions TopNOptions() const;
   DpIterationSpec VflFinetuneSpec() const;
 
   JobConfig config_;
@@ -226,6 +244,8 @@ class PartySession {
   // kAlternate after Finish: the chosen model's validation error, measured
   // before the final refit that trains on the held-out ratings too.
   std::optional<mf::ErrorMetrics> selected_validation_;
+  mf::RankingRule ranking_rule_;  // FinetuneOnValidation chooses it
+  bool ranking_rule_chosen_ = false;
   int32_t refit_phase_ = 0;  // kAlternate: last phase U was refit for
 };
 

@@ -127,8 +127,10 @@ absl::StatusOr<SavedPartyModel> PartyModelFrom(std::string name, const data::Par
                                                const mf::Matrix& u, const mf::Matrix& v,
                                                double rating_offset,
                                                const std::vector<std::string>& user_ids,
-                                               const std::vector<std::string>& item_ids) {
+                                               const std::vector<std::string>& item_ids,
+                                               const mf::RankingRule& ranking) {
   SavedPartyModel out;
+  out.ranking = ranking;
   out.name = std::move(name);
   out.u = u;
   out.v = v;
@@ -180,7 +182,11 @@ absl::Status WriteSavedModel(const std::string& dir, const SavedModel& model) {
                        {"dim", p.u.cols()},
                        {"range", {p.range.min, p.range.max}},
                        {"rating_offset", p.rating_offset},
-                       {"rated", p.rated.size()}});
+                       {"rated", p.rated.size()},
+                       {"ranking",
+                        {{"shrinkage", p.ranking.shrinkage},
+                         {"popularity_weight", p.ranking.popularity_weight},
+                         {"mean", p.ranking.mean}}}});
   }
   const nlohmann::json meta = {{"format", "fedmf-model"},
                                {"version", kVersion},
@@ -238,6 +244,20 @@ absl::StatusOr<SavedModel> ReadSavedModel(const std::string& dir) {
     const int64_t dim = p["dim"].get<int64_t>(), rated = p["rated"].get<int64_t>();
     party.range = {p["range"][0].get<double>(), p["range"][1].get<double>()};
     party.rating_offset = p["rating_offset"].get<double>();
+    if (p.contains("ranking")) {
+      const nlohmann::json& r = p["ranking"];
+      const auto number = [&r](const char* key) {
+        return r.is_object() && r.contains(key) && r[key].is_number() &&
+               std::isfinite(r[key].get<double>());
+      };
+      if (!number("shrinkage") || !number("popularity_weight") || !number("mean") ||
+          r["shrinkage"].get<double>() < 0 || r["popularity_weight"].get<double>() < 0) {
+        return absl::DataLossError(absl::StrCat(
+            field, ".ranking: needs finite shrinkage >= 0, popularity_weight >= 0 and mean"));
+      }
+      party.ranking = {r["shrinkage"].get<double>(), r["popularity_weight"].get<double>(),
+                       r["mean"].get<double>()};
+    }
     const std::string base = (fs::path(dir) / party.name).string();
     ASSIGN_OR_RETURN(party.user_ids, ReadLines(base + ".users.txt", users));
     ASSIGN_OR_RETURN(party.item_ids, ReadLines(base + ".items.txt", items));
@@ -277,15 +297,21 @@ absl::StatusOr<std::vector<std::pair<std::string, double>>> RecommendFromModel(
       if (u == row) rated.insert(i);
     }
   }
-  std::vector<std::pair<int32_t, double>> scored;
+  std::vector<int32_t> support(model.item_ids.size(), 0);
+  for (const auto& [u, i] : model.rated) ++support[i];
+  // Ordered by the rule, shown as predicted ratings.
+  std::vector<std::pair<int32_t, double>> ranked;
   for (int32_t j = 0; j < static_cast<int32_t>(model.item_ids.size()); ++j) {
     if (rated.count(j)) continue;
-    scored.emplace_back(j,
-                        mf::Predict(model.u, model.v, row, j, model.range) + model.rating_offset);
+    ranked.emplace_back(
+        j, mf::RankingScore(model.ranking, model.u.row(row).dot(model.v.row(j)), support[j]));
   }
-  mf::KeepTopN(top_n, &scored);
+  mf::KeepTopN(top_n, &ranked);
   std::vector<std::pair<std::string, double>> out;
-  for (const auto& [item, score] : scored) out.emplace_back(model.item_ids[item], score);
+  for (const auto& [item, rule_score] : ranked) {
+    out.emplace_back(model.item_ids[item],
+                     mf::Predict(model.u, model.v, row, item, model.range) + model.rating_offset);
+  }
   return out;
 }
 

@@ -7,7 +7,9 @@
 // Format (version 1), a directory:
 //   model.json        {"format": "fedmf-model", "version": 1, "setting", "job",
 //                      "parties": [{"name", "users", "items", "dim",
-//                      "range": [min, max], "rating_offset", "rated"}]}
+//                      "range": [min, max], "rating_offset", "rated",
+//                      "ranking": {"shrinkage", "popularity_weight", "mean"}}]}
+//                    ("ranking" optional: absent = rank by the prediction alone)
 //   <name>.users.txt  the party's user ids, one per line, row order of U
 //   <name>.items.txt  its item ids, one per line, row order of V
 //   <name>.u.f64      U: users x dim little-endian doubles, row-major
@@ -26,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"
 #include "common/mf/embeddings.h"
+#include "common/mf/ranking.h"
 
 namespace fedmf::fmf {
 
@@ -37,6 +40,9 @@ struct SavedPartyModel {
   data::RatingRange range;                         // predictions are clamped to it, then
   double rating_offset = 0;                        //   the offset is added (negative scales)
   std::vector<std::pair<int32_t, int32_t>> rated;  // (user row, item row)
+  // How recommendations are ordered (mf/ranking.h; chosen on the party's
+  // validation ratings when it trained): the rule's support is `rated`.
+  mf::RankingRule ranking;
 };
 
 struct SavedModel {
@@ -52,7 +58,8 @@ absl::StatusOr<SavedPartyModel> PartyModelFrom(std::string name, const data::Par
                                                const mf::Matrix& u, const mf::Matrix& v,
                                                double rating_offset,
                                                const std::vector<std::string>& user_ids,
-                                               const std::vector<std::string>& item_ids);
+                                               const std::vector<std::string>& item_ids,
+                                               const mf::RankingRule& ranking = {});
 
 // Writes `model` into `dir` (created if missing; the files it names are
 // replaced). Checks shapes first, so nothing is written for a bad model.
@@ -60,8 +67,9 @@ absl::Status WriteSavedModel(const std::string& dir, const SavedModel& model);
 // Reads a directory WriteSavedModel wrote; errors name the file and field.
 absl::StatusOr<SavedModel> ReadSavedModel(const std::string& dir);
 
-// Top-N items for `user`, best first (score = clamped prediction + offset;
-// ties by item row). Items the user rated are left out unless include_rated.
+// Top-N items for `user`, best first by model.ranking (support: `rated`;
+// ties by item row), each with its predicted rating (clamped + offset).
+// Items the user rated are left out unless include_rated.
 absl::StatusOr<std::vector<std::pair<std::string, double>>> RecommendFromModel(
     const SavedPartyModel& model, const std::string& user, int32_t top_n, bool include_rated);
 

@@ -183,6 +183,7 @@ absl::Status CollectResults(const JobConfig& config, Parties& parties, Simulatio
   const std::vector<NoisePlan>& party_plans = parties.plans;
   const size_t s = sessions.size();
   std::vector<mf::ErrorMetrics> tests, trains, validations;
+  std::vector<mf::RankingMetrics> rankings, popularities, by_prediction;
   for (size_t k = 0; k < s; ++k) {
     PartyResult r;
     r.party = parties.sizes[k].party;
@@ -193,6 +194,15 @@ absl::Status CollectResults(const JobConfig& config, Parties& parties, Simulatio
     r.train = sessions[k]->EvaluateTrain();
     r.validation = sessions[k]->EvaluateValidation();
     if (r.validation.count > 0) validations.push_back(r.validation);
+    r.ranking_rule = sessions[k]->ranking_rule();
+    if (config.measure_ranking) {
+      r.ranking = sessions[k]->EvaluateTestRanking();
+      r.popularity = sessions[k]->EvaluateTestPopularity();
+      r.ranking_by_prediction = sessions[k]->EvaluateTestRanking(mf::RankingRule{});
+      rankings.push_back(r.ranking);
+      popularities.push_back(r.popularity);
+      by_prediction.push_back(r.ranking_by_prediction);
+    }
     r.steps = sessions[k]->steps_charged();
     r.learning_rate = sessions[k]->StepLearningRate();
     std::tie(r.user_embeddings, r.item_embeddings) = sessions[k]->TakeEmbeddings();
@@ -223,6 +233,9 @@ absl::Status CollectResults(const JobConfig& config, Parties& parties, Simulatio
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);
   if (!validations.empty()) result.validation = mf::Combine(validations);
+  result.ranking = mf::CombineRanking(rankings);
+  result.popularity = mf::CombineRanking(popularities);
+  result.ranking_by_prediction = mf::CombineRanking(by_prediction);
   return absl::OkStatus();
 }
 

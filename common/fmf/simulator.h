@@ -14,6 +14,7 @@
 #include "common/fmf/job_config.h"
 #include "common/fmf/noise_plan.h"
 #include "common/mf/metrics.h"
+#include "common/mf/ranking.h"
 
 namespace fedmf::fmf {
 
@@ -55,6 +56,12 @@ struct PartyResult {
   // range plus rating_offset.
   mf::Matrix user_embeddings, item_embeddings;
   double rating_offset = 0;
+  // How the party ranks recommendations (PartySession::ranking_rule), and
+  // with JobConfig::measure_ranking its top-N quality on the test ratings
+  // and the most-popular baseline's (users = 0 when not measured).
+  mf::RankingRule ranking_rule;
+  mf::RankingMetrics ranking, popularity;
+  mf::RankingMetrics ranking_by_prediction;  // the same model ranked by its prediction alone
 };
 
 struct RoundProgress {
@@ -76,7 +83,9 @@ struct SimulationResult {
   mf::ErrorMetrics test;  // all parties' test ratings pooled
   mf::ErrorMetrics train;
   mf::ErrorMetrics validation;  // pooled over parties; count 0 when none held out
-  double epsilon = 0;           // max over parties (parallel composition)
+  // Pooled over parties (weighted by measured users) when measured.
+  mf::RankingMetrics ranking, popularity, ranking_by_prediction;
+  double epsilon = 0;  // max over parties (parallel composition)
   // VFL per user: a user's ratings sit at every party, so removing the user
   // changes all s releases; the parties' RDP curves composed (not the FMF
   // paper's sqrt(sum eps_k^2), Theorem 4, which does not hold). Unset for

@@ -21,4 +21,11 @@ absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& wha
   return std::make_pair(host, port);
 }
 
+std::string BoundUrl(const std::string& listen, int port) {
+  absl::StatusOr<std::pair<std::string, int>> parts = SplitHostPort("listen", listen);
+  const std::string host = parts.ok() ? parts->first : listen;
+  const bool v6 = host.find(':') != std::string::npos;
+  return absl::StrCat("http://", v6 ? "[" : "", host, v6 ? "]" : "", ":", port);
+}
+
 }  // namespace fedmf::metrics

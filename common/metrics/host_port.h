@@ -15,6 +15,10 @@ namespace fedmf::metrics {
 absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& what,
                                                           const std::string& listen);
 
+// "http://HOST:PORT" of a listener configured as `listen` that bound `port`
+// (listen's port may be 0: "any free port"); IPv6 hosts in brackets.
+std::string BoundUrl(const std::string& listen, int port);
+
 }  // namespace fedmf::metrics
 
 #endif  // FEDMF_COMMON_METRICS_HOST_PORT_H_

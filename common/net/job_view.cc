@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <string>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "common/base/peer_text.h"
 
 namespace fedmf::net {
@@ -27,6 +30,27 @@ std::string PartyWord(const v1::PartyStatus& p) {
   if (p.accepted()) return "accepted";
   // A party's own text: escaped (and bounded) wherever it is shown.
   return absl::StrCat("refused: ", base::EscapePeerText(p.refusal()));
+}
+
+std::string PartyWord(const v1::JobStatus& st, const v1::PartyStatus& p) {
+  const bool ended = st.state() == v1::JOB_STATE_FAILED || st.state() == v1::JOB_STATE_FINISHED;
+  if (p.replied() || !ended) return PartyWord(p);
+  const std::string how = st.state() == v1::JOB_STATE_FAILED ? "failed" : "finished";
+  // An align_users job asks for the sizes after the intersection: a party
+  // that accepted and was still aligning has not "replied" yet.
+  if (st.spec().align_users()) {
+    return absl::StrCat("no final answer: the job ", how, " during the user alignment");
+  }
+  return absl::StrCat("no answer (the job ", how, ")");
+}
+
+std::string SettingWord(v1::Setting setting) {
+  std::string name = v1::Setting_Name(setting);
+  constexpr absl::string_view kPrefix = "SETTING_";
+  if (absl::StartsWith(name, kPrefix)) name = name.substr(kPrefix.size());
+  name = absl::AsciiStrToLower(name);
+  absl::StrReplaceAll({{"_", "-"}}, &name);
+  return name;
 }
 
 int32_t TotalRounds(const v1::JobStatus& st) {

@@ -19,6 +19,14 @@ namespace fedmf::net {
 std::string JobWord(const v1::JobStatus& st);
 // "pending" (has not answered the offer), "accepted", "refused: <reason>".
 std::string PartyWord(const v1::PartyStatus& p);
+// As above in its job: a party that never answered a job that has ended is
+// not "pending" but "no answer (the job ended: failed)"; one that accepted an
+// align_users job whose alignment ended it first, "accepted, users not
+// aligned (the job failed)".
+std::string PartyWord(const v1::JobStatus& st, const v1::PartyStatus& p);
+// "hfl", "vfl", "hfl-synsgd", "coupling", "lfl", "hua-s3": the setting as
+// job files and the CLI write it (not the proto's SETTING_HFL).
+std::string SettingWord(v1::Setting setting);
 // Rounds the job will run (HFL-synSGD: T x T' aggregations).
 int32_t TotalRounds(const v1::JobStatus& st);
 

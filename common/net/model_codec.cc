@@ -1,6 +1,7 @@
 #include "common/net/model_codec.h"
 
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -49,6 +50,9 @@ v1::ExportModelResponse ModelToProto(const fmf::SavedPartyModel& model, const st
     rated.append(reinterpret_cast<const char*>(&item), 4);
   }
   out.set_rated(std::move(rated));
+  out.set_ranking_shrinkage(model.ranking.shrinkage);
+  out.set_ranking_popularity_weight(model.ranking.popularity_weight);
+  out.set_ranking_mean(model.ranking.mean);
   return out;
 }
 
@@ -67,6 +71,13 @@ absl::StatusOr<fmf::SavedPartyModel> ModelFromProto(const v1::ExportModelRespons
   m.v = std::move(*v);
   m.range = {proto.range_min(), proto.range_max()};
   m.rating_offset = proto.rating_offset();
+  if (!std::isfinite(proto.ranking_shrinkage()) || proto.ranking_shrinkage() < 0 ||
+      !std::isfinite(proto.ranking_popularity_weight()) || proto.ranking_popularity_weight() < 0 ||
+      !std::isfinite(proto.ranking_mean())) {
+    return absl::InvalidArgumentError(
+        "fields 'ranking_*': need finite shrinkage >= 0, popularity weight >= 0 and mean");
+  }
+  m.ranking = {proto.ranking_shrinkage(), proto.ranking_popularity_weight(), proto.ranking_mean()};
   if (proto.rated().size() % 8 != 0) {
     return absl::InvalidArgumentError("field 'rated': not whole (user, item) pairs");
   }

@@ -200,8 +200,12 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
   if (peer.name.empty() &&
       X509_check_host(theirs.get(), host.c_str(), host.size(), 0, nullptr) != 1 &&
       X509_check_ip_asc(theirs.get(), host.c_str(), 0) != 1) {
-    return absl::StrCat(address, "'s certificate ('", id->name, "') has no SAN for '", host,
-                        "' (reissue it with `fedmf ca issue … --san ", host, "`)");
+    // fedmf dials daemons by certificate name: the fix is to name the peer,
+    // not to add the address to its certificate.
+    return absl::StrCat(address, " presents the certificate of '", id->name, "' (role ",
+                        pki::RoleToString(id->role), "), which is not valid for '", host,
+                        "': fedmf dials a daemon by its certificate name; pass ", peer.name_option,
+                        " ", id->name, " if that daemon is the one meant");
   }
   // Under TLS 1.3 the server checks our certificate after the handshake
   // finished on our side: its verdict is either its first HTTP/2 bytes or

@@ -5,33 +5,30 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <set>
 #include <string_view>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/base/status_macros.h"
+#include "common/pki/certificate_request.h"
 #include "common/pki/internal/openssl_helpers.h"
+#include "common/pki/internal/subject_alt_names.h"
 
 namespace fedmf::pki {
 namespace {
 
 using internal::Asn1IntegerPtr;
-using internal::Asn1OctetStringPtr;
 using internal::BignumPtr;
 using internal::EvpPkeyPtr;
-using internal::GeneralNamePtr;
 using internal::GeneralNamesPtr;
 using internal::OpensslError;
 using internal::X509ExtensionPtr;
 using internal::X509Ptr;
 
-constexpr mode_t kKeyMode = 0600;
 constexpr mode_t kCertMode = 0644;
 // Directories we create hold private keys.
 constexpr mode_t kDirMode = 0700;
@@ -82,104 +79,10 @@ absl::Status ValidateFederationName(absl::string_view name) {
   return absl::OkStatus();
 }
 
-// Hostnames as they appear in SANs. Underscores are tolerated because
-// container runtimes hand them out as service names; a numeric last label is
-// refused because it is almost always a mistyped IP address.
-absl::Status ValidateDnsName(absl::string_view dns) {
-  const auto bad = [&](absl::string_view why) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", dns, "' is neither an IP address nor a valid DNS name: ", why));
-  };
-  if (dns.empty() || dns.size() > 253) return bad("must be 1-253 characters");
-  absl::string_view last;
-  for (absl::string_view label : absl::StrSplit(dns, '.')) {
-    if (label.empty() || label.size() > 63) {
-      return bad("each dot-separated label must be 1-63 characters");
-    }
-    for (const char c : label) {
-      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') {
-        return bad("labels may contain only letters, digits, '-' and '_'");
-      }
-    }
-    if (label.front() == '-' || label.back() == '-') {
-      return bad("labels must not start or end with '-'");
-    }
-    last = label;
-  }
-  bool all_digits = true;
-  for (const char c : last) {
-    all_digits = all_digits && absl::ascii_isdigit(static_cast<unsigned char>(c));
-  }
-  if (all_digits) return bad("the last label is numeric");
-  return absl::OkStatus();
-}
+using internal::SanEntry;
 
-bool LooksLikeIp(absl::string_view s) {
-  if (s.empty()) return false;
-  for (const char c : s) {
-    if (!absl::ascii_isxdigit(static_cast<unsigned char>(c)) && c != '.' && c != ':') {
-      return false;
-    }
-  }
-  return true;
-}
-
-// One subjectAltName entry, already parsed and validated.
-struct SanEntry {
-  bool is_ip = false;
-  std::string value;  // DNS name, or the raw 4/16 address bytes.
-};
-
-absl::StatusOr<std::vector<SanEntry>> BuildSanEntries(const std::string& name,
-                                                      const std::vector<std::string>& extra) {
-  std::vector<SanEntry> out;
-  std::set<std::string> seen;  // Dedupe: "dns:<lower>" / "ip:<bytes>".
-  const auto add_dns = [&](absl::string_view dns) {
-    if (seen.insert(absl::StrCat("dns:", absl::AsciiStrToLower(dns))).second) {
-      out.push_back({false, std::string(dns)});
-    }
-  };
-  add_dns(name);
-  for (const std::string& entry : extra) {
-    if (LooksLikeIp(entry)) {
-      Asn1OctetStringPtr ip(a2i_IPADDRESS(entry.c_str()));
-      ERR_clear_error();  // A failed parse only means "not an IP".
-      if (ip) {
-        std::string bytes(reinterpret_cast<const char*>(ASN1_STRING_get0_data(ip.get())),
-                          static_cast<size_t>(ASN1_STRING_length(ip.get())));
-        if (seen.insert(absl::StrCat("ip:", bytes)).second) {
-          out.push_back({true, std::move(bytes)});
-        }
-        continue;
-      }
-    }
-    RETURN_IF_ERROR(ValidateDnsName(entry));
-    add_dns(entry);
-  }
-  return out;
-}
-
-// SANs are built as GENERAL_NAMEs rather than through OpenSSL's config-string
-// syntax, so a hostile entry (e.g. "x,IP:1.2.3.4") cannot smuggle in extra
-// names.
 absl::Status AddSubjectAltNames(X509* cert, const std::vector<SanEntry>& sans) {
-  GeneralNamesPtr names(GENERAL_NAMES_new());
-  if (!names) return OpensslError("GENERAL_NAMES_new failed");
-  for (const SanEntry& san : sans) {
-    GeneralNamePtr gn(GENERAL_NAME_new());
-    ASN1_STRING* value = ASN1_STRING_type_new(san.is_ip ? V_ASN1_OCTET_STRING : V_ASN1_IA5STRING);
-    if (!gn || value == nullptr ||
-        ASN1_STRING_set(value, san.value.data(), static_cast<int>(san.value.size())) != 1) {
-      ASN1_STRING_free(value);
-      return OpensslError("cannot build subjectAltName");
-    }
-    // Takes ownership of `value`.
-    GENERAL_NAME_set0_value(gn.get(), san.is_ip ? GEN_IPADD : GEN_DNS, value);
-    if (sk_GENERAL_NAME_push(names.get(), gn.get()) <= 0) {
-      return OpensslError("cannot build subjectAltName");
-    }
-    gn.release();  // Now owned by `names`.
-  }
+  ASSIGN_OR_RETURN(GeneralNamesPtr names, internal::ToGeneralNames(sans));
   if (X509_add1_ext_i2d(cert, NID_subject_alt_name, names.get(), 0, X509V3_ADD_DEFAULT) != 1) {
     return OpensslError("cannot add subjectAltName");
   }
@@ -197,12 +100,6 @@ absl::Status AddExtension(X509* cert, X509* issuer, int nid, const char* value) 
     return OpensslError(absl::StrCat("cannot add extension ", OBJ_nid2sn(nid), "=", value));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<EvpPkeyPtr> GenerateKey() {
-  EvpPkeyPtr key(EVP_EC_gen("P-256"));
-  if (!key) return OpensslError("cannot generate an ECDSA P-256 key");
-  return key;
 }
 
 // 128 random bits: serials must be unique per CA, and unpredictable serials
@@ -264,20 +161,6 @@ absl::Status Sign(X509* cert, EVP_PKEY* key) {
 absl::Status RefuseExisting(const std::string& path, absl::string_view hint) {
   if (internal::FileExists(path)) {
     return absl::AlreadyExistsError(absl::StrCat(path, " already exists; ", hint));
-  }
-  return absl::OkStatus();
-}
-
-// Writes key then certificate. If the certificate cannot be written, the key
-// we just created is removed again so a retry starts clean.
-absl::Status WriteKeyAndCert(const std::string& key_path, const std::string& key_pem,
-                             const std::string& cert_path, const std::string& cert_pem) {
-  if (absl::Status s = internal::WriteNewFileAtomically(key_path, key_pem, kKeyMode); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = internal::WriteNewFileAtomically(cert_path, cert_pem, kCertMode); !s.ok()) {
-    ::unlink(key_path.c_str());
-    return s;
   }
   return absl::OkStatus();
 }
@@ -375,7 +258,7 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   RETURN_IF_ERROR(RefuseExisting(key_path, kHint));
   RETURN_IF_ERROR(RefuseExisting(cert_path, kHint));
 
-  ASSIGN_OR_RETURN(EvpPkeyPtr key, GenerateKey());
+  ASSIGN_OR_RETURN(EvpPkeyPtr key, internal::GenerateP256Key());
   absl::StatusOr<X509Ptr> cert = NewCertificate(key.get(), absl::Now() + validity,
                                                 {{"CN", absl::StrCat(federation_name, " CA")}});
   if (!cert.ok()) return cert.status();
@@ -395,7 +278,8 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
 
   ASSIGN_OR_RETURN(std::string key_pem, internal::PrivateKeyToPem(key.get()));
   ASSIGN_OR_RETURN(std::string cert_pem, internal::CertificateToPem(x));
-  if (absl::Status s = WriteKeyAndCert(key_path, key_pem, cert_path, cert_pem); !s.ok()) {
+  if (absl::Status s = internal::WriteKeyAndPublicFile(key_path, key_pem, cert_path, cert_pem);
+      !s.ok()) {
     return absl::IsAlreadyExists(s)
                ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", kHint))
                : s;
@@ -403,16 +287,16 @@ absl::Status InitCa(const std::string& dir, const std::string& federation_name,
   return absl::OkStatus();
 }
 
-absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_dir,
-                              const std::string& name, Role role,
-                              const std::vector<std::string>& dns_names_or_ips,
-                              absl::Duration validity) {
-  ERR_clear_error();
-  // Validate everything the caller gave us before touching the disk.
-  RETURN_IF_ERROR(ValidateName(name));
-  RETURN_IF_ERROR(ValidateValidity(validity));
-  ASSIGN_OR_RETURN(std::vector<SanEntry> sans, BuildSanEntries(name, dns_names_or_ips));
+namespace {
 
+// Signs a leaf certificate for `subject_key` and writes out_dir/<name>.crt,
+// plus out_dir/<name>.key when `key_pem` is given (ca issue: the CA made the
+// key) and a copy of ca.crt unless it is there. Nothing in the certificate
+// comes from elsewhere than the arguments: a request's extensions are never
+// copied.
+absl::Status IssueLeaf(const std::string& ca_dir, const std::string& out_dir,
+                       const std::string& name, Role role, const std::vector<SanEntry>& sans,
+                       absl::Duration validity, EVP_PKEY* subject_key, const std::string* key_pem) {
   ASSIGN_OR_RETURN(LoadedCa ca, LoadCa(ca_dir));
   const absl::Time now = absl::Now();
   const absl::Time not_after = now + validity;
@@ -437,9 +321,12 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
   const std::string key_path = PathIn(out_dir, absl::StrCat(name, ".key"));
   const std::string cert_path = PathIn(out_dir, absl::StrCat(name, ".crt"));
   const std::string ca_copy_path = PathIn(out_dir, "ca.crt");
-  const std::string hint = absl::StrCat("refusing to overwrite; to re-issue '", name, "', delete ",
-                                        key_path, " and ", cert_path, " first");
-  RETURN_IF_ERROR(RefuseExisting(key_path, hint));
+  const std::string hint = key_pem != nullptr
+                               ? absl::StrCat("refusing to overwrite; to re-issue '", name,
+                                              "', delete ", key_path, " and ", cert_path, " first")
+                               : absl::StrCat("refusing to overwrite; to sign again for '", name,
+                                              "', delete ", cert_path, " first");
+  if (key_pem != nullptr) RETURN_IF_ERROR(RefuseExisting(key_path, hint));
   RETURN_IF_ERROR(RefuseExisting(cert_path, hint));
   const bool have_ca_copy = internal::FileExists(ca_copy_path);
   if (have_ca_copy) {
@@ -448,9 +335,8 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
     }
   }
 
-  ASSIGN_OR_RETURN(EvpPkeyPtr key, GenerateKey());
   absl::StatusOr<X509Ptr> cert =
-      NewCertificate(key.get(), not_after, {{"CN", name}, {"OU", std::string(RoleToString(role))}});
+      NewCertificate(subject_key, not_after, {{"CN", name}, {"OU", RoleToString(role)}});
   if (!cert.ok()) return cert.status();
   X509* x = cert->get();
   if (X509_set_issuer_name(x, X509_get_subject_name(ca.cert.get())) != 1) {
@@ -470,12 +356,14 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
   RETURN_IF_ERROR(AddSubjectAltNames(x, sans));
   RETURN_IF_ERROR(Sign(x, ca.key.get()));
 
-  ASSIGN_OR_RETURN(std::string key_pem, internal::PrivateKeyToPem(key.get()));
   ASSIGN_OR_RETURN(std::string cert_pem, internal::CertificateToPem(x));
-  if (absl::Status s = WriteKeyAndCert(key_path, key_pem, cert_path, cert_pem); !s.ok()) {
-    return absl::IsAlreadyExists(s)
-               ? absl::AlreadyExistsError(absl::StrCat(s.message(), "; ", hint))
-               : s;
+  absl::Status written =
+      key_pem != nullptr ? internal::WriteKeyAndPublicFile(key_path, *key_pem, cert_path, cert_pem)
+                         : internal::WriteNewFileAtomically(cert_path, cert_pem, kCertMode);
+  if (!written.ok()) {
+    return absl::IsAlreadyExists(written)
+               ? absl::AlreadyExistsError(absl::StrCat(written.message(), "; ", hint))
+               : written;
   }
   if (!have_ca_copy) {
     absl::Status s = internal::WriteNewFileAtomically(ca_copy_path, ca.cert_pem, kCertMode);
@@ -485,6 +373,42 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
     if (!s.ok()) return s;
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_dir,
+                              const std::string& name, Role role,
+                              const std::vector<std::string>& dns_names_or_ips,
+                              absl::Duration validity) {
+  ERR_clear_error();
+  // Validate everything the caller gave us before touching the disk.
+  RETURN_IF_ERROR(ValidateName(name));
+  RETURN_IF_ERROR(ValidateValidity(validity));
+  ASSIGN_OR_RETURN(std::vector<SanEntry> sans, internal::BuildSanEntries(name, dns_names_or_ips));
+  ASSIGN_OR_RETURN(EvpPkeyPtr key, internal::GenerateP256Key());
+  ASSIGN_OR_RETURN(std::string key_pem, internal::PrivateKeyToPem(key.get()));
+  return IssueLeaf(ca_dir, out_dir, name, role, sans, validity, key.get(), &key_pem);
+}
+
+absl::StatusOr<CertificateRequestInfo> SignCertificateRequest(
+    const std::string& ca_dir, const std::string& csr_path, const std::string& out_dir,
+    const CertificateRequestExpectation& expected, absl::Duration validity) {
+  ERR_clear_error();
+  RETURN_IF_ERROR(ValidateName(expected.name));
+  RETURN_IF_ERROR(ValidateValidity(validity));
+  ASSIGN_OR_RETURN(std::vector<SanEntry> sans,
+                   internal::BuildSanEntries(expected.name, expected.sans));
+  ASSIGN_OR_RETURN(std::string csr_pem, internal::ReadSmallFile(csr_path));
+  ASSIGN_OR_RETURN(CertificateRequestInfo info,
+                   CheckCertificateRequest(csr_pem, csr_path, expected));
+  ASSIGN_OR_RETURN(internal::X509ReqPtr req,
+                   internal::ParseCertificateRequestPem(csr_pem, csr_path));
+  EVP_PKEY* subject_key = X509_REQ_get0_pubkey(req.get());
+  if (subject_key == nullptr) return OpensslError(absl::StrCat(csr_path, ": no public key"));
+  RETURN_IF_ERROR(IssueLeaf(ca_dir, out_dir, expected.name, expected.role, sans, validity,
+                            subject_key, /*key_pem=*/nullptr));
+  return info;
 }
 
 }  // namespace fedmf::pki

@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/pki/certificate_request.h"
 #include "common/pki/role.h"
 
 namespace fedmf::pki {
@@ -43,6 +45,18 @@ absl::Status IssueCertificate(const std::string& ca_dir, const std::string& out_
                               const std::string& name, Role role,
                               const std::vector<std::string>& dns_names_or_ips,
                               absl::Duration validity);
+
+// Signs the request in `csr_path` (certificate_request.h: made by
+// `fedmf ca request` on the partner's host) after CheckCertificateRequest
+// against `expected`: writes out_dir/<name>.crt for the request's public key
+// (subject, SANs and extensions exactly as IssueCertificate makes them; SANs
+// DNS:<name> plus expected.sans, nothing taken from the request) and copies
+// ca.crt into out_dir. No private key is written or ever seen. Errors as
+// IssueCertificate, plus NotFound for a missing request and InvalidArgument
+// for a request that is refused (the message says why).
+absl::StatusOr<CertificateRequestInfo> SignCertificateRequest(
+    const std::string& ca_dir, const std::string& csr_path, const std::string& out_dir,
+    const CertificateRequestExpectation& expected, absl::Duration validity);
 
 }  // namespace fedmf::pki
 

@@ -4,6 +4,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509_vfy.h>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
@@ -103,6 +104,17 @@ absl::StatusOr<absl::Time> CertificateNotAfter(const std::string& pem) {
   ERR_clear_error();
   ASSIGN_OR_RETURN(X509Ptr cert, internal::ParseCertificatePem(pem, "certificate"));
   return internal::Asn1TimeToAbsl(X509_get0_notAfter(cert.get()));
+}
+
+absl::StatusOr<std::string> CertificateFingerprint(const std::string& pem) {
+  ASSIGN_OR_RETURN(internal::X509Ptr cert, internal::ParseCertificatePem(pem, "certificate"));
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (X509_digest(cert.get(), EVP_sha256(), digest, &len) != 1) {
+    return internal::OpensslError("cannot hash the certificate");
+  }
+  return absl::StrCat("sha256:", absl::BytesToHexString(absl::string_view(
+                                     reinterpret_cast<const char*>(digest), len)));
 }
 
 }  // namespace fedmf::pki

@@ -36,6 +36,11 @@ absl::Status VerifyCertificate(const std::string& cert_pem, const std::string& c
 // notAfter of the first certificate in `pem`, for expiry warnings and metrics.
 absl::StatusOr<absl::Time> CertificateNotAfter(const std::string& pem);
 
+// "sha256:<64 hex>" over the first certificate's DER encoding (what
+// `openssl x509 -fingerprint -sha256` shows, without colons): read out of band
+// to check a copy of ca.crt is the federation's.
+absl::StatusOr<std::string> CertificateFingerprint(const std::string& pem);
+
 }  // namespace fedmf::pki
 
 #endif  // FEDMF_COMMON_PKI_IDENTITY_H_

@@ -522,8 +522,13 @@ FmfJob::Step FmfJob::AdvanceRound(absl::Time now,
   }
   const int32_t min_parties = std::max(1, stored_.spec.min_parties());
   if (static_cast<int32_t>(summary->contributors.size()) < min_parties) {
-    return Failed(absl::StrCat("round ", summary->round, ": only ", summary->contributors.size(),
-                               " parties answered, ", min_parties, " needed"));
+    const size_t answered = summary->contributors.size();
+    return Failed(absl::StrCat("round ", summary->round, ": only ", answered,
+                               answered == 1 ? " party" : " parties", " answered, ", min_parties,
+                               " needed; no answer from ",
+                               record.missing().empty() ? std::string("an accepted party")
+                                                        : absl::StrJoin(record.missing(), ", "),
+                               " before the round deadline"));
   }
   stored_.rounds.push_back(record);
   stored_.round = session.round();

@@ -193,6 +193,14 @@ v1::JobStatus JobCoordinator::StatusLocked(const StoredJob& stored) const {
     ps->set_accepted(p.accepted);
     ps->set_refusal(base::EscapePeerText(p.refusal, max_text));
     ps->set_epsilon_spent(p.epsilon);
+    if (!p.accepted && p.epsilon == 0) {
+      // A refusal (or no answer) carries no spend: show the ledger as the party last
+      // reported it (to any job since this server started).
+      if (auto it = counters_.epsilon_by_party.find(p.name);
+          it != counters_.epsilon_by_party.end()) {
+        ps->set_epsilon_spent(it->second);
+      }
+    }
     ps->set_test_mse(p.test_mse);
     ps->set_test_count(p.test_count);
     ps->set_last_round(p.last_round);

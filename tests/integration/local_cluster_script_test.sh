@@ -70,6 +70,13 @@ assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 and led["max_epsilon"] == 10, led
 assert float(sys.argv[2]) == 11, sys.argv[2]  # 10 rounds + the size release
 assert abs(float(sys.argv[3]) - led["epsilon_spent"]) < 1e-9, (sys.argv[3], led)
 PY
+  # The text says what its lines are: the columns, and which charge is the
+  # size release (issue 56, item 9).
+  text=$(cli ledger --party "${!var}" --party-name "$p")
+  grep -q '^  (per charge: the job, its round, the sampling rate q' <<< "$text" ||
+    fail "$p ledger text explains no columns: $text"
+  grep -q '^  hfl-demo  *round   11  q=1 z=.*steps=1 per [a-z]*  (the size release' <<< "$text" ||
+    fail "$p ledger text does not name the size release: $text"
 done
 
 # ---- Hua S3: the device host's 50 users, masked reports through the aggregator

@@ -143,6 +143,16 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
   const std::string again = Fedmf("job cancel --server " + Server() + " --job slow", &code);
   EXPECT_NE(code, 0);
   EXPECT_TRUE(absl::StrContains(again, "nothing to cancel")) << again;
+  // Issue 56, item 7: the text list writes the setting as job files do, and
+  // under a failed job its reason and one line per party that took no part.
+  const std::string text_list = Fedmf("job list --server " + Server(), &code);
+  ASSERT_EQ(code, 0) << text_list;
+  EXPECT_FALSE(absl::StrContains(text_list, "SETTING_")) << text_list;
+  EXPECT_TRUE(
+      absl::StrContains(text_list, "    cancelled by operator operator before it started\n"))
+      << text_list;
+  EXPECT_TRUE(absl::StrContains(text_list, "    party-0              no answer (the job failed)\n"))
+      << text_list;
   // watch on a failed job says so and exits 1.
   const std::string failed = Fedmf("job watch --server " + Server() + " --job slow", &code);
   EXPECT_EQ(code, 1) << failed;

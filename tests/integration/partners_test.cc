@@ -472,11 +472,13 @@ TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
     std::ofstream bad(Path("bad.csv"));
     bad << "user,item,rating\nacct-1,sku:1,4\nacct-2,sku:2,four\n";
   }
+  std::ofstream(Path("items.txt")) << "sku:1\nsku:2\n";
   cli::ClusterOptions o = Options("hfl", 2);
   for (int k = 0; k < 2; ++k) {
     cli::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(k == 0 ? "bad.csv" : "absent.csv");
+    p.catalogue = Path("items.txt");
     o.party_overrides[k] = p;
   }
   auto cluster = cli::LocalCluster::Create(o);
@@ -498,6 +500,62 @@ TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
     EXPECT_FALSE(absl::StrContains(*log, "registered with")) << *log;
   }
   EXPECT_FALSE(absl::StrContains(cluster_->ServerLog(), "registered")) << cluster_->ServerLog();
+}
+
+// Issue 56, items 2 and 3: a party checks its file against the catalogue
+// before it registers. A file of another item-id scheme refuses to start
+// (exit 4) with file:line and the fix, naming no "party 0"; a file with some
+// items outside the catalogue starts, and its log warns with the count and the
+// first file:line.
+TEST_F(PartnersTest, APartyChecksItsFileAgainstTheCatalogueBeforeItStarts) {
+  {
+    std::ofstream cat(Path("items.txt"));
+    for (int i = 0; i < 20; ++i) cat << "sku-" << i << "\n";
+    std::ofstream other(Path("other-scheme.csv"));
+    other << "user,item,rating\n";
+    for (int u = 0; u < 10; ++u)
+      other << "c" << u << ",ART" << 1000 + u << "," << 1 + u % 5 << "\n";
+    std::ofstream some(Path("some-outside.csv"));
+    some << "user,item,rating\n";
+    for (int u = 0; u < 10; ++u) {
+      for (int i = 0; i < 10; ++i) {
+        // Every tenth rating (rows 10, 20, ...: lines 11, 21, ...) is of an
+        // item the catalogue lacks.
+        some << "c" << u << "," << (i == 9 ? "retired-" : "sku-") << i + u % 5 << ","
+             << 1 + (u + i) % 5 << "\n";
+      }
+    }
+  }
+  cli::ClusterOptions o = Options("hfl", 2);
+  for (int k = 0; k < 2; ++k) {
+    cli::PartyOptions p;
+    p.own_file = true;
+    p.data_spec = "csv:" + Path(k == 0 ? "other-scheme.csv" : "some-outside.csv");
+    p.catalogue = Path("items.txt");
+    o.party_overrides[k] = p;
+  }
+  auto cluster = cli::LocalCluster::Create(o);
+  ASSERT_THAT(cluster, IsOk());
+  cluster_ = std::move(*cluster);
+  ASSERT_THAT(cluster_->StartServer(), IsOk());
+  const absl::Status refused = cluster_->StartParty(0);
+  EXPECT_TRUE(absl::StrContains(refused.message(), "exited (code 4)")) << refused;
+  const std::string log0 = ReadFile(cluster_->work_dir() + "/logs/party-0.log");
+  EXPECT_TRUE(absl::StrContains(log0, "none of its 10 item ids is in the catalogue")) << log0;
+  EXPECT_TRUE(absl::StrContains(log0, Path("other-scheme.csv") + ":2")) << log0;
+  EXPECT_TRUE(absl::StrContains(log0, "another item-id scheme")) << log0;
+  EXPECT_FALSE(absl::StrContains(log0, "party 0")) << log0;
+  EXPECT_FALSE(absl::StrContains(log0, "registered with")) << log0;
+
+  ASSERT_THAT(cluster_->StartParty(1), IsOk());
+  const std::string log1 = ReadFile(cluster_->work_dir() + "/logs/party-1.log");
+  EXPECT_TRUE(absl::StrContains(log1,
+                                "10 of its 100 ratings are left out (items outside the "
+                                "catalogue " +
+                                    Path("items.txt") + "); the first is " +
+                                    Path("some-outside.csv") + ":11"))
+      << log1;
+  EXPECT_TRUE(absl::StrContains(log1, "warn")) << log1;
 }
 
 }  // namespace

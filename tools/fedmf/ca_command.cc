@@ -1,5 +1,6 @@
 #include "tools/fedmf/ca_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -10,9 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "common/cli/command_line.h"
 #include "common/pki/ca.h"
+#include "common/pki/certificate_request.h"
 #include "common/pki/identity.h"
 #include "common/pki/role.h"
+#include "common/pki/tls_files.h"
 #include "nlohmann/json.hpp"
 
 namespace fedmf::cli {
@@ -31,6 +35,10 @@ struct CaArgs {
   std::vector<std::string> sans;
   int issue_days = 365;
   bool json = false;
+  // ca sign / ca check.
+  std::string csr;
+  std::string key_fingerprint;
+  std::string cert_dir;
 };
 
 int Fail(const char* command, const absl::Status& s) {
@@ -47,16 +55,24 @@ absl::Status CheckDays(int days) {
   return absl::OkStatus();
 }
 
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  return std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 int RunInit(const CaArgs& a) {
   if (auto s = CheckDays(a.init_days); !s.ok()) return Fail("init", s);
   if (auto s = pki::InitCa(a.dir, a.federation, absl::Hours(24) * a.init_days); !s.ok()) {
     return Fail("init", s);
   }
+  absl::StatusOr<std::string> fingerprint =
+      pki::CertificateFingerprint(ReadWhole(a.dir + "/ca.crt"));
   if (a.json) {
     std::cout << nlohmann::json{{"federation", a.federation},
                                 {"days", a.init_days},
                                 {"key", a.dir + "/ca.key"},
-                                {"certificate", a.dir + "/ca.crt"}}
+                                {"certificate", a.dir + "/ca.crt"},
+                                {"fingerprint", fingerprint.ok() ? *fingerprint : ""}}
                      .dump()
               << "\n";
     return 0;
@@ -64,6 +80,10 @@ int RunInit(const CaArgs& a) {
   std::cout << "created federation CA '" << a.federation << "' (valid " << a.init_days << " days)\n"
             << "  " << a.dir << "/ca.key  (private: keep it offline, never copy it to a daemon)\n"
             << "  " << a.dir << "/ca.crt\n";
+  if (fingerprint.ok()) {
+    std::cout << "CA fingerprint " << *fingerprint
+              << " (tell it to every member: `fedmf ca check` shows theirs)\n";
+  }
   return 0;
 }
 
@@ -107,6 +127,134 @@ int RunIssue(const CaArgs& a) {
   return 0;
 }
 
+std::string ValidUntil(const std::string& cert_pem) {
+  absl::StatusOr<absl::Time> not_after = pki::CertificateNotAfter(cert_pem);
+  if (!not_after.ok()) return "";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", *not_after, absl::UTCTimeZone());
+}
+
+// The partner's side: key pair and request on this host; only the request
+// and the key's fingerprint go to the operator.
+int RunRequest(const CaArgs& a) {
+  auto role = pki::RoleFromString(a.role);
+  if (!role.ok()) return Fail("request", role.status());
+  absl::StatusOr<pki::CertificateRequestInfo> made =
+      pki::CreateCertificateRequest(a.out, a.name, *role, a.sans);
+  if (!made.ok()) return Fail("request", made.status());
+  const std::string key = a.out + "/" + a.name + ".key";
+  const std::string csr = a.out + "/" + a.name + ".csr";
+  if (a.json) {
+    std::cout << nlohmann::json{{"name", a.name},     {"role", a.role},
+                                {"key", key},         {"request", csr},
+                                {"sans", made->sans}, {"key_fingerprint", made->key_fingerprint}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << "certificate request for '" << a.name << "' (role " << a.role << ")\n"
+            << "  " << key << "  (private: it never leaves this host)\n"
+            << "  " << csr << "  (send this to the federation operator)\n"
+            << "key fingerprint " << made->key_fingerprint << "\n"
+            << "read the fingerprint to the operator over another channel; put the " << a.name
+            << ".crt and ca.crt you get back in " << a.out << "\n";
+  return 0;
+}
+
+// The operator's side: sign a partner's request only if it is exactly what
+// the operator intends (name, role, SANs, and the key the partner read out).
+int RunSign(const CaArgs& a) {
+  if (auto s = CheckDays(a.issue_days); !s.ok()) return Fail("sign", s);
+  auto role = pki::RoleFromString(a.role);
+  if (!role.ok()) return Fail("sign", role.status());
+  const pki::CertificateRequestExpectation expected{a.name, *role, a.sans, a.key_fingerprint};
+  // The request is data the command names: missing, malformed or refused is
+  // exit 4, before the CA is touched.
+  std::ifstream probe(a.csr);
+  std::error_code size_error;
+  if (!probe) {
+    std::cerr << "fedmf ca sign: cannot read the request " << a.csr
+              << ": no such file or not readable\n";
+    return kExitData;
+  }
+  if (std::filesystem::file_size(a.csr, size_error) > (1u << 20) || size_error) {
+    std::cerr << "fedmf ca sign: " << a.csr
+              << " is not a certificate request (not a regular file, or over 1 MiB)\n";
+    return kExitData;
+  }
+  if (auto checked = pki::CheckCertificateRequest(ReadWhole(a.csr), a.csr, expected);
+      !checked.ok()) {
+    std::cerr << "fedmf ca sign: " << checked.status().message() << "\n";
+    return kExitData;
+  }
+  const std::string out = a.out.empty() ? a.dir : a.out;
+  absl::StatusOr<pki::CertificateRequestInfo> info =
+      pki::SignCertificateRequest(a.dir, a.csr, out, expected, absl::Hours(24) * a.issue_days);
+  if (!info.ok()) return Fail("sign", info.status());
+  const std::string crt = out + "/" + a.name + ".crt";
+  const std::string cert_pem = ReadWhole(crt);
+  const std::string valid_until = ValidUntil(cert_pem);
+  absl::StatusOr<std::string> ca_fingerprint =
+      pki::CertificateFingerprint(ReadWhole(out + "/ca.crt"));
+  if (a.json) {
+    std::cout << nlohmann::json{{"name", a.name},
+                                {"role", a.role},
+                                {"request", a.csr},
+                                {"key_fingerprint", info->key_fingerprint},
+                                {"certificate", crt},
+                                {"ca_certificate", out + "/ca.crt"},
+                                {"ca_fingerprint", ca_fingerprint.ok() ? *ca_fingerprint : ""},
+                                {"valid_until", valid_until}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << "signed the request of '" << a.name << "' (role " << a.role << ")\n"
+            << "  " << crt << "\n"
+            << "  " << out << "/ca.crt\n"
+            << "key fingerprint " << info->key_fingerprint << "\n";
+  if (a.key_fingerprint.empty()) {
+    std::cout << "(not checked against the partner's: pass --key-fingerprint with the one it "
+                 "read out to you)\n";
+  }
+  if (ca_fingerprint.ok()) std::cout << "CA fingerprint " << *ca_fingerprint << "\n";
+  if (!valid_until.empty()) std::cout << "valid until " << valid_until << "\n";
+  std::cout << "send both files to '" << a.name << "': they are public, no private key was made "
+            << "or seen here\n";
+  return 0;
+}
+
+// Either side: are the three files a working identity?
+int RunCheck(const CaArgs& a) {
+  absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(a.cert_dir, a.name);
+  if (!files.ok()) {
+    std::cerr << "fedmf ca check: " << files.status().message() << "\n";
+    return absl::IsNotFound(files.status()) ? kExitData : kExitFailure;
+  }
+  absl::StatusOr<pki::PeerIdentity> id = pki::IdentityFromCertificatePem(files->cert_pem);
+  absl::StatusOr<std::string> ca_fingerprint = pki::CertificateFingerprint(files->ca_cert_pem);
+  if (!id.ok() || !ca_fingerprint.ok()) {
+    std::cerr << "fedmf ca check: "
+              << (id.ok() ? ca_fingerprint.status().message() : id.status().message()) << "\n";
+    return kExitFailure;
+  }
+  const std::string valid_until = ValidUntil(files->cert_pem);
+  const std::string role = pki::RoleToString(id->role);
+  if (a.json) {
+    std::cout << nlohmann::json{{"name", id->name},
+                                {"role", role},
+                                {"valid_until", valid_until},
+                                {"ca_fingerprint", *ca_fingerprint}}
+                     .dump()
+              << "\n";
+    return 0;
+  }
+  std::cout << a.cert_dir << ": '" << id->name << "' (role " << role
+            << "), key and certificate match, signed by ca.crt\n"
+            << "CA fingerprint " << *ca_fingerprint << "\n";
+  if (!valid_until.empty()) std::cout << "valid until " << valid_until << "\n";
+  return 0;
+}
+
 }  // namespace
 
 void RegisterCaCommand(CLI::App& app, int* exit_code) {
@@ -138,6 +286,54 @@ void RegisterCaCommand(CLI::App& app, int* exit_code) {
       "--json", args->json,
       "print one JSON object {name, role, key, certificate, ca_certificate, valid_until}");
   issue->callback([args, exit_code] { *exit_code = RunIssue(*args); });
+
+  CLI::App* request = ca->add_subcommand(
+      "request",
+      "make this host's key pair and a certificate request (<name>.key stays here, <name>.csr "
+      "goes to the federation operator)");
+  request->add_option("--name", args->name, "the name you will be known by in the federation")
+      ->required();
+  request->add_option("--role", args->role, "server|party|device|aggregator|operator")->required();
+  request->add_option("--out", args->out, "directory for <name>.key and <name>.csr (created 0700)")
+      ->required();
+  request->add_option("--san", args->sans,
+                      "DNS name or IP address to ask for besides --name, repeatable");
+  request->add_flag("--json", args->json,
+                    "print one JSON object {name, role, key, request, sans, key_fingerprint}");
+  request->callback([args, exit_code] { *exit_code = RunRequest(*args); });
+
+  CLI::App* sign = ca->add_subcommand(
+      "sign", "sign a partner's certificate request after checking it is for --name and --role");
+  sign->add_option("--dir", args->dir, "the CA directory (from `fedmf ca init`)")->required();
+  sign->add_option("--csr", args->csr, "the request (<name>.csr from `fedmf ca request`)")
+      ->required();
+  sign->add_option("--name", args->name, "the name you mean to sign: the request must ask for it")
+      ->required();
+  sign->add_option("--role", args->role, "the role you mean to sign: the request must ask for it")
+      ->required();
+  sign->add_option("--key-fingerprint", args->key_fingerprint,
+                   "sha256:... the partner read out from `fedmf ca request`: the request's key "
+                   "must have it");
+  sign->add_option("--out", args->out,
+                   "directory for <name>.crt and a copy of ca.crt (default: the CA directory)");
+  sign->add_option("--san", args->sans,
+                   "DNS name or IP address the certificate is also valid for, repeatable (the "
+                   "request may ask for no other)");
+  sign->add_option("--days", args->issue_days, "validity in days")->capture_default_str();
+  sign->add_flag("--json", args->json,
+                 "print one JSON object {name, role, request, key_fingerprint, certificate, "
+                 "ca_certificate, ca_fingerprint, valid_until}");
+  sign->callback([args, exit_code] { *exit_code = RunSign(*args); });
+
+  CLI::App* check = ca->add_subcommand(
+      "check", "check that DIR holds a working identity: ca.crt, <name>.crt and its <name>.key");
+  check->add_option("--cert-dir", args->cert_dir, "the directory a daemon's tls.cert_dir names")
+      ->required();
+  check->add_option("--name", args->name, "the certificate name")->required();
+  check->add_flag("--json", args->json,
+                  "print one JSON object {name, role, valid_until, "
+                  "ca_fingerprint}");
+  check->callback([args, exit_code] { *exit_code = RunCheck(*args); });
 }
 
 }  // namespace fedmf::cli

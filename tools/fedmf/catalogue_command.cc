@@ -26,7 +26,7 @@ void RegisterCatalogueCommand(CLI::App& app, int* exit_code) {
     auto c = data::Catalogue::Load(a->file);
     if (!c.ok()) {
       std::cerr << "fedmf catalogue digest: " << c.status().message() << "\n";
-      *exit_code = kExitFailure;
+      *exit_code = kExitData;  // a file the command names: missing, unreadable or malformed
       return;
     }
     if (a->json) {

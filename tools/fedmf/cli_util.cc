@@ -11,6 +11,10 @@
 
 namespace fedmf::cli {
 
+std::string TimestampedJobId(const std::string& setting, absl::Time now) {
+  return absl::StrCat(setting, "-", absl::FormatTime("%Y%m%dT%H%M%E3SZ", now, absl::UTCTimeZone()));
+}
+
 absl::StatusOr<double> ParseEpsilon(const std::string& text, const std::string& flag) {
   const std::string lower = absl::AsciiStrToLower(text);
   if (lower == "inf" || lower == "infinity") return std::numeric_limits<double>::infinity();

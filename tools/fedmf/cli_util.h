@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "common/plot/svg_chart.h"
 #include "nlohmann/json.hpp"
 
@@ -13,6 +14,10 @@ namespace fedmf::cli {
 
 // Parses a positive epsilon; "inf" / "infinity" means non-private.
 absl::StatusOr<double> ParseEpsilon(const std::string& text, const std::string& flag);
+
+// "<setting>-<UTC time to the millisecond>", e.g. hfl-20261129T063512.123Z:
+// the id of a job whose file names none.
+std::string TimestampedJobId(const std::string& setting, absl::Time now);
 
 // JSON cannot hold inf/NaN: those become null... except that readers want to
 // know the difference, so +inf is written as the string "inf".

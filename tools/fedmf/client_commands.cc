@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -158,7 +159,7 @@ int Status(const ClientArgs& a) {
     nlohmann::json parties = nlohmann::json::array();
     for (const auto& p : st.parties()) {
       parties.push_back({{"name", Shown(p.name())},
-                         {"status", PartyWord(p)},
+                         {"status", PartyWord(st, p)},
                          {"accepted", p.accepted()},
                          {"refusal", Shown(p.refusal())},
                          {"epsilon", p.job_epsilon()},
@@ -231,7 +232,7 @@ int Status(const ClientArgs& a) {
     std::cout << absl::StrFormat("  %-16s epsilon %.4f (ledger %.4f)  test MSE %s  %-12s  %s\n",
                                  Shown(p.name()), p.job_epsilon(), p.epsilon_spent(),
                                  p.test_mse() >= 0 ? absl::StrFormat("%.4f", p.test_mse()) : "-",
-                                 p.connected() ? "connected" : "disconnected", PartyWord(p));
+                                 p.connected() ? "connected" : "disconnected", PartyWord(st, p));
   }
   return 0;
 }
@@ -398,16 +399,33 @@ int Ledger(const ClientArgs& a) {
       "epsilon spent per rating %.4f, per user %.4f, of %.4f each (delta %g), %d charges\n",
       resp.epsilon_per_rating(), resp.epsilon_per_user(), resp.max_epsilon(), resp.delta(),
       resp.entries_size());
+  if (resp.entries_size() > 0) {
+    std::cout << "  (per charge: the job, its round, the sampling rate q, the noise multiplier z, "
+                 "the DP steps and the unit)\n";
+  }
+  // A job's size release (noise_plan.h CountReleaseRound) is charged once,
+  // when the party accepts, under a round after the job's last (T + 1): one
+  // step at q = 1.
+  std::map<std::string, int32_t> last_round;
   for (const auto& e : resp.entries()) {
-    std::cout << absl::StrFormat("  %-20s round %4d  q=%g z=%.4f steps=%d per %s\n", e.job_id(),
-                                 e.round(), e.sample_rate(), e.noise_multiplier(), e.steps(),
-                                 e.granularity());
+    int32_t& r = last_round[e.job_id()];
+    r = std::max(r, e.round());
+  }
+  for (const auto& e : resp.entries()) {
+    const bool size_release = e.sample_rate() == 1 && e.steps() == 1 &&
+                              e.round() == last_round[e.job_id()] && e.round() > 0;
+    std::cout << absl::StrFormat(
+        "  %-20s round %4d  q=%g z=%.4f steps=%d per %s%s\n", Shown(e.job_id()), e.round(),
+        e.sample_rate(), e.noise_multiplier(), e.steps(), e.granularity(),
+        size_release ? "  (the size release: the noised count of this party's users, once per "
+                       "job when it accepted)"
+                     : "");
   }
   for (const auto& r : resp.alignments()) {
     std::cout << absl::StrFormat(
-        "  alignment %-20s with %s: own %d ids, partners %s, shared %d, %s\n", r.job_id(),
-        r.partners(), r.own_size(), r.partner_sizes().empty() ? "-" : r.partner_sizes(), r.shared(),
-        r.outcome());
+        "  alignment %-20s with %s: own %d ids, partners %s, shared %d, %s\n", Shown(r.job_id()),
+        Shown(r.partners()), r.own_size(), r.partner_sizes().empty() ? "-" : r.partner_sizes(),
+        r.shared(), r.outcome());
   }
   return 0;
 }
@@ -427,11 +445,46 @@ struct FmfJobFile {
   int64_t seed = -1;
 };
 
+// Every key ReadFmfJobFile reads.
+constexpr const char* kFmfJobKeys[] = {"job_id",
+                                       "setting",
+                                       "granularity",
+                                       "epsilon",
+                                       "delta",
+                                       "rounds",
+                                       "local_iters",
+                                       "dim",
+                                       "sample_rate",
+                                       "theta",
+                                       "vfl_finetune_iters",
+                                       "learning_rate",
+                                       "lr_final_ratio",
+                                       "sgd_learning_rate",
+                                       "sgd_l2",
+                                       "pretrain_epochs",
+                                       "finetune_epochs",
+                                       "rating_max",
+                                       "seed",
+                                       "roster",
+                                       "round_deadline_seconds",
+                                       "min_parties",
+                                       "item_catalogue",
+                                       "align_users",
+                                       "algorithm",
+                                       "alternations",
+                                       "validation_fraction",
+                                       "max_finetune_epochs",
+                                       "clip_norm",
+                                       "coupling_zeta",
+                                       "coupling_bound",
+                                       "coupling_init"};
+
 absl::StatusOr<FmfJobFile> ReadFmfJobFile(config::YamlMap& root) {
   FmfJobFile f;
   fmf::JobConfig& c = f.config;
   config::FirstError check;
   check(root.GetString("job_id", &c.job_id));
+  if (!root.Has("job_id")) c.job_id.clear();  // ResolveFmfJobFile names it
   check(root.GetString("setting", &f.setting));
   check(root.GetString("granularity", &f.granularity));
   check(root.GetString("epsilon", &f.epsilon));
@@ -492,6 +545,7 @@ absl::Status ResolveFmfJobFile(FmfJobFile& f, const std::string& path) {
     c.item_catalogue = catalogue->digest();
   }
   ASSIGN_OR_RETURN(c.setting, fmf::ParseSetting(f.setting));
+  if (c.job_id.empty()) c.job_id = TimestampedJobId(f.setting, absl::Now());
   // A coupling round is one DP step; the FMF settings run T' = 10 by default.
   if (c.local_iters == 0) c.local_iters = c.setting == fmf::Setting::kCoupling ? 1 : 10;
   c.split =
@@ -542,6 +596,58 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   return spec;
 }
 
+absl::StatusOr<JobFile> ReadJobFile(const std::string& path) {
+  ASSIGN_OR_RETURN(auto root, config::YamlMap::FromFile(path));
+  std::string setting;
+  if (root.Has("setting")) {
+    if (auto peek = config::YamlMap::FromFile(path); peek.ok()) {
+      (void)peek->GetString("setting", &setting);
+    }
+  }
+  if (setting == "lfl" || setting == "hua-s3") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": key 'setting': ", setting,
+                     " jobs run over device hosts; fedmf train and demo --job take the "
+                     "cross-silo job files (hfl, vfl, hfl-synsgd, coupling). Give their "
+                     "flags instead (fedmf demo --setting ",
+                     setting, " ...)"));
+  }
+  JobFile out;
+  for (const char* key : kFmfJobKeys) {
+    if (root.Has(key)) out.keys.insert(key);
+  }
+  ASSIGN_OR_RETURN(FmfJobFile f, ReadFmfJobFile(root));
+  if (!f.item_catalogue.empty() && f.item_catalogue.rfind("sha256:", 0) != 0) {
+    out.catalogue_file = f.item_catalogue;
+  }
+  RETURN_IF_ERROR(ResolveFmfJobFile(f, path));
+  out.config = std::move(f.config);
+  out.roster = std::move(f.roster);
+  out.min_parties = f.min_parties;
+  return out;
+}
+
+// Under a failed job in `job list`: the reason, then one line per party
+// that did not take part (its refusal, or that it never answered), instead
+// of one line holding them all.
+void PrintFailureLines(const v1::JobStatus& st) {
+  if (st.error().empty()) return;
+  std::string error = st.error();
+  std::vector<const v1::PartyStatus*> out;
+  for (const v1::PartyStatus& p : st.parties()) {
+    if (!p.accepted()) out.push_back(&p);
+  }
+  // "N of M parties accepted, K needed (a: why; b: no reply)": the list in
+  // parentheses is the lines below.
+  if (const size_t open = error.find(" needed ("); !out.empty() && open != std::string::npos) {
+    error.resize(open + 7);
+  }
+  std::cout << "    " << Shown(error) << "\n";
+  for (const v1::PartyStatus* p : out) {
+    std::cout << absl::StrFormat("    %-20s %s\n", Shown(p->name()), PartyWord(st, *p));
+  }
+}
+
 int List(const ClientArgs& a) {
   auto ch = Dial(a, a.server, ServerPeer(a), pki::Role::kServer);
   if (!ch.ok()) return Fail("job list", ch.status());
@@ -575,10 +681,10 @@ int List(const ClientArgs& a) {
     const Progress p = ProgressOf(st);
     int accepted = 0;
     for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-    std::cout << absl::StrFormat(
-        "%-24s %-18s %-28s %-11s %d/%d accepted%s\n", Shown(st.spec().job_id()),
-        v1::Setting_Name(st.spec().setting()), JobWord(st), absl::StrCat(p.done, "/", p.total),
-        accepted, st.parties_size(), st.error().empty() ? "" : "  " + Shown(st.error()));
+    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted\n", Shown(st.spec().job_id()),
+                                 net::SettingWord(st.spec().setting()), JobWord(st),
+                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size());
+    PrintFailureLines(st);
   }
   return 0;
 }

@@ -48,6 +48,7 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
   }
   ASSIGN_OR_RETURN(fmf::SimulationResult l, fmf::Simulate(local, federation));
   c.mse_local = l.test.mse;
+  c.ranking_local = l.ranking;
   if (!dp_baseline) {
     // The default recipe of the setting with nothing learned from partners:
     // on ML-100K HFL's Stage 1 / Stage 3 pipeline alone beat plain SGD by
@@ -74,6 +75,7 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
     c.mse_no_transfer = n.test.mse;
     if (n.validation.count > 0 && l.validation.count > 0 && n.validation.mse < l.validation.mse) {
       c.mse_local = n.test.mse;
+      c.ranking_local = n.ranking;
       c.local_kind = absl::StrCat("no-transfer: the default ", fmf::SettingName(null.setting),
                                   " job at epsilon 1e-6, better on validation");
     }
@@ -88,6 +90,7 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
   central.job_id = config.job_id + "-central";
   ASSIGN_OR_RETURN(fmf::SimulationResult cen, fmf::Simulate(central, pooled));
   c.mse_central = cen.test.mse;
+  c.ranking_central = cen.ranking;
   c.gain_captured = fmf::GainCaptured(c.mse_local, mse_federated, c.mse_central);
   return c;
 }
@@ -110,6 +113,49 @@ void PrintComparison(const Comparison& c, const std::string& federated, double m
       mse_federated, "central (non-private)", c.mse_central,
       c.gain_captured ? absl::StrFormat("%.1f%%", 100 * *c.gain_captured)
                       : "undefined (central no better than local)");
+}
+
+nlohmann::json RankingJson(const mf::RankingMetrics& m) {
+  return {{"k", m.k},       {"users", m.users},         {"hit_rate", m.hit_rate},
+          {"ndcg", m.ndcg}, {"precision", m.precision}, {"recall", m.recall}};
+}
+
+namespace {
+std::string RankingCells(const mf::RankingMetrics& m) {
+  return absl::StrFormat("%7.4f %7.4f %7.4f %7.4f", m.hit_rate, m.ndcg, m.precision, m.recall);
+}
+}  // namespace
+
+void PrintRanking(const mf::RankingMetrics& model, const mf::RankingMetrics& most_popular) {
+  std::cout << absl::StrFormat(
+      "top %d of the unrated items against held-out ratings in the scale's top quarter (>= 4 of "
+      "1-5), %d users: HR %.4f, NDCG %.4f, precision %.4f, recall %.4f; most popular: HR %.4f, "
+      "NDCG %.4f%s\n",
+      model.k, model.users, model.hit_rate, model.ndcg, model.precision, model.recall,
+      most_popular.hit_rate, most_popular.ndcg,
+      model.ndcg > most_popular.ndcg ? "" : " (the model ranks no better than popularity)");
+}
+
+void AddRankingComparisonJson(const Comparison& c, nlohmann::json& out) {
+  if (c.ranking_local.users > 0) out["ranking_local"] = RankingJson(c.ranking_local);
+  if (c.ranking_central.users > 0) out["ranking_central"] = RankingJson(c.ranking_central);
+}
+
+void PrintRankingComparison(const Comparison& c, const mf::RankingMetrics& federated,
+                            const mf::RankingMetrics& most_popular) {
+  if (federated.users == 0) return;
+  const std::string k = absl::StrCat("@", federated.k);
+  std::cout << absl::StrFormat("\n%-22s %7s %7s %7s %7s\n", "same split, top-N", "HR" + k,
+                               "NDCG" + k, "P" + k, "R" + k);
+  if (c.ranking_local.users > 0) {
+    std::cout << absl::StrFormat("%-22s %s\n", "local", RankingCells(c.ranking_local));
+  }
+  std::cout << absl::StrFormat("%-22s %s\n", "federated", RankingCells(federated));
+  if (c.ranking_central.users > 0) {
+    std::cout << absl::StrFormat("%-22s %s\n", "central (non-private)",
+                                 RankingCells(c.ranking_central));
+  }
+  std::cout << absl::StrFormat("%-22s %s\n", "most popular", RankingCells(most_popular));
 }
 
 }  // namespace fedmf::cli

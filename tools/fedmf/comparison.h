@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"
 #include "common/fmf/job_config.h"
+#include "common/mf/ranking.h"
 #include "nlohmann/json.hpp"
 
 namespace fedmf::cli {
@@ -23,6 +24,9 @@ struct Comparison {
   std::optional<double> gain_captured;
   // Non-private baselines: the two local recipes mse_local is chosen from.
   std::optional<double> mse_local_sgd, mse_no_transfer;
+  // With JobConfig::measure_ranking: the baselines' top-N quality (users = 0
+  // otherwise); the local one is the recipe mse_local is.
+  mf::RankingMetrics ranking_local, ranking_central;
 };
 
 // Runs the baselines of `config` on `federation` and the gain of a federated
@@ -36,6 +40,16 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
 void AddComparisonJson(const Comparison& c, nlohmann::json& out);
 // The same-split table on stdout; `federated` names the federated row.
 void PrintComparison(const Comparison& c, const std::string& federated, double mse_federated);
+
+// Top-N quality on held-out ratings (mf/ranking.h): one JSON object, and the
+// line `fedmf train/demo` print, "top 10 on held-out ratings >= 4: ...".
+nlohmann::json RankingJson(const mf::RankingMetrics& m);
+void PrintRanking(const mf::RankingMetrics& model, const mf::RankingMetrics& most_popular);
+// The baselines' top-N beside the federated model's and most popular's
+// (nothing when not measured): ranking_local, ranking_central in JSON.
+void AddRankingComparisonJson(const Comparison& c, nlohmann::json& out);
+void PrintRankingComparison(const Comparison& c, const mf::RankingMetrics& federated,
+                            const mf::RankingMetrics& most_popular);
 
 }  // namespace fedmf::cli
 

@@ -24,6 +24,7 @@
 #include "tools/fedmf/accounting_json.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
+#include "tools/fedmf/demo_ranking.h"
 #include "tools/fedmf/hua_demo.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/job_progress.h"
@@ -84,6 +85,7 @@ struct DemoOutcome {
   double epsilon = INFINITY;
   std::optional<double> eps_user_global;  // VFL per user: the parties' curves composed
   std::optional<Comparison> comparison;   // --compare
+  std::optional<DemoRanking> ranking;     // hfl, vfl, hfl-synsgd: the parties' top-N
 };
 
 // The device settings have their own demos (nullopt: not one of them).
@@ -126,12 +128,14 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
       std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
       return ExitCodeFor(loaded.status());
     }
+    for (const std::string& warning : loaded->warnings) std::cerr << warning << "\n";
     job->partners = std::move(*loaded);
     a.job.parties = static_cast<int>(a.job.party_data.size());
     config = job->partners->config;
     job->range = job->partners->federation.range;
-  } else if (a.job.compare) {
-    // The baselines need the split itself, as fedmf train draws it.
+  } else if (a.job.setting != "coupling") {
+    // The split itself, as fedmf train draws it: the --compare baselines
+    // train on it, and the parties' models are ranked against it.
     auto loaded = LoadTrainData(a.job);
     if (!loaded.ok()) {
       std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
@@ -363,8 +367,16 @@ void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spe
       if (job.partners->join->contains(key)) j[key] = (*job.partners->join)[key];
     }
     if (spec.align_users()) j["shared_users"] = st.aligned_users();  // the daemons' own
+    if (!job.partners->warnings.empty()) j["warnings"] = job.partners->warnings;
   }
-  if (o.comparison) AddComparisonJson(*o.comparison, j);
+  if (o.ranking && o.ranking->model.users > 0) {
+    j["ranking"] = RankingJson(o.ranking->model);
+    j["ranking_most_popular"] = RankingJson(o.ranking->most_popular);
+  }
+  if (o.comparison) {
+    AddComparisonJson(*o.comparison, j);
+    AddRankingComparisonJson(*o.comparison, j);
+  }
   std::cout << j.dump() << "\n";
 }
 
@@ -395,13 +407,20 @@ void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& sp
   // an intersection is unique, so its size is the one checked here first).
   if (job.partners) {
     for (const std::string& note : job.partners->notes) std::cout << note << "\n";
+    for (const std::string& warning : job.partners->warnings) std::cout << warning << "\n";
     if (spec.align_users()) {
       std::cout << absl::StrFormat("the daemons' private set intersection: %d users\n",
                                    st.aligned_users());
     }
   }
+  if (o.ranking && o.ranking->model.users > 0) {
+    PrintRanking(o.ranking->model, o.ranking->most_popular);
+  }
   if (o.comparison) {
     PrintComparison(*o.comparison, absl::StrCat(a.job.setting, " over the daemons"), o.mse);
+    if (o.ranking && o.ranking->model.users > 0) {
+      PrintRankingComparison(*o.comparison, o.ranking->model, o.ranking->most_popular);
+    }
   }
 }
 
@@ -451,7 +470,20 @@ int RunDemo(DemoArgs& a) {
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
   outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (int code = SummarizeDemo(job, &outcome); code != 0) return code;
+  if (a.job.setting != "coupling") {
+    const data::Federation& split = job.partners ? job.partners->federation : *job.split;
+    auto ranking = MeasureDemoRanking(*cluster, a.insecure, split, outcome.status);
+    if (!ranking.ok()) {
+      std::cerr << "fedmf demo: top-N: " << ranking.status().message() << "\n";
+      return 1;
+    }
+    for (const std::string& why : ranking->left_out) {
+      std::cerr << "fedmf demo: top-N not measured for " << why << "\n";
+    }
+    outcome.ranking = std::move(*ranking);
+  }
   if (a.job.compare) {
+    job.config.measure_ranking = true;  // the baselines' top-N beside the parties'
     if (int code = CompareDemo(job, &outcome); code != 0) return code;
   }
   if (!a.job.plot.empty()) {
@@ -509,8 +541,14 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")
       ->capture_default_str();
   cmd->callback([a, cmd, exit_code] {
-    a->job.dim_given = cmd->count("--dim") > 0;  // hua-s3 defaults to the paper's d = 50
-    a->rounds_given = cmd->count("--T") > 0;
+    if (auto s = ApplyJobFile(*cmd, a->job); !s.ok() || !(s = CheckFlagCombination(a->job)).ok()) {
+      std::cerr << "fedmf demo: " << s.message() << "\n";
+      *exit_code = ExitCodeFor(s);
+      return;
+    }
+    // hua-s3 defaults to the paper's d = 50, lfl to T = 10, unless set here or by the job file
+    a->job.dim_given = cmd->count("--dim") > 0 || a->job.job_file_keys.contains("dim");
+    a->rounds_given = cmd->count("--T") > 0 || a->job.job_file_keys.contains("rounds");
     *exit_code = RunDemo(*a);
   });
 }

@@ -32,22 +32,33 @@ int Run(const HealthArgs& a) {
     std::cerr << "fedmf health: --timeout must be > 0 seconds\n";
     return 2;
   }
-  auto channel =
-      net::MakeChannel(a.address, net::TlsConfig{a.insecure, a.cert_dir, a.name}, a.peer_name);
+  const net::TlsConfig tls{a.insecure, a.cert_dir, a.name};
+  net::ExpectedPeer peer{a.peer_name, std::nullopt};
+  if (a.peer_name == "server") peer.role = pki::Role::kServer;
+  auto channel = net::MakeChannel(a.address, tls, a.peer_name);
   if (!channel.ok()) {
     std::cerr << "fedmf health: " << channel.status().message() << "\n";
     return 2;
+  }
+  // (After the channel: missing TLS material is a usage error, exit 2.)
+  if (!a.insecure && a.peer_name.empty()) {
+    // Dialed by address, not by certificate name: one plain handshake says
+    // at once whether the daemon there has a certificate for that name,
+    // instead of gRPC retrying until --timeout (common/net/tls_diagnosis.h).
+    const std::string cause = net::DiagnoseRpcFailure(absl::UnavailableError("health"), a.address,
+                                                      tls, peer, absl::Seconds(a.timeout_seconds));
+    if (!cause.empty()) {
+      std::cerr << "fedmf health: cause: " << cause << "\n";
+      return kExitUnreachable;
+    }
   }
   auto status = net::CheckHealth(*channel, a.address, a.service, absl::Seconds(a.timeout_seconds));
   if (!status.ok()) {
     std::cerr << "fedmf health: " << status.status().message() << "\n";
     // gRPC says only "failed to connect" / "Deadline Exceeded": find the TLS
     // cause with a plain handshake (common/net/tls_diagnosis.h).
-    net::ExpectedPeer peer{a.peer_name, std::nullopt};
-    if (a.peer_name == "server") peer.role = pki::Role::kServer;
-    const std::string cause = net::DiagnoseRpcFailure(
-        absl::UnavailableError("health"), a.address, net::TlsConfig{a.insecure, a.cert_dir, a.name},
-        peer, absl::Seconds(a.timeout_seconds));
+    const std::string cause = net::DiagnoseRpcFailure(absl::UnavailableError("health"), a.address,
+                                                      tls, peer, absl::Seconds(a.timeout_seconds));
     if (!cause.empty()) std::cerr << "fedmf health: cause: " << cause << "\n";
     return kExitUnreachable;
   }

@@ -2,18 +2,24 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
+#include "common/config/yaml_reader.h"
 #include "common/coupling/train.h"
+#include "common/data/catalogue.h"
 #include "common/lfl/lfl_device.h"
 #include "common/lfl/lfl_simulator.h"
 #include "tools/fedmf/cli_util.h"
+#include "tools/fedmf/client_commands.h"
 
 namespace fedmf::cli {
 
@@ -136,7 +142,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   // The id `fedmf demo` submits the job under, for `fedmf train` too: a
   // party's seeded stream is forked by the job id (fmf::AdmittedJob), so the
   // same flags and --seed reproduce each other only under one id.
-  c.job_id = "demo-" + a.setting;
+  c.job_id = a.job_id.empty() ? "demo-" + a.setting : a.job_id;
   if (c.setting == fmf::Setting::kCoupling) RETURN_IF_ERROR(SetCouplingFlags(a, c));
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;
@@ -181,6 +187,41 @@ absl::Status CheckDeclaredRange(const JobFlags& a, const data::Dataset& dataset,
   return absl::OkStatus();
 }
 
+std::string DeclaredRangeWarning(const JobFlags& a, const data::Dataset& dataset,
+                                 const std::string& spec) {
+  if (a.rating_range.empty() || dataset.ratings.empty()) return "";
+  float lo = dataset.ratings[0].value, hi = lo;
+  for (const data::Rating& r : dataset.ratings) {
+    lo = std::min(lo, r.value);
+    hi = std::max(hi, r.value);
+  }
+  const double declared = dataset.range.max - dataset.range.min;
+  if (!(hi - lo < 0.5 * declared)) return "";
+  return absl::StrFormat(
+      "warning: %s: its ratings span [%g, %g], less than half of the declared scale [%g, %g] "
+      "(--rating-range): the DP noise is sized for the declared scale, so a wider one than the "
+      "data's costs accuracy for nothing; declare the scale your ratings use",
+      spec, lo, hi, dataset.range.min, dataset.range.max);
+}
+
+absl::Status CheckFlagCombination(const JobFlags& a) {
+  if (!a.catalogue.empty()) {
+    if (a.setting != "hfl" && a.setting != "hfl-synsgd") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--catalogue is for --setting hfl or hfl-synsgd (items mapped by id); --setting ",
+          a.setting,
+          a.setting == "vfl" ? " aligns users by a private set intersection instead" : "",
+          ": drop --catalogue"));
+    }
+    if (a.party_data.empty()) {
+      return absl::InvalidArgumentError(
+          "--catalogue maps the items of --party-data files; with --data the items are the "
+          "data set's own: drop --catalogue, or give one --party-data per partner");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status DataErrorOf(const std::string& spec, absl::Status s) {
   return spec.rfind("synthetic", 0) == 0 ? s : DataError(std::move(s));
 }
@@ -193,6 +234,9 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& a, const std
   if (!dataset.ok()) return DataErrorOf(spec, dataset.status());
   if (absl::Status s = CheckDeclaredRange(a, *dataset, spec); !s.ok()) {
     return DataErrorOf(spec, s);
+  }
+  if (const std::string w = DeclaredRangeWarning(a, *dataset, spec); !w.empty()) {
+    std::cerr << w << "\n";
   }
   return dataset;
 }
@@ -407,7 +451,161 @@ void AddCouplingFlags(CLI::App* cmd, JobFlags* a) {
 
 }  // namespace
 
+namespace {
+
+absl::Status Read(config::YamlMap& m, const char* key, std::string* out) {
+  return m.GetString(key, out);
+}
+absl::Status Read(config::YamlMap& m, const char* key, int32_t* out) { return m.GetInt(key, out); }
+absl::Status Read(config::YamlMap& m, const char* key, double* out) {
+  return m.GetDouble(key, out);
+}
+absl::Status Read(config::YamlMap& m, const char* key, bool* out) { return m.GetBool(key, out); }
+
+// An LFL or Hua S3 job file (device hosts): checked as `fedmf job submit`
+// checks it, then each key it sets becomes its flag's value unless the
+// command line gives that flag. The hosts, catalogue size and deadlines are
+// the deployment's (the demo starts its own hosts).
+absl::Status ApplyDeviceJobFile(const CLI::App& cmd, const std::string& setting, JobFlags& a) {
+  if (absl::Status s = LoadJobSpecFile(a.job_file).status(); !s.ok()) {
+    return DataError(WithPrefix(s, "--job: "));
+  }
+  ASSIGN_OR_RETURN(config::YamlMap root, config::YamlMap::FromFile(a.job_file));
+  if (cmd.count("--setting") > 0 && a.setting != setting) {
+    return absl::InvalidArgumentError(absl::StrCat("--setting ", a.setting,
+                                                   " contradicts the job file ", a.job_file,
+                                                   " (setting ", setting, "): drop one of them"));
+  }
+  a.setting = setting;
+  config::FirstError check;
+  // key -> flag, read with the key's own type into the flag's field.
+  const auto from = [&](const char* key, const char* flag, auto* field) {
+    if (!root.Has(key) || cmd.count(flag) > 0) return;
+    check(Read(root, key, field));
+    a.job_file_keys.insert(key);
+  };
+  from("job_id", "--job", &a.job_id);
+  from("epsilon", "--epsilon", &a.epsilon);
+  from("rounds", "--T", &a.rounds);
+  from("dim", "--dim", &a.dim);
+  if (setting == "lfl") {
+    from("delta", "--delta", &a.delta);
+    from("omega", "--omega", &a.omega);
+    from("learning_rate", "--lr", &a.lr);
+    from("lr_final_ratio", "--lr-final-ratio", &a.lr_final_ratio);
+    from("sgd_learning_rate", "--sgd-lr", &a.sgd_lr);
+    from("sgd_l2", "--sgd-l2", &a.sgd_l2);
+    from("pretrain_epochs", "--pretrain-epochs", &a.pretrain_epochs);
+    from("finetune_epochs", "--finetune-epochs", &a.finetune_epochs);
+    from("algorithm", "--algorithm", &a.algorithm);
+    from("clip_norm", "--lfl-clip", &a.lfl_clip);
+    from("semi_honest_secagg", "--semi-honest-secagg", &a.semi_honest_secagg);
+    from("secagg_bits", "--secagg-bits", &a.secagg_bits);
+    from("secagg_design_dropout", "--secagg-design-dropout", &a.secagg_design_dropout);
+    from("secagg_session", "--secagg-session", &a.secagg_session);
+    bool complete = false;
+    if (root.Has("complete_graph") && cmd.count("--aggregation") == 0) {
+      check(root.GetBool("complete_graph", &complete));
+      if (complete) a.aggregation = "secagg";
+    }
+  } else {
+    from("gamma", "--hua-gamma", &a.hua_gamma);
+    from("lambda", "--hua-lambda", &a.hua_lambda);
+    from("mu", "--hua-mu", &a.hua_mu);
+    from("max_online", "--hua-max-online", &a.hua_max_online);
+    from("join_prob", "--hua-join", &a.hua_join);
+    from("leave_prob", "--hua-leave", &a.hua_leave);
+    from("initial_online", "--hua-initial-online", &a.hua_initial_online);
+    from("paper_noise", "--hua-paper-noise", &a.hua_paper_noise);
+  }
+  if (absl::Status s = check.status(); !s.ok()) return DataError(WithPrefix(s, "--job: "));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& a) {
+  if (a.job_file.empty()) return absl::OkStatus();
+  std::string setting;
+  {
+    absl::StatusOr<config::YamlMap> peek = config::YamlMap::FromFile(a.job_file);
+    if (!peek.ok()) return DataError(WithPrefix(peek.status(), "--job: "));
+    (void)peek->GetString("setting", &setting);  // a bad value fails below, with its line
+  }
+  // LFL and Hua S3 files run over device hosts: their own keys.
+  if (setting == "lfl" || setting == "hua-s3") return ApplyDeviceJobFile(cmd, setting, a);
+  absl::StatusOr<JobFile> read = ReadJobFile(a.job_file);
+  if (!read.ok()) return DataError(WithPrefix(read.status(), "--job: "));
+  const JobFile& f = *read;
+  const fmf::JobConfig& c = f.config;
+  // key in the file -> flag: set unless the flag was given.
+  const auto from = [&](const char* key, const char* flag, const std::function<void()>& set) {
+    if (f.keys.contains(key) && cmd.count(flag) == 0) set();
+  };
+  from("setting", "--setting", [&] { a.setting = fmf::SettingName(c.setting); });
+  if (cmd.count("--setting") > 0 && a.setting != fmf::SettingName(c.setting)) {
+    // The rest of the file describes a job of its own setting.
+    return absl::InvalidArgumentError(
+        absl::StrCat("--setting ", a.setting, " contradicts the job file ", a.job_file,
+                     " (setting ", fmf::SettingName(c.setting), "): drop one of them"));
+  }
+  a.job_id = c.job_id;  // the file's, or its timestamped default
+  from("epsilon", "--epsilon",
+       [&] { a.epsilon = std::isinf(c.epsilon) ? "inf" : absl::StrFormat("%.17g", c.epsilon); });
+  from("delta", "--delta", [&] { a.delta = c.delta; });
+  from("granularity", "--granularity",
+       [&] { a.granularity = fmf::GranularityName(c.granularity); });
+  from("theta", "--theta", [&] { a.theta = c.theta; });
+  from("rounds", "--T", [&] { a.rounds = c.rounds; });
+  from("local_iters", "--T-local", [&] { a.local_iters = c.local_iters; });
+  from("dim", "--dim", [&] { a.dim = c.dim; });
+  from("sample_rate", "--sample-rate", [&] { a.sample_rate = c.sample_rate; });
+  from("vfl_finetune_iters", "--kappa", [&] { a.kappa = c.vfl_finetune_iters; });
+  from("learning_rate", "--lr", [&] { a.lr = c.learning_rate; });
+  from("lr_final_ratio", "--lr-final-ratio", [&] { a.lr_final_ratio = c.lr_final_ratio; });
+  from("sgd_learning_rate", "--sgd-lr", [&] { a.sgd_lr = c.sgd_learning_rate; });
+  from("sgd_l2", "--sgd-l2", [&] { a.sgd_l2 = c.sgd_l2; });
+  from("pretrain_epochs", "--pretrain-epochs", [&] { a.pretrain_epochs = c.pretrain_epochs; });
+  from("finetune_epochs", "--finetune-epochs", [&] { a.finetune_epochs = c.finetune_epochs; });
+  from("algorithm", "--algorithm", [&] { a.algorithm = fmf::AlgorithmName(c.algorithm); });
+  from("alternations", "--alternations", [&] { a.alternations = c.alternations; });
+  from("validation_fraction", "--validation-fraction",
+       [&] { a.validation_fraction = c.validation_fraction; });
+  if (c.setting == fmf::Setting::kCoupling) {
+    from("clip_norm", "--coupling-clip", [&] { a.coupling_clip = c.clip_norm; });
+    from("coupling_zeta", "--coupling-zeta", [&] { a.coupling_zeta = c.coupling_zeta; });
+    from("coupling_bound", "--coupling-bound", [&] { a.coupling_bound = c.coupling_bound; });
+    from("coupling_init", "--coupling-init", [&] { a.coupling_init = c.coupling_init; });
+  } else {
+    from("clip_norm", "--hfl-clip", [&] { a.hfl_clip = c.clip_norm; });
+  }
+  if (!f.roster.empty() && cmd.count("--parties") == 0 && a.party_data.empty()) {
+    a.parties = static_cast<int32_t>(f.roster.size());
+    a.parties_given = true;
+  }
+  if (!f.catalogue_file.empty() && cmd.count("--catalogue") == 0 && !a.party_data.empty()) {
+    a.catalogue = f.catalogue_file;
+  } else if (!c.item_catalogue.empty() && a.catalogue.empty() && !a.party_data.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the job file ", a.job_file, " names the item catalogue ", c.item_catalogue,
+                     ": pass --catalogue FILE, the file with that digest"));
+  } else if (!c.item_catalogue.empty() && !a.catalogue.empty()) {
+    auto catalogue = data::Catalogue::Load(a.catalogue);
+    if (!catalogue.ok()) return DataError(WithPrefix(catalogue.status(), "--catalogue: "));
+    if (catalogue->digest() != c.item_catalogue) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--catalogue ", a.catalogue, " is ", catalogue->digest(),
+                       " but the job file ", a.job_file, " names ", c.item_catalogue,
+                       " (the parties would refuse the job): use the catalogue the job names"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 void AddJobFlags(CLI::App* cmd, JobFlags* a) {
+  cmd->add_option("--job", a->job_file,
+                  "a job file as `fedmf job submit --spec` takes (hfl, vfl, hfl-synsgd, "
+                  "coupling): its keys set the job; flags on the command line override them");
   AddRunFlags(cmd, a);
   AddFmfFlags(cmd, a);
   AddLflFlags(cmd, a);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -110,8 +111,13 @@ struct JobFlags {
   std::string write_split;
   // train / demo --plot FILE.svg: test MSE, epsilon and round time per round.
   std::string plot;
-  bool data_given = false;     // set by the command: --data was on the line
-  bool parties_given = false;  // set by the command: --parties was on the line
+  // --job FILE.yaml: the job file `fedmf job submit --spec` takes; its keys
+  // set the flags the command line leaves out (ApplyJobFile).
+  std::string job_file;
+  std::string job_id;                   // the job file's job_id ("" = the command's default)
+  std::set<std::string> job_file_keys;  // LFL / Hua S3 job files: the keys applied
+  bool data_given = false;              // set by the command: --data was on the line
+  bool parties_given = false;           // set by the command: --parties was on the line
 };
 
 // The loader options the flags declare: --rating-range (or the older
@@ -121,11 +127,28 @@ absl::StatusOr<data::LoadOptions> LoadOptionsFromFlags(const JobFlags& flags);
 // given (a synthetic spec declares its own: min=/max=).
 absl::Status CheckDeclaredRange(const JobFlags& flags, const data::Dataset& dataset,
                                 const std::string& spec);
+// "warning: ..." when --rating-range was given and the data's ratings span
+// less than half of it (the noise is sized for the declared scale), else "".
+std::string DeclaredRangeWarning(const JobFlags& flags, const data::Dataset& dataset,
+                                 const std::string& spec);
+// Flags that contradict each other or mean nothing together (exit 2):
+// --catalogue outside HFL, or without --party-data.
+absl::Status CheckFlagCombination(const JobFlags& flags);
 // A failure to load or check the data of `spec`: a data error (exit 4) for
 // a file, left as it is (usage, exit 2) for a generated synthetic set.
 absl::Status DataErrorOf(const std::string& spec, absl::Status s);
 // LoadDataSpec(spec) with the declared scale, checked (the two above).
 absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const std::string& spec);
+
+// --job FILE: every key the file sets becomes the value of the matching flag
+// unless `cmd` (parsed) had that flag on its command line, so a partner
+// rehearses with `fedmf train/demo` exactly the job it submits. The roster
+// sets --parties (with --data), a catalogue path --catalogue (a digest must
+// be --catalogue's). Keys that only a deployment uses (round deadline,
+// min_parties; LFL/Hua device hosts, catalogue size, aggregator) are left to
+// it. LFL and Hua S3 files map their own keys (job_file_keys lists those
+// applied). Errors name the file and key.
+absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& flags);
 
 // Registers every flag above on `cmd`.
 void AddJobFlags(CLI::App* cmd, JobFlags* flags);

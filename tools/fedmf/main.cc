@@ -6,6 +6,7 @@
 #include "common/base/allocator.h"
 #include "common/base/mutex_checks.h"
 #include "common/cli/command_line.h"
+#include "common/net/grpc_logging.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 #include "tools/fedmf/advise_command.h"
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
   // client channel's TLS warning, go to stderr with the progress lines.
   spdlog::set_default_logger(std::make_shared<spdlog::logger>(
       "", std::make_shared<spdlog::sinks::stderr_color_sink_mt>()));
+  // gRPC's raw lines ("E1129 … ssl_transport_security.cc …") stay out of the
+  // output: each command prints the cause it diagnoses itself.
+  fedmf::net::RouteGrpcLogsToSpdlog(/*quiet=*/true);
   CLI::App app{"fedmf — federated matrix factorization with differential privacy", "fedmf"};
   fedmf::cli::AddVersionFlag(app);
   app.require_subcommand(1);

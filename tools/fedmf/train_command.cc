@@ -49,7 +49,10 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"test_rmse", p.test.rmse},
                        {"epsilon", JsonNumber(p.epsilon)},
                        {"steps", p.steps},
-                       {"learning_rate", p.learning_rate}});
+                       {"learning_rate", p.learning_rate},
+                       {"ranking_rule",
+                        {{"shrinkage", p.ranking_rule.shrinkage},
+                         {"popularity_weight", p.ranking_rule.popularity_weight}}}});
   }
   nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
                         {"split", fmf::SplitKindName(r.config.split)},
@@ -90,6 +93,11 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
   if (r.epsilon_per_user_global) {
     out["epsilon_per_user_global"] = JsonNumber(*r.epsilon_per_user_global);
   }
+  if (r.ranking.users > 0) {
+    out["ranking"] = RankingJson(r.ranking);
+    out["ranking_most_popular"] = RankingJson(r.popularity);
+    out["ranking_by_prediction"] = RankingJson(r.ranking_by_prediction);
+  }
   return out;
 }
 
@@ -123,6 +131,7 @@ void PrintSummary(const fmf::SimulationResult& r) {
         "composed): %.4f\n",
         static_cast<int>(r.parties.size()), *r.epsilon_per_user_global);
   }
+  if (r.ranking.users > 0) PrintRanking(r.ranking, r.popularity);
 }
 
 // --save-model DIR: every party's final model (common/fmf/saved_model.h),
@@ -137,7 +146,7 @@ absl::Status SaveModels(const std::string& dir, const TrainData& loaded,
     ASSIGN_OR_RETURN(fmf::SavedPartyModel party,
                      fmf::PartyModelFrom(absl::StrCat("party-", k), loaded.federation.parties[k],
                                          r.user_embeddings, r.item_embeddings, r.rating_offset,
-                                         loaded.user_ids, loaded.item_ids));
+                                         loaded.user_ids, loaded.item_ids, r.ranking_rule));
     model.parties.push_back(std::move(party));
   }
   return fmf::WriteSavedModel(dir, model);
@@ -263,6 +272,7 @@ int RunTrain(const JobFlags& a) {
     std::cerr << "fedmf train: " << loaded.status().message() << "\n";
     return ExitCodeFor(loaded.status());
   }
+  for (const std::string& warning : loaded->warnings) std::cerr << warning << "\n";
   // What the split freed (the data set's id texts, which only --save-model
   // keeps a copy of): 2.6 MB less resident through a 5.3M-rating run's
   // training. Loading's own garbage went back before the split (train_data.cc).
@@ -312,6 +322,8 @@ int RunTrain(const JobFlags& a) {
   } else {
     run_federation = std::move(loaded->federation);
   }
+  // Top-N quality beside the error (the parties' test ratings; mf/ranking.h).
+  loaded->config.measure_ranking = true;
   auto result = fmf::Simulate(*config, std::move(run_federation), progress, a.eval_every);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!result.ok()) {
@@ -352,17 +364,23 @@ int RunTrain(const JobFlags& a) {
       if (loaded->join->contains("shared_users"))
         out["shared_users"] = (*loaded->join)["shared_users"];
     }
-    if (comparison) AddComparisonJson(*comparison, out);
+    if (comparison) {
+      AddComparisonJson(*comparison, out);
+      AddRankingComparisonJson(*comparison, out);
+    }
     if (tuning) out["tuning"] = TuningJson(*tuning);
+    if (!loaded->warnings.empty()) out["warnings"] = loaded->warnings;
     std::cout << out.dump() << "\n";
   } else {
     PrintSummary(*result);
     for (const std::string& note : loaded->notes) std::cout << note << "\n";
+    for (const std::string& warning : loaded->warnings) std::cout << warning << "\n";
     if (comparison) {
       PrintComparison(*comparison,
                       absl::StrCat(fmf::SettingName(result->config.setting), " (",
                                    fmf::AlgorithmName(result->config.algorithm), ")"),
                       result->test.mse);
+      PrintRankingComparison(*comparison, result->ranking, result->popularity);
     }
   }
   return 0;
@@ -398,9 +416,15 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
                              "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));
   cmd->callback([a, cmd, exit_code] {
-    a->dim_given = cmd->count("--dim") > 0;  // hua settings default to the paper's d = 50
     a->data_given = cmd->count("--data") > 0;
     a->parties_given = cmd->count("--parties") > 0;
+    if (auto s = ApplyJobFile(*cmd, *a); !s.ok() || !(s = CheckFlagCombination(*a)).ok()) {
+      std::cerr << "fedmf train: " << s.message() << "\n";
+      *exit_code = ExitCodeFor(s);
+      return;
+    }
+    // hua settings default to the paper's d = 50 unless --dim (or the job file) sets it
+    a->dim_given = cmd->count("--dim") > 0 || a->job_file_keys.contains("dim");
     *exit_code = RunTrain(*a);
   });
 }

@@ -30,11 +30,13 @@ absl::StatusOr<TrainData> FromOneDataSet(const JobFlags& a, const data::LoadOpti
   if (absl::Status s = CheckDeclaredRange(a, *dataset, a.data); !s.ok()) {
     return DataErrorOf(a.data, s);
   }
+  std::string range_warning = DeclaredRangeWarning(a, *dataset, a.data);
   // What loading freed (the duplicate check's row indices, the generator's
   // pair keys: up to 21 MB at 5.3M ratings) goes back before the split holds
   // the data set and its test tenth side by side, the run's peak.
   base::ReturnFreeMemory();
   TrainData out;
+  if (!range_warning.empty()) out.warnings.push_back(std::move(range_warning));
   ASSIGN_OR_RETURN(out.config, BuildJobConfig(a, dataset->range));
   fmf::FederationOptions fed;
   fed.parties = out.config.split == fmf::SplitKind::kNone ? 1 : a.parties;
@@ -82,11 +84,23 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
     files.push_back(std::move(*d));
   }
   TrainData out;
+  for (int32_t k = 0; k < s; ++k) {
+    if (std::string w = DeclaredRangeWarning(a, files[k], a.party_data[k]); !w.empty()) {
+      out.warnings.push_back(std::move(w));
+    }
+  }
+  if (s == 1) {
+    out.warnings.push_back(absl::StrCat(
+        "warning: one --party-data file (", a.party_data[0],
+        "): a federation of one party learns nothing from partners, this is training alone; "
+        "give one --party-data per partner"));
+  }
   ASSIGN_OR_RETURN(out.config, BuildJobConfig(a, files[0].range));
   out.label = absl::StrJoin(a.party_data, " + ");
   const data::SplitOptions split{out.config.test_fraction, a.seed.value_or(1)};
   nlohmann::json join;
   data::PartyFilesFederation fed;
+  std::string catalogue_source;
   if (a.setting == "vfl") {
     std::vector<std::vector<std::string>> ids;
     for (const data::Dataset& d : files) ids.push_back(data::DistinctUserIds(d));
@@ -124,6 +138,7 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
                                                         "the union of the files' items"));
       catalogue = std::move(c);
     }
+    catalogue_source = catalogue->source();
     auto built = data::FederateByItemCatalogue(files, *catalogue, split);
     if (!built.ok()) return FileError(built.status(), "--party-data: ");
     fed = std::move(*built);
@@ -136,11 +151,11 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
   }
   join["dropped_ratings"] = fed.dropped_ratings;
   for (int32_t k = 0; k < s; ++k) {
-    if (fed.dropped_ratings[k] > 0) {
-      out.notes.push_back(absl::StrFormat(
-          "party %d (%s): %d ratings left out (%s)", k, a.party_data[k], fed.dropped_ratings[k],
-          a.setting == "vfl" ? "users no other party has" : "items outside the catalogue"));
-    }
+    const std::string warning = data::DroppedRatingsMessage(
+        files[k], fed, static_cast<size_t>(k),
+        a.setting == "vfl" ? "users no other party has"
+                           : absl::StrCat("items outside the catalogue ", catalogue_source));
+    if (!warning.empty()) out.warnings.push_back("warning: " + warning);
   }
   out.join = std::move(join);
   out.user_ids = std::move(fed.user_ids);

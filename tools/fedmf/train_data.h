@@ -23,6 +23,9 @@ struct TrainData {
   // --party-data only: how the files were joined, for the JSON and summary.
   std::optional<nlohmann::json> join;
   std::vector<std::string> notes;  // lines for the text summary
+  // "warning: ..." lines (ratings left out, with the first file:line): printed
+  // to stderr before training and again with the summary, in text and JSON.
+  std::vector<std::string> warnings;
   // External ids by global index (the file's own ids), for saved models: with
   // --data, filled only when --save-model is given.
   std::vector<std::string> user_ids, item_ids;

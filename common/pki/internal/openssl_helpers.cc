@@ -12,6 +12,7 @@
 #include <ctime>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
 
@@ -164,6 +165,48 @@ absl::StatusOr<std::string> PrivateKeyToPem(EVP_PKEY* key) {
   return BioContents(bio.get());
 }
 
+absl::StatusOr<X509ReqPtr> ParseCertificateRequestPem(absl::string_view pem,
+                                                      absl::string_view label) {
+  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  if (!bio) return OpensslError("BIO_new_mem_buf failed");
+  X509ReqPtr req(PEM_read_bio_X509_REQ(bio.get(), nullptr, nullptr, nullptr));
+  if (!req) {
+    return OpensslError(absl::StrCat(label,
+                                     " is not a PEM certificate request (-----BEGIN CERTIFICATE "
+                                     "REQUEST-----, as `fedmf ca request` writes)"),
+                        absl::StatusCode::kInvalidArgument);
+  }
+  return req;
+}
+
+absl::StatusOr<std::string> CertificateRequestToPem(X509_REQ* req) {
+  BioPtr bio(BIO_new(BIO_s_mem()));
+  if (!bio || PEM_write_bio_X509_REQ(bio.get(), req) != 1) {
+    return OpensslError("cannot encode certificate request as PEM");
+  }
+  return BioContents(bio.get());
+}
+
+absl::StatusOr<EvpPkeyPtr> GenerateP256Key() {
+  EvpPkeyPtr key(EVP_EC_gen("P-256"));
+  if (!key) return OpensslError("cannot generate an ECDSA P-256 key");
+  return key;
+}
+
+absl::StatusOr<std::string> PublicKeyFingerprint(EVP_PKEY* key) {
+  unsigned char* der = nullptr;
+  const int len = i2d_PUBKEY(key, &der);
+  if (len <= 0) return OpensslError("cannot encode the public key");
+  OsslStringPtr owned(der);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int digest_len = 0;
+  if (EVP_Digest(der, static_cast<size_t>(len), digest, &digest_len, EVP_sha256(), nullptr) != 1) {
+    return OpensslError("cannot hash the public key");
+  }
+  return absl::StrCat("sha256:", absl::BytesToHexString(absl::string_view(
+                                     reinterpret_cast<const char*>(digest), digest_len)));
+}
+
 absl::StatusOr<absl::Time> Asn1TimeToAbsl(const ASN1_TIME* t) {
   std::tm tm{};
   if (t == nullptr || ASN1_TIME_to_tm(t, &tm) != 1) {
@@ -275,6 +318,16 @@ absl::Status WriteNewFileAtomically(const std::string& path, absl::string_view d
   RETURN_IF_ERROR(RenameNoReplace(tmp, path));
   unlinker.armed = false;
   SyncDirectory(dir);
+  return absl::OkStatus();
+}
+
+absl::Status WriteKeyAndPublicFile(const std::string& key_path, absl::string_view key_pem,
+                                   const std::string& public_path, absl::string_view public_pem) {
+  RETURN_IF_ERROR(WriteNewFileAtomically(key_path, key_pem, 0600));
+  if (absl::Status s = WriteNewFileAtomically(public_path, public_pem, 0644); !s.ok()) {
+    ::unlink(key_path.c_str());
+    return s;
+  }
   return absl::OkStatus();
 }
 

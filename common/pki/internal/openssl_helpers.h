@@ -42,6 +42,7 @@ using GeneralNamePtr = OsslPtr<GENERAL_NAME, GENERAL_NAME_free>;
 using GeneralNamesPtr = OsslPtr<GENERAL_NAMES, GENERAL_NAMES_free>;
 using X509Ptr = OsslPtr<X509, X509_free>;
 using X509ExtensionPtr = OsslPtr<X509_EXTENSION, X509_EXTENSION_free>;
+using X509ReqPtr = OsslPtr<X509_REQ, X509_REQ_free>;
 using X509StorePtr = OsslPtr<X509_STORE, X509_STORE_free>;
 using X509StoreCtxPtr = OsslPtr<X509_STORE_CTX, X509_STORE_CTX_free>;
 
@@ -60,6 +61,17 @@ absl::StatusOr<EvpPkeyPtr> ParsePrivateKeyPem(absl::string_view pem, absl::strin
 absl::StatusOr<std::string> CertificateToPem(X509* cert);
 absl::StatusOr<std::string> PrivateKeyToPem(EVP_PKEY* key);
 
+// A PKCS#10 certificate request (PEM "CERTIFICATE REQUEST").
+absl::StatusOr<X509ReqPtr> ParseCertificateRequestPem(absl::string_view pem,
+                                                      absl::string_view label);
+absl::StatusOr<std::string> CertificateRequestToPem(X509_REQ* req);
+
+// The key every fedmf certificate carries: ECDSA P-256, from OpenSSL's CSPRNG.
+absl::StatusOr<EvpPkeyPtr> GenerateP256Key();
+// "sha256:<64 hex>" of the DER SubjectPublicKeyInfo: what two people compare
+// (by phone, say) to know a request or certificate holds the key they mean.
+absl::StatusOr<std::string> PublicKeyFingerprint(EVP_PKEY* key);
+
 absl::StatusOr<absl::Time> Asn1TimeToAbsl(const ASN1_TIME* t);
 
 // Whole file; NotFound (naming the path) if it does not exist. Refuses files
@@ -74,6 +86,12 @@ absl::Status EnsureDirectory(const std::string& dir, mode_t mode);
 // not exist yet (AlreadyExists otherwise). A crash therefore leaves either no
 // file or the complete file, never a truncated key or certificate.
 absl::Status WriteNewFileAtomically(const std::string& path, absl::string_view data, mode_t mode);
+
+// Writes the private key (0600), then its public companion (certificate or
+// request, 0644), each with WriteNewFileAtomically. If the companion cannot be
+// written, the key just created is removed again so a retry starts clean.
+absl::Status WriteKeyAndPublicFile(const std::string& key_path, absl::string_view key_pem,
+                                   const std::string& public_path, absl::string_view public_pem);
 
 }  // namespace fedmf::pki::internal
 

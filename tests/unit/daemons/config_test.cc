@@ -168,6 +168,47 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
   }
 }
 
+// Issue 56, item 2: an HFL party with a file of its own and no catalogue
+// refuses to start, naming the config file and the key, instead of failing
+// its first job.
+TEST(PartyConfigTest, AnHflPartyWithItsOwnFileNeedsTheCatalogue) {
+  const std::string own =
+      "name: acme\ndata:\n  spec: csv:/data/acme.csv\n  setting: hfl\n  parties: 1\n"
+      "  rating_min: 1\n  rating_max: 5\n";
+  auto missing = party::ParsePartyConfig(own, "acme.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("acme.yaml"));
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("key 'data.catalogue': missing"));
+  EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("fedmf catalogue digest"));
+  EXPECT_THAT(party::ParsePartyConfig(own + "  catalogue: /data/items.txt\n", "acme.yaml"), IsOk());
+  // VFL aligns users instead; a share of a common file keeps positions.
+  EXPECT_THAT(
+      party::ParsePartyConfig("name: acme\ndata:\n  spec: csv:/data/acme.csv\n  setting: vfl\n"
+                              "  rating_min: 1\n  rating_max: 5\n",
+                              "acme.yaml"),
+      IsOk());
+  EXPECT_THAT(
+      party::ParsePartyConfig("name: acme\ndata:\n  spec: movielens:/data/u.data\n  setting: hfl\n"
+                              "  parties: 3\n  index: 1\n  rating_min: 1\n  rating_max: 5\n",
+                              "acme.yaml"),
+      IsOk());
+}
+
+// Issue 56, item 9: the same items in another order are another catalogue,
+// and the refusal says that the order counts.
+TEST(PartyPolicyTest, AnotherCatalogueRefusalSaysOrderMatters) {
+  party::DataRole role;
+  role.parties = 1;
+  fmf::JobConfig job;
+  job.setting = fmf::Setting::kHfl;
+  job.split = fmf::SplitKind::kHorizontal;
+  job.item_catalogue = "sha256:" + std::string(64, 'a');
+  const std::string refusal =
+      party::AlignmentRefusal(role, "sha256:" + std::string(64, 'b'), job, 2);
+  EXPECT_THAT(refusal, ::testing::HasSubstr("in the same order"));
+  EXPECT_THAT(refusal, ::testing::HasSubstr("without sorting it"));
+}
+
 TEST(PartyPolicyTest, RefusesWithReasons) {
   auto c = party::ParsePartyConfig(kParty, "p.yaml");
   ASSERT_THAT(c, IsOk());

@@ -116,7 +116,9 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
   ASSERT_THAT(job.SubmitUpdate(0, 1, Filled(job, 0.4)), IsOk());
   const FmfJob::Step partial = job.Advance(kT0 + absl::Seconds(5), Nobody);
   ASSERT_EQ(partial.kind, Kind::kFailed);  // min_parties 2: one contributor is too few
-  EXPECT_NE(partial.error.find("only 1 parties answered, 2 needed"), std::string::npos)
+  // Issue 56, item 7: the party that did not answer is named.
+  EXPECT_NE(partial.error.find("only 1 party answered, 2 needed; no answer from b"),
+            std::string::npos)
       << partial.error;
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "common/net/job_codec.h"
+#include "common/net/job_view.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -133,6 +134,57 @@ TEST_F(JobCoordinatorTest, FullLifecycleWithWeightedAverage) {
     coordinator_->GetTask("a");  // a bounded wait for the next state change
   }
   FAIL() << "job never finished";
+}
+
+// Issue 56, item 7: a party that refuses a job shows its ledger's epsilon
+// as it last reported it (here to the job before), not 0; and once the job
+// has failed, a party that never answered is not "pending".
+TEST_F(JobCoordinatorTest, ARefusalShowsTheLedgerAndAFailedJobHasNoPendingParty) {
+  ASSERT_THAT(coordinator_->SubmitJob(Spec(1)), IsOk());
+  WaitTask("a", v1::TASK_KIND_OFFER);
+  Accept("a", 2);
+  Accept("b", 6);
+  WaitTask("a", v1::TASK_KIND_ROUND);
+  ASSERT_THAT(coordinator_->SubmitUpdate("a", "j", 0, mf::Matrix::Constant(3, 2, 0.2)), IsOk());
+  WaitTask("b", v1::TASK_KIND_ROUND);
+  ASSERT_THAT(coordinator_->SubmitUpdate("b", "j", 0, mf::Matrix::Constant(3, 2, 0.6)), IsOk());
+  WaitTask("b", v1::TASK_KIND_FINISH);
+  for (const std::string p : {"a", "b"}) {
+    v1::PrivacyReport r;
+    r.set_party(p);
+    r.set_job_id("j");
+    r.set_epsilon_spent(p == "b" ? 0.75 : 0.5);
+    r.set_finished(true);
+    ASSERT_THAT(coordinator_->ReportPrivacy(p, r), IsOk());
+  }
+  v1::JobSpec second = Spec(1);
+  second.set_job_id("j2");
+  ASSERT_THAT(coordinator_->SubmitJob(second), IsOk());
+  WaitTask("b", v1::TASK_KIND_OFFER);
+  v1::OfferReply no;
+  no.set_party("b");
+  no.set_job_id("j2");
+  no.set_accept(false);
+  no.set_refusal("over budget");
+  ASSERT_THAT(coordinator_->ReplyOffer("b", no), IsOk());
+  for (int i = 0; i < 200; ++i) {
+    auto st = coordinator_->GetJob("j2");
+    ASSERT_THAT(st, IsOk());
+    const v1::PartyStatus& b = st->parties(1);
+    ASSERT_EQ(b.name(), "b");
+    EXPECT_DOUBLE_EQ(b.epsilon_spent(), 0.75);
+    EXPECT_EQ(net::PartyWord(*st, b), "refused: over budget");
+    if (st->state() == v1::JOB_STATE_FAILED) {
+      // a never answered before the offer deadline.
+      EXPECT_EQ(net::PartyWord(*st, st->parties(0)), "no answer (the job failed)");
+      // `job list` writes the setting as job files do.
+      EXPECT_EQ(net::SettingWord(st->spec().setting()), "hfl");
+      EXPECT_EQ(net::SettingWord(v1::SETTING_HFL_SYNSGD), "hfl-synsgd");
+      return;
+    }
+    coordinator_->GetTask("b");  // a bounded wait for the next state change
+  }
+  FAIL() << "job j2 never failed";
 }
 
 // GetJobRequest's long poll: a watcher of rounds is answered when a round

@@ -18,7 +18,9 @@ namespace {
 
 using ::fedmf::testing::IsOk;
 using ::fedmf::testing::StatusIs;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(CatalogueTest, ParsesOneIdPerLineAndDigestsTheIdsOnly) {
   auto a = Catalogue::Parse("# films\nm-10\n\n  m-2 \nm-7\r\n", "a.txt");
@@ -112,10 +114,27 @@ TEST(FederateByItemCatalogueTest, ItemsOutsideTheCatalogueAreDroppedAndCounted) 
     outside0 += r.find("film-e") != std::string::npos || r.find("film-f") != std::string::npos;
   EXPECT_EQ(fed->dropped_ratings[0], outside0);
   EXPECT_GT(fed->dropped_ratings[1], fed->dropped_ratings[0]);
+  // The warning names the count and the first dropped row's file:line (the
+  // header is line 1, row r of Rows() is on line r + 2).
+  const std::vector<std::string> rows0 = Rows(0, 1);
+  size_t first_outside = 0;
+  while (rows0[first_outside].find("film-e") == std::string::npos &&
+         rows0[first_outside].find("film-f") == std::string::npos) {
+    ++first_outside;
+  }
+  EXPECT_EQ(fed->first_dropped_row[0], static_cast<int64_t>(first_outside));
+  EXPECT_EQ(DroppedRatingsMessage(Csv(rows0, "a.csv"), *fed, 0, "items outside the catalogue"),
+            absl::StrCat("csv:a.csv: ", outside0, " of its ", rows0.size(),
+                         " ratings are left out (items outside the catalogue); the first is a.csv:",
+                         first_outside + 2));
   auto none = Catalogue::Parse("movie-1\n", "other.txt");
+  // Named by its file, never "party 0" (a daemon has a name of its own).
   EXPECT_THAT(FederateByItemCatalogue({Csv(Rows(0, 1), "a.csv")}, *none, SplitOptions{}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument,
-                       HasSubstr("none of its 6 item ids is in the catalogue other.txt")));
+                       AllOf(HasSubstr("csv:a.csv: none of its 6 item ids is in the catalogue "
+                                       "other.txt"),
+                             HasSubstr("on a.csv:2"), HasSubstr("another item-id scheme"),
+                             Not(HasSubstr("party 0")))));
 }
 
 TEST(FederateByItemCatalogueTest, PartiesMustDeclareOneScale) {

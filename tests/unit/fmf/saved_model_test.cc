@@ -117,6 +117,43 @@ TEST_F(SavedModelTest, RoundTripKeepsEveryByteAndRecommendsAsTheParty) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("user 'nobody'")));
 }
 
+// Issue 56, item 10: the ranking rule travels with the model, and orders
+// recommend --model: with a popularity weight, the most rated item the user
+// has not rated comes first whatever its prediction.
+TEST_F(SavedModelTest, TheRankingRuleTravelsWithTheModelAndOrdersRecommendations) {
+  SavedModel model = Model();
+  model.parties[0].ranking = {20, 100, 3.1};
+  ASSERT_THAT(WriteSavedModel(dir_, model), IsOk());
+  auto read = ReadSavedModel(dir_);
+  ASSERT_THAT(read, IsOk());
+  const SavedPartyModel& p = read->parties[0];
+  EXPECT_EQ(p.ranking, model.parties[0].ranking);
+  std::vector<int32_t> support(p.item_ids.size(), 0);
+  for (const auto& [u, i] : p.rated) ++support[i];
+  const int32_t user = 0;
+  int32_t best = -1;
+  for (int32_t j = 0; j < static_cast<int32_t>(support.size()); ++j) {
+    bool rated = false;
+    for (const auto& [u, i] : p.rated) rated |= u == user && i == j;
+    if (!rated && (best < 0 || support[j] > support[best])) best = j;
+  }
+  auto top = RecommendFromModel(p, p.user_ids[user], 1, false);
+  ASSERT_THAT(top, IsOk());
+  ASSERT_EQ(top->size(), 1u);
+  EXPECT_EQ((*top)[0].first, p.item_ids[best]);
+  // A rule that is not one is a damaged file.
+  std::string text;
+  {
+    std::ifstream in(dir_ + "/model.json");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::string from = "\"popularity_weight\": 100.0";
+  ASSERT_NE(text.find(from), std::string::npos) << text;
+  text.replace(text.find(from), from.size(), "\"popularity_weight\": -1.0");
+  std::ofstream(dir_ + "/model.json", std::ios::trunc) << text;
+  EXPECT_THAT(ReadSavedModel(dir_), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("ranking")));
+}
+
 TEST_F(SavedModelTest, DamagedOrForeignDirectoriesAreClearErrors) {
   EXPECT_THAT(ReadSavedModel(dir_), StatusIs(absl::StatusCode::kNotFound, HasSubstr("model.json")));
   ASSERT_THAT(WriteSavedModel(dir_, Model()), IsOk());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "common/metrics/host_port.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
@@ -103,6 +104,14 @@ TEST(MetricsTest, SpecialValuesUseThePrometheusSpelling) {
   std::vector<Sample> samples;
   ASSERT_THAT(ParseExposition(text, &samples), IsOk());
   EXPECT_TRUE(std::isinf(Find(samples, "g", {{"p", "inf"}})->value));
+}
+
+// Issue 56, item 9: a listener configured on port 0 is logged with the port
+// it bound, not as "http://127.0.0.1:0 (port 38701)".
+TEST(HostPortTest, BoundUrlNamesThePortBound) {
+  EXPECT_EQ(BoundUrl("127.0.0.1:0", 38701), "http://127.0.0.1:38701");
+  EXPECT_EQ(BoundUrl("0.0.0.0:9464", 9464), "http://0.0.0.0:9464");
+  EXPECT_EQ(BoundUrl("[::1]:0", 8080), "http://[::1]:8080");
 }
 
 TEST(ExpositionParserTest, RejectsMalformedTextNamingTheLine) {

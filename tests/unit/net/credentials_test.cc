@@ -3,6 +3,8 @@
 // certificates.
 #include "common/net/credentials.h"
 
+#include <grpc/grpc.h>
+#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
@@ -15,11 +17,15 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "common/net/grpc_logging.h"
+#include "common/net/tls_diagnosis.h"
 #include "common/pki/ca.h"
 #include "common/pki/tls_files.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ringbuffer_sink.h"
+#include "spdlog/spdlog.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
@@ -87,6 +93,11 @@ class CredentialsTest : public ::testing::Test {
     ASSERT_TRUE(pki::IssueCertificate(Dir("ca"), Dir("fake-server"), "server", pki::Role::kParty,
                                       sans, year)
                     .ok());
+    // A server certificate with no SAN but its name (fedmf ca issue's
+    // default): valid only when dialed by its certificate name.
+    ASSERT_TRUE(
+        pki::IssueCertificate(Dir("ca"), Dir("bare-server"), "server", pki::Role::kServer, {}, year)
+            .ok());
     // A second federation whose certificates must not be accepted.
     ASSERT_THAT(pki::InitCa(Dir("other-ca"), "other", ten_years), IsOk());
     ASSERT_TRUE(pki::IssueCertificate(Dir("other-ca"), Dir("other-party"), "party-a",
@@ -190,6 +201,44 @@ TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
   ASSERT_THAT(channel, IsOk());
   RpcResult r = CallRegister(*channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
+}
+
+// Issue 56, item 9: `fedmf health 127.0.0.1:PORT` without --peer-name, at
+// a daemon whose certificate names only itself: the cause is found by one
+// handshake, and the advice is to name the peer, not to reissue the
+// certificate for an address.
+TEST_F(CredentialsTest, DiagnosisOfADaemonDialedByAddressAdvisesItsName) {
+  StartServer({.insecure = false, .cert_dir = Dir("bare-server"), .name = "server"});
+  auto files = pki::LoadTlsFiles(Dir("party"), "party-a");
+  ASSERT_THAT(files, IsOk());
+  const std::string cause =
+      DiagnoseTls(address_, *files, ExpectedPeer{"", std::nullopt}, absl::Seconds(5));
+  EXPECT_THAT(cause, HasSubstr("presents the certificate of 'server' (role server), which is "
+                               "not valid for '127.0.0.1'"));
+  EXPECT_THAT(cause, HasSubstr("pass --peer-name server"));
+  EXPECT_THAT(cause, ::testing::Not(HasSubstr("reissue")));
+  // Named, it is the one meant: nothing to diagnose.
+  EXPECT_EQ(
+      DiagnoseTls(address_, *files, ExpectedPeer{"server", pki::Role::kServer}, absl::Seconds(5)),
+      "");
+}
+
+// gRPC's own lines go through spdlog (one format per daemon, JSON included).
+TEST(GrpcLoggingTest, GrpcLinesArriveInSpdlogFormatted) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(16);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  spdlog::set_pattern("[%l] %v");
+  RouteGrpcLogsToSpdlog();
+  grpc_init();  // gRPC drops lines logged before it is initialized (verbosity unset)
+  gpr_log("src/core/tsi/ssl_transport_security.cc", 1420, GPR_LOG_SEVERITY_ERROR,
+          "Handshake failed with fatal error %s", "SSL_ERROR_SSL");
+  const std::vector<std::string> lines = sink->last_formatted(4);
+  grpc_shutdown();
+  spdlog::set_default_logger(previous);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_THAT(lines.back(), HasSubstr("[warning] grpc: ssl_transport_security.cc:1420: Handshake "
+                                      "failed with fatal error SSL_ERROR_SSL"));
 }
 
 TEST_F(CredentialsTest, ClientWithoutCertificateIsRefused) {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,65 @@ TEST_F(CliTest, CaCommandsPrintJson) {
   EXPECT_EQ(j["key"], ca + "/bank-a.key");
   EXPECT_TRUE(std::filesystem::exists(j["certificate"].get<std::string>()));
   EXPECT_THAT(j["valid_until"].get<std::string>(), HasSubstr(" UTC"));
+}
+
+// Issue 56, item 1: the partner makes its own key; only public files travel.
+TEST_F(CliTest, CaRequestSignCheckKeepsThePrivateKeyWithThePartner) {
+  const std::string ca = Path("ca");
+  RunResult init = Run({"ca", "init", "--dir", ca, "--federation", "acme-recsys"});
+  ASSERT_EQ(init.exit_code, 0) << Describe(init);
+  const std::string partner = Path("bank-a-certs");
+  RunResult request =
+      Run({"ca", "request", "--name", "bank-a", "--role", "party", "--out", partner, "--json"});
+  ASSERT_EQ(request.exit_code, 0) << Describe(request);
+  const auto r = nlohmann::json::parse(request.out);
+  const std::string fingerprint = r["key_fingerprint"];
+  EXPECT_EQ(r["request"], partner + "/bank-a.csr");
+  EXPECT_EQ(r["key"], partner + "/bank-a.key");
+
+  // The operator means to sign 'bank-a' as a party: another name, another
+  // role or another key is refused (exit 4: the request file is wrong) and
+  // nothing is written.
+  const std::string signed_dir = Path("to-bank-a");
+  const std::string csr = partner + "/bank-a.csr";
+  RunResult wrong_name = Run({"ca", "sign", "--dir", ca, "--csr", csr, "--name", "shop-b", "--role",
+                              "party", "--out", signed_dir});
+  EXPECT_EQ(wrong_name.exit_code, 4) << Describe(wrong_name);
+  EXPECT_THAT(wrong_name.err, HasSubstr("asks for 'bank-a' (role party)"));
+  RunResult wrong_role = Run({"ca", "sign", "--dir", ca, "--csr", csr, "--name", "bank-a", "--role",
+                              "operator", "--out", signed_dir});
+  EXPECT_EQ(wrong_role.exit_code, 4) << Describe(wrong_role);
+  std::string other_key = fingerprint;
+  other_key.back() = other_key.back() == 'a' ? 'b' : 'a';
+  RunResult wrong_key = Run({"ca", "sign", "--dir", ca, "--csr", csr, "--name", "bank-a", "--role",
+                             "party", "--key-fingerprint", other_key, "--out", signed_dir});
+  EXPECT_EQ(wrong_key.exit_code, 4) << Describe(wrong_key);
+  RunResult missing = Run({"ca", "sign", "--dir", ca, "--csr", Path("nothere.csr"), "--name",
+                           "bank-a", "--role", "party", "--out", signed_dir});
+  EXPECT_EQ(missing.exit_code, 4) << Describe(missing);
+  EXPECT_FALSE(std::filesystem::exists(signed_dir + "/bank-a.crt"));
+
+  RunResult sign = Run({"ca", "sign", "--dir", ca, "--csr", csr, "--name", "bank-a", "--role",
+                        "party", "--key-fingerprint", fingerprint, "--out", signed_dir});
+  ASSERT_EQ(sign.exit_code, 0) << Describe(sign);
+  EXPECT_THAT(sign.out, HasSubstr("key fingerprint " + fingerprint));
+  std::set<std::string> sent;
+  for (const auto& e : std::filesystem::directory_iterator(signed_dir)) {
+    sent.insert(e.path().filename().string());
+  }
+  EXPECT_EQ(sent, (std::set<std::string>{"bank-a.crt", "ca.crt"}));
+
+  RunResult not_yet = Run({"ca", "check", "--cert-dir", partner, "--name", "bank-a"});
+  EXPECT_EQ(not_yet.exit_code, 4) << Describe(not_yet);
+  EXPECT_THAT(not_yet.err, HasSubstr("bank-a.crt is missing"));
+  std::filesystem::copy_file(signed_dir + "/bank-a.crt", partner + "/bank-a.crt");
+  std::filesystem::copy_file(signed_dir + "/ca.crt", partner + "/ca.crt");
+  RunResult check = Run({"ca", "check", "--cert-dir", partner, "--name", "bank-a"});
+  ASSERT_EQ(check.exit_code, 0) << Describe(check);
+  EXPECT_THAT(check.out, HasSubstr("'bank-a' (role party), key and certificate match"));
+  // The CA fingerprint the operator announced at init is the one the partner sees.
+  const std::string announced = init.out.substr(init.out.find("CA fingerprint ") + 15, 71);
+  EXPECT_THAT(check.out, HasSubstr("CA fingerprint " + announced));
 }
 
 TEST_F(CliTest, SecondInitInSameDirectoryFails) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -216,6 +217,42 @@ TEST_F(CouplingJobFileTest, KeysReachTheSpecAndLocalItersDefaultsToOne) {
   auto bad = LoadJobSpecFile(Write("job_id: c2\nsetting: coupling\nlocal_iters: 5\nroster: [a]\n"));
   EXPECT_FALSE(bad.ok());
   EXPECT_THAT(bad.status().message(), HasSubstr("local_iters"));
+}
+
+// Issue 56, item 7: a file without job_id gets "<setting>-<UTC time>", so a
+// second such file is another job, not a clash with the first.
+TEST_F(JobSpecTest, AFileWithoutJobIdGetsATimestampedUniqueId) {
+  const std::string path = Write("setting: vfl\nepsilon: 2\nroster: [a, b]\n");
+  auto first = LoadJobSpecFile(path);
+  ASSERT_THAT(first, IsOk());
+  EXPECT_THAT(first->job_id(), ::testing::MatchesRegex(R"(vfl-20[0-9]{6}T[0-9]{6}\.[0-9]{3}Z)"));
+  std::string second_id = first->job_id();
+  for (int i = 0; i < 100 && second_id == first->job_id(); ++i) {
+    auto again = LoadJobSpecFile(path);  // a millisecond later, at most a few tries
+    ASSERT_THAT(again, IsOk());
+    second_id = again->job_id();
+  }
+  EXPECT_NE(second_id, first->job_id());
+  auto named = LoadJobSpecFile(Write("job_id: mine\nsetting: hfl\nroster: [a]\n"));
+  ASSERT_THAT(named, IsOk());
+  EXPECT_EQ(named->job_id(), "mine");
+}
+
+// Issue 56, item 11: what `fedmf train/demo --job` read from a job file.
+TEST_F(JobSpecTest, ReadJobFileKeepsWhichKeysTheFileSets) {
+  auto f =
+      ReadJobFile(Write("job_id: rehearsal\nsetting: vfl\nepsilon: 2.5\nrounds: 7\n"
+                        "roster: [a, b, c]\n"));
+  ASSERT_THAT(f, IsOk());
+  EXPECT_EQ(f->config.job_id, "rehearsal");
+  EXPECT_EQ(f->config.setting, fmf::Setting::kVfl);
+  EXPECT_EQ(f->config.rounds, 7);
+  EXPECT_DOUBLE_EQ(f->config.epsilon, 2.5);
+  EXPECT_EQ(f->keys, (std::set<std::string>{"job_id", "setting", "epsilon", "rounds", "roster"}));
+  EXPECT_EQ(f->roster.size(), 3u);
+  EXPECT_THAT(
+      ReadJobFile(Hua()).status(),
+      ::fedmf::testing::StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("device hosts")));
 }
 
 }  // namespace
