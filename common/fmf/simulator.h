@@ -13,6 +13,7 @@
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 #include "common/fmf/noise_plan.h"
+#include "common/fmf/stats_plan.h"
 #include "common/mf/metrics.h"
 
 namespace fedmf::fmf {
@@ -55,6 +56,11 @@ struct PartyResult {
   // range plus rating_offset.
   mf::Matrix user_embeddings, item_embeddings;
   double rating_offset = 0;
+  // Algorithm::kStatistics: the model the party's validation chose — "own"
+  // (its data alone) or "federated" (fused with the others' statistics at
+  // weight others_weight).
+  std::string model_kind;
+  double others_weight = 0;
 };
 
 struct RoundProgress {
@@ -82,6 +88,9 @@ struct SimulationResult {
   // paper's sqrt(sum eps_k^2), Theorem 4, which does not hold). Unset for
   // every other setting x granularity, where `epsilon` already is global.
   std::optional<double> epsilon_per_user_global;
+  // Algorithm::kStatistics: its releases, noise shares and both guarantees
+  // (epsilon against the server + c parties, epsilon_alone).
+  std::optional<StatsPlan> stats_plan;
   int32_t rounds = 0;
   double seconds = 0;
 };

@@ -23,6 +23,8 @@ struct Comparison {
   std::optional<double> gain_captured;
   // Non-private baselines: the two local recipes mse_local is chosen from.
   std::optional<double> mse_local_sgd, mse_no_transfer;
+  // The same for --algorithm stats at epsilon 1e-6 (its party model alone).
+  std::optional<double> mse_no_transfer_stats;
 };
 
 // Runs the baselines of `config` on `federation` and the gain of a federated

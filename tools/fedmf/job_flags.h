@@ -54,6 +54,7 @@ struct JobFlags {
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
   double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
   double validation_fraction = 0.1;  // hfl, vfl --algorithm alternate: own ratings held out
+  fmf::StatsConfig stats;            // hfl, vfl --algorithm stats (--stats-* flags)
   bool compare = false;              // train: also local-only and central on the same split
   bool tune = false;                 // train: choose --lr on a synthetic proxy of the data's shape
   int32_t eval_every = 10;

@@ -36,6 +36,28 @@
 namespace fedmf::cli {
 namespace {
 
+// --algorithm stats: both guarantees, the releases' noise, and what the
+// parties' validation chose.
+void AddStatsPlanJson(const fmf::StatsPlan& plan, bool charge_alone,
+                      const std::vector<fmf::PartyResult>& parties, nlohmann::json& out) {
+  nlohmann::json releases = nlohmann::json::array();
+  for (const fmf::StatsReleasePlan& r : plan.releases) {
+    releases.push_back({{"dim", r.dim},
+                        {"sensitivity", r.sensitivity},
+                        {"share_sigma", r.share_sigma},
+                        {"sum_sigma", r.sum_sigma}});
+  }
+  int federated = 0;
+  for (const fmf::PartyResult& p : parties) federated += p.model_kind == "federated" ? 1 : 0;
+  out["epsilon_alone"] = JsonNumber(plan.epsilon_alone);
+  out["max_colluding_parties"] = plan.colluding;
+  out["charged"] = charge_alone ? "epsilon_alone" : "epsilon";
+  out["gdp_mu"] = JsonNumber(plan.mu);
+  out["releases"] = releases;
+  out["parties_federated"] = federated;
+  out["model_kind"] = federated * 2 >= static_cast<int>(parties.size()) ? "federated" : "own";
+}
+
 nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& data_spec) {
   nlohmann::json parties = nlohmann::json::array();
   for (const auto& p : r.parties) {
@@ -49,6 +71,10 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"epsilon", JsonNumber(p.epsilon)},
                        {"steps", p.steps},
                        {"learning_rate", p.learning_rate}});
+    if (!p.model_kind.empty()) {
+      parties.back()["model_kind"] = p.model_kind;
+      parties.back()["others_weight"] = p.others_weight;
+    }
   }
   nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
                         {"split", fmf::SplitKindName(r.config.split)},
@@ -90,6 +116,8 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
   if (r.epsilon_per_user_global) {
     out["epsilon_per_user_global"] = JsonNumber(*r.epsilon_per_user_global);
   }
+  if (r.stats_plan)
+    AddStatsPlanJson(*r.stats_plan, r.config.stats.charge_epsilon_alone, r.parties, out);
   return out;
 }
 

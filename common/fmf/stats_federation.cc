@@ -1,0 +1,259 @@
+#include "common/fmf/stats_federation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
+#include "common/fmf/stats_plan.h"
+#include "common/fmf/stats_release.h"
+#include "common/mf/metrics.h"
+#include "common/random/csprng.h"
+
+namespace fedmf::fmf {
+namespace {
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The random start of factors (public model and a party's own model): entries
+// N(0, 1/dim), so a factor has norm ~1.
+double FactorScale(int32_t dim) { return 1 / std::sqrt(static_cast<double>(dim)); }
+
+struct Party {
+  bool by_user = true;
+  data::RatingRange range;
+  std::vector<data::Rating> fit_ratings, validation, test, all_train;
+  stats::Rows fit_rows, all_rows;
+  random::Csprng rng = random::Csprng::FromSeed(0);
+  stats::Statistics last_noisy;  // its noisy share of the last release
+  int32_t users = 0, items = 0;
+};
+
+// The party's model's errors on `ratings` (predictions clamped to the range).
+mf::ErrorMetrics Evaluate(const stats::PartyModel& model, const std::vector<data::Rating>& ratings,
+                          bool by_user, const data::RatingRange& range) {
+  return mf::EvaluateWith(ratings, [&](const data::Rating& r) {
+    const double p = by_user ? model.Predict(r.user, r.item) : model.Predict(r.item, r.user);
+    return std::clamp(p, range.min, range.max);
+  });
+}
+
+// Row and column embeddings whose dot product is the model's prediction:
+// [f, b_r, 1, 1] . [g, 1, b_c, mu0].
+std::pair<mf::Matrix, mf::Matrix> Embeddings(const stats::PartyModel& m) {
+  const Eigen::Index d = m.rows.cols() - 1;
+  mf::Matrix rows(m.rows.rows(), d + 3), cols(m.cols.rows(), d + 3);
+  for (Eigen::Index r = 0; r < m.rows.rows(); ++r) {
+    rows.row(r).head(d) = m.rows.row(r).head(d);
+    rows(r, d) = m.rows(r, d);
+    rows(r, d + 1) = 1;
+    rows(r, d + 2) = 1;
+  }
+  for (Eigen::Index c = 0; c < m.cols.rows(); ++c) {
+    cols.row(c).head(d) = m.cols.row(c).head(d);
+    cols(c, d) = 1;
+    cols(c, d + 1) = m.cols(c, d);
+    cols(c, d + 2) = m.centre;
+  }
+  return {rows, cols};
+}
+
+}  // namespace
+
+stats::FitOptions ReleaseFitOptions(const StatsConfig& sc) {
+  stats::FitOptions f;
+  f.factor_l2 = sc.factor_l2;
+  f.bias_l2 = sc.bias_l2;
+  f.bias_clip = sc.bias_clip;
+  f.factor_norm = sc.factor_norm;
+  return f;
+}
+
+stats::StatsOptions ReleaseStatsOptions(const StatsConfig& sc, bool per_rating, int32_t dim) {
+  stats::StatsOptions so;
+  so.dim = dim;
+  so.weighting = per_rating ? stats::Weighting::kPerRating : stats::Weighting::kPerRow;
+  so.residual_clip = sc.residual_clip;
+  so.row_clip = sc.row_clip;
+  return so;
+}
+
+std::vector<data::Rating> HoldOutByRatingHash(std::vector<data::Rating>& train, double fraction,
+                                              uint64_t key) {
+  std::vector<data::Rating> held, kept;
+  if (!(fraction > 0)) return held;
+  for (const data::Rating& r : train) {
+    const uint64_t id = (static_cast<uint64_t>(static_cast<uint32_t>(r.user)) << 32) |
+                        static_cast<uint32_t>(r.item);
+    const double u = static_cast<double>(SplitMix64(key ^ SplitMix64(id)) >> 11) * 0x1.0p-53;
+    (u < fraction ? held : kept).push_back(r);
+  }
+  train = std::move(kept);
+  return held;
+}
+
+absl::StatusOr<SimulationResult> SimulateStatistics(const JobConfig& config,
+                                                    data::Federation federation) {
+  const auto start = std::chrono::steady_clock::now();
+  const int32_t s = static_cast<int32_t>(federation.parties.size());
+  if (s == 0) return absl::InvalidArgumentError("federation has no parties");
+  ASSIGN_OR_RETURN(StatsPlan plan, PlanStatistics(config, s));
+  const StatsConfig& sc = config.stats;
+  const bool by_user = config.split == SplitKind::kHorizontal;
+  const double centre = 0.5 * (federation.range.min + federation.range.max);
+  const int32_t num_cols = by_user ? federation.num_items : federation.num_users;
+  random::Csprng root = random::Csprng::FromOptionalSeed(config.seed);
+
+  std::vector<Party> parties(s);
+  for (int32_t k = 0; k < s; ++k) {
+    data::PartyData& data = federation.parties[k];
+    Party& p = parties[k];
+    p.by_user = by_user;
+    p.range = data.range;
+    p.users = data.num_users();
+    p.items = data.num_items();
+    p.rng = root.Fork(absl::StrCat("party-", k));
+    p.all_train = data.train;
+    p.fit_ratings = std::move(data.train);
+    p.validation = HoldOutByRatingHash(p.fit_ratings, config.validation_fraction,
+                                       p.rng.Fork("validation").NextU64());
+    p.test = std::move(data.test);
+    ASSIGN_OR_RETURN(p.fit_rows, stats::MakeRows(p.fit_ratings, p.users, p.items, by_user));
+    ASSIGN_OR_RETURN(p.all_rows, stats::MakeRows(p.all_train, p.users, p.items, by_user));
+    if (p.fit_rows.num_cols != num_cols) {
+      return absl::InvalidArgumentError(absl::StrCat("party ", k, " has ", p.fit_rows.num_cols,
+                                                     " shared columns, the federation ", num_cols));
+    }
+  }
+
+  // The releases: every party fits its rows against the public model, adds
+  // its noise share to its statistics; the sum is solved into the next
+  // public model.
+  stats::PublicModel model = stats::EmptyPublicModel(num_cols, 0, centre);
+  random::Csprng public_rng = root.Fork("public");
+  const stats::FitOptions fit = ReleaseFitOptions(sc);
+  stats::Statistics sum;
+  for (size_t t = 0; t < plan.releases.size(); ++t) {
+    const StatsReleasePlan& release = plan.releases[t];
+    if (release.dim > model.dim) {
+      model = stats::WithFactors(model, release.dim, FactorScale(release.dim), public_rng);
+    }
+    const stats::StatsOptions so = ReleaseStatsOptions(sc, plan.per_rating, release.dim);
+    sum = stats::ZeroStatistics(num_cols, release.dim);
+    for (int32_t k = 0; k < s; ++k) {
+      Party& p = parties[k];
+      p.last_noisy = stats::ReleaseStatistics(p.fit_rows, model, fit, so);
+      random::Csprng noise = p.rng.Fork(absl::StrCat("noise/", t));
+      stats::AddNoise(p.last_noisy, release.share_sigma, noise);
+      stats::AddInto(sum, p.last_noisy);  // what secure aggregation reveals
+    }
+    stats::SolveOptions solve;
+    solve.factor_l2 = sc.public_factor_l2;
+    solve.bias_l2 = sc.col_bias_l2;
+    solve.noise_ridge = sc.noise_ridge;
+    solve.sigma = release.sum_sigma;
+    solve.min_count = sc.min_count_sigmas * release.sum_sigma;
+    model = stats::SolvePublic(sum, model, solve);
+  }
+
+  // Each party's own model: its data alone, or fused with the others'
+  // statistics of the last release, chosen on its validation ratings, then
+  // refit on all of its training ratings.
+  SimulationResult result;
+  result.config = config;
+  result.stats_plan = plan;
+  result.rounds = static_cast<int32_t>(plan.releases.size());
+  std::vector<mf::ErrorMetrics> tests, trains, validations;
+  for (int32_t k = 0; k < s; ++k) {
+    Party& p = parties[k];
+    stats::Statistics others = sum;
+    stats::SubtractFrom(others, p.last_noisy);
+    random::Csprng own_rng = p.rng.Fork("own-start");
+    const stats::PublicModel own_start = stats::WithFactors(
+        stats::EmptyPublicModel(num_cols, 0, centre), sc.dim, FactorScale(sc.dim), own_rng);
+    random::Csprng fused_rng = p.rng.Fork("fused-start");
+    const stats::PublicModel fused_start =
+        model.dim >= sc.dim ? model
+                            : stats::WithFactors(model, sc.dim, FactorScale(sc.dim), fused_rng);
+    // Others' statistics per rating of the party's own scale: the release
+    // weighs a rating 1/sqrt(n_r) per row (1 per rating).
+    double base = 1;
+    if (!plan.per_rating) {
+      double weight = 0;
+      for (int32_t r = 0; r < p.fit_rows.num_rows; ++r) {
+        weight += std::sqrt(static_cast<double>(p.fit_rows.RowSize(r)));
+      }
+      base = weight > 0 ? static_cast<double>(p.fit_rows.nnz()) / weight : 1;
+    }
+    stats::FusionOptions fo;
+    fo.dim = sc.dim;
+    fo.others_sigma = plan.releases.back().others_sigma;
+    fo.noise_ridge = sc.noise_ridge;
+    fo.fit.factor_l2 = sc.factor_l2;
+    fo.fit.bias_l2 = sc.col_bias_l2;
+    fo.fit.bias_clip = p.range.max - p.range.min;
+    fo.fit.factor_norm = 0;
+    fo.col_factor_l2 = sc.factor_l2;
+    fo.col_bias_l2 = sc.col_bias_l2;
+    fo.iterations = sc.fusion_iterations;
+    // Candidate -1: the party's own data from its own random start (what it
+    // would do alone); others: fused at weight w * base from the public model.
+    double best_mse = std::numeric_limits<double>::infinity();
+    double best_weight = -1;
+    std::vector<double> candidates = {-1};
+    for (double w : sc.others_weights) candidates.push_back(w);
+    for (double w : candidates) {
+      stats::FusionOptions o = fo;
+      o.others_weight = w < 0 ? 0 : w * base;
+      const stats::PartyModel m =
+          stats::FitPartyModel(p.fit_rows, &others, w < 0 ? own_start : fused_start, o);
+      const double mse = Evaluate(m, p.validation, by_user, p.range).mse;
+      if (mse < best_mse) {
+        best_mse = mse;
+        best_weight = w;
+      }
+    }
+    stats::FusionOptions chosen = fo;
+    chosen.others_weight = best_weight < 0 ? 0 : best_weight * base;
+    const stats::PartyModel final_model = stats::FitPartyModel(
+        p.all_rows, &others, best_weight < 0 ? own_start : fused_start, chosen);
+
+    PartyResult r;
+    r.party = federation.parties[k].party;
+    r.users = p.users;
+    r.items = p.items;
+    r.train_ratings = static_cast<int64_t>(p.all_train.size());
+    r.test = Evaluate(final_model, p.test, by_user, p.range);
+    r.train = Evaluate(final_model, p.all_train, by_user, p.range);
+    r.validation.mse = best_mse;
+    r.validation.rmse = std::sqrt(best_mse);
+    r.validation.count = static_cast<int64_t>(p.validation.size());
+    r.epsilon = plan.epsilon;
+    r.steps = static_cast<int64_t>(plan.releases.size());
+    r.model_kind = best_weight < 0 ? "own" : "federated";
+    r.others_weight = chosen.others_weight;
+    auto [row_emb, col_emb] = Embeddings(final_model);
+    r.user_embeddings = by_user ? std::move(row_emb) : std::move(col_emb);
+    r.item_embeddings = by_user ? std::move(col_emb) : std::move(row_emb);
+    result.epsilon = std::max(result.epsilon, r.epsilon);
+    tests.push_back(r.test);
+    trains.push_back(r.train);
+    if (r.validation.count > 0) validations.push_back(r.validation);
+    result.parties.push_back(std::move(r));
+  }
+  result.test = mf::Combine(tests);
+  result.train = mf::Combine(trains);
+  if (!validations.empty()) result.validation = mf::Combine(validations);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace fedmf::fmf
