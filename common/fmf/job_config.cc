@@ -193,13 +193,10 @@ absl::Status ValidateStatsJob(const JobConfig& c) {
   }
   if (s.dim < 1 || s.dim > 256) return bad("stats.dim", "must be in [1, 256]");
   if (s.factor_releases < 0 || s.factor_releases > 100) {
-    return bad("stats.factor_releases", "must be in [0, 100]");
+    return bad("stats.factor_releases", "must be in [0, 100] (0: by epsilon)");
   }
   if (s.rating_releases < 1 || s.rating_releases > 100) {
     return bad("stats.rating_releases", "must be in [1, 100]");
-  }
-  if (c.granularity == Granularity::kUser && s.factor_releases == 0 && !s.bias_release) {
-    return bad("stats.factor_releases", "releases nothing: give >= 1 or bias_release");
   }
   if (!(s.bias_budget_share > 0 && s.bias_budget_share < 1)) {
     return bad("stats.bias_budget_share", "must be in (0, 1)");

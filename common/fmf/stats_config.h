@@ -15,14 +15,17 @@ struct StatsConfig {
   // Factor dimension of the releases (per user) and of each party's model.
   int32_t dim = 10;
   // Per user: releases of factors after the bias release (T_f alternations).
-  int32_t factor_releases = 3;
+  // 0: by the target epsilon (StatsFactorReleases: 1 up to epsilon 16, one
+  // more per factor 4 of epsilon, at most 5; 5 without noise), the rule the
+  // parties' validation ratings chose on ML-100K (docs/results.md, stats).
+  int32_t factor_releases = 0;
   // Per user: a first release of biases alone (dim 0) before the factors.
   bool bias_release = true;
   // Per rating (dim 0 only: the proof covers biases): how many bias releases.
   int32_t rating_releases = 1;
   // The bias release's share of the privacy budget (of mu^2; the factor
   // releases split the rest evenly). 1 / (factor_releases + 1) = even.
-  double bias_budget_share = 0.25;
+  double bias_budget_share = 0.1;
   // Per user: each user's whole contribution (all its columns) scaled to
   // this L2 norm: the release's sensitivity Delta.
   double row_clip = 1.0;
@@ -40,7 +43,7 @@ struct StatsConfig {
   // factors (the release's weighted units: a rating weighs ~1/sqrt(n_row)),
   // biases col_bias_l2; plus noise_ridge * sigma * sqrt(k) on the noisy
   // statistics.
-  double factor_l2 = 5;
+  double factor_l2 = 20;
   double public_factor_l2 = 0.5;
   double col_bias_l2 = 1.0;
   double noise_ridge = 1.0;
@@ -51,7 +54,7 @@ struct StatsConfig {
   // statistics it chooses from on its own validation ratings (multiples of
   // its rows' mean 1 / release weight; 0 = its own data alone).
   int32_t fusion_iterations = 5;
-  std::vector<double> others_weights = {0, 0.25, 0.5, 1, 2};
+  std::vector<double> others_weights = {0, 0.1, 0.25, 0.5, 1, 2, 4, 8};
   // Against whom `epsilon` holds: the server and up to this many other
   // parties pooling their noise shares (>= 1 with two or more parties: every
   // party receives the sum and knows its own share). Each party adds noise of

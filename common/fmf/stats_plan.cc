@@ -1,5 +1,6 @@
 #include "common/fmf/stats_plan.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -11,6 +12,13 @@
 #include "common/fmf/stats_release.h"
 
 namespace fedmf::fmf {
+
+int32_t StatsFactorReleases(const JobConfig& config) {
+  if (config.stats.factor_releases > 0) return config.stats.factor_releases;
+  if (!config.private_training()) return 5;
+  const double steps = std::floor(std::log(config.epsilon / 16) / std::log(4.0) + 1e-9);
+  return static_cast<int32_t>(std::clamp(1 + steps, 1.0, 5.0));
+}
 
 absl::StatusOr<StatsPlan> PlanStatistics(const JobConfig& config, int32_t parties) {
   RETURN_IF_ERROR(ValidateJobConfig(config));
@@ -43,14 +51,15 @@ absl::StatusOr<StatsPlan> PlanStatistics(const JobConfig& config, int32_t partie
       weights.push_back(1.0 / sc.rating_releases);
     }
   } else {
+    const int32_t factor_releases = StatsFactorReleases(config);
     const double factor_share = sc.bias_release ? 1 - sc.bias_budget_share : 1.0;
     if (sc.bias_release) {
       plan.releases.push_back({0, sc.row_clip});
-      weights.push_back(sc.factor_releases > 0 ? sc.bias_budget_share : 1.0);
+      weights.push_back(sc.bias_budget_share);
     }
-    for (int32_t t = 0; t < sc.factor_releases; ++t) {
+    for (int32_t t = 0; t < factor_releases; ++t) {
       plan.releases.push_back({sc.dim, sc.row_clip});
-      weights.push_back(factor_share / sc.factor_releases);
+      weights.push_back(factor_share / factor_releases);
     }
   }
   constexpr double kInf = std::numeric_limits<double>::infinity();

@@ -51,6 +51,11 @@ struct StatsPlan {
   double charged_epsilon = 0;
 };
 
+// The factor releases of a per-user job: StatsConfig::factor_releases, or
+// for 0 the rule 1 + floor(log4(epsilon / 16)) clamped to [1, 5] (5 for a
+// non-private job).
+int32_t StatsFactorReleases(const JobConfig& config);
+
 // The releases of `config` (a kStatistics job) for `parties` parties, their
 // sensitivities and noise. InvalidArgument for c outside [1, s - 1] (s >= 2;
 // c = 0 for s = 1) or an invalid job.

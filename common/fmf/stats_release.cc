@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "common/dp/noise.h"
+#include "common/dp/snapping.h"
 
 namespace fedmf::fmf::stats {
 namespace {
@@ -219,6 +220,21 @@ void SubtractFrom(Statistics& out, const Statistics& a) {
 
 void AddNoise(Statistics& stats, double sigma, random::Csprng& rng) {
   if (sigma > 0) dp::AddGaussian(rng, sigma, stats.values.data(), stats.values.size());
+}
+
+double MagnitudeBound(const StatsOptions& options, int32_t num_rows) {
+  const double per_row = options.weighting == Weighting::kPerRow
+                             ? options.row_clip
+                             : std::max(1.0, options.residual_clip);
+  return per_row * std::max<int32_t>(num_rows, 1);
+}
+
+void AddSnappedNoise(Statistics& stats, double sigma, double bound, random::Csprng& rng) {
+  if (!(sigma > 0)) return;
+  AddNoise(stats, sigma, rng);
+  const double clamp = bound + 64 * sigma;
+  const double grid = dp::SnapGranularity(sigma, clamp);
+  for (double& v : stats.values) v = dp::SnapTowardZero(std::clamp(v, -clamp, clamp), grid);
 }
 
 PublicModel SolvePublic(const Statistics& sum, const PublicModel& prior,

@@ -135,6 +135,17 @@ void AddInto(Statistics& out, const Statistics& a);
 void SubtractFrom(Statistics& out, const Statistics& a);
 // Adds i.i.d. N(0, sigma^2) to every number (sigma 0: nothing).
 void AddNoise(Statistics& stats, double sigma, random::Csprng& rng);
+// A public bound on |value| of any number of a party's pre-noise release
+// over `num_rows` rows (its index size, public): every row contributes at
+// most row_clip (per row) or max(1, residual_clip) (per rating, dim 0) to a
+// number.
+double MagnitudeBound(const StatsOptions& options, int32_t num_rows);
+// The release as a party sends it: N(0, sigma^2) added to every number, then
+// clamped to +-(bound + 64 sigma) and snapped toward zero to the grid
+// dp::SnapGranularity(sigma, that clamp) (docs/privacy.md, floating point):
+// data-independent post-processing of the Gaussian mechanism, so the set of
+// values a party can send does not depend on its data. sigma 0: unchanged.
+void AddSnappedNoise(Statistics& stats, double sigma, double bound, random::Csprng& rng);
 
 struct SolveOptions {
   double factor_l2 = 0.5;  // ridge on g_c (absolute, in the release's weighted units)

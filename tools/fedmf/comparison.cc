@@ -35,7 +35,7 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
   // (JobConfig::select_epochs_on_validation), as the federated model's
   // Stage 3 does.
   const bool vertical = config.split == fmf::SplitKind::kVertical;
-  const bool dp_baseline = vertical && !config.VflLocalFinish();
+  const bool dp_baseline = vertical && config.algorithm == fmf::Algorithm::kPaper;
   fmf::JobConfig local = config;
   local.setting = fmf::Setting::kLocal;
   local.select_epochs_on_validation = true;

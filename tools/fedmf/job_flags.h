@@ -108,6 +108,10 @@ struct JobFlags {
   std::string write_split;
   // train / demo --plot FILE.svg: test MSE, epsilon and round time per round.
   std::string plot;
+  // train --compare --repeats N [--epsilon-sweep LIST]: the gain with its
+  // spread over N seeds and splits, at each epsilon (tools/fedmf/gain_sweep.h).
+  int32_t repeats = 1;
+  std::string epsilon_sweep;
   bool data_given = false;     // set by the command: --data was on the line
   bool parties_given = false;  // set by the command: --parties was on the line
 };

@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "common/data/synthetic.h"
 #include "common/dp/gaussian_dp.h"
+#include "common/dp/snapping.h"
 #include "common/fmf/simulator.h"
 #include "common/fmf/stats_federation.h"
 #include "common/fmf/stats_plan.h"
@@ -155,6 +156,25 @@ TEST(StatsPlanTest, ShareArithmetic) {
               plan.releases[1].share_sigma * std::sqrt(9.0), 1e-9);
 }
 
+TEST(StatsPlanTest, FactorReleasesFollowEpsilon) {
+  JobConfig job = StatsJob(Granularity::kUser, 1);
+  for (auto [eps, releases] : {std::pair{1.0, 1},
+                               {16.0, 1},
+                               {63.0, 1},
+                               {64.0, 2},
+                               {256.0, 3},
+                               {1024.0, 4},
+                               {1e6, 5},
+                               {kInf, 5}}) {
+    job.epsilon = eps;
+    EXPECT_EQ(StatsFactorReleases(job), releases) << eps;
+    ASSERT_OK_AND_ASSIGN(StatsPlan plan, PlanStatistics(job, 4));
+    EXPECT_EQ(plan.releases.size(), static_cast<size_t>(releases + 1)) << eps;
+  }
+  job.stats.factor_releases = 7;
+  EXPECT_EQ(StatsFactorReleases(job), 7);
+}
+
 TEST(StatsPlanTest, RefusesImpossibleCollusion) {
   JobConfig job = StatsJob(Granularity::kUser, 1);
   job.stats.max_colluding_parties = 0;
@@ -197,6 +217,25 @@ TEST(StatsReleaseTest, SharesSumToTheFederationsNoise) {
   double sq = 0;
   for (double v : sum.values) sq += v * v;
   EXPECT_NEAR(sq / sum.values.size(), 9 * 0.25, 0.05);
+}
+
+// A party's noised release lies on a grid that does not depend on its data.
+TEST(StatsReleaseTest, SentValuesAreSnappedToAPublicGrid) {
+  random::Csprng rng = random::Csprng::FromSeed(9);
+  stats::Statistics s = stats::ZeroStatistics(50, 2);
+  for (size_t i = 0; i < s.values.size(); ++i) s.values[i] = 0.37 * static_cast<double>(i % 7);
+  stats::AddSnappedNoise(s, 0.3, 10, rng);
+  const double grid = dp::SnapGranularity(0.3, 10 + 64 * 0.3);
+  for (double v : s.values) {
+    EXPECT_EQ(std::fmod(v, grid), 0.0);
+    EXPECT_LE(std::abs(v), 10 + 64 * 0.3);
+  }
+  stats::StatsOptions o;
+  o.row_clip = 2;
+  EXPECT_EQ(stats::MagnitudeBound(o, 30), 60);
+  o.weighting = stats::Weighting::kPerRating;
+  o.residual_clip = 3;
+  EXPECT_EQ(stats::MagnitudeBound(o, 30), 90);
 }
 
 data::Federation SmallFederation(uint64_t seed) {
