@@ -31,6 +31,17 @@ std::vector<data::Rating> HoldOutByRatingHash(std::vector<data::Rating>& train, 
 stats::FitOptions ReleaseFitOptions(const StatsConfig& config);
 stats::StatsOptions ReleaseStatsOptions(const StatsConfig& config, bool per_rating, int32_t dim);
 
+// The number of factor releases of a per-user job whose factor_releases is 0,
+// chosen from its bias release `bias_sum` (public once released): the largest
+// T <= 5 for which the median column's noisy weighted count is at least 6
+// noise sigmas of one of T factor releases (at least 1). Data sets with many
+// raters per column get more alternations at the same epsilon. Choosing the
+// split of the remaining budget from earlier outputs keeps the job mu-GDP:
+// GDP composes with the same parameters under fully adaptive choices (Smith
+// and Thakurta 2022).
+absl::StatusOr<int32_t> AdaptiveFactorReleases(const JobConfig& config, int32_t parties,
+                                               const stats::Statistics& bias_sum);
+
 // Runs a kStatistics job (HFL: rows are a party's users; VFL: its items) on
 // `federation`. Party k's randomness: FromOptionalSeed(config.seed) forked
 // "party-<k>"; the public model's random start: "public". The result's

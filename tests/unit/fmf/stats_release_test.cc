@@ -175,6 +175,30 @@ TEST(StatsPlanTest, FactorReleasesFollowEpsilon) {
   EXPECT_EQ(StatsFactorReleases(job), 7);
 }
 
+// After the bias release the budget left is split into as many factor
+// releases as the median column's noisy weighted count can carry.
+TEST(StatsPlanTest, AdaptiveFactorReleasesFollowTheSignal) {
+  JobConfig job = StatsJob(Granularity::kUser, 16);
+  stats::Statistics bias = stats::ZeroStatistics(11, 0);
+  ASSERT_OK_AND_ASSIGN(StatsPlan one, [&] {
+    JobConfig c = job;
+    c.stats.factor_releases = 1;
+    return PlanStatistics(c, 10);
+  }());
+  const double sigma1 = one.releases.back().sum_sigma;
+  auto with_median = [&](double w) {
+    for (int32_t c = 0; c < 11; ++c) bias.values[c * 2] = c == 5 ? w : (c < 5 ? 0 : 1e9);
+    return AdaptiveFactorReleases(job, 10, bias);
+  };
+  ASSERT_OK_AND_ASSIGN(int32_t low, with_median(0.5 * 6 * sigma1));
+  EXPECT_EQ(low, 1);
+  // T releases have sigma1 * sqrt(T): a median of 6 sigma1 sqrt(3) allows 3.
+  ASSERT_OK_AND_ASSIGN(int32_t three, with_median(6 * sigma1 * std::sqrt(3.0) * 1.001));
+  EXPECT_EQ(three, 3);
+  ASSERT_OK_AND_ASSIGN(int32_t many, with_median(1e6));
+  EXPECT_EQ(many, 5);
+}
+
 TEST(StatsPlanTest, RefusesImpossibleCollusion) {
   JobConfig job = StatsJob(Granularity::kUser, 1);
   job.stats.max_colluding_parties = 0;
