@@ -15,9 +15,12 @@ struct StatsConfig {
   // Factor dimension of the releases (per user) and of each party's model.
   int32_t dim = 10;
   // Per user: releases of factors after the bias release (T_f alternations).
-  // 0: by the target epsilon (StatsFactorReleases: 1 up to epsilon 16, one
-  // more per factor 4 of epsilon, at most 5; 5 without noise), the rule the
-  // parties' validation ratings chose on ML-100K (docs/results.md, stats).
+  // 0: chosen after the bias release from its public noisy counts
+  // (AdaptiveFactorReleases in stats_federation.h: as many, up to 5, as the
+  // median column's weighted count carries at 6 noise sigmas; 5 without
+  // noise), which reproduces the choices of ML-100K's validation ratings
+  // (docs/results.md, section stats). Without a bias release: by epsilon
+  // (StatsFactorReleases).
   int32_t factor_releases = 0;
   // Per user: a first release of biases alone (dim 0) before the factors.
   bool bias_release = true;
@@ -63,6 +66,12 @@ struct StatsConfig {
   // The party's policy: charge its budget against `epsilon_alone` (every
   // other party colluding: its own share only) instead of `epsilon`.
   bool charge_epsilon_alone = false;
+  // The parties' noisy releases are summed by secure aggregation among them
+  // (common/secagg's protocol run in process, fixed point in 64 bits; the
+  // snapped shares encode exactly, so the sum is the plain one), or, false,
+  // added in the clear (`--aggregation ideal`, for speed). Not a job field
+  // of the daemons yet.
+  bool secure_aggregation = true;
 };
 
 }  // namespace fedmf::fmf

@@ -11,6 +11,8 @@
 #include "common/base/status_macros.h"
 #include "common/fmf/stats_plan.h"
 #include "common/fmf/stats_release.h"
+#include "common/lfl/secagg_sum.h"
+#include "common/lfl/secure_sum.h"
 #include "common/mf/metrics.h"
 #include "common/random/csprng.h"
 
@@ -132,6 +134,31 @@ bool ClearlyBetter(const std::vector<double>& candidate, const std::vector<doubl
 constexpr int32_t kMaxFactorReleases = 5;
 constexpr double kReleaseSignalToNoise = 6;
 
+// The parties' noisy releases summed by secure aggregation among them: each
+// party's vector in 64-bit fixed point (the most fractional bits that keep s
+// values of magnitude <= largest from wrapping), masked; the server learns
+// the sum only. Every party must stay (silos: min_survivors = s).
+absl::StatusOr<std::vector<double>> SecureSum(const std::vector<Party>& parties, int32_t release,
+                                              double largest, const lfl::SecureSumFn& secagg) {
+  const size_t s = parties.size();
+  ASSIGN_OR_RETURN(crypto::FixedPointCodec codec, lfl::MaxPrecisionCodec(64, largest, s));
+  lfl::SecureSumRequest request;
+  request.iteration = release;
+  request.round = 1;
+  request.min_survivors = static_cast<int64_t>(s);
+  request.codec = &codec;
+  request.drops.assign(s, lfl::DropPoint::kNone);
+  std::vector<const std::vector<double>*> inputs;
+  for (const Party& p : parties) inputs.push_back(&p.last_noisy.values);
+  lfl::UseInputVectors(request, inputs);
+  ASSIGN_OR_RETURN(lfl::SecureSumOutcome outcome, secagg(request));
+  if (outcome.aborted) {
+    return absl::UnavailableError(absl::StrCat("secure aggregation of release ", release,
+                                               " aborted: ", outcome.abort_reason));
+  }
+  return std::move(outcome.sum);
+}
+
 }  // namespace
 
 stats::FitOptions ReleaseFitOptions(const StatsConfig& sc) {
@@ -233,6 +260,11 @@ absl::StatusOr<SimulationResult> SimulateStatistics(const JobConfig& config,
   // its noise share to its statistics; the sum is solved into the next
   // public model.
   stats::PublicModel model = stats::EmptyPublicModel(num_cols, 0, centre);
+  lfl::SecAggSumOptions secagg_options;
+  secagg_options.graph = secagg::GraphKind::kComplete;
+  secagg_options.active = true;
+  secagg_options.requirements.dropout_rate = 0;
+  lfl::SecureSumFn secagg = lfl::MakeSecAggSum(secagg_options, root.Fork("secagg"));
   random::Csprng public_rng = root.Fork("public");
   const stats::FitOptions fit = ReleaseFitOptions(sc);
   stats::Statistics sum;
@@ -243,13 +275,19 @@ absl::StatusOr<SimulationResult> SimulateStatistics(const JobConfig& config,
     }
     const stats::StatsOptions so = ReleaseStatsOptions(sc, plan.per_rating, release.dim);
     sum = stats::ZeroStatistics(num_cols, release.dim);
+    double largest = 0;  // the largest |value| any party can send (public)
     for (int32_t k = 0; k < s; ++k) {
       Party& p = parties[k];
       p.last_noisy = stats::ReleaseStatistics(p.fit_rows, model, fit, so);
       random::Csprng noise = p.rng.Fork(absl::StrCat("noise/", t));
-      stats::AddSnappedNoise(p.last_noisy, release.share_sigma,
-                             stats::MagnitudeBound(so, p.fit_rows.num_rows), noise);
-      stats::AddInto(sum, p.last_noisy);  // what secure aggregation reveals
+      const double bound = stats::MagnitudeBound(so, p.fit_rows.num_rows);
+      stats::AddSnappedNoise(p.last_noisy, release.share_sigma, bound, noise);
+      largest = std::max(largest, bound + (release.share_sigma > 0 ? 64 * release.share_sigma : 0));
+    }
+    if (sc.secure_aggregation && s > 1) {
+      ASSIGN_OR_RETURN(sum.values, SecureSum(parties, static_cast<int32_t>(t), largest, secagg));
+    } else {
+      for (const Party& p : parties) stats::AddInto(sum, p.last_noisy);
     }
     stats::SolveOptions solve;
     solve.factor_l2 = sc.public_factor_l2;

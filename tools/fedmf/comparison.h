@@ -25,6 +25,9 @@ struct Comparison {
   std::optional<double> mse_local_sgd, mse_no_transfer;
   // The same for --algorithm stats at epsilon 1e-6 (its party model alone).
   std::optional<double> mse_no_transfer_stats;
+  // For algorithm stats: the pooled ratings fitted by stats' own model (one
+  // party, non-private), a stronger central fit than mse_central's SGD.
+  std::optional<double> mse_central_stats;
 };
 
 // Runs the baselines of `config` on `federation` and the gain of a federated

@@ -133,6 +133,9 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.clip_norm = a.hfl_clip;
   c.validation_fraction = a.validation_fraction;
   c.stats = a.stats;
+  // --aggregation ideal: stats sums its releases in the clear (faster);
+  // secagg / secagg+ run secure aggregation among the parties in process.
+  c.stats.secure_aggregation = a.aggregation != "ideal";
   c.rating_max = range.max;
   c.job_id = "train-" + a.setting;
   if (c.setting == fmf::Setting::kCoupling) RETURN_IF_ERROR(SetCouplingFlags(a, c));
@@ -375,7 +378,9 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--dropout", a->dropout, "lfl: P1,P2 vanishing probabilities per round")
       ->capture_default_str();
   cmd->add_option("--aggregation", a->aggregation,
-                  "lfl: secagg+ (SecAgg+ Harary graph) | secagg (complete graph) | ideal "
+                  "lfl, and hfl/vfl --algorithm stats (any value but ideal: secure "
+                  "aggregation among the parties, in process): secagg+ (SecAgg+ Harary graph) | "
+                  "secagg (complete graph) | ideal "
                   "(plaintext sum, for comparison only) | analytic (fedmf train only: plaintext "
                   "sum of noise-free gradients plus the protocol's remaining noise drawn once per "
                   "entry, the same distribution at O(n p) work, for quality runs at scale)")

@@ -302,5 +302,26 @@ TEST(StatsFederationTest, GainsWithoutNoiseAndKeepsOwnModelUnderPureNoise) {
   EXPECT_LE(noise.epsilon, 1e-6);
 }
 
+// The releases summed by secure aggregation among the parties (in process)
+// give the plain sum exactly: the snapped shares encode exactly in the fixed
+// point the protocol uses.
+TEST(StatsFederationTest, SecureAggregationGivesThePlainSum) {
+  const data::Federation fed = SmallFederation(2);
+  JobConfig job = StatsJob(Granularity::kUser, 8);
+  job.stats.dim = 4;
+  job.stats.secure_aggregation = true;
+  ASSERT_OK_AND_ASSIGN(SimulationResult secure, Simulate(job, fed));
+  job.stats.secure_aggregation = false;
+  ASSERT_OK_AND_ASSIGN(SimulationResult plain, Simulate(job, fed));
+  EXPECT_EQ(secure.test.mse, plain.test.mse);
+  EXPECT_EQ(secure.validation.mse, plain.validation.mse);
+  // Without noise nothing is snapped: the fixed point rounds at 2^-f.
+  job.epsilon = kInf;
+  ASSERT_OK_AND_ASSIGN(SimulationResult open_plain, Simulate(job, fed));
+  job.stats.secure_aggregation = true;
+  ASSERT_OK_AND_ASSIGN(SimulationResult open_secure, Simulate(job, fed));
+  EXPECT_NEAR(open_secure.test.mse, open_plain.test.mse, 1e-9);
+}
+
 }  // namespace
 }  // namespace fedmf::fmf
