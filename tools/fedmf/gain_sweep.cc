@@ -68,10 +68,6 @@ absl::StatusOr<GainSweep> RunGainSweep(const JobFlags& flags, const std::vector<
       s.mse_federated = result.test.mse;
       s.validation_mse = result.validation.mse;
       s.gain = fmf::GainCaptured(baseline.mse_local, result.test.mse, baseline.mse_central);
-      if (baseline.mse_central_stats) {
-        s.gain_vs_central_stats =
-            fmf::GainCaptured(baseline.mse_local, result.test.mse, *baseline.mse_central_stats);
-      }
       s.epsilon_spent = result.epsilon;
       if (result.stats_plan) {
         s.epsilon_alone = result.stats_plan->epsilon_alone;
@@ -85,15 +81,13 @@ absl::StatusOr<GainSweep> RunGainSweep(const JobFlags& flags, const std::vector<
     }
   }
   for (SweepPoint& p : sweep.points) {
-    std::vector<std::optional<double>> gains, against_stats;
+    std::vector<std::optional<double>> gains;
     double mse = 0;
     for (const SweepRun& s : p.runs) {
       gains.push_back(s.gain);
-      against_stats.push_back(s.gain_vs_central_stats);
       mse += s.mse_federated;
     }
     p.gain = fmf::SummarizeGains(gains);
-    p.gain_vs_central_stats = fmf::SummarizeGains(against_stats);
     p.mse_federated_mean = mse / static_cast<double>(p.runs.size());
   }
   return sweep;
@@ -113,7 +107,6 @@ nlohmann::json GainSweepJson(const GainSweep& sweep) {
                           {"gain_captured", opt(s.gain)},
                           {"epsilon", JsonNumber(s.epsilon_spent)}};
       if (s.epsilon_alone) j["epsilon_alone"] = JsonNumber(*s.epsilon_alone);
-      if (s.gain_vs_central_stats) j["gain_captured_vs_central_stats"] = *s.gain_vs_central_stats;
       if (!s.model_kind.empty()) j["model_kind"] = s.model_kind;
       runs.push_back(j);
     }
@@ -125,10 +118,6 @@ nlohmann::json GainSweepJson(const GainSweep& sweep) {
         {"gain_captured_sd", opt(p.gain.sd)},
         {"test_mse_mean", p.mse_federated_mean},
         {"runs", runs}};
-    if (p.gain_vs_central_stats.count > 0) {
-      point["gain_captured_vs_central_stats"] = p.gain_vs_central_stats.mean;
-      point["gain_captured_vs_central_stats_sd"] = opt(p.gain_vs_central_stats.sd);
-    }
     point["gain_captured_ci95"] = p.gain.ci95_low
                                       ? nlohmann::json::array({*p.gain.ci95_low, *p.gain.ci95_high})
                                       : nlohmann::json(nullptr);

@@ -32,8 +32,6 @@ struct SweepRun {
   double mse_federated = 0;
   double validation_mse = 0;
   std::optional<double> gain;
-  // Against the pooled stats model (Comparison::mse_central_stats), if run.
-  std::optional<double> gain_vs_central_stats;
   double epsilon_spent = 0;             // as the run reports it
   std::optional<double> epsilon_alone;  // algorithm stats
   std::string model_kind;               // algorithm stats: what most parties chose
@@ -42,7 +40,6 @@ struct SweepRun {
 struct SweepPoint {
   double epsilon = 0;
   fmf::GainSummary gain;
-  fmf::GainSummary gain_vs_central_stats;  // count 0 when not run
   double mse_federated_mean = 0;
   std::vector<SweepRun> runs;
 };
