@@ -25,6 +25,27 @@ absl::Status CheckDelta(double delta) {
   return absl::OkStatus();
 }
 
+// The boundary x > 0 between {x : low_side(x)} = [0, x*) and its complement,
+// for a predicate that holds below x* and fails above: doubles a bracket
+// from 1, then bisects to kRelativeTolerance. Returns the end of the final
+// bracket on `keep_low`'s side (the last x where low_side held, or the first
+// where it failed); +inf when no bracket below 1e12 is found.
+template <typename LowSide>
+double Boundary(LowSide low_side, bool keep_low) {
+  double lo = 0;
+  double hi = 1;
+  while (low_side(hi)) {
+    lo = hi;
+    hi *= 2;
+    if (hi > 1e12) return kInf;
+  }
+  for (int it = 0; it < kMaxBisections && hi - lo > kRelativeTolerance * hi; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (low_side(mid) ? lo : hi) = mid;
+  }
+  return keep_low ? lo : hi;
+}
+
 }  // namespace
 
 double GaussianDpDelta(double mu, double epsilon) {
@@ -42,19 +63,8 @@ absl::StatusOr<double> GaussianDpEpsilon(double mu, double delta) {
   }
   if (std::isinf(mu)) return kInf;
   if (GaussianDpDelta(mu, 0) <= delta) return 0.0;
-  // delta(epsilon) decreases in epsilon: bracket, then bisect.
-  double lo = 0;
-  double hi = 1;
-  while (GaussianDpDelta(mu, hi) > delta) {
-    lo = hi;
-    hi *= 2;
-    if (hi > 1e12) return kInf;
-  }
-  for (int it = 0; it < kMaxBisections && hi - lo > kRelativeTolerance * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (GaussianDpDelta(mu, mid) <= delta ? hi : lo) = mid;
-  }
-  return hi;
+  // delta(epsilon) decreases in epsilon: the smallest epsilon meeting delta.
+  return Boundary([&](double e) { return GaussianDpDelta(mu, e) > delta; }, /*keep_low=*/false);
 }
 
 absl::StatusOr<double> GaussianDpMu(double epsilon, double delta) {
@@ -63,19 +73,9 @@ absl::StatusOr<double> GaussianDpMu(double epsilon, double delta) {
     return absl::InvalidArgumentError(absl::StrFormat("epsilon must be positive, got %g", epsilon));
   }
   if (std::isinf(epsilon)) return kInf;
-  // delta at a fixed epsilon increases in mu: bracket, then bisect.
-  double lo = 0;
-  double hi = 1;
-  while (GaussianDpDelta(hi, epsilon) <= delta) {
-    lo = hi;
-    hi *= 2;
-    if (hi > 1e12) return kInf;
-  }
-  for (int it = 0; it < kMaxBisections && hi - lo > kRelativeTolerance * hi; ++it) {
-    const double mid = 0.5 * (lo + hi);
-    (GaussianDpDelta(mid, epsilon) <= delta ? lo : hi) = mid;
-  }
-  return lo;
+  // delta at a fixed epsilon increases in mu: the largest mu meeting delta.
+  return Boundary([&](double mu) { return GaussianDpDelta(mu, epsilon) <= delta; },
+                  /*keep_low=*/true);
 }
 
 absl::StatusOr<double> ComposedGaussianMu(const std::vector<double>& noise_multipliers) {

@@ -113,6 +113,25 @@ PublicModel WithFactors(const PublicModel& model, int32_t dim, double scale, ran
   return out;
 }
 
+absl::StatusOr<PublicModel> SanitizePublicModel(const PublicModel& model, double bias_bound,
+                                                double factor_bound) {
+  if (model.dim < 0 || model.cols.cols() != model.dim + 1 || !std::isfinite(model.centre)) {
+    return absl::InvalidArgumentError("the public model's shape or centre is invalid");
+  }
+  PublicModel out = model;
+  for (Eigen::Index c = 0; c < out.cols.rows(); ++c) {
+    if (!out.cols.row(c).allFinite()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the public model's column ", c, " holds a non-finite number"));
+    }
+    // stableNorm: a factor of 1e300 must scale to the bound, not overflow to inf.
+    const double norm = out.cols.row(c).head(out.dim).stableNorm();
+    if (norm > factor_bound) out.cols.row(c).head(out.dim) *= factor_bound / norm;
+    out.cols(c, out.dim) = Clamp(out.cols(c, out.dim), bias_bound);
+  }
+  return out;
+}
+
 Mat FitRows(const Rows& rows, const PublicModel& model, const FitOptions& options) {
   const int32_t d = model.dim;
   const int k = d + 1;

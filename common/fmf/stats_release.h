@@ -75,6 +75,14 @@ PublicModel EmptyPublicModel(int32_t num_cols, int32_t dim, double centre);
 // of any party's data); the biases kept.
 PublicModel WithFactors(const PublicModel& model, int32_t dim, double scale, random::Csprng& rng);
 
+// The public model as a party uses it, whatever the server sent: every factor
+// scaled to norm <= factor_bound, every bias clamped to +-bias_bound.
+// InvalidArgument naming the column for a non-finite number (a NaN would
+// pass the clamps and the row clipping and make the release depend on which
+// rows rated the column).
+absl::StatusOr<PublicModel> SanitizePublicModel(const PublicModel& model, double bias_bound,
+                                                double factor_bound);
+
 struct FitOptions {
   double factor_l2 = 5;    // ridge on f_r (absolute, in units of one rating)
   double bias_l2 = 5;      // ridge on b_r (absolute: the per-rating proof needs it)

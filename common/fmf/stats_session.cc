@@ -30,6 +30,12 @@ constexpr double kChoiceMarginSe = 2.0;
 // 0.744 against 0.667 with 15, 600 users in 3 parties).
 constexpr int32_t kOwnIterations = 15;
 
+// Bounds a party puts on the public model before fitting against it: biases
+// within this many rating-range widths, factors of norm at most this (an
+// honest public model's are about 1).
+constexpr double kPublicBiasBound = 1;
+constexpr double kPublicFactorBound = 10;
+
 // The party's model's errors on `ratings` (predictions clamped to the range).
 mf::ErrorMetrics Evaluate(const stats::PartyModel& model, const std::vector<data::Rating>& ratings,
                           bool by_user, const data::RatingRange& range) {
@@ -221,8 +227,14 @@ absl::StatusOr<stats::Statistics> StatsPartySession::Release(int32_t t,
         "release ", t, ": the public model has ", model.cols.rows(), " columns of ",
         model.cols.cols(), " numbers, the job ", num_cols_, " of at least ", release.dim + 1));
   }
+  // The server's model is clipped before any row is fitted against it: the
+  // sensitivity holds for any finite model, and these bounds keep every
+  // number of the fit finite.
+  ASSIGN_OR_RETURN(const stats::PublicModel sane,
+                   stats::SanitizePublicModel(model, kPublicBiasBound * (range_.max - range_.min),
+                                              kPublicFactorBound));
   const stats::StatsOptions so = ReleaseStatsOptions(config_.stats, per_rating, release.dim);
-  share_ = stats::ReleaseStatistics(fit_rows_, model, ReleaseFitOptions(config_.stats), so);
+  share_ = stats::ReleaseStatistics(fit_rows_, sane, ReleaseFitOptions(config_.stats), so);
   random::Csprng noise = rng_.Fork(absl::StrCat("noise/", t));
   stats::AddSnappedNoise(share_, release.share_sigma, stats::MagnitudeBound(so, fit_rows_.num_rows),
                          noise);
@@ -233,6 +245,15 @@ absl::Status StatsPartySession::Finish(const stats::Statistics& sum,
                                        const stats::PublicModel& model, const StatsPlan& plan) {
   if (sum.values.size() != share_.values.size() || sum.dim != share_.dim) {
     return absl::InvalidArgumentError("the last sum does not match the party's last release");
+  }
+  for (double v : sum.values) {
+    if (!std::isfinite(v))
+      return absl::InvalidArgumentError("the last sum holds a non-finite number");
+  }
+  if (!model.cols.allFinite() || model.cols.rows() != num_cols_ ||
+      model.cols.cols() != model.dim + 1) {
+    return absl::InvalidArgumentError(
+        "the final public model is not finite or has the wrong shape");
   }
   const StatsConfig& sc = config_.stats;
   stats::Statistics others = sum;

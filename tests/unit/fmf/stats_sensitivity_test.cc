@@ -7,6 +7,7 @@
 // extreme or garbage biases and factors, as a hostile server could send).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "common/data/ratings.h"
@@ -46,7 +47,7 @@ double Distance(const stats::Statistics& a, const stats::Statistics& b) {
 // Public models a server might send: honest-looking, extreme, garbage.
 std::vector<stats::PublicModel> Models(int32_t dim, random::Csprng& rng) {
   std::vector<stats::PublicModel> out;
-  for (double scale : {0.0, 0.3, 3.0, 1e3}) {
+  for (double scale : {0.0, 0.3, 3.0, 1e3, 1e300}) {
     stats::PublicModel m = stats::EmptyPublicModel(kCols, dim, 0.5 * (kMin + kMax));
     for (int32_t c = 0; c < kCols; ++c) {
       for (int32_t a = 0; a <= dim; ++a) m.cols(c, a) = scale * (2 * rng.NextDouble() - 1);
@@ -82,7 +83,11 @@ stats::Statistics Release(const std::vector<data::Rating>& ratings, int32_t rows
                           int32_t dim, std::vector<double>* norms = nullptr) {
   auto r = stats::MakeRows(ratings, rows, kCols, true);
   EXPECT_TRUE(r.ok());
-  return stats::ReleaseStatistics(*r, model, ReleaseFitOptions(sc),
+  // As the party does (StatsPartySession::Release): the server's model
+  // clipped first.
+  auto sane = stats::SanitizePublicModel(model, kMax - kMin, 10);
+  EXPECT_TRUE(sane.ok());
+  return stats::ReleaseStatistics(*r, *sane, ReleaseFitOptions(sc),
                                   ReleaseStatsOptions(sc, per_rating, dim), norms);
 }
 
@@ -164,6 +169,21 @@ TEST(StatsSensitivityTest, PerRatingReleaseMovesAtMostItsDelta) {
       EXPECT_GE(worst, std::sqrt(1 + job.stats.residual_clip * job.stats.residual_clip) * 0.99);
     }
   }
+}
+
+// A model with a non-finite number is refused, not fitted against.
+TEST(StatsSensitivityTest, NonFinitePublicModelsAreRefused) {
+  stats::PublicModel m = stats::EmptyPublicModel(3, 2, 3);
+  m.cols(1, 0) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_FALSE(stats::SanitizePublicModel(m, 4, 10).ok());
+  m.cols(1, 0) = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(stats::SanitizePublicModel(m, 4, 10).ok());
+  m.cols(1, 0) = 1e300;
+  m.cols(2, 2) = -1e300;
+  auto sane = stats::SanitizePublicModel(m, 4, 10);
+  ASSERT_TRUE(sane.ok());
+  EXPECT_NEAR(sane->cols.row(1).head(2).norm(), 10, 1e-9);
+  EXPECT_EQ(sane->cols(2, 2), -4);
 }
 
 // The per-rating analysis assumes one rating changes nothing else about the
