@@ -22,6 +22,14 @@ absl::StatusOr<AdmittedJob> AdmittedJob::Admit(const JobConfig& offered, const L
                      "] is invalid: need finite rating_min < rating_max and rating_max > 0"));
   }
   RETURN_IF_ERROR(ValidateJobConfig(offered));
+  if (offered.algorithm == Algorithm::kStatistics &&
+      (offered.setting == Setting::kHfl || offered.setting == Setting::kVfl)) {
+    // Its releases need secure aggregation among the parties, which the
+    // daemons do not run for it yet (issue #53): never run it as SGD rounds.
+    return absl::UnimplementedError(
+        "job field 'algorithm' is stats: it runs in one process (fedmf train) only; over the "
+        "daemons use algorithm alternate");
+  }
   // The job's R only has to agree with the party's own; it is never used.
   if (std::abs(offered.rating_max - range.max) > 1e-9 * std::max(1.0, std::abs(range.max))) {
     return absl::FailedPreconditionError(absl::StrCat(

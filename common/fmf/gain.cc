@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
@@ -15,6 +16,45 @@ std::optional<double> GainCaptured(double mse_local, double mse_federated, doubl
   const double room = mse_local - mse_central;
   if (!(room > 0)) return std::nullopt;
   return (mse_local - mse_federated) / room;
+}
+
+double StudentT975(int32_t dof) {
+  static constexpr double kTable[] = {
+      12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
+      2.2010,  2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
+      2.0796,  2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423};
+  if (dof < 1) return std::numeric_limits<double>::quiet_NaN();
+  if (dof <= 30) return kTable[dof - 1];
+  // Cornish-Fisher expansion around z = 1.959964 (error < 1e-4 beyond 30).
+  const double z = 1.959964;
+  const double n = dof;
+  return z + (z * z * z + z) / (4 * n) +
+         (5 * std::pow(z, 5) + 16 * z * z * z + 3 * z) / (96 * n * n);
+}
+
+GainSummary SummarizeGains(const std::vector<std::optional<double>>& gains) {
+  GainSummary s;
+  double sum = 0;
+  for (const auto& g : gains) {
+    if (!g) continue;
+    sum += *g;
+    ++s.count;
+  }
+  if (s.count == 0) {
+    s.mean = std::numeric_limits<double>::quiet_NaN();
+    return s;
+  }
+  s.mean = sum / s.count;
+  if (s.count < 2) return s;
+  double sq = 0;
+  for (const auto& g : gains) {
+    if (g) sq += (*g - s.mean) * (*g - s.mean);
+  }
+  s.sd = std::sqrt(sq / (s.count - 1));
+  const double half = StudentT975(s.count - 1) * *s.sd / std::sqrt(static_cast<double>(s.count));
+  s.ci95_low = s.mean - half;
+  s.ci95_high = s.mean + half;
+  return s;
 }
 
 absl::StatusOr<data::Federation> PoolFederation(const data::Federation& federation) {

@@ -3,7 +3,9 @@
 #ifndef FEDMF_COMMON_FMF_GAIN_H_
 #define FEDMF_COMMON_FMF_GAIN_H_
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/data/partition.h"
@@ -16,6 +18,22 @@ namespace fedmf::fmf {
 // a non-finite input, or pooling no better than local (mse_central >=
 // mse_local), where any federated result would divide by zero or flip sign.
 std::optional<double> GainCaptured(double mse_local, double mse_federated, double mse_central);
+
+// The spread of a gain over repeated runs (different seeds and splits):
+// mean, sample standard deviation and the two-sided 95% Student-t interval
+// of the mean, mean -+ t(0.975, n - 1) sd / sqrt(n). With one value sd and
+// the interval are unset (no spread to measure).
+struct GainSummary {
+  int32_t count = 0;
+  double mean = 0;
+  std::optional<double> sd;
+  std::optional<double> ci95_low, ci95_high;
+};
+// Over the values that are set; count 0 (mean NaN) when none is.
+GainSummary SummarizeGains(const std::vector<std::optional<double>>& gains);
+// The 0.975 quantile of Student's t with `dof` >= 1 degrees of freedom
+// (tabulated to 30, then the normal's 1.96 plus the first correction terms).
+double StudentT975(int32_t dof);
 
 // The federation's parties merged into one party holding every rating with
 // the same train / test membership: the central baseline on the SAME split

@@ -1,8 +1,10 @@
 #include "common/fmf/job_config.h"
 
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/base/status_macros.h"
 
 namespace fedmf::fmf {
 
@@ -39,11 +41,19 @@ absl::StatusOr<Granularity> ParseGranularity(const std::string& s) {
 absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s) {
   if (s == "paper") return Algorithm::kPaper;
   if (s == "alternate") return Algorithm::kAlternate;
+  if (s == "stats") return Algorithm::kStatistics;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown algorithm '", s, "': use paper or alternate"));
+      absl::StrCat("unknown algorithm '", s, "': use paper, alternate or stats"));
 }
 
-std::string AlgorithmName(Algorithm a) { return a == Algorithm::kPaper ? "paper" : "alternate"; }
+std::string AlgorithmName(Algorithm a) {
+  switch (a) {
+    case Algorithm::kPaper: return "paper";
+    case Algorithm::kAlternate: return "alternate";
+    case Algorithm::kStatistics: return "stats";
+  }
+  return "?";
+}
 
 absl::StatusOr<Engine> ParseEngine(const std::string& s) {
   if (s == "sgd") return Engine::kSgd;
@@ -174,6 +184,57 @@ absl::Status ValidateCouplingJob(const JobConfig& c) {
   return absl::OkStatus();
 }
 
+// kStatistics' own rules (its sensitivities: docs/privacy.md, section stats).
+absl::Status ValidateStatsJob(const JobConfig& c) {
+  auto bad = [](const std::string& field, const std::string& why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job config field '", field, "': ", why, " (algorithm stats)"));
+  };
+  const StatsConfig& s = c.stats;
+  if (c.setting != Setting::kHfl && c.setting != Setting::kVfl) {
+    return bad("setting", "runs hfl and vfl only");
+  }
+  if (c.setting == Setting::kVfl && c.granularity != Granularity::kRating) {
+    return bad("granularity",
+               "vfl releases users' biases per rating; per user each item's fit would carry a "
+               "user's ratings into every other user's statistics (no proof): use granularity "
+               "rating");
+  }
+  if (s.dim < 1 || s.dim > 256) return bad("stats.dim", "must be in [1, 256]");
+  if (s.factor_releases < 0 || s.factor_releases > 100) {
+    return bad("stats.factor_releases", "must be in [0, 100] (0: by epsilon)");
+  }
+  if (s.rating_releases < 1 || s.rating_releases > 100) {
+    return bad("stats.rating_releases", "must be in [1, 100]");
+  }
+  if (!(s.bias_budget_share > 0 && s.bias_budget_share < 1)) {
+    return bad("stats.bias_budget_share", "must be in (0, 1)");
+  }
+  for (auto [name, v] : {std::pair{"row_clip", s.row_clip},
+                         {"residual_clip", s.residual_clip},
+                         {"bias_clip", s.bias_clip},
+                         {"factor_norm", s.factor_norm}}) {
+    if (!(v > 0) || !std::isfinite(v)) return bad(absl::StrCat("stats.", name), "must be > 0");
+  }
+  for (auto [name, v] : {std::pair{"bias_l2", s.bias_l2},
+                         {"factor_l2", s.factor_l2},
+                         {"public_factor_l2", s.public_factor_l2},
+                         {"col_bias_l2", s.col_bias_l2},
+                         {"noise_ridge", s.noise_ridge},
+                         {"min_count_sigmas", s.min_count_sigmas}}) {
+    if (!(v >= 0) || !std::isfinite(v)) return bad(absl::StrCat("stats.", name), "must be >= 0");
+  }
+  if (s.fusion_iterations < 1 || s.fusion_iterations > 100) {
+    return bad("stats.fusion_iterations", "must be in [1, 100]");
+  }
+  if (s.others_weights.empty()) return bad("stats.others_weights", "needs at least one weight");
+  for (double w : s.others_weights) {
+    if (!(w >= 0) || !std::isfinite(w)) return bad("stats.others_weights", "must be >= 0");
+  }
+  if (s.max_colluding_parties < 0) return bad("stats.max_colluding_parties", "must be >= 0");
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status ValidateJobConfig(const JobConfig& c) {
@@ -238,7 +299,12 @@ absl::Status ValidateJobConfig(const JobConfig& c) {
     return bad("rating_max", "R must be > 0");
   if (!(c.test_fraction >= 0 && c.test_fraction < 1))
     return bad("test_fraction", "must be in [0, 1)");
-  if (c.private_training()) {
+  // Central and local-only jobs ignore the algorithm (the --compare
+  // baselines copy the federated job's configuration).
+  if (c.algorithm == Algorithm::kStatistics && c.setting != Setting::kCentral &&
+      c.setting != Setting::kLocal) {
+    RETURN_IF_ERROR(ValidateStatsJob(c));
+  } else if (c.private_training()) {
     if (std::string why = GranularityRefusal(c.setting, c.granularity); !why.empty()) {
       return bad("granularity", why);
     }

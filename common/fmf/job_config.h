@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/fmf/stats_config.h"
 
 namespace fedmf::fmf {
 
@@ -47,7 +48,14 @@ enum class Granularity { kRating, kUser };
 // ratings) starting from the final U, stopping on its own validation split;
 // that model never leaves the party, so nothing of it is charged and kappa
 // is not run (docs/privacy.md, section vfl-finish). Other settings ignore it.
-enum class Algorithm { kPaper, kAlternate };
+// kStatistics (issue #53): no SGD rounds at all — per alternation each party
+// releases per-column sufficient statistics of its rows' fits against the
+// public model, noised once among the parties (secure aggregation), and ends
+// with its own model fused from its data and the others' statistics, chosen
+// against its own-data model on its validation ratings (stats_config.h,
+// docs/privacy.md section stats). HFL per user or per rating (biases), VFL per
+// rating (biases).
+enum class Algorithm { kPaper, kAlternate, kStatistics };
 absl::StatusOr<Algorithm> ParseAlgorithm(const std::string& s);
 std::string AlgorithmName(Algorithm a);
 
@@ -154,6 +162,7 @@ struct JobConfig {
   int32_t alternations = 5;           // kAlternate: phases of V (U refit between)
   double validation_fraction = 0.1;   // kAlternate (and select_epochs_on_validation): held out
   int32_t max_finetune_epochs = 100;  // kAlternate: Stage 3 cap (stops on validation)
+  StatsConfig stats;                  // kStatistics
 
   // HFL over partners' own files: the digest ("sha256:<hex>") of the item
   // catalogue the parties map their item ids into; empty = one shared file's

@@ -16,6 +16,7 @@
 #include "common/dp/ledger.h"
 #include "common/fmf/party_session.h"
 #include "common/fmf/server_session.h"
+#include "common/fmf/stats_federation.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::fmf {
@@ -246,6 +247,18 @@ absl::StatusOr<SimulationResult> SimulateWithPartyEpsilons(const JobConfig& conf
                                                            const std::vector<double>& party_epsilon,
                                                            const ProgressFn& progress,
                                                            int32_t eval_every) {
+  if (config.algorithm == Algorithm::kStatistics &&
+      (config.setting == Setting::kHfl || config.setting == Setting::kVfl)) {
+    // No SGD rounds: releases of statistics (stats_federation.h), one budget
+    // for the federation's parties.
+    for (double e : party_epsilon) {
+      if (e != config.epsilon) {
+        return absl::InvalidArgumentError(
+            "algorithm stats runs every party at the job's epsilon (its noise is shared)");
+      }
+    }
+    return SimulateStatistics(config, std::move(federation));
+  }
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

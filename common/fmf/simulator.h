@@ -13,6 +13,7 @@
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
 #include "common/fmf/noise_plan.h"
+#include "common/fmf/stats_plan.h"
 #include "common/mf/metrics.h"
 #include "common/mf/ranking.h"
 
@@ -62,6 +63,11 @@ struct PartyResult {
   mf::RankingRule ranking_rule;
   mf::RankingMetrics ranking, popularity;
   mf::RankingMetrics ranking_by_prediction;  // the same model ranked by its prediction alone
+  // Algorithm::kStatistics: the model the party's validation chose — "own"
+  // (its data alone) or "federated" (fused with the others' statistics at
+  // weight others_weight).
+  std::string model_kind;
+  double others_weight = 0;
 };
 
 struct RoundProgress {
@@ -91,6 +97,9 @@ struct SimulationResult {
   // paper's sqrt(sum eps_k^2), Theorem 4, which does not hold). Unset for
   // every other setting x granularity, where `epsilon` already is global.
   std::optional<double> epsilon_per_user_global;
+  // Algorithm::kStatistics: its releases, noise shares and both guarantees
+  // (epsilon against the server + c parties, epsilon_alone).
+  std::optional<StatsPlan> stats_plan;
   int32_t rounds = 0;
   double seconds = 0;
 };

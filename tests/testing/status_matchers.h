@@ -57,4 +57,17 @@ MATCHER_P(StatusIs, code, std::string("has code ") + absl::StatusCodeToString(co
 
 }  // namespace fedmf::testing
 
+// ASSERT_OK_AND_ASSIGN(T x, StatusOrExpr): fails the test (printing the
+// status) unless the expression is OK, else declares x from its value.
+#ifndef ASSERT_OK_AND_ASSIGN
+#define FEDMF_TESTING_CONCAT_INNER(a, b) a##b
+#define FEDMF_TESTING_CONCAT(a, b) FEDMF_TESTING_CONCAT_INNER(a, b)
+#define ASSERT_OK_AND_ASSIGN(lhs, expr) \
+  FEDMF_TESTING_ASSIGN_IMPL(FEDMF_TESTING_CONCAT(status_or_, __LINE__), lhs, expr)
+#define FEDMF_TESTING_ASSIGN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                              \
+  ASSERT_TRUE(tmp.ok()) << tmp.status();          \
+  lhs = std::move(tmp).value()
+#endif
+
 #endif  // FEDMF_TESTS_TESTING_STATUS_MATCHERS_H_

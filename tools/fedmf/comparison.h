@@ -27,6 +27,13 @@ struct Comparison {
   // With JobConfig::measure_ranking: the baselines' top-N quality (users = 0
   // otherwise); the local one is the recipe mse_local is.
   mf::RankingMetrics ranking_local, ranking_central;
+  // The same for --algorithm stats at epsilon 1e-6 (its party model alone).
+  std::optional<double> mse_no_transfer_stats;
+  // The two central recipes mse_central is the better of (on the test
+  // ratings): pooled SGD, and the pooled ratings fitted by stats' own model
+  // (one party, no noise). The paper's VFL compares with SGD alone.
+  std::optional<double> mse_central_sgd, mse_central_stats;
+  std::string central_kind = "sgd: the pooled ratings, non-private";
 };
 
 // Runs the baselines of `config` on `federation` and the gain of a federated

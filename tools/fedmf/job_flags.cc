@@ -138,6 +138,10 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   c.alternations = a.alternations;
   c.clip_norm = a.hfl_clip;
   c.validation_fraction = a.validation_fraction;
+  c.stats = a.stats;
+  // --aggregation ideal: stats sums its releases in the clear (faster);
+  // secagg / secagg+ run secure aggregation among the parties in process.
+  c.stats.secure_aggregation = a.aggregation != "ideal";
   c.rating_max = range.max;
   // The id `fedmf demo` submits the job under, for `fedmf train` too: a
   // party's seeded stream is forked by the job id (fmf::AdmittedJob), so the
@@ -293,6 +297,69 @@ void AddRunFlags(CLI::App* cmd, JobFlags* a) {
       ->capture_default_str();
 }
 
+// --algorithm stats (common/fmf/stats_config.h): its knobs and the parties'
+// collusion policy.
+void AddStatsFlags(CLI::App* cmd, JobFlags* a) {
+  fmf::StatsConfig& s = a->stats;
+  cmd->add_option("--stats-dim", s.dim, "--algorithm stats: factor dimension")
+      ->capture_default_str();
+  cmd->add_option("--stats-releases", s.factor_releases,
+                  "--algorithm stats, per user: releases of factor statistics (alternations)")
+      ->capture_default_str();
+  cmd->add_option("--stats-rating-releases", s.rating_releases,
+                  "--algorithm stats, per rating: releases of bias statistics")
+      ->capture_default_str();
+  cmd->add_option("--stats-bias-share", s.bias_budget_share,
+                  "--algorithm stats, per user: the first (bias) release's share of the budget")
+      ->capture_default_str();
+  cmd->add_option("--stats-row-clip", s.row_clip,
+                  "--algorithm stats, per user: each user's whole contribution is scaled to this "
+                  "L2 norm, the sensitivity")
+      ->capture_default_str();
+  cmd->add_option("--stats-residual-clip", s.residual_clip,
+                  "--algorithm stats: released residuals clamped to +-this")
+      ->capture_default_str();
+  cmd->add_option("--stats-bias-clip", s.bias_clip,
+                  "--algorithm stats: targets of the released rows' bias fits clamped to +-this")
+      ->capture_default_str();
+  cmd->add_option("--stats-bias-l2", s.bias_l2,
+                  "--algorithm stats: ridge of the released rows' bias fits")
+      ->capture_default_str();
+  cmd->add_option("--stats-factor-l2", s.factor_l2,
+                  "--algorithm stats: factor ridge of the rows' fits and the party's model (in "
+                  "units of one rating)")
+      ->capture_default_str();
+  cmd->add_option("--stats-public-factor-l2", s.public_factor_l2,
+                  "--algorithm stats: factor ridge of the public solve (in the release's weighted "
+                  "units)")
+      ->capture_default_str();
+  cmd->add_option("--stats-col-bias-l2", s.col_bias_l2,
+                  "--algorithm stats: ridge of the solved biases")
+      ->capture_default_str();
+  cmd->add_option("--stats-noise-ridge", s.noise_ridge,
+                  "--algorithm stats: ridge per unit of the statistics' noise")
+      ->capture_default_str();
+  cmd->add_option("--stats-min-count", s.min_count_sigmas,
+                  "--algorithm stats: public factors only for columns whose noisy weighted count "
+                  "reaches this many noise sigmas")
+      ->capture_default_str();
+  cmd->add_option("--stats-fusion-iterations", s.fusion_iterations,
+                  "--algorithm stats: ALS iterations of each party's own model")
+      ->capture_default_str();
+  cmd->add_option("--stats-others-weights", s.others_weights,
+                  "--algorithm stats: the weights of the others' statistics each party chooses "
+                  "from on its validation ratings (besides its own data alone)")
+      ->delimiter(',');
+  cmd->add_option("--max-colluding-parties", s.max_colluding_parties,
+                  "--algorithm stats: epsilon holds against the server and up to this many other "
+                  "parties (>= 1: every party sees the noisy sum); each party adds noise of "
+                  "variance sigma^2 / (parties - this)")
+      ->capture_default_str();
+  cmd->add_flag("--charge-epsilon-alone", s.charge_epsilon_alone,
+                "--algorithm stats: calibrate to epsilon_alone (every other party colluding: the "
+                "party's own noise share only) instead of epsilon");
+}
+
 // VFL / HFL-SGDMF (the FMF paper) and the local-only baseline.
 void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--theta", a->theta, "per-user trimming bound (0: VFL 5, HFL 10)")
@@ -348,6 +415,7 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
                   "hfl and vfl --algorithm alternate, lfl: fraction of each party's (device's) own "
                   "training ratings held out for Stage 3's stopping rule")
       ->capture_default_str();
+  AddStatsFlags(cmd, a);
 }
 
 // LFL-SGDMF over secure aggregation.
@@ -360,7 +428,9 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
   cmd->add_option("--dropout", a->dropout, "lfl: P1,P2 vanishing probabilities per round")
       ->capture_default_str();
   cmd->add_option("--aggregation", a->aggregation,
-                  "lfl: secagg+ (SecAgg+ Harary graph) | secagg (complete graph) | ideal "
+                  "lfl, and hfl/vfl --algorithm stats (any value but ideal: secure "
+                  "aggregation among the parties, in process): secagg+ (SecAgg+ Harary graph) | "
+                  "secagg (complete graph) | ideal "
                   "(plaintext sum, for comparison only) | analytic (fedmf train only: plaintext "
                   "sum of noise-free gradients plus the protocol's remaining noise drawn once per "
                   "entry, the same distribution at O(n p) work, for quality runs at scale)")

@@ -55,6 +55,7 @@ struct JobFlags {
   int32_t alternations = 5;  // hfl --algorithm alternate: phases of V
   double hfl_clip = -1;      // hfl per user: whole V-gradient norm bound (0: trim; -1: algorithm's)
   double validation_fraction = 0.1;  // hfl, vfl --algorithm alternate: own ratings held out
+  fmf::StatsConfig stats;            // hfl, vfl --algorithm stats (--stats-* flags)
   bool compare = false;              // train: also local-only and central on the same split
   bool tune = false;                 // train: choose --lr on a synthetic proxy of a declared shape
   std::string tune_shape;            // train --tune: "users=N,items=M,ratings=R", declared public
@@ -116,6 +117,10 @@ struct JobFlags {
   std::string job_file;
   std::string job_id;                   // the job file's job_id ("" = the command's default)
   std::set<std::string> job_file_keys;  // LFL / Hua S3 job files: the keys applied
+  // train --compare --repeats N [--epsilon-sweep LIST]: the gain with its
+  // spread over N seeds and splits, at each epsilon (tools/fedmf/gain_sweep.h).
+  int32_t repeats = 1;
+  std::string epsilon_sweep;
   bool data_given = false;              // set by the command: --data was on the line
   bool parties_given = false;           // set by the command: --parties was on the line
 };

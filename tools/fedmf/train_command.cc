@@ -28,6 +28,7 @@
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
 #include "tools/fedmf/coupling_train.h"
+#include "tools/fedmf/gain_sweep.h"
 #include "tools/fedmf/hua_train.h"
 #include "tools/fedmf/job_flags.h"
 #include "tools/fedmf/job_progress.h"
@@ -36,6 +37,28 @@
 
 namespace fedmf::cli {
 namespace {
+
+// --algorithm stats: both guarantees, the releases' noise, and what the
+// parties' validation chose.
+void AddStatsPlanJson(const fmf::StatsPlan& plan, bool charge_alone,
+                      const std::vector<fmf::PartyResult>& parties, nlohmann::json& out) {
+  nlohmann::json releases = nlohmann::json::array();
+  for (const fmf::StatsReleasePlan& r : plan.releases) {
+    releases.push_back({{"dim", r.dim},
+                        {"sensitivity", r.sensitivity},
+                        {"share_sigma", r.share_sigma},
+                        {"sum_sigma", r.sum_sigma}});
+  }
+  int federated = 0;
+  for (const fmf::PartyResult& p : parties) federated += p.model_kind == "federated" ? 1 : 0;
+  out["epsilon_alone"] = JsonNumber(plan.epsilon_alone);
+  out["max_colluding_parties"] = plan.colluding;
+  out["charged"] = charge_alone ? "epsilon_alone" : "epsilon";
+  out["gdp_mu"] = JsonNumber(plan.mu);
+  out["releases"] = releases;
+  out["parties_federated"] = federated;
+  out["model_kind"] = federated * 2 >= static_cast<int>(parties.size()) ? "federated" : "own";
+}
 
 nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& data_spec) {
   nlohmann::json parties = nlohmann::json::array();
@@ -53,6 +76,10 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
                        {"ranking_rule",
                         {{"shrinkage", p.ranking_rule.shrinkage},
                          {"popularity_weight", p.ranking_rule.popularity_weight}}}});
+    if (!p.model_kind.empty()) {
+      parties.back()["model_kind"] = p.model_kind;
+      parties.back()["others_weight"] = p.others_weight;
+    }
   }
   nlohmann::json out = {{"setting", fmf::SettingName(r.config.setting)},
                         {"split", fmf::SplitKindName(r.config.split)},
@@ -98,6 +125,8 @@ nlohmann::json ResultJson(const fmf::SimulationResult& r, const std::string& dat
     out["ranking_most_popular"] = RankingJson(r.popularity);
     out["ranking_by_prediction"] = RankingJson(r.ranking_by_prediction);
   }
+  if (r.stats_plan)
+    AddStatsPlanJson(*r.stats_plan, r.config.stats.charge_epsilon_alone, r.parties, out);
   return out;
 }
 
@@ -246,7 +275,91 @@ nlohmann::json TuningJson(const fmf::TuneResult& t) {
   return {{"mode", "proxy"}, {"learning_rate", t.learning_rate}, {"grid", grid}};
 }
 
-int RunTrain(const JobFlags& a) {
+// --repeats / --epsilon-sweep (with --compare): the gain and its spread.
+int RunSweep(const JobFlags& a) {
+  if (!a.compare) {
+    std::cerr << "fedmf train: --repeats and --epsilon-sweep report the gain: add --compare\n";
+    return 2;
+  }
+  if (a.setting != "hfl" && a.setting != "vfl" && a.setting != "hfl-synsgd") {
+    std::cerr << "fedmf train: --repeats and --epsilon-sweep run hfl, vfl and hfl-synsgd, not "
+              << a.setting << "\n";
+    return 2;
+  }
+  if (a.tune || !a.save_model.empty() || !a.write_split.empty()) {
+    std::cerr << "fedmf train: --repeats / --epsilon-sweep do not combine with --tune, "
+                 "--save-model or --write-split\n";
+    return 2;
+  }
+  std::vector<double> epsilons;
+  if (a.epsilon_sweep.empty()) {
+    auto e = ParseEpsilon(a.epsilon, "--epsilon");
+    if (!e.ok()) {
+      std::cerr << "fedmf train: " << e.status().message() << "\n";
+      return 2;
+    }
+    epsilons.push_back(*e);
+  } else {
+    auto list = ParseEpsilonList(a.epsilon_sweep);
+    if (!list.ok()) {
+      std::cerr << "fedmf train: " << list.status().message() << "\n";
+      return 2;
+    }
+    epsilons = *list;
+  }
+  auto sweep = RunGainSweep(a, epsilons, a.repeats, [&](const SweepRun& r) {
+    if (a.quiet) return;
+    std::cerr << absl::StrFormat("seed %d epsilon %g: test MSE %.4f, gain %s\n", r.seed, r.epsilon,
+                                 r.mse_federated,
+                                 r.gain ? absl::StrFormat("%.1f%%", 100 * *r.gain) : "-");
+  });
+  if (!sweep.ok()) {
+    std::cerr << "fedmf train: " << sweep.status().message() << "\n";
+    return ExitCodeFor(sweep.status());
+  }
+  const std::string label =
+      absl::StrCat(a.setting, " ", a.algorithm.empty() ? "default" : a.algorithm);
+  if (!a.plot.empty()) {
+    if (auto s = WritePlot(a.plot, {GainSweepChart(*sweep, label)}); !s.ok()) {
+      std::cerr << "fedmf train: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "gain-against-epsilon plot written to " << a.plot << "\n";
+  }
+  if (a.json) {
+    nlohmann::json out = GainSweepJson(*sweep);
+    out["setting"] = a.setting;
+    out["algorithm"] = a.algorithm.empty() ? "default" : a.algorithm;
+    out["data"] = a.data;
+    out["parties"] = a.parties;
+    out["repeats"] = a.repeats;
+    if (sweep->points.size() == 1) {  // one epsilon: its summary at the top level
+      for (const char* key : {"gain_captured", "gain_captured_sd", "gain_captured_ci95"}) {
+        out[key] = out["sweep"][0][key];
+      }
+    }
+    std::cout << out.dump() << "\n";
+  } else {
+    PrintGainSweep(*sweep, label);
+  }
+  return 0;
+}
+
+// `fedmf train`'s algorithm when none is given: stats for hfl and for vfl per
+// rating, where it beats alternate at every epsilon on ML-100K (issue #53,
+// docs/results.md section stats); alternate elsewhere (vfl per user has no
+// stats release). `fedmf demo` keeps alternate: the daemons do not run stats
+// yet (AdmittedJob refuses it).
+JobFlags WithTrainDefaults(JobFlags a) {
+  if (!a.algorithm.empty()) return a;
+  if (a.setting == "hfl" || (a.setting == "vfl" && a.granularity != "user")) {
+    a.algorithm = "stats";
+  }
+  return a;
+}
+
+int RunTrain(const JobFlags& flags) {
+  const JobFlags a = WithTrainDefaults(flags);
   if (!a.write_split.empty() && a.setting != "central") {
     std::cerr << "fedmf train: --write-split writes the central setting's split, not " << a.setting
               << "'s\n";
@@ -264,6 +377,7 @@ int RunTrain(const JobFlags& a) {
               << a.setting << "\n";
     return 2;
   }
+  if (a.repeats > 1 || !a.epsilon_sweep.empty()) return RunSweep(a);
   if (a.setting == "lfl") return RunLflTrain(a);
   if (a.setting == "coupling") return RunCouplingTrain(a);
   if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
@@ -402,6 +516,15 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--plot", a->plot,
                   "write test MSE (every --eval-every rounds), epsilon and round time per round "
                   "as SVG (vfl, hfl, hfl-synsgd)");
+  cmd->add_option("--repeats", a->repeats,
+                  "with --compare: run N times with seeds --seed .. --seed+N-1 (a new split and "
+                  "new noise each) and report gain_captured as the mean, gain_captured_sd and its "
+                  "95% interval")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--epsilon-sweep", a->epsilon_sweep,
+                  "with --compare: run at each of these epsilons (e.g. 1,4,16,64,256,inf) on the "
+                  "same splits and print gain captured against epsilon (--plot draws it)");
   cmd->add_flag("--tune", a->tune,
                 "vfl, hfl, hfl-synsgd: choose the learning rate first, on a synthetic proxy of the "
                 "shape --tune-shape declares (with the job's range, test fraction and parties): "

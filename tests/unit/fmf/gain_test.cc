@@ -1,5 +1,6 @@
 #include "common/fmf/gain.h"
 
+#include <cmath>
 #include <limits>
 
 #include "gtest/gtest.h"
@@ -16,6 +17,25 @@ TEST(GainCaptured, IssueExample) {
   ASSERT_TRUE(g.has_value());
   EXPECT_NEAR(*g, 0.4240 / 1.7430, 1e-12);
   EXPECT_NEAR(*g, 0.2433, 1e-4);
+}
+
+TEST(GainSummary, MeanSdAndStudentInterval) {
+  const GainSummary s = SummarizeGains({0.1, 0.2, std::nullopt, 0.3});
+  EXPECT_EQ(s.count, 3);
+  EXPECT_NEAR(s.mean, 0.2, 1e-12);
+  ASSERT_TRUE(s.sd.has_value());
+  EXPECT_NEAR(*s.sd, 0.1, 1e-12);
+  // t(0.975, 2) = 4.3027: 0.2 -+ 4.3027 * 0.1 / sqrt(3).
+  EXPECT_NEAR(*s.ci95_low, 0.2 - 4.3027 * 0.1 / std::sqrt(3.0), 1e-9);
+  EXPECT_NEAR(*s.ci95_high, 0.2 + 4.3027 * 0.1 / std::sqrt(3.0), 1e-9);
+  const GainSummary one = SummarizeGains({0.5});
+  EXPECT_EQ(one.count, 1);
+  EXPECT_FALSE(one.sd.has_value());
+  EXPECT_FALSE(one.ci95_low.has_value());
+  EXPECT_EQ(SummarizeGains({}).count, 0);
+  EXPECT_NEAR(StudentT975(1), 12.7062, 1e-4);
+  EXPECT_NEAR(StudentT975(60), 2.0003, 2e-4);   // published 2.0003
+  EXPECT_NEAR(StudentT975(120), 1.9799, 2e-4);  // published 1.9799
 }
 
 TEST(GainCaptured, EndpointsAndSigns) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -273,27 +274,80 @@ TEST_F(CliTest, TrainRefusesHflPerRatingAndDefaultsToPerUser) {
   const std::string data = "synthetic:users=60,items=30,density=0.2";
   for (const char* setting : {"hfl", "hfl-synsgd"}) {
     RunResult r = Run({"train", "--setting", setting, "--data", data, "--granularity", "rating",
-                       "--epsilon", "1", "--quiet"});
+                       "--epsilon", "1", "--quiet", "--algorithm", "alternate"});
     EXPECT_EQ(r.exit_code, 2) << Describe(r);
     EXPECT_THAT(r.err, HasSubstr("per-rating privacy is not available for setting"));
     EXPECT_THAT(r.err, HasSubstr("--granularity user"));
   }
-  RunResult d = Run({"train", "--setting", "hfl", "--data", data, "--parties", "2", "--T", "2",
-                     "--T-local", "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json"});
+  const std::vector<std::string> small = {
+      "train", "--setting", "hfl", "--data", data, "--parties", "3",     "--T", "2", "--T-local",
+      "2",     "--epsilon", "1",   "--seed", "1",  "--quiet",   "--json"};
+  RunResult d = Run(small);
   ASSERT_EQ(d.exit_code, 0) << Describe(d);
   const auto j = nlohmann::json::parse(d.out);
   EXPECT_EQ(j["granularity"], "user");
-  // The default algorithm clips each user's whole gradient; the paper trims.
-  EXPECT_EQ(j["algorithm"], "alternate");
-  EXPECT_EQ(j["clip_norm"], 3.0);
-  EXPECT_EQ(j["theta"], 0);
-  RunResult paper =
-      Run({"train", "--setting", "hfl", "--data", data, "--parties", "2", "--T", "2", "--T-local",
-           "2", "--epsilon", "1", "--seed", "1", "--quiet", "--json", "--algorithm", "paper"});
+  // fedmf train's default for hfl is algorithm stats (issue #53): both
+  // guarantees reported, at most the target.
+  EXPECT_EQ(j["algorithm"], "stats");
+  EXPECT_LE(j["epsilon"].get<double>(), 1.0 + 1e-9);
+  EXPECT_GT(j["epsilon_alone"].get<double>(), 1.0);
+  EXPECT_FALSE(j.contains("epsilon_per_user_global"));
+  // Per rating, stats releases item biases only: offered.
+  std::vector<std::string> rating = small;
+  rating.insert(rating.end(), {"--granularity", "rating"});
+  RunResult r = Run(rating);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["releases"][0]["dim"], 0);
+  // The SGD algorithm: the default clips each user's whole gradient; the
+  // paper trims.
+  std::vector<std::string> alternate = small;
+  alternate.insert(alternate.end(), {"--algorithm", "alternate"});
+  RunResult alt = Run(alternate);
+  ASSERT_EQ(alt.exit_code, 0) << Describe(alt);
+  const auto ja = nlohmann::json::parse(alt.out);
+  EXPECT_EQ(ja["clip_norm"], 3.0);
+  EXPECT_EQ(ja["theta"], 0);
+  std::vector<std::string> paper_args = small;
+  paper_args.insert(paper_args.end(), {"--algorithm", "paper"});
+  RunResult paper = Run(paper_args);
   ASSERT_EQ(paper.exit_code, 0) << Describe(paper);
   EXPECT_EQ(nlohmann::json::parse(paper.out)["theta"], 10);
-  EXPECT_LE(j["epsilon"].get<double>(), 1.0 + 1e-9);
-  EXPECT_FALSE(j.contains("epsilon_per_user_global"));
+}
+
+// --compare --repeats --epsilon-sweep (issue #53): the gain's mean, sd and
+// 95% interval per epsilon over seeds, the baselines once per seed, a plot.
+TEST_F(CliTest, TrainSweepReportsTheGainWithItsSpread) {
+  const std::string plot = ::testing::TempDir() + "/sweep.svg";
+  RunResult r =
+      Run({"train", "--setting", "hfl", "--data", "synthetic", "--parties", "3", "--quiet",
+           "--json", "--compare", "--repeats", "2", "--epsilon-sweep", "4,inf", "--plot", plot});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sweep"].size(), 2u);
+  ASSERT_EQ(j["baselines"].size(), 2u);
+  EXPECT_EQ(j["baselines"][0]["seed"], 1);
+  EXPECT_EQ(j["baselines"][1]["seed"], 2);
+  for (const auto& p : j["sweep"]) {
+    ASSERT_EQ(p["runs"].size(), 2u);
+    double sum = 0;
+    for (const auto& run : p["runs"]) sum += run["gain_captured"].get<double>();
+    EXPECT_NEAR(p["gain_captured"].get<double>(), sum / 2, 1e-12);
+    const double sd = p["gain_captured_sd"].get<double>();
+    const double a = p["runs"][0]["gain_captured"].get<double>();
+    const double b = p["runs"][1]["gain_captured"].get<double>();
+    EXPECT_NEAR(sd, std::abs(a - b) / std::sqrt(2.0), 1e-12);
+    EXPECT_LE(p["gain_captured_ci95"][0].get<double>(), p["gain_captured"].get<double>());
+    EXPECT_GE(p["gain_captured_ci95"][1].get<double>(), p["gain_captured"].get<double>());
+  }
+  EXPECT_EQ(j["sweep"][1]["epsilon"], "inf");
+  // Without noise the federation gains; at epsilon 4 on 600 users its
+  // parties keep their own models (gain 0, never below).
+  EXPECT_GT(j["sweep"][1]["gain_captured"].get<double>(), 0.5);
+  EXPECT_GE(j["sweep"][0]["gain_captured"].get<double>(), -0.02);
+  EXPECT_THAT(ReadFile(plot), HasSubstr("gain captured against epsilon"));
+  RunResult no_compare = Run({"train", "--setting", "hfl", "--repeats", "2", "--quiet"});
+  EXPECT_EQ(no_compare.exit_code, 2);
+  EXPECT_THAT(no_compare.err, HasSubstr("add --compare"));
 }
 
 // --compare on a vertical split compares like with like: the default VFL
@@ -321,17 +375,22 @@ TEST_F(CliTest, VflCompareBaselineIsAsPrivateAsThePartysModel) {
                                         "--quiet",
                                         "--json",
                                         "--compare"};
-  RunResult alt = Run(job);
+  std::vector<std::string> alt_job = job;
+  alt_job.insert(alt_job.end(), {"--algorithm", "alternate"});
+  RunResult alt = Run(alt_job);
   ASSERT_EQ(alt.exit_code, 0) << Describe(alt);
   const auto a = nlohmann::json::parse(alt.out);
   EXPECT_EQ(a["algorithm"], "alternate");
   ASSERT_TRUE(a.contains("mse_no_transfer"));
   ASSERT_TRUE(a.contains("mse_local_sgd"));
+  ASSERT_TRUE(a.contains("mse_no_transfer_stats"));
+  // The strongest of the local recipes (issue #53).
   const double local = a["mse_local"].get<double>();
-  EXPECT_TRUE(local == a["mse_local_sgd"].get<double>() ||
-              local == a["mse_no_transfer"].get<double>());
+  EXPECT_EQ(local, std::min({a["mse_local_sgd"].get<double>(), a["mse_no_transfer"].get<double>(),
+                             a["mse_no_transfer_stats"].get<double>()}));
   EXPECT_THAT(a["mse_local_kind"].get<std::string>(),
-              ::testing::AnyOf(HasSubstr("sgd: non-private"), HasSubstr("the default vfl job")));
+              ::testing::AnyOf(HasSubstr("sgd: non-private"), HasSubstr("the vfl alternate job"),
+                               HasSubstr("the vfl stats job")));
   std::vector<std::string> paper_job = job;
   paper_job.insert(paper_job.end(), {"--algorithm", "paper"});
   RunResult paper = Run(paper_job);
@@ -339,7 +398,11 @@ TEST_F(CliTest, VflCompareBaselineIsAsPrivateAsThePartysModel) {
   const auto p = nlohmann::json::parse(paper.out);
   EXPECT_EQ(p["mse_local_kind"], "dp-sgd at the job's epsilon");
   EXPECT_FALSE(p.contains("mse_no_transfer"));
-  EXPECT_EQ(p["mse_central"], a["mse_central"]);  // the same split and pooled fit
+  // The same split and pooled SGD fit; the default's central is the better of
+  // it and the pooled stats model (issue #53).
+  EXPECT_EQ(p["mse_central"], a["mse_central_sgd"]);
+  EXPECT_EQ(a["mse_central"].get<double>(),
+            std::min(a["mse_central_sgd"].get<double>(), a["mse_central_stats"].get<double>()));
 }
 
 // Without dropouts a session loses no device, and the secure sums are exact
