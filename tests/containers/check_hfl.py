@@ -13,15 +13,19 @@ size release (round T + 1), nothing twice, and the ledger's whole spend is in
 within its budget.
 """
 import json
+import re
 import sys
-
-import yaml
 
 
 def spec(path):
-    with open(path) as f:
-        s = yaml.safe_load(f)
-    return s["job_id"], int(s["rounds"]), float(s["epsilon"]), sorted(s["roster"])
+    """job_id, rounds, epsilon, roster: flat `key: value` lines (any python3, no yaml module)."""
+    s = {}
+    for line in open(path):
+        m = re.match(r"^(\w+):\s*([^#]*?)\s*(#.*)?$", line)
+        if m:
+            s[m.group(1)] = m.group(2)
+    roster = [p.strip() for p in s["roster"].strip("[]").split(",")]
+    return s["job_id"], int(s["rounds"]), float(s["epsilon"]), sorted(roster)
 
 
 def check_status(spec_path, status):
