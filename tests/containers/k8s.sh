@@ -111,6 +111,24 @@ PY
 "${CHECK[@]}" manifests "$WORK/fedmf.yaml" "$ROOT/deploy/config" ||
   fail "deploy/k8s/base does not pass tests/containers/k8s_check.py"
 
+# podman-kube.py refuses what it cannot carry, rather than dropping it.
+kube_refuses() {  # WHAT EXPECTED_MESSAGE: the YAML on stdin must be refused
+  local out
+  if out=$("${PODMAN_KUBE[@]}" render - 2>&1); then fail "podman-kube.py rendered $1"; fi
+  grep -q "$2" <<< "$out" || fail "podman-kube.py on $1: $out"
+}
+kube_refuses "a StatefulSet of 2 replicas" "only 1 is carried" << 'EOF'
+{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}, spec: {replicas: 2, serviceName: s,
+ selector: {matchLabels: {a: b}}, template: {metadata: {labels: {a: b}}, spec: {containers: [{name: c, image: i}]}}}}
+EOF
+kube_refuses "a Service remapping its port" "targetPort must equal port" << 'EOF'
+{apiVersion: v1, kind: Service, metadata: {name: s}, spec: {selector: {a: b}, ports: [{port: 443, targetPort: 7443}]}}
+EOF
+kube_refuses "an Ingress" "has no Ingress" << 'EOF'
+{apiVersion: networking.k8s.io/v1, kind: Ingress, metadata: {name: s}, spec: {}}
+EOF
+log "podman-kube.py: 3 refusals checked"
+
 # ---- 2. the image
 "$ROOT/tests/containers/image.sh"
 IMAGE=localhost/fedmf:latest
