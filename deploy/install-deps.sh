@@ -23,8 +23,16 @@ TEST_PACKAGES=(
   # The container test (tests/containers): podman as the Docker engine.
   podman runc docker-compose debootstrap curl
   golang-github-containernetworking-plugin-dnsname  # container names resolve in compose networks (CNI)
+  # The Kubernetes test (tests/containers/k8s.sh): pods need catatonit for
+  # their infra container; the manifests' schema check and podman-kube.py use
+  # Debian's python3 modules; cert-secrets.sh checks certificates with openssl.
+  catatonit python3-yaml python3-kubernetes openssl
   chromium  # the dashboard's browser test (ctest label browser)
 )
+# kubectl for the Kubernetes test: Debian's kubernetes-client, unless some
+# kubectl is installed already (e.g. a cloud SDK's package, which owns
+# /usr/bin/kubectl too: dpkg would refuse to overwrite it).
+command -v kubectl > /dev/null || TEST_PACKAGES+=(kubernetes-client)
 case "${1:-}" in
   "") ;;
   --tests) PACKAGES+=("${TEST_PACKAGES[@]}") ;;

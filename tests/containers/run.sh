@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # The compose topology for real, under podman as the Docker engine:
 #   1. `docker-compose config` validates docker-compose.yml;
-#   2. a debian:bookworm base image from debootstrap (no registry is
-#      reachable), imported into podman and cached between runs;
+#   2. the image, by tests/containers/image.sh (shared with the Kubernetes
+#      test, tests/containers/k8s.sh: a debootstrap base cached between runs,
+#      this build's binaries with FEDMF_PREBUILT_BIN), tagged fedmf:latest;
 #   3. `podman system service` on this run's own socket, DOCKER_HOST at it;
-#   4. `docker-compose up -d --build` (server, three parties, the aggregator
-#      and the device host: profiles aggregator and devices);
+#   4. `docker-compose up -d` of that image (server, three parties, the
+#      aggregator and the device host: profiles aggregator and devices);
 #   5. every daemon's compose health check (`fedmf health`) reports SERVING;
 #   6. an HFL job runs to completion (job status via the `cli` service), and
-#      every party's ledger shows its spend within the job's ε;
+#      every party's ledger shows its spend within the job's ε
+#      (tests/containers/check_hfl.py, shared with the Kubernetes test);
 #   7. a Hua S3 job (deploy/jobs/hua-s3.yaml: the device host's 50 users,
 #      masked reports through the aggregator) runs to completion; its
 #      iterations, test error and the aggregator's report counts are checked
@@ -18,13 +20,13 @@
 # Usage: tests/containers/run.sh        (root; the image compiles the project:
 #          ~20 min cold on 2 cores, less when its build cache is warm)
 #        FEDMF_PREBUILT_BIN=build/bin tests/containers/run.sh
-#          (the image takes the host's Release binaries; what ctest runs)
+#          (the image takes the host's Release binaries; what ctest runs;
+#          a layer-cache hit when the Kubernetes test built it already)
 set -euo pipefail
 # All in main(): bash reads a script as it runs, so an edit during a run
 # must not change what this run executes.
 main() {
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${FEDMF_CONTAINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/fedmf-containers}
 WORK=$(mktemp -d /tmp/fedmf-containers-XXXXXX)
 PROJECT=fedmfct$$
 START=$(date +%s)
@@ -47,7 +49,6 @@ export COMPOSE_FILE="$ROOT/docker-compose.yml"
 export COMPOSE_HTTP_TIMEOUT=600
 export COMPOSE_PROFILES=aggregator,devices  # the whole topology
 SERVICE_PID=
-STAGED=
 compose() { docker-compose --project-directory "$ROOT" "$@"; }
 
 cleanup() {
@@ -88,7 +89,6 @@ cleanup() {
     kill "$SERVICE_PID" 2> /dev/null
     wait "$SERVICE_PID" 2> /dev/null
   fi
-  [ -z "$STAGED" ] || rm -rf "$ROOT/.prebuilt"
   rm -rf "$WORK"
   log "done (exit $rc)"
   exit $rc
@@ -99,45 +99,8 @@ trap 'exit 143' INT TERM  # so a killed run still tears down
 log "docker-compose config"
 compose config -q || fail "docker-compose.yml does not validate"
 
-# ---- base image: debootstrap once, then the cached tarball
-if ! podman image exists docker.io/library/debian:bookworm; then
-  mkdir -p "$CACHE"
-  if [ ! -s "$CACHE/bookworm-minbase.tar" ]; then
-    MIRROR=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/*.sources 2> /dev/null | head -1)
-    [ -n "$MIRROR" ] || MIRROR=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list.d/*.list 2> /dev/null)
-    [ -n "$MIRROR" ] || fail "no apt mirror found in /etc/apt/sources.list.d"
-    log "debootstrap bookworm from $MIRROR"
-    rm -rf "$CACHE/rootfs"
-    debootstrap --variant=minbase bookworm "$CACHE/rootfs" "$MIRROR" > "$WORK/debootstrap.log" 2>&1 ||
-      { tail -20 "$WORK/debootstrap.log"; fail "debootstrap failed"; }
-    tar -C "$CACHE/rootfs" -cf "$CACHE/bookworm-minbase.tar.tmp" .
-    mv "$CACHE/bookworm-minbase.tar.tmp" "$CACHE/bookworm-minbase.tar"
-    rm -rf "$CACHE/rootfs"
-  fi
-  log "podman import debian:bookworm"
-  podman import "$CACHE/bookworm-minbase.tar" docker.io/library/debian:bookworm > /dev/null
-fi
-
-# ---- the binaries: the host's Release build when given (CI: ctest passes
-# FEDMF_PREBUILT_BIN=<build>/bin, so the project is compiled once, on the
-# host), else compiled in the image (FEDMF_CONTAINER_FROM_SOURCE=1 forces it).
-DAEMONS=(fedmf fedmf-server fedmf-party fedmf-device fedmf-aggregator)
-if [ -n "${FEDMF_PREBUILT_BIN:-}" ] && [ "${FEDMF_CONTAINER_FROM_SOURCE:-0}" != 1 ]; then
-  for b in "${DAEMONS[@]}"; do
-    [ -x "$FEDMF_PREBUILT_BIN/$b" ] ||
-      fail "$FEDMF_PREBUILT_BIN/$b is missing: build the daemons first (cmake --build build)"
-  done
-  rm -rf "$ROOT/.prebuilt" && mkdir -p "$ROOT/.prebuilt/bin"
-  STAGED=1
-  for b in "${DAEMONS[@]}"; do install -s -m 0755 "$FEDMF_PREBUILT_BIN/$b" "$ROOT/.prebuilt/bin/"; done
-  "$ROOT/deploy/runtime-packages.sh" "$ROOT/.prebuilt/bin/"* > "$ROOT/.prebuilt/runtime-packages" ||
-    fail "could not list the binaries' runtime packages (deploy/runtime-packages.sh)"
-  export FEDMF_BINARIES=prebuilt
-  log "image binaries: prebuilt from $FEDMF_PREBUILT_BIN"
-else
-  export FEDMF_BINARIES=source
-  log "image binaries: compiled in the image (~20 min on 2 cores when its build cache is cold)"
-fi
+# ---- the image (fedmf:latest): built once for both container tests
+"$ROOT/tests/containers/image.sh" || fail "tests/containers/image.sh"
 
 # ---- the Docker API, on this run's own socket
 podman system service --time=0 "$DOCKER_HOST" > "$WORK/podman-service.log" 2>&1 &
@@ -153,8 +116,8 @@ SERVICES=(server party-a party-b party-c aggregator device-host)
 # All six at once: the device host may dial before the server listens and
 # must join within seconds of it (it once stayed unconnected for minutes:
 # docs/security.md, "Reconnecting to a server that was away").
-log "docker-compose up --build (${SERVICES[*]})"
-if ! compose up -d --build "${SERVICES[@]}" > "$WORK/up.log" 2>&1; then
+log "docker-compose up (${SERVICES[*]})"
+if ! compose up -d --no-build "${SERVICES[@]}" > "$WORK/up.log" 2>&1; then
   # Podman's Docker API can lose a race with the one-shot certs container,
   # which exits within a second: "read /proc/PID/cgroup: no such process"
   # (seen once in CI; the same code had passed 20 minutes earlier). Nothing
@@ -164,7 +127,7 @@ if ! compose up -d --build "${SERVICES[@]}" > "$WORK/up.log" 2>&1; then
     { tail -60 "$WORK/up.log"; fail "docker-compose up failed"; }
   log "podman lost a race with an exited container; docker-compose up once more"
   mv "$WORK/up.log" "$WORK/up.first.log"
-  compose up -d --build "${SERVICES[@]}" > "$WORK/up.log" 2>&1 ||
+  compose up -d --no-build "${SERVICES[@]}" > "$WORK/up.log" 2>&1 ||
     { tail -60 "$WORK/up.first.log" "$WORK/up.log"; fail "docker-compose up failed"; }
 fi
 log "up"
@@ -206,32 +169,13 @@ wait_job() {  # JOB_ID: its final status (JSON) once FINISHED
 out=$(cli job submit --server server:7443 --spec /etc/fedmf/jobs/hfl.yaml) || fail "submit: $out"
 log "$out"
 status=$(wait_job hfl-demo)
-python3 - "$status" << 'PY' || fail "HFL job result: $status"
-import json, sys
-st = json.loads(sys.argv[1])
-assert st["rounds_completed"] == 10, st
-names = sorted(p["name"] for p in st["parties"])
-assert names == ["party-a", "party-b", "party-c"], names
-for p in st["parties"]:
-    assert p["accepted"], p
-    assert 0 < p["epsilon"] <= 1.0 + 1e-9, p          # the job's target epsilon
-    # The shipped configs keep report_metrics off: no noise-free test MSE
-    # leaves a party, and the server shows it as unknown (-1).
-    assert p["test_mse"] == -1, p
-print("HFL job finished:", {p["name"]: round(p["epsilon"], 4) for p in st["parties"]})
-PY
+python3 "$ROOT/tests/containers/check_hfl.py" status "$ROOT/deploy/jobs/hfl.yaml" "$status" ||
+  fail "HFL job result: $status"
 for party in party-a party-b party-c; do
   ledger=$(compose run --rm -T cli fedmf ledger --party "$party:7444" --party-name "$party" \
              --cert-dir /certs --name operator --json) || fail "ledger $party: $ledger"
-  python3 - "$ledger" "$party" << 'PY' || fail "ledger $party: $ledger"
-import json, sys
-led = json.loads(sys.argv[1])
-rounds = sorted(e["round"] for e in led["entries"] if e["job_id"] == "hfl-demo")
-# One charge per round, none twice, and round T + 1 = 11: the size release.
-assert rounds == list(range(10)) + [11], rounds
-assert 0 < led["epsilon_spent"] <= 1.0 + 1e-9 <= led["max_epsilon"], led
-print(sys.argv[2], "ledger:", len(rounds), "charges, epsilon", round(led["epsilon_spent"], 4))
-PY
+  python3 "$ROOT/tests/containers/check_hfl.py" ledger "$ROOT/deploy/jobs/hfl.yaml" "$party" "$ledger" ||
+    fail "ledger $party: $ledger"
 done
 
 # ---- one Hua S3 job: the device host's users, the aggregator, the server
