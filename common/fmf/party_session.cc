@@ -229,7 +229,10 @@ DpIterationSpec PartySession::Stage2Spec() const {
   // size outside the accounting (issue #14 finding 5).
   spec.normalizer = StepNormalizer();
   if (vertical()) {
-    // VFL-SGDMF: U and V together, Delta_rating; V's step scaled by m_k/m.
+    // VFL-SGDMF: U and V together, Delta_rating; V's step scaled by m_k/m:
+    // the public split's shares of a common file, or 1 for a file of the
+    // party's own (align_users: its federation is its own items alone), so
+    // no private size enters the step.
     spec.update_u = spec.update_v = true;
     spec.sigma_u = spec.sigma_v = plan_.sigma_both;
     spec.v_step_scale =

@@ -15,6 +15,7 @@
 #include "common/lfl/secagg_sum.h"
 #include "common/lfl/secure_sum.h"
 #include "common/mf/metrics.h"
+#include "common/mf/ranking.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::fmf {
@@ -174,10 +175,14 @@ absl::StatusOr<SimulationResult> SimulateStatistics(const JobConfig& config,
   result.stats_plan = server.plan();
   result.rounds = static_cast<int32_t>(server.plan().releases.size());
   std::vector<mf::ErrorMetrics> tests, trains, validations;
+  std::vector<mf::RankingMetrics> rankings, popularities, by_prediction;
   for (int32_t k = 0; k < s; ++k) {
     RETURN_IF_ERROR(parties[k]->Finish(server.last_sum(), server.model(), server.plan()));
     PartyResult r = parties[k]->TakeResult(party_ids[k], server.plan().epsilon, result.rounds);
     result.epsilon = std::max(result.epsilon, r.epsilon);
+    rankings.push_back(r.ranking);
+    popularities.push_back(r.popularity);
+    by_prediction.push_back(r.ranking_by_prediction);
     tests.push_back(r.test);
     trains.push_back(r.train);
     if (r.validation.count > 0) validations.push_back(r.validation);
@@ -186,6 +191,9 @@ absl::StatusOr<SimulationResult> SimulateStatistics(const JobConfig& config,
   result.test = mf::Combine(tests);
   result.train = mf::Combine(trains);
   if (!validations.empty()) result.validation = mf::Combine(validations);
+  result.ranking = mf::CombineRanking(rankings);
+  result.popularity = mf::CombineRanking(popularities);
+  result.ranking_by_prediction = mf::CombineRanking(by_prediction);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }

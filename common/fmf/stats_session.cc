@@ -10,6 +10,7 @@
 #include "common/base/status_macros.h"
 #include "common/fmf/stats_federation.h"
 #include "common/mf/metrics.h"
+#include "common/mf/ranking.h"
 
 namespace fedmf::fmf {
 namespace {
@@ -378,6 +379,23 @@ PartyResult StatsPartySession::TakeResult(int32_t party, double epsilon, int64_t
   auto [row_emb, col_emb] = Embeddings(*model_);
   r.user_embeddings = by_user_ ? std::move(row_emb) : std::move(col_emb);
   r.item_embeddings = by_user_ ? std::move(col_emb) : std::move(row_emb);
+  if (config_.measure_ranking) {
+    // Top-N as an SGD party's model is measured (docs/results.md, section
+    // ranking), with the default rule: the final model is refit on the
+    // validation ratings, so a rule chosen there would select on seen ratings.
+    mf::RankingOptions o;
+    o.relevant_min = range_.min + 0.75 * (range_.max - range_.min);
+    const std::vector<int32_t> support = mf::ItemSupport(all_train_, items_);
+    r.ranking_rule = mf::DefaultRankingRule(all_train_);
+    r.ranking = mf::EvaluateRanking(
+        all_train_, test_, users_, items_,
+        mf::ModelScorer(r.user_embeddings, r.item_embeddings, support, r.ranking_rule), o);
+    r.ranking_by_prediction = mf::EvaluateRanking(
+        all_train_, test_, users_, items_,
+        mf::ModelScorer(r.user_embeddings, r.item_embeddings, support, mf::RankingRule{}), o);
+    r.popularity =
+        mf::EvaluateRanking(all_train_, test_, users_, items_, mf::PopularityScorer(support), o);
+  }
   return r;
 }
 

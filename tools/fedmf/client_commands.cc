@@ -681,9 +681,10 @@ int List(const ClientArgs& a) {
     const Progress p = ProgressOf(st);
     int accepted = 0;
     for (const v1::PartyStatus& party : st.parties()) accepted += party.accepted();
-    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted\n", Shown(st.spec().job_id()),
-                                 net::SettingWord(st.spec().setting()), JobWord(st),
-                                 absl::StrCat(p.done, "/", p.total), accepted, st.parties_size());
+    std::cout << absl::StrFormat("%-24s %-18s %-28s %-11s %d/%d accepted\n",
+                                 Shown(st.spec().job_id()), net::SettingWord(st.spec().setting()),
+                                 JobWord(st), absl::StrCat(p.done, "/", p.total), accepted,
+                                 st.parties_size());
     PrintFailureLines(st);
   }
   return 0;

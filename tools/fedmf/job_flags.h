@@ -121,8 +121,8 @@ struct JobFlags {
   // spread over N seeds and splits, at each epsilon (tools/fedmf/gain_sweep.h).
   int32_t repeats = 1;
   std::string epsilon_sweep;
-  bool data_given = false;              // set by the command: --data was on the line
-  bool parties_given = false;           // set by the command: --parties was on the line
+  bool data_given = false;     // set by the command: --data was on the line
+  bool parties_given = false;  // set by the command: --parties was on the line
 };
 
 // The loader options the flags declare: --rating-range (or the older

@@ -349,9 +349,13 @@ int RunSweep(const JobFlags& a) {
 // rating, where it beats alternate at every epsilon on ML-100K (issue #53,
 // docs/results.md section stats); alternate elsewhere (vfl per user has no
 // stats release). `fedmf demo` keeps alternate: the daemons do not run stats
-// yet (AdmittedJob refuses it).
+// yet (AdmittedJob refuses it). One party alone has nobody to add noise
+// with (stats needs s >= 2): alternate.
 JobFlags WithTrainDefaults(JobFlags a) {
   if (!a.algorithm.empty()) return a;
+  const size_t parties =
+      a.party_data.empty() ? static_cast<size_t>(a.parties) : a.party_data.size();
+  if (parties < 2) return a;
   if (a.setting == "hfl" || (a.setting == "vfl" && a.granularity != "user")) {
     a.algorithm = "stats";
   }

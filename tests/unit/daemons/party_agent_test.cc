@@ -705,14 +705,21 @@ TEST_F(PartyAgentTest, ARefusalCausedByTheDataCarriesNoneOfIt) {
   auto digest = data::Catalogue::Load(catalogue);
   ASSERT_THAT(digest, IsOk());
   const std::string file = dir_ + "/customer-file.csv";
+  // The start-up check (issue 56) refuses a file with no catalogue item, so
+  // the party starts on a good file, which is then replaced: the job reads
+  // it again (a changed data.spec) and fails on the data then.
   {
     std::ofstream out(file);
-    for (int u = 0; u < 4; ++u) out << "u" << u << ",jane.doe@example.com," << 1 + u << "\n";
+    for (int u = 0; u < 4; ++u) out << "u" << u << ",sku" << u << "," << 1 + u << "\n";
   }
   config_.data.spec = "csv:" + file;
   config_.data.parties = 1;
   config_.data.catalogue = catalogue;
   StartAgent();
+  {
+    std::ofstream out(file, std::ios::trunc);
+    for (int u = 0; u < 4; ++u) out << "u" << u << ",jane.doe@example.com," << 1 + u << "\n";
+  }
   fmf::JobConfig job = HflJob("no-overlap");
   job.item_catalogue = digest->digest();
   fake_.Push(Offer(job));

@@ -256,6 +256,8 @@ TEST_F(PartyDataTest, SavedModelsRecommendOffline) {
                          "4",
                          "--seed",
                          "3",
+                         "--algorithm",
+                         "alternate",
                          "--quiet",
                          "--save-model",
                          Path("model")});
@@ -447,8 +449,8 @@ TEST_F(PartyDataTest, TrainTakesTheJobFileAndTheCommandLineOverridesIt) {
            "dim: 5\nroster: [bank-a, shop-b, shop-c]\n";
   }
   const std::vector<std::string> base = {
-      "train",   "--job", Path("job.yaml"), "--data", "synthetic:users=60,items=30,seed=3",
-      "--quiet", "--json"};
+      "train",   "--job",  Path("job.yaml"), "--data",   "synthetic:users=60,items=30,seed=3",
+      "--quiet", "--json", "--algorithm",    "alternate"};  // rounds and local_iters are SGD's
   RunResult file = Run(base);
   ASSERT_EQ(file.exit_code, 0) << Describe(file);
   const auto f = nlohmann::json::parse(file.out);
