@@ -334,7 +334,8 @@ int RunSweep(const JobFlags& a) {
     out["parties"] = a.parties;
     out["repeats"] = a.repeats;
     if (sweep->points.size() == 1) {  // one epsilon: its summary at the top level
-      for (const char* key : {"gain_captured", "gain_captured_sd", "gain_captured_ci95"}) {
+      for (const char* key : {"gain_captured", "gain_captured_sd", "gain_captured_ci95",
+                              "gain_verdict", "gain_distinguishable"}) {
         out[key] = out["sweep"][0][key];
       }
     }
