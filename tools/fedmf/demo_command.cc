@@ -487,7 +487,13 @@ int RunDemo(DemoArgs& a) {
     if (int code = CompareDemo(job, &outcome); code != 0) return code;
   }
   if (!a.job.plot.empty()) {
-    if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(outcome.status)); !s.ok()) {
+    std::vector<plot::LineChart> charts = net::JobRoundCharts(outcome.status);
+    if (outcome.comparison) {  // the baselines pooled over the parties' test ratings
+      charts[0].title = "test MSE per party; dashed: baselines on all parties' ratings";
+      charts[0].references = {{"local only", outcome.comparison->mse_local},
+                              {"central", outcome.comparison->mse_central}};
+    }
+    if (auto s = WritePlot(a.job.plot, charts); !s.ok()) {
       std::cerr << "fedmf demo: " << s.message() << "\n";
       return 1;
     }
