@@ -773,45 +773,55 @@ TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
   EXPECT_EQ(nlohmann::json::parse(p.out)["measurement_cost"]["epsilon_per_party"][0], 0.0);
 }
 
-// Issue #56: --plot draws each party's final model as its marked last point
-// (the per-round MSE is the Stage-2 model's) and, with --compare, the local
-// and central baselines as dashed lines, at the values the JSON reports.
+// Issue #56: train and demo --plot draw each party's final model as its
+// marked last point (the per-round MSE is the Stage-2 model's) and, with
+// --compare, the local and central baselines as dashed lines, at the values
+// the JSON reports.
 TEST_F(CliTest, TrainPlotMarksTheFinalModelAndDrawsTheBaselines) {
-  const std::string plot = Path("rounds.svg");
-  RunResult r =
-      Run({"train",     "--setting", "hfl",    "--algorithm", "alternate",    "--data", "synthetic",
-           "--parties", "3",         "--T",    "4",           "--eval-every", "1",      "--seed",
-           "2",         "--quiet",   "--json", "--compare",   "--plot",       plot});
-  ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  const auto j = nlohmann::json::parse(r.out);
-  const std::string svg = ReadFile(plot);
-  auto value = [&](const std::string& anchor, const std::string& attr) {
-    const size_t at = svg.find(anchor);
-    if (at == std::string::npos) return std::string("<missing ") + anchor + ">";
-    const size_t v = svg.find(attr + "=\"", at) + attr.size() + 2;
-    return svg.substr(v, svg.find('"', v) - v);
-  };
-  ASSERT_EQ(j["per_party"].size(), 3u);
-  const int rounds = j["rounds"].get<int>();
-  for (int k = 0; k < 3; ++k) {
-    const std::string name = absl::StrCat("party-", k);
-    // The per-round line, one point per round, ends before the final point.
-    const std::vector<std::string> points = absl::StrSplit(
-        value(absl::StrCat("<polyline class=\"series\" data-series=\"", name, "\""), "data-values"),
-        ' ');
-    EXPECT_EQ(static_cast<int>(points.size()), rounds) << name;
-    const std::vector<std::string> final_point = absl::StrSplit(
-        value(absl::StrCat("<circle class=\"final\" data-series=\"", name, "\""), "data-value"),
-        ':');
-    ASSERT_EQ(final_point.size(), 2u) << svg;
-    EXPECT_EQ(std::stoi(final_point[0]), rounds + 1);
-    EXPECT_NEAR(std::stod(final_point[1]), j["per_party"][k]["test_mse"].get<double>(), 1e-5);
+  // train in one process (per-round MSE with --eval-every), then demo over
+  // the daemons (per-round MSE from the parties' opt-in reports).
+  for (const std::string command : {"train", "demo"}) {
+    SCOPED_TRACE(command);
+    const std::string plot = Path(command + ".svg");
+    std::vector<std::string> args = {
+        command,     "--setting", "hfl",    "--algorithm", "alternate", "--data",
+        "synthetic", "--parties", "3",      "--T",         "4",         "--seed",
+        "2",         "--quiet",   "--json", "--compare",   "--plot",    plot};
+    if (command == "train") args.insert(args.end(), {"--eval-every", "1"});
+    RunResult r = Run(args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const auto j = nlohmann::json::parse(r.out);
+    const std::string svg = ReadFile(plot);
+    auto value = [&](const std::string& anchor, const std::string& attr) {
+      const size_t at = svg.find(anchor);
+      if (at == std::string::npos) return std::string("<missing ") + anchor + ">";
+      const size_t v = svg.find(attr + "=\"", at) + attr.size() + 2;
+      return svg.substr(v, svg.find('"', v) - v);
+    };
+    ASSERT_EQ(j["per_party"].size(), 3u);
+    const int rounds = j["rounds"].get<int>();
+    ASSERT_EQ(rounds, 4);
+    for (int k = 0; k < 3; ++k) {
+      const std::string name = absl::StrCat("party-", k);
+      // The per-round line, one point per round, ends before the final point.
+      const std::vector<std::string> points = absl::StrSplit(
+          value(absl::StrCat("<polyline class=\"series\" data-series=\"", name, "\""),
+                "data-values"),
+          ' ');
+      EXPECT_EQ(static_cast<int>(points.size()), rounds) << name;
+      const std::vector<std::string> final_point = absl::StrSplit(
+          value(absl::StrCat("<circle class=\"final\" data-series=\"", name, "\""), "data-value"),
+          ':');
+      ASSERT_EQ(final_point.size(), 2u) << svg;
+      EXPECT_EQ(std::stoi(final_point[0]), rounds + 1);
+      EXPECT_NEAR(std::stod(final_point[1]), j["per_party"][k]["test_mse"].get<double>(), 1e-5);
+    }
+    EXPECT_NEAR(std::stod(value("data-series=\"local only\"", "data-value")),
+                j["mse_local"].get<double>(), 1e-5);
+    EXPECT_NEAR(std::stod(value("data-series=\"central\"", "data-value")),
+                j["mse_central"].get<double>(), 1e-5);
+    EXPECT_THAT(svg, HasSubstr(">final model</text>"));
   }
-  EXPECT_NEAR(std::stod(value("data-series=\"local only\"", "data-value")),
-              j["mse_local"].get<double>(), 1e-5);
-  EXPECT_NEAR(std::stod(value("data-series=\"central\"", "data-value")),
-              j["mse_central"].get<double>(), 1e-5);
-  EXPECT_THAT(svg, HasSubstr(">final model</text>"));
   // Without --compare no baseline is drawn, the final points still are.
   RunResult plain =
       Run({"train", "--setting", "hfl", "--algorithm", "alternate", "--data", "synthetic",
