@@ -86,9 +86,10 @@ RepeatedAdvice AdviseWithRepeats(const CoLGame& mean_game, const Recommendation&
   std::vector<std::string> unsure;
   for (int n = 0; n < 2; ++n) {
     if (out.verdict[n] == fmf::GainVerdict::kHelps) continue;
-    unsure.push_back(absl::StrFormat(
-        "player %d's (%s)", n + 1,
-        out.verdict[n] == fmf::GainVerdict::kHurts ? "negative" : "not distinguishable from 0"));
+    unsure.push_back(absl::StrFormat("player %d's gain over training alone %s", n + 1,
+                                     out.verdict[n] == fmf::GainVerdict::kHurts
+                                         ? "lies below 0"
+                                         : "is not distinguishable from 0"));
   }
   if (unsure.empty()) {
     out.recommendation.reason += absl::StrFormat(
@@ -101,8 +102,7 @@ RepeatedAdvice AdviseWithRepeats(const CoLGame& mean_game, const Recommendation&
   out.recommendation.equilibrium = mean_game.Describe(alone);
   out.recommendation.reason = absl::StrFormat(
       "stay alone: the game on the mean of %d repeats favours player 1 at epsilon %s and "
-      "player 2 at epsilon %s, but there %s gain over training alone is not told from zero "
-      "by its 95%% interval",
+      "player 2 at epsilon %s, but there %s (95%% intervals over the repeats)",
       tables.size(), ActionLabel(acts[game_says.equilibrium.cell.i]),
       ActionLabel(acts[game_says.equilibrium.cell.j]), absl::StrJoin(unsure, " and "));
   return out;

@@ -88,8 +88,22 @@ TEST(RepeatsTest, CollaborationNeedsBothIntervalsAboveZero) {
   EXPECT_EQ(swing.recommendation.equilibrium.cell, (Cell{2, 2}));
   EXPECT_EQ(swing.verdict[0], fmf::GainVerdict::kHelps);
   EXPECT_EQ(swing.verdict[1], fmf::GainVerdict::kNotDistinguishable);
-  EXPECT_THAT(swing.recommendation.reason, HasSubstr("player 2's (not distinguishable from 0)"));
+  EXPECT_THAT(
+      swing.recommendation.reason,
+      HasSubstr("but there player 2's gain over training alone is not distinguishable from 0 "
+                "(95% intervals over the repeats)"));
   EXPECT_THAT(swing.recommendation.reason, HasSubstr("stay alone"));
+
+  // Player 1 is worse together (its clipped b is 0, so the game, indifferent
+  // for it, still collaborates for player 2's sake): told below 0.
+  RepeatedAdvice worse =
+      AdviseOn({RepeatTable(-0.09, 0.19), RepeatTable(-0.1, 0.2), RepeatTable(-0.11, 0.21)});
+  EXPECT_TRUE(worse.game_collaborates);
+  EXPECT_FALSE(worse.recommendation.collaborate);
+  EXPECT_EQ(worse.verdict[0], fmf::GainVerdict::kHurts);
+  EXPECT_EQ(worse.verdict[1], fmf::GainVerdict::kHelps);
+  EXPECT_THAT(worse.recommendation.reason,
+              HasSubstr("but there player 1's gain over training alone lies below 0 (95%"));
 
   // One repeat: the game's answer stands, with the caveat.
   RepeatedAdvice one = AdviseOn({RepeatTable(0.2, 0.2)});
