@@ -465,6 +465,10 @@ int RunDemo(DemoArgs& a) {
     std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
     return 1;
   }
+  if (a.dashboard) {  // watchable from its first round: the page reloads while the job runs
+    std::cerr << absl::StrFormat("demo: the job's page: http://127.0.0.1:%d/jobs/%s\n",
+                                 cluster->server_dashboard_port(), *job_id);
+  }
   if (int code = AwaitDemoParties(a, *cluster); code != 0) return code;
   DemoOutcome outcome;
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
