@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 
 namespace fedmf::fmf {
@@ -55,6 +56,47 @@ GainSummary SummarizeGains(const std::vector<std::optional<double>>& gains) {
   s.ci95_low = s.mean - half;
   s.ci95_high = s.mean + half;
   return s;
+}
+
+GainVerdict JudgeGain(const GainSummary& summary) {
+  if (summary.count == 0 || std::isnan(summary.mean)) return GainVerdict::kUndefined;
+  if (!summary.ci95_low || !summary.ci95_high) return GainVerdict::kNotDistinguishable;
+  if (*summary.ci95_low > 0) return GainVerdict::kHelps;
+  if (*summary.ci95_high < 0) return GainVerdict::kHurts;
+  return GainVerdict::kNotDistinguishable;
+}
+
+const char* GainVerdictName(GainVerdict verdict) {
+  switch (verdict) {
+    case GainVerdict::kHelps: return "helps";
+    case GainVerdict::kHurts: return "hurts";
+    case GainVerdict::kNotDistinguishable: return "not distinguishable";
+    case GainVerdict::kUndefined: break;
+  }
+  return "undefined";
+}
+
+std::string GainVerdictSentence(const GainSummary& summary) {
+  const std::string repeats =
+      absl::StrCat(summary.count, summary.count == 1 ? " repeat" : " repeats");
+  if (JudgeGain(summary) == GainVerdict::kUndefined) {
+    return "gain undefined: pooling the data does no better than training alone";
+  }
+  if (!summary.ci95_low) {
+    return absl::StrCat("not distinguishable from training alone with ", repeats,
+                        ": no spread measured (give --repeats 3 or more)");
+  }
+  const std::string interval = absl::StrFormat("the 95%% interval [%.1f%%, %.1f%%]",
+                                               100 * *summary.ci95_low, 100 * *summary.ci95_high);
+  switch (JudgeGain(summary)) {
+    case GainVerdict::kHelps:
+      return absl::StrCat("joining helps: ", interval, " lies above 0 (", repeats, ")");
+    case GainVerdict::kHurts:
+      return absl::StrCat("joining hurts: ", interval, " lies below 0 (", repeats, ")");
+    default:
+      return absl::StrCat("not distinguishable from training alone with ", repeats, ": ", interval,
+                          " contains 0");
+  }
 }
 
 absl::StatusOr<data::Federation> PoolFederation(const data::Federation& federation) {

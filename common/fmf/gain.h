@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -31,6 +32,20 @@ struct GainSummary {
 };
 // Over the values that are set; count 0 (mean NaN) when none is.
 GainSummary SummarizeGains(const std::vector<std::optional<double>>& gains);
+
+// Whether repeated runs tell a gain from zero (issue #56): kHelps when the
+// 95% interval lies wholly above 0, kHurts when wholly below, otherwise
+// kNotDistinguishable — also with one value (no interval: no spread measured)
+// or an interval touching 0. kUndefined when no run had a gain (count 0).
+enum class GainVerdict { kHelps, kHurts, kNotDistinguishable, kUndefined };
+GainVerdict JudgeGain(const GainSummary& summary);
+// "helps", "hurts", "not distinguishable", "undefined" (the JSON's gain_verdict).
+const char* GainVerdictName(GainVerdict verdict);
+// The sentence `fedmf train --repeats` and `fedmf advise` print, e.g.
+// "joining helps: the 95% interval [3.1%, 12.0%] lies above 0 (3 repeats)" or
+// "not distinguishable from training alone with 2 repeats: the 95% interval
+// [-10.0%, 20.0%] contains 0".
+std::string GainVerdictSentence(const GainSummary& summary);
 // The 0.975 quantile of Student's t with `dof` >= 1 degrees of freedom
 // (tabulated to 30, then the normal's 1.96 plus the first correction terms).
 double StudentT975(int32_t dof);

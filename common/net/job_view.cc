@@ -60,7 +60,15 @@ int32_t TotalRounds(const v1::JobStatus& st) {
 }
 
 std::vector<plot::LineChart> JobRoundCharts(const v1::JobStatus& st) {
-  plot::LineChart mse{"mse", "test MSE per party (opt-in reports)", "round", "test MSE", {}};
+  plot::LineChart mse{"mse",
+                      "test MSE per party (opt-in reports)",
+                      "round (marked: the final model)",
+                      "test MSE",
+                      {}};
+  // The final model (after Stage 3) one round after the last recorded one.
+  int32_t last = 0;
+  for (const v1::RoundRecord& r : st.rounds()) last = std::max(last, r.round() + 1);
+  if (last == 0) last = TotalRounds(st);
   plot::LineChart eps{"epsilon", "this job's epsilon per party", "round", "epsilon", {}};
   plot::LineChart secs{"seconds", "round duration", "round", "seconds", {{"round time", {}}}};
   for (const v1::PartyStatus& p : st.parties()) {
@@ -72,7 +80,8 @@ std::vector<plot::LineChart> JobRoundCharts(const v1::JobStatus& st) {
         if (rep.has_test_mse()) m.points.emplace_back(r.round() + 1, rep.test_mse());
       }
     }
-    if (!m.points.empty()) mse.series.push_back(std::move(m));
+    if (p.test_count() > 0 && p.test_mse() >= 0) m.final_point = {{last + 1, p.test_mse()}};
+    if (!m.points.empty() || m.final_point) mse.series.push_back(std::move(m));
     if (!e.points.empty()) eps.series.push_back(std::move(e));
   }
   for (const v1::RoundRecord& r : st.rounds()) {

@@ -32,7 +32,9 @@ int32_t TotalRounds(const v1::JobStatus& st);
 
 // Chart ids "mse", "epsilon", "seconds", in that order; x is the 1-based
 // round; one series per party in roster order (parties that never reported
-// a value have no series on that chart), "round time" on "seconds".
+// a value have no series on that chart), "round time" on "seconds". A party
+// that reported its final test MSE (after Stage 3) has it as its series'
+// final_point, one round after the last recorded round.
 std::vector<plot::LineChart> JobRoundCharts(const v1::JobStatus& st);
 
 }  // namespace fedmf::net

@@ -43,11 +43,23 @@ std::string EscapeXml(const std::string& s) {
 
 std::string SvgChart(const LineChart& chart, int width, int height) {
   Range x, y;
+  auto finite = [](const std::pair<double, double>& p) {
+    return std::isfinite(p.first) && std::isfinite(p.second);
+  };
   for (const Series& s : chart.series) {
-    for (const auto& [px, py] : s.points) {
-      if (!std::isfinite(px) || !std::isfinite(py)) continue;
-      x.Add(px);
-      y.Add(py);
+    for (const auto& p : s.points) {
+      if (!finite(p)) continue;
+      x.Add(p.first);
+      y.Add(p.second);
+    }
+    if (s.final_point && finite(*s.final_point)) {
+      x.Add(s.final_point->first);
+      y.Add(s.final_point->second);
+    }
+  }
+  if (!x.empty()) {
+    for (const Reference& r : chart.references) {
+      if (std::isfinite(r.y)) y.Add(r.y);
     }
   }
   std::string out = absl::StrFormat(
@@ -89,20 +101,41 @@ std::string SvgChart(const LineChart& chart, int width, int height) {
       "transform=\"rotate(-90 12 %d)\">%s</text>\n",
       kLeft + plot_w / 2, height - 8, EscapeXml(chart.x_label), kTop + plot_h / 2,
       kTop + plot_h / 2, EscapeXml(chart.y_label));
-  int k = 0;
+  int k = 0;  // legend rows
+  bool any_final = false;
   for (const Series& s : chart.series) {
     const char* colour = kColours[k % std::size(kColours)];
     std::vector<std::string> pixels, values;
-    for (const auto& [vx, vy] : s.points) {
-      if (!std::isfinite(vx) || !std::isfinite(vy)) continue;
-      pixels.push_back(absl::StrFormat("%.1f,%.1f", px(vx), py(vy)));
-      values.push_back(absl::StrFormat("%.6g:%.6g", vx, vy));
+    for (const auto& p : s.points) {
+      if (!finite(p)) continue;
+      pixels.push_back(absl::StrFormat("%.1f,%.1f", px(p.first), py(p.second)));
+      values.push_back(absl::StrFormat("%.6g:%.6g", p.first, p.second));
     }
-    absl::StrAppendFormat(&out,
-                          "<polyline class=\"series\" data-series=\"%s\" data-values=\"%s\" "
-                          "points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
-                          EscapeXml(s.name), absl::StrJoin(values, " "), absl::StrJoin(pixels, " "),
-                          colour);
+    if (!pixels.empty()) {
+      absl::StrAppendFormat(&out,
+                            "<polyline class=\"series\" data-series=\"%s\" data-values=\"%s\" "
+                            "points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n",
+                            EscapeXml(s.name), absl::StrJoin(values, " "),
+                            absl::StrJoin(pixels, " "), colour);
+    }
+    if (s.final_point && finite(*s.final_point)) {
+      any_final = true;
+      const auto [fx, fy] = *s.final_point;
+      // Dotted from the last per-round point: what the final stage changed.
+      for (auto last = s.points.rbegin(); last != s.points.rend(); ++last) {
+        if (!finite(*last)) continue;
+        absl::StrAppendFormat(&out,
+                              "<line class=\"final-link\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" "
+                              "y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.5\" "
+                              "stroke-dasharray=\"2 3\"/>\n",
+                              px(last->first), py(last->second), px(fx), py(fy), colour);
+        break;
+      }
+      absl::StrAppendFormat(&out,
+                            "<circle class=\"final\" data-series=\"%s\" data-value=\"%.6g:%.6g\" "
+                            "cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"%s\" stroke=\"#000\"/>\n",
+                            EscapeXml(s.name), fx, fy, px(fx), py(fy), colour);
+    }
     const int ly = kTop + 8 + 18 * k;
     absl::StrAppendFormat(
         &out,
@@ -111,6 +144,36 @@ std::string SvgChart(const LineChart& chart, int width, int height) {
         width - kRight + 12, ly, width - kRight + 30, ly, colour, width - kRight + 36, ly + 4,
         EscapeXml(s.name));
     ++k;
+  }
+  const int legend_x = width - kRight + 12;
+  if (any_final) {
+    const int ly = kTop + 8 + 18 * k++;
+    absl::StrAppendFormat(&out,
+                          "<circle cx=\"%d\" cy=\"%d\" r=\"5\" fill=\"#fff\" stroke=\"#000\"/>"
+                          "<text class=\"legend\" x=\"%d\" y=\"%d\">final model</text>\n",
+                          legend_x + 9, ly, legend_x + 24, ly + 4);
+  }
+  // Baselines: dashed, black then grey, each with its value in the legend.
+  static constexpr const char* kDash[] = {"8 4", "3 3", "12 3 3 3"};
+  int r = 0;
+  for (const Reference& ref : chart.references) {
+    if (!std::isfinite(ref.y)) continue;
+    const char* colour = r % 2 == 0 ? "#000000" : "#777777";
+    const char* dash = kDash[r % std::size(kDash)];
+    absl::StrAppendFormat(&out,
+                          "<line class=\"reference\" data-series=\"%s\" data-value=\"%.6g\" "
+                          "x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
+                          "stroke-width=\"1.5\" stroke-dasharray=\"%s\"/>\n",
+                          EscapeXml(ref.name), ref.y, kLeft, py(ref.y), kLeft + plot_w, py(ref.y),
+                          colour, dash);
+    const int ly = kTop + 8 + 18 * k++;
+    absl::StrAppendFormat(&out,
+                          "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
+                          "stroke-width=\"1.5\" stroke-dasharray=\"%s\"/><text class=\"legend\" "
+                          "x=\"%d\" y=\"%d\">%s %.4g</text>\n",
+                          legend_x, ly, legend_x + 18, ly, colour, dash, legend_x + 24, ly + 4,
+                          EscapeXml(ref.name), ref.y);
+    ++r;
   }
   out += "</svg>\n";
   return out;

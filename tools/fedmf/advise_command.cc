@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/advise/col_game.h"
+#include "common/advise/repeats.h"
 #include "common/advise/tradeoff.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
@@ -35,32 +36,46 @@ struct AdviseFlags {
   std::string plot;
   std::string grid_from;
   double validation_fraction = 0.1;
+  // Measurements of the grid, seeds --seed .. --seed + repeats - 1 (issue #56).
+  int32_t repeats = 3;
 };
 
-// The measured grid of an earlier `fedmf advise --json` run, so the game can
-// be replayed with other weights without measuring again.
-absl::StatusOr<advise::TradeoffTable> LoadGrid(const std::string& path) {
+// The JSON of a grid: its epsilon labels, alone_rmse and rmse_playerN.
+advise::TradeoffTable GridFromJson(const nlohmann::json& g, const nlohmann::json& epsilon) {
+  advise::TradeoffTable t;
+  for (const auto& e : epsilon) {
+    if (e == "alone") {
+      t.actions.push_back({true, 0});
+    } else if (e == "inf") {
+      t.actions.push_back({false, std::numeric_limits<double>::infinity()});
+    } else {
+      t.actions.push_back({false, e.get<double>()});
+    }
+  }
+  for (int n = 0; n < 2; ++n) {
+    t.alone_error[n] = g.at("alone_rmse").at(n).get<double>();
+    t.error[n] = g.at(absl::StrCat("rmse_player", n + 1)).get<std::vector<std::vector<double>>>();
+  }
+  return t;
+}
+
+// The measured grids of an earlier `fedmf advise --json` run (each repeat's,
+// when it recorded them; else its one grid), so the game can be replayed with
+// other weights without measuring again.
+absl::StatusOr<std::vector<advise::TradeoffTable>> LoadGrids(const std::string& path) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("--grid-from ", path, ": cannot read the file"));
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    const nlohmann::json j = nlohmann::json::parse(in);
     const nlohmann::json& g = j.at("grid");
-    advise::TradeoffTable t;
-    for (const auto& e : g.at("epsilon")) {
-      if (e == "alone") {
-        t.actions.push_back({true, 0});
-      } else if (e == "inf") {
-        t.actions.push_back({false, std::numeric_limits<double>::infinity()});
-      } else {
-        t.actions.push_back({false, e.get<double>()});
+    std::vector<advise::TradeoffTable> tables;
+    if (j.contains("repeat_grids")) {
+      for (const auto& r : j.at("repeat_grids")) {
+        tables.push_back(GridFromJson(r, g.at("epsilon")));
       }
     }
-    for (int n = 0; n < 2; ++n) {
-      t.alone_error[n] = g.at("alone_rmse").at(n).get<double>();
-      t.error[n] = g.at(absl::StrCat("rmse_player", n + 1)).get<std::vector<std::vector<double>>>();
-    }
-    return t;
+    if (tables.empty()) tables.push_back(GridFromJson(g, g.at("epsilon")));
+    return tables;
   } catch (const nlohmann::json::exception& e) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--grid-from ", path, ": not the JSON of `fedmf advise --json` (", e.what(), ")"));
@@ -118,14 +133,86 @@ int Fail(const std::string& message) {
   return 2;
 }
 
-int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
+// What a measurement costs and how it was taken (the same for every repeat).
+struct MeasureCost {
+  std::array<double, 2> epsilon = {0, 0};
+  std::string note;
+};
+
+int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
+           const std::vector<uint64_t>& seeds,
            const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
-           std::array<double, 2> cost, const std::string& cost_note);
+           const MeasureCost& cost);
+
+// One measurement of the grid with `seed` (split, noise, proxy data).
+absl::StatusOr<advise::TradeoffTable> MeasureOnce(const AdviseFlags& a,
+                                                  const std::vector<data::Dataset>& parties,
+                                                  const fmf::JobConfig& config,
+                                                  const std::vector<double>& finite, uint64_t seed,
+                                                  const advise::MeasureProgress& progress,
+                                                  MeasureCost* cost) {
+  data::SplitOptions split;
+  split.test_fraction = a.validation_fraction;
+  split.seed = seed;
+  advise::MeasureOptions options;
+  options.job = config;
+  // The noise follows --seed only when one is given (else the CSPRNG's
+  // entropy, as in any run); the split always follows the repeat's seed.
+  if (config.seed) options.job.seed = seed;
+  options.epsilons = finite;
+  if (a.mode == "joint" || a.mode == "proxy") {
+    ASSIGN_OR_RETURN(
+        data::Federation fed,
+        a.mode == "joint"
+            ? advise::JoinParties(parties[0], parties[1], config.setting, split)
+            : advise::ProxyFederation(parties[0], parties[1], config.setting, split, seed));
+    ASSIGN_OR_RETURN(advise::Measurement m, advise::MeasureTradeoff(fed, options, progress));
+    if (a.mode == "joint") {
+      cost->epsilon[0] += m.total_epsilon[0];
+      cost->epsilon[1] += m.total_epsilon[1];
+      cost->note =
+          "joint: the grid's runs train on both parties' real data; run as federated jobs each "
+          "party pays the sum of the epsilons it used (basic composition over cells and "
+          "repeats, plus every inf cell releases without noise); run here in one process, "
+          "whoever runs it holds both files";
+    } else {
+      cost->note =
+          "proxy: synthetic data of the parties' shape (users, items, rating count, range); no "
+          "rating is read beyond that shape";
+    }
+    return m.table;
+  }
+  if (a.mode == "self-division") {
+    advise::TradeoffTable views[2];
+    for (int k = 0; k < 2; ++k) {
+      auto fed = advise::SelfDivision(parties[k], config.setting, split);
+      if (!fed.ok()) {
+        return absl::Status(fed.status().code(),
+                            absl::StrCat("player ", k + 1, ": ", fed.status().message()));
+      }
+      auto m = advise::MeasureTradeoff(*fed, options, progress);
+      if (!m.ok()) {
+        return absl::Status(m.status().code(),
+                            absl::StrCat("player ", k + 1, ": ", m.status().message()));
+      }
+      views[k] = m->table;
+    }
+    cost->note =
+        "self-division: each player measured on its own data split in two; nothing crosses "
+        "parties, but the table a player shares is computed without noise on its own ratings";
+    return advise::CombineOwnViews(views[0], views[1]);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy"));
+}
 
 int RunAdvise(const AdviseFlags& a) {
   if (a.party_data.size() != 2 && a.grid_from.empty()) {
     return Fail(absl::StrCat("give --party-data exactly twice (player 1, player 2); got ",
                              a.party_data.size()));
+  }
+  if (a.mode != "joint" && a.mode != "proxy" && a.mode != "self-division") {
+    return Fail(absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy"));
   }
   auto grid = ParseList(a.epsilons, "--epsilons");
   if (!grid.ok()) return Fail(std::string(grid.status().message()));
@@ -137,9 +224,9 @@ int RunAdvise(const AdviseFlags& a) {
   if (!weights.ok()) return Fail(std::string(weights.status().message()));
 
   if (!a.grid_from.empty()) {
-    auto t = LoadGrid(a.grid_from);
+    auto t = LoadGrids(a.grid_from);
     if (!t.ok()) return Fail(std::string(t.status().message()));
-    return Report(a, *t, *weights, {0, 0}, "replayed from --grid-from: no new measurement");
+    return Report(a, *t, {}, *weights, {{0, 0}, "replayed from --grid-from: no new measurement"});
   }
   std::vector<data::Dataset> parties;
   for (size_t k = 0; k < 2; ++k) {
@@ -153,88 +240,78 @@ int RunAdvise(const AdviseFlags& a) {
   }
   auto config = BuildJobConfig(a.job, parties[0].range);
   if (!config.ok()) return Fail(std::string(config.status().message()));
-  data::SplitOptions split;
-  split.test_fraction = a.validation_fraction;
-  split.seed = a.job.seed.value_or(1);
 
-  advise::MeasureOptions options;
-  options.job = *config;
-  options.epsilons = finite;
-  advise::MeasureProgress progress;
-  if (!a.job.quiet) {
-    progress = [](const advise::CellRun& run, int done, int total) {
-      std::cerr << absl::StrFormat("[%3d/%d] eps (%-5s, %-5s)  rmse %.4f %.4f  %.1fs\n", done,
-                                   total, advise::ActionLabel(run.action[0]),
-                                   advise::ActionLabel(run.action[1]), run.error[0], run.error[1],
-                                   run.seconds);
-    };
-  }
-
-  advise::TradeoffTable table;
-  double cost[2] = {0, 0};
-  std::string cost_note;
-  if (a.mode == "joint" || a.mode == "proxy") {
-    auto fed = a.mode == "joint"
-                   ? advise::JoinParties(parties[0], parties[1], config->setting, split)
-                   : advise::ProxyFederation(parties[0], parties[1], config->setting, split,
-                                             a.job.seed.value_or(1));
-    if (!fed.ok()) return Fail(std::string(fed.status().message()));
-    auto m = advise::MeasureTradeoff(*fed, options, progress);
-    if (!m.ok()) return Fail(std::string(m.status().message()));
-    table = m->table;
-    if (a.mode == "joint") {
-      cost[0] = m->total_epsilon[0];
-      cost[1] = m->total_epsilon[1];
-      cost_note =
-          "joint: the grid's runs train on both parties' real data; run as federated jobs each "
-          "party pays the sum of the epsilons it used (basic composition, plus every inf cell "
-          "releases without noise); run here in one process, whoever runs it holds both files";
-    } else {
-      cost_note =
-          "proxy: synthetic data of the parties' shape (users, items, rating count, range); no "
-          "rating is read beyond that shape";
+  std::vector<advise::TradeoffTable> tables;
+  std::vector<uint64_t> seeds;
+  MeasureCost cost;
+  const uint64_t first = a.job.seed.value_or(1);
+  for (int32_t r = 0; r < a.repeats; ++r) {
+    const uint64_t seed = first + static_cast<uint64_t>(r);
+    advise::MeasureProgress progress;
+    if (!a.job.quiet) {
+      progress = [&, r, seed](const advise::CellRun& run, int done, int total) {
+        std::cerr << absl::StrFormat(
+            "repeat %d/%d (seed %d) [%3d/%d] eps (%-5s, %-5s)  rmse %.4f %.4f  %.1fs\n", r + 1,
+            a.repeats, seed, done, total, advise::ActionLabel(run.action[0]),
+            advise::ActionLabel(run.action[1]), run.error[0], run.error[1], run.seconds);
+      };
     }
-  } else if (a.mode == "self-division") {
-    advise::TradeoffTable views[2];
-    for (int k = 0; k < 2; ++k) {
-      auto fed = advise::SelfDivision(parties[k], config->setting, split);
-      if (!fed.ok()) return Fail(absl::StrCat("player ", k + 1, ": ", fed.status().message()));
-      auto m = advise::MeasureTradeoff(*fed, options, progress);
-      if (!m.ok()) return Fail(absl::StrCat("player ", k + 1, ": ", m.status().message()));
-      views[k] = m->table;
-    }
-    auto combined = advise::CombineOwnViews(views[0], views[1]);
-    if (!combined.ok()) return Fail(std::string(combined.status().message()));
-    table = *combined;
-    cost_note =
-        "self-division: each player measured on its own data split in two; nothing crosses "
-        "parties, but the table a player shares is computed without noise on its own ratings";
-  } else {
-    return Fail(absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy"));
+    auto t = MeasureOnce(a, parties, *config, finite, seed, progress, &cost);
+    if (!t.ok()) return Fail(std::string(t.status().message()));
+    tables.push_back(std::move(*t));
+    seeds.push_back(seed);
   }
-
-  return Report(a, table, *weights, {cost[0], cost[1]}, cost_note);
+  return Report(a, tables, seeds, *weights, cost);
 }
 
-int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
+std::string Percent(double v) { return absl::StrFormat("%.1f%%", 100 * v); }
+
+nlohmann::json GainJson(const fmf::GainSummary& g, fmf::GainVerdict verdict) {
+  const fmf::GainVerdict v = verdict;
+  return {{"mean", std::isnan(g.mean) ? nlohmann::json(nullptr) : nlohmann::json(g.mean)},
+          {"sd", g.sd ? nlohmann::json(*g.sd) : nlohmann::json(nullptr)},
+          {"ci95", g.ci95_low ? nlohmann::json::array({*g.ci95_low, *g.ci95_high})
+                              : nlohmann::json(nullptr)},
+          {"verdict", fmf::GainVerdictName(v)},
+          {"distinguishable", v == fmf::GainVerdict::kHelps || v == fmf::GainVerdict::kHurts}};
+}
+
+nlohmann::json GridJson(const advise::TradeoffTable& t) {
+  nlohmann::json g = {{"alone_rmse", {t.alone_error[0], t.alone_error[1]}}};
+  for (int n = 0; n < 2; ++n) g[absl::StrCat("rmse_player", n + 1)] = t.error[n];
+  return g;
+}
+
+int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
+           const std::vector<uint64_t>& seeds,
            const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
-           std::array<double, 2> cost, const std::string& cost_note) {
+           const MeasureCost& cost) {
+  auto mean = advise::MeanTable(tables);
+  if (!mean.ok()) return Fail(std::string(mean.status().message()));
+  const advise::TradeoffTable& table = *mean;
   auto game = advise::CoLGame::Create(table, weights.first, weights.second);
   if (!game.ok()) return Fail(std::string(game.status().message()));
-  const advise::Recommendation rec = advise::Recommend(*game);
+  const advise::RepeatedAdvice advice =
+      advise::AdviseWithRepeats(*game, advise::Recommend(*game), tables);
+  const advise::Recommendation& rec = advice.recommendation;
   const std::vector<advise::Equilibrium> equilibria = game->PureNashEquilibria();
   const std::optional<advise::Equilibrium> dynamics = game->BestResponseDynamics();
   const auto& acts = game->table().actions;
+  const int32_t repeats = static_cast<int32_t>(tables.size());
+  const std::string judged = absl::StrFormat("(%s, %s)", advise::ActionLabel(acts[advice.judged.i]),
+                                             advise::ActionLabel(acts[advice.judged.j]));
 
   if (!a.plot.empty()) {
     std::ofstream out(a.plot);
-    out << AdvisePlotSvg(*game, rec,
-                         absl::StrFormat("fedmf advise: %s, %s mode", a.job.setting, a.mode));
+    out << AdvisePlotSvg(
+        *game, rec,
+        absl::StrFormat("fedmf advise: %s, %s mode, mean of %d repeat%s", a.job.setting,
+                        a.grid_from.empty() ? a.mode : "replay", repeats, repeats == 1 ? "" : "s"));
     if (!out) return Fail(absl::StrCat("--plot ", a.plot, ": cannot write the file"));
   }
 
   if (a.job.json) {
-    nlohmann::json grid_json;
+    nlohmann::json grid_json = GridJson(table);
     nlohmann::json labels = nlohmann::json::array(), levels = nlohmann::json::array();
     for (const auto& act : acts) {
       labels.push_back(ActionJson(act));
@@ -242,20 +319,20 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
     }
     grid_json["epsilon"] = labels;
     grid_json["privacy_level"] = levels;
-    grid_json["alone_rmse"] = {table.alone_error[0], table.alone_error[1]};
     for (int n = 0; n < 2; ++n) {
-      nlohmann::json rows = nlohmann::json::array(), gains = nlohmann::json::array();
+      nlohmann::json gains = nlohmann::json::array();
       for (size_t i = 0; i < acts.size(); ++i) {
-        nlohmann::json row = nlohmann::json::array(), gain = nlohmann::json::array();
-        for (size_t j = 0; j < acts.size(); ++j) {
-          row.push_back(game->Error(n, {i, j}));
-          gain.push_back(game->Benefit(n, {i, j}));
-        }
-        rows.push_back(row);
+        nlohmann::json gain = nlohmann::json::array();
+        for (size_t j = 0; j < acts.size(); ++j) gain.push_back(game->Benefit(n, {i, j}));
         gains.push_back(gain);
       }
-      grid_json[absl::StrCat("rmse_player", n + 1)] = rows;
       grid_json[absl::StrCat("gain_player", n + 1)] = gains;
+    }
+    nlohmann::json repeat_grids = nlohmann::json::array();
+    for (size_t r = 0; r < tables.size(); ++r) {
+      nlohmann::json g = GridJson(tables[r]);
+      if (r < seeds.size()) g["seed"] = seeds[r];
+      repeat_grids.push_back(g);
     }
     nlohmann::json eq = nlohmann::json::array();
     for (const auto& e : equilibria) eq.push_back(EquilibriumJson(*game, e));
@@ -263,10 +340,13 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
         {"setting", a.job.setting},
         {"mode", a.grid_from.empty() ? a.mode : std::string("replay")},
         {"party_data", a.party_data},
+        {"repeats", repeats},
+        {"seeds", seeds},
         {"weights",
          {{{"accuracy", weights.first.accuracy}, {"privacy", weights.first.privacy}},
           {{"accuracy", weights.second.accuracy}, {"privacy", weights.second.privacy}}}},
         {"grid", grid_json},
+        {"repeat_grids", repeat_grids},
         {"equilibria", eq},
         {"best_response_dynamics",
          dynamics ? EquilibriumJson(*game, *dynamics) : nlohmann::json(nullptr)},
@@ -275,22 +355,29 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
                                  : nlohmann::json(nullptr)},
         {"recommendation",
          {{"collaborate", rec.collaborate},
+          {"game_collaborates", advice.game_collaborates},
           {"epsilon",
            {ActionJson(acts[rec.equilibrium.cell.i]), ActionJson(acts[rec.equilibrium.cell.j])}},
-          {"reason", rec.reason}}},
+          {"reason", rec.reason},
+          {"gain_epsilon", {ActionJson(acts[advice.judged.i]), ActionJson(acts[advice.judged.j])}},
+          {"gain",
+           {GainJson(advice.gain[0], advice.verdict[0]),
+            GainJson(advice.gain[1], advice.verdict[1])}}}},
         {"measurement_cost",
-         {{"epsilon_per_party", {JsonNumber(cost[0]), JsonNumber(cost[1])}}, {"note", cost_note}}}};
+         {{"epsilon_per_party", {JsonNumber(cost.epsilon[0]), JsonNumber(cost.epsilon[1])}},
+          {"note", cost.note}}}};
     std::cout << out.dump() << "\n";
     return 0;
   }
 
-  std::cout << absl::StrFormat("\nvalidation RMSE alone: player 1 %.4f, player 2 %.4f\n",
+  std::cout << absl::StrFormat("\nvalidation RMSE alone%s: player 1 %.4f, player 2 %.4f\n",
+                               repeats > 1 ? absl::StrFormat(" (mean of %d repeats)", repeats) : "",
                                table.alone_error[0], table.alone_error[1]);
   for (int n = 0; n < 2; ++n) {
     std::cout << absl::StrFormat(
-        "\nplayer %d: validation RMSE together (rows: player 1's "
+        "\nplayer %d: validation RMSE together%s (rows: player 1's "
         "epsilon, columns: player 2's)\n%8s",
-        n + 1, "");
+        n + 1, repeats > 1 ? ", mean" : "", "");
     for (const auto& act : acts) std::cout << absl::StrFormat("%9s", advise::ActionLabel(act));
     std::cout << "\n";
     for (size_t i = 0; i < acts.size(); ++i) {
@@ -308,12 +395,25 @@ int Report(const AdviseFlags& a, const advise::TradeoffTable& table,
         advise::ActionLabel(acts[e.cell.j]), e.utility[0], e.utility[1],
         e.price_of_privacy ? absl::StrFormat("%.3f", *e.price_of_privacy) : "undefined");
   }
+  std::cout << absl::StrFormat(
+      "\ngain over training alone at %s%s, %d repeat%s%s:\n", judged,
+      advice.game_collaborates ? "" : " (without noise: the best case)", repeats,
+      repeats == 1 ? "" : "s",
+      seeds.empty() ? std::string()
+                    : absl::StrFormat(" (seeds %d..%d)", seeds.front(), seeds.back()));
+  for (int n = 0; n < 2; ++n) {
+    const fmf::GainSummary& g = advice.gain[n];
+    std::cout << absl::StrFormat(
+        "  player %d: mean %s%s: %s\n", n + 1, std::isnan(g.mean) ? "-" : Percent(g.mean),
+        g.sd ? absl::StrFormat(" (sd %s)", Percent(*g.sd)) : "", fmf::GainVerdictSentence(g));
+  }
   std::cout << "\nrecommendation: " << rec.reason << "\n";
-  std::cout << "measurement cost: " << cost_note;
+  std::cout << "measurement cost: " << cost.note;
   if (a.mode == "joint" && a.grid_from.empty()) {
-    std::cout << absl::StrFormat(" (epsilon %s / %s)",
-                                 std::isinf(cost[0]) ? "inf" : absl::StrFormat("%.2f", cost[0]),
-                                 std::isinf(cost[1]) ? "inf" : absl::StrFormat("%.2f", cost[1]));
+    std::cout << absl::StrFormat(
+        " (epsilon %s / %s)",
+        std::isinf(cost.epsilon[0]) ? "inf" : absl::StrFormat("%.2f", cost.epsilon[0]),
+        std::isinf(cost.epsilon[1]) ? "inf" : absl::StrFormat("%.2f", cost.epsilon[1]));
   }
   std::cout << "\n";
   return 0;
@@ -339,6 +439,13 @@ void RegisterAdviseCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->add_option("--weights", a->weights,
                   "B1,C1,B2,C2: accuracy and privacy weight of each player")
+      ->capture_default_str();
+  cmd->add_option("--repeats", a->repeats,
+                  "measure the grid N times with seeds --seed .. --seed+N-1 (a new split, new "
+                  "noise, new proxy data each): the game is played on the mean grid and a "
+                  "collaboration is recommended only when both players' gains lie above 0 in "
+                  "their 95% intervals over the repeats")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
   cmd->add_option("--plot", a->plot, "write the gain maps and equilibria as SVG");
   cmd->add_option("--grid-from", a->grid_from,

@@ -1,10 +1,13 @@
 #include "tools/fedmf/advise_plot.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_replace.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "common/plot/svg_chart.h"
 
 namespace fedmf::cli {
 namespace {
@@ -12,10 +15,10 @@ namespace {
 constexpr int kCell = 56;
 constexpr int kMargin = 70;
 constexpr int kGap = 60;
-
-std::string Escape(const std::string& s) {
-  return absl::StrReplaceAll(s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}});
-}
+constexpr int kLine = 15;        // caption line height (font-size 11)
+constexpr double kCharPx = 6.5;  // a generous average glyph width at font-size 11
+constexpr const char* kEquilibrium = "#1f4e9c";
+constexpr const char* kRecommended = "#b00020";
 
 // White (no gain) to dark green (the best gain on the map).
 std::string Colour(double value, double max) {
@@ -26,6 +29,22 @@ std::string Colour(double value, double max) {
   return absl::StrFormat("#%02x%02x%02x", r, g, b);
 }
 
+// `text` broken at spaces into lines of at most `columns` characters (a word
+// longer than that gets a line of its own), so no caption runs off the page.
+std::vector<std::string> Wrap(const std::string& text, size_t columns) {
+  std::vector<std::string> lines;
+  std::string line;
+  for (absl::string_view word : absl::StrSplit(text, ' ', absl::SkipEmpty())) {
+    if (!line.empty() && line.size() + 1 + word.size() > columns) {
+      lines.push_back(line);
+      line.clear();
+    }
+    absl::StrAppend(&line, line.empty() ? "" : " ", word);
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
 }  // namespace
 
 std::string AdvisePlotSvg(const advise::CoLGame& game, const advise::Recommendation& rec,
@@ -34,32 +53,45 @@ std::string AdvisePlotSvg(const advise::CoLGame& game, const advise::Recommendat
   const auto& actions = game.table().actions;
   const std::vector<advise::Equilibrium> equilibria = game.PureNashEquilibria();
   const int map = static_cast<int>(k) * kCell;
-  const int width = 2 * map + kGap + 2 * kMargin;
-  const int height = map + kMargin + 70;
+  const int width = std::max(2 * map + kGap + 2 * kMargin, 560);
+  const size_t columns = static_cast<size_t>((width - 2 * 12) / kCharPx);
+  // The legend names only what is drawn: the recommended cell (red) always,
+  // blue only when another equilibrium exists.
+  bool other_equilibria = false;
+  for (const advise::Equilibrium& e : equilibria)
+    other_equilibria |= !(e.cell == rec.equilibrium.cell);
+  std::vector<std::string> caption =
+      Wrap(absl::StrCat(other_equilibria ? "blue outline: a Nash equilibrium; " : "",
+                        "red outline: the recommended cell. ", rec.reason),
+           columns);
+  const int y0 = 78;  // top of the maps
+  const int height = y0 + map + 30 + kLine * static_cast<int>(caption.size()) + 10;
   std::string svg = absl::StrFormat(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-      "font-family=\"sans-serif\" font-size=\"11\">\n"
+      "viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"11\">\n"
       "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-      "<text x=\"%d\" y=\"20\" font-size=\"14\">%s</text>\n",
-      width, height, kMargin, Escape(title));
+      "<text class=\"title\" x=\"12\" y=\"20\" font-size=\"14\">%s</text>\n"
+      "<text class=\"subtitle\" x=\"12\" y=\"38\">normalized gain b over training alone; rows: "
+      "player 1's epsilon, columns: player 2's</text>\n",
+      width, height, width, height, plot::EscapeXml(title));
   for (int n = 0; n < 2; ++n) {
     double max = 0;
     for (size_t i = 0; i < k; ++i) {
       for (size_t j = 0; j < k; ++j) max = std::max(max, game.Benefit(n, {i, j}));
     }
     const int x0 = kMargin + n * (map + kGap);
-    const int y0 = 50;
+    // Short enough for the narrowest map (two actions: 112 px) plus the gap.
     absl::StrAppendFormat(&svg,
-                          "<text x=\"%d\" y=\"%d\">player %d: gain b%d (max %.4f); rows: "
-                          "player 1's epsilon, columns: player 2's</text>\n",
-                          x0, y0 - 8, n + 1, n + 1, max);
+                          "<text class=\"map-title\" x=\"%d\" y=\"%d\">player %d: b%d, max "
+                          "%.3f</text>\n",
+                          x0, y0 - 10, n + 1, n + 1, max);
     for (size_t i = 0; i < k; ++i) {
       absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%s</text>\n", x0 - 4,
                             y0 + static_cast<int>(i) * kCell + kCell / 2 + 4,
-                            Escape(advise::ActionLabel(actions[i])));
+                            plot::EscapeXml(advise::ActionLabel(actions[i])));
       absl::StrAppendFormat(&svg, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
                             x0 + static_cast<int>(i) * kCell + kCell / 2, y0 + map + 14,
-                            Escape(advise::ActionLabel(actions[i])));
+                            plot::EscapeXml(advise::ActionLabel(actions[i])));
       for (size_t j = 0; j < k; ++j) {
         const double b = game.Benefit(n, {i, j});
         const int x = x0 + static_cast<int>(j) * kCell;
@@ -72,20 +104,24 @@ std::string AdvisePlotSvg(const advise::CoLGame& game, const advise::Recommendat
                               b);
       }
     }
-    for (const advise::Equilibrium& e : equilibria) {
-      const bool chosen = e.cell == rec.equilibrium.cell;
+    auto outline = [&](advise::Cell c, const char* cls, const char* colour, int stroke) {
       absl::StrAppendFormat(&svg,
-                            "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" "
-                            "stroke=\"%s\" stroke-width=\"%d\"/>\n",
-                            x0 + static_cast<int>(e.cell.j) * kCell + 2,
-                            y0 + static_cast<int>(e.cell.i) * kCell + 2, kCell - 4, kCell - 4,
-                            chosen ? "#b00020" : "#1f4e9c", chosen ? 4 : 2);
+                            "<rect class=\"%s\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                            "fill=\"none\" stroke=\"%s\" stroke-width=\"%d\"/>\n",
+                            cls, x0 + static_cast<int>(c.j) * kCell + 2,
+                            y0 + static_cast<int>(c.i) * kCell + 2, kCell - 4, kCell - 4, colour,
+                            stroke);
+    };
+    for (const advise::Equilibrium& e : equilibria) {
+      if (!(e.cell == rec.equilibrium.cell)) outline(e.cell, "equilibrium", kEquilibrium, 2);
     }
+    outline(rec.equilibrium.cell, "recommended", kRecommended, 4);
   }
-  absl::StrAppendFormat(&svg,
-                        "<text x=\"%d\" y=\"%d\">blue: Nash equilibria; red: recommended — %s"
-                        "</text>\n</svg>\n",
-                        kMargin, height - 12, Escape(rec.reason));
+  for (size_t l = 0; l < caption.size(); ++l) {
+    absl::StrAppendFormat(&svg, "<text class=\"caption\" x=\"12\" y=\"%d\">%s</text>\n",
+                          y0 + map + 36 + kLine * static_cast<int>(l), plot::EscapeXml(caption[l]));
+  }
+  svg += "</svg>\n";
   return svg;
 }
 

@@ -158,6 +158,10 @@ void PrintComparison(const Comparison& c, const std::string& federated, double m
       c.mse_central,
       c.gain_captured ? absl::StrFormat("%.1f%%", 100 * *c.gain_captured)
                       : "undefined (central no better than local)");
+  if (c.gain_captured) {
+    std::cout << "one seed: whether this gain is told from seed-to-seed noise, fedmf train "
+                 "--compare --repeats 3 (or more) says\n";
+  }
 }
 
 nlohmann::json RankingJson(const mf::RankingMetrics& m) {

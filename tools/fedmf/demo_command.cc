@@ -465,6 +465,10 @@ int RunDemo(DemoArgs& a) {
     std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
     return 1;
   }
+  if (a.dashboard) {  // watchable from its first round: the page reloads while the job runs
+    std::cerr << absl::StrFormat("demo: the job's page: http://127.0.0.1:%d/jobs/%s\n",
+                                 cluster->server_dashboard_port(), *job_id);
+  }
   if (int code = AwaitDemoParties(a, *cluster); code != 0) return code;
   DemoOutcome outcome;
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
@@ -487,7 +491,13 @@ int RunDemo(DemoArgs& a) {
     if (int code = CompareDemo(job, &outcome); code != 0) return code;
   }
   if (!a.job.plot.empty()) {
-    if (auto s = WritePlot(a.job.plot, net::JobRoundCharts(outcome.status)); !s.ok()) {
+    std::vector<plot::LineChart> charts = net::JobRoundCharts(outcome.status);
+    if (outcome.comparison) {  // the baselines pooled over the parties' test ratings
+      charts[0].title = "test MSE per party; dashed: baselines on all parties' ratings";
+      charts[0].references = {{"local only", outcome.comparison->mse_local},
+                              {"central", outcome.comparison->mse_central}};
+    }
+    if (auto s = WritePlot(a.job.plot, charts); !s.ok()) {
       std::cerr << "fedmf demo: " << s.message() << "\n";
       return 1;
     }

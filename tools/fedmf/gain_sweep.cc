@@ -121,6 +121,10 @@ nlohmann::json GainSweepJson(const GainSweep& sweep) {
     point["gain_captured_ci95"] = p.gain.ci95_low
                                       ? nlohmann::json::array({*p.gain.ci95_low, *p.gain.ci95_high})
                                       : nlohmann::json(nullptr);
+    const fmf::GainVerdict verdict = fmf::JudgeGain(p.gain);
+    point["gain_verdict"] = fmf::GainVerdictName(verdict);
+    point["gain_distinguishable"] =
+        verdict == fmf::GainVerdict::kHelps || verdict == fmf::GainVerdict::kHurts;
     points.push_back(point);
   }
   nlohmann::json baselines = nlohmann::json::array();
@@ -146,6 +150,10 @@ void PrintGainSweep(const GainSweep& sweep, const std::string& label) {
     std::cout << absl::StrFormat("%-8s %10s %9s %21s %12.4f\n", EpsilonText(p.epsilon),
                                  std::isnan(p.gain.mean) ? std::string("-") : Percent(p.gain.mean),
                                  Percent(p.gain.sd), interval, p.mse_federated_mean);
+  }
+  for (const SweepPoint& p : sweep.points) {
+    std::cout << absl::StrFormat("epsilon %s: %s\n", EpsilonText(p.epsilon),
+                                 fmf::GainVerdictSentence(p.gain));
   }
   for (size_t r = 0; r < sweep.baselines.size(); ++r) {
     std::cout << absl::StrFormat("seed %d: local %.4f (%s), central %.4f\n", sweep.seeds[r],

@@ -63,9 +63,11 @@ absl::StatusOr<GainSweep> RunGainSweep(
     const std::function<void(const SweepRun&)>& on_run = nullptr);
 
 // The sweep as JSON: per epsilon gain_captured (mean), gain_captured_sd,
-// gain_captured_ci95 [low, high], the runs; and each repeat's baselines.
+// gain_captured_ci95 [low, high], gain_verdict ("helps", "hurts", "not
+// distinguishable", "undefined": fmf::JudgeGain) and gain_distinguishable
+// (the 95% interval excludes 0), the runs; and each repeat's baselines.
 nlohmann::json GainSweepJson(const GainSweep& sweep);
-// The table on stdout.
+// The table on stdout, then per epsilon whether the gain is told from zero.
 void PrintGainSweep(const GainSweep& sweep, const std::string& label);
 // Gain captured against epsilon (x = log2 epsilon; +inf drawn two steps
 // right of the largest finite epsilon): the mean and mean -+ sd.

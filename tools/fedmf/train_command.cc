@@ -182,9 +182,20 @@ absl::Status SaveModels(const std::string& dir, const TrainData& loaded,
 }
 
 // --plot: the simulator's rounds as the same three charts the server's
-// history gives (common/net/job_charts.h), parties named party-K.
-std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& rounds) {
-  plot::LineChart mse{"mse", "test MSE per party", "round", "test MSE", {}};
+// history gives (common/net/job_view.h), parties named party-K. On the MSE
+// chart each party's final model (after Stage 3: the error the summary
+// prints) is the marked last point, one round after the last; with
+// --compare the local-only and central baselines (all parties' test ratings
+// pooled) are dashed lines.
+std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& rounds,
+                                         const fmf::SimulationResult& result,
+                                         const std::optional<Comparison>& comparison) {
+  plot::LineChart mse{"mse",
+                      comparison ? "test MSE per party; dashed: baselines on all parties' ratings"
+                                 : "test MSE per party",
+                      "round (marked: the final model)",
+                      "test MSE",
+                      {}};
   plot::LineChart eps{"epsilon", "epsilon per party", "round", "epsilon", {}};
   plot::LineChart secs{"seconds", "round duration", "round", "seconds", {{"round time", {}}}};
   double before = 0;
@@ -199,6 +210,17 @@ std::vector<plot::LineChart> TrainCharts(const std::vector<fmf::RoundProgress>& 
     }
     secs.series[0].points.emplace_back(r.round, r.seconds - before);
     before = r.seconds;
+  }
+  const double final_x = (rounds.empty() ? result.rounds : rounds.back().round) + 1;
+  for (size_t k = 0; k < result.parties.size(); ++k) {
+    if (result.parties[k].test.count == 0) continue;
+    while (mse.series.size() <= k) {
+      mse.series.push_back({absl::StrCat("party-", mse.series.size()), {}});
+    }
+    mse.series[k].final_point = {{final_x, result.parties[k].test.mse}};
+  }
+  if (comparison) {
+    mse.references = {{"local only", comparison->mse_local}, {"central", comparison->mse_central}};
   }
   return {mse, eps, secs};
 }
@@ -334,7 +356,8 @@ int RunSweep(const JobFlags& a) {
     out["parties"] = a.parties;
     out["repeats"] = a.repeats;
     if (sweep->points.size() == 1) {  // one epsilon: its summary at the top level
-      for (const char* key : {"gain_captured", "gain_captured_sd", "gain_captured_ci95"}) {
+      for (const char* key : {"gain_captured", "gain_captured_sd", "gain_captured_ci95",
+                              "gain_verdict", "gain_distinguishable"}) {
         out[key] = out["sweep"][0][key];
       }
     }
@@ -448,13 +471,6 @@ int RunTrain(const JobFlags& flags) {
     std::cerr << "fedmf train: " << result.status().message() << "\n";
     return 1;
   }
-  if (!a.plot.empty()) {
-    if (auto s = WritePlot(a.plot, TrainCharts(history)); !s.ok()) {
-      std::cerr << "fedmf train: " << s.message() << "\n";
-      return 1;
-    }
-    std::cerr << "per-round plot written to " << a.plot << "\n";
-  }
   if (!a.save_model.empty()) {
     if (auto saved = SaveModels(a.save_model, *loaded, *result); !saved.ok()) {
       std::cerr << "fedmf train: --save-model " << a.save_model << ": " << saved.message() << "\n";
@@ -471,6 +487,13 @@ int RunTrain(const JobFlags& flags) {
       return 1;
     }
     comparison = *c;
+  }
+  if (!a.plot.empty()) {
+    if (auto s = WritePlot(a.plot, TrainCharts(history, *result, comparison)); !s.ok()) {
+      std::cerr << "fedmf train: " << s.message() << "\n";
+      return 1;
+    }
+    std::cerr << "per-round plot written to " << a.plot << "\n";
   }
   if (a.json) {
     nlohmann::json out = ResultJson(*result, loaded->label);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -36,6 +37,39 @@ TEST(GainSummary, MeanSdAndStudentInterval) {
   EXPECT_NEAR(StudentT975(1), 12.7062, 1e-4);
   EXPECT_NEAR(StudentT975(60), 2.0003, 2e-4);   // published 2.0003
   EXPECT_NEAR(StudentT975(120), 1.9799, 2e-4);  // published 1.9799
+}
+
+// The decision rule of issue #56: the 95% interval must exclude 0.
+TEST(GainVerdict, TheIntervalMustExcludeZero) {
+  // mean 0.2, sd 0.1, n = 3: [0.2 -+ 0.2484] contains 0.
+  const GainSummary wide = SummarizeGains({0.1, 0.2, 0.3});
+  EXPECT_EQ(JudgeGain(wide), GainVerdict::kNotDistinguishable);
+  EXPECT_EQ(GainVerdictSentence(wide),
+            "not distinguishable from training alone with 3 repeats: the 95% interval "
+            "[-4.8%, 44.8%] contains 0");
+  // The same spread around 0.5: [0.2516, 0.7484] lies above 0.
+  const GainSummary helps = SummarizeGains({0.4, 0.5, 0.6});
+  EXPECT_EQ(JudgeGain(helps), GainVerdict::kHelps);
+  EXPECT_STREQ(GainVerdictName(JudgeGain(helps)), "helps");
+  EXPECT_EQ(GainVerdictSentence(helps),
+            "joining helps: the 95% interval [25.2%, 74.8%] lies above 0 (3 repeats)");
+  const GainSummary hurts = SummarizeGains({-0.4, -0.5, -0.6});
+  EXPECT_EQ(JudgeGain(hurts), GainVerdict::kHurts);
+  EXPECT_STREQ(GainVerdictName(JudgeGain(hurts)), "hurts");
+  EXPECT_EQ(GainVerdictSentence(hurts),
+            "joining hurts: the 95% interval [-74.8%, -25.2%] lies below 0 (3 repeats)");
+  // Parties that keep their own models: gain exactly 0 every time, the
+  // interval [0, 0] touches 0.
+  EXPECT_EQ(JudgeGain(SummarizeGains({0.0, 0.0, 0.0})), GainVerdict::kNotDistinguishable);
+  // One run, however large its gain, has no interval.
+  const GainSummary one = SummarizeGains({0.9});
+  EXPECT_EQ(JudgeGain(one), GainVerdict::kNotDistinguishable);
+  EXPECT_STREQ(GainVerdictName(JudgeGain(one)), "not distinguishable");
+  EXPECT_THAT(GainVerdictSentence(one), ::testing::HasSubstr("with 1 repeat: no spread"));
+  // No gain defined in any run (pooling no better than alone).
+  const GainSummary none = SummarizeGains({std::nullopt, std::nullopt});
+  EXPECT_EQ(JudgeGain(none), GainVerdict::kUndefined);
+  EXPECT_STREQ(GainVerdictName(JudgeGain(none)), "undefined");
 }
 
 TEST(GainCaptured, EndpointsAndSigns) {

@@ -60,6 +60,44 @@ TEST(SvgChartTest, NonFiniteValuesAreLeftOutAndAnEmptyChartSaysSo) {
   EXPECT_FALSE(absl::StrContains(svg, "<polyline"));
 }
 
+// Issue #56: the final model's value as the last point, marked, apart from
+// the per-round polyline; baselines as labelled horizontal lines; both
+// inside the axes' range.
+TEST(SvgChartTest, FinalPointIsMarkedAndReferencesAreLabelledLines) {
+  LineChart c{"mse", "test MSE", "round", "test MSE", {{"bank-a", {{1, 1.6}, {2, 1.5}}}}};
+  c.series[0].final_point = {{3, 0.8}};
+  c.references = {{"local only", 0.95}, {"central", 0.4}, {"unmeasured", NAN}};
+  const std::string svg = SvgChart(c, 640, 300);
+  // The polyline keeps the per-round points alone.
+  EXPECT_EQ(Attribute(svg, "<polyline class=\"series\" data-series=\"bank-a\"", "data-values"),
+            "1:1.6 2:1.5");
+  EXPECT_EQ(Attribute(svg, "<circle class=\"final\" data-series=\"bank-a\"", "data-value"),
+            "3:0.8");
+  // x spans 1..3 (the final point's x is the right end), y 0..1.6.
+  EXPECT_EQ(Attribute(svg, "<circle class=\"final\"", "cx"), "490.0");
+  EXPECT_EQ(Attribute(svg, "<circle class=\"final\"", "cy"), "144.0");  // 258 - 0.8 / 1.6 * 228
+  EXPECT_TRUE(absl::StrContains(svg, "<line class=\"final-link\" x1=\"285.0\" y1=\"44.2\""));
+  EXPECT_TRUE(absl::StrContains(svg, ">final model</text>"));
+  EXPECT_EQ(Attribute(svg, "data-series=\"local only\"", "data-value"), "0.95");
+  EXPECT_EQ(Attribute(svg, "data-series=\"local only\"", "x1"), "80");
+  EXPECT_EQ(Attribute(svg, "data-series=\"local only\"", "x2"), "490");
+  EXPECT_EQ(Attribute(svg, "data-series=\"central\"", "y1"), "201.0");  // 258 - 0.4 / 1.6 * 228
+  EXPECT_TRUE(absl::StrContains(svg, ">local only 0.95</text>"));
+  EXPECT_TRUE(absl::StrContains(svg, ">central 0.4</text>"));
+  EXPECT_FALSE(absl::StrContains(svg, "unmeasured"));
+  // A reference below every point widens the y range down to it.
+  LineChart low{"mse", "t", "round", "MSE", {{"a", {{1, 2.0}, {2, 3.0}}}}};
+  low.references = {{"floor", -1.0}};
+  EXPECT_EQ(Attribute(SvgChart(low), "data-series=\"floor\"", "y1"), "258.0");
+  // No per-round point, only the final one: no empty polyline.
+  LineChart only_final{"mse", "t", "round", "MSE", {{"a", {}}}};
+  only_final.series[0].final_point = {{7, 0.9}};
+  const std::string f = SvgChart(only_final);
+  EXPECT_FALSE(absl::StrContains(f, "<polyline"));
+  EXPECT_FALSE(absl::StrContains(f, "final-link"));
+  EXPECT_EQ(Attribute(f, "<circle class=\"final\"", "data-value"), "7:0.9");
+}
+
 TEST(SvgChartTest, DocumentStacksChartsInOneStandaloneSvg) {
   LineChart mse{"mse", "test MSE", "round", "MSE", {{"bank-a", {{1, 2.0}, {2, 1.5}}}}};
   const std::string doc = SvgDocument({mse, Epsilon()}, 640, 300);

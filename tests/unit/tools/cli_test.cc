@@ -345,6 +345,21 @@ TEST_F(CliTest, TrainSweepReportsTheGainWithItsSpread) {
   EXPECT_GT(j["sweep"][1]["gain_captured"].get<double>(), 0.5);
   EXPECT_GE(j["sweep"][0]["gain_captured"].get<double>(), -0.02);
   EXPECT_THAT(ReadFile(plot), HasSubstr("gain captured against epsilon"));
+  // Issue #56: whether each gain is told from zero, by its 95% interval.
+  for (const auto& p : j["sweep"]) {
+    const double low = p["gain_captured_ci95"][0].get<double>();
+    const double high = p["gain_captured_ci95"][1].get<double>();
+    const std::string want = low > 0 ? "helps" : high < 0 ? "hurts" : "not distinguishable";
+    EXPECT_EQ(p["gain_verdict"], want) << p.dump();
+    EXPECT_EQ(p["gain_distinguishable"], want != "not distinguishable");
+  }
+  RunResult text = Run({"train", "--setting", "hfl", "--data", "synthetic", "--parties", "3",
+                        "--quiet", "--compare", "--repeats", "2", "--epsilon", "inf"});
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  EXPECT_THAT(text.out, ::testing::ContainsRegex(
+                            "epsilon inf: (joining helps: the 95% interval \\[.*\\] lies above 0 "
+                            "\\(2 repeats\\)|not distinguishable from training alone with 2 "
+                            "repeats: the 95% interval \\[.*\\] contains 0)"));
   RunResult no_compare = Run({"train", "--setting", "hfl", "--repeats", "2", "--quiet"});
   EXPECT_EQ(no_compare.exit_code, 2);
   EXPECT_THAT(no_compare.err, HasSubstr("add --compare"));
@@ -700,25 +715,30 @@ TEST_F(CliTest, TrainCouplingAccountsEveryStepAndTakesThePapersSigma) {
   EXPECT_TRUE(j["per_epoch"][0]["validation_rmse"].is_null()) << r.out;
 }
 
+// Two small synthetic players, a grid of inf, 2 and alone: seconds per run.
+std::vector<std::string> SmallAdvise() {
+  return {"advise",
+          "--setting",
+          "hfl",
+          "--party-data",
+          "synthetic:users=50,items=30,density=0.25,seed=1",
+          "--party-data",
+          "synthetic:users=50,items=30,density=0.25,seed=2",
+          "--epsilons",
+          "2",
+          "--T",
+          "3",
+          "--T-local",
+          "2",
+          "--dim",
+          "4",
+          "--seed",
+          "3",
+          "--quiet"};
+}
+
 TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
-  const std::vector<std::string> common = {"advise",
-                                           "--setting",
-                                           "hfl",
-                                           "--party-data",
-                                           "synthetic:users=50,items=30,density=0.25,seed=1",
-                                           "--party-data",
-                                           "synthetic:users=50,items=30,density=0.25,seed=2",
-                                           "--epsilons",
-                                           "2",
-                                           "--T",
-                                           "3",
-                                           "--T-local",
-                                           "2",
-                                           "--dim",
-                                           "4",
-                                           "--seed",
-                                           "3",
-                                           "--quiet"};
+  const std::vector<std::string> common = SmallAdvise();
   std::vector<std::string> args = common;
   for (const char* a : {"--json", "--plot"}) args.push_back(a);
   args.push_back(Path("advice.svg"));
@@ -743,7 +763,7 @@ TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
   EXPECT_EQ(j["measurement_cost"]["epsilon_per_party"][0], "inf");
   const std::string svg = ReadFile(Path("advice.svg"));
   EXPECT_THAT(svg, HasSubstr("<svg"));
-  EXPECT_THAT(svg, HasSubstr("player 2: gain b2"));
+  EXPECT_THAT(svg, HasSubstr("player 2: b2, max"));
 
   // Proxy mode reads nothing but the shape and costs nothing.
   args = common;
@@ -751,6 +771,130 @@ TEST_F(CliTest, AdviseFindsTheEquilibriaAndWritesThePlot) {
   RunResult p = Run(args);
   ASSERT_EQ(p.exit_code, 0) << Describe(p);
   EXPECT_EQ(nlohmann::json::parse(p.out)["measurement_cost"]["epsilon_per_party"][0], 0.0);
+}
+
+// Issue #56: train and demo --plot draw each party's final model as its
+// marked last point (the per-round MSE is the Stage-2 model's) and, with
+// --compare, the local and central baselines as dashed lines, at the values
+// the JSON reports.
+TEST_F(CliTest, TrainPlotMarksTheFinalModelAndDrawsTheBaselines) {
+  // train in one process (per-round MSE with --eval-every), then demo over
+  // the daemons (per-round MSE from the parties' opt-in reports).
+  for (const std::string command : {"train", "demo"}) {
+    SCOPED_TRACE(command);
+    const std::string plot = Path(command + ".svg");
+    std::vector<std::string> args = {
+        command,     "--setting", "hfl",    "--algorithm", "alternate", "--data",
+        "synthetic", "--parties", "3",      "--T",         "4",         "--seed",
+        "2",         "--quiet",   "--json", "--compare",   "--plot",    plot};
+    if (command == "train") args.insert(args.end(), {"--eval-every", "1"});
+    RunResult r = Run(args);
+    ASSERT_EQ(r.exit_code, 0) << Describe(r);
+    const auto j = nlohmann::json::parse(r.out);
+    const std::string svg = ReadFile(plot);
+    auto value = [&](const std::string& anchor, const std::string& attr) {
+      const size_t at = svg.find(anchor);
+      if (at == std::string::npos) return std::string("<missing ") + anchor + ">";
+      const size_t v = svg.find(attr + "=\"", at) + attr.size() + 2;
+      return svg.substr(v, svg.find('"', v) - v);
+    };
+    ASSERT_EQ(j["per_party"].size(), 3u);
+    const int rounds = j["rounds"].get<int>();
+    ASSERT_EQ(rounds, 4);
+    for (int k = 0; k < 3; ++k) {
+      const std::string name = absl::StrCat("party-", k);
+      // The per-round line, one point per round, ends before the final point.
+      const std::vector<std::string> points = absl::StrSplit(
+          value(absl::StrCat("<polyline class=\"series\" data-series=\"", name, "\""),
+                "data-values"),
+          ' ');
+      EXPECT_EQ(static_cast<int>(points.size()), rounds) << name;
+      const std::vector<std::string> final_point = absl::StrSplit(
+          value(absl::StrCat("<circle class=\"final\" data-series=\"", name, "\""), "data-value"),
+          ':');
+      ASSERT_EQ(final_point.size(), 2u) << svg;
+      EXPECT_EQ(std::stoi(final_point[0]), rounds + 1);
+      EXPECT_NEAR(std::stod(final_point[1]), j["per_party"][k]["test_mse"].get<double>(), 1e-5);
+    }
+    EXPECT_NEAR(std::stod(value("data-series=\"local only\"", "data-value")),
+                j["mse_local"].get<double>(), 1e-5);
+    EXPECT_NEAR(std::stod(value("data-series=\"central\"", "data-value")),
+                j["mse_central"].get<double>(), 1e-5);
+    EXPECT_THAT(svg, HasSubstr(">final model</text>"));
+  }
+  // Without --compare no baseline is drawn, the final points still are.
+  RunResult plain =
+      Run({"train", "--setting", "hfl", "--algorithm", "alternate", "--data", "synthetic",
+           "--parties", "3", "--T", "4", "--seed", "2", "--quiet", "--plot", Path("plain.svg")});
+  ASSERT_EQ(plain.exit_code, 0) << Describe(plain);
+  const std::string p = ReadFile(Path("plain.svg"));
+  EXPECT_THAT(p, Not(HasSubstr("class=\"reference\"")));
+  EXPECT_THAT(p, HasSubstr("<circle class=\"final\" data-series=\"party-2\""));
+}
+
+// Issue #56: advise measures the grid --repeats times, plays the game on the
+// mean grid and says whether each player's gain is told from zero.
+TEST_F(CliTest, AdviseRepeatsPlayTheMeanGridAndJudgeTheGain) {
+  std::vector<std::string> args = SmallAdvise();
+  args.insert(args.end(), {"--repeats", "3"});
+  std::vector<std::string> json_args = args;
+  json_args.push_back("--json");
+  RunResult r = Run(json_args);
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["repeats"], 3);
+  EXPECT_EQ(j["seeds"], nlohmann::json::parse("[3, 4, 5]"));
+  ASSERT_EQ(j["repeat_grids"].size(), 3u);
+  // The game's grid is the mean of the three.
+  for (int n = 1; n <= 2; ++n) {
+    const std::string key = absl::StrCat("rmse_player", n);
+    double sum = 0;
+    for (const auto& g : j["repeat_grids"]) sum += g[key][0][0].get<double>();
+    EXPECT_NEAR(j["grid"][key][0][0].get<double>(), sum / 3, 1e-12);
+  }
+  EXPECT_NE(j["repeat_grids"][0]["rmse_player1"], j["repeat_grids"][1]["rmse_player1"]);
+  // Each player's gain at the judged cell, recomputed from the repeats.
+  const auto& rec = j["recommendation"];
+  ASSERT_EQ(rec["gain"].size(), 2u);
+  const auto& labels = j["grid"]["epsilon"];
+  size_t ci = 0, cj = 0;
+  for (size_t a = 0; a < labels.size(); ++a) {
+    if (labels[a] == rec["gain_epsilon"][0]) ci = a;
+    if (labels[a] == rec["gain_epsilon"][1]) cj = a;
+  }
+  for (int n = 0; n < 2; ++n) {
+    const std::string key = absl::StrCat("rmse_player", n + 1);
+    double sum = 0;
+    for (const auto& g : j["repeat_grids"]) {
+      const double alone = g["alone_rmse"][n].get<double>();
+      const double together =
+          labels[ci] == "alone" || labels[cj] == "alone" ? alone : g[key][ci][cj].get<double>();
+      sum += (alone - together) / alone;
+    }
+    const auto& gain = rec["gain"][n];
+    EXPECT_NEAR(gain["mean"].get<double>(), sum / 3, 1e-12);
+    const double low = gain["ci95"][0].get<double>(), high = gain["ci95"][1].get<double>();
+    EXPECT_EQ(gain["verdict"], low > 0 ? "helps" : high < 0 ? "hurts" : "not distinguishable");
+  }
+  // Collaborating is recommended only with both gains told above zero.
+  if (rec["collaborate"].get<bool>()) {
+    EXPECT_EQ(rec["gain"][0]["verdict"], "helps");
+    EXPECT_EQ(rec["gain"][1]["verdict"], "helps");
+  }
+  // The text says it in words; a replay of the JSON keeps the repeats.
+  RunResult text = Run(args);
+  ASSERT_EQ(text.exit_code, 0) << Describe(text);
+  EXPECT_THAT(text.out, HasSubstr("repeats (seeds 3..5):"));
+  EXPECT_THAT(text.out, ::testing::ContainsRegex("player 1: mean .*: (joining helps|joining "
+                                                 "hurts|not distinguishable from training alone)"));
+  const std::string saved = Path("advice.json");
+  std::ofstream(saved) << r.out;
+  RunResult replay = Run({"advise", "--grid-from", saved, "--json", "--quiet"});
+  ASSERT_EQ(replay.exit_code, 0) << Describe(replay);
+  const auto rj = nlohmann::json::parse(replay.out);
+  EXPECT_EQ(rj["repeats"], 3);
+  EXPECT_EQ(rj["recommendation"]["gain"], rec["gain"]);
+  EXPECT_EQ(rj["recommendation"]["collaborate"], rec["collaborate"]);
 }
 
 TEST_F(CliTest, AdviseErrorsNameTheFlag) {
