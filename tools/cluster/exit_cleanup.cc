@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <set>
@@ -54,6 +55,38 @@ void OnSignal(int sig) {
   errno = saved;
 }
 
+// The process's other threads neither start nor reap a child meanwhile.
+void StopLocked(Registry& r, absl::Duration grace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(r.mu) {
+  r.stopping = true;
+  if (!r.children.empty() || !r.dirs.empty()) {
+    std::fprintf(stderr, "interrupted: stopping %zu processes, removing %s\n", r.children.size(),
+                 r.dirs.empty() ? "nothing" : r.dirs.begin()->c_str());
+  }
+  for (pid_t pid : r.children) kill(pid, SIGTERM);
+  const absl::Time deadline = absl::Now() + grace;
+  while (!r.children.empty()) {
+    for (auto it = r.children.begin(); it != r.children.end();) {
+      int status = 0;
+      const pid_t got = waitpid(*it, &status, WNOHANG);
+      it = (got == *it || (got < 0 && errno == ECHILD)) ? r.children.erase(it) : std::next(it);
+    }
+    if (r.children.empty() || absl::Now() >= deadline) break;
+    // A bounded wait for the daemons' own shutdown (they flush their stores).
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (pid_t pid : r.children) {
+    kill(pid, SIGKILL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  r.children.clear();
+  for (const std::string& dir : r.dirs) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  r.dirs.clear();
+}
+
 // Not analysed: it takes DeferMu() and never gives it back (the process ends).
 void Watch(absl::Duration grace) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   while (true) {
@@ -72,8 +105,11 @@ void Watch(absl::Duration grace) ABSL_NO_THREAD_SAFETY_ANALYSIS {
         continue;
       }
     }
-    DeferMu().Lock();  // held until the process ends
-    StopChildrenAndRemoveDirs(grace);
+    // Both held until the process ends: a thread that would start, reap or
+    // exit (the atexit hook below) waits for the signal's end instead.
+    DeferMu().Lock();
+    Reg().mu.Lock();
+    StopLocked(Reg(), grace);
     // End as the signal would have ended the process (a shell sees it).
     signal(sig, SIG_DFL);
     sigset_t set;
@@ -128,37 +164,8 @@ DeferInterrupt::~DeferInterrupt() ABSL_NO_THREAD_SAFETY_ANALYSIS { DeferMu().Rea
 
 void StopChildrenAndRemoveDirs(absl::Duration grace) {
   Registry& r = Reg();
-  // Held to the end: the process's other threads neither start nor reap a
-  // child meanwhile (the interrupted process ends right after).
   absl::MutexLock l(&r.mu);
-  r.stopping = true;
-  if (!r.children.empty() || !r.dirs.empty()) {
-    std::fprintf(stderr, "interrupted: stopping %zu processes, removing %s\n", r.children.size(),
-                 r.dirs.empty() ? "nothing" : r.dirs.begin()->c_str());
-  }
-  for (pid_t pid : r.children) kill(pid, SIGTERM);
-  const absl::Time deadline = absl::Now() + grace;
-  while (!r.children.empty()) {
-    for (auto it = r.children.begin(); it != r.children.end();) {
-      int status = 0;
-      const pid_t got = waitpid(*it, &status, WNOHANG);
-      it = (got == *it || (got < 0 && errno == ECHILD)) ? r.children.erase(it) : std::next(it);
-    }
-    if (r.children.empty() || absl::Now() >= deadline) break;
-    // A bounded wait for the daemons' own shutdown (they flush their stores).
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  for (pid_t pid : r.children) {
-    kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-  }
-  r.children.clear();
-  for (const std::string& dir : r.dirs) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
-  r.dirs.clear();
+  StopLocked(r, grace);
 }
 
 void InstallInterruptCleanup(absl::Duration grace) {
@@ -172,6 +179,13 @@ void InstallInterruptCleanup(absl::Duration grace) {
     sa.sa_flags = SA_RESTART;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    // A thread that returns from main while the handler works (its calls
+    // failed as the daemons stopped) must not end the process with its own
+    // exit code first: exit() waits here for the handler's lock.
+    std::atexit([] {
+      Registry& r = Reg();
+      absl::MutexLock l(&r.mu);
+    });
   });
 }
 
