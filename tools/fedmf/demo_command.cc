@@ -43,13 +43,13 @@ struct DemoArgs {
   bool dashboard = false;     // serve fedmf-server's dashboard; stay up after the job
   int64_t devices = 0;        // lfl: the first N users are devices (0: all)
   bool devices_given = false;
-  bool coupling_epochs_given = false;
+  bool small_coupling = false;  // coupling: kCouplingDemoEpochs (the bare demo)
 };
 
-// coupling: the demo's epochs unless --coupling-epochs is given (the job's
-// every step sends the dense couplings' gradients, ~4 MB per party on the
-// default data): about a minute on 2 cores. fedmf train's default, the
-// paper-size run, is JobFlags' coupling_epochs.
+// coupling without --data and --coupling-epochs: the demo's epochs (every
+// step sends the dense couplings' gradients, ~2 MB per party on the embedded
+// data): about a minute on 2 cores. fedmf train's default, the paper-size
+// run, is JobFlags' coupling_epochs.
 constexpr int32_t kCouplingDemoEpochs = 2;
 
 // A --party-data spec with its path made absolute: the party processes run
@@ -451,12 +451,12 @@ int RunDemo(DemoArgs& a) {
   }
   DemoJob job;
   if (int code = PrepareDemoJob(a, &job); code != 0) return code;
-  if (a.job.setting == "coupling" && !a.coupling_epochs_given) {
+  if (a.small_coupling) {
     std::cerr << absl::StrFormat(
         "demo: %d epochs (%d DP steps) by default, to show the protocol in about a minute; the "
         "paper-size run (~8 min on 2 cores, ~4 GB up per party): fedmf demo --setting coupling "
-        "--data %s --coupling-epochs %d\n",
-        a.job.coupling_epochs, job.config.rounds, a.job.data, JobFlags().coupling_epochs);
+        "--coupling-epochs %d\n",
+        a.job.coupling_epochs, job.config.rounds, JobFlags().coupling_epochs);
   }
   std::unique_ptr<LocalCluster> cluster;
   if (int code = StartDemoCluster(a, job, &cluster); code != 0) return code;
@@ -563,10 +563,12 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       *exit_code = 2;
       return;
     }
-    a->coupling_epochs_given = cmd->count("--coupling-epochs") > 0;
-    if (a->job.setting == "coupling" && !a->coupling_epochs_given) {
-      a->job.coupling_epochs = kCouplingDemoEpochs;
-    }
+    a->job.data_given = cmd->count("--data") > 0;
+    // The bare demo (its embedded data) runs a small coupling job; a --data
+    // file runs fedmf train's (the paper's) epochs unless given.
+    a->small_coupling =
+        a->job.setting == "coupling" && cmd->count("--coupling-epochs") == 0 && !a->job.data_given;
+    if (a->small_coupling) a->job.coupling_epochs = kCouplingDemoEpochs;
     // hua-s3 defaults to the paper's d = 50, lfl to T = 10, unless set here or by the job file
     a->job.dim_given = cmd->count("--dim") > 0 || a->job.job_file_keys.contains("dim");
     a->rounds_given = cmd->count("--T") > 0 || a->job.job_file_keys.contains("rounds");

@@ -179,8 +179,11 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
     return ExitCodeFor(dataset.status());
   }
+  // The bare demo (its embedded data) runs a small job; a --data file runs
+  // every user as a device unless --devices says otherwise.
+  const bool small = !args.devices_given && !a.data_given;
   const int64_t devices =
-      args.devices_given ? args.devices : std::min<int64_t>(kLflDemoDevices, dataset->num_users);
+      small ? std::min<int64_t>(kLflDemoDevices, dataset->num_users) : args.devices;
   auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds, devices);
   if (!job.ok()) {
     std::cerr << "fedmf demo: " << job.status().message() << "\n";
@@ -212,12 +215,12 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
       "%s, dropout %s\n",
       a.data, job->num_devices, job->grants.size(), job->num_items, job->config.iterations,
       job->config.omega, a.epsilon, job->complete_graph ? "SecAgg" : "SecAgg+", a.dropout);
-  if (!args.rounds_given || !args.devices_given) {
+  if (small) {
     std::cerr << absl::StrFormat(
-        "demo: a small job by default (%d of the %d users as devices, T = %d), to show the "
-        "protocol in about a minute; the paper-size run (every user a device, 15-30 min on 2 "
-        "cores): fedmf demo --setting lfl --data %s --devices %d --T 10\n",
-        job->num_devices, dataset->num_users, job->config.iterations, a.data, dataset->num_users);
+        "demo: a small job by default (%d of the %d users as devices), to show the protocol in "
+        "about a minute; the paper-size run (every user a device, 15-30 min on 2 cores): fedmf "
+        "demo --setting lfl --devices %d --T %d\n",
+        job->num_devices, dataset->num_users, dataset->num_users, kLflDemoRounds);
   }
   auto final_status = FollowLflJob(*job, c, args.timeout_seconds);
   if (!final_status.ok()) return Fail("demo", final_status.status());

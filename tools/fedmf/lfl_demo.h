@@ -25,12 +25,14 @@ struct LflDemoArgs {
   int threads_per_host = 1;
   // --devices: the first N users of the data are the devices (0: all).
   int64_t devices = 0;
-  bool devices_given = false;  // else kLflDemoDevices (at most the data's users)
+  // Else: every user of --data, or kLflDemoDevices of the embedded data.
+  bool devices_given = false;
 };
 
-// The demo's defaults when --T and --devices are not given: a job that
-// shows every phase of the protocol in about a minute on 2 cores. The
-// paper-size run (every user of the data a device, T = 10) is printed beside.
+// The demo's T unless --T is given (the paper's). Without --data and
+// --devices, the first kLflDemoDevices users of the embedded data are the
+// devices: a job that shows every phase of the protocol in about a minute on
+// 2 cores (all 600: 15-30 min); the paper-size command is printed beside.
 inline constexpr int kLflDemoRounds = 10;
 inline constexpr int64_t kLflDemoDevices = 100;
 
