@@ -1,4 +1,4 @@
-// Issue 56 item 6: Ctrl-C (SIGINT) or SIGTERM on `fedmf demo` leaves nothing
+// Issue 56 item 6: Ctrl-C (SIGINT), SIGTERM or SIGHUP on `fedmf demo` leaves nothing
 // behind: the daemons it started are stopped and its work directory (the
 // throw-away CA's key included) is removed, and the demo ends by the signal.
 // Each case runs the real CLI as a subprocess with its own TMPDIR, waits for
@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -167,6 +168,10 @@ TEST_P(DemoInterruptTest, LeavesNoDaemonAndNoWorkDirectory) {
       fs::path(::testing::TempDir()) / absl::StrCat("demo-interrupt-", c.name, "-", getpid());
   fs::remove_all(tmp);
   fs::create_directories(tmp);
+  const absl::Cleanup remove_tmp = [&] {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+  };
   Demo demo(c.args, tmp.string());
   ASSERT_GT(demo.pid(), 0);
   const std::optional<std::string> dir_line = demo.AwaitLine("work dir ");
@@ -194,7 +199,6 @@ TEST_P(DemoInterruptTest, LeavesNoDaemonAndNoWorkDirectory) {
   for (const auto& [pid, start] : children) {
     EXPECT_NE(StartTime(pid), start) << "daemon " << pid << " outlived the demo";
   }
-  fs::remove_all(tmp);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -213,6 +217,13 @@ INSTANTIATE_TEST_SUITE_P(
              "work dir ",
              SIGINT,
              0},
+        // SIGHUP (the terminal closed) during Hua S3's iterations: server,
+        // aggregator and three device hosts.
+        Case{"hua_s3_sighup",
+             {"--setting", "hua-s3", "--T", "5000", "--timeout", "600"},
+             "iteration    1/",
+             SIGHUP,
+             5},
         // SIGTERM on the LFL demo's default job, its device hosts running.
         Case{"lfl_sigterm", {"--setting", "lfl", "--timeout", "600"}, "LFL-SGDMF on", SIGTERM, 4}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });

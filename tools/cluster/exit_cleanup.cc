@@ -177,8 +177,8 @@ void InstallInterruptCleanup(absl::Duration grace) {
     sa.sa_handler = OnSignal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    // SIGHUP: the terminal the demo ran in was closed.
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
     // A thread that returns from main while the handler works (its calls
     // failed as the daemons stopped) must not end the process with its own
     // exit code first: exit() waits here for the handler's lock.

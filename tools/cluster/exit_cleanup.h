@@ -1,5 +1,5 @@
 // What a demo leaves behind when it is interrupted: nothing. `fedmf demo`
-// installs a handler for SIGINT and SIGTERM; on the signal it stops every
+// installs a handler for SIGINT, SIGTERM and SIGHUP; on one it stops every
 // daemon this process started (SIGTERM, then SIGKILL after a grace period),
 // removes the work directories registered here (their CA key included), and
 // then ends by the same signal. The registry is process-wide because the
@@ -47,13 +47,13 @@ class DeferInterrupt {
 // never a reused pid).
 bool SignalTrackedChild(pid_t pid, int sig);
 
-// Installs the SIGINT / SIGTERM handler and the thread that does the work
+// Installs the SIGINT / SIGTERM / SIGHUP handler and the thread that does the work
 // (a signal handler may only write to a pipe). Idempotent. Children started
 // later get the default dispositions back (process.cc's ChildMain).
 void InstallInterruptCleanup(absl::Duration grace = absl::Seconds(5));
 
 // For a process that serves until interrupted (`fedmf demo --dashboard`):
-// blocks until SIGINT or SIGTERM and returns the signal; that one signal then
+// blocks until SIGINT, SIGTERM or SIGHUP and returns the signal; that one signal then
 // ends this wait instead of the process, and the caller stops what it
 // started itself. Requires InstallInterruptCleanup.
 int AwaitInterrupt();
