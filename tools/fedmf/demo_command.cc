@@ -541,9 +541,9 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
                 "serve fedmf-server's web dashboard on a loopback port and keep the federation "
                 "up after the job until Ctrl-C");
   cmd->add_option("--devices", a->devices,
-                  absl::StrFormat("lfl: the first N users of --data are the devices (0: all; "
-                                  "default %d, with T = %d unless --T is given)",
-                                  kLflDemoDevices, kLflDemoRounds));
+                  absl::StrFormat("lfl: the first N users of the data are the devices (0: all; "
+                                  "default: every user of a --data file, %d of the embedded data)",
+                                  kLflDemoDevices));
   cmd->add_option("--timeout", a->timeout_seconds, "give up after this many seconds")
       ->capture_default_str();
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")
