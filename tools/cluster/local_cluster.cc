@@ -14,6 +14,7 @@
 #include "common/net/client_context.h"
 #include "common/net/credentials.h"
 #include "common/pki/ca.h"
+#include "tools/cluster/exit_cleanup.h"
 #include "tools/cluster/hua_cluster.h"
 #include "tools/cluster/lfl_cluster.h"
 
@@ -30,11 +31,15 @@ absl::StatusOr<std::unique_ptr<LocalCluster>> LocalCluster::Create(ClusterOption
 
 absl::Status LocalCluster::Prepare() {
   if (options_.bin_dir.empty()) options_.bin_dir = SelfDirectory();
+  // An interrupt (Ctrl-C on fedmf demo) removes the work directory once it
+  // is written, not while the CA is being written into it.
+  DeferInterrupt defer;
   if (options_.work_dir.empty()) {
     std::string tmpl = (fs::temp_directory_path() / "fedmf-cluster-XXXXXX").string();
     if (mkdtemp(tmpl.data()) == nullptr) return absl::UnavailableError("mkdtemp failed");
     work_dir_ = tmpl;
     owns_work_dir_ = !options_.keep_work_dir;
+    if (owns_work_dir_) RemoveOnInterrupt(work_dir_);
   } else {
     work_dir_ = options_.work_dir;
     fs::create_directories(work_dir_);
@@ -147,6 +152,7 @@ LocalCluster::~LocalCluster() {
   if (owns_work_dir_) {
     std::error_code ec;
     fs::remove_all(work_dir_, ec);
+    ForgetOnInterrupt(work_dir_);
   }
 }
 

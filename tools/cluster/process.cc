@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "tools/cluster/exit_cleanup.h"
 
 namespace fedmf::cli {
 
@@ -105,12 +106,18 @@ absl::StatusOr<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>&
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   ChildStart start{getpid(), fd, devnull, args.data(), &old};
-  const pid_t pid = clone(ChildMain, static_cast<char*>(stack) + kChildStack,
+  // Tracked (exit_cleanup.h): an interrupted demo stops every child it has.
+  int clone_errno = 0;
+  absl::StatusOr<pid_t> pid = SpawnTrackedChild([&] {
+    const pid_t p = clone(ChildMain, static_cast<char*>(stack) + kChildStack,
                           CLONE_VM | CLONE_VFORK | SIGCHLD, &start);
-  const int clone_errno = errno;
+    clone_errno = errno;
+    return p;
+  });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (pid < 0) return absl::UnavailableError(absl::StrCat("clone: ", strerror(clone_errno)));
-  return ChildProcess(pid, log_path);
+  if (!pid.ok()) return pid.status();
+  if (*pid < 0) return absl::UnavailableError(absl::StrCat("clone: ", strerror(clone_errno)));
+  return ChildProcess(*pid, log_path);
 }
 
 ChildProcess::ChildProcess(ChildProcess&& o) noexcept
@@ -133,8 +140,9 @@ ChildProcess::~ChildProcess() { Kill(); }
 
 bool ChildProcess::running() {
   if (pid_ <= 0) return false;
-  const pid_t r = waitpid(pid_, &status_, WNOHANG);
-  if (r == pid_) {
+  const pid_t r = ReapTrackedChild(pid_, &status_, WNOHANG);
+  // ECHILD: reaped already, by an interrupted demo's handler (exit_cleanup.h).
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
     pid_ = -1;
     return false;
   }
@@ -147,7 +155,7 @@ int ChildProcess::Stop(absl::Duration grace) {
 }
 
 void ChildProcess::RequestStop() {
-  if (running()) kill(pid_, SIGTERM);
+  if (running()) SignalTrackedChild(pid_, SIGTERM);
 }
 
 int ChildProcess::WaitStopped(absl::Time deadline) {
@@ -160,7 +168,7 @@ int ChildProcess::WaitStopped(absl::Time deadline) {
     if (pidfd >= 0) close(pidfd);
   };
   while (true) {
-    if (waitpid(pid_, &status_, WNOHANG) == pid_) {
+    if (ReapTrackedChild(pid_, &status_, WNOHANG) == pid_) {
       pid_ = -1;
       return status_;
     }
@@ -181,8 +189,7 @@ int ChildProcess::WaitStopped(absl::Time deadline) {
 
 void ChildProcess::Kill() {
   if (pid_ <= 0) return;
-  kill(pid_, SIGKILL);
-  waitpid(pid_, &status_, 0);
+  if (SignalTrackedChild(pid_, SIGKILL)) ReapTrackedChild(pid_, &status_, 0);
   pid_ = -1;
 }
 

@@ -1,7 +1,5 @@
 #include "tools/fedmf/demo_command.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -20,6 +18,7 @@
 #include "common/fmf/noise_plan.h"
 #include "common/net/job_codec.h"
 #include "common/net/job_view.h"
+#include "tools/cluster/exit_cleanup.h"
 #include "tools/cluster/local_cluster.h"
 #include "tools/fedmf/accounting_json.h"
 #include "tools/fedmf/cli_util.h"
@@ -40,22 +39,18 @@ struct DemoArgs {
   bool insecure = false;
   double timeout_seconds = 1800;
   double round_deadline_seconds = 60;
-  bool rounds_given = false;  // lfl defaults to T = 10 unless --T is given
+  bool rounds_given = false;  // lfl defaults to kLflDemoRounds unless --T is given
   bool dashboard = false;     // serve fedmf-server's dashboard; stay up after the job
+  int64_t devices = 0;        // lfl: the first N users are devices (0: all)
+  bool devices_given = false;
+  bool small_coupling = false;  // coupling: kCouplingDemoEpochs (the bare demo)
 };
 
-// --dashboard: after the job, keep the federation (and the dashboard) up
-// until the user ends it. The signals are blocked only now, after every
-// child started, so the daemons keep their default handlers.
-void ServeUntilInterrupted() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  int signal = 0;
-  sigwait(&set, &signal);
-}
+// coupling without --data and --coupling-epochs: the demo's epochs (every
+// step sends the dense couplings' gradients, ~2 MB per party on the embedded
+// data): about a minute on 2 cores. fedmf train's default, the paper-size
+// run, is JobFlags' coupling_epochs.
+constexpr int32_t kCouplingDemoEpochs = 2;
 
 // A --party-data spec with its path made absolute: the party processes run
 // from their own configs in the work directory.
@@ -99,6 +94,8 @@ std::optional<int> RunDeviceDemo(const DemoArgs& a) {
     l.timeout_seconds = a.timeout_seconds;
     l.phase_deadline_seconds = a.round_deadline_seconds;
     l.rounds_given = a.rounds_given;
+    l.devices = a.devices;
+    l.devices_given = a.devices_given;
     return RunLflDemo(a.job, l);
   }
   if (a.job.setting == "hua-s3") {
@@ -454,6 +451,13 @@ int RunDemo(DemoArgs& a) {
   }
   DemoJob job;
   if (int code = PrepareDemoJob(a, &job); code != 0) return code;
+  if (a.small_coupling) {
+    std::cerr << absl::StrFormat(
+        "demo: %d epochs (%d DP steps) by default, to show the protocol in about a minute; the "
+        "paper-size run (~8 min on 2 cores, ~4 GB up per party): fedmf demo --setting coupling "
+        "--coupling-epochs %d\n",
+        a.job.coupling_epochs, job.config.rounds, JobFlags().coupling_epochs);
+  }
   std::unique_ptr<LocalCluster> cluster;
   if (int code = StartDemoCluster(a, job, &cluster); code != 0) return code;
   const v1::JobSpec spec = DemoSpec(a, job);
@@ -513,7 +517,7 @@ int RunDemo(DemoArgs& a) {
     std::cerr << absl::StrFormat(
         "demo: the job's page: http://127.0.0.1:%d/jobs/%s (serving until Ctrl-C)\n",
         cluster->server_dashboard_port(), *job_id);
-    ServeUntilInterrupted();
+    AwaitInterrupt();  // this one signal ends the wait; a second one ends the process
     std::cerr << "demo: stopping the federation\n";
   }
   return 0;
@@ -546,16 +550,35 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--dashboard", a->dashboard,
                 "serve fedmf-server's web dashboard on a loopback port and keep the federation "
                 "up after the job until Ctrl-C");
+  cmd->add_option("--devices", a->devices,
+                  absl::StrFormat("lfl: the first N users of the data are the devices (0: all; "
+                                  "default: every user of a --data file, %d of the embedded data)",
+                                  kLflDemoDevices));
   cmd->add_option("--timeout", a->timeout_seconds, "give up after this many seconds")
       ->capture_default_str();
   cmd->add_option("--round-deadline", a->round_deadline_seconds, "per-round deadline (s)")
       ->capture_default_str();
   cmd->callback([a, cmd, exit_code] {
+    // Ctrl-C or SIGTERM stops the daemons and removes the work directory.
+    InstallInterruptCleanup();
     if (auto s = ApplyJobFile(*cmd, a->job); !s.ok() || !(s = CheckFlagCombination(a->job)).ok()) {
       std::cerr << "fedmf demo: " << s.message() << "\n";
       *exit_code = ExitCodeFor(s);
       return;
     }
+    a->devices_given = cmd->count("--devices") > 0;
+    if (a->devices_given && a->job.setting != "lfl") {
+      std::cerr << "fedmf demo: --devices is for --setting lfl (device hosts); " << a->job.setting
+                << " runs --parties parties\n";
+      *exit_code = 2;
+      return;
+    }
+    a->job.data_given = cmd->count("--data") > 0;
+    // The bare demo (its embedded data) runs a small coupling job; a --data
+    // file runs fedmf train's (the paper's) epochs unless given.
+    a->small_coupling =
+        a->job.setting == "coupling" && cmd->count("--coupling-epochs") == 0 && !a->job.data_given;
+    if (a->small_coupling) a->job.coupling_epochs = kCouplingDemoEpochs;
     // hua-s3 defaults to the paper's d = 50, lfl to T = 10, unless set here or by the job file
     a->job.dim_given = cmd->count("--dim") > 0 || a->job.job_file_keys.contains("dim");
     a->rounds_given = cmd->count("--T") > 0 || a->job.job_file_keys.contains("rounds");

@@ -25,8 +25,13 @@ int Fail(const std::string& what, const absl::Status& s) {
 }  // namespace
 
 absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data::Dataset& dataset,
-                                                  int hosts, double phase_deadline_seconds) {
+                                                  int hosts, double phase_deadline_seconds,
+                                                  int64_t devices) {
   if (hosts < 1) return absl::InvalidArgumentError("--parties (device hosts) must be >= 1");
+  if (devices < 0 || devices > dataset.num_users) {
+    return absl::InvalidArgumentError(absl::StrCat("--devices ", devices, ": the data has ",
+                                                   dataset.num_users, " users (0 = all of them)"));
+  }
   net::LflJobConfig j;
   j.job_id = "demo-lfl";
   ASSIGN_OR_RETURN(j.config, LflConfigFromFlags(a, dataset.range.max));
@@ -38,7 +43,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
   j.active_secagg = !a.semi_honest_secagg;
   j.secagg_session = a.secagg_session;
   j.secagg_design_dropout = a.secagg_design_dropout;
-  const int64_t n = dataset.num_users;
+  const int64_t n = devices > 0 ? devices : dataset.num_users;
   for (int k = 0; k < hosts; ++k) {
     const int64_t first = n * k / hosts, end = n * (k + 1) / hosts;
     if (end <= first) continue;
@@ -162,7 +167,7 @@ void PrintLflTable(const net::LflJobConfig& job, const v1::LflStatus& l, double 
 int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   const absl::Time start = absl::Now();
   JobFlags a = flags;
-  if (!args.rounds_given) a.rounds = 10;
+  if (!args.rounds_given) a.rounds = kLflDemoRounds;
   if (a.aggregation == "ideal" || a.aggregation == "analytic") {
     std::cerr << "fedmf demo: --aggregation " << a.aggregation
               << " runs in one process only (fedmf train)\n";
@@ -174,7 +179,12 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
     std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
     return ExitCodeFor(dataset.status());
   }
-  auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds);
+  // The bare demo (its embedded data) runs a small job; a --data file runs
+  // every user as a device unless --devices says otherwise.
+  const bool small = !args.devices_given && !a.data_given;
+  const int64_t devices =
+      small ? std::min<int64_t>(kLflDemoDevices, dataset->num_users) : args.devices;
+  auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds, devices);
   if (!job.ok()) {
     std::cerr << "fedmf demo: " << job.status().message() << "\n";
     return 2;
@@ -194,7 +204,10 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   auto cluster = LocalCluster::Create(options);
   if (!cluster.ok()) return Fail("demo", cluster.status());
   LocalCluster& c = **cluster;
-  if (args.keep) std::cerr << "work dir: " << c.work_dir() << "\n";
+  std::cerr << absl::StrFormat(
+      "demo: work dir %s (logs in logs/), CA in certs/; starting fedmf-server and %d device "
+      "hosts\n",
+      c.work_dir(), job->grants.size());
   if (auto s = StartLflCluster(a, *job, args.threads_per_host, c); !s.ok())
     return Fail("demo: start", s);
   std::cerr << absl::StrFormat(
@@ -202,6 +215,13 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
       "%s, dropout %s\n",
       a.data, job->num_devices, job->grants.size(), job->num_items, job->config.iterations,
       job->config.omega, a.epsilon, job->complete_graph ? "SecAgg" : "SecAgg+", a.dropout);
+  if (small) {
+    std::cerr << absl::StrFormat(
+        "demo: a small job by default (%d of the %d users as devices), to show the protocol in "
+        "about a minute; the paper-size run (every user a device, 15-30 min on 2 cores): fedmf "
+        "demo --setting lfl --devices %d --T %d\n",
+        job->num_devices, dataset->num_users, dataset->num_users, kLflDemoRounds);
+  }
   auto final_status = FollowLflJob(*job, c, args.timeout_seconds);
   if (!final_status.ok()) return Fail("demo", final_status.status());
   c.StopAll();

@@ -21,15 +21,28 @@ struct LflDemoArgs {
   bool insecure = false;
   double timeout_seconds = 1800;
   double phase_deadline_seconds = 60;
-  bool rounds_given = false;  // --T given (else T = 10, the LFL default)
+  bool rounds_given = false;  // --T given (else the demo's T, kLflDemoRounds)
   int threads_per_host = 1;
+  // --devices: the first N users of the data are the devices (0: all).
+  int64_t devices = 0;
+  // Else: every user of --data, or kLflDemoDevices of the embedded data.
+  bool devices_given = false;
 };
+
+// The demo's T unless --T is given (the paper's). Without --data and
+// --devices, the first kLflDemoDevices users of the embedded data are the
+// devices: a job that shows every phase of the protocol in about a minute on
+// 2 cores (all 600: 15-30 min); the paper-size command is printed beside.
+inline constexpr int kLflDemoRounds = 10;
+inline constexpr int64_t kLflDemoDevices = 100;
 
 // The LFL job the flags describe, over `dataset`, with devices split evenly
 // over LocalCluster::LflHostName(0..hosts-1). dropout_* stay with the hosts.
+// `devices` > 0: only the first `devices` users of the data are devices.
 absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& flags,
                                                   const data::Dataset& dataset, int hosts,
-                                                  double phase_deadline_seconds);
+                                                  double phase_deadline_seconds,
+                                                  int64_t devices = 0);
 
 int RunLflDemo(const JobFlags& job, const LflDemoArgs& args);
 
