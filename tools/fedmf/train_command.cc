@@ -140,11 +140,21 @@ void PrintSummary(const fmf::SimulationResult& r) {
         std::isinf(p.epsilon) ? "inf" : absl::StrFormat("%.4f", p.epsilon));
   }
   // A non-private run has no noise and no DP steps: say so instead of z = 0.
-  const std::string privacy =
-      std::isinf(r.epsilon) || r.plan.noise_multiplier <= 0
-          ? std::string("non-private (no noise)")
-          : absl::StrFormat("epsilon %.4f at delta %g (z = %.4f, %d DP steps)", r.epsilon,
-                            r.config.delta, r.plan.noise_multiplier, r.plan.steps);
+  // Algorithm stats has no SGD plan (r.plan is empty): its own says it.
+  std::string privacy;
+  if (r.stats_plan && r.stats_plan->private_training) {
+    const fmf::StatsPlan& sp = *r.stats_plan;
+    privacy = absl::StrFormat(
+        "epsilon %.4f at delta %g against the server and %d colluding part%s, %.4f if all the "
+        "others collude (Gaussian DP, mu %.4f, %d releases; noise once among the parties)",
+        sp.epsilon, sp.delta, sp.colluding, sp.colluding == 1 ? "y" : "ies", sp.epsilon_alone,
+        sp.mu, static_cast<int>(sp.releases.size()));
+  } else if (std::isinf(r.epsilon) || (!r.stats_plan && r.plan.noise_multiplier <= 0)) {
+    privacy = "non-private (no noise)";
+  } else {
+    privacy = absl::StrFormat("epsilon %.4f at delta %g (z = %.4f, %d DP steps)", r.epsilon,
+                              r.config.delta, r.plan.noise_multiplier, r.plan.steps);
+  }
   const std::string split = r.config.split == fmf::SplitKind::kNone
                                 ? std::string("one data set")
                                 : absl::StrCat(fmf::SplitKindName(r.config.split), " split");

@@ -484,6 +484,23 @@ TEST_F(CliTest, TrainVflPerUserReportsTheComposedGlobalEpsilon) {
 // Issue #54: the JSON says what each step samples and how epsilon composes
 // its releases, down to a `fedmf privacy epsilon` command that gives the same
 // number: a reader recomputes epsilon from the JSON alone.
+// A private stats run's summary states its guarantee: it has no SGD plan,
+// and the line once read "non-private (no noise)" at epsilon 16.
+TEST_F(CliTest, TrainTextStatesTheStatsGuarantee) {
+  RunResult r =
+      Run({"train", "--setting", "hfl", "--data", "synthetic:users=60,items=30,density=0.2",
+           "--parties", "3", "--algorithm", "stats", "--epsilon", "16", "--seed", "1", "--quiet"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_THAT(r.out, HasSubstr("epsilon 16.0000 at delta 1e-05 against the server and 1 colluding "
+                               "party"));
+  EXPECT_THAT(r.out, Not(HasSubstr("non-private")));
+  RunResult inf =
+      Run({"train", "--setting", "hfl", "--data", "synthetic:users=60,items=30,density=0.2",
+           "--parties", "3", "--algorithm", "stats", "--epsilon", "inf", "--seed", "1", "--quiet"});
+  ASSERT_EQ(inf.exit_code, 0) << Describe(inf);
+  EXPECT_THAT(inf.out, HasSubstr("non-private (no noise)"));
+}
+
 TEST_F(CliTest, TrainJsonLetsAReaderRecomputeEpsilon) {
   auto recompute = [&](const std::string& command) {
     std::vector<std::string> args = absl::StrSplit(command, ' ');
