@@ -394,7 +394,10 @@ TEST_F(PartnersTest, APsiWithAnOversizedPartnerListIsRefusedRecordedAndRateLimit
     cli::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(absl::StrCat("p", k, ".csv"));
-    p.max_alignments_per_day = 1;
+    // Party-0's limit is the one under test; party-1's default (3) lets it
+    // answer, so the job fails on party-0's refusal, not on whichever
+    // party refused first (party-1's own limit raced it).
+    p.max_alignments_per_day = k == 0 ? 1 : 3;
     o.party_overrides[k] = p;
   }
   ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1}));
