@@ -338,8 +338,11 @@ absl::StatusOr<std::string> LocalCluster::SubmitJob(v1::JobSpec spec) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = std::move(spec);
   v1::SubmitJobResponse resp;
-  auto ctx = net::DeadlineContext(absl::Seconds(30));
-  grpc::Status s = stub->SubmitJob(ctx.get(), req, &resp);
+  // A flood of other callers can fill the server's threads for a moment.
+  grpc::Status s = net::RetryThreadQuotaRefusals([&] {
+    auto ctx = net::DeadlineContext(absl::Seconds(30));
+    return stub->SubmitJob(ctx.get(), req, &resp);
+  });
   if (!s.ok()) return net::FromGrpc(s);
   return resp.job_id();
 }

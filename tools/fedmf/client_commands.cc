@@ -104,8 +104,12 @@ int Submit(const ClientArgs& a) {
   v1::SubmitJobRequest req;
   *req.mutable_spec() = *spec;
   v1::SubmitJobResponse resp;
-  auto ctx = net::DeadlineContext(kOperatorCallTimeout);
-  auto s = v1::Operator::NewStub(*ch)->SubmitJob(ctx.get(), req, &resp);
+  auto stub = v1::Operator::NewStub(*ch);
+  // A flood of other callers can fill the server's threads for a moment.
+  auto s = net::RetryThreadQuotaRefusals([&] {
+    auto ctx = net::DeadlineContext(kOperatorCallTimeout);
+    return stub->SubmitJob(ctx.get(), req, &resp);
+  });
   if (!s.ok()) return FailRpc("job submit", s, a, a.server, ServerPeer(a), pki::Role::kServer);
   if (a.json) {
     std::cout << nlohmann::json{{"job_id", resp.job_id()}}.dump() << "\n";
