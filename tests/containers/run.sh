@@ -155,17 +155,7 @@ done
 
 # ---- one HFL job through the operator CLI
 cli() { compose run --rm -T cli fedmf "$@" --cert-dir /certs --name operator; }
-wait_job() {  # JOB_ID: its final status (JSON) once FINISHED
-  local deadline=$(( $(date +%s) + 600 )) status state
-  while :; do
-    status=$(cli job status --server server:7443 --job "$1" --json) || fail "status: $status"
-    state=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["state"])' "$status")
-    [ "$state" = JOB_STATE_FINISHED ] && { echo "$status"; return 0; }
-    [ "$state" = JOB_STATE_FAILED ] && fail "job $1 failed: $status"
-    [ "$(date +%s)" -lt "$deadline" ] || fail "job $1 not finished in 10 min: $status"
-    sleep 2
-  done
-}
+. "$ROOT/tests/containers/wait_job.sh"
 out=$(cli job submit --server server:7443 --spec /etc/fedmf/jobs/hfl.yaml) || fail "submit: $out"
 log "$out"
 status=$(wait_job hfl-demo)
