@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces the Price-of-Privacy findings of Pejó et al. (PoPETs 2019) on
-# MovieLens 100K with `fedmf advise` (docs/results.md, "fedmf advise").
+# MovieLens 100K with `fedmf advise` (docs/results.md, section advise).
 #
-#   tools/experiments/advise_ml100k.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [SETTING]
+#   experiments/advise_ml100k.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [SETTING]
 #
 # Splits u.data into two players by user (HFL: odd / even user ids) or by
 # item (VFL: odd / even item ids), measures the trade-off grid once

@@ -4,7 +4,7 @@
 # `fedmf demo --setting coupling --parties 2` and samples every daemon's
 # VmHWM once a second while it runs.
 #
-#   tools/experiments/coupling_hwm.sh BUILD_BIN_DIR ML100K_DIR OUT_PREFIX [VAR=VALUE ...]
+#   experiments/coupling_hwm.sh BUILD_BIN_DIR ML100K_DIR OUT_PREFIX [VAR=VALUE ...]
 #
 # VAR=VALUE pairs go into the demo's environment (e.g. MALLOC_ARENA_MAX=2),
 # which its daemons inherit. Writes OUT_PREFIX.json (the demo's JSON),

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Reproduces the trend of "Differentially private collaborative coupling
 # learning" (paper 000, Figures 3-4) on MovieLens 100K with
-# `fedmf train --setting coupling` (docs/results.md, "Coupling learning").
+# `fedmf train --setting coupling` (docs/results.md, section coupling).
 #
-#   tools/experiments/coupling_ml100k.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [JOBS]
+#   experiments/coupling_ml100k.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [JOBS]
 #
 # Rows: non-private; the paper's sigma in {0.05, 0.1, 0.2} (C = 1/6, so
 # z = 6 sigma); and the epsilons the paper claims (5.92, 2.78, 1.35), each

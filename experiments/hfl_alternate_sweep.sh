@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # issue #16: picks --alternations and --lr for `--algorithm alternate` on the
 # parties' own validation split (validation_mse), never on test_mse.
-# Usage: tools/experiments/hfl_alternate_sweep.sh BIN_DIR U_DATA EPSILON
+# Usage: experiments/hfl_alternate_sweep.sh BIN_DIR U_DATA EPSILON
 # Prints: epsilon alternations lr validation_mse test_mse (test only for the record).
 set -euo pipefail
 bin=$1; data=$2; eps=$3

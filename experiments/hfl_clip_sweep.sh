@@ -2,7 +2,7 @@
 # issue #16: picks --hfl-clip and --lr for HFL per-user clipping (with
 # --algorithm alternate) on the parties' own validation split
 # (validation_mse), never on test_mse.
-# Usage: tools/experiments/hfl_clip_sweep.sh BIN_DIR U_DATA EPSILON [CLIPS] [LRS] [EXTRA FLAGS...]
+# Usage: experiments/hfl_clip_sweep.sh BIN_DIR U_DATA EPSILON [CLIPS] [LRS] [EXTRA FLAGS...]
 # Prints: epsilon clip lr validation_mse test_mse (test only for the record).
 set -euo pipefail
 bin=$1; data=$2; eps=$3

@@ -9,7 +9,7 @@ of |prediction error| (test ratings). Every Hua run reports epsilon = inf:
 the paper's per-release analysis does not hold (docs/privacy.md, hua), so a
 finite budget runs only with --hua-paper-noise (a non-private run).
 
-usage: tools/experiments/hua_table.py BUILD_BIN_DIR ML100K_U_DATA [SEED]
+usage: experiments/hua_table.py BUILD_BIN_DIR ML100K_U_DATA [SEED]
 """
 import concurrent.futures
 import json

@@ -2,7 +2,7 @@
 """Issue #59: test MSE of Hua's valid variant (S2-TP and S3) against epsilon, over seeds,
 next to the non-private baseline (Hua's MF without noise) and each user's mean alone.
 
-Usage: tools/experiments/hua_valid_table.py BIN_DIR U_DATA [SEEDS] [EXTRA FLAGS...]
+Usage: experiments/hua_valid_table.py BIN_DIR U_DATA [SEEDS] [EXTRA FLAGS...]
 Runs `fedmf train --setting hua-s2-tp|hua-s3 --data movielens:U_DATA --rating-range 1,5
 --epsilon E --seed S --json --quiet` for E in {1, 4, 16, inf}; caches each run's JSON in
 $HUA_CACHE (default /tmp/hua-valid-cache) and prints a markdown table (mean +- sd).

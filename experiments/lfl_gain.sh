@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
-# LFL-SGDMF against Stage 1 alone (issue #16; docs/results.md, "LFL: whole
-# gradients, the noise-aware step and the validation fallback").
+# LFL-SGDMF against Stage 1 alone (issue #16; docs/results.md, section lfl).
 #
-#   tools/experiments/lfl_gain.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [--large]
+#   experiments/lfl_gain.sh BUILD_BIN_DIR ML100K_DIR OUT_DIR [--large]
 #
 # ML-100K (943 devices): --algorithm paper | whole at epsilon in
 # {0.5, 1, 2, 4, 8, inf}, T = 10, no dropout, seed 1, the analytic

@@ -4,10 +4,10 @@
 setting x epsilon x granularity on MovieLens 100K (T=100, T'=10, p=20,
 eta=0.01, delta=1e-5, seed fixed), plus the non-private references. Every
 federated row runs the FMF paper's algorithm (--algorithm paper): the grid
-reproduces the paper's methods; fedmf's defaults are in docs/results.md's
-collaboration-gain sections.
+reproduces the paper's methods; fedmf's defaults are in docs/results.md,
+section stats.
 
-usage: tools/experiments/results_table.py BUILD_BIN_DIR ML100K_U_DATA [SEED]
+usage: experiments/results_table.py BUILD_BIN_DIR ML100K_U_DATA [SEED]
 """
 import json
 import subprocess

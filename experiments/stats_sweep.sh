@@ -3,8 +3,8 @@
 # validation ratings (validation_mse), never on test_mse: runs the job once
 # per value at each epsilon and seed and prints the validation MSE (the test
 # MSE only for the record).
-# Usage: tools/experiments/stats_sweep.sh BIN_DIR DATA_SPEC FLAG "VALUES" "EPSILONS" "SEEDS" [EXTRA FLAGS...]
-#   e.g. tools/experiments/stats_sweep.sh build/bin movielens:../shared/data/ml-100k/u.data \
+# Usage: experiments/stats_sweep.sh BIN_DIR DATA_SPEC FLAG "VALUES" "EPSILONS" "SEEDS" [EXTRA FLAGS...]
+#   e.g. experiments/stats_sweep.sh build/bin movielens:$ML100K/u.data \
 #        --stats-releases "1 2 3 5" "16 64" "1 2" --setting hfl --parties 10
 # Prints: flag value epsilon seed validation_mse test_mse
 set -euo pipefail

@@ -14,10 +14,10 @@ the steps are the Poisson-subsampled Gaussian the RDP accountant charges, and
 `fedmf privacy epsilon` gives the job's epsilon (docs/privacy.md, section
 sampling).
 
-usage: tools/experiments/user_sampling_epsilon.py STEPS Q Z Z_COUNT [DELTA]
+usage: experiments/user_sampling_epsilon.py STEPS Q Z Z_COUNT [DELTA]
 e.g. VFL's defaults at a printed epsilon 1 (fedmf train --json: steps,
 sample_rate, noise_multiplier, count_noise_multiplier):
-  tools/experiments/user_sampling_epsilon.py 1000 0.01 1.5411145933999428 18.113392783455833
+  experiments/user_sampling_epsilon.py 1000 0.01 1.5411145933999428 18.113392783455833
 """
 import math
 import sys
