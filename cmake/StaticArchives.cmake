@@ -4,8 +4,8 @@
 #
 # Why: the dynamic loader's work (mapping, relocating and write-protecting 40
 # Abseil objects and the rest) is paid by every daemon at start, and a demo
-# starts eleven of them on two cores. Measured (docs/benchmarks.md, "Static
-# archives"): a party's start 900 -> 600 page faults, and job running 0.95-0.98
+# starts eleven of them on two cores. Measured (docs/archive/benchmarks-2026.md,
+# "Static archives"): a party's start 900 -> 600 page faults, and job running 0.95-0.98
 # -> 0.75-0.81 s into `fedmf demo --setting hfl --parties 10` (the demo's wall:
 # -0.25 s, the median difference of 13 interleaved pairs). PIE and RELRO
 # stay: the archives are position independent code (Debian builds them with

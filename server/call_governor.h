@@ -15,8 +15,9 @@
 //    its buffers are freed and its slot is released.
 //
 // Why the synchronous server: the callback API costs the same per round
-// (docs/benchmarks.md, "The network alone" and "Limits against hostile
-// peers"), and with authorization before
+// (docs/benchmarks.md, "Cross-silo daemons"; measured in
+// docs/archive/benchmarks-2026.md, "The network alone" and "Limits against
+// hostile peers"), and with authorization before
 // the first read and these pools, the threads a held call can pin are
 // bounded by configuration rather than by what peers open.
 //

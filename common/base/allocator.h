@@ -34,7 +34,7 @@ inline constexpr int kMmapThresholdBytes = 32 << 20;
 // (lfl_benchmark's in-session iteration, its devices masking one after
 // another: 444k page faults in the process, 142k with this). A trim threshold below the blocks a
 // process moves does the same to them: 16 MB made the coupling demo's 30 MB rounds 12-15% slower
-// (docs/benchmarks.md).
+// (docs/archive/benchmarks-2026.md).
 inline constexpr int kTrimThresholdBytes = 2 * kMmapThresholdBytes;
 
 // glibc gives threads up to 8 arenas per core, and a freed block stays in the
@@ -42,8 +42,8 @@ inline constexpr int kTrimThresholdBytes = 2 * kMmapThresholdBytes;
 // mapped on their own after the first is freed (the mmap threshold above), so
 // each of gRPC's many threads can keep copies of the messages it handled:
 // fedmf-server moving the 30 MB coupling model peaked at 0.63-1.02 GB, 0.39 GB
-// with 2 arenas, at the same speed (docs/benchmarks.md, coupling learning over
-// the daemons). Fixing the mmap threshold low instead (1 MB: 0.26 GB) cost 39%
+// with 2 arenas, at the same speed (docs/archive/benchmarks-2026.md, coupling
+// learning over the daemons). Fixing the mmap threshold low instead (1 MB: 0.26 GB) cost 39%
 // more time per round in page faults.
 //
 // Sets the arena limit and both thresholds. Call at the start of main(),
@@ -75,7 +75,7 @@ inline void ConfigureAllocator(const char* program) {
 // loading 5.3M ratings from a CSV file left up to 26 MB freed in the heap
 // (old hash-table arrays, the duplicate check's indices), below
 // kTrimThresholdBytes and so resident through the split and the training
-// that follow (docs/benchmarks.md). A few milliseconds.
+// that follow (docs/archive/benchmarks-2026.md). A few milliseconds.
 inline void ReturnFreeMemory() {
 #if defined(__GLIBC__)
   malloc_trim(0);

@@ -12,7 +12,7 @@ namespace fedmf::base {
 // global cycle graph (GraphCycles, DeadlockCheck, GetGraphId: 1 % of the
 // parties' and 2.5 % of fedmf-server's CPU in the HFL demo's rounds, where
 // gRPC's threads lock and wait a few hundred times per round;
-// docs/benchmarks.md). A program built with NDEBUG turns the tracking off,
+// docs/archive/benchmarks-2026.md). A program built with NDEBUG turns the tracking off,
 // as abseil's own release default does; the order of locks is checked at
 // compile time instead (the thread-safety annotations, clang's
 // -Wthread-safety), and unit tests, which never call this, keep the

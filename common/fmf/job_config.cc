@@ -115,7 +115,7 @@ double JobConfig::EffectiveLearningRate() const {
   if (learning_rate > 0) return learning_rate;
   if (setting == Setting::kCoupling) return kDefaultCouplingLearningRate;
   // Tuned on MovieLens 100K at the paper's defaults (T=100, T'=10, p=20,
-  // eta=0.01; docs/results.md), picking for each method the rate with the
+  // eta=0.01; docs/archive/results-2026.md), picking for each method the rate with the
   // lowest loss as the paper does. The mini-batch gradient is normalized by
   // the expected batch size in ratings; HFL's V-only steps on one party's
   // slice of users tolerate (and need) a much larger step than VFL's joint

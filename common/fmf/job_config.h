@@ -98,8 +98,8 @@ enum class SamplingUnit { kUser, kRating };
 std::string SamplingUnitName(SamplingUnit u);
 
 // The per-user clip norm of kAlternate when the job names none: chosen on
-// MovieLens 100K's own validation splits (docs/results.md, section
-// hfl-default; C = 3 and 10 tie there).
+// MovieLens 100K's own validation splits (docs/archive/results-2026.md,
+// section hfl-default; C = 3 and 10 tie there).
 inline constexpr double kDefaultHflClip = 3.0;
 
 // kCoupling's defaults when the job names none: the paper's per-sample

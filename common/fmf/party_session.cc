@@ -462,7 +462,8 @@ absl::Status PartySession::FitEpochs(Engine engine, std::vector<data::Rating>& r
                    mf::GridSgd::Create(std::move(ratings), u_, v_, options, rng_));
   if (!after_epoch) {
     // The engine holds the model until CopyModelTo: the double-precision
-    // rows need not stay resident beside it (peak memory, docs/benchmarks.md).
+    // rows need not stay resident beside it (peak memory,
+    // docs/archive/benchmarks-2026.md).
     u_ = mf::Matrix(0, u_.cols());
     v_ = mf::Matrix(0, v_.cols());
   }
@@ -518,7 +519,7 @@ absl::Status PartySession::FinetuneOnValidation(int32_t max_epochs, Engine engin
   // many from the same start on every rating the party holds, the held-out
   // ones included (they are its own training data: leaving a tenth of a
   // sparse party's ratings out of the final model costs more than the
-  // variance of refitting, docs/results.md section hfl-default).
+  // variance of refitting, docs/archive/results-2026.md section hfl-default).
   std::vector<data::Rating> all = TrainingRatingsWithHeldOut();
   if (best_epochs > 0) RETURN_IF_ERROR(FitEpochs(engine, all, best_epochs, nullptr));
   return PadEpochs(engine, all, max_epochs - best_epochs, false, "pad/refit");

@@ -19,7 +19,7 @@ struct StatsConfig {
   // (AdaptiveFactorReleases in stats_federation.h: as many, up to 5, as the
   // median column's weighted count carries at 6 noise sigmas; 5 without
   // noise), which reproduces the choices of ML-100K's validation ratings
-  // (docs/results.md, section stats). Without a bias release: by epsilon
+  // (docs/archive/results-2026.md, section stats). Without a bias release: by epsilon
   // (StatsFactorReleases).
   int32_t factor_releases = 0;
   // Per user: a first release of biases alone (dim 0) before the factors.

@@ -31,8 +31,8 @@ uint64_t SplitMix64(uint64_t x) {
 // AdaptiveFactorReleases: at most this many factor releases, each kept only
 // while the median column's noisy weighted count is at least this many noise
 // sigmas of a factor release (ML-100K's validation ratings chose 1 factor
-// release at epsilon 16, 2-3 at 64 and 3-5 at 256, docs/results.md section
-// stats; this ratio reproduces those choices).
+// release at epsilon 16, 2-3 at 64 and 3-5 at 256,
+// docs/archive/results-2026.md section stats; this ratio reproduces those choices).
 constexpr int32_t kMaxFactorReleases = 5;
 constexpr double kReleaseSignalToNoise = 6;
 

@@ -152,7 +152,7 @@ Profiles FitUsersLocally(const mf::RatingMatrix& by_user, const mf::Matrix& v, c
   // unknowns against a noisy random sketch, so the fit needs a strong one:
   // 1000, chosen on ML-100K validation ratings (fedmf train --setting hua-s1
   // --hua-validate, ridge 10, 100, 1000: 1.78, 1.57, 1.28 at eps 4;
-  // docs/results.md, hua-valid).
+  // docs/archive/results-2026.md, hua-valid).
   const double ridge = std::max(p.lambda, 1000.0);
   for (int32_t i = 0; i < by_user.num_users(); ++i) {
     if (by_user.RowSize(i) == 0) continue;

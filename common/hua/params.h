@@ -70,7 +70,8 @@ struct HuaParams {
   // The valid variant only. theta (>= 1): rated items a user keeps. clip: C,
   // the bound on the L2 norm of one user's whole report vector per iteration
   // (0 = the derived bound, which never binds: accounting.h ReportNormBound).
-  // Defaults chosen on ML-100K validation ratings (docs/results.md, hua).
+  // Defaults chosen on ML-100K validation ratings
+  // (docs/archive/results-2026.md, hua-valid).
   int32_t theta = 100;
   double clip = 3;
   // The valid variant: each user holds out this fraction of her ratings

@@ -51,7 +51,7 @@ struct LflConfig {
 // kLflNoisePerStep (V(0)'s entries are of order 0.4 for R = 5, p = 20): with
 // few devices or much noise the step shrinks instead of V turning into
 // noise. kappa = 0.15 was chosen on a synthetic proxy of ML-100K's shape
-// (docs/results.md, LFL), never on a test set. The cap is the noise-free
+// (docs/archive/results-2026.md, LFL), never on a test set. The cap is the noise-free
 // rate: the paper's 50 for one sampled rating; 5 for whole gradients, whose
 // rows sum every rater (chosen on ML-100K's pooled validation split at
 // epsilon = inf, a study). Only public job parameters (n, sigma_v, the

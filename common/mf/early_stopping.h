@@ -10,7 +10,7 @@ namespace fedmf::mf {
 // not monotone: off a noisy or released model it can rise for several epochs
 // before it falls. On the 70k synthetic VFL set the refit's error rose for up
 // to 7 epochs (1.007 -> 1.038) before falling to 0.555; a patience of 5 kept
-// the model from epoch 1 (docs/results.md, section stage3-patience).
+// the model from epoch 1 (docs/archive/results-2026.md, section stage3-patience).
 inline constexpr int32_t kValidationPatience = 10;
 
 // Epoch 0 is the model before any training, with `initial_error`. Observe()

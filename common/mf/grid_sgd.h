@@ -69,7 +69,7 @@ double GridSgdRatingScale(const std::vector<data::Rating>& ratings);
 // GridSgd's starting model for `ratings`: every entry of U (u.rows() rows)
 // and V (v.rows() rows) uniform in [0, sqrt(s / dim)), so <u, v> starts at
 // about s / 4 and grows (LIBMF's start; a start near the mean rating fits
-// worse in 10 epochs, docs/benchmarks.md). Draws from `rng`; u and v are
+// worse in 10 epochs, docs/archive/benchmarks-2026.md). Draws from `rng`; u and v are
 // resized to `dim` columns.
 void GridSgdStartingModel(const std::vector<data::Rating>& ratings, int32_t dim,
                           random::Csprng& rng, Matrix& u, Matrix& v);

@@ -29,7 +29,7 @@ double Predict(const Matrix& u, const Matrix& v, int32_t user, int32_t item,
 // block (every ML-100K set, ML-1M's test set) the plain sequential sum.
 // Evaluating the 4.77M training ratings of the central benchmark took 0.17 s
 // on one thread, after 0.85 s of two-thread `--engine grid` training
-// (docs/benchmarks.md).
+// (docs/archive/benchmarks-2026.md).
 inline constexpr size_t kEvaluateBlock = size_t{1} << 18;
 
 // `threads` splits the blocks (a thread per block at most); the result does

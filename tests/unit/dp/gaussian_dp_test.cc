@@ -34,7 +34,7 @@ TEST(GaussianDpTest, EpsilonInvertsDelta) {
 
 // The analytic Gaussian mechanism (Balle and Wang 2018) at epsilon = 1,
 // delta = 1e-5 needs sigma = 3.73 Delta; the RDP accountant asks 4.045
-// (docs/results.md, section hfl-feasibility) — the 8% of issue #53.
+// (docs/archive/results-2026.md, section hfl-feasibility) — the 8% of issue #53.
 TEST(GaussianDpTest, OneReleaseAtEpsilonOneNeedsZ373) {
   ASSERT_OK_AND_ASSIGN(double mu, GaussianDpMu(1, 1e-5));
   EXPECT_NEAR(1 / mu, 3.7306316348159476, 1e-7);

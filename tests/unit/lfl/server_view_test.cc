@@ -164,7 +164,8 @@ TEST(ServerViewTest, CalibrationInflatesSigmaAndOldCalibrationFails) {
   c.epsilon = 1.0;
   absl::StatusOr<LflPrivacy> priv = CalibrateLflPrivacy(c, 943);
   ASSERT_THAT(priv, IsOk());
-  EXPECT_NEAR(priv->noise_multiplier, 12.79, 0.01);  // the accountant's z (docs/results.md)
+  // The accountant's z (docs/archive/results-2026.md).
+  EXPECT_NEAR(priv->noise_multiplier, 12.79, 0.01);
   EXPECT_NEAR(priv->sigma_v / (priv->noise_multiplier * Delta(c)), std::sqrt(1.7 / 0.7), 1e-8);
   EXPECT_GE(priv->server_view_noise_multiplier, priv->noise_multiplier);
   EXPECT_LE(priv->epsilon, 1.0);

@@ -38,7 +38,7 @@ TEST(EarlyStoppingTest, StopsAfterPatienceEpochsWithoutANewBest) {
 }
 
 // Party 0's refit on the 70k synthetic VFL set (s = 5, per rating, epsilon 1,
-// --lr 9.6; docs/results.md, section stage3-patience): validation MSE after
+// --lr 9.6; docs/archive/results-2026.md, section stage3-patience): validation MSE after
 // epochs 1-14. It rises for 7 epochs after epoch 1 before it falls; the
 // default patience must wait that out (a patience of 5 stopped at epoch 6 and
 // kept epoch 1).
