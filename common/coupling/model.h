@@ -1,5 +1,5 @@
 // The coupling model of "Differentially private collaborative coupling
-// learning" (../shared/papers/000_..., equations (1)-(3)): matrix
+// learning" (its equations (1)-(3); docs/privacy.md, section coupling): matrix
 // factorization plus a user-user coupling S and an item-item coupling W,
 //
 //   R^_ij = r0 + U_i.V_j + (1/m) sum_a S_ia U_a.V_j + (1/n) sum_b W_bj U_i.V_b

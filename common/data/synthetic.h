@@ -1,6 +1,6 @@
 // The embedded default dataset: low-rank non-negative factors plus noise,
-// quantized to the rating range. Demos and tests that must not depend on
-// ../shared use it.
+// quantized to the rating range. Demos and tests that must not depend on an
+// external dataset (MovieLens) use it.
 //
 // Model (deterministic in `seed`):
 //   a_i ~ Dirichlet(0.3) over `rank` topics  (user i's taste: mostly 1-2 topics)
