@@ -414,12 +414,6 @@ absl::StatusOr<HuaHostResult> Host::Run() {
 
 }  // namespace
 
-absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
-                                         const std::atomic<bool>& stop) {
-  Host host(options, stop);
-  return host.Run();
-}
-
 absl::Status RunHuaHostJobs(const HuaHostOptions& options, const std::atomic<bool>& stop,
                             const std::function<void(const HuaHostResult&)>& on_done) {
   HuaHostOptions o = options;

@@ -72,10 +72,6 @@ struct HuaHostResult {
   HuaHostTraffic traffic;
 };
 
-// Runs one job to its end. Stops early (Cancelled) when `stop` becomes true.
-absl::StatusOr<HuaHostResult> RunHuaHost(const HuaHostOptions& options,
-                                         const std::atomic<bool>& stop);
-
 // The daemon's loop (fedmf-device --setting hua-s3): runs job after job until
 // `stop`, calling `on_done` after each finished one. A failed job (aborted by
 // the server, bad data for the grant) is logged and not taken again; only a

@@ -12,10 +12,6 @@
 
 namespace fedmf::fmf {
 
-double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate) {
-  return std::max(1.0, sample_rate * static_cast<double>(x.nnz()));
-}
-
 double HflClippedLearningRate(double normalizer, double sigma) {
   const double step =
       sigma > 0 ? std::min(kHflClipStepCap, kHflClipStepKappa / sigma) : kHflClipStepCap;

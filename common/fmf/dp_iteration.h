@@ -85,16 +85,14 @@ void RunDpIteration(const mf::RatingMatrix& x, mf::Matrix& u, mf::Matrix& v,
                     const DpIterationSpec& spec, double learning_rate, random::Csprng& rng,
                     DpScratch& scratch);
 
-// The public normalizer for a training matrix at rate eta (>= 1).
-double ExpectedBatchRatings(const mf::RatingMatrix& x, double sample_rate);
-
 // The default learning rate of a per-user-clipped HFL step (issue #16): each
 // sampled user moves V by s = min(kHflClipStepCap, kHflClipStepKappa / sigma)
 // times its clipped gradient, i.e. lr = normalizer * s, so the step follows
 // the noise (sigma = z C per entry; 0 when non-private) and not the party's
 // size. Inputs are public or DP-released (the normaliser is eta * c~).
 // kappa and the cap were chosen on the parties' own validation splits of
-// MovieLens 100K and the 70k-user synthetic set (docs/results.md).
+// MovieLens 100K and the 70k-user synthetic set
+// (docs/archive/results-2026.md, section hfl-default).
 inline constexpr double kHflClipStepKappa = 1.5;
 inline constexpr double kHflClipStepCap = 3.0;
 double HflClippedLearningRate(double normalizer, double sigma);

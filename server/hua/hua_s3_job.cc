@@ -131,7 +131,7 @@ absl::StatusOr<int32_t> HuaS3Job::Register(const std::string& host,
   return n;
 }
 
-absl::Status HuaS3Job::Start(absl::Time now) {
+absl::Status HuaS3Job::Start() {
   std::vector<int32_t> users;
   for (const auto& [u, h] : user_host_) users.push_back(u);
   const hua::HuaParams& p = config_.params;
@@ -146,7 +146,6 @@ absl::Status HuaS3Job::Start(absl::Time now) {
                 hua::DynamicsStream(root).Fork("pool"));
   state_ = HuaJobState::kRunning;
   stage_ = Stage::kStartIteration;
-  (void)now;
   return absl::OkStatus();
 }
 
@@ -295,7 +294,7 @@ HuaAction HuaS3Job::NextAction(absl::Time now) {
         if (now - created_ >= config_.join_deadline) Fail("no user registered before the deadline");
         return {};
       }
-      if (auto s = Start(now); !s.ok()) {
+      if (auto s = Start(); !s.ok()) {
         Fail(std::string(s.message()));
         return {};
       }

@@ -162,7 +162,7 @@ class HuaS3Job {
   const std::string* HostOf(int32_t user) const;
   bool Connected(int32_t user, absl::Time now) const;
   std::vector<int32_t> ConnectedOnly(const std::vector<int32_t>& users, absl::Time now) const;
-  absl::Status Start(absl::Time now);
+  absl::Status Start();
   // Builds the next round; kNone when the job moved to FINISHING (kEndJob).
   HuaAction BuildNext(absl::Time now);
   HuaAction BeginAction() const;
