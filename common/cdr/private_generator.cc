@@ -84,7 +84,7 @@ absl::StatusOr<PrivateGeneratorResult> TrainPrivateGenerator(
       }
     }
   }
-  random::Csprng root = random::Csprng::FromSeed(o.seed);
+  random::Csprng root = random::Csprng::FromOptionalSeed(o.seed);
   random::Csprng init = root.Fork("cdr/gan/init");
   random::Csprng batches = root.Fork("cdr/gan/batches");
   random::Csprng noise = root.Fork("cdr/gan/noise");

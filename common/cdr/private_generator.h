@@ -20,6 +20,7 @@
 #define FEDMF_COMMON_CDR_PRIVATE_GENERATOR_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "Eigen/Dense"
@@ -43,7 +44,9 @@ struct GanOptions {
   // sigma: the feedback noise std is sigma * C per coordinate; 0 = no noise
   // (the non-private pipeline, epsilon = inf).
   double noise_sigma = 0;
-  uint64_t seed = 1;
+  // Initialisation, batches and noise; empty = OS entropy (production). A
+  // seed is a local test and experiment knob, never taken from a peer.
+  std::optional<uint64_t> seed;
 };
 
 // The accountant's noise multiplier of one step: sensitivity 2 C sqrt(N),

@@ -33,6 +33,38 @@ void RobustnessStep(Eigen::MatrixXd& m, const std::vector<int32_t>& rows, double
     m.row(rows[r]) -= step * g.row(static_cast<Eigen::Index>(r));
 }
 
+// One pass over the users in batches of o.batch: the auto-encoder
+// reconstruction (Eq. 8) and the alignment lambda_A || z_S - z_T ||^2 (Eq. 9)
+// with z_S = W_e r; both sides of the alignment learn. Per user once an
+// epoch (not per BPR batch) keeps the cost at O(users x source items x dim).
+void TransferEpoch(const Eigen::MatrixXd& fake, const TargetOptions& o, random::Csprng& rng,
+                   Eigen::MatrixXd& enc, Eigen::MatrixXd& dec, Eigen::MatrixXd& user) {
+  std::vector<int32_t> order(static_cast<size_t>(fake.rows()));
+  for (size_t u = 0; u < order.size(); ++u) order[u] = static_cast<int32_t>(u);
+  std::shuffle(order.begin(), order.end(), rng);
+  const double lr = o.learning_rate;
+  for (size_t start = 0; start < order.size(); start += static_cast<size_t>(o.batch)) {
+    const size_t end = std::min(order.size(), start + static_cast<size_t>(o.batch));
+    const auto n = static_cast<Eigen::Index>(end - start);
+    Eigen::MatrixXd r(fake.cols(), n), zt(user.cols(), n);
+    for (Eigen::Index k = 0; k < n; ++k) {
+      r.col(k) = fake.row(order[start + k]).transpose();
+      zt.col(k) = user.row(order[start + k]).transpose();
+    }
+    const Eigen::MatrixXd z = enc * r;
+    const Eigen::MatrixXd err = dec * z - r;
+    const Eigen::MatrixXd gap = z - zt;
+    const Eigen::MatrixXd dz =
+        2 * o.recon_weight * (dec.transpose() * err) + 2 * o.lambda_align * gap;
+    const double scale = lr / static_cast<double>(n);
+    dec -= scale * 2 * o.recon_weight * err * z.transpose();
+    enc -= scale * dz * r.transpose();
+    for (Eigen::Index k = 0; k < n; ++k) {
+      user.row(order[start + k]) += lr * 2 * o.lambda_align * gap.col(k).transpose();
+    }
+  }
+}
+
 }  // namespace
 
 double RobustnessLoss(const Eigen::MatrixXd& z, Eigen::MatrixXd* gradient) {
@@ -142,24 +174,11 @@ absl::StatusOr<TargetModel> TrainTarget(const CrossDomainData& data,
         if (seen_item.emplace(j, true).second) batch_items.push_back(j);
       }
       if (!transfer) continue;
-      const double scale = 1.0 / static_cast<double>(batch_users.size());
-      for (int32_t u : batch_users) {
-        const Eigen::VectorXd r = fake.row(u).transpose();
-        const Eigen::VectorXd z = enc * r;
-        // Reconstruction (Eq. 8): || W_d W_e r - r ||^2.
-        const Eigen::VectorXd err = dec * z - r;
-        Eigen::VectorXd dz = 2 * o.recon_weight * (dec.transpose() * err);
-        dec -= lr * scale * 2 * o.recon_weight * err * z.transpose();
-        // Alignment (Eq. 9): lambda_A || z_S - z_T ||^2, both sides learn.
-        const Eigen::VectorXd gap = z - m.user.row(u).transpose();
-        dz += 2 * o.lambda_align * gap;
-        m.user.row(u) += lr * 2 * o.lambda_align * gap.transpose();
-        enc -= lr * scale * dz * r.transpose();
-      }
       // Robustness conductor (Eq. 11) on the batch's user and item factors.
       RobustnessStep(m.user, batch_users, lr * o.lambda_rc);
       RobustnessStep(m.item, batch_items, lr * o.lambda_rc);
     }
+    if (transfer) TransferEpoch(fake, o, rng, enc, dec, m.user);
   }
   return m;
 }

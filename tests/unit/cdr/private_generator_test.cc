@@ -123,6 +123,7 @@ TEST(PrivateGeneratorTest, DeterministicUnderASeedAndNoiseChangesTheGenerator) {
   o.latent = 4;
   o.hidden = 8;
   o.noise_sigma = 2;
+  o.seed = 1;
   ASSERT_OK_AND_ASSIGN(auto a, TrainPrivateGenerator(TwoGroupSource(), 12, o, 1e-5));
   ASSERT_OK_AND_ASSIGN(auto b, TrainPrivateGenerator(TwoGroupSource(), 12, o, 1e-5));
   EXPECT_EQ(a.generator.GenerateAll(), b.generator.GenerateAll());
@@ -139,6 +140,7 @@ TEST(PrivateGeneratorTest, NonPrivateGeneratorLearnsTheGroups) {
   o.hidden = 16;
   o.generator_lr = 5e-3;
   o.discriminator_lr = 5e-3;
+  o.seed = 1;
   ASSERT_OK_AND_ASSIGN(auto r, TrainPrivateGenerator(TwoGroupSource(), 12, o, 1e-5));
   const Eigen::MatrixXd fake = r.generator.GenerateAll();
   // Mean generated preference for the own group's items minus the other group's.
