@@ -1,5 +1,6 @@
 // Leave-one-out ranking metrics of the paper's protocol: the held-out positive
-// is ranked among its sampled negatives by the model's scores.
+// is ranked among its sampled negatives by the model's scores. (common/mf/ranking.h
+// is the other protocol: top k over the whole catalogue, several relevant items.)
 #ifndef FEDMF_COMMON_CDR_RANKING_METRICS_H_
 #define FEDMF_COMMON_CDR_RANKING_METRICS_H_
 
