@@ -66,10 +66,10 @@ absl::StatusOr<CrossDomainData> BuildCrossDomainData(const data::Dataset& d,
         absl::StrFormat("domain assignment covers %d items, the data set has %d",
                         is_source_item.size(), d.num_items));
   }
-  if (options.min_interactions < 2 || options.num_negatives < 1) {
+  if (options.min_interactions < 2 || options.num_negatives < 1 || options.max_target_train < 0) {
     return absl::InvalidArgumentError(
         "cross-domain split: min_interactions must be >= 2 (two positives are held out per "
-        "user) and num_negatives >= 1");
+        "user), num_negatives >= 1 and max_target_train >= 0");
   }
   std::vector<bool> positive(d.ratings.size());
   for (size_t r = 0; r < d.ratings.size(); ++r) {
@@ -128,6 +128,8 @@ absl::StatusOr<CrossDomainData> BuildCrossDomainData(const data::Dataset& d,
     }
   }
   random::Csprng rng = random::Csprng::FromSeed(options.seed).Fork("cdr/leave-one-out");
+  // Its own stream, so a sparser target keeps the same held-out items.
+  random::Csprng sparsify = random::Csprng::FromSeed(options.seed).Fork("cdr/sparsify");
   for (int32_t u = 0; u < out.num_users; ++u) {
     auto& s = out.source[u];
     std::sort(s.begin(), s.end());
@@ -159,6 +161,11 @@ absl::StatusOr<CrossDomainData> BuildCrossDomainData(const data::Dataset& d,
     };
     hold_out(out.test);
     hold_out(out.validation);
+    if (options.max_target_train > 0 && static_cast<int32_t>(t.size()) > options.max_target_train) {
+      std::shuffle(t.begin(), t.end(), sparsify);
+      t.resize(static_cast<size_t>(options.max_target_train));
+      std::sort(t.begin(), t.end());
+    }
   }
   return out;
 }

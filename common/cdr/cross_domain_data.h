@@ -32,6 +32,11 @@ struct CrossDomainOptions {
   int32_t min_interactions = 5;     // users and items with fewer positives are dropped
   int32_t num_negatives = 99;       // sampled unrated target items per held-out item
   uint64_t seed = 1;                // held-out items and negatives
+  // > 0: keep at most this many target training positives per user (a random
+  // subset, after the hold-outs) — the target's sparsity, as the paper's
+  // Fig. 4(d) varies it. The dropped positives are neither training data nor
+  // sampled as negatives. 0 keeps all.
+  int32_t max_target_train = 0;
 };
 
 // One leave-one-out case: the held-out positive and its sampled negatives

@@ -34,6 +34,7 @@ struct CdrFlags {
   double lambda_rc = 0.1;
   std::vector<double> lambda_align = {0, 0.1, 1};
   int32_t epochs = 30;
+  int32_t target_train_max = 0;
 };
 
 CdrFlags& Flags() {
@@ -69,6 +70,7 @@ absl::StatusOr<cdr::CrossDomainData> LoadCdrData(const JobFlags& a) {
   ASSIGN_OR_RETURN(auto genres, data::LoadMovieLensGenres(u_item.string(), dataset));
   cdr::CrossDomainOptions o;
   o.seed = a.seed.value_or(1);
+  o.max_target_train = Flags().target_train_max;
   return cdr::BuildCrossDomainData(
       dataset,
       cdr::AssignSourceDomain(
@@ -127,6 +129,12 @@ void AddCdrTrainFlags(CLI::App* train) {
       ->delimiter(',')
       ->capture_default_str();
   train->add_option("--cdr-epochs", f.epochs, "cdr: epochs of the target recommender")
+      ->capture_default_str();
+  train
+      ->add_option("--cdr-target-train-max", f.target_train_max,
+                   "cdr: keep at most this many target training positives per user (a sparser "
+                   "target; 0 keeps all)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
 }
 
@@ -210,6 +218,7 @@ int RunCdrTrain(const JobFlags& a) {
     j["lambda_align"] = run->chosen_lambda_align;
     j["validation"] = MetricsJson(run->validation);
     j["target_dim"] = a.dim;
+    j["target_train_max"] = f.target_train_max;
     j["target_learning_rate"] = baseline->chosen.learning_rate;
     j["target_l2"] = baseline->chosen.l2;
     if (a.compare) {

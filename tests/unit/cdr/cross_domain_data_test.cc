@@ -90,6 +90,27 @@ TEST(CrossDomainDataTest, FiltersHoldsOutAndSamplesNegativesOutsideTheRatedItems
               StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
+TEST(CrossDomainDataTest, MaxTargetTrainKeepsASubsetAndTheSameHeldOutItems) {
+  const data::Dataset d = SmallTwoDomains();
+  CrossDomainOptions o;
+  o.num_negatives = 1;
+  ASSERT_OK_AND_ASSIGN(CrossDomainData all, BuildCrossDomainData(d, FirstTenAreSource(), o));
+  o.max_target_train = 3;
+  ASSERT_OK_AND_ASSIGN(CrossDomainData sparse, BuildCrossDomainData(d, FirstTenAreSource(), o));
+  for (int32_t u = 0; u < 6; ++u) {
+    EXPECT_EQ(sparse.test[u].positive, all.test[u].positive);
+    EXPECT_EQ(sparse.validation[u].negatives, all.validation[u].negatives);
+    ASSERT_EQ(sparse.target_train[u].size(), 3u);
+    for (int32_t i : sparse.target_train[u]) {
+      EXPECT_TRUE(std::binary_search(all.target_train[u].begin(), all.target_train[u].end(), i));
+    }
+    EXPECT_EQ(sparse.source[u], all.source[u]);
+  }
+  o.max_target_train = -1;
+  EXPECT_THAT(BuildCrossDomainData(d, FirstTenAreSource(), o).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 TEST(CrossDomainDataTest, HeldOutItemsAreSeeded) {
   const data::Dataset d = SmallTwoDomains();
   CrossDomainOptions o;
