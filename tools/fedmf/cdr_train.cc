@@ -79,6 +79,12 @@ absl::StatusOr<cdr::CrossDomainData> LoadCdrData(const JobFlags& a) {
 }
 
 absl::Status ValidateFlags(const JobFlags& a, const CdrFlags& f) {
+  if (a.repeats > 1 || !a.epsilon_sweep.empty() || !a.save_model.empty()) {
+    return absl::InvalidArgumentError(
+        "--setting cdr: --repeats, --epsilon-sweep and --save-model are not supported; run once "
+        "per "
+        "--seed and --epsilon (docs/cdr.md lists the commands of its table)");
+  }
   if (f.steps < 1 || f.batch < 1 || f.critic_steps < 1 || f.latent < 1 || f.hidden < 1 ||
       f.epochs < 1 || a.dim < 1) {
     return absl::InvalidArgumentError(

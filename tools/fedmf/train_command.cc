@@ -415,10 +415,10 @@ int RunTrain(const JobFlags& flags) {
               << a.setting << "\n";
     return 2;
   }
+  if (a.setting == "cdr") return RunCdrTrain(a);
   if (a.repeats > 1 || !a.epsilon_sweep.empty()) return RunSweep(a);
   if (a.setting == "lfl") return RunLflTrain(a);
   if (a.setting == "coupling") return RunCouplingTrain(a);
-  if (a.setting == "cdr") return RunCdrTrain(a);
   if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
   auto loaded = LoadTrainData(a);
   if (!loaded.ok()) {

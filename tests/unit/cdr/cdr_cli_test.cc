@@ -107,6 +107,11 @@ TEST_F(CdrCliTest, RefusesDataWithoutGenresAndBadOptions) {
   r = Run(args);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.err, HasSubstr("--cdr-lambda-align -1"));
+  args = Args("1");
+  args.insert(args.end(), {"--repeats", "3"});
+  r = Run(args);
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
+  EXPECT_THAT(r.err, HasSubstr("--repeats, --epsilon-sweep and --save-model are not supported"));
 }
 
 }  // namespace
