@@ -99,9 +99,8 @@ absl::StatusOr<PrivateGeneratorResult> TrainPrivateGenerator(
     // The discriminator trains on the private vectors (never released).
     for (int32_t c = 0; c < o.critic_steps; ++c) {
       const std::vector<int32_t> users = SampleBatch(batches, num_users, n);
-      r.last_discriminator_loss =
-          d.TrainStep(DenseColumns(source, num_items, users), r.generator.Forward(users), users,
-                      o.tau, o.discriminator_lr, o.weight_clip);
+      d.TrainStep(DenseColumns(source, num_items, users), r.generator.Forward(users), users, o.tau,
+                  o.discriminator_lr, o.weight_clip);
     }
     // The generator learns from the sanitized feedback only.
     const std::vector<int32_t> users = SampleBatch(batches, num_users, n);

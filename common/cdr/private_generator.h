@@ -69,7 +69,6 @@ struct PrivateGeneratorResult {
   double delta = 0;
   int64_t steps = 0;            // steps charged
   double noise_multiplier = 0;  // z per step (0: no noise)
-  double last_discriminator_loss = 0;
 };
 
 // Trains G against D on the users' source vectors (`source[u]` = the sorted
