@@ -120,7 +120,9 @@ TEST(PrivateGeneratorTest, FeedbackSensitivityOverNeighbouringDataSets) {
     EXPECT_GT(worst, 0.01 * clip) << "clip " << clip;
     // At the small C the unclipped feedback moves by more than Delta: the
     // search would catch a missing or misplaced clip.
-    if (clip < 0.01) EXPECT_GT(unclipped_worst, delta_given);
+    if (clip < 0.01) {
+      EXPECT_GT(unclipped_worst, delta_given);
+    }
   }
 }
 
