@@ -25,6 +25,7 @@
 #include "common/fmf/tuning.h"
 #include "common/plot/svg_chart.h"
 #include "tools/fedmf/accounting_json.h"
+#include "tools/fedmf/cdr_train.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/comparison.h"
 #include "tools/fedmf/coupling_train.h"
@@ -414,6 +415,7 @@ int RunTrain(const JobFlags& flags) {
               << a.setting << "\n";
     return 2;
   }
+  if (a.setting == "cdr") return RunCdrTrain(a);
   if (a.repeats > 1 || !a.epsilon_sweep.empty()) return RunSweep(a);
   if (a.setting == "lfl") return RunLflTrain(a);
   if (a.setting == "coupling") return RunCouplingTrain(a);
@@ -574,7 +576,8 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
                   "users=943,items=1682,ratings=100000");
   cmd->get_option("--setting")
       ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
-                             "hua-s2", "hua-s2-tp", "hua-s3", "coupling"}));
+                             "hua-s2", "hua-s2-tp", "hua-s3", "coupling", "cdr"}));
+  AddCdrTrainFlags(cmd);
   cmd->callback([a, cmd, exit_code] {
     a->data_given = cmd->count("--data") > 0;
     a->parties_given = cmd->count("--parties") > 0;
