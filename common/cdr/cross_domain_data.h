@@ -1,4 +1,4 @@
-// Cross-domain data for PPGenCDR (../shared/papers/001_*.txt) built from one
+// Cross-domain data for PPGenCDR (Liao et al., AAAI 2023) built from one
 // MovieLens rating file: its items split into two genre domains that share
 // the users. The source party holds the source domain's positives, the target
 // party the target domain's, with one validation and one test item left out
