@@ -109,9 +109,49 @@ class HuaRunnerTest : public ::testing::Test {
     return *id;
   }
 
+  // Runs a first job whose link's Begin throws (script_ says what), and
+  // checks that the host's long poll returns with the abort as soon as the
+  // job fails, with an error containing `error_part`.
+  void ExpectTheFirstJobFails(const std::string& error_part) {
+    ASSERT_THAT(runner_->Start(), IsOk());
+    const std::string first = SubmitAndRegister();
+    auto tasks = runner_->Poll("a", first);
+    ASSERT_THAT(tasks, IsOk());
+    EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
+    auto st = runner_->GetJob(first);
+    ASSERT_THAT(st, IsOk());
+    EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
+    EXPECT_TRUE(absl::StrContains(st->error(), error_part)) << st->error();
+  }
+  // The next job gets its hosts their first task.
+  void ExpectTheNextJobRuns() {
+    const std::string second = SubmitAndRegister();
+    auto next = runner_->Poll("a", second);
+    ASSERT_THAT(next, IsOk());
+    EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
+    EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
+  }
+
   LinkScript script_;
   std::unique_ptr<HuaRunner> runner_;
 };
+
+TEST_F(HuaRunnerTest, AnAllocationFailureInTheLinkFailsThatJobAndTheRunnerServesTheNext) {
+  {
+    absl::MutexLock lock(&script_.mu);
+    script_.throw_bad_alloc = true;
+  }
+  ExpectTheFirstJobFails("ran out of memory");
+  // The next job: the aggregator is down twice, then up; the runner retries
+  // Begin and the host gets its first task.
+  {
+    absl::MutexLock lock(&script_.mu);
+    script_.fail_begins = 2;
+  }
+  ExpectTheNextJobRuns();
+  absl::MutexLock lock(&script_.mu);
+  EXPECT_EQ(script_.begins, 1 + 3);  // the throwing one, two refused, one accepted
+}
 
 // std::length_error (a size too large for a container) is an allocation
 // failure too: it fails that job, not the daemon (the runner's loop once
@@ -121,53 +161,8 @@ TEST_F(HuaRunnerTest, ALengthErrorInTheLinkFailsThatJobAndTheRunnerServesTheNext
     absl::MutexLock lock(&script_.mu);
     script_.throw_length_error = true;
   }
-  ASSERT_THAT(runner_->Start(), IsOk());
-  const std::string first = SubmitAndRegister();
-  auto tasks = runner_->Poll("a", first);
-  ASSERT_THAT(tasks, IsOk());
-  EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
-  auto st = runner_->GetJob(first);
-  ASSERT_THAT(st, IsOk());
-  EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
-  EXPECT_TRUE(absl::StrContains(st->error(), "cannot allocate this job's state")) << st->error();
-  EXPECT_TRUE(absl::StrContains(st->error(), "vector::_M_default_append")) << st->error();
-
-  const std::string second = SubmitAndRegister();
-  auto next = runner_->Poll("a", second);
-  ASSERT_THAT(next, IsOk());
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
-}
-
-TEST_F(HuaRunnerTest, AnAllocationFailureInTheLinkFailsThatJobAndTheRunnerServesTheNext) {
-  {
-    absl::MutexLock lock(&script_.mu);
-    script_.throw_bad_alloc = true;
-  }
-  ASSERT_THAT(runner_->Start(), IsOk());
-  const std::string first = SubmitAndRegister();
-  // The host's long poll returns with the abort as soon as the job fails.
-  auto tasks = runner_->Poll("a", first);
-  ASSERT_THAT(tasks, IsOk());
-  EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
-  auto st = runner_->GetJob(first);
-  ASSERT_THAT(st, IsOk());
-  EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
-  EXPECT_TRUE(absl::StrContains(st->error(), "ran out of memory")) << st->error();
-
-  // The next job: the aggregator is down twice, then up; the runner retries
-  // Begin and the host gets its first task.
-  {
-    absl::MutexLock lock(&script_.mu);
-    script_.fail_begins = 2;
-  }
-  const std::string second = SubmitAndRegister();
-  auto next = runner_->Poll("a", second);
-  ASSERT_THAT(next, IsOk());
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
-  absl::MutexLock lock(&script_.mu);
-  EXPECT_EQ(script_.begins, 1 + 3);  // the throwing one, two refused, one accepted
+  ExpectTheFirstJobFails("cannot allocate this job's state: vector::_M_default_append");
+  ExpectTheNextJobRuns();
 }
 
 TEST_F(HuaRunnerTest, StopReturnsWhileAHostIsPolling) {

@@ -98,17 +98,19 @@ TEST(LifecycleLoopTest, AnAllocationFailureFailsTheJobAndTheLoopGoesOn) {
   FakeRunner r;
   LifecycleLoop loop(&r.mu, Options(&clock), r.Step(), r.Fail());
   loop.Start();
+  size_t failed = 0;
   for (FakeRunner::Next what : {FakeRunner::Next::kBadAlloc, FakeRunner::Next::kLengthError}) {
     {
       absl::MutexLock lock(&r.mu);
       r.next = what;
     }
     loop.Notify();
+    ++failed;
+    AwaitLoop(r, loop, [&] {
+      r.mu.AssertHeld();
+      return r.failures.size() == failed;
+    });
   }
-  AwaitLoop(r, loop, [&] {
-    r.mu.AssertHeld();
-    return r.failures.size() == 2;
-  });
   {
     absl::MutexLock lock(&r.mu);
     ASSERT_EQ(r.failures.size(), 2u);
