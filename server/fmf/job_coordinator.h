@@ -64,7 +64,7 @@ class JobCoordinator final : public JobRunner {
   std::string_view kind() const override { return "cross-silo"; }
   bool Takes(v1::Setting setting) const override;
 
-  // Loads the job a previous run left active, then starts the runner thread.
+  // Loads the job a previous run left active, then starts the lifecycle thread.
   absl::Status Start() override;
   void Stop() override;
 

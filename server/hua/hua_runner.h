@@ -1,9 +1,8 @@
 // Drives the server's Hua S3 jobs: one HuaS3Job state machine per job, a
-// runner thread that carries its actions to the aggregator (through the
-// AggregatorLink interface, so tests can put the library ThirdParty behind
-// it), and thread-safe entry points for the gRPC services. One job runs at a
-// time; the others wait in submission order. Hua jobs live in memory only: a
-// server restart fails them (documented in docs/hua.md).
+// lifecycle thread (server/lifecycle_loop.h) that carries its actions to the aggregator (through
+// the AggregatorLink interface, so tests can put the library ThirdParty behind it), and thread-safe
+// entry points for the gRPC services. One job runs at a time; the others wait in submission order.
+// Hua jobs live in memory only: a server restart fails them (documented in docs/hua.md).
 #ifndef FEDMF_SERVER_HUA_HUA_RUNNER_H_
 #define FEDMF_SERVER_HUA_HUA_RUNNER_H_
 

@@ -1,6 +1,6 @@
 // Runs LFL jobs (server/lfl/lfl_job.h) for fedmf-server: one active LFL job at a
-// time, a runner thread that closes phases at their deadlines, the device
-// hosts' long poll, and persistence of every state change and iteration
+// time, a lifecycle thread (server/lifecycle_loop.h) that closes phases at their deadlines, the
+// device hosts' long poll, and persistence of every state change and iteration
 // (server/lfl/lfl_store.h). Thread-safe; the gRPC edge is server/lfl/device_service.h.
 #ifndef FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
 #define FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
