@@ -9,7 +9,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/dashboard_pages.h"
-#include "server/fmf/job_coordinator.h"
 #include "server/job_directory.h"
 #include "server/server_config.h"
 
@@ -80,12 +79,12 @@ std::optional<metrics::HttpReply> DashboardRefusal(const DashboardAccess& access
 
 absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(
     const std::string& listen, const std::string& port_file, DashboardAccess access,
-    JobCoordinator* fmf, LflCoordinator* lfl, HuaRunner* hua) {
-  const JobDirectory jobs(fmf, lfl, hua);
-  metrics::HttpHandler index = [jobs, fmf](const std::vector<std::string>&) {
+    std::vector<JobRunner*> runners) {
+  const JobDirectory jobs(std::move(runners));
+  metrics::HttpHandler index = [jobs](const std::vector<std::string>&) {
     auto list = jobs.List();
     if (!list.ok()) return Html(500, DashboardErrorHtml(std::string(list.status().message())));
-    return Html(200, DashboardIndexHtml(*list, fmf->ListParties()));
+    return Html(200, DashboardIndexHtml(*list, jobs.ListParties()));
   };
   metrics::HttpHandler job = [jobs](const std::vector<std::string>& captures) {
     auto status = jobs.Get(captures.at(1));

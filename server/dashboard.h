@@ -11,12 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "common/metrics/http_server.h"
+#include "server/job_runner.h"
 
 namespace fedmf::server {
-
-class JobCoordinator;
-class LflCoordinator;
-class HuaRunner;
 
 // Who may read the dashboard. A browser on the operator's machine can be made
 // to send requests to a loopback port from any web page (DNS rebinding: the
@@ -35,10 +32,11 @@ std::optional<metrics::HttpReply> DashboardRefusal(const DashboardAccess& access
                                                    const metrics::HttpRequestHead& head);
 
 // `listen` was checked by CheckDashboardListen (server_config.h). The
-// runners are not owned and must outlive the returned server.
+// runners (in JobDirectory's order) are not owned and must outlive the
+// returned server.
 absl::StatusOr<std::unique_ptr<metrics::HttpServer>> StartDashboard(
     const std::string& listen, const std::string& port_file, DashboardAccess access,
-    JobCoordinator* fmf, LflCoordinator* lfl, HuaRunner* hua);
+    std::vector<JobRunner*> runners);
 
 }  // namespace fedmf::server
 

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "CLI/CLI.hpp"
 #include "common/base/allocator.h"
@@ -30,9 +31,11 @@
 #include "server/fmf/job_coordinator.h"
 #include "server/fmf/server_store.h"
 #include "server/hua/hua_service.h"
+#include "server/job_runner.h"
 #include "server/lfl/device_service.h"
 #include "server/lfl/lfl_coordinator.h"
 #include "server/lfl/lfl_store.h"
+#include "server/operator_service.h"
 #include "server/poll_limiter.h"
 #include "server/server_config.h"
 #include "server/server_metrics.h"
@@ -126,6 +129,7 @@ class Daemon {
   std::unique_ptr<fedmf::server::HuaRecommenderService> hua_service_;
   std::unique_ptr<fedmf::server::LflCoordinator> lfl_coordinator_;
   std::unique_ptr<fedmf::server::DeviceService> device_service_;
+  std::vector<fedmf::server::JobRunner*> runners_;  // the above's, for the operator and dashboard
   // One long-poll cap per pool of callers, so that operators' watches, the
   // parties' GetTask and the device hosts' polls never take each other's.
   std::unique_ptr<fedmf::server::PollLimiter> operator_polls_, party_polls_, device_polls_;
@@ -164,9 +168,6 @@ std::optional<int> Daemon::Wire() {
   coordinator_->set_history_store(history_store_.get());
   coordinator_service_ = std::make_unique<fedmf::server::CoordinatorService>(
       coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
-  operator_service_ =
-      std::make_unique<fedmf::server::OperatorService>(coordinator_.get(), insecure);
-  operator_service_->set_admin_operators(config_.admin_operators);
   // Hua et al. S3 jobs: devices speak HuaRecommender, the server dials fedmf-aggregator.
   fedmf::server::HuaRunnerOptions hua_options;
   hua_options.poll = config_.coordinator.poll;
@@ -175,7 +176,6 @@ std::optional<int> Daemon::Wire() {
       hua_options, fedmf::server::MakeGrpcAggregatorLinks(config_.tls));
   hua_service_ =
       std::make_unique<fedmf::server::HuaRecommenderService>(hua_runner_.get(), insecure);
-  operator_service_->set_hua(hua_runner_.get());
   // LFL-SGDMF jobs: device hosts speak DeviceCoordinator (device.proto).
   auto lfl_store = fedmf::server::LflStore::Open(config_.database);
   if (!lfl_store.ok()) {
@@ -190,7 +190,13 @@ std::optional<int> Daemon::Wire() {
           static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))});
   device_service_ = std::make_unique<fedmf::server::DeviceService>(
       lfl_coordinator_.get(), insecure, config_.max_chunk_values, &traffic_);
-  operator_service_->set_lfl(lfl_coordinator_.get());
+  // Every protocol's runner, in the order jobs are listed (the first also
+  // takes the settings no runner claims, and refuses them): a new protocol
+  // is one more line here.
+  runners_ = {coordinator_.get(), lfl_coordinator_.get(), hua_runner_.get()};
+  operator_service_ = std::make_unique<fedmf::server::OperatorService>(
+      runners_, config_.coordinator.limits, insecure);
+  operator_service_->set_admin_operators(config_.admin_operators);
   operator_polls_ =
       std::make_unique<fedmf::server::PollLimiter>(config_.max_concurrent_polls, "operators");
   party_polls_ =
@@ -252,14 +258,13 @@ int Daemon::Serve() {
 }
 
 std::optional<int> Daemon::StartJobs() {
-  hua_runner_->Start();
-  if (auto s = lfl_coordinator_->Start(); !s.ok()) {
-    spdlog::critical("cannot open the LFL jobs in {}: {}", config_.database, s.message());
-    return 1;
-  }
-  if (auto s = coordinator_->Start(); !s.ok()) {
-    spdlog::critical("cannot resume from {}: {}", config_.database, s.message());
-    return 1;
+  // The device runners first, then the cross-silo one (as before the seam).
+  for (auto it = runners_.rbegin(); it != runners_.rend(); ++it) {
+    if (auto s = (*it)->Start(); !s.ok()) {
+      spdlog::critical("cannot resume the {} jobs from {}: {}", (*it)->kind(), config_.database,
+                       s.message());
+      return 1;
+    }
   }
   return std::nullopt;
 }
@@ -305,8 +310,7 @@ std::optional<int> Daemon::StartHttp() {
       access.token = std::move(token);
     }
     auto started = fedmf::server::StartDashboard(
-        config_.dashboard_listen, config_.dashboard_port_file, std::move(access),
-        coordinator_.get(), lfl_coordinator_.get(), hua_runner_.get());
+        config_.dashboard_listen, config_.dashboard_port_file, std::move(access), runners_);
     if (!started.ok()) {
       spdlog::critical("{}", started.status().message());
       return 1;
@@ -320,9 +324,7 @@ std::optional<int> Daemon::StartHttp() {
 
 void Daemon::Shutdown() {
   spdlog::info("shutting down");
-  hua_runner_->Stop();
-  lfl_coordinator_->Stop();
-  coordinator_->Stop();
+  for (auto it = runners_.rbegin(); it != runners_.rend(); ++it) (*it)->Stop();
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   fedmf::server::CallGovernor::Install(nullptr);
 }

@@ -8,8 +8,8 @@
 #include "common/metrics/metrics.h"
 #include "fedmf/v1/federation.pb.h"
 #include "server/call_governor.h"
-#include "server/fmf/coordinator_service.h"
 #include "server/fmf/job_coordinator.h"
+#include "server/traffic_counters.h"
 
 namespace fedmf::server {
 

@@ -1,11 +1,9 @@
-// gRPC edge of fedmf-server: authenticates every call (the caller's identity
-// is its certificate), validates the message, and hands it to the
-// JobCoordinator. One service per role: parties speak Coordinator,
-// operators speak Operator.
+// gRPC edge of the cross-silo protocol: authenticates every party's call
+// (the caller's identity is its certificate), validates the message, and
+// hands it to the JobCoordinator. Operators speak server/operator_service.h.
 #ifndef FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_
 #define FEDMF_SERVER_FMF_COORDINATOR_SERVICE_H_
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -19,17 +17,10 @@
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "server/fmf/job_coordinator.h"
-#include "server/hua/hua_runner.h"
-#include "server/job_directory.h"
-#include "server/lfl/lfl_coordinator.h"
 #include "server/poll_limiter.h"
+#include "server/traffic_counters.h"
 
 namespace fedmf::server {
-
-struct TrafficCounters {
-  std::atomic<int64_t> bytes_in{0};
-  std::atomic<int64_t> bytes_out{0};
-};
 
 class CoordinatorService final : public v1::Coordinator::Service {
  public:
@@ -116,53 +107,6 @@ class CoordinatorService final : public v1::Coordinator::Service {
   absl::Mutex uploads_mu_;
   std::map<std::string, grpc::ServerContext*> uploads_ ABSL_GUARDED_BY(uploads_mu_);
   int64_t upload_bytes_ ABSL_GUARDED_BY(uploads_mu_) = 0;
-};
-
-class OperatorService final : public v1::Operator::Service {
- public:
-  OperatorService(JobCoordinator* coordinator, bool insecure)
-      : coordinator_(coordinator), insecure_(insecure), jobs_(coordinator, nullptr, nullptr) {}
-  // Hua S3 jobs (SETTING_HUA_S3) go to their own runner (hua_runner.h).
-  void set_hua(HuaRunner* hua) {
-    hua_ = hua;
-    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
-  }
-  // LFL jobs (SETTING_LFL) go to the device-side coordinator (lfl_coordinator.h).
-  void set_lfl(LflCoordinator* lfl) {
-    lfl_ = lfl;
-    jobs_ = JobDirectory(coordinator_, lfl_, hua_);
-  }
-
-  grpc::Status SubmitJob(grpc::ServerContext* ctx, const v1::SubmitJobRequest* req,
-                         v1::SubmitJobResponse* resp) override;
-  grpc::Status GetJob(grpc::ServerContext* ctx, const v1::GetJobRequest* req,
-                      v1::JobStatus* resp) override;
-  grpc::Status ListParties(grpc::ServerContext* ctx, const v1::ListPartiesRequest* req,
-                           v1::ListPartiesResponse* resp) override;
-  grpc::Status ListJobs(grpc::ServerContext* ctx, const v1::ListJobsRequest* req,
-                        v1::ListJobsResponse* resp) override;
-  grpc::Status CancelJob(grpc::ServerContext* ctx, const v1::CancelJobRequest* req,
-                         v1::CancelJobResponse* resp) override;
-
-  // Operators (certificate names) that may cancel any job; the others cancel
-  // only the jobs they submitted.
-  void set_admin_operators(std::vector<std::string> names) { admins_ = std::move(names); }
-
-  // Caps concurrent GetJob long polls (null = no cap); owned by the caller.
-  void set_poll_limiter(PollLimiter* limiter) { poll_limiter_ = limiter; }
-  // GetJobRequest.wait_seconds is capped here.
-  static constexpr double kMaxJobWaitSeconds = 10;
-
- private:
-  // The operator's certificate name ("" in --insecure mode), or why not.
-  absl::StatusOr<std::string> CheckOperator(const grpc::ServerContext& ctx);
-  JobCoordinator* coordinator_;
-  std::vector<std::string> admins_;
-  bool insecure_;
-  HuaRunner* hua_ = nullptr;
-  LflCoordinator* lfl_ = nullptr;
-  PollLimiter* poll_limiter_ = nullptr;
-  JobDirectory jobs_;  // reads through the three runners above
 };
 
 }  // namespace fedmf::server

@@ -3,9 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <new>
 #include <set>
-#include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -18,9 +16,25 @@
 
 namespace fedmf::server {
 JobCoordinator::JobCoordinator(ServerStore* store, CoordinatorOptions options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store),
+      options_(std::move(options)),
+      loop_(
+          &mu_, {.tick = absl::Milliseconds(200), .poll = options_.poll, .clock = options_.clock},
+          [this](absl::Time now) {
+            mu_.AssertHeld();
+            return AdvanceLocked(now);
+          },
+          [this](const std::string& why) {
+            mu_.AssertHeld();
+            if (job_.has_value()) FailJobLocked(why);
+          }) {}
 
 JobCoordinator::~JobCoordinator() { Stop(); }
+
+bool JobCoordinator::Takes(v1::Setting setting) const {
+  return setting == v1::SETTING_VFL || setting == v1::SETTING_HFL ||
+         setting == v1::SETTING_HFL_SYNSGD || setting == v1::SETTING_COUPLING;
+}
 
 absl::Status JobCoordinator::Start() {
   {
@@ -37,27 +51,16 @@ absl::Status JobCoordinator::Start() {
       // resend then arrives too late): budget spent for nothing, and a
       // result that differs from an uninterrupted run. Wait one liveness
       // window for every acceptor, as if each had just been seen.
-      resume_grace_until_ = absl::Now() + options_.liveness;
+      resume_grace_until_ = loop_.Now() + options_.liveness;
     }
   }
-  runner_ = std::thread([this] { RunLoop(); });
+  loop_.Start();
   return absl::OkStatus();
 }
 
-void JobCoordinator::NotifyLocked() {
-  changed_.SignalAll();
-  advance_.Signal();
-}
+void JobCoordinator::NotifyLocked() { loop_.Notify(); }
 
-void JobCoordinator::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  changed_.SignalAll();
-  advance_.Signal();
-  if (runner_.joinable()) runner_.join();
-}
+void JobCoordinator::Stop() { loop_.Stop(); }
 
 absl::Status JobCoordinator::LoadActiveLocked() {
   job_.reset();
@@ -65,14 +68,10 @@ absl::Status JobCoordinator::LoadActiveLocked() {
   while (true) {
     ASSIGN_OR_RETURN(auto id, store_->ActiveJobId());
     if (!id.has_value()) return absl::OkStatus();
-    absl::Status s;
-    try {
-      s = LoadJobLocked(*id);
-    } catch (const std::bad_alloc&) {
-      s = absl::ResourceExhaustedError("out of memory restoring it");
-    } catch (const std::length_error& e) {
-      s = absl::ResourceExhaustedError(absl::StrCat("cannot allocate its state: ", e.what()));
-    }
+    absl::Status s = LifecycleLoop::GuardAllocation("restoring it", [&] {
+      mu_.AssertHeld();  // called right here, under the lock this function holds
+      return LoadJobLocked(*id);
+    });
     if (s.ok()) return absl::OkStatus();
     job_.reset();
     const std::string why = absl::StrCat("cannot resume from the stored state: ", s.message());
@@ -86,7 +85,7 @@ absl::Status JobCoordinator::LoadActiveLocked() {
 
 absl::Status JobCoordinator::LoadJobLocked(const std::string& id) {
   ASSIGN_OR_RETURN(StoredJob stored, store_->LoadJob(id));
-  ASSIGN_OR_RETURN(FmfJob job, FmfJob::Restore(std::move(stored), options_, absl::Now(),
+  ASSIGN_OR_RETURN(FmfJob job, FmfJob::Restore(std::move(stored), options_, loop_.Now(),
                                                random::Csprng::FromOsEntropy()));
   job_.emplace(std::move(job));
   return absl::OkStatus();
@@ -146,14 +145,14 @@ absl::StatusOr<std::string> JobCoordinator::SubmitJob(const v1::JobSpec& spec,
 void JobCoordinator::AwaitJobChange(const std::string& job_id, v1::JobState known_state,
                                     int32_t known_rounds, absl::Duration wait) {
   absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + wait;
-  // changed_ is signalled whenever the lifecycle changes state (a round
-  // closed, the job finished or failed) and on other events: look again.
-  while (!stop_ && job_.has_value() && job_->id() == job_id) {
+  const absl::Time deadline = absl::Now() + wait;  // how long the call is held: real time
+  // Parked calls wake whenever the lifecycle changes state (a round closed,
+  // the job finished or failed) and on other events: look again.
+  while (!loop_.stopping() && job_.has_value() && job_->id() == job_id) {
     const StoredJob& stored = job_->stored();
     if (stored.state != known_state) return;
     if (known_rounds >= 0 && static_cast<int64_t>(stored.rounds.size()) != known_rounds) return;
-    if (changed_.WaitWithDeadline(&mu_, deadline)) return;  // timed out
+    if (!loop_.Park(deadline)) return;  // timed out
   }
 }
 
@@ -299,7 +298,7 @@ v1::ListPartiesResponse JobCoordinator::ListParties() {
 
 bool JobCoordinator::LiveLocked(const std::string& party) const {
   auto it = last_seen_.find(party);
-  return it != last_seen_.end() && absl::Now() - it->second <= options_.liveness;
+  return it != last_seen_.end() && loop_.Now() - it->second <= options_.liveness;
 }
 
 bool JobCoordinator::AwaitedLocked(const std::string& party, absl::Time now) const {
@@ -324,7 +323,7 @@ absl::Status JobCoordinator::Register(const std::string& party, const std::strin
         absl::FormatDuration(options_.liveness), ")"));
   }
   const bool known = last_seen_.count(party) > 0;
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   state_ids_[party] = state_id;
   if (!known) spdlog::info("party '{}' registered", party);
   NotifyLocked();
@@ -383,26 +382,25 @@ absl::Status JobCoordinator::Heartbeat(const std::string& party) {
     return absl::FailedPreconditionError(
         absl::StrCat("party '", party, "' is not registered: call Register first"));
   }
-  it->second = absl::Now();
+  it->second = loop_.Now();
   return absl::OkStatus();
 }
 
 v1::Task JobCoordinator::GetTask(const std::string& party) {
   absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + options_.poll;
+  const absl::Time deadline = loop_.PollDeadline();
   while (true) {
-    last_seen_[party] = absl::Now();
+    last_seen_[party] = loop_.Now();
     v1::Task task = ComputeTaskLocked(party);
     if (task.kind() == v1::TASK_KIND_ABORT) abort_pending_[party] = false;
-    if (task.kind() != v1::TASK_KIND_IDLE || stop_) return task;
-    if (absl::Now() >= deadline) return task;
-    changed_.WaitWithDeadline(&mu_, deadline);
+    if (task.kind() != v1::TASK_KIND_IDLE || loop_.stopping()) return task;
+    if (!loop_.Park(deadline)) return task;
   }
 }
 
 absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::OfferReply& reply) {
   absl::MutexLock lock(&mu_);
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, reply.job_id()));
   ASSIGN_OR_RETURN(std::optional<StoredParty> to_store, job_->ReplyOffer(idx, reply));
   if (to_store.has_value()) RETURN_IF_ERROR(store_->SaveParty(reply.job_id(), *to_store));
@@ -413,7 +411,7 @@ absl::Status JobCoordinator::ReplyOffer(const std::string& party, const v1::Offe
 absl::StatusOr<std::shared_ptr<const mf::Matrix>> JobCoordinator::SharedFor(
     const std::string& party, const std::string& job_id, int32_t round) {
   absl::MutexLock lock(&mu_);
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, job_id));
   return job_->SharedFor(idx, round);
 }
@@ -429,7 +427,7 @@ absl::StatusOr<std::pair<int32_t, int32_t>> JobCoordinator::UploadShape(const st
 absl::Status JobCoordinator::SubmitUpdate(const std::string& party, const std::string& job_id,
                                           int32_t round, const mf::Matrix& update) {
   absl::MutexLock lock(&mu_);
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, job_id));
   if (!job_->TakesUpdatesFrom(idx)) {
     return absl::FailedPreconditionError("no round is open for this party");
@@ -444,21 +442,21 @@ absl::Status JobCoordinator::SubmitUpdate(const std::string& party, const std::s
   // awaited party is in); the parties parked in GetTask see nothing new until
   // it does, and waking all of them on every upload cost ~90 context
   // switches per round of ten.
-  advance_.Signal();
+  loop_.Wake();
   return absl::OkStatus();
 }
 
 absl::Status JobCoordinator::ReportPrivacy(const std::string& party,
                                            const v1::PrivacyReport& report) {
   absl::MutexLock lock(&mu_);
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, report.job_id()));
   ASSIGN_OR_RETURN(v1::PartyRoundReport history, job_->CheckReport(idx, report));
   counters_.epsilon_by_party[party] = report.epsilon_spent();
   StoredParty after = job_->PartyAfterReport(idx, report);
   RETURN_IF_ERROR(store_->SaveRoundReport(report.job_id(), report.round(), history, after));
   job_->ApplyReport(idx, report.round(), std::move(after), std::move(history));
-  advance_.Signal();  // as for an update: only the lifecycle acts on it
+  loop_.Wake();  // as for an update: only the lifecycle acts on it
   return absl::OkStatus();
 }
 
@@ -489,7 +487,7 @@ void JobCoordinator::FailJobLocked(const std::string& why) {
   job_.reset();
 }
 
-bool JobCoordinator::AdvanceLocked() {
+bool JobCoordinator::AdvanceLocked(absl::Time now) {
   if (!job_.has_value()) {
     if (absl::Status s = LoadActiveLocked(); !s.ok()) {
       spdlog::error("cannot load the next job: {}", s.message());
@@ -497,7 +495,6 @@ bool JobCoordinator::AdvanceLocked() {
     }
     return job_.has_value();
   }
-  const absl::Time now = absl::Now();
   std::set<std::string> awaited;
   for (const StoredParty& p : job_->stored().parties) {
     if (AwaitedLocked(p.name, now)) awaited.insert(p.name);
@@ -541,7 +538,7 @@ bool JobCoordinator::AdvanceLocked() {
 
 absl::Status JobCoordinator::PsiSend(const std::string& party, const v1::PsiSendRequest& request) {
   absl::MutexLock lock(&mu_);
-  last_seen_[party] = absl::Now();
+  last_seen_[party] = loop_.Now();
   ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, request.job_id()));
   RETURN_IF_ERROR(job_->PsiSend(idx, request));
   NotifyLocked();
@@ -551,39 +548,13 @@ absl::Status JobCoordinator::PsiSend(const std::string& party, const v1::PsiSend
 absl::StatusOr<v1::PsiFetchResponse> JobCoordinator::PsiFetch(const std::string& party,
                                                               const v1::PsiFetchRequest& request) {
   absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + options_.poll;
+  const absl::Time deadline = loop_.PollDeadline();
   while (true) {
-    last_seen_[party] = absl::Now();
+    last_seen_[party] = loop_.Now();
     ASSIGN_OR_RETURN(const int32_t idx, RosterIndexLocked(party, request.job_id()));
     ASSIGN_OR_RETURN(v1::PsiFetchResponse response, job_->PsiFetch(idx, request.session()));
-    if (!PsiAlignment::Empty(response) || stop_) return response;
-    if (absl::Now() >= deadline) return response;
-    changed_.WaitWithDeadline(&mu_, deadline);
-  }
-}
-
-void JobCoordinator::RunLoop() {
-  absl::MutexLock lock(&mu_);
-  while (!stop_) {
-    bool changed = false;
-    try {
-      changed = AdvanceLocked();
-    } catch (const std::bad_alloc&) {
-      // An allocation failure fails the job it happened in, not the daemon.
-      if (job_.has_value()) FailJobLocked("the server ran out of memory for this job");
-      changed = true;
-    } catch (const std::length_error& e) {
-      if (job_.has_value()) {
-        FailJobLocked(absl::StrCat("the server cannot allocate this job's state: ", e.what()));
-      }
-      changed = true;
-    }
-    if (changed) {
-      changed_.SignalAll();  // the lifecycle itself need not wake
-      continue;
-    }
-    // Re-check on any event, and periodically for deadlines and liveness.
-    advance_.WaitWithTimeout(&mu_, absl::Milliseconds(200));
+    if (!PsiAlignment::Empty(response) || loop_.stopping()) return response;
+    if (!loop_.Park(deadline)) return response;
   }
 }
 

@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -22,8 +21,11 @@
 #include "absl/time/time.h"
 #include "common/mf/embeddings.h"
 #include "fedmf/v1/federation.pb.h"
+#include "server/clock.h"
 #include "server/fmf/fmf_job.h"
 #include "server/fmf/server_store.h"
+#include "server/job_runner.h"
+#include "server/lifecycle_loop.h"
 #include "server/size_limits.h"
 
 namespace fedmf::server {
@@ -37,6 +39,7 @@ struct CoordinatorOptions : FmfJobOptions {
   // Called (under the coordinator's lock: keep it cheap) with every round
   // committed, e.g. to feed the round-latency histogram.
   std::function<void(const v1::RoundRecord&)> on_round;
+  const Clock* clock = nullptr;  // protocol time (server/clock.h); null = the real clock
 };
 
 // Observability hooks (metrics are wired by the daemon).
@@ -51,14 +54,19 @@ struct CoordinatorCounters {
   std::map<std::string, double> epsilon_by_party;
 };
 
-class JobCoordinator {
+// The cross-silo runner (server/job_runner.h): VFL/HFL-SGDMF and coupling
+// jobs over fedmf-party.
+class JobCoordinator final : public JobRunner {
  public:
   JobCoordinator(ServerStore* store, CoordinatorOptions options);
-  ~JobCoordinator();
+  ~JobCoordinator() override;
 
-  // Loads the job a previous run left active, then starts the runner thread.
-  absl::Status Start();
-  void Stop();
+  std::string_view kind() const override { return "cross-silo"; }
+  bool Takes(v1::Setting setting) const override;
+
+  // Loads the job a previous run left active, then starts the lifecycle thread.
+  absl::Status Start() override;
+  void Stop() override;
 
   // A second connection to the database for the job views (GetJob of an
   // ended job, JobIds): read without the coordinator's lock, so that an
@@ -68,21 +76,23 @@ class JobCoordinator {
 
   // ---- operators
   // `submitter` = the operator's certificate name (may cancel it).
-  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec, const std::string& submitter = "");
-  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec,
+                                        const std::string& submitter = "") override;
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id) override;
   // Returns once `job_id` is not the running job, or its state is not
   // `known_state`, or (known_rounds >= 0) its round records are not
   // `known_rounds` in number, or after `wait` (GetJobRequest's long poll).
   void AwaitJobChange(const std::string& job_id, v1::JobState known_state, int32_t known_rounds,
-                      absl::Duration wait);
-  v1::ListPartiesResponse ListParties();
+                      absl::Duration wait) override;
+  bool WatchesJobs() const override { return true; }
+  v1::ListPartiesResponse ListParties() override;
   // Every job in the database, oldest first.
-  absl::StatusOr<std::vector<std::string>> JobIds();
+  absl::StatusOr<std::vector<std::string>> JobIds() override;
   // Ends a queued, waiting or running job as FAILED ("cancelled by operator
   // <by>"); returns the state it had. FailedPrecondition for an ended job;
   // PermissionDenied unless `by` submitted it or `admin`.
   absl::StatusOr<v1::JobState> CancelJob(const std::string& job_id, const std::string& by,
-                                         bool admin = true);
+                                         bool admin = true) override;
 
   // ---- parties (caller already authenticated as `party`)
   // `state_id` names the party's state directory (RegisterRequest.state_id):
@@ -130,10 +140,9 @@ class JobCoordinator {
     int64_t down = 0;
   };
 
-  void RunLoop();
-  // One step of the lifecycle (the active job's Advance, then what it asks
-  // to store); returns true if it changed state.
-  bool AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One step of the lifecycle at `now` (the active job's Advance, then what
+  // it asks to store); returns true if it changed state. Run by loop_.
+  bool AdvanceLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Loads the oldest active job. Stored state that violates the size limits
   // or cannot be restored fails that job (with the reason) and moves on: a
   // restart never crash-loops on what a previous run stored. Only a storage
@@ -161,13 +170,10 @@ class JobCoordinator {
   const CoordinatorOptions options_;
 
   absl::Mutex mu_;
-  // Parked GetTask/PsiFetch calls wait on changed_ (a task or a PSI message
-  // may be new); the lifecycle thread waits on advance_ (something it may act
-  // on happened). NotifyLocked() signals both.
-  absl::CondVar changed_;
-  absl::CondVar advance_;
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread runner_;
+  // The lifecycle thread and the long poll: parked GetTask/PsiFetch calls and
+  // job watches wait in loop_.Park (a task or a PSI message may be new); the
+  // thread steps AdvanceLocked. NotifyLocked() wakes both.
+  LifecycleLoop loop_;
   std::optional<FmfJob> job_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> last_seen_ ABSL_GUARDED_BY(mu_);
   // party -> state_id of its registration

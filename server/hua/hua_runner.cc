@@ -1,7 +1,6 @@
 #include "server/hua/hua_runner.h"
 
 #include <algorithm>
-#include <new>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -32,24 +31,30 @@ absl::Duration SecondsOr(double s, absl::Duration fallback) {
 }  // namespace
 
 HuaRunner::HuaRunner(HuaRunnerOptions options, AggregatorLinkFactory links)
-    : options_(options), links_(std::move(links)) {}
+    : options_(options),
+      links_(std::move(links)),
+      loop_(
+          &mu_, {.tick = options_.tick, .poll = options_.poll, .clock = options_.clock},
+          [this](absl::Time now) {
+            mu_.AssertHeld();
+            return StepLocked(now);
+          },
+          [this](const std::string& why) {
+            mu_.AssertHeld();
+            if (Entry* e = ActiveLocked(); e != nullptr) e->job->Fail(why);
+          }) {}
 
 HuaRunner::~HuaRunner() { Stop(); }
 
-void HuaRunner::Start() {
-  thread_ = std::thread([this] { Loop(); });
+absl::Status HuaRunner::Start() {
+  loop_.Start();
+  return absl::OkStatus();
 }
 
-void HuaRunner::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  changed_.SignalAll();
-  if (thread_.joinable()) thread_.join();
-}
+void HuaRunner::Stop() { loop_.Stop(); }
 
-absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
+absl::StatusOr<std::string> HuaRunner::SubmitJob(const v1::JobSpec& in,
+                                                 const std::string& /*submitter*/) {
   v1::JobSpec spec = in;
   ASSIGN_OR_RETURN(auto job, net::HuaJobFromSpec(spec));
   if (spec.hua().aggregator().empty()) {
@@ -76,29 +81,20 @@ absl::StatusOr<std::string> HuaRunner::Submit(const v1::JobSpec& in) {
   c.liveness = options_.liveness;
   ASSIGN_OR_RETURN(auto link, links_(spec.hua().aggregator()));
   // Deadlines (join) count from submission.
-  absl::StatusOr<std::unique_ptr<HuaS3Job>> machine = absl::InternalError("unset");
-  try {
-    machine = HuaS3Job::Create(std::move(c), absl::Now());
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        "the server ran out of memory creating this Hua job: lower its sizes or limits.*");
-  }
+  absl::StatusOr<std::unique_ptr<HuaS3Job>> machine =
+      LifecycleLoop::GuardAllocation("creating this Hua job (lower its sizes or limits.*)",
+                                     [&] { return HuaS3Job::Create(std::move(c), loop_.Now()); });
   if (!machine.ok()) return machine.status();
   const std::string id = spec.job_id();
   jobs_[id] = Entry{std::move(spec), std::move(*machine), std::move(link)};
   queue_.push_back(id);
   spdlog::info("hua job '{}' submitted ({} iterations, epsilon {}, K = {})", id,
                job.params.iterations, job.params.epsilon, job.params.max_online);
-  changed_.SignalAll();
+  loop_.Notify();
   return id;
 }
 
-bool HuaRunner::Has(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
-  return jobs_.count(job_id) > 0;
-}
-
-std::vector<std::string> HuaRunner::JobIds() {
+absl::StatusOr<std::vector<std::string>> HuaRunner::JobIds() {
   absl::MutexLock lock(&mu_);
   std::vector<std::string> ids;
   for (const auto& [id, entry] : jobs_) ids.push_back(id);
@@ -120,7 +116,7 @@ HuaRunner::Entry* HuaRunner::ActiveLocked() {
   return nullptr;
 }
 
-absl::StatusOr<v1::JobStatus> HuaRunner::Status(const std::string& job_id) {
+absl::StatusOr<v1::JobStatus> HuaRunner::GetJob(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
   const HuaS3Job& j = *(e)->job;
@@ -178,18 +174,18 @@ absl::StatusOr<int32_t> HuaRunner::Register(const std::string& host, const std::
                                             const std::vector<hua::UserHello>& users) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
-  auto n = (e)->job->Register(host, users, absl::Now());
-  changed_.SignalAll();
+  auto n = (e)->job->Register(host, users, loop_.Now());
+  loop_.Notify();
   return n;
 }
 
 absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std::string& job_id) {
   absl::MutexLock lock(&mu_);
-  const absl::Time deadline = absl::Now() + options_.poll;
+  const absl::Time deadline = loop_.PollDeadline();
   while (true) {
     ASSIGN_OR_RETURN(auto e, FindLocked(job_id));
-    HuaHostTasks t = (e)->job->TasksFor(host, absl::Now());
-    if (t.kind != HuaHostTasks::kIdle || stop_ || absl::Now() >= deadline) {
+    HuaHostTasks t = (e)->job->TasksFor(host, loop_.Now());
+    if (t.kind != HuaHostTasks::kIdle || loop_.stopping() || absl::Now() >= deadline) {
       v1::HuaTasks out;
       out.set_job_id(job_id);
       out.set_phase(net::ToWire(t.phase));
@@ -207,7 +203,7 @@ absl::StatusOr<v1::HuaTasks> HuaRunner::Poll(const std::string& host, const std:
       out.set_reason(t.reason);
       return out;
     }
-    changed_.WaitWithTimeout(&mu_, deadline - absl::Now());
+    loop_.Park(deadline);
   }
 }
 
@@ -217,7 +213,7 @@ absl::Status HuaRunner::Done(const std::string& host, const v1::HuaDoneRequest& 
   ASSIGN_OR_RETURN(auto e, FindLocked(req.job_id()));
   std::vector<int32_t> users(req.users().begin(), req.users().end());
   auto s = (e)->job->MarkDone(host, phase, req.round(), req.pass(), users);
-  changed_.SignalAll();
+  loop_.Notify();
   return s;
 }
 
@@ -239,19 +235,19 @@ absl::StatusOr<v1::HuaFinalItems> HuaRunner::FinalItems(const std::string& host,
 absl::Status HuaRunner::ReportResult(const std::string& host, const v1::HuaResultReport& r) {
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(auto e, FindLocked(r.job_id()));
-  auto s = (e)->job->ReportResult(host, r.test_count(), r.test_mse(), r.test_mae(), absl::Now());
-  changed_.SignalAll();
+  auto s = (e)->job->ReportResult(host, r.test_count(), r.test_mse(), r.test_mae(), loop_.Now());
+  loop_.Notify();
   return s;
 }
 
-bool HuaRunner::StepLocked() {
+bool HuaRunner::StepLocked(absl::Time now) {
   Entry* e = ActiveLocked();
   if (e == nullptr) return false;
   HuaS3Job* job = e->job.get();
   AggregatorLink* link = e->link.get();
   const std::string id = job->config().job_id;
   const int32_t dim = job->config().params.dim;
-  const HuaAction a = job->NextAction(absl::Now());
+  const HuaAction a = job->NextAction(now);
   if (a.kind == HuaAction::kNone) {
     if (Terminal(job->state())) {
       spdlog::info("hua job '{}' {}{}", id, HuaJobStateName(job->state()),
@@ -265,7 +261,7 @@ bool HuaRunner::StepLocked() {
                        s.message());
         }
       }
-      changed_.SignalAll();
+      loop_.Notify();
       return true;
     }
     return false;
@@ -286,19 +282,19 @@ bool HuaRunner::StepLocked() {
       case HuaAction::kNone: break;
     }
   } catch (...) {
-    mu_.Lock();  // the caller (Loop) handles it holding the lock
+    mu_.Lock();  // the caller (loop_) handles it holding the lock
     throw;
   }
   mu_.Lock();
   if (!s.ok()) {
     spdlog::warn("hua job '{}': aggregator: {} (retrying)", id, s.message());
-    changed_.WaitWithTimeout(&mu_, options_.aggregator_retry);
+    loop_.Park(absl::Now() + options_.aggregator_retry);  // or sooner, on news
     return false;
   }
   switch (a.kind) {
     case HuaAction::kBegin: job->Begun(); break;
     case HuaAction::kFlush:
-      if (auto f = job->Flushed(*forward, absl::Now()); !f.ok()) {
+      if (auto f = job->Flushed(*forward, loop_.Now()); !f.ok()) {
         spdlog::error("hua job '{}' failed: {}", id, f.message());
       } else if (a.phase == hua::Phase::kIteration && !job->log().empty() &&
                  job->log().back().iteration == a.round) {
@@ -307,30 +303,11 @@ bool HuaRunner::StepLocked() {
                      l.iteration, l.users, l.stats.items_updated, l.stats.passes);
       }
       break;
-    case HuaAction::kEndJob: job->EndedAtAggregator(absl::Now()); break;
+    case HuaAction::kEndJob: job->EndedAtAggregator(loop_.Now()); break;
     case HuaAction::kNone: break;
   }
-  changed_.SignalAll();
+  loop_.Notify();
   return true;
-}
-
-void HuaRunner::Loop() {
-  absl::MutexLock lock(&mu_);
-  while (!stop_) {
-    bool stepped = false;
-    try {
-      stepped = StepLocked();
-    } catch (const std::bad_alloc&) {
-      // An allocation failure fails the job it happened in, never the daemon
-      // (StepLocked holds mu_ again when it throws).
-      if (Entry* e = ActiveLocked(); e != nullptr) {
-        e->job->Fail("the server ran out of memory for this job");
-      }
-      changed_.SignalAll();  // polling hosts learn of the failure now
-      stepped = true;
-    }
-    if (!stepped) changed_.WaitWithTimeout(&mu_, options_.tick);
-  }
 }
 
 }  // namespace fedmf::server

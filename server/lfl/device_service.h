@@ -11,9 +11,9 @@
 #include "absl/status/statusor.h"
 #include "common/net/matrix_codec.h"
 #include "fedmf/v1/device.grpc.pb.h"
-#include "server/fmf/coordinator_service.h"
 #include "server/lfl/lfl_coordinator.h"
 #include "server/poll_limiter.h"
+#include "server/traffic_counters.h"
 
 namespace fedmf::server {
 

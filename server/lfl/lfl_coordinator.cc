@@ -1,8 +1,5 @@
 #include "server/lfl/lfl_coordinator.h"
 
-#include <new>
-#include <stdexcept>
-
 #include "absl/strings/str_cat.h"
 #include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
@@ -26,6 +23,20 @@ bool Terminal(LflJob::Stage s) {
 
 }  // namespace
 
+LflCoordinator::LflCoordinator(LflStore* store, LflCoordinatorOptions options)
+    : store_(store),
+      options_(options),
+      loop_(
+          &mu_, {.tick = absl::Milliseconds(100), .poll = options_.poll, .clock = options_.clock},
+          [this](absl::Time now) {
+            mu_.AssertHeld();
+            return AdvanceLocked(now);
+          },
+          [this](const std::string& why) {
+            mu_.AssertHeld();
+            FailLocked(why);
+          }) {}
+
 LflCoordinator::~LflCoordinator() { Stop(); }
 
 absl::Status LflCoordinator::Start() {
@@ -41,48 +52,27 @@ absl::Status LflCoordinator::Start() {
       return s;
     }
   }
-  runner_ = std::thread([this] { RunLoop(); });
+  loop_.Start();
   return absl::OkStatus();
 }
 
-void LflCoordinator::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  changed_.SignalAll();
-  if (runner_.joinable()) runner_.join();
-}
+void LflCoordinator::Stop() { loop_.Stop(); }
 
-void LflCoordinator::RunLoop() {
-  absl::MutexLock lock(&mu_);
-  while (!stop_) {
-    AdvanceLocked();
-    // Deadlines are checked a few times a second; submissions wake us early.
-    changed_.WaitWithTimeout(&mu_, absl::Milliseconds(100));
-  }
-}
-
-void LflCoordinator::AdvanceLocked() {
-  if (job_ == nullptr) return;
+bool LflCoordinator::AdvanceLocked(absl::Time now) {
+  if (job_ == nullptr) return false;
   bool any = false;
-  try {
-    while (!Terminal(job_->stage()) && job_->Advance(absl::Now())) {
-      any = true;
-      PersistLocked();
-    }
-  } catch (const std::bad_alloc&) {
-    // An allocation failure fails this job, never the daemon.
-    job_->Abort("the server ran out of memory for this job");
+  while (!Terminal(job_->stage()) && job_->Advance(now)) {
     any = true;
-  } catch (const std::length_error& e) {
-    job_->Abort(absl::StrCat("the server cannot allocate this job's state: ", e.what()));
-    any = true;
-  }
-  if (any) {
     PersistLocked();
-    changed_.SignalAll();
   }
+  if (any) PersistLocked();
+  return any;
+}
+
+void LflCoordinator::FailLocked(const std::string& why) {
+  if (job_ == nullptr) return;
+  job_->Abort(why);
+  PersistLocked();
 }
 
 void LflCoordinator::PersistLocked() {
@@ -103,22 +93,19 @@ void LflCoordinator::PersistLocked() {
   }
 }
 
-absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
+absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec,
+                                                      const std::string& /*submitter*/) {
   absl::MutexLock lock(&mu_);
   if (job_ != nullptr && !Terminal(job_->stage())) {
     return absl::FailedPreconditionError(
         absl::StrCat("LFL job '", job_->job_id(), "' is still running; submit after it ends"));
   }
   v1::JobSpec s = spec;
-  if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(absl::Now())));
+  if (s.job_id().empty()) s.set_job_id(absl::StrCat("lfl-", absl::ToUnixMillis(loop_.Now())));
   RETURN_IF_ERROR(CheckJobSpecSizes(s, options_.limits));
-  absl::StatusOr<std::unique_ptr<LflJob>> job = absl::InternalError("unset");
-  try {
-    job = LflJob::Create(s, absl::Now(), options_.liveness);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        "the server ran out of memory creating this LFL job: lower its sizes or limits.*");
-  }
+  absl::StatusOr<std::unique_ptr<LflJob>> job = LifecycleLoop::GuardAllocation(
+      "creating this LFL job (lower its sizes or limits.*)",
+      [&] { return LflJob::Create(s, loop_.Now(), options_.liveness); });
   if (!job.ok()) return job.status();
   (*job)->set_unmasking_threads(options_.unmasking_threads);
   (*job)->set_rejection_log_lines_per_minute(options_.limits.rejection_log_lines_per_minute);
@@ -127,7 +114,7 @@ absl::StatusOr<std::string> LflCoordinator::SubmitJob(const v1::JobSpec& spec) {
   persisted_stage_ = LflJob::Stage::kJoining;
   spdlog::info("LFL job '{}' submitted: {} devices granted to {} hosts, T = {}", s.job_id(),
                job_->status().devices(), s.lfl().grants_size(), s.rounds());
-  changed_.SignalAll();
+  loop_.Notify();
   return s.job_id();
 }
 
@@ -147,7 +134,7 @@ absl::StatusOr<v1::JobStatus> LflCoordinator::GetJob(const std::string& job_id) 
   return store_->LoadJob(job_id);
 }
 
-absl::StatusOr<std::vector<std::string>> LflCoordinator::JobIds() const {
+absl::StatusOr<std::vector<std::string>> LflCoordinator::JobIds() {
   absl::MutexLock lock(&mu_);
   return store_->JobIds();
 }
@@ -174,7 +161,7 @@ absl::Status LflCoordinator::ExpectsSubmitFrom(const std::string& host) {
 absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
                                                        const v1::HostHello& hello) {
   absl::MutexLock lock(&mu_);
-  const absl::Time until = absl::Now() + options_.poll;
+  const absl::Time until = loop_.PollDeadline();
   const std::vector<uint64_t> devices(hello.devices().begin(), hello.devices().end());
   // A host without a grant in the job sees what it would see with no job at
   // all: an idle answer after the poll, naming nothing.
@@ -183,12 +170,11 @@ absl::StatusOr<v1::DeviceTask> LflCoordinator::GetTask(const std::string& host,
   };
   for (;;) {
     if (granted() && (hello.job_id().empty() || hello.job_id() == job_->job_id())) {
-      RETURN_IF_ERROR(job_->Hello(host, devices, absl::Now()));
+      RETURN_IF_ERROR(job_->Hello(host, devices, loop_.Now()));
       v1::DeviceTask t = job_->TaskFor(host);
       if (t.kind() != v1::DEVICE_TASK_KIND_IDLE) return t;
     }
-    if (absl::Now() >= until || stop_) break;
-    changed_.WaitWithDeadline(&mu_, until);
+    if (loop_.stopping() || !loop_.Park(until)) break;
   }
   v1::DeviceTask idle;
   idle.set_kind(v1::DEVICE_TASK_KIND_IDLE);
@@ -201,7 +187,7 @@ absl::StatusOr<mf::Matrix> LflCoordinator::Model(const std::string& host, const 
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(GrantedLocked(host));  // an outsider learns nothing, not even the job's id
   RETURN_IF_ERROR(ActiveLocked(job_id));
-  job_->Touch(host, absl::Now());
+  job_->Touch(host, loop_.Now());
   return job_->Model(host, iteration);
 }
 
@@ -210,7 +196,7 @@ absl::StatusOr<std::vector<v1::InboxMessage>> LflCoordinator::Inbox(const std::s
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(GrantedLocked(host));
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
-  job_->Touch(host, absl::Now());
+  job_->Touch(host, loop_.Now());
   return job_->Inbox(host, header);
 }
 
@@ -225,7 +211,7 @@ absl::Status LflCoordinator::SubmitOne(const std::string& host, const v1::BatchH
                                        const v1::DeviceMessage& message) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(ActiveLocked(header.job_id()));
-  job_->Touch(host, absl::Now());
+  job_->Touch(host, loop_.Now());
   // The phase may have closed while the stream was open: SubmitOne checks
   // the header again, after the device's owner.
   return job_->SubmitOne(host, header, message);
@@ -235,7 +221,7 @@ void LflCoordinator::EndSubmit(const std::string& host, const v1::BatchHeader& h
   absl::MutexLock lock(&mu_);
   if (!ActiveLocked(header.job_id()).ok()) return;
   job_->HostSubmitted(host, header);
-  AdvanceLocked();
+  loop_.StepNow();
 }
 
 absl::Status LflCoordinator::ReportMetrics(const std::string& host,
@@ -244,7 +230,7 @@ absl::Status LflCoordinator::ReportMetrics(const std::string& host,
   RETURN_IF_ERROR(GrantedLocked(host));
   RETURN_IF_ERROR(ActiveLocked(report.job_id()));
   RETURN_IF_ERROR(job_->ReportMetrics(host, report));
-  AdvanceLocked();
+  loop_.StepNow();
   return absl::OkStatus();
 }
 

@@ -1,13 +1,12 @@
 // Runs LFL jobs (server/lfl/lfl_job.h) for fedmf-server: one active LFL job at a
-// time, a runner thread that closes phases at their deadlines, the device
-// hosts' long poll, and persistence of every state change and iteration
+// time, a lifecycle thread (server/lifecycle_loop.h) that closes phases at their deadlines, the
+// device hosts' long poll, and persistence of every state change and iteration
 // (server/lfl/lfl_store.h). Thread-safe; the gRPC edge is server/lfl/device_service.h.
 #ifndef FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
 #define FEDMF_SERVER_LFL_LFL_COORDINATOR_H_
 
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -16,8 +15,11 @@
 #include "absl/time/time.h"
 #include "fedmf/v1/device.pb.h"
 #include "fedmf/v1/federation.pb.h"
+#include "server/clock.h"
+#include "server/job_runner.h"
 #include "server/lfl/lfl_job.h"
 #include "server/lfl/lfl_store.h"
+#include "server/lifecycle_loop.h"
 #include "server/size_limits.h"
 
 namespace fedmf::server {
@@ -30,24 +32,29 @@ struct LflCoordinatorOptions {
   // long step per aggregation: recovering every survivor's self-mask seed
   // and stripping the masks). The sum is the same with any value.
   int unmasking_threads = 1;
+  const Clock* clock = nullptr;  // protocol time (server/clock.h); null = the real clock
 };
 
-class LflCoordinator {
+// The LFL runner (server/job_runner.h).
+class LflCoordinator final : public JobRunner {
  public:
-  LflCoordinator(LflStore* store, LflCoordinatorOptions options)
-      : store_(store), options_(options) {}
-  ~LflCoordinator();
+  LflCoordinator(LflStore* store, LflCoordinatorOptions options);
+  ~LflCoordinator() override;
+
+  std::string_view kind() const override { return "lfl"; }
+  bool Takes(v1::Setting setting) const override { return setting == v1::SETTING_LFL; }
 
   // Marks LFL jobs a previous run left running as failed, starts the runner.
-  absl::Status Start();
-  void Stop();
+  absl::Status Start() override;
+  void Stop() override;
 
   // ---- operators
-  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec);
+  absl::StatusOr<std::string> SubmitJob(const v1::JobSpec& spec,
+                                        const std::string& submitter = "") override;
   // NotFound if the id is no LFL job.
-  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id);
+  absl::StatusOr<v1::JobStatus> GetJob(const std::string& job_id) override;
   // Every LFL job, oldest first.
-  absl::StatusOr<std::vector<std::string>> JobIds() const;
+  absl::StatusOr<std::vector<std::string>> JobIds() override;
   const SizeLimits& limits() const { return options_.limits; }
 
   // ---- device hosts (already authenticated as `host`)
@@ -68,8 +75,10 @@ class LflCoordinator {
   absl::Status ReportMetrics(const std::string& host, const v1::DeviceMetricsReport& report);
 
  private:
-  void RunLoop();
-  void AdvanceLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The active job's phases up to `now`, each persisted; whether any closed.
+  bool AdvanceLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Ends the active job (if any) as failed with `why`, persisted.
+  void FailLocked(const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void PersistLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ActiveLocked(const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // PermissionDenied, the same for no job, an ended one and one that grants
@@ -80,9 +89,9 @@ class LflCoordinator {
   LflStore* store_;  // not owned; outlives this
   LflCoordinatorOptions options_;
   mutable absl::Mutex mu_;
-  absl::CondVar changed_;  // signalled on every state change and on Stop
-  bool stop_ ABSL_GUARDED_BY(mu_) = false;
-  std::thread runner_;
+  // Closes phases at their deadlines (every 100 ms) and holds the hosts'
+  // long polls; Notify()d on every state change.
+  LifecycleLoop loop_;
   std::unique_ptr<LflJob> job_ ABSL_GUARDED_BY(mu_);
   LflJob::Stage persisted_stage_ ABSL_GUARDED_BY(mu_) = LflJob::Stage::kJoining;
 };

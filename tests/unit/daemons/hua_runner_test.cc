@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -29,6 +30,7 @@ struct LinkScript {
   int begins ABSL_GUARDED_BY(mu) = 0;
   int fail_begins ABSL_GUARDED_BY(mu) = 0;  // the next N Begins return UNAVAILABLE
   bool throw_bad_alloc ABSL_GUARDED_BY(mu) = false;
+  bool throw_length_error ABSL_GUARDED_BY(mu) = false;  // what a vector of a hostile size throws
 };
 
 class FakeLink : public AggregatorLink {
@@ -41,6 +43,10 @@ class FakeLink : public AggregatorLink {
     if (script_->throw_bad_alloc) {
       script_->throw_bad_alloc = false;
       throw std::bad_alloc();
+    }
+    if (script_->throw_length_error) {
+      script_->throw_length_error = false;
+      throw std::length_error("vector::_M_default_append");
     }
     if (script_->fail_begins > 0) {
       --script_->fail_begins;
@@ -96,11 +102,34 @@ class HuaRunnerTest : public ::testing::Test {
 
   // Submits a job and registers its two users from host "a".
   std::string SubmitAndRegister() {
-    auto id = runner_->Submit(Spec());
+    auto id = runner_->SubmitJob(Spec());
     EXPECT_THAT(id, IsOk());
     auto n = runner_->Register("a", *id, {{0, {1, 2}}, {1, {3}}});
     EXPECT_THAT(n, IsOk());
     return *id;
+  }
+
+  // Runs a first job whose link's Begin throws (script_ says what), and
+  // checks that the host's long poll returns with the abort as soon as the
+  // job fails, with an error containing `error_part`.
+  void ExpectTheFirstJobFails(const std::string& error_part) {
+    ASSERT_THAT(runner_->Start(), IsOk());
+    const std::string first = SubmitAndRegister();
+    auto tasks = runner_->Poll("a", first);
+    ASSERT_THAT(tasks, IsOk());
+    EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
+    auto st = runner_->GetJob(first);
+    ASSERT_THAT(st, IsOk());
+    EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
+    EXPECT_TRUE(absl::StrContains(st->error(), error_part)) << st->error();
+  }
+  // The next job gets its hosts their first task.
+  void ExpectTheNextJobRuns() {
+    const std::string second = SubmitAndRegister();
+    auto next = runner_->Poll("a", second);
+    ASSERT_THAT(next, IsOk());
+    EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
+    EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
   }
 
   LinkScript script_;
@@ -112,34 +141,32 @@ TEST_F(HuaRunnerTest, AnAllocationFailureInTheLinkFailsThatJobAndTheRunnerServes
     absl::MutexLock lock(&script_.mu);
     script_.throw_bad_alloc = true;
   }
-  runner_->Start();
-  const std::string first = SubmitAndRegister();
-  // The host's long poll returns with the abort as soon as the job fails.
-  auto tasks = runner_->Poll("a", first);
-  ASSERT_THAT(tasks, IsOk());
-  EXPECT_EQ(tasks->kind(), v1::HUA_TASK_KIND_ABORT);
-  auto st = runner_->Status(first);
-  ASSERT_THAT(st, IsOk());
-  EXPECT_EQ(st->state(), v1::JOB_STATE_FAILED);
-  EXPECT_TRUE(absl::StrContains(st->error(), "ran out of memory")) << st->error();
-
+  ExpectTheFirstJobFails("ran out of memory");
   // The next job: the aggregator is down twice, then up; the runner retries
   // Begin and the host gets its first task.
   {
     absl::MutexLock lock(&script_.mu);
     script_.fail_begins = 2;
   }
-  const std::string second = SubmitAndRegister();
-  auto next = runner_->Poll("a", second);
-  ASSERT_THAT(next, IsOk());
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_ABORT) << next->reason();
-  EXPECT_NE(next->kind(), v1::HUA_TASK_KIND_IDLE);
+  ExpectTheNextJobRuns();
   absl::MutexLock lock(&script_.mu);
   EXPECT_EQ(script_.begins, 1 + 3);  // the throwing one, two refused, one accepted
 }
 
+// std::length_error (a size too large for a container) is an allocation
+// failure too: it fails that job, not the daemon (the runner's loop once
+// caught only std::bad_alloc).
+TEST_F(HuaRunnerTest, ALengthErrorInTheLinkFailsThatJobAndTheRunnerServesTheNext) {
+  {
+    absl::MutexLock lock(&script_.mu);
+    script_.throw_length_error = true;
+  }
+  ExpectTheFirstJobFails("cannot allocate this job's state: vector::_M_default_append");
+  ExpectTheNextJobRuns();
+}
+
 TEST_F(HuaRunnerTest, StopReturnsWhileAHostIsPolling) {
-  runner_->Start();
+  ASSERT_THAT(runner_->Start(), IsOk());
   const std::string id = SubmitAndRegister();
   runner_->Stop();  // joins the runner thread; a poll after it returns at once
   auto tasks = runner_->Poll("a", id);

@@ -42,6 +42,7 @@ class JobCoordinatorTest : public ::testing::Test {
     o.offer_deadline = absl::Seconds(5);
     o.finish_deadline = absl::Seconds(5);
     o.allowed_parties = allowed_;
+    o.clock = clock_;
     coordinator_ = std::make_unique<JobCoordinator>(store_.get(), o);
     ASSERT_THAT(coordinator_->Start(), IsOk());
   }
@@ -85,6 +86,10 @@ class JobCoordinatorTest : public ::testing::Test {
   std::string dir_;
   absl::Duration liveness_ = absl::Seconds(5);
   std::vector<std::string> allowed_;
+  // Protocol time: the real clock, or fake_clock_ for tests of liveness
+  // windows (they move time instead of sleeping through it).
+  const Clock* clock_ = nullptr;
+  FakeClock fake_clock_;
   std::unique_ptr<ServerStore> store_;
   std::unique_ptr<JobCoordinator> coordinator_;
 };
@@ -408,6 +413,7 @@ TEST_F(JobCoordinatorTest, TooFewAcceptorsFailTheJobWithTheRefusal) {
 TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
   coordinator_.reset();
   liveness_ = absl::Milliseconds(300);
+  clock_ = &fake_clock_;
   Open();
   auto connected = [&](const std::string& party) {
     const v1::ListPartiesResponse list = coordinator_->ListParties();
@@ -422,11 +428,11 @@ TEST_F(JobCoordinatorTest, HeartbeatKeepsABusyPartyLiveAndNeedsRegistration) {
 
   ASSERT_THAT(coordinator_->Register("a", "state-a"), IsOk());
   EXPECT_TRUE(connected("a"));
-  // Silent: after the liveness window the party is no longer connected
-  // (bounded poll of the observable state, not a fixed sleep).
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  while (connected("a") && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(20));
-  ASSERT_FALSE(connected("a")) << "still connected 10 s after a 300 ms liveness window";
+  // Silent: live to the end of the liveness window, not a moment after.
+  fake_clock_.Advance(absl::Milliseconds(300));
+  EXPECT_TRUE(connected("a")) << "dropped at the end of its 300 ms liveness window";
+  fake_clock_.Advance(absl::Milliseconds(1));
+  ASSERT_FALSE(connected("a")) << "still connected after its 300 ms liveness window";
   ASSERT_THAT(coordinator_->Heartbeat("a"), IsOk());
   EXPECT_TRUE(connected("a"));
   EXPECT_EQ(coordinator_->liveness(), absl::Milliseconds(300));
@@ -583,6 +589,7 @@ TEST_F(JobCoordinatorTest, MinPartiesDefaultsToTheRosterSize) {
 TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
   coordinator_.reset();
   liveness_ = absl::Milliseconds(300);
+  clock_ = &fake_clock_;
   Open();
   ASSERT_THAT(coordinator_->Register("a", "dir-1"), IsOk());
   const absl::Status second = coordinator_->Register("a", "dir-2");
@@ -592,14 +599,12 @@ TEST_F(JobCoordinatorTest, SecondLiveRegistrationOfANameIsRefused) {
       << second;
   EXPECT_TRUE(coordinator_->Register("a", "dir-1").ok());  // the same party, restarted
   EXPECT_TRUE(coordinator_->Register("b", "dir-2").ok());  // another name: unrelated
-  // Silent past the window: the other directory may take the name.
-  const absl::Time give_up = absl::Now() + absl::Seconds(10);
-  absl::Status later = coordinator_->Register("a", "dir-2");
-  while (!later.ok() && absl::Now() < give_up) {
-    absl::SleepFor(absl::Milliseconds(50));
-    later = coordinator_->Register("a", "dir-2");
-  }
-  EXPECT_THAT(later, IsOk());
+  // Silent up to the end of the window: still refused; past it, the other
+  // directory may take the name.
+  fake_clock_.Advance(absl::Milliseconds(300));
+  EXPECT_EQ(coordinator_->Register("a", "dir-2").code(), absl::StatusCode::kAlreadyExists);
+  fake_clock_.Advance(absl::Milliseconds(1));
+  EXPECT_THAT(coordinator_->Register("a", "dir-2"), IsOk());
   EXPECT_EQ(coordinator_->Register("a", "dir-1").code(), absl::StatusCode::kAlreadyExists);
 }
 
