@@ -13,6 +13,7 @@
 #include "common/data/loaders.h"
 #include "common/data/ratings.h"
 #include "common/fmf/job_config.h"
+#include "tools/fedmf/setting_kind.h"
 
 // Forward-declared, not included: this header reaches test files that
 // include httplib.h, whose resolver macros (_res) break Eigen's headers.
@@ -24,7 +25,7 @@ struct LflDeviceOptions;
 namespace fedmf::cli {
 
 struct JobFlags {
-  std::string setting = "hfl";
+  SettingKind setting = SettingKind::kHfl;  // --setting, parsed (setting_kind.h)
   std::string data = "synthetic";
   int32_t parties = 5;
   std::string epsilon = "1";
@@ -155,8 +156,9 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& flags, const
 // applied). Errors name the file and key.
 absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& flags);
 
-// Registers every flag above on `cmd`.
-void AddJobFlags(CLI::App* cmd, JobFlags* flags);
+// Registers every flag above on `cmd`; --setting takes one of `settings`
+// (the command's table of runners).
+void AddJobFlags(CLI::App* cmd, JobFlags* flags, const std::vector<SettingKind>& settings);
 // The LFL device options --algorithm (whole, the default, or paper),
 // --lfl-clip and --validation-fraction set; errors name the flag.
 absl::Status SetLflDeviceFlags(const JobFlags& flags, lfl::LflDeviceOptions& device);
