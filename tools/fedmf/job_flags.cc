@@ -421,7 +421,7 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // LFL-SGDMF over secure aggregation.
-void AddLflFlags(CLI::App* cmd, JobFlags* a) {
+void AddLflFlags(CLI::App* cmd, LflFlags* a) {
   cmd->add_option("--lfl-clip", a->lfl_clip,
                   "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
                   "calibrated to (0: 2 R^{3/2}, one rating's bound)")
@@ -462,7 +462,7 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // Hua et al.'s scenarios S1-S3.
-void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
+void AddHuaFlags(CLI::App* cmd, HuaFlags* a) {
   cmd->add_option("--hua-noise", a->hua_noise, "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
       ->capture_default_str();
   cmd->add_option("--hua-gamma", a->hua_gamma, "hua: gain factor gamma")->capture_default_str();
@@ -500,7 +500,7 @@ void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // DP collaborative coupling learning.
-void AddCouplingFlags(CLI::App* cmd, JobFlags* a) {
+void AddCouplingFlags(CLI::App* cmd, CouplingFlags* a) {
   cmd->add_option("--coupling-epochs", a->coupling_epochs,
                   "coupling: epochs (ceil(1/q) steps each)")
       ->check(CLI::PositiveNumber)
