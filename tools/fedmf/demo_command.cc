@@ -86,18 +86,16 @@ struct DemoOutcome {
 // lfl: device hosts = --parties; the round deadline bounds each
 // secure-aggregation phase.
 int RunLflDemoFromArgs(DemoArgs& a) {
-  {
-    LflDemoArgs l;
-    l.hosts = a.job.parties;
-    l.keep = a.keep;
-    l.insecure = a.insecure;
-    l.timeout_seconds = a.timeout_seconds;
-    l.phase_deadline_seconds = a.round_deadline_seconds;
-    l.rounds_given = a.rounds_given;
-    l.devices = a.devices;
-    l.devices_given = a.devices_given;
-    return RunLflDemo(a.job, l);
-  }
+  LflDemoArgs l;
+  l.hosts = a.job.parties;
+  l.keep = a.keep;
+  l.insecure = a.insecure;
+  l.timeout_seconds = a.timeout_seconds;
+  l.phase_deadline_seconds = a.round_deadline_seconds;
+  l.rounds_given = a.rounds_given;
+  l.devices = a.devices;
+  l.devices_given = a.devices_given;
+  return RunLflDemo(a.job, l);
 }
 
 // hua-s3: device hosts = --parties; the round deadline bounds a
