@@ -56,6 +56,8 @@ std::vector<std::string> SubcommandNames(const CLI::App& app) {
 
 namespace {
 constexpr char kDataErrorPayload[] = "type.fedmf.dev/exit-data-error";
+constexpr char kRuntimeErrorPayload[] = "type.fedmf.dev/exit-runtime-error";
+constexpr char kUsageErrorPayload[] = "type.fedmf.dev/exit-usage-error";
 }  // namespace
 
 absl::Status DataError(absl::Status s) {
@@ -65,6 +67,16 @@ absl::Status DataError(absl::Status s) {
 
 bool IsDataError(const absl::Status& s) {
   return !s.ok() && s.GetPayload(kDataErrorPayload).has_value();
+}
+
+absl::Status RuntimeError(absl::Status s) {
+  if (!s.ok()) s.SetPayload(kRuntimeErrorPayload, absl::Cord("1"));
+  return s;
+}
+
+absl::Status UsageError(absl::Status s) {
+  if (!s.ok()) s.SetPayload(kUsageErrorPayload, absl::Cord("1"));
+  return s;
 }
 
 absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
@@ -77,6 +89,8 @@ absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
 int ExitCodeFor(const absl::Status& s) {
   if (s.ok()) return kExitOk;
   if (IsDataError(s)) return kExitData;
+  if (s.GetPayload(kRuntimeErrorPayload).has_value()) return kExitFailure;
+  if (s.GetPayload(kUsageErrorPayload).has_value()) return kExitUsage;
   switch (s.code()) {
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kNotFound:
@@ -84,6 +98,11 @@ int ExitCodeFor(const absl::Status& s) {
     case absl::StatusCode::kFailedPrecondition: return kExitUsage;
     default: return kExitFailure;
   }
+}
+
+int Report(std::string_view command, const absl::Status& s) {
+  std::cerr << command << ": " << s.message() << "\n";
+  return ExitCodeFor(s);
 }
 
 std::string Version() { return FEDMF_VERSION; }

@@ -30,13 +30,28 @@ inline constexpr int kExitData = 4;  // a data, model or spec file it names is w
 // when done with WithPrefix.
 absl::Status DataError(absl::Status s);
 bool IsDataError(const absl::Status& s);
+// Marks `s` (not OK) as a failure of the work itself (exit kExitFailure)
+// whatever its code: the command line was accepted and the run, or a check
+// the command exists to make, failed (e.g. a simulation refusing its data
+// half-way, or `fedmf ca check` finding a key that does not match).
+absl::Status RuntimeError(absl::Status s);
+// Marks `s` (not OK) as a usage error (exit kExitUsage) whatever its code:
+// what the command line asked for cannot be done as asked.
+absl::Status UsageError(absl::Status s);
 // `prefix` + s.message(), same code, payloads (the data mark) kept.
 absl::Status WithPrefix(const absl::Status& s, const std::string& prefix);
-// The exit code for a command that failed with `s`: kExitData when marked,
-// kExitUsage for INVALID_ARGUMENT / NOT_FOUND / OUT_OF_RANGE /
+// The exit code for a command that failed with `s`: kExitData or
+// kExitFailure or kExitUsage when marked (DataError, RuntimeError,
+// UsageError), kExitUsage for INVALID_ARGUMENT / NOT_FOUND / OUT_OF_RANGE /
 // FAILED_PRECONDITION (what the user asked cannot be done as asked),
 // kExitFailure otherwise (the work failed).
 int ExitCodeFor(const absl::Status& s);
+
+// The one failure path of every fedmf command: prints "<command>: <message>"
+// to stderr and returns ExitCodeFor(s), the code the process exits with.
+// `command` is what the user typed, e.g. "fedmf ca init" (a flag may follow:
+// "fedmf train: --tune"). `s` is not OK.
+int Report(std::string_view command, const absl::Status& s);
 
 // The project version (CMake's PROJECT_VERSION).
 std::string Version();

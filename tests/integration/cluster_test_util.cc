@@ -37,7 +37,7 @@ bool HaveMl100k() {
 
 cli::JobFlags SyntheticHflFlags(int rounds) {
   cli::JobFlags flags;
-  flags.setting = "hfl";
+  flags.setting = cli::SettingKind::kHfl;
   flags.data = "synthetic";
   flags.parties = 3;
   flags.seed = 1;

@@ -27,7 +27,7 @@ namespace {
 
 cli::JobFlags CouplingFlags(int epochs, double sample_rate, const std::string& epsilon) {
   cli::JobFlags flags;
-  flags.setting = "coupling";
+  flags.setting = cli::SettingKind::kCoupling;
   flags.data = "synthetic:users=200,items=100,density=0.2,seed=3";
   flags.parties = 2;
   flags.seed = 1;

@@ -440,7 +440,7 @@ TEST_F(HostileClientTest, OneOperatorsWatchesLeavePartiesTheirPolls) {
 // Item 2, PSI: one list per (sender, origin); queued lists in bounded answers.
 TEST_F(HostileClientTest, PsiListsAreBoundedPerSenderAndFetchedInChunks) {
   auto flags = SyntheticHflFlags(1);
-  flags.setting = "vfl";
+  flags.setting = cli::SettingKind::kVfl;
   flags.parties = 2;
   auto plan = PlanJob(flags, "psi", 120, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());

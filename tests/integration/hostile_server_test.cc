@@ -110,7 +110,7 @@ class HostileServerTest : public ClusterTest {
   // `noise_seed`: the party's LOCAL reproducibility seed (unset = entropy).
   void StartParty(std::optional<uint64_t> noise_seed, const cli::PartyOptions& policy = {}) {
     cli::JobFlags f;
-    f.setting = setting_;
+    f.setting = cli::ParseSettingKind(setting_).value();
     f.algorithm = algorithm_;
     f.kappa = 2;  // the paper's VFL Stage 3 DP steps
     f.data = kPartyData;

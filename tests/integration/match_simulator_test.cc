@@ -46,7 +46,7 @@ class MatchSimulatorTest : public ClusterTest {
                    << " (download it to ../shared/data/ml-100k to run this test)";
     }
     cli::JobFlags flags;
-    flags.setting = setting;
+    flags.setting = cli::ParseSettingKind(setting).value();
     flags.data = "movielens:" + Ml100kRatingsPath();
     flags.parties = 3;
     flags.seed = 1;

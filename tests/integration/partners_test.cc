@@ -87,7 +87,7 @@ std::vector<StoredSizes> StoredReplySizes(const std::string& db_path, const std:
 
 v1::JobSpec Spec(const std::string& setting, const std::string& job_id, int parties) {
   cli::JobFlags flags;
-  flags.setting = setting;
+  flags.setting = cli::ParseSettingKind(setting).value();
   flags.epsilon = "2";
   flags.rounds = 4;
   flags.local_iters = 2;

@@ -128,21 +128,16 @@ nlohmann::json EquilibriumJson(const advise::CoLGame& game, const advise::Equili
           {"price_of_privacy", pop}};
 }
 
-int Fail(const std::string& message) {
-  std::cerr << "fedmf advise: " << message << "\n";
-  return 2;
-}
-
 // What a measurement costs and how it was taken (the same for every repeat).
 struct MeasureCost {
   std::array<double, 2> epsilon = {0, 0};
   std::string note;
 };
 
-int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
-           const std::vector<uint64_t>& seeds,
-           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
-           const MeasureCost& cost);
+int PrintAdvice(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
+                const std::vector<uint64_t>& seeds,
+                const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
+                const MeasureCost& cost);
 
 // One measurement of the grid with `seed` (split, noise, proxy data).
 absl::StatusOr<advise::TradeoffTable> MeasureOnce(const AdviseFlags& a,
@@ -208,38 +203,42 @@ absl::StatusOr<advise::TradeoffTable> MeasureOnce(const AdviseFlags& a,
 
 int RunAdvise(const AdviseFlags& a) {
   if (a.party_data.size() != 2 && a.grid_from.empty()) {
-    return Fail(absl::StrCat("give --party-data exactly twice (player 1, player 2); got ",
-                             a.party_data.size()));
+    return Report("fedmf advise", absl::InvalidArgumentError(absl::StrCat(
+                                      "give --party-data exactly twice (player 1, player 2); got ",
+                                      a.party_data.size())));
   }
   if (a.mode != "joint" && a.mode != "proxy" && a.mode != "self-division") {
-    return Fail(absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy"));
+    return Report("fedmf advise",
+                  absl::InvalidArgumentError(
+                      absl::StrCat("--mode \"", a.mode, "\": use joint, self-division or proxy")));
   }
   auto grid = ParseList(a.epsilons, "--epsilons");
-  if (!grid.ok()) return Fail(std::string(grid.status().message()));
+  if (!grid.ok()) return Report("fedmf advise", grid.status());
   std::vector<double> finite;
   for (double e : *grid) {
     if (!std::isinf(e)) finite.push_back(e);  // inf is always measured
   }
   auto weights = ParseWeights(a.weights);
-  if (!weights.ok()) return Fail(std::string(weights.status().message()));
+  if (!weights.ok()) return Report("fedmf advise", weights.status());
 
   if (!a.grid_from.empty()) {
     auto t = LoadGrids(a.grid_from);
-    if (!t.ok()) return Fail(std::string(t.status().message()));
-    return Report(a, *t, {}, *weights, {{0, 0}, "replayed from --grid-from: no new measurement"});
+    if (!t.ok()) return Report("fedmf advise", t.status());
+    return PrintAdvice(a, *t, {}, *weights,
+                       {{0, 0}, "replayed from --grid-from: no new measurement"});
   }
   std::vector<data::Dataset> parties;
   for (size_t k = 0; k < 2; ++k) {
     auto d = LoadWithDeclaredRange(a.job, a.party_data[k]);
     if (!d.ok()) {
-      Fail(absl::StrCat("--party-data #", k + 1, " (", a.party_data[k],
-                        "): ", d.status().message()));
-      return ExitCodeFor(d.status());
+      return Report("fedmf advise",
+                    WithPrefix(d.status(), absl::StrCat("--party-data #", k + 1, " (",
+                                                        a.party_data[k], "): ")));
     }
     parties.push_back(std::move(*d));
   }
   auto config = BuildJobConfig(a.job, parties[0].range);
-  if (!config.ok()) return Fail(std::string(config.status().message()));
+  if (!config.ok()) return Report("fedmf advise", config.status());
 
   std::vector<advise::TradeoffTable> tables;
   std::vector<uint64_t> seeds;
@@ -257,11 +256,11 @@ int RunAdvise(const AdviseFlags& a) {
       };
     }
     auto t = MeasureOnce(a, parties, *config, finite, seed, progress, &cost);
-    if (!t.ok()) return Fail(std::string(t.status().message()));
+    if (!t.ok()) return Report("fedmf advise", t.status());
     tables.push_back(std::move(*t));
     seeds.push_back(seed);
   }
-  return Report(a, tables, seeds, *weights, cost);
+  return PrintAdvice(a, tables, seeds, *weights, cost);
 }
 
 std::string Percent(double v) { return absl::StrFormat("%.1f%%", 100 * v); }
@@ -282,15 +281,15 @@ nlohmann::json GridJson(const advise::TradeoffTable& t) {
   return g;
 }
 
-int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
-           const std::vector<uint64_t>& seeds,
-           const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
-           const MeasureCost& cost) {
+int PrintAdvice(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& tables,
+                const std::vector<uint64_t>& seeds,
+                const std::pair<advise::PlayerWeights, advise::PlayerWeights>& weights,
+                const MeasureCost& cost) {
   auto mean = advise::MeanTable(tables);
-  if (!mean.ok()) return Fail(std::string(mean.status().message()));
+  if (!mean.ok()) return Report("fedmf advise", mean.status());
   const advise::TradeoffTable& table = *mean;
   auto game = advise::CoLGame::Create(table, weights.first, weights.second);
-  if (!game.ok()) return Fail(std::string(game.status().message()));
+  if (!game.ok()) return Report("fedmf advise", game.status());
   const advise::RepeatedAdvice advice =
       advise::AdviseWithRepeats(*game, advise::Recommend(*game), tables);
   const advise::Recommendation& rec = advice.recommendation;
@@ -305,9 +304,13 @@ int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& table
     std::ofstream out(a.plot);
     out << AdvisePlotSvg(
         *game, rec,
-        absl::StrFormat("fedmf advise: %s, %s mode, mean of %d repeat%s", a.job.setting,
-                        a.grid_from.empty() ? a.mode : "replay", repeats, repeats == 1 ? "" : "s"));
-    if (!out) return Fail(absl::StrCat("--plot ", a.plot, ": cannot write the file"));
+        absl::StrFormat("fedmf advise: %s, %s mode, mean of %d repeat%s",
+                        SettingName(a.job.setting), a.grid_from.empty() ? a.mode : "replay",
+                        repeats, repeats == 1 ? "" : "s"));
+    if (!out) {
+      return Report("fedmf advise", absl::UnavailableError(absl::StrCat(
+                                        "--plot ", a.plot, ": cannot write the file")));
+    }
   }
 
   if (a.job.json) {
@@ -337,7 +340,7 @@ int Report(const AdviseFlags& a, const std::vector<advise::TradeoffTable>& table
     nlohmann::json eq = nlohmann::json::array();
     for (const auto& e : equilibria) eq.push_back(EquilibriumJson(*game, e));
     nlohmann::json out = {
-        {"setting", a.job.setting},
+        {"setting", SettingName(a.job.setting)},
         {"mode", a.grid_from.empty() ? a.mode : std::string("replay")},
         {"party_data", a.party_data},
         {"repeats", repeats},
@@ -425,7 +428,11 @@ void RegisterAdviseCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<AdviseFlags>();
   CLI::App* cmd = app.add_subcommand(
       "advise", "should two parties collaborate, and how privately? (Price of Privacy game)");
-  cmd->add_option("--setting", a->job.setting, "hfl | hfl-synsgd | vfl")->capture_default_str();
+  // The cross-silo settings BuildJobConfig takes; the game is meant for these three.
+  AddSettingFlag(cmd, &a->job.setting,
+                 {SettingKind::kCentral, SettingKind::kLocal, SettingKind::kVfl, SettingKind::kHfl,
+                  SettingKind::kHflSynSgd, SettingKind::kCoupling})
+      ->description("hfl | hfl-synsgd | vfl");
   cmd->add_option("--party-data", a->party_data,
                   "a party's ratings (movielens:PATH | csv:PATH | synthetic:...); give it twice")
       ->expected(1)

@@ -41,13 +41,8 @@ struct CaArgs {
   std::string cert_dir;
 };
 
-int Fail(const char* command, const absl::Status& s) {
-  std::cerr << "fedmf ca " << command << ": " << s.message() << "\n";
-  return 2;
-}
-
 // Checked here rather than with a CLI11 validator so that every bad value
-// gets the same "fedmf ca ...: reason" line and exit code 2.
+// gets the same "fedmf ca ...: reason" line (exit 2, INVALID_ARGUMENT).
 absl::Status CheckDays(int days) {
   if (days < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--days must be at least 1 (got ", days, ")"));
@@ -61,9 +56,9 @@ std::string ReadWhole(const std::string& path) {
 }
 
 int RunInit(const CaArgs& a) {
-  if (auto s = CheckDays(a.init_days); !s.ok()) return Fail("init", s);
+  if (auto s = CheckDays(a.init_days); !s.ok()) return Report("fedmf ca init", s);
   if (auto s = pki::InitCa(a.dir, a.federation, absl::Hours(24) * a.init_days); !s.ok()) {
-    return Fail("init", s);
+    return Report("fedmf ca init", s);
   }
   absl::StatusOr<std::string> fingerprint =
       pki::CertificateFingerprint(ReadWhole(a.dir + "/ca.crt"));
@@ -88,14 +83,14 @@ int RunInit(const CaArgs& a) {
 }
 
 int RunIssue(const CaArgs& a) {
-  if (auto s = CheckDays(a.issue_days); !s.ok()) return Fail("issue", s);
+  if (auto s = CheckDays(a.issue_days); !s.ok()) return Report("fedmf ca issue", s);
   auto role = pki::RoleFromString(a.role);
-  if (!role.ok()) return Fail("issue", role.status());
+  if (!role.ok()) return Report("fedmf ca issue", role.status());
   const std::string out = a.out.empty() ? a.dir : a.out;
   if (auto s =
           pki::IssueCertificate(a.dir, out, a.name, *role, a.sans, absl::Hours(24) * a.issue_days);
       !s.ok()) {
-    return Fail("issue", s);
+    return Report("fedmf ca issue", s);
   }
   const std::string crt = out + "/" + a.name + ".crt";
   // The expiry is worth seeing at issue time; failing to read it back is not
@@ -137,10 +132,10 @@ std::string ValidUntil(const std::string& cert_pem) {
 // and the key's fingerprint go to the operator.
 int RunRequest(const CaArgs& a) {
   auto role = pki::RoleFromString(a.role);
-  if (!role.ok()) return Fail("request", role.status());
+  if (!role.ok()) return Report("fedmf ca request", role.status());
   absl::StatusOr<pki::CertificateRequestInfo> made =
       pki::CreateCertificateRequest(a.out, a.name, *role, a.sans);
-  if (!made.ok()) return Fail("request", made.status());
+  if (!made.ok()) return Report("fedmf ca request", made.status());
   const std::string key = a.out + "/" + a.name + ".key";
   const std::string csr = a.out + "/" + a.name + ".csr";
   if (a.json) {
@@ -163,33 +158,33 @@ int RunRequest(const CaArgs& a) {
 // The operator's side: sign a partner's request only if it is exactly what
 // the operator intends (name, role, SANs, and the key the partner read out).
 int RunSign(const CaArgs& a) {
-  if (auto s = CheckDays(a.issue_days); !s.ok()) return Fail("sign", s);
+  if (auto s = CheckDays(a.issue_days); !s.ok()) return Report("fedmf ca sign", s);
   auto role = pki::RoleFromString(a.role);
-  if (!role.ok()) return Fail("sign", role.status());
+  if (!role.ok()) return Report("fedmf ca sign", role.status());
   const pki::CertificateRequestExpectation expected{a.name, *role, a.sans, a.key_fingerprint};
   // The request is data the command names: missing, malformed or refused is
   // exit 4, before the CA is touched.
   std::ifstream probe(a.csr);
   std::error_code size_error;
   if (!probe) {
-    std::cerr << "fedmf ca sign: cannot read the request " << a.csr
-              << ": no such file or not readable\n";
-    return kExitData;
+    return Report("fedmf ca sign",
+                  DataError(absl::NotFoundError(absl::StrCat("cannot read the request ", a.csr,
+                                                             ": no such file or not readable"))));
   }
   if (std::filesystem::file_size(a.csr, size_error) > (1u << 20) || size_error) {
-    std::cerr << "fedmf ca sign: " << a.csr
-              << " is not a certificate request (not a regular file, or over 1 MiB)\n";
-    return kExitData;
+    return Report("fedmf ca sign", DataError(absl::InvalidArgumentError(
+                                       absl::StrCat(a.csr,
+                                                    " is not a certificate request (not a regular "
+                                                    "file, or over 1 MiB)"))));
   }
   if (auto checked = pki::CheckCertificateRequest(ReadWhole(a.csr), a.csr, expected);
       !checked.ok()) {
-    std::cerr << "fedmf ca sign: " << checked.status().message() << "\n";
-    return kExitData;
+    return Report("fedmf ca sign", DataError(checked.status()));
   }
   const std::string out = a.out.empty() ? a.dir : a.out;
   absl::StatusOr<pki::CertificateRequestInfo> info =
       pki::SignCertificateRequest(a.dir, a.csr, out, expected, absl::Hours(24) * a.issue_days);
-  if (!info.ok()) return Fail("sign", info.status());
+  if (!info.ok()) return Report("fedmf ca sign", info.status());
   const std::string crt = out + "/" + a.name + ".crt";
   const std::string cert_pem = ReadWhole(crt);
   const std::string valid_until = ValidUntil(cert_pem);
@@ -226,16 +221,19 @@ int RunSign(const CaArgs& a) {
 // Either side: are the three files a working identity?
 int RunCheck(const CaArgs& a) {
   absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(a.cert_dir, a.name);
+  // A missing file is a data error (exit 4); files that are there but do not
+  // make a working identity are the check's answer: it failed (exit 1), as
+  // a test command's "no" is, whatever code the loader gave the reason.
   if (!files.ok()) {
-    std::cerr << "fedmf ca check: " << files.status().message() << "\n";
-    return absl::IsNotFound(files.status()) ? kExitData : kExitFailure;
+    if (absl::IsNotFound(files.status())) {
+      return Report("fedmf ca check", DataError(files.status()));
+    }
+    return Report("fedmf ca check", RuntimeError(files.status()));
   }
   absl::StatusOr<pki::PeerIdentity> id = pki::IdentityFromCertificatePem(files->cert_pem);
   absl::StatusOr<std::string> ca_fingerprint = pki::CertificateFingerprint(files->ca_cert_pem);
   if (!id.ok() || !ca_fingerprint.ok()) {
-    std::cerr << "fedmf ca check: "
-              << (id.ok() ? ca_fingerprint.status().message() : id.status().message()) << "\n";
-    return kExitFailure;
+    return Report("fedmf ca check", RuntimeError(id.ok() ? ca_fingerprint.status() : id.status()));
   }
   const std::string valid_until = ValidUntil(files->cert_pem);
   const std::string role = pki::RoleToString(id->role);

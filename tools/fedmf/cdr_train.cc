@@ -146,10 +146,7 @@ void AddCdrTrainFlags(CLI::App* train) {
 
 int RunCdrTrain(const JobFlags& a) {
   const CdrFlags& f = Flags();
-  auto fail = [](const absl::Status& s) {
-    std::cerr << "fedmf train: " << s.message() << "\n";
-    return ExitCodeFor(s);
-  };
+  auto fail = [](const absl::Status& s) { return Report("fedmf train", s); };
   if (auto s = ValidateFlags(a, f); !s.ok()) return fail(s);
   auto epsilon = ParseEpsilon(a.epsilon, "--epsilon");
   if (!epsilon.ok()) return fail(epsilon.status());

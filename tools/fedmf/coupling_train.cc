@@ -176,13 +176,11 @@ std::string CouplingText(const JobFlags& a, const CouplingOutcome& r) {
 int RunCouplingTrain(const JobFlags& a) {
   auto loaded = LoadCouplingData(a);
   if (!loaded.ok()) {
-    std::cerr << "fedmf train: " << loaded.status().message() << "\n";
-    return ExitCodeFor(loaded.status());
+    return Report("fedmf train", loaded.status());
   }
   auto options = OptionsFromFlags(a);
   if (!options.ok()) {
-    std::cerr << "fedmf train: " << options.status().message() << "\n";
-    return 2;
+    return Report("fedmf train", UsageError(options.status()));
   }
   const coupling::CouplingOptions& o = *options;
   random::Csprng rng = random::Csprng::FromOptionalSeed(a.seed);
@@ -200,13 +198,11 @@ int RunCouplingTrain(const JobFlags& a) {
   auto run = coupling::TrainCoupling(loaded->owners, loaded->num_users, loaded->num_items,
                                      loaded->range, o, loaded->validation, rng, on_epoch);
   if (!run.ok()) {
-    std::cerr << "fedmf train: " << run.status().message() << "\n";
-    return ExitCodeFor(run.status());
+    return Report("fedmf train", run.status());
   }
   auto epsilon = coupling::CouplingEpsilon(o, run->steps, a.delta);
   if (!epsilon.ok()) {
-    std::cerr << "fedmf train: " << epsilon.status().message() << "\n";
-    return 1;
+    return Report("fedmf train", RuntimeError(epsilon.status()));
   }
   const CouplingOutcome outcome{
       *loaded,  o, *run, *epsilon, coupling::Evaluate(run->model, loaded->test, loaded->range),

@@ -83,27 +83,26 @@ struct DemoOutcome {
   std::optional<DemoRanking> ranking;     // hfl, vfl, hfl-synsgd: the parties' top-N
 };
 
-// The device settings have their own demos (nullopt: not one of them).
-std::optional<int> RunDeviceDemo(const DemoArgs& a) {
-  if (a.job.setting == "lfl") {
-    // Device hosts = --parties; the round deadline bounds each secure-aggregation phase.
-    LflDemoArgs l;
-    l.hosts = a.job.parties;
-    l.keep = a.keep;
-    l.insecure = a.insecure;
-    l.timeout_seconds = a.timeout_seconds;
-    l.phase_deadline_seconds = a.round_deadline_seconds;
-    l.rounds_given = a.rounds_given;
-    l.devices = a.devices;
-    l.devices_given = a.devices_given;
-    return RunLflDemo(a.job, l);
-  }
-  if (a.job.setting == "hua-s3") {
-    // Device hosts = --parties; the round deadline bounds a mid-iteration dropout's wait.
-    HuaDemoArgs h{a.job.parties, a.keep, a.insecure, a.timeout_seconds, a.round_deadline_seconds};
-    return RunHuaDemo(a.job, h);
-  }
-  return std::nullopt;
+// lfl: device hosts = --parties; the round deadline bounds each
+// secure-aggregation phase.
+int RunLflDemoFromArgs(DemoArgs& a) {
+  LflDemoArgs l;
+  l.hosts = a.job.parties;
+  l.keep = a.keep;
+  l.insecure = a.insecure;
+  l.timeout_seconds = a.timeout_seconds;
+  l.phase_deadline_seconds = a.round_deadline_seconds;
+  l.rounds_given = a.rounds_given;
+  l.devices = a.devices;
+  l.devices_given = a.devices_given;
+  return RunLflDemo(a.job, l);
+}
+
+// hua-s3: device hosts = --parties; the round deadline bounds a
+// mid-iteration dropout's wait.
+int RunHuaDemoFromArgs(DemoArgs& a) {
+  HuaDemoArgs h{a.job.parties, a.keep, a.insecure, a.timeout_seconds, a.round_deadline_seconds};
+  return RunHuaDemo(a.job, h);
 }
 
 // The data, the job config and its noise plan. --party-data: each party
@@ -114,29 +113,28 @@ std::optional<int> RunDeviceDemo(const DemoArgs& a) {
 int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
   absl::StatusOr<fmf::JobConfig> config;
   if (!a.job.party_data.empty()) {
-    if (a.job.setting != "vfl" && a.job.catalogue.empty()) {
-      std::cerr << "fedmf demo: --party-data with --setting " << a.job.setting
-                << " needs --catalogue FILE: the parties map their items into one catalogue "
-                   "file each of them holds (fedmf train defaults to the files' union)\n";
-      return 2;
+    if (a.job.setting != SettingKind::kVfl && a.job.catalogue.empty()) {
+      return Report("fedmf demo",
+                    absl::InvalidArgumentError(absl::StrCat(
+                        "--party-data with --setting ", SettingName(a.job.setting),
+                        " needs --catalogue FILE: the parties map their items into one catalogue "
+                        "file each of them holds (fedmf train defaults to the files' union)")));
     }
     auto loaded = LoadTrainData(a.job);
     if (!loaded.ok()) {
-      std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
-      return ExitCodeFor(loaded.status());
+      return Report("fedmf demo", loaded.status());
     }
     for (const std::string& warning : loaded->warnings) std::cerr << warning << "\n";
     job->partners = std::move(*loaded);
     a.job.parties = static_cast<int>(a.job.party_data.size());
     config = job->partners->config;
     job->range = job->partners->federation.range;
-  } else if (a.job.setting != "coupling") {
+  } else if (a.job.setting != SettingKind::kCoupling) {
     // The split itself, as fedmf train draws it: the --compare baselines
     // train on it, and the parties' models are ranked against it.
     auto loaded = LoadTrainData(a.job);
     if (!loaded.ok()) {
-      std::cerr << "fedmf demo: " << loaded.status().message() << "\n";
-      return ExitCodeFor(loaded.status());
+      return Report("fedmf demo", loaded.status());
     }
     config = loaded->config;
     job->range = loaded->federation.range;
@@ -144,20 +142,17 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
   } else {
     auto dataset = LoadWithDeclaredRange(a.job, a.job.data);
     if (!dataset.ok()) {
-      std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
-      return ExitCodeFor(dataset.status());
+      return Report("fedmf demo: --data", dataset.status());
     }
     job->range = dataset->range;
     config = BuildJobConfig(a.job, job->range);
   }
   if (!config.ok()) {
-    std::cerr << "fedmf demo: " << config.status().message() << "\n";
-    return 2;
+    return Report("fedmf demo", UsageError(config.status()));
   }
   auto plan = fmf::PlanNoise(*config);
   if (!plan.ok()) {
-    std::cerr << "fedmf demo: " << plan.status().message() << "\n";
-    return 2;
+    return Report("fedmf demo", UsageError(plan.status()));
   }
   job->config = *config;
   job->plan = *plan;
@@ -195,20 +190,17 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
   }
   auto cluster = LocalCluster::Create(options);
   if (!cluster.ok()) {
-    std::cerr << "fedmf demo: " << cluster.status().message() << "\n";
-    return 1;
+    return Report("fedmf demo", RuntimeError(cluster.status()));
   }
   std::cerr << absl::StrFormat("demo: work dir %s (logs in logs/), CA in certs/\n",
                                (*cluster)->work_dir());
   if (auto s = (*cluster)->StartServer(); !s.ok()) {
-    std::cerr << "fedmf demo: server: " << s.message() << "\n";
-    return 1;
+    return Report("fedmf demo: server", RuntimeError(s));
   }
   std::vector<int> parties(options.parties);
   std::iota(parties.begin(), parties.end(), 0);
   if (auto s = (*cluster)->SpawnParties(parties); !s.ok()) {
-    std::cerr << "fedmf demo: " << s.message() << "\n";
-    return 1;
+    return Report("fedmf demo", RuntimeError(s));
   }
   *cluster_out = std::move(*cluster);
   return 0;
@@ -220,8 +212,7 @@ int AwaitDemoParties(const DemoArgs& a, LocalCluster& cluster) {
   std::vector<int> parties(a.job.parties);
   std::iota(parties.begin(), parties.end(), 0);
   if (auto s = cluster.AwaitParties(parties); !s.ok()) {
-    std::cerr << "fedmf demo: " << s.message() << "\n";
-    return 1;
+    return Report("fedmf demo", RuntimeError(s));
   }
   std::cerr << absl::StrFormat("demo: fedmf-server on 127.0.0.1:%d, %d parties started (%s)\n",
                                cluster.server_port(), a.job.parties,
@@ -265,12 +256,10 @@ int FollowDemoJob(const DemoArgs& a, LocalCluster& cluster, const std::string& j
                                       /*each_round=*/!a.job.quiet);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
   if (!final_status.ok()) {
-    std::cerr << "fedmf demo: " << final_status.status().message() << "\n";
-    return 1;
+    return Report("fedmf demo", RuntimeError(final_status.status()));
   }
   if (final_status->state() != v1::JOB_STATE_FINISHED) {
-    std::cerr << "fedmf demo: job failed: " << final_status->error() << "\n";
-    return 1;
+    return Report("fedmf demo", absl::AbortedError("job failed: " + final_status->error()));
   }
   *final_out = std::move(*final_status);
   return 0;
@@ -301,8 +290,7 @@ int SummarizeDemo(const DemoJob& job, DemoOutcome* o) {
     }
     auto g = dp::ComposeGaussianSchedules(schedules, job.config.delta);
     if (!g.ok()) {
-      std::cerr << "fedmf demo: " << g.status().message() << "\n";
-      return 1;
+      return Report("fedmf demo", RuntimeError(g.status()));
     }
     o->eps_user_global = *g;
   }
@@ -316,8 +304,7 @@ int CompareDemo(const DemoJob& job, DemoOutcome* o) {
   const data::Federation& federation = job.partners ? job.partners->federation : *job.split;
   auto c = RunComparison(job.config, federation, o->mse);
   if (!c.ok()) {
-    std::cerr << "fedmf demo: --compare: " << c.status().message() << "\n";
-    return 1;
+    return Report("fedmf demo: --compare", RuntimeError(c.status()));
   }
   o->comparison = std::move(*c);
   return 0;
@@ -340,7 +327,7 @@ void PrintDemoJson(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& spe
          {"bytes_up", p.bytes_up()},
          {"bytes_down", p.bytes_down()}});
   }
-  nlohmann::json j = {{"setting", a.job.setting},
+  nlohmann::json j = {{"setting", SettingName(a.job.setting)},
                       {"data", a.job.data},
                       {"test_mse", o.mse},
                       {"test_rmse", std::sqrt(o.mse)},
@@ -393,7 +380,7 @@ void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& sp
   std::cout << absl::StrFormat(
       "\n%s over %d real processes: test MSE %.4f (RMSE %.4f) over %d ratings; epsilon %s at "
       "delta %g (z = %.4f); %d rounds in %.1f s\n",
-      a.job.setting, st.parties_size(), o.mse, std::sqrt(o.mse), o.count,
+      SettingName(a.job.setting), st.parties_size(), o.mse, std::sqrt(o.mse), o.count,
       priv ? absl::StrFormat("%.4f", o.epsilon) : std::string("inf"), job.config.delta,
       job.plan.noise_multiplier, st.rounds_size(), o.seconds);
   if (o.eps_user_global) {
@@ -414,40 +401,24 @@ void PrintDemoTable(const DemoArgs& a, const DemoJob& job, const v1::JobSpec& sp
     PrintRanking(o.ranking->model, o.ranking->most_popular);
   }
   if (o.comparison) {
-    PrintComparison(*o.comparison, absl::StrCat(a.job.setting, " over the daemons"), o.mse);
+    PrintComparison(*o.comparison, absl::StrCat(SettingName(a.job.setting), " over the daemons"),
+                    o.mse);
     if (o.ranking && o.ranking->model.users > 0) {
       PrintRankingComparison(*o.comparison, o.ranking->model, o.ranking->most_popular);
     }
   }
 }
 
-int RunDemo(DemoArgs& a) {
+// hfl, vfl, hfl-synsgd and coupling: fedmf-server and --parties
+// fedmf-party processes.
+int RunFmfDemo(DemoArgs& a) {
   const absl::Time start = absl::Now();
-  if ((!a.job.plot.empty() || a.dashboard) &&
-      (a.job.setting == "lfl" || a.job.setting == "hua-s3")) {
-    std::cerr << "fedmf demo: --plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, "
-                 "not "
-              << a.job.setting << "\n";
-    return 2;
-  }
-  if (a.job.compare && a.job.setting != "hfl" && a.job.setting != "vfl" &&
-      a.job.setting != "hfl-synsgd") {
-    std::cerr << "fedmf demo: --compare runs the baselines of hfl, vfl and hfl-synsgd, not "
-              << a.job.setting << "\n";
-    return 2;
-  }
-  if (std::optional<int> code = RunDeviceDemo(a)) return *code;
-  if (a.job.setting != "hfl" && a.job.setting != "vfl" && a.job.setting != "hfl-synsgd" &&
-      a.job.setting != "coupling") {
-    std::cerr << "fedmf demo: --setting must be hfl, vfl, hfl-synsgd, lfl, hua-s3 or coupling "
-                 "(the others run in one process: fedmf train)\n";
-    return 2;
-  }
-  if (a.job.setting == "coupling" && !a.job.party_data.empty()) {
-    std::cerr << "fedmf demo: --setting coupling splits one --data file among the owners (its "
-                 "model indexes users and items by their positions there); --party-data is for "
-                 "hfl and vfl\n";
-    return 2;
+  if (a.job.setting == SettingKind::kCoupling && !a.job.party_data.empty()) {
+    return Report("fedmf demo",
+                  absl::InvalidArgumentError(
+                      "--setting coupling splits one --data file among the owners (its model "
+                      "indexes users and items by their positions there); --party-data is for "
+                      "hfl and vfl"));
   }
   DemoJob job;
   if (int code = PrepareDemoJob(a, &job); code != 0) return code;
@@ -466,8 +437,7 @@ int RunDemo(DemoArgs& a) {
   // first parties' admission overlaps the last ones' start.
   auto job_id = cluster->SubmitJob(spec);
   if (!job_id.ok()) {
-    std::cerr << "fedmf demo: submit: " << job_id.status().message() << "\n";
-    return 1;
+    return Report("fedmf demo: submit", RuntimeError(job_id.status()));
   }
   if (a.dashboard) {  // watchable from its first round: the page reloads while the job runs
     std::cerr << absl::StrFormat("demo: the job's page: http://127.0.0.1:%d/jobs/%s\n",
@@ -478,12 +448,11 @@ int RunDemo(DemoArgs& a) {
   if (int code = FollowDemoJob(a, *cluster, *job_id, &outcome.status); code != 0) return code;
   outcome.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (int code = SummarizeDemo(job, &outcome); code != 0) return code;
-  if (a.job.setting != "coupling") {
+  if (a.job.setting != SettingKind::kCoupling) {
     const data::Federation& split = job.partners ? job.partners->federation : *job.split;
     auto ranking = MeasureDemoRanking(*cluster, a.insecure, split, outcome.status);
     if (!ranking.ok()) {
-      std::cerr << "fedmf demo: top-N: " << ranking.status().message() << "\n";
-      return 1;
+      return Report("fedmf demo: top-N", RuntimeError(ranking.status()));
     }
     for (const std::string& why : ranking->left_out) {
       std::cerr << "fedmf demo: top-N not measured for " << why << "\n";
@@ -502,8 +471,7 @@ int RunDemo(DemoArgs& a) {
                               {"central", outcome.comparison->mse_central}};
     }
     if (auto s = WritePlot(a.job.plot, charts); !s.ok()) {
-      std::cerr << "fedmf demo: " << s.message() << "\n";
-      return 1;
+      return Report("fedmf demo", RuntimeError(s));
     }
     std::cerr << "per-round plot written to " << a.job.plot << "\n";
   }
@@ -523,6 +491,48 @@ int RunDemo(DemoArgs& a) {
   return 0;
 }
 
+// How `fedmf demo` runs each setting over real daemons; --setting takes
+// exactly these (the others run in one process: fedmf train). A new setting
+// is one row (and its value in setting_kind.h).
+struct DemoRunner {
+  SettingKind setting;
+  int (*run)(DemoArgs&);
+};
+constexpr DemoRunner kDemoRunners[] = {
+    {SettingKind::kHfl, RunFmfDemo},           {SettingKind::kVfl, RunFmfDemo},
+    {SettingKind::kHflSynSgd, RunFmfDemo},     {SettingKind::kLfl, RunLflDemoFromArgs},
+    {SettingKind::kHuaS3, RunHuaDemoFromArgs}, {SettingKind::kCoupling, RunFmfDemo},
+};
+
+std::vector<SettingKind> DemoSettings() {
+  std::vector<SettingKind> settings;
+  for (const DemoRunner& r : kDemoRunners) settings.push_back(r.setting);
+  return settings;
+}
+
+int RunDemo(DemoArgs& a) {
+  const std::string setting = SettingName(a.job.setting);
+  if ((!a.job.plot.empty() || a.dashboard) &&
+      (a.job.setting == SettingKind::kLfl || a.job.setting == SettingKind::kHuaS3)) {
+    return Report(
+        "fedmf demo",
+        absl::InvalidArgumentError(absl::StrCat(
+            "--plot and --dashboard draw the rounds of hfl, vfl and hfl-synsgd, not ", setting)));
+  }
+  if (a.job.compare && !IsFederatedFmf(a.job.setting)) {
+    return Report("fedmf demo",
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "--compare runs the baselines of hfl, vfl and hfl-synsgd, not ", setting)));
+  }
+  for (const DemoRunner& r : kDemoRunners) {
+    if (r.setting == a.job.setting) return r.run(a);
+  }
+  // A job file's setting (the command line takes only the table's).
+  return Report("fedmf demo", absl::InvalidArgumentError(
+                                  "--setting must be hfl, vfl, hfl-synsgd, lfl, hua-s3 or coupling "
+                                  "(the others run in one process: fedmf train)"));
+}
+
 }  // namespace
 
 void RegisterDemoCommand(CLI::App& app, int* exit_code) {
@@ -530,13 +540,12 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
   a->job.parties = 3;
   CLI::App* cmd =
       app.add_subcommand("demo", "run a real federation (server + parties) on loopback with mTLS");
-  AddJobFlags(cmd, &a->job);
   // Only the settings that run over real daemons (the others: fedmf train).
+  AddJobFlags(cmd, &a->job, DemoSettings());
   cmd->get_option("--setting")
       ->description(
           "hfl | vfl | hfl-synsgd | lfl | hua-s3 | coupling (central, local, hua-s1, hua-s2, "
-          "hua-s2-tp run in one process: fedmf train)")
-      ->check(CLI::IsMember({"hfl", "vfl", "hfl-synsgd", "lfl", "hua-s3", "coupling"}));
+          "hua-s2-tp run in one process: fedmf train)");
   // Flags of the in-process runs only: not offered here, so the help is true
   // and giving one is a usage error (exit 2) instead of being ignored.
   for (const char* train_only : {"--split", "--eval-every"}) {
@@ -562,22 +571,22 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
     // Ctrl-C or SIGTERM stops the daemons and removes the work directory.
     InstallInterruptCleanup();
     if (auto s = ApplyJobFile(*cmd, a->job); !s.ok() || !(s = CheckFlagCombination(a->job)).ok()) {
-      std::cerr << "fedmf demo: " << s.message() << "\n";
-      *exit_code = ExitCodeFor(s);
+      *exit_code = Report("fedmf demo", s);
       return;
     }
     a->devices_given = cmd->count("--devices") > 0;
-    if (a->devices_given && a->job.setting != "lfl") {
-      std::cerr << "fedmf demo: --devices is for --setting lfl (device hosts); " << a->job.setting
-                << " runs --parties parties\n";
-      *exit_code = 2;
+    if (a->devices_given && a->job.setting != SettingKind::kLfl) {
+      *exit_code =
+          Report("fedmf demo", absl::InvalidArgumentError(absl::StrCat(
+                                   "--devices is for --setting lfl (device hosts); ",
+                                   SettingName(a->job.setting), " runs --parties parties")));
       return;
     }
     a->job.data_given = cmd->count("--data") > 0;
     // The bare demo (its embedded data) runs a small coupling job; a --data
     // file runs fedmf train's (the paper's) epochs unless given.
-    a->small_coupling =
-        a->job.setting == "coupling" && cmd->count("--coupling-epochs") == 0 && !a->job.data_given;
+    a->small_coupling = a->job.setting == SettingKind::kCoupling &&
+                        cmd->count("--coupling-epochs") == 0 && !a->job.data_given;
     if (a->small_coupling) a->job.coupling_epochs = kCouplingDemoEpochs;
     // hua-s3 defaults to the paper's d = 50, lfl to T = 10, unless set here or by the job file
     a->job.dim_given = cmd->count("--dim") > 0 || a->job.job_file_keys.contains("dim");

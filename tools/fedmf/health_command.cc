@@ -37,8 +37,7 @@ int Run(const HealthArgs& a) {
   if (a.peer_name == "server") peer.role = pki::Role::kServer;
   auto channel = net::MakeChannel(a.address, tls, a.peer_name);
   if (!channel.ok()) {
-    std::cerr << "fedmf health: " << channel.status().message() << "\n";
-    return 2;
+    return Report("fedmf health", UsageError(channel.status()));
   }
   // (After the channel: missing TLS material is a usage error, exit 2.)
   if (!a.insecure && a.peer_name.empty()) {

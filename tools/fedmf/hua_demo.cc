@@ -22,15 +22,6 @@
 namespace fedmf::cli {
 namespace {
 
-int Fail(const std::string& what) {
-  std::cerr << "fedmf demo: " << what << "\n";
-  return 1;
-}
-
-}  // namespace
-
-namespace {
-
 // The hua-s3 job over `hosts` device hosts: users split evenly by id.
 v1::JobSpec HuaDemoSpec(const JobFlags& a, const HuaDemoArgs& d, const hua::HuaParams& params,
                         const data::Dataset& dataset, const data::PartyData& split,
@@ -116,19 +107,18 @@ void PrintHuaResult(const JobFlags& a, const hua::HuaParams& params, const hua::
 int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   const absl::Time start = absl::Now();
   auto dataset = LoadWithDeclaredRange(a, a.data);  // as `fedmf train` loads it
-  if (!dataset.ok()) {
-    Fail(absl::StrCat("--data: ", dataset.status().message()));
-    return ExitCodeFor(dataset.status());
-  }
+  if (!dataset.ok()) return Report("fedmf demo: --data", dataset.status());
   auto params = BuildHuaParams(a);
-  if (!params.ok()) return Fail(std::string(params.status().message()));
+  if (!params.ok()) return Report("fedmf demo", params.status());
   if (params->scenario != hua::Scenario::kDynamic) {
-    return Fail("with real processes only hua-s3 runs (the others: fedmf train)");
+    return Report("fedmf demo",
+                  absl::InvalidArgumentError(
+                      "with real processes only hua-s3 runs (the others: fedmf train)"));
   }
   // The split every host derives from the job (test fraction, seed).
   const uint64_t split_seed = a.seed.value_or(1);
   auto fed = data::PartitionCentral(*dataset, {0.1, split_seed});
-  if (!fed.ok()) return Fail(std::string(fed.status().message()));
+  if (!fed.ok()) return Report("fedmf demo", RuntimeError(fed.status()));
   const data::PartyData& split = fed->parties[0];
   const mf::RatingMatrix by_user(split.num_users(), split.num_items(), split.train);
   int32_t with_ratings = 0;
@@ -142,17 +132,18 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   options.keep_work_dir = d.keep;
   options.insecure = d.insecure;
   auto cluster = LocalCluster::Create(options);
-  if (!cluster.ok()) return Fail(std::string(cluster.status().message()));
+  if (!cluster.ok()) return Report("fedmf demo", RuntimeError(cluster.status()));
   LocalCluster& c = **cluster;
   std::cerr << absl::StrFormat("demo: work dir %s (logs in logs/), CA in certs/\n", c.work_dir());
-  if (auto s = c.StartServer(); !s.ok()) return Fail(absl::StrCat("server: ", s.message()));
-  if (auto s = c.StartAggregator(); !s.ok()) return Fail(absl::StrCat("aggregator: ", s.message()));
+  if (auto s = c.StartServer(); !s.ok()) return Report("fedmf demo: server", RuntimeError(s));
+  if (auto s = c.StartAggregator(); !s.ok())
+    return Report("fedmf demo: aggregator", RuntimeError(s));
   const v1::JobSpec spec = HuaDemoSpec(a, d, *params, *dataset, split, split_seed, with_ratings,
                                        hosts, c.aggregator_port());
   auto job_id = c.SubmitJob(spec);
-  if (!job_id.ok()) return Fail(absl::StrCat("submit: ", job_id.status().message()));
+  if (!job_id.ok()) return Report("fedmf demo: submit", RuntimeError(job_id.status()));
   if (auto s = StartHuaHosts(a, spec, *params, dataset->range, split_seed, c); !s.ok()) {
-    return Fail(std::string(s.message()));
+    return Report("fedmf demo", RuntimeError(s));
   }
   std::cerr << absl::StrFormat(
       "demo: fedmf-server :%d, fedmf-aggregator :%d, %d device hosts with %d users (%s); "
@@ -177,8 +168,10 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   };
   auto st = c.WaitJob(*job_id, absl::Seconds(d.timeout_seconds), progress);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  if (!st.ok()) return Fail(std::string(st.status().message()));
-  if (st->state() != v1::JOB_STATE_FINISHED) return Fail("job failed: " + st->error());
+  if (!st.ok()) return Report("fedmf demo", RuntimeError(st.status()));
+  if (st->state() != v1::JOB_STATE_FINISHED) {
+    return Report("fedmf demo", absl::AbortedError("job failed: " + st->error()));
+  }
   c.StopAll();
 
   // The non-private baseline from the same U(0), V(0) (as `fedmf train`).
@@ -188,7 +181,7 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   const hua::Profiles base = hua::TrainNonPrivate(by_user, init, *params);
   const mf::ErrorMetrics b = mf::Evaluate(split.test, base.u, base.v, dataset->range);
   auto plan = hua::PlanPrivacy(*params, dataset->range);
-  if (!plan.ok()) return Fail(std::string(plan.status().message()));
+  if (!plan.ok()) return Report("fedmf demo", RuntimeError(plan.status()));
   PrintHuaResult(a, *params, *plan, st->hua(), b, hosts, seconds);
   return 0;
 }

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <iostream>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
 #include "common/cli/command_line.h"
@@ -17,7 +16,7 @@
 namespace fedmf::cli {
 absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& a) {
   hua::HuaParams p;
-  auto scenario = hua::ParseScenario(a.setting);
+  auto scenario = hua::ParseScenario(SettingName(a.setting));
   if (!scenario.ok()) return scenario.status();
   p.scenario = *scenario;
   ASSIGN_OR_RETURN(auto eps, ParseEpsilon(a.epsilon, "--epsilon"));
@@ -163,24 +162,19 @@ nlohmann::json ResultJson(const hua::HuaResult& r, const std::string& data_spec)
 
 }  // namespace
 
-bool IsHuaSetting(const std::string& setting) { return absl::StartsWith(setting, "hua-"); }
-
 int RunHuaTrain(const JobFlags& a) {
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
-    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
-    return ExitCodeFor(dataset.status());
+    return Report("fedmf train: --data", dataset.status());
   }
   auto params = BuildHuaParams(a);
   if (!params.ok()) {
-    std::cerr << "fedmf train: " << params.status().message() << "\n";
-    return 2;
+    return Report("fedmf train", UsageError(params.status()));
   }
   const uint64_t seed = a.seed ? *a.seed : random::Csprng::FromOsEntropy().NextU64();
   auto federation = data::PartitionCentral(*dataset, {0.1, a.seed.value_or(1)});
   if (!federation.ok()) {
-    std::cerr << "fedmf train: " << federation.status().message() << "\n";
-    return 2;
+    return Report("fedmf train", UsageError(federation.status()));
   }
   if (a.hua_validate) {
     // Hyperparameter selection: the training ratings only, 10% of them held
@@ -189,8 +183,7 @@ int RunHuaTrain(const JobFlags& a) {
     train.ratings = federation->parties[0].train;
     federation = data::PartitionCentral(train, {0.1, a.seed.value_or(1) + 1});
     if (!federation.ok()) {
-      std::cerr << "fedmf train: " << federation.status().message() << "\n";
-      return 2;
+      return Report("fedmf train", UsageError(federation.status()));
     }
   }
   hua::HuaProgressFn progress;
@@ -204,8 +197,7 @@ int RunHuaTrain(const JobFlags& a) {
   auto r = hua::SimulateHua(params->scenario, federation->parties[0], *params, seed, progress,
                             a.eval_every);
   if (!r.ok()) {
-    std::cerr << "fedmf train: " << r.status().message() << "\n";
-    return 1;
+    return Report("fedmf train", RuntimeError(r.status()));
   }
   if (a.json) {
     nlohmann::json j = ResultJson(*r, a.data);

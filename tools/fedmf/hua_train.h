@@ -13,7 +13,6 @@
 
 namespace fedmf::cli {
 
-bool IsHuaSetting(const std::string& setting);
 int RunHuaTrain(const JobFlags& flags);
 // The scenario's parameters from the --hua-* flags (also `fedmf demo --setting hua-s3`).
 absl::StatusOr<hua::HuaParams> BuildHuaParams(const JobFlags& flags);

@@ -19,7 +19,7 @@
 #include "common/lfl/lfl_device.h"
 #include "common/lfl/lfl_simulator.h"
 #include "tools/fedmf/cli_util.h"
-#include "tools/fedmf/client_commands.h"
+#include "tools/fedmf/job_file.h"
 
 namespace fedmf::cli {
 
@@ -82,8 +82,12 @@ absl::Status SetCouplingFlags(const JobFlags& a, fmf::JobConfig& c) {
 
 absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::RatingRange& range) {
   fmf::JobConfig c;
-  auto setting = fmf::ParseSetting(a.setting);
-  if (!setting.ok()) return setting.status();
+  const std::optional<fmf::Setting> setting = FmfSettingOf(a.setting);
+  if (!setting) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown setting '", SettingName(a.setting),
+                     "': use one of central, local, vfl, hfl, hfl-synsgd, coupling"));
+  }
   c.setting = *setting;
   switch (c.setting) {
     case fmf::Setting::kCentral: c.split = fmf::SplitKind::kNone; break;
@@ -146,7 +150,7 @@ absl::StatusOr<fmf::JobConfig> BuildJobConfig(const JobFlags& a, const data::Rat
   // The id `fedmf demo` submits the job under, for `fedmf train` too: a
   // party's seeded stream is forked by the job id (fmf::AdmittedJob), so the
   // same flags and --seed reproduce each other only under one id.
-  c.job_id = a.job_id.empty() ? "demo-" + a.setting : a.job_id;
+  c.job_id = a.job_id.empty() ? "demo-" + SettingName(a.setting) : a.job_id;
   if (c.setting == fmf::Setting::kCoupling) RETURN_IF_ERROR(SetCouplingFlags(a, c));
   RETURN_IF_ERROR(fmf::ValidateJobConfig(c));
   return c;
@@ -210,11 +214,12 @@ std::string DeclaredRangeWarning(const JobFlags& a, const data::Dataset& dataset
 
 absl::Status CheckFlagCombination(const JobFlags& a) {
   if (!a.catalogue.empty()) {
-    if (a.setting != "hfl" && a.setting != "hfl-synsgd") {
+    if (a.setting != SettingKind::kHfl && a.setting != SettingKind::kHflSynSgd) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--catalogue is for --setting hfl or hfl-synsgd (items mapped by id); --setting ",
-          a.setting,
-          a.setting == "vfl" ? " aligns users by a private set intersection instead" : "",
+          SettingName(a.setting),
+          a.setting == SettingKind::kVfl ? " aligns users by a private set intersection instead"
+                                         : "",
           ": drop --catalogue"));
     }
     if (a.party_data.empty()) {
@@ -247,11 +252,8 @@ absl::StatusOr<data::Dataset> LoadWithDeclaredRange(const JobFlags& a, const std
 
 namespace {
 // what to run, on which data, with which budget; how to print it.
-void AddRunFlags(CLI::App* cmd, JobFlags* a) {
-  cmd->add_option("--setting", a->setting,
-                  "central | local | vfl | hfl | hfl-synsgd | lfl | hua-s1 | hua-s2 | hua-s2-tp | "
-                  "hua-s3 | coupling")
-      ->capture_default_str();
+void AddRunFlags(CLI::App* cmd, JobFlags* a, const std::vector<SettingKind>& settings) {
+  AddSettingFlag(cmd, &a->setting, settings);
   cmd->add_option("--data", a->data, "movielens:PATH | csv:PATH | synthetic[:key=value,...]")
       ->capture_default_str();
   cmd->add_option("--party-data", a->party_data,
@@ -419,7 +421,7 @@ void AddFmfFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // LFL-SGDMF over secure aggregation.
-void AddLflFlags(CLI::App* cmd, JobFlags* a) {
+void AddLflFlags(CLI::App* cmd, LflFlags* a) {
   cmd->add_option("--lfl-clip", a->lfl_clip,
                   "lfl: the devices' round-1 gradient norm bound C, the sensitivity the noise is "
                   "calibrated to (0: 2 R^{3/2}, one rating's bound)")
@@ -460,7 +462,7 @@ void AddLflFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // Hua et al.'s scenarios S1-S3.
-void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
+void AddHuaFlags(CLI::App* cmd, HuaFlags* a) {
   cmd->add_option("--hua-noise", a->hua_noise, "hua-s1: gamma-norm (Theorem 1) | laplace (Lemma 1)")
       ->capture_default_str();
   cmd->add_option("--hua-gamma", a->hua_gamma, "hua: gain factor gamma")->capture_default_str();
@@ -498,7 +500,7 @@ void AddHuaFlags(CLI::App* cmd, JobFlags* a) {
 }
 
 // DP collaborative coupling learning.
-void AddCouplingFlags(CLI::App* cmd, JobFlags* a) {
+void AddCouplingFlags(CLI::App* cmd, CouplingFlags* a) {
   cmd->add_option("--coupling-epochs", a->coupling_epochs,
                   "coupling: epochs (ceil(1/q) steps each)")
       ->check(CLI::PositiveNumber)
@@ -536,15 +538,15 @@ absl::Status Read(config::YamlMap& m, const char* key, bool* out) { return m.Get
 // checks it, then each key it sets becomes its flag's value unless the
 // command line gives that flag. The hosts, catalogue size and deadlines are
 // the deployment's (the demo starts its own hosts).
-absl::Status ApplyDeviceJobFile(const CLI::App& cmd, const std::string& setting, JobFlags& a) {
+absl::Status ApplyDeviceJobFile(const CLI::App& cmd, SettingKind setting, JobFlags& a) {
   if (absl::Status s = LoadJobSpecFile(a.job_file).status(); !s.ok()) {
     return DataError(WithPrefix(s, "--job: "));
   }
   ASSIGN_OR_RETURN(config::YamlMap root, config::YamlMap::FromFile(a.job_file));
   if (cmd.count("--setting") > 0 && a.setting != setting) {
-    return absl::InvalidArgumentError(absl::StrCat("--setting ", a.setting,
-                                                   " contradicts the job file ", a.job_file,
-                                                   " (setting ", setting, "): drop one of them"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--setting ", SettingName(a.setting), " contradicts the job file ", a.job_file,
+                     " (setting ", SettingName(setting), "): drop one of them"));
   }
   a.setting = setting;
   config::FirstError check;
@@ -558,7 +560,7 @@ absl::Status ApplyDeviceJobFile(const CLI::App& cmd, const std::string& setting,
   from("epsilon", "--epsilon", &a.epsilon);
   from("rounds", "--T", &a.rounds);
   from("dim", "--dim", &a.dim);
-  if (setting == "lfl") {
+  if (setting == SettingKind::kLfl) {
     from("delta", "--delta", &a.delta);
     from("omega", "--omega", &a.omega);
     from("learning_rate", "--lr", &a.lr);
@@ -603,7 +605,8 @@ absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& a) {
     (void)peek->GetString("setting", &setting);  // a bad value fails below, with its line
   }
   // LFL and Hua S3 files run over device hosts: their own keys.
-  if (setting == "lfl" || setting == "hua-s3") return ApplyDeviceJobFile(cmd, setting, a);
+  if (setting == "lfl") return ApplyDeviceJobFile(cmd, SettingKind::kLfl, a);
+  if (setting == "hua-s3") return ApplyDeviceJobFile(cmd, SettingKind::kHuaS3, a);
   absl::StatusOr<JobFile> read = ReadJobFile(a.job_file);
   if (!read.ok()) return DataError(WithPrefix(read.status(), "--job: "));
   const JobFile& f = *read;
@@ -612,11 +615,11 @@ absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& a) {
   const auto from = [&](const char* key, const char* flag, const std::function<void()>& set) {
     if (f.keys.contains(key) && cmd.count(flag) == 0) set();
   };
-  from("setting", "--setting", [&] { a.setting = fmf::SettingName(c.setting); });
-  if (cmd.count("--setting") > 0 && a.setting != fmf::SettingName(c.setting)) {
+  from("setting", "--setting", [&] { a.setting = SettingKindOf(c.setting); });
+  if (cmd.count("--setting") > 0 && a.setting != SettingKindOf(c.setting)) {
     // The rest of the file describes a job of its own setting.
     return absl::InvalidArgumentError(
-        absl::StrCat("--setting ", a.setting, " contradicts the job file ", a.job_file,
+        absl::StrCat("--setting ", SettingName(a.setting), " contradicts the job file ", a.job_file,
                      " (setting ", fmf::SettingName(c.setting), "): drop one of them"));
   }
   a.job_id = c.job_id;  // the file's, or its timestamped default
@@ -672,11 +675,11 @@ absl::Status ApplyJobFile(const CLI::App& cmd, JobFlags& a) {
   return absl::OkStatus();
 }
 
-void AddJobFlags(CLI::App* cmd, JobFlags* a) {
+void AddJobFlags(CLI::App* cmd, JobFlags* a, const std::vector<SettingKind>& settings) {
   cmd->add_option("--job", a->job_file,
                   "a job file as `fedmf job submit --spec` takes (hfl, vfl, hfl-synsgd, "
                   "coupling): its keys set the job; flags on the command line override them");
-  AddRunFlags(cmd, a);
+  AddRunFlags(cmd, a, settings);
   AddFmfFlags(cmd, a);
   AddLflFlags(cmd, a);
   AddHuaFlags(cmd, a);

@@ -15,14 +15,6 @@
 #include "tools/fedmf/job_flags.h"
 
 namespace fedmf::cli {
-namespace {
-
-int Fail(const std::string& what, const absl::Status& s) {
-  std::cerr << "fedmf " << what << ": " << s.message() << "\n";
-  return 1;
-}
-
-}  // namespace
 
 absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data::Dataset& dataset,
                                                   int hosts, double phase_deadline_seconds,
@@ -169,26 +161,20 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   JobFlags a = flags;
   if (!args.rounds_given) a.rounds = kLflDemoRounds;
   if (a.aggregation == "ideal" || a.aggregation == "analytic") {
-    std::cerr << "fedmf demo: --aggregation " << a.aggregation
-              << " runs in one process only (fedmf train)\n";
-    return 2;
+    return Report("fedmf demo",
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "--aggregation ", a.aggregation, " runs in one process only (fedmf train)")));
   }
 
   auto dataset = LoadWithDeclaredRange(a, a.data);
-  if (!dataset.ok()) {
-    std::cerr << "fedmf demo: --data: " << dataset.status().message() << "\n";
-    return ExitCodeFor(dataset.status());
-  }
+  if (!dataset.ok()) return Report("fedmf demo: --data", dataset.status());
   // The bare demo (its embedded data) runs a small job; a --data file runs
   // every user as a device unless --devices says otherwise.
   const bool small = !args.devices_given && !a.data_given;
   const int64_t devices =
       small ? std::min<int64_t>(kLflDemoDevices, dataset->num_users) : args.devices;
   auto job = LflJobFromFlags(a, *dataset, args.hosts, args.phase_deadline_seconds, devices);
-  if (!job.ok()) {
-    std::cerr << "fedmf demo: " << job.status().message() << "\n";
-    return 2;
-  }
+  if (!job.ok()) return Report("fedmf demo", job.status());  // the flags' job: usage
   // Without mTLS the hosts have no device certificate to certify their
   // devices' signing keys: the demo runs semi-honest secure aggregation and
   // its own hosts opt out of requiring the active variant.
@@ -202,14 +188,14 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   options.keep_work_dir = args.keep;
   options.insecure = args.insecure;
   auto cluster = LocalCluster::Create(options);
-  if (!cluster.ok()) return Fail("demo", cluster.status());
+  if (!cluster.ok()) return Report("fedmf demo", RuntimeError(cluster.status()));
   LocalCluster& c = **cluster;
   std::cerr << absl::StrFormat(
       "demo: work dir %s (logs in logs/), CA in certs/; starting fedmf-server and %d device "
       "hosts\n",
       c.work_dir(), job->grants.size());
   if (auto s = StartLflCluster(a, *job, args.threads_per_host, c); !s.ok())
-    return Fail("demo: start", s);
+    return Report("fedmf demo: start", RuntimeError(s));
   std::cerr << absl::StrFormat(
       "LFL-SGDMF on %s: %d devices on %d hosts, %d items, T = %d, omega = %g, epsilon = %s, "
       "%s, dropout %s\n",
@@ -223,12 +209,11 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
         job->num_devices, dataset->num_users, dataset->num_users, kLflDemoRounds);
   }
   auto final_status = FollowLflJob(*job, c, args.timeout_seconds);
-  if (!final_status.ok()) return Fail("demo", final_status.status());
+  if (!final_status.ok()) return Report("fedmf demo", RuntimeError(final_status.status()));
   c.StopAll();
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   if (final_status->state() != v1::JOB_STATE_FINISHED) {
-    std::cerr << "fedmf demo: job failed: " << final_status->error() << "\n";
-    return 1;
+    return Report("fedmf demo", absl::AbortedError("job failed: " + final_status->error()));
   }
   if (a.json) {
     PrintLflJson(a, *job, final_status->lfl(), seconds);

@@ -162,20 +162,17 @@ void PrintLflResult(const JobFlags& a, const lfl::LflConfig& c, const lfl::LflRe
 int RunLflTrain(const JobFlags& a) {
   auto dataset = LoadWithDeclaredRange(a, a.data);
   if (!dataset.ok()) {
-    std::cerr << "fedmf train: --data: " << dataset.status().message() << "\n";
-    return ExitCodeFor(dataset.status());
+    return Report("fedmf train: --data", dataset.status());
   }
   absl::StatusOr<lfl::LflConfig> c = SimulationConfigFromFlags(a, *dataset);
   absl::StatusOr<lfl::SecureSumFn> sum =
       c.ok() ? SecureSumFromFlags(a, *c) : absl::StatusOr<lfl::SecureSumFn>(c.status());
   if (!sum.ok()) {
-    std::cerr << "fedmf train: " << sum.status().message() << "\n";
-    return 2;
+    return Report("fedmf train", UsageError(sum.status()));
   }
   auto r = lfl::SimulateLfl(*c, *dataset, *sum, ProgressLines(a, *c));
   if (!r.ok()) {
-    std::cerr << "fedmf train: " << r.status().message() << "\n";
-    return 1;
+    return Report("fedmf train", RuntimeError(r.status()));
   }
   PrintLflResult(a, *c, *r);
   return 0;

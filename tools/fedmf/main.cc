@@ -12,9 +12,10 @@
 #include "tools/fedmf/advise_command.h"
 #include "tools/fedmf/ca_command.h"
 #include "tools/fedmf/catalogue_command.h"
-#include "tools/fedmf/client_commands.h"
 #include "tools/fedmf/demo_command.h"
 #include "tools/fedmf/health_command.h"
+#include "tools/fedmf/job_commands.h"
+#include "tools/fedmf/party_commands.h"
 #include "tools/fedmf/privacy_command.h"
 #include "tools/fedmf/train_command.h"
 
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
   fedmf::cli::RegisterDemoCommand(app, &exit_code);
   fedmf::cli::RegisterPrivacyCommand(app, &exit_code);
   fedmf::cli::RegisterCaCommand(app, &exit_code);
-  fedmf::cli::RegisterClientCommands(app, &exit_code);
+  fedmf::cli::RegisterJobCommands(app, &exit_code);
+  fedmf::cli::RegisterPartyCommands(app, &exit_code);
   fedmf::cli::RegisterHealthCommand(app, &exit_code);
   fedmf::cli::RegisterAdviseCommand(app, &exit_code);
   fedmf::cli::RegisterCatalogueCommand(app, &exit_code);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "common/cli/command_line.h"
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
 #include "common/dp/rdp_conversion.h"
@@ -38,8 +39,7 @@ int RunEpsilon(const PrivacyArgs& a) {
   for (double& r : rdp) r *= a.parties;
   auto eps = dp::RdpToEpsilon(rdp_orders, rdp, a.delta);
   if (!eps.ok()) {
-    std::cerr << "fedmf privacy epsilon: " << eps.status().message() << "\n";
-    return 2;
+    return Report("fedmf privacy epsilon", UsageError(eps.status()));
   }
   if (a.json) {
     nlohmann::json j = {{"epsilon", JsonNumber(eps->epsilon)},
@@ -66,13 +66,11 @@ int RunEpsilon(const PrivacyArgs& a) {
 int RunNoise(const PrivacyArgs& a) {
   auto target = ParseEpsilon(a.epsilon, "--epsilon");
   if (!target.ok()) {
-    std::cerr << "fedmf privacy noise: " << target.status().message() << "\n";
-    return 2;
+    return Report("fedmf privacy noise", UsageError(target.status()));
   }
   auto z = dp::CalibrateNoiseMultiplier(a.sample_rate, a.steps, a.delta, *target);
   if (!z.ok()) {
-    std::cerr << "fedmf privacy noise: " << z.status().message() << "\n";
-    return 2;
+    return Report("fedmf privacy noise", UsageError(z.status()));
   }
   auto reached = dp::ComputeEpsilon(a.sample_rate, *z, a.steps, a.delta);
   if (a.json) {

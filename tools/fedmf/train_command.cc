@@ -262,8 +262,8 @@ absl::StatusOr<fmf::TuneResult> TuneOnProxy(const JobFlags& a, const TrainData& 
   const fmf::Setting setting = loaded.config.setting;
   if (setting != fmf::Setting::kVfl && setting != fmf::Setting::kHfl &&
       setting != fmf::Setting::kHflSynSgd) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tunes the learning rate of vfl, hfl and hfl-synsgd, not ", a.setting));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tunes the learning rate of vfl, hfl and hfl-synsgd, not ", SettingName(a.setting)));
   }
   if (a.lr > 0) {
     return absl::InvalidArgumentError("chooses the learning rate itself: give --tune or --lr");
@@ -310,34 +310,26 @@ nlohmann::json TuningJson(const fmf::TuneResult& t) {
 
 // --repeats / --epsilon-sweep (with --compare): the gain and its spread.
 int RunSweep(const JobFlags& a) {
-  if (!a.compare) {
-    std::cerr << "fedmf train: --repeats and --epsilon-sweep report the gain: add --compare\n";
-    return 2;
-  }
-  if (a.setting != "hfl" && a.setting != "vfl" && a.setting != "hfl-synsgd") {
-    std::cerr << "fedmf train: --repeats and --epsilon-sweep run hfl, vfl and hfl-synsgd, not "
-              << a.setting << "\n";
-    return 2;
+  const auto usage = [](const std::string& why) {
+    return Report("fedmf train", absl::InvalidArgumentError(why));
+  };
+  if (!a.compare) return usage("--repeats and --epsilon-sweep report the gain: add --compare");
+  if (!IsFederatedFmf(a.setting)) {
+    return usage(absl::StrCat("--repeats and --epsilon-sweep run hfl, vfl and hfl-synsgd, not ",
+                              SettingName(a.setting)));
   }
   if (a.tune || !a.save_model.empty() || !a.write_split.empty()) {
-    std::cerr << "fedmf train: --repeats / --epsilon-sweep do not combine with --tune, "
-                 "--save-model or --write-split\n";
-    return 2;
+    return usage(
+        "--repeats / --epsilon-sweep do not combine with --tune, --save-model or --write-split");
   }
   std::vector<double> epsilons;
   if (a.epsilon_sweep.empty()) {
     auto e = ParseEpsilon(a.epsilon, "--epsilon");
-    if (!e.ok()) {
-      std::cerr << "fedmf train: " << e.status().message() << "\n";
-      return 2;
-    }
+    if (!e.ok()) return Report("fedmf train", e.status());
     epsilons.push_back(*e);
   } else {
     auto list = ParseEpsilonList(a.epsilon_sweep);
-    if (!list.ok()) {
-      std::cerr << "fedmf train: " << list.status().message() << "\n";
-      return 2;
-    }
+    if (!list.ok()) return Report("fedmf train", list.status());
     epsilons = *list;
   }
   auto sweep = RunGainSweep(a, epsilons, a.repeats, [&](const SweepRun& r) {
@@ -346,22 +338,18 @@ int RunSweep(const JobFlags& a) {
                                  r.mse_federated,
                                  r.gain ? absl::StrFormat("%.1f%%", 100 * *r.gain) : "-");
   });
-  if (!sweep.ok()) {
-    std::cerr << "fedmf train: " << sweep.status().message() << "\n";
-    return ExitCodeFor(sweep.status());
-  }
+  if (!sweep.ok()) return Report("fedmf train", sweep.status());
   const std::string label =
-      absl::StrCat(a.setting, " ", a.algorithm.empty() ? "default" : a.algorithm);
+      absl::StrCat(SettingName(a.setting), " ", a.algorithm.empty() ? "default" : a.algorithm);
   if (!a.plot.empty()) {
     if (auto s = WritePlot(a.plot, {GainSweepChart(*sweep, label)}); !s.ok()) {
-      std::cerr << "fedmf train: " << s.message() << "\n";
-      return 1;
+      return Report("fedmf train", RuntimeError(s));
     }
     std::cerr << "gain-against-epsilon plot written to " << a.plot << "\n";
   }
   if (a.json) {
     nlohmann::json out = GainSweepJson(*sweep);
-    out["setting"] = a.setting;
+    out["setting"] = SettingName(a.setting);
     out["algorithm"] = a.algorithm.empty() ? "default" : a.algorithm;
     out["data"] = a.data;
     out["parties"] = a.parties;
@@ -390,66 +378,62 @@ JobFlags WithTrainDefaults(JobFlags a) {
   const size_t parties =
       a.party_data.empty() ? static_cast<size_t>(a.parties) : a.party_data.size();
   if (parties < 2) return a;
-  if (a.setting == "hfl" || (a.setting == "vfl" && a.granularity != "user")) {
+  if (a.setting == SettingKind::kHfl ||
+      (a.setting == SettingKind::kVfl && a.granularity != "user")) {
     a.algorithm = "stats";
   }
   return a;
 }
 
-int RunTrain(const JobFlags& flags) {
-  const JobFlags a = WithTrainDefaults(flags);
-  if (!a.write_split.empty() && a.setting != "central") {
-    std::cerr << "fedmf train: --write-split writes the central setting's split, not " << a.setting
-              << "'s\n";
-    return 2;
+// The output flags each need a setting that has what they write (exit 2).
+absl::Status CheckTrainOutputs(const JobFlags& a) {
+  const std::string setting = SettingName(a.setting);
+  if (!a.write_split.empty() && a.setting != SettingKind::kCentral) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--write-split writes the central setting's split, not ", setting, "'s"));
   }
   if (!a.save_model.empty() &&
-      (a.setting == "lfl" || a.setting == "coupling" || IsHuaSetting(a.setting))) {
-    std::cerr << "fedmf train: --save-model works with the cross-silo settings (central, local, "
-                 "hfl, hfl-synsgd, vfl), not "
-              << a.setting << "\n";
-    return 2;
+      (!FmfSettingOf(a.setting).has_value() || a.setting == SettingKind::kCoupling)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--save-model works with the cross-silo settings (central, local, hfl, "
+                     "hfl-synsgd, vfl), not ",
+                     setting));
   }
-  if (!a.plot.empty() && a.setting != "vfl" && a.setting != "hfl" && a.setting != "hfl-synsgd") {
-    std::cerr << "fedmf train: --plot draws the rounds of vfl, hfl and hfl-synsgd, not "
-              << a.setting << "\n";
-    return 2;
+  if (!a.plot.empty() && !IsFederatedFmf(a.setting)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--plot draws the rounds of vfl, hfl and hfl-synsgd, not ", setting));
   }
-  if (a.setting == "cdr") return RunCdrTrain(a);
-  if (a.repeats > 1 || !a.epsilon_sweep.empty()) return RunSweep(a);
-  if (a.setting == "lfl") return RunLflTrain(a);
-  if (a.setting == "coupling") return RunCouplingTrain(a);
-  if (IsHuaSetting(a.setting)) return RunHuaTrain(a);
-  auto loaded = LoadTrainData(a);
-  if (!loaded.ok()) {
-    std::cerr << "fedmf train: " << loaded.status().message() << "\n";
-    return ExitCodeFor(loaded.status());
-  }
-  for (const std::string& warning : loaded->warnings) std::cerr << warning << "\n";
+  return absl::OkStatus();
+}
+
+// Step 1 of a cross-silo run: the data split among the parties, the job,
+// and with --tune the learning rate chosen on a proxy.
+struct FmfTrainInput {
+  TrainData loaded;
+  std::optional<fmf::TuneResult> tuning;
+};
+
+absl::StatusOr<FmfTrainInput> LoadFmfTrainInput(const JobFlags& a) {
+  FmfTrainInput in;
+  ASSIGN_OR_RETURN(in.loaded, LoadTrainData(a));
+  for (const std::string& warning : in.loaded.warnings) std::cerr << warning << "\n";
   // What the split freed (the data set's id texts, which only --save-model
   // keeps a copy of): 2.6 MB less resident through a 5.3M-rating run's
   // training. Loading's own garbage went back before the split (train_data.cc).
   base::ReturnFreeMemory();
-  std::optional<fmf::TuneResult> tuning;
   if (a.tune) {
-    auto tuned = TuneOnProxy(a, *loaded);
-    if (!tuned.ok()) {
-      std::cerr << "fedmf train: --tune: " << tuned.status().message() << "\n";
-      return ExitCodeFor(tuned.status());
-    }
-    tuning = *tuned;
-    loaded->config.learning_rate = tuning->learning_rate;
+    absl::StatusOr<fmf::TuneResult> tuned = TuneOnProxy(a, in.loaded);
+    if (!tuned.ok()) return WithPrefix(tuned.status(), "--tune: ");
+    in.tuning = *tuned;
+    in.loaded.config.learning_rate = in.tuning->learning_rate;
   }
-  const fmf::JobConfig* config = &loaded->config;
-  const data::Federation* federation = &loaded->federation;
-  if (!a.write_split.empty()) {
-    if (auto s = WriteSplit(a.write_split, federation->parties.at(0)); !s.ok()) {
-      std::cerr << "fedmf train: --write-split: " << s.message() << "\n";
-      return 1;
-    }
-    std::cerr << "train/test split written to " << a.write_split << "/{train,test}.txt\n";
-  }
-  std::vector<fmf::RoundProgress> history;  // for --plot
+  return in;
+}
+
+// Step 2: the rounds, with a progress line per evaluated round (and a bar
+// on a terminal); `history` keeps them for --plot.
+absl::StatusOr<fmf::SimulationResult> SimulateWithProgress(
+    const JobFlags& a, TrainData& loaded, std::vector<fmf::RoundProgress>& history) {
   const bool terminal = !a.quiet && isatty(STDERR_FILENO) != 0;
   fmf::ProgressFn progress = [&](const fmf::RoundProgress& p) {
     if (!a.plot.empty()) history.push_back(p);
@@ -471,72 +455,128 @@ int RunTrain(const JobFlags& flags) {
   // read them afterwards: a central run on millions of ratings holds them once.
   data::Federation run_federation;
   if (a.compare || !a.save_model.empty()) {
-    run_federation = *federation;
+    run_federation = loaded.federation;
   } else {
-    run_federation = std::move(loaded->federation);
+    run_federation = std::move(loaded.federation);
   }
   // Top-N quality beside the error (the parties' test ratings; mf/ranking.h).
-  loaded->config.measure_ranking = true;
-  auto result = fmf::Simulate(*config, std::move(run_federation), progress, a.eval_every);
+  loaded.config.measure_ranking = true;
+  auto result = fmf::Simulate(loaded.config, std::move(run_federation), progress, a.eval_every);
   if (terminal) std::cerr << "\r\033[K" << std::flush;
-  if (!result.ok()) {
-    std::cerr << "fedmf train: " << result.status().message() << "\n";
-    return 1;
+  return result;
+}
+
+// Step 3: --json or the summary table.
+void PrintTrainResult(const JobFlags& a, const FmfTrainInput& in,
+                      const fmf::SimulationResult& result,
+                      const std::optional<Comparison>& comparison) {
+  const TrainData& loaded = in.loaded;
+  if (a.json) {
+    nlohmann::json out = ResultJson(result, loaded.label);
+    if (loaded.join) {
+      out["party_data"] = a.party_data;
+      out["join"] = *loaded.join;
+      if (loaded.join->contains("shared_items"))
+        out["shared_items"] = (*loaded.join)["shared_items"];
+      if (loaded.join->contains("shared_users"))
+        out["shared_users"] = (*loaded.join)["shared_users"];
+    }
+    if (comparison) {
+      AddComparisonJson(*comparison, out);
+      AddRankingComparisonJson(*comparison, out);
+    }
+    if (in.tuning) out["tuning"] = TuningJson(*in.tuning);
+    if (!loaded.warnings.empty()) out["warnings"] = loaded.warnings;
+    std::cout << out.dump() << "\n";
+    return;
   }
+  PrintSummary(result);
+  for (const std::string& note : loaded.notes) std::cout << note << "\n";
+  for (const std::string& warning : loaded.warnings) std::cout << warning << "\n";
+  if (comparison) {
+    PrintComparison(*comparison,
+                    absl::StrCat(fmf::SettingName(result.config.setting), " (",
+                                 fmf::AlgorithmName(result.config.algorithm), ")"),
+                    result.test.mse);
+    PrintRankingComparison(*comparison, result.ranking, result.popularity);
+  }
+}
+
+// The cross-silo settings (central, local, vfl, hfl, hfl-synsgd) in one
+// process: load (and tune), write the split, simulate, then what the output
+// flags ask (saved models, baselines, plot) and the result.
+int RunFmfTrain(const JobFlags& a) {
+  absl::StatusOr<FmfTrainInput> in = LoadFmfTrainInput(a);
+  if (!in.ok()) return Report("fedmf train", in.status());
+  const TrainData& loaded = in->loaded;
+  if (!a.write_split.empty()) {
+    if (auto s = WriteSplit(a.write_split, loaded.federation.parties.at(0)); !s.ok()) {
+      return Report("fedmf train: --write-split", RuntimeError(s));
+    }
+    std::cerr << "train/test split written to " << a.write_split << "/{train,test}.txt\n";
+  }
+  std::vector<fmf::RoundProgress> history;  // for --plot
+  auto result = SimulateWithProgress(a, in->loaded, history);
+  if (!result.ok()) return Report("fedmf train", RuntimeError(result.status()));
   if (!a.save_model.empty()) {
-    if (auto saved = SaveModels(a.save_model, *loaded, *result); !saved.ok()) {
-      std::cerr << "fedmf train: --save-model " << a.save_model << ": " << saved.message() << "\n";
-      return 1;
+    if (auto saved = SaveModels(a.save_model, loaded, *result); !saved.ok()) {
+      return Report(absl::StrCat("fedmf train: --save-model ", a.save_model), RuntimeError(saved));
     }
     std::cerr << "models of " << result->parties.size() << " parties saved in " << a.save_model
               << " (fedmf recommend --model " << a.save_model << " --user ID)\n";
   }
   std::optional<Comparison> comparison;
   if (a.compare) {
-    auto c = RunComparison(*config, *federation, result->test.mse);
-    if (!c.ok()) {
-      std::cerr << "fedmf train: --compare: " << c.status().message() << "\n";
-      return 1;
-    }
+    auto c = RunComparison(loaded.config, loaded.federation, result->test.mse);
+    if (!c.ok()) return Report("fedmf train: --compare", RuntimeError(c.status()));
     comparison = *c;
   }
   if (!a.plot.empty()) {
     if (auto s = WritePlot(a.plot, TrainCharts(history, *result, comparison)); !s.ok()) {
-      std::cerr << "fedmf train: " << s.message() << "\n";
-      return 1;
+      return Report("fedmf train", RuntimeError(s));
     }
     std::cerr << "per-round plot written to " << a.plot << "\n";
   }
-  if (a.json) {
-    nlohmann::json out = ResultJson(*result, loaded->label);
-    if (loaded->join) {
-      out["party_data"] = a.party_data;
-      out["join"] = *loaded->join;
-      if (loaded->join->contains("shared_items"))
-        out["shared_items"] = (*loaded->join)["shared_items"];
-      if (loaded->join->contains("shared_users"))
-        out["shared_users"] = (*loaded->join)["shared_users"];
-    }
-    if (comparison) {
-      AddComparisonJson(*comparison, out);
-      AddRankingComparisonJson(*comparison, out);
-    }
-    if (tuning) out["tuning"] = TuningJson(*tuning);
-    if (!loaded->warnings.empty()) out["warnings"] = loaded->warnings;
-    std::cout << out.dump() << "\n";
-  } else {
-    PrintSummary(*result);
-    for (const std::string& note : loaded->notes) std::cout << note << "\n";
-    for (const std::string& warning : loaded->warnings) std::cout << warning << "\n";
-    if (comparison) {
-      PrintComparison(*comparison,
-                      absl::StrCat(fmf::SettingName(result->config.setting), " (",
-                                   fmf::AlgorithmName(result->config.algorithm), ")"),
-                      result->test.mse);
-      PrintRankingComparison(*comparison, result->ranking, result->popularity);
-    }
-  }
+  PrintTrainResult(a, *in, *result, comparison);
   return 0;
+}
+
+// How `fedmf train` runs each setting; --setting takes exactly these. A new
+// setting is one row (and its value in setting_kind.h).
+struct TrainRunner {
+  SettingKind setting;
+  int (*run)(const JobFlags&);
+  // The runner checks --repeats, --epsilon-sweep and the outputs itself
+  // (a setting with neither a sweep nor a saved model says so in its terms).
+  bool checks_own_outputs = false;
+};
+constexpr TrainRunner kTrainRunners[] = {
+    {SettingKind::kCentral, RunFmfTrain},       {SettingKind::kLocal, RunFmfTrain},
+    {SettingKind::kVfl, RunFmfTrain},           {SettingKind::kHfl, RunFmfTrain},
+    {SettingKind::kHflSynSgd, RunFmfTrain},     {SettingKind::kLfl, RunLflTrain},
+    {SettingKind::kHuaS1, RunHuaTrain},         {SettingKind::kHuaS2, RunHuaTrain},
+    {SettingKind::kHuaS2Tp, RunHuaTrain},       {SettingKind::kHuaS3, RunHuaTrain},
+    {SettingKind::kCoupling, RunCouplingTrain}, {SettingKind::kCdr, RunCdrTrain, true},
+};
+
+std::vector<SettingKind> TrainSettings() {
+  std::vector<SettingKind> settings;
+  for (const TrainRunner& r : kTrainRunners) settings.push_back(r.setting);
+  return settings;
+}
+
+int RunTrain(const JobFlags& flags) {
+  const JobFlags a = WithTrainDefaults(flags);
+  const TrainRunner* runner = nullptr;
+  for (const TrainRunner& r : kTrainRunners) {
+    if (r.setting == a.setting) runner = &r;
+  }
+  if (runner != nullptr && runner->checks_own_outputs) return runner->run(a);
+  if (absl::Status s = CheckTrainOutputs(a); !s.ok()) return Report("fedmf train", s);
+  if (a.repeats > 1 || !a.epsilon_sweep.empty()) return RunSweep(a);
+  if (runner != nullptr) return runner->run(a);
+  // A job file's setting that train has no runner for.
+  return Report("fedmf train", ParseSettingKind(SettingName(a.setting), TrainSettings()).status());
 }
 
 }  // namespace
@@ -544,7 +584,8 @@ int RunTrain(const JobFlags& flags) {
 void RegisterTrainCommand(CLI::App& app, int* exit_code) {
   auto a = std::make_shared<JobFlags>();
   CLI::App* cmd = app.add_subcommand("train", "run a whole federation in one process");
-  AddJobFlags(cmd, a.get());
+  AddJobFlags(cmd, a.get(), TrainSettings());
+  AddCdrTrainFlags(cmd);
   cmd->add_option("--save-model", a->save_model,
                   "write every party's final model to this directory, for fedmf recommend "
                   "--model DIR (offline); it holds private embeddings: keep it with the party");
@@ -574,16 +615,11 @@ void RegisterTrainCommand(CLI::App& app, int* exit_code) {
                   "--tune: the proxy's users, items and rating count as public values you "
                   "declare (the parties' exact counts are private), e.g. "
                   "users=943,items=1682,ratings=100000");
-  cmd->get_option("--setting")
-      ->check(CLI::IsMember({"central", "local", "vfl", "hfl", "hfl-synsgd", "lfl", "hua-s1",
-                             "hua-s2", "hua-s2-tp", "hua-s3", "coupling", "cdr"}));
-  AddCdrTrainFlags(cmd);
   cmd->callback([a, cmd, exit_code] {
     a->data_given = cmd->count("--data") > 0;
     a->parties_given = cmd->count("--parties") > 0;
     if (auto s = ApplyJobFile(*cmd, *a); !s.ok() || !(s = CheckFlagCombination(*a)).ok()) {
-      std::cerr << "fedmf train: " << s.message() << "\n";
-      *exit_code = ExitCodeFor(s);
+      *exit_code = Report("fedmf train", s);
       return;
     }
     // hua settings default to the paper's d = 50 unless --dim (or the job file) sets it

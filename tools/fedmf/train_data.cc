@@ -68,9 +68,9 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
     return absl::InvalidArgumentError(absl::StrCat("--parties ", a.parties, " but ", s,
                                                    " --party-data files: one file per party"));
   }
-  if (a.setting != "hfl" && a.setting != "hfl-synsgd" && a.setting != "vfl") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--party-data works with --setting hfl, hfl-synsgd or vfl, not ", a.setting));
+  if (!IsFederatedFmf(a.setting)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--party-data works with --setting hfl, hfl-synsgd or vfl, not ", SettingName(a.setting)));
   }
   std::vector<data::Dataset> files;
   for (int32_t k = 0; k < s; ++k) {
@@ -101,7 +101,7 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
   nlohmann::json join;
   data::PartyFilesFederation fed;
   std::string catalogue_source;
-  if (a.setting == "vfl") {
+  if (a.setting == SettingKind::kVfl) {
     std::vector<std::vector<std::string>> ids;
     for (const data::Dataset& d : files) ids.push_back(data::DistinctUserIds(d));
     // The PSI's keys and shuffles: OS entropy unless --seed (a test knob).
@@ -153,8 +153,9 @@ absl::StatusOr<TrainData> FromPartyFiles(const JobFlags& a, const data::LoadOpti
   for (int32_t k = 0; k < s; ++k) {
     const std::string warning = data::DroppedRatingsMessage(
         files[k], fed, static_cast<size_t>(k),
-        a.setting == "vfl" ? "users no other party has"
-                           : absl::StrCat("items outside the catalogue ", catalogue_source));
+        a.setting == SettingKind::kVfl
+            ? "users no other party has"
+            : absl::StrCat("items outside the catalogue ", catalogue_source));
     if (!warning.empty()) out.warnings.push_back("warning: " + warning);
   }
   out.join = std::move(join);

@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
-#include "tools/fedmf/client_commands.h"
+#include "tools/fedmf/job_file.h"
 
 using ::fedmf::testing::IsOk;
 

@@ -1,24 +1,19 @@
-// Operator commands against running daemons:
-//   fedmf job submit --server ADDR --spec job.yaml
-//   fedmf job status --server ADDR --job ID [--json]
-//   fedmf recommend  --party ADDR --user ID --top N [--job ID]
-//   fedmf ledger     --party ADDR [--json]
-// All take --cert-dir DIR --name NAME (an operator certificate) or --insecure.
-#ifndef FEDMF_TOOLS_FEDMF_CLIENT_COMMANDS_H_
-#define FEDMF_TOOLS_FEDMF_CLIENT_COMMANDS_H_
+// The job files operators submit (`fedmf job submit --spec`) and partners
+// rehearse (`fedmf train/demo --job`): YAML with the keys of
+// docs/configuration.md, plus `roster`.
+#ifndef FEDMF_TOOLS_FEDMF_JOB_FILE_H_
+#define FEDMF_TOOLS_FEDMF_JOB_FILE_H_
 
+#include <cstdint>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "CLI/CLI.hpp"
 #include "absl/status/statusor.h"
 #include "common/fmf/job_config.h"
 #include "fedmf/v1/federation.pb.h"
 
 namespace fedmf::cli {
-
-void RegisterClientCommands(CLI::App& app, int* exit_code);
 
 // A job spec from YAML (keys as in docs/configuration.md, plus `roster`).
 // A file without `job_id` gets "<setting>-<UTC time to the millisecond>"
@@ -42,4 +37,4 @@ absl::StatusOr<JobFile> ReadJobFile(const std::string& path);
 
 }  // namespace fedmf::cli
 
-#endif  // FEDMF_TOOLS_FEDMF_CLIENT_COMMANDS_H_
+#endif  // FEDMF_TOOLS_FEDMF_JOB_FILE_H_
