@@ -3,8 +3,6 @@
 // damaged or foreign directory is an error naming the file and field.
 #include "common/fmf/saved_model.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::fmf {
 namespace {
@@ -28,9 +27,7 @@ using ::testing::HasSubstr;
 class SavedModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-model-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
+    dir_ = tmp_.path();
     data::SyntheticOptions o;
     o.num_users = 40;
     o.num_items = 25;
@@ -57,7 +54,6 @@ class SavedModelTest : public ::testing::Test {
     random::Csprng rng = random::Csprng::FromSeed(6);
     ASSERT_THAT(session_->Pretrain(InitialSharedMatrix(config_, fed_.num_items, rng)), IsOk());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   SavedModel Model() {
     auto p = PartyModelFrom("party-0", fed_.parties[0], session_->user_embeddings(),
@@ -67,6 +63,7 @@ class SavedModelTest : public ::testing::Test {
     return SavedModel{"hfl", "job-1", {*p}};
   }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf-model-"};
   std::string dir_;
   data::Dataset dataset_;
   data::Federation fed_;

@@ -6,12 +6,8 @@
 #include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
-#include <stdlib.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +22,12 @@
 #include "gtest/gtest.h"
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::ReadFile;
 
 namespace fedmf::net {
 namespace {
@@ -65,19 +64,11 @@ RpcResult CallRegister(const std::shared_ptr<grpc::Channel>& channel) {
   return r;
 }
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 class CredentialsTest : public ::testing::Test {
  protected:
   // Key generation is cheap (P-256) but one PKI for the whole suite is enough.
   static void SetUpTestSuite() {
-    std::string tmpl = ::testing::TempDir() + "/fedmf_net_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = new std::string(tmpl);
+    root_ = new ::fedmf::testing::ScopedTempDir("fedmf_net_");
     const auto ten_years = absl::Hours(24 * 3650);
     const auto year = absl::Hours(24 * 365);
     const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
@@ -105,12 +96,10 @@ class CredentialsTest : public ::testing::Test {
                     .ok());
   }
   static void TearDownTestSuite() {
-    std::error_code ec;
-    std::filesystem::remove_all(*root_, ec);
     delete root_;
     root_ = nullptr;
   }
-  static std::string Dir(const std::string& sub) { return *root_ + "/" + sub; }
+  static std::string Dir(const std::string& sub) { return root_->Path(sub); }
 
   void TearDown() override {
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
@@ -144,13 +133,13 @@ class CredentialsTest : public ::testing::Test {
     return grpc::CreateCustomChannel(address_, grpc::SslCredentials(options), args);
   }
 
-  static std::string* root_;
+  static ::fedmf::testing::ScopedTempDir* root_;
   EchoIdentityService service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
 
-std::string* CredentialsTest::root_ = nullptr;
+::fedmf::testing::ScopedTempDir* CredentialsTest::root_ = nullptr;
 
 TEST_F(CredentialsTest, ValidClientCertificateYieldsIdentity) {
   StartServer(ServerTls());
@@ -244,7 +233,7 @@ TEST(GrpcLoggingTest, GrpcLinesArriveInSpdlogFormatted) {
 TEST_F(CredentialsTest, ClientWithoutCertificateIsRefused) {
   StartServer(ServerTls());
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
+  options.pem_root_certs = ReadFile(Dir("party") + "/ca.crt");
   RpcResult r = CallRegister(RawSslChannel(options));
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
@@ -255,9 +244,9 @@ TEST_F(CredentialsTest, ClientCertificateFromAnotherCaIsRefused) {
   // The client trusts the real CA (so it accepts the server) but presents a
   // certificate with the same name issued by a foreign CA.
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
-  options.pem_cert_chain = ReadFileOrDie(Dir("other-party") + "/party-a.crt");
-  options.pem_private_key = ReadFileOrDie(Dir("other-party") + "/party-a.key");
+  options.pem_root_certs = ReadFile(Dir("party") + "/ca.crt");
+  options.pem_cert_chain = ReadFile(Dir("other-party") + "/party-a.crt");
+  options.pem_private_key = ReadFile(Dir("other-party") + "/party-a.key");
   RpcResult r = CallRegister(RawSslChannel(options));
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -104,14 +105,10 @@ std::vector<std::string> SubjectAltNames(X509* cert) {
 class PkiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_pki_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     ca_dir_ = root_ + "/ca";
     out_dir_ = root_ + "/out";
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
   void InitTestCa() { ASSERT_TRUE(InitCa(ca_dir_, "testfed", 10 * kYear).ok()); }
   absl::Status Issue(const std::string& name, Role role = Role::kParty,
                      std::vector<std::string> sans = {}, absl::Duration validity = kYear) {
@@ -122,6 +119,7 @@ class PkiTest : public ::testing::Test {
     return ReadFile(out_dir_ + "/" + name + ".crt");
   }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf_pki_test."};
   std::string root_, ca_dir_, out_dir_;
 };
 

@@ -2,7 +2,6 @@
 // again, each use starts from a reset statement with no values bound, a
 // nested use of the same text gets a statement of its own, and the cache
 // stays within its bound.
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::store {
 namespace {
@@ -23,19 +23,14 @@ using ::testing::ElementsAre;
 class StatementCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() / "fedmf-stmt-cache-XXXXXX").string();
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
-    auto db = Database::Open(dir_ + "/t.db");
+    auto db = Database::Open(dir_.Path("t.db"));
     ASSERT_THAT(db.status(), IsOk());
     db_ = std::move(*db);
     ASSERT_THAT(db_->Exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT);"
                           "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c');"),
                 IsOk());
   }
-  void TearDown() override {
-    db_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { db_.reset(); }
 
   // Every value of column v, in key order, through a fresh Prepare.
   std::vector<std::string> Values() {
@@ -46,7 +41,7 @@ class StatementCacheTest : public ::testing::Test {
     return *values;
   }
 
-  std::string dir_;
+  ::fedmf::testing::ScopedTempDir dir_{"fedmf-stmt-cache-"};
   std::unique_ptr<Database> db_;
 };
 
