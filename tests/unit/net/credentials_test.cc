@@ -28,6 +28,7 @@
 
 using ::fedmf::testing::IsOk;
 using ::fedmf::testing::ReadFile;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::net {
 namespace {
@@ -107,11 +108,10 @@ class CredentialsTest : public ::testing::Test {
 
   // Starts the echo server on an ephemeral loopback port.
   void StartServer(const TlsConfig& tls) {
-    auto creds = MakeServerCredentials(tls);
-    ASSERT_THAT(creds, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto creds, MakeServerCredentials(tls));
     grpc::ServerBuilder builder;
     int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", *creds, &port);
+    builder.AddListeningPort("127.0.0.1:0", creds, &port);
     builder.RegisterService(&service_);
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
@@ -143,9 +143,8 @@ class CredentialsTest : public ::testing::Test {
 
 TEST_F(CredentialsTest, ValidClientCertificateYieldsIdentity) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, PartyTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, PartyTls()));
+  RpcResult r = CallRegister(channel);
   ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
@@ -154,18 +153,18 @@ TEST_F(CredentialsTest, DialByHostNameVerifiesSan) {
   StartServer(ServerTls());
   // No target-name override: the server certificate's SAN "localhost" must match.
   const std::string port = address_.substr(address_.rfind(':') + 1);
-  auto channel = MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/"");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/""));
+  RpcResult r = CallRegister(channel);
   ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
 
 TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server"));
+  RpcResult r = CallRegister(channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
 
@@ -177,18 +176,18 @@ TEST_F(CredentialsTest, ClientRejectsServerNameWithAnotherRole) {
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
   // The same certificate is accepted by a client that expects that role.
-  auto party_channel = MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
-  ASSERT_THAT(party_channel, IsOk());
-  EXPECT_THAT(CallRegister(*party_channel).status, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto party_channel, MakeChannel(address_, PartyTls(),
+                                                       ExpectedPeer{"server", pki::Role::kParty}));
+  EXPECT_THAT(CallRegister(party_channel).status, IsOk());
 }
 
 TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
   StartServer(ServerTls());
   // Dialed by a name the server's certificate does not carry.
   const std::string port = address_.substr(address_.rfind(':') + 1);
-  auto channel = MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/"");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/""));
+  RpcResult r = CallRegister(channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
 
@@ -198,17 +197,16 @@ TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
 // certificate for an address.
 TEST_F(CredentialsTest, DiagnosisOfADaemonDialedByAddressAdvisesItsName) {
   StartServer({.insecure = false, .cert_dir = Dir("bare-server"), .name = "server"});
-  auto files = pki::LoadTlsFiles(Dir("party"), "party-a");
-  ASSERT_THAT(files, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto files, pki::LoadTlsFiles(Dir("party"), "party-a"));
   const std::string cause =
-      DiagnoseTls(address_, *files, ExpectedPeer{"", std::nullopt}, absl::Seconds(5));
+      DiagnoseTls(address_, files, ExpectedPeer{"", std::nullopt}, absl::Seconds(5));
   EXPECT_THAT(cause, HasSubstr("presents the certificate of 'server' (role server), which is "
                                "not valid for '127.0.0.1'"));
   EXPECT_THAT(cause, HasSubstr("pass --peer-name server"));
   EXPECT_THAT(cause, ::testing::Not(HasSubstr("reissue")));
   // Named, it is the one meant: nothing to diagnose.
   EXPECT_EQ(
-      DiagnoseTls(address_, *files, ExpectedPeer{"server", pki::Role::kServer}, absl::Seconds(5)),
+      DiagnoseTls(address_, files, ExpectedPeer{"server", pki::Role::kServer}, absl::Seconds(5)),
       "");
 }
 
@@ -263,18 +261,16 @@ TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
 
 TEST_F(CredentialsTest, InsecureClientAgainstTlsServerFails) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
-  EXPECT_FALSE(r.status.ok());
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, InsecureTls()));
+  RpcResult r = CallRegister(channel);
+  EXPECT_THAT(r.status, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(r.identity.empty());
 }
 
 TEST_F(CredentialsTest, InsecureModeWorksButHasNoIdentity) {
   StartServer(InsecureTls());
-  auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, InsecureTls()));
+  RpcResult r = CallRegister(channel);
   // The RPC itself reaches the handler; PeerIdentityOf refuses to name a peer.
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << r.status.error_message();
   EXPECT_THAT(r.status.error_message(), HasSubstr("certificate"));
@@ -289,7 +285,7 @@ TEST_F(CredentialsTest, MissingTlsFilesFailAtStartup) {
   EXPECT_EQ(client.status().code(), absl::StatusCode::kNotFound) << client.status();
   auto channel =
       MakeChannel("127.0.0.1:1", {.insecure = false, .cert_dir = Dir("nowhere"), .name = "x"});
-  EXPECT_FALSE(channel.ok());
+  EXPECT_THAT(channel, StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(StatusConversionTest, RoundTripsCodeAndMessage) {

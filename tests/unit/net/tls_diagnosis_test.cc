@@ -242,8 +242,9 @@ TEST_F(TlsDiagnosisTest, RpcFailuresAreDiagnosedOnlyWhenTheConnectionFailed) {
   const TlsConfig party{.insecure = false, .cert_dir = Dir("party"), .name = "party-a"};
   EXPECT_EQ(
       DiagnoseRpcFailure(absl::InvalidArgumentError("x"), address_, party, Server(), kTimeout), "");
-  EXPECT_EQ(DiagnoseRpcFailure(absl::UnavailableError("x"), address_, TlsConfig{.insecure = true},
-                               Server(), kTimeout),
+  EXPECT_EQ(DiagnoseRpcFailure(absl::UnavailableError("x"), address_,
+                               TlsConfig{.insecure = true, .cert_dir = "", .name = ""}, Server(),
+                               kTimeout),
             "");
   EXPECT_THAT(DiagnoseRpcFailure(absl::UnavailableError("x"), address_, party, Server(), kTimeout),
               HasSubstr("expired"));

@@ -29,6 +29,7 @@
 #include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::pki {
 namespace {
@@ -130,8 +131,8 @@ TEST(RoleTest, RoundTripsEveryRole) {
     EXPECT_EQ(*back, r);
   }
   EXPECT_EQ(RoleToString(Role::kAggregator), "aggregator");
-  EXPECT_FALSE(RoleFromString("Party").ok());
-  EXPECT_FALSE(RoleFromString("").ok());
+  EXPECT_THAT(RoleFromString("Party"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(RoleFromString(""), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(PkiTest, InitIssueVerify) {
@@ -308,9 +309,9 @@ TEST_F(PkiTest, IdentityRejectsGarbageAndCaCertificate) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(IdentityFromCertificatePem("").status().code(), absl::StatusCode::kInvalidArgument);
   // The CA has no OU and its CN is not a valid name.
-  EXPECT_FALSE(IdentityFromCertificatePem(CaPem()).ok());
-  EXPECT_FALSE(VerifyCertificate("junk", CaPem()).ok());
-  EXPECT_FALSE(VerifyCertificate(CaPem(), "junk").ok());
+  EXPECT_THAT(IdentityFromCertificatePem(CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(VerifyCertificate("junk", CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(VerifyCertificate(CaPem(), "junk"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(PkiTest, IdentityCacheParsesEachCertificateOnce) {
@@ -346,7 +347,7 @@ TEST_F(PkiTest, IdentityCacheKeysOnTheWholeCertificateAndKeepsNoRefusal) {
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(cache.Lookup("not a cert").status().code(), absl::StatusCode::kInvalidArgument);
   }
-  EXPECT_FALSE(cache.Lookup(CaPem()).ok());
+  EXPECT_THAT(cache.Lookup(CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(cache.parses(), 5);
   EXPECT_LE(cache.size(), 2u);
 }
