@@ -25,6 +25,7 @@
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/net/loopback_server.h"
 
 using ::fedmf::testing::IsOk;
 using ::fedmf::testing::ReadFile;
@@ -109,14 +110,10 @@ class CredentialsTest : public ::testing::Test {
   // Starts the echo server on an ephemeral loopback port.
   void StartServer(const TlsConfig& tls) {
     ASSERT_OK_AND_ASSIGN(auto creds, MakeServerCredentials(tls));
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", creds, &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    testing::LoopbackServer started = testing::StartLoopbackServer(creds, &service_);
+    ASSERT_NE(started.server, nullptr);
+    server_ = std::move(started.server);
+    address_ = started.address;
   }
 
   static TlsConfig ServerTls() {

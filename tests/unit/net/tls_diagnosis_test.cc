@@ -30,6 +30,7 @@
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/unit/net/loopback_server.h"
 
 namespace fedmf::net {
 namespace {
@@ -111,16 +112,9 @@ class TlsDiagnosisTest : public ::testing::Test {
 
   // A gRPC server with fedmf's server credentials on an ephemeral port.
   void StartServer(const TlsConfig& tls) {
-    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = MakeServerCredentials(tls);
-    ASSERT_THAT(creds, IsOk());
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", *creds, &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    ASSERT_OK_AND_ASSIGN(std::shared_ptr<grpc::ServerCredentials> creds,
+                         MakeServerCredentials(tls));
+    Start(creds);
   }
   void StartServer(const std::string& cert_dir) {
     StartServer(TlsConfig{.insecure = false, .cert_dir = Dir(cert_dir), .name = "server"});
@@ -133,14 +127,13 @@ class TlsDiagnosisTest : public ::testing::Test {
     options.pem_root_certs = ReadFile(Dir(cert_dir) + "/ca.crt");
     options.pem_key_cert_pairs.push_back(
         {ReadFile(Dir(cert_dir) + "/server.key"), ReadFile(Dir(cert_dir) + "/server.crt")});
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::SslServerCredentials(options), &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    Start(grpc::SslServerCredentials(options));
+  }
+  void Start(const std::shared_ptr<grpc::ServerCredentials>& creds) {
+    testing::LoopbackServer started = testing::StartLoopbackServer(creds, &service_);
+    ASSERT_NE(started.server, nullptr);
+    server_ = std::move(started.server);
+    address_ = started.address;
   }
   static pki::TlsFiles Files(const std::string& dir, const std::string& name) {
     absl::StatusOr<pki::TlsFiles> files = pki::LoadTlsFiles(Dir(dir), name);
