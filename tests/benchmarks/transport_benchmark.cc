@@ -10,7 +10,6 @@
 // goal).
 #include <benchmark/benchmark.h>
 #include <grpcpp/grpcpp.h>
-#include <stdlib.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -27,6 +26,7 @@
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/benchmarks/transport_exchange.h"
+#include "tests/testing/temp_dir.h"
 #include "tools/cluster/process.h"
 
 namespace {
@@ -171,9 +171,7 @@ class Loopback {
  public:
   // `service` outlives the Loopback.
   Loopback(bool tls, grpc::Service* service) {
-    std::string tmpl = std::filesystem::temp_directory_path().string() + "/fedmf_transport_XXXXXX";
-    if (mkdtemp(tmpl.data()) == nullptr) std::abort();
-    dir_ = tmpl;
+    dir_ = tmp_.path();
     const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
     const absl::Duration year = absl::Hours(24 * 365);
     if (!fedmf::pki::InitCa(dir_ + "/ca", "bench", 2 * year).ok() ||
@@ -201,9 +199,7 @@ class Loopback {
     address_ = "127.0.0.1:" + std::to_string(port);
   }
   ~Loopback() {
-    server_->Shutdown();
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
+    server_->Shutdown();  // then tmp_ removes the directory
   }
   const std::string& address() const { return address_; }
   // A directory for the party processes' files, removed with the Loopback.
@@ -220,6 +216,7 @@ class Loopback {
   }
 
  private:
+  fedmf::testing::ScopedTempDir tmp_{"fedmf_transport_"};
   std::string dir_;
   std::string address_;
   net::TlsConfig party_tls_;

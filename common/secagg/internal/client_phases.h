@@ -1,6 +1,10 @@
 // Internal to common/secagg: the client's per-phase state objects. Each holds
 // exactly the secrets its phase still needs and hands the rest to the next
 // one, so that e.g. the channel private key is gone once shares are sealed.
+// One file per phase, in protocol order: client_r0_advertise_keys,
+// client_r1_share_keys (client_r1_session_share_keys in a session round),
+// client_r2_masked_input, client_consistency_check (signing clients only),
+// client_r3_unmasking; client_phase_support holds what several share.
 #ifndef FEDMF_COMMON_SECAGG_INTERNAL_CLIENT_PHASES_H_
 #define FEDMF_COMMON_SECAGG_INTERNAL_CLIENT_PHASES_H_
 

@@ -60,23 +60,22 @@ TEST(CoLGameTest, ConcernedPlayersMeetInTheInterior) {
   // (h = 0.005) the collaborating payoffs are 0.045, 0.050, 0.000 and alone
   // 0, so eps 4 is the best response: (4, 4) is an equilibrium with
   // u = 0.05 each and PoP = 1 - (0.09 + 0.09) / 0.20 = 0.10.
-  auto game = CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0.05});
-  ASSERT_THAT(game, IsOk());
-  EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::ElementsAre(P(1, 1), P(3, 3)));
-  const Equilibrium e = game->Describe({1, 1});
+  ASSERT_OK_AND_ASSIGN(auto game, CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0.05}));
+  EXPECT_THAT(Cells(game.PureNashEquilibria()), ::testing::ElementsAre(P(1, 1), P(3, 3)));
+  const Equilibrium e = game.Describe({1, 1});
   EXPECT_NEAR(e.utility[0], 0.05, 1e-12);
   EXPECT_NEAR(e.utility[1], 0.05, 1e-12);
   ASSERT_TRUE(e.price_of_privacy.has_value());
   EXPECT_NEAR(*e.price_of_privacy, 0.10, 1e-12);
 
-  const Recommendation rec = Recommend(*game);
+  const Recommendation rec = Recommend(game);
   EXPECT_TRUE(rec.collaborate);
   EXPECT_EQ(rec.equilibrium.cell, (Cell{1, 1}));
   EXPECT_THAT(rec.reason, HasSubstr("player 1 at epsilon 4, player 2 at epsilon 4"));
 
   // Best-response dynamics from (inf, inf): player 1 moves to 4, player 2
   // answers 4, and nobody moves again.
-  auto dyn = game->BestResponseDynamics();
+  auto dyn = game.BestResponseDynamics();
   ASSERT_TRUE(dyn.has_value());
   EXPECT_EQ(dyn->cell, (Cell{1, 1}));
 }
@@ -93,19 +92,17 @@ TEST(CoLGameTest, UnconcernedPlayersCollaborateWithoutNoise) {
 TEST(CoLGameTest, CollaborationAsAServiceMatchesTheorem3) {
   // Player 2 unconcerned plays inf; player 1 (C = 0.05) answers 4:
   // b1(4, inf) = 0.095, b2(4, inf) = 0.10 - 0.005, PoP = 1 - 0.19 / 0.2.
-  auto game = CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0});
-  ASSERT_THAT(game, IsOk());
-  const Recommendation rec = Recommend(*game);
+  ASSERT_OK_AND_ASSIGN(auto game, CoLGame::Create(SymmetricTable(), {1, 0.05}, {1, 0}));
+  const Recommendation rec = Recommend(game);
   EXPECT_EQ(rec.equilibrium.cell, (Cell{1, 0}));
   EXPECT_NEAR(*rec.equilibrium.price_of_privacy, 0.05, 1e-12);
 }
 
 TEST(CoLGameTest, PrivacyMindedPlayersStayAlone) {
   // C = 0.2 exceeds every gain: the only equilibrium is (alone, alone), PoP 1.
-  auto game = CoLGame::Create(SymmetricTable(), {1, 0.2}, {1, 0.2});
-  ASSERT_THAT(game, IsOk());
-  EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::ElementsAre(P(3, 3)));
-  const Recommendation rec = Recommend(*game);
+  ASSERT_OK_AND_ASSIGN(auto game, CoLGame::Create(SymmetricTable(), {1, 0.2}, {1, 0.2}));
+  EXPECT_THAT(Cells(game.PureNashEquilibria()), ::testing::ElementsAre(P(3, 3)));
+  const Recommendation rec = Recommend(game);
   EXPECT_FALSE(rec.collaborate);
   EXPECT_NEAR(*rec.equilibrium.price_of_privacy, 1.0, 1e-12);
   EXPECT_THAT(rec.reason, HasSubstr("stay alone"));
@@ -113,14 +110,13 @@ TEST(CoLGameTest, PrivacyMindedPlayersStayAlone) {
 
 TEST(CoLGameTest, EveryEquilibriumIsIndividuallyRationalBecauseAloneIsAnAction) {
   for (double c : {0.0, 0.03, 0.05, 0.08, 0.1, 0.2}) {
-    auto game = CoLGame::Create(SymmetricTable(), {1, c}, {1, c});
-    ASSERT_THAT(game, IsOk());
-    for (const Equilibrium& e : game->PureNashEquilibria()) {
+    ASSERT_OK_AND_ASSIGN(auto game, CoLGame::Create(SymmetricTable(), {1, c}, {1, c}));
+    for (const Equilibrium& e : game.PureNashEquilibria()) {
       EXPECT_TRUE(e.individually_rational) << "C = " << c;
       EXPECT_GE(e.utility[0], -1e-12);
     }
     // Theorem 1: (alone, alone) is always an equilibrium.
-    EXPECT_THAT(Cells(game->PureNashEquilibria()), ::testing::Contains(P(3, 3)));
+    EXPECT_THAT(Cells(game.PureNashEquilibria()), ::testing::Contains(P(3, 3)));
   }
 }
 
@@ -131,11 +127,10 @@ TEST(CoLGameTest, NoGainMakesThePriceOfPrivacyUndefined) {
       for (double& e : row) e = 1.2;  // together is worse than alone (theta = 1)
     }
   }
-  auto game = CoLGame::Create(t, {1, 0}, {1, 0});
-  ASSERT_THAT(game, IsOk());
-  EXPECT_EQ(game->Benefit(0, {0, 0}), 0.0);  // [theta - Phi]^+ clips the loss
-  EXPECT_FALSE(game->PriceOfPrivacy({0, 0}).has_value());
-  EXPECT_FALSE(Recommend(*game).collaborate);
+  ASSERT_OK_AND_ASSIGN(auto game, CoLGame::Create(t, {1, 0}, {1, 0}));
+  EXPECT_EQ(game.Benefit(0, {0, 0}), 0.0);  // [theta - Phi]^+ clips the loss
+  EXPECT_FALSE(game.PriceOfPrivacy({0, 0}).has_value());
+  EXPECT_FALSE(Recommend(game).collaborate);
 }
 
 TEST(CoLGameTest, RejectsMalformedInput) {

@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::advise {
 namespace {
@@ -50,7 +51,7 @@ TEST(RepeatsTest, MeanTableAveragesEveryCellAndRefusesAnotherGrid) {
   other.actions[1].epsilon = 2;
   EXPECT_THAT(MeanTable({RepeatTable(0.1, 0.1), other}).status().message(),
               HasSubstr("repeat 2 measured another grid"));
-  EXPECT_FALSE(MeanTable({}).ok());
+  EXPECT_THAT(MeanTable({}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(RepeatsTest, CellGainIsSignedAndZeroWhenAlone) {

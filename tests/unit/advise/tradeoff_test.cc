@@ -16,6 +16,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::advise {
 namespace {
@@ -42,20 +43,19 @@ data::SplitOptions NoHoldout() {
 }
 
 TEST(JoinPartiesTest, HorizontalKeepsUsersApartAndJoinsItemsById) {
-  auto fed = JoinParties(PartyA(), PartyB(), fmf::Setting::kHfl, NoHoldout());
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto fed, JoinParties(PartyA(), PartyB(), fmf::Setting::kHfl, NoHoldout()));
   // User "1" of A and user "1" of B are different people; items join by id.
-  EXPECT_EQ(fed->num_users, 4);
-  EXPECT_EQ(fed->num_items, 4);
-  ASSERT_EQ(fed->parties.size(), 2u);
-  EXPECT_EQ(fed->parties[0].num_users(), 2);
-  EXPECT_EQ(fed->parties[1].num_users(), 2);
-  EXPECT_EQ(fed->parties[0].train.size(), 4u);
-  EXPECT_EQ(fed->parties[1].train.size(), 3u);
+  EXPECT_EQ(fed.num_users, 4);
+  EXPECT_EQ(fed.num_items, 4);
+  ASSERT_EQ(fed.parties.size(), 2u);
+  EXPECT_EQ(fed.parties[0].num_users(), 2);
+  EXPECT_EQ(fed.parties[1].num_users(), 2);
+  EXPECT_EQ(fed.parties[0].train.size(), 4u);
+  EXPECT_EQ(fed.parties[1].train.size(), 3u);
   // Item 10 is rated by both parties: the same global item.
   std::set<int32_t> items0, items1;
-  for (const auto& r : fed->parties[0].train) items0.insert(fed->parties[0].global_items[r.item]);
-  for (const auto& r : fed->parties[1].train) items1.insert(fed->parties[1].global_items[r.item]);
+  for (const auto& r : fed.parties[0].train) items0.insert(fed.parties[0].global_items[r.item]);
+  for (const auto& r : fed.parties[1].train) items1.insert(fed.parties[1].global_items[r.item]);
   std::vector<int32_t> common;
   std::set_intersection(items0.begin(), items0.end(), items1.begin(), items1.end(),
                         std::back_inserter(common));
@@ -63,19 +63,18 @@ TEST(JoinPartiesTest, HorizontalKeepsUsersApartAndJoinsItemsById) {
 }
 
 TEST(JoinPartiesTest, VerticalKeepsItemsApartAndJoinsUsersById) {
-  auto fed = JoinParties(PartyA(), PartyB(), fmf::Setting::kVfl, NoHoldout());
-  ASSERT_THAT(fed, IsOk());
-  EXPECT_EQ(fed->num_users, 3);  // 1, 2, 3
-  EXPECT_EQ(fed->num_items, 6);  // A's 10, 20, 30 and B's 10, 20, 40 are different columns
-  EXPECT_EQ(fed->parties[0].num_items(), 3);
-  EXPECT_EQ(fed->parties[1].num_items(), 3);
-  EXPECT_EQ(fed->parties[0].train.size() + fed->parties[1].train.size(), 7u);
+  ASSERT_OK_AND_ASSIGN(auto fed, JoinParties(PartyA(), PartyB(), fmf::Setting::kVfl, NoHoldout()));
+  EXPECT_EQ(fed.num_users, 3);  // 1, 2, 3
+  EXPECT_EQ(fed.num_items, 6);  // A's 10, 20, 30 and B's 10, 20, 40 are different columns
+  EXPECT_EQ(fed.parties[0].num_items(), 3);
+  EXPECT_EQ(fed.parties[1].num_items(), 3);
+  EXPECT_EQ(fed.parties[0].train.size() + fed.parties[1].train.size(), 7u);
 }
 
 TEST(JoinPartiesTest, RefusesDifferentRatingRangesNamingBoth) {
   const data::Dataset b = Csv("user,item,rating\n1,10,0.5\n", "b-half", {0.5, 5});
   auto fed = JoinParties(PartyA(), b, fmf::Setting::kHfl, NoHoldout());
-  ASSERT_FALSE(fed.ok());
+  ASSERT_THAT(fed, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(
       std::string(fed.status().message()),
       HasSubstr("party 1 (csv:a) declares ratings in [1, 5] but party 2 (csv:b-half) in [0.5, 5]"));
@@ -83,7 +82,7 @@ TEST(JoinPartiesTest, RefusesDifferentRatingRangesNamingBoth) {
 
 TEST(JoinPartiesTest, RefusesSettingsThatAreNotTwoPartyCollaborations) {
   auto fed = JoinParties(PartyA(), PartyB(), fmf::Setting::kCentral, NoHoldout());
-  ASSERT_FALSE(fed.ok());
+  ASSERT_THAT(fed, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(std::string(fed.status().message()), HasSubstr("use hfl, hfl-synsgd or vfl"));
 }
 
@@ -101,12 +100,11 @@ data::Dataset Synthetic(int users, int items, uint64_t seed) {
 TEST(ProxyFederationTest, HasThePartiesShapeAndNoneOfTheirRatings) {
   const data::Dataset a = Synthetic(40, 30, 1), b = Synthetic(20, 30, 2);
   data::SplitOptions split = NoHoldout();
-  auto fed = ProxyFederation(a, b, fmf::Setting::kHfl, split, 7);
-  ASSERT_THAT(fed, IsOk());
-  EXPECT_EQ(fed->parties[0].num_users(), 40);
-  EXPECT_EQ(fed->parties[1].num_users(), 20);
-  EXPECT_EQ(fed->num_items, 30);
-  const size_t total = fed->parties[0].train.size() + fed->parties[1].train.size();
+  ASSERT_OK_AND_ASSIGN(auto fed, ProxyFederation(a, b, fmf::Setting::kHfl, split, 7));
+  EXPECT_EQ(fed.parties[0].num_users(), 40);
+  EXPECT_EQ(fed.parties[1].num_users(), 20);
+  EXPECT_EQ(fed.num_items, 30);
+  const size_t total = fed.parties[0].train.size() + fed.parties[1].train.size();
   EXPECT_NEAR(static_cast<double>(total), static_cast<double>(a.ratings.size() + b.ratings.size()),
               2.0);
 }
@@ -132,11 +130,11 @@ MeasureOptions SmallJob(fmf::Setting setting) {
 }
 
 TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
-  auto fed = SelfDivision(Synthetic(80, 40, 3), fmf::Setting::kHfl, data::SplitOptions{});
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(
+      auto fed, SelfDivision(Synthetic(80, 40, 3), fmf::Setting::kHfl, data::SplitOptions{}));
   int calls = 0;
   auto m =
-      MeasureTradeoff(*fed, SmallJob(fmf::Setting::kHfl), [&](const CellRun&, int done, int total) {
+      MeasureTradeoff(fed, SmallJob(fmf::Setting::kHfl), [&](const CellRun&, int done, int total) {
         ++calls;
         EXPECT_EQ(done, calls);
         EXPECT_EQ(total, 5);
@@ -173,10 +171,10 @@ TEST(MeasureTradeoffTest, MeasuresEveryCellWithEachPartyAtItsOwnEpsilon) {
 }
 
 TEST(MeasureTradeoffTest, SameSeedSameTable) {
-  auto fed = SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kVfl, data::SplitOptions{});
-  ASSERT_THAT(fed, IsOk());
-  auto a = MeasureTradeoff(*fed, SmallJob(fmf::Setting::kVfl));
-  auto b = MeasureTradeoff(*fed, SmallJob(fmf::Setting::kVfl));
+  ASSERT_OK_AND_ASSIGN(
+      auto fed, SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kVfl, data::SplitOptions{}));
+  auto a = MeasureTradeoff(fed, SmallJob(fmf::Setting::kVfl));
+  auto b = MeasureTradeoff(fed, SmallJob(fmf::Setting::kVfl));
   ASSERT_THAT(a, IsOk());
   ASSERT_THAT(b, IsOk());
   for (int n = 0; n < 2; ++n) {
@@ -186,13 +184,13 @@ TEST(MeasureTradeoffTest, SameSeedSameTable) {
 }
 
 TEST(MeasureTradeoffTest, RejectsBadGrids) {
-  auto fed = SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kHfl, data::SplitOptions{});
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(
+      auto fed, SelfDivision(Synthetic(60, 30, 4), fmf::Setting::kHfl, data::SplitOptions{}));
   MeasureOptions o = SmallJob(fmf::Setting::kHfl);
   o.epsilons = {};
-  EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()), HasSubstr("grid is empty"));
+  EXPECT_THAT(std::string(MeasureTradeoff(fed, o).status().message()), HasSubstr("grid is empty"));
   o.epsilons = {-1};
-  EXPECT_THAT(std::string(MeasureTradeoff(*fed, o).status().message()),
+  EXPECT_THAT(std::string(MeasureTradeoff(fed, o).status().message()),
               HasSubstr("grid epsilon -1 must be finite and > 0"));
 }
 
@@ -207,14 +205,13 @@ TEST(CombineOwnViewsTest, TakesEachPlayersOwnRows) {
   a.error[1] = {{9, 0}, {0, 0}};
   b.error[0] = {{9, 0}, {0, 0}};
   b.error[1] = {{0.7, 0}, {0, 0}};
-  auto t = CombineOwnViews(a, b);
-  ASSERT_THAT(t, IsOk());
-  EXPECT_EQ(t->alone_error[0], 1.0);
-  EXPECT_EQ(t->alone_error[1], 2.0);
-  EXPECT_EQ(t->error[0][0][0], 0.5);
-  EXPECT_EQ(t->error[1][0][0], 0.7);
+  ASSERT_OK_AND_ASSIGN(auto t, CombineOwnViews(a, b));
+  EXPECT_EQ(t.alone_error[0], 1.0);
+  EXPECT_EQ(t.alone_error[1], 2.0);
+  EXPECT_EQ(t.error[0][0][0], 0.5);
+  EXPECT_EQ(t.error[1][0][0], 0.7);
   b.actions[0] = {false, 3};
-  EXPECT_FALSE(CombineOwnViews(a, b).ok());
+  EXPECT_THAT(CombineOwnViews(a, b), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -6,25 +6,27 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::config {
 namespace {
 
 TEST(YamlReaderTest, ReadsTypedValuesAndKeepsDefaults) {
-  auto m = YamlMap::FromString("a: hello\nb: 42\nc: 2.5\nd: true\ne: [x, y]\nf: inf\n", "t.yaml");
-  ASSERT_THAT(m, IsOk());
+  ASSERT_OK_AND_ASSIGN(
+      auto m,
+      YamlMap::FromString("a: hello\nb: 42\nc: 2.5\nd: true\ne: [x, y]\nf: inf\n", "t.yaml"));
   std::string a;
   int32_t b = 0;
   double c = 0, f = 0, missing = 7;
   bool d = false;
   std::vector<std::string> e;
-  ASSERT_THAT(m->GetString("a", &a), IsOk());
-  ASSERT_THAT(m->GetInt("b", &b), IsOk());
-  ASSERT_THAT(m->GetDouble("c", &c), IsOk());
-  ASSERT_THAT(m->GetBool("d", &d), IsOk());
-  ASSERT_THAT(m->GetStringList("e", &e), IsOk());
-  ASSERT_THAT(m->GetDouble("f", &f), IsOk());
-  ASSERT_THAT(m->GetDouble("nope", &missing), IsOk());
+  ASSERT_THAT(m.GetString("a", &a), IsOk());
+  ASSERT_THAT(m.GetInt("b", &b), IsOk());
+  ASSERT_THAT(m.GetDouble("c", &c), IsOk());
+  ASSERT_THAT(m.GetBool("d", &d), IsOk());
+  ASSERT_THAT(m.GetStringList("e", &e), IsOk());
+  ASSERT_THAT(m.GetDouble("f", &f), IsOk());
+  ASSERT_THAT(m.GetDouble("nope", &missing), IsOk());
   EXPECT_EQ(a, "hello");
   EXPECT_EQ(b, 42);
   EXPECT_EQ(c, 2.5);
@@ -32,15 +34,14 @@ TEST(YamlReaderTest, ReadsTypedValuesAndKeepsDefaults) {
   EXPECT_EQ(e, (std::vector<std::string>{"x", "y"}));
   EXPECT_TRUE(std::isinf(f));
   EXPECT_EQ(missing, 7);
-  EXPECT_THAT(m->Finish(), IsOk());
+  EXPECT_THAT(m.Finish(), IsOk());
 }
 
 TEST(YamlReaderTest, UnknownKeyNamesFileLineAndKnownKeys) {
-  auto m = YamlMap::FromString("listen: x\nlistn: y\n", "server.yaml");
-  ASSERT_THAT(m, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto m, YamlMap::FromString("listen: x\nlistn: y\n", "server.yaml"));
   std::string listen;
-  ASSERT_THAT(m->GetString("listen", &listen), IsOk());
-  absl::Status s = m->Finish();
+  ASSERT_THAT(m.GetString("listen", &listen), IsOk());
+  absl::Status s = m.Finish();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("server.yaml:2"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("unknown key 'listn'"), std::string::npos) << s.message();
@@ -48,23 +49,22 @@ TEST(YamlReaderTest, UnknownKeyNamesFileLineAndKnownKeys) {
 }
 
 TEST(YamlReaderTest, TypeErrorsNameTheKeyAndLine) {
-  auto m = YamlMap::FromString("x: 1\nport: seven\n", "c.yaml");
-  ASSERT_THAT(m, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto m, YamlMap::FromString("x: 1\nport: seven\n", "c.yaml"));
   int32_t port = 0;
-  absl::Status s = m->GetInt("port", &port);
+  absl::Status s = m.GetInt("port", &port);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("c.yaml:2"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("'port'"), std::string::npos) << s.message();
   bool flag = false;
   auto m2 = YamlMap::FromString("flag: maybe\nbig: 99999999999\n", "c.yaml");
-  EXPECT_FALSE(m2->GetBool("flag", &flag).ok());
-  EXPECT_FALSE(m2->GetInt("big", &port).ok());
+  EXPECT_THAT(m2->GetBool("flag", &flag), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(m2->GetInt("big", &port), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(YamlReaderTest, NestedMapsCarryTheirPath) {
-  auto m = YamlMap::FromString("tls:\n  insecure: true\n  bogus: 1\n", "p.yaml");
-  ASSERT_THAT(m, IsOk());
-  auto tls = m->GetMap("tls");
+  ASSERT_OK_AND_ASSIGN(auto m,
+                       YamlMap::FromString("tls:\n  insecure: true\n  bogus: 1\n", "p.yaml"));
+  auto tls = m.GetMap("tls");
   ASSERT_THAT(tls, IsOk());
   bool insecure = false;
   ASSERT_THAT(tls->GetBool("insecure", &insecure), IsOk());
@@ -78,10 +78,9 @@ TEST(YamlReaderTest, SyntaxErrorsAndBadRootsAreClear) {
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("broken.yaml:"), std::string::npos);
   auto list = YamlMap::FromString("- a\n- b\n", "list.yaml");
-  EXPECT_FALSE(list.ok());
-  auto empty = YamlMap::FromString("", "empty.yaml");
-  ASSERT_THAT(empty, IsOk());
-  EXPECT_THAT(empty->Finish(), IsOk());
+  EXPECT_THAT(list, StatusIs(absl::StatusCode::kInvalidArgument));
+  ASSERT_OK_AND_ASSIGN(auto empty, YamlMap::FromString("", "empty.yaml"));
+  EXPECT_THAT(empty.Finish(), IsOk());
   auto missing = YamlMap::FromFile("/nonexistent/x.yaml");
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }

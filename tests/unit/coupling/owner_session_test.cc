@@ -26,17 +26,15 @@ constexpr int32_t kUsers = 10, kItems = 12, kDim = 3;
 class OwnerSessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto layout = FlatLayout::Create(kUsers, kItems, kDim);
-    ASSERT_THAT(layout, IsOk());
-    layout_ = *layout;
+    ASSERT_OK_AND_ASSIGN(auto layout, FlatLayout::Create(kUsers, kItems, kDim));
+    layout_ = layout;
     // This owner holds users 0..4 of the model's 10.
     for (const data::Rating& r : LowRankRatings(kUsers, kItems, 0.6, 9)) {
       if (r.user < 5) (train_.size() % 5 == 4 ? test_ : train_).push_back(r);
     }
     random::Csprng rng = random::Csprng::FromSeed(4);
-    auto model = InitialModel(kUsers, kItems, kDim, 0, 0.1, rng);
-    ASSERT_THAT(model, IsOk());
-    model_ = FlattenModel(*model);
+    ASSERT_OK_AND_ASSIGN(auto model, InitialModel(kUsers, kItems, kDim, 0, 0.1, rng));
+    model_ = FlattenModel(model);
   }
 
   OwnerSession::Terms TermsWith(double z, int32_t rounds = 5) const {
@@ -66,9 +64,8 @@ TEST_F(OwnerSessionTest, ChargesOneStepPerRoundBeforeReleasing) {
   dp::PrivacyLedger ledger(100, 1e-5);
   auto owner = Owner(1.2, &ledger);
   ASSERT_NE(owner, nullptr);
-  auto first = owner->RunStep(0, model_);
-  ASSERT_THAT(first, IsOk());
-  EXPECT_EQ(first->cols(), layout_->size());
+  ASSERT_OK_AND_ASSIGN(auto first, owner->RunStep(0, model_));
+  EXPECT_EQ(first.cols(), layout_->size());
   // A missed round costs nothing; the next one is charged under its own key.
   ASSERT_THAT(owner->RunStep(2, model_), IsOk());
   ASSERT_EQ(ledger.entries().size(), 2u);
@@ -84,8 +81,8 @@ TEST_F(OwnerSessionTest, ChargesOneStepPerRoundBeforeReleasing) {
   // Noise on every coordinate, the other owners' users' rows included (which
   // rows a step touches must not show).
   const int64_t others_row = 7 * kDim;
-  EXPECT_NE((*first)(0, others_row), 0.0);
-  EXPECT_NE((*first)(0, layout_->size() - 1), 0.0);
+  EXPECT_NE((first)(0, others_row), 0.0);
+  EXPECT_NE((first)(0, layout_->size() - 1), 0.0);
 }
 
 // Issue #54: the upload is snapped as the FMF releases are. Every value lies
@@ -96,19 +93,18 @@ TEST_F(OwnerSessionTest, TheReleaseIsSnappedAndExactInFloat32) {
   dp::PrivacyLedger ledger(100, 1e-5);
   auto owner = Owner(1.2, &ledger);
   ASSERT_NE(owner, nullptr);
-  auto release = owner->RunStep(0, model_);
-  ASSERT_THAT(release, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto release, owner->RunStep(0, model_));
   const double noise_sd = 1.2 * TermsWith(1.2).options.clip;
   int64_t nonzero = 0;
-  for (int64_t k = 0; k < release->size(); ++k) {
-    const double x = release->data()[k];
+  for (int64_t k = 0; k < release.size(); ++k) {
+    const double x = release.data()[k];
     ASSERT_EQ(x, dp::SnapInBinadeTowardZero(x, noise_sd)) << "value " << k;
     ASSERT_EQ(x, static_cast<double>(static_cast<float>(x))) << "value " << k;
     // On a grid at least 2^-20 of the noise: not the raw double.
     ASSERT_EQ(std::fmod(x, dp::SnapGranularity(noise_sd, std::max(std::fabs(x), noise_sd))), 0.0);
     nonzero += x != 0 ? 1 : 0;
   }
-  EXPECT_EQ(nonzero, release->size());
+  EXPECT_EQ(nonzero, release.size());
 }
 
 TEST_F(OwnerSessionTest, RefusesReplayedEarlierAndOutOfJobRoundsWithoutCharging) {
@@ -152,12 +148,11 @@ TEST_F(OwnerSessionTest, NonPrivateChargesNothingAndReleasesTheClippedSum) {
   dp::PrivacyLedger ledger(1, 1e-5);
   auto owner = Owner(0, &ledger);
   ASSERT_NE(owner, nullptr);
-  auto release = owner->RunStep(0, model_);
-  ASSERT_THAT(release, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto release, owner->RunStep(0, model_));
   EXPECT_TRUE(ledger.entries().empty());
   // No noise: rows of users the owner does not hold stay zero.
-  EXPECT_EQ(release->middleCols(7 * kDim, kDim).squaredNorm(), 0.0);
-  EXPECT_GT(release->squaredNorm(), 0.0);
+  EXPECT_EQ(release.middleCols(7 * kDim, kDim).squaredNorm(), 0.0);
+  EXPECT_GT(release.squaredNorm(), 0.0);
 }
 
 // The sensitivity over the daemons: whatever model the server sends (here:
@@ -173,14 +168,12 @@ TEST_F(OwnerSessionTest, AHostileModelCannotRaiseTheSensitivity) {
   for (double scale : {0.1, 10.0, 1e4}) {
     mf::Matrix hostile(1, layout_->size());
     for (int64_t k = 0; k < hostile.size(); ++k) hostile(0, k) = scale * (rng.NextDouble() - 0.5);
-    auto base = owner->PreNoiseRelease(train_, hostile);
-    ASSERT_THAT(base, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto base, owner->PreNoiseRelease(train_, hostile));
     for (size_t k = 0; k < train_.size(); k += 3) {
       std::vector<data::Rating> removed = train_;
       removed.erase(removed.begin() + static_cast<std::ptrdiff_t>(k));
-      auto neighbour = owner->PreNoiseRelease(removed, hostile);
-      ASSERT_THAT(neighbour, IsOk());
-      worst = std::max(worst, (*base - *neighbour).norm());
+      ASSERT_OK_AND_ASSIGN(auto neighbour, owner->PreNoiseRelease(removed, hostile));
+      worst = std::max(worst, (base - neighbour).norm());
     }
   }
   EXPECT_LE(worst, clip * (1 + 1e-12));
@@ -198,17 +191,16 @@ TEST_F(OwnerSessionTest, EvaluatesAndRecommendsWithTheFinalModel) {
   EXPECT_EQ(owner->phase(), OwnerSession::Phase::kFinished);
   EXPECT_EQ(owner->EvaluateTest().count, static_cast<int64_t>(test_.size()));
   EXPECT_THAT(owner->RunStep(0, model_), StatusIs(absl::StatusCode::kFailedPrecondition));
-  auto recs = owner->Recommend(0, 3, false);
-  ASSERT_THAT(recs, IsOk());
-  ASSERT_EQ(recs->size(), 3u);
-  for (const auto& [item, score] : *recs) {
+  ASSERT_OK_AND_ASSIGN(auto recs, owner->Recommend(0, 3, false));
+  ASSERT_EQ(recs.size(), 3u);
+  for (const auto& [item, score] : recs) {
     for (const auto* ratings : {&train_, &test_}) {
       for (const data::Rating& r : *ratings) EXPECT_FALSE(r.user == 0 && r.item == item);
     }
     EXPECT_GE(score, 1.0);
     EXPECT_LE(score, 5.0);
   }
-  EXPECT_GE((*recs)[0].second, (*recs)[2].second);
+  EXPECT_GE((recs)[0].second, (recs)[2].second);
   // A user of another owner: this owner does not answer for it.
   EXPECT_THAT(owner->Recommend(8, 3, false), StatusIs(absl::StatusCode::kNotFound));
 }

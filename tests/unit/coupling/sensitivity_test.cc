@@ -88,9 +88,8 @@ TEST(CouplingSensitivityTest, NoiseCoversEveryCoordinate) {
   // Dense noise: the coordinates no rating touched get it too (otherwise the
   // support of the released sum would reveal which ratings exist).
   random::Csprng rng = random::Csprng::FromSeed(5);
-  auto model = InitialModel(20, 30, 3, 3.0, 0.01, rng);
-  ASSERT_THAT(model, IsOk());
-  GradientSum sum = GradientSum::ZerosLike(*model);
+  ASSERT_OK_AND_ASSIGN(auto model, InitialModel(20, 30, 3, 3.0, 0.01, rng));
+  GradientSum sum = GradientSum::ZerosLike(model);
   AddGaussianNoise(0.5, rng, &sum);
   for (const mf::Matrix* m : {&sum.u, &sum.v, &sum.s, &sum.wt}) {
     const double var = m->squaredNorm() / static_cast<double>(m->size());

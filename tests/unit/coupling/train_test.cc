@@ -56,19 +56,19 @@ CouplingOptions Fast() {
 TEST(CouplingTrainTest, NonPrivateTrainingLearnsTheSignal) {
   const Split s = TwoOwners(LowRankRatings(40, 50, 0.5, 2));
   random::Csprng rng = random::Csprng::FromSeed(1);
-  auto run = TrainCoupling(s.owners, 40, 50, kRange, Fast(), s.validation, rng);
-  ASSERT_THAT(run, IsOk());
-  ASSERT_EQ(run->epochs.size(), 25u);
-  EXPECT_EQ(run->steps, 25 * 5);
+  ASSERT_OK_AND_ASSIGN(auto run,
+                       TrainCoupling(s.owners, 40, 50, kRange, Fast(), s.validation, rng));
+  ASSERT_EQ(run.epochs.size(), 25u);
+  EXPECT_EQ(run.steps, 25 * 5);
   // The offset alone (the range midpoint) has validation MSE around the
   // signal's variance; the trained model must explain most of it.
-  CouplingModel offset_only = run->model;
+  CouplingModel offset_only = run.model;
   offset_only.u.setZero();
   offset_only.v.setZero();
   const double baseline = Evaluate(offset_only, s.validation, kRange).mse;
-  const double trained = run->epochs.back().validation.mse;
+  const double trained = run.epochs.back().validation.mse;
   EXPECT_LT(trained, 0.5 * baseline) << "baseline " << baseline;
-  EXPECT_LT(trained, run->epochs.front().validation.mse);
+  EXPECT_LT(trained, run.epochs.front().validation.mse);
 }
 
 TEST(CouplingTrainTest, ASeedFixesTheRunAndNoiseChangesIt) {
@@ -85,10 +85,9 @@ TEST(CouplingTrainTest, ASeedFixesTheRunAndNoiseChangesIt) {
   EXPECT_EQ(ra->model.u, rb->model.u);
   o.noise_multiplier = 0;
   random::Csprng c = random::Csprng::FromSeed(9);
-  auto rc = TrainCoupling(s.owners, 20, 25, kRange, o, s.validation, c);
-  ASSERT_THAT(rc, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto rc, TrainCoupling(s.owners, 20, 25, kRange, o, s.validation, c));
   // Noise reaches S everywhere, not only the rows a batch touched.
-  EXPECT_GT((ra->model.s - rc->model.s).cwiseAbs().minCoeff(), 0);
+  EXPECT_GT((ra->model.s - rc.model.s).cwiseAbs().minCoeff(), 0);
 }
 
 TEST(CouplingTrainTest, CouplingsStayInsideTheBoundTheoremOneAssumes) {
@@ -98,10 +97,9 @@ TEST(CouplingTrainTest, CouplingsStayInsideTheBoundTheoremOneAssumes) {
   o.noise_multiplier = 50;  // noise alone would push S and W far out
   o.coupling_bound = 0.25;
   random::Csprng rng = random::Csprng::FromSeed(2);
-  auto run = TrainCoupling(s.owners, 20, 25, kRange, o, s.validation, rng);
-  ASSERT_THAT(run, IsOk());
-  EXPECT_DOUBLE_EQ(run->model.s.cwiseAbs().maxCoeff(), 0.25);
-  EXPECT_DOUBLE_EQ(run->model.wt.cwiseAbs().maxCoeff(), 0.25);
+  ASSERT_OK_AND_ASSIGN(auto run, TrainCoupling(s.owners, 20, 25, kRange, o, s.validation, rng));
+  EXPECT_DOUBLE_EQ(run.model.s.cwiseAbs().maxCoeff(), 0.25);
+  EXPECT_DOUBLE_EQ(run.model.wt.cwiseAbs().maxCoeff(), 0.25);
 }
 
 TEST(CouplingTrainTest, EpsilonIsTheSubsampledGaussianOverAllSteps) {
@@ -110,12 +108,10 @@ TEST(CouplingTrainTest, EpsilonIsTheSubsampledGaussianOverAllSteps) {
   o.noise_multiplier = 1.2;
   const int64_t steps = 300 * StepsPerEpoch(o.sample_rate);
   EXPECT_EQ(steps, 6000);
-  auto eps = CouplingEpsilon(o, steps, 1e-5);
-  ASSERT_THAT(eps, IsOk());
-  auto direct = dp::ComputeEpsilon(0.05, 1.2, 6000, 1e-5);
-  ASSERT_THAT(direct, IsOk());
-  EXPECT_DOUBLE_EQ(*eps, *direct);
-  EXPECT_GT(*eps, 1);  // not free: 6000 steps at z = 1.2
+  ASSERT_OK_AND_ASSIGN(auto eps, CouplingEpsilon(o, steps, 1e-5));
+  ASSERT_OK_AND_ASSIGN(auto direct, dp::ComputeEpsilon(0.05, 1.2, 6000, 1e-5));
+  EXPECT_DOUBLE_EQ(eps, direct);
+  EXPECT_GT(eps, 1);  // not free: 6000 steps at z = 1.2
   o.noise_multiplier = 0;
   EXPECT_TRUE(std::isinf(*CouplingEpsilon(o, steps, 1e-5)));
 }

@@ -37,19 +37,17 @@ TEST(AesCtrPrgTest, NistSp80038aF55) {
   ASSERT_EQ(pt.size(), 64u);
   ASSERT_EQ(ct.size(), 64u);
 
-  auto prg = AesCtrPrg::CreateWithCounter(key, counter);
-  ASSERT_THAT(prg, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto prg, AesCtrPrg::CreateWithCounter(key, counter));
   std::vector<uint8_t> ks(64);
-  ASSERT_THAT(prg->Fill(ks), IsOk());
+  ASSERT_THAT(prg.Fill(ks), IsOk());
   std::vector<uint8_t> enc(64);
   for (size_t i = 0; i < 64; ++i) enc[i] = pt[i] ^ ks[i];
   EXPECT_EQ(ToHex(enc), ToHex(ct));
 
   // Streaming across non-block-aligned calls yields the same keystream.
-  auto prg2 = AesCtrPrg::CreateWithCounter(key, counter);
-  ASSERT_THAT(prg2, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto prg2, AesCtrPrg::CreateWithCounter(key, counter));
   std::vector<uint8_t> a(5), b(37), c(22);
-  ASSERT_TRUE(prg2->Fill(a).ok() && prg2->Fill(b).ok() && prg2->Fill(c).ok());
+  ASSERT_TRUE(prg2.Fill(a).ok() && prg2.Fill(b).ok() && prg2.Fill(c).ok());
   std::vector<uint8_t> joined = a;
   joined.insert(joined.end(), b.begin(), b.end());
   joined.insert(joined.end(), c.begin(), c.end());
@@ -109,20 +107,18 @@ TEST(AesCtrPrgTest, CreateAtBlockIsTheStreamFromThatBlock) {
 TEST(AesCtrPrgTest, MasksAreLittleEndianKeystreamWordsReduced) {
   const auto seed = SeedFrom(2);
   constexpr size_t kN = 5000;  // crosses the internal 16 KiB chunk boundary
-  auto bytes_prg = AesCtrPrg::Create(seed);
-  ASSERT_THAT(bytes_prg, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto bytes_prg, AesCtrPrg::Create(seed));
   std::vector<uint8_t> ks(8 * kN);
-  ASSERT_THAT(bytes_prg->Fill(ks), IsOk());
+  ASSERT_THAT(bytes_prg.Fill(ks), IsOk());
   for (int bits : {1, 7, 13, 32, 63, 64}) {
     SCOPED_TRACE(bits);
-    auto masks = ExpandMaskMod2k(seed, kN, bits);
-    ASSERT_THAT(masks, IsOk());
-    ASSERT_EQ(masks->size(), kN);
+    ASSERT_OK_AND_ASSIGN(auto masks, ExpandMaskMod2k(seed, kN, bits));
+    ASSERT_EQ(masks.size(), kN);
     const uint64_t m = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
     for (size_t i = 0; i < kN; ++i) {
       uint64_t w = 0;
       for (int b = 7; b >= 0; --b) w = (w << 8) | ks[8 * i + b];
-      ASSERT_EQ((*masks)[i], w & m) << i;
+      ASSERT_EQ((masks)[i], w & m) << i;
     }
   }
 }
@@ -150,15 +146,14 @@ TEST(AesCtrPrgTest, DifferentSeedsGiveDifferentMasks) {
 // Crude uniformity sanity check: every bit position is ~fair.
 TEST(AesCtrPrgTest, MaskBitsAreBalanced) {
   constexpr size_t kN = 1 << 16;
-  auto masks = ExpandMaskMod2k(SeedFrom(6), kN, 20);
-  ASSERT_THAT(masks, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto masks, ExpandMaskMod2k(SeedFrom(6), kN, 20));
   for (int bit = 0; bit < 20; ++bit) {
     size_t ones = 0;
-    for (uint64_t v : *masks) ones += (v >> bit) & 1;
+    for (uint64_t v : masks) ones += (v >> bit) & 1;
     // 5.5 sigma around kN/2 (sigma = 128).
     EXPECT_NEAR(static_cast<double>(ones), kN / 2.0, 700.0) << bit;
   }
-  for (uint64_t v : *masks) ASSERT_LT(v, uint64_t{1} << 20);
+  for (uint64_t v : masks) ASSERT_LT(v, uint64_t{1} << 20);
 }
 
 TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
@@ -170,12 +165,11 @@ TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
     std::vector<uint64_t> x(kN);
     random::Csprng rng = random::Csprng::FromSeed(8);
     for (uint64_t& v : x) v = rng.NextU64() & m;
-    auto mask = ExpandMaskMod2k(seed, kN, bits);
-    ASSERT_THAT(mask, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto mask, ExpandMaskMod2k(seed, kN, bits));
 
     std::vector<uint64_t> y = x;
     ASSERT_THAT(ApplyMaskMod2k(seed, bits, MaskSign::kAdd, y), IsOk());
-    for (size_t i = 0; i < kN; ++i) ASSERT_EQ(y[i], (x[i] + (*mask)[i]) & m);
+    for (size_t i = 0; i < kN; ++i) ASSERT_EQ(y[i], (x[i] + (mask)[i]) & m);
     ASSERT_THAT(ApplyMaskMod2k(seed, bits, MaskSign::kSubtract, y), IsOk());
     EXPECT_EQ(y, x);
   }
@@ -185,10 +179,9 @@ TEST(AesCtrPrgTest, ApplyMaskAddsAndSubtractsTheExpandedMask) {
 // stream Fill reads, also after reads that leave a block half used.
 TEST(AesCtrPrgTest, AccumulateWords32AddsTheStreamsWords) {
   const auto seed = SeedFrom(9);
-  auto bytes_prg = AesCtrPrg::Create(seed);
-  ASSERT_THAT(bytes_prg, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto bytes_prg, AesCtrPrg::Create(seed));
   std::vector<uint8_t> ks(4 * 6000);
-  ASSERT_THAT(bytes_prg->Fill(ks), IsOk());
+  ASSERT_THAT(bytes_prg.Fill(ks), IsOk());
   auto word = [&](size_t i) {
     return static_cast<uint32_t>(ks[4 * i]) | static_cast<uint32_t>(ks[4 * i + 1]) << 8 |
            static_cast<uint32_t>(ks[4 * i + 2]) << 16 | static_cast<uint32_t>(ks[4 * i + 3]) << 24;
@@ -197,17 +190,16 @@ TEST(AesCtrPrgTest, AccumulateWords32AddsTheStreamsWords) {
   std::vector<uint32_t> x(6000);
   for (uint32_t& v : x) v = static_cast<uint32_t>(rng.NextU64());
 
-  auto prg = AesCtrPrg::Create(seed);
-  ASSERT_THAT(prg, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto prg, AesCtrPrg::Create(seed));
   std::vector<uint32_t> y = x;
   // 7 words leave a block 3/4 used; 2,000 then start inside it; 8 bytes read
   // with Fill; the rest subtracts.
-  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(0, 7), MaskSign::kAdd), IsOk());
-  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(7, 2000), MaskSign::kAdd),
+  ASSERT_THAT(prg.AccumulateWords32(std::span<uint32_t>(y).subspan(0, 7), MaskSign::kAdd), IsOk());
+  ASSERT_THAT(prg.AccumulateWords32(std::span<uint32_t>(y).subspan(7, 2000), MaskSign::kAdd),
               IsOk());
   std::vector<uint8_t> skipped(8);
-  ASSERT_THAT(prg->Fill(skipped), IsOk());
-  ASSERT_THAT(prg->AccumulateWords32(std::span<uint32_t>(y).subspan(2009), MaskSign::kSubtract),
+  ASSERT_THAT(prg.Fill(skipped), IsOk());
+  ASSERT_THAT(prg.AccumulateWords32(std::span<uint32_t>(y).subspan(2009), MaskSign::kSubtract),
               IsOk());
   EXPECT_EQ(ToHex(skipped),
             ToHex(std::vector<uint8_t>(ks.begin() + 4 * 2007, ks.begin() + 4 * 2009)));

@@ -9,6 +9,7 @@
 #include "tests/unit/crypto/hex.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::crypto {
 namespace {
@@ -56,12 +57,10 @@ TEST(AesGcmTest, McGrewViegaVectors) {
   for (const GcmCase& c : kGcmCases) {
     SCOPED_TRACE(c.name);
     const auto key = Hex(c.key), iv = Hex(c.iv), pt = Hex(c.pt), aad = Hex(c.aad);
-    auto sealed = AesGcmSealWithNonce(key, iv, pt, aad);
-    ASSERT_THAT(sealed, IsOk());
-    EXPECT_EQ(ToHex(*sealed), std::string(c.iv) + c.ct + c.tag);
-    auto opened = AesGcmOpen(key, *sealed, aad);
-    ASSERT_THAT(opened, IsOk());
-    EXPECT_EQ(ToHex(opened->span()), c.pt);
+    ASSERT_OK_AND_ASSIGN(auto sealed, AesGcmSealWithNonce(key, iv, pt, aad));
+    EXPECT_EQ(ToHex(sealed), std::string(c.iv) + c.ct + c.tag);
+    ASSERT_OK_AND_ASSIGN(auto opened, AesGcmOpen(key, sealed, aad));
+    EXPECT_EQ(ToHex(opened.span()), c.pt);
   }
 }
 
@@ -71,13 +70,12 @@ class AesGcmTamperTest : public ::testing::Test {
     key_ = Hex("feffe9928665731c6d6a8f9467308308feffe9928665731c6d6a8f9467308308");
     aad_ = Hex("73656e6465723d332c726563697069656e743d372c726f756e643d3132");
     plaintext_ = Hex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f2021");
-    auto sealed = AesGcmSeal(key_, plaintext_, aad_, rng_);
-    ASSERT_THAT(sealed, IsOk());
-    sealed_ = *sealed;
+    ASSERT_OK_AND_ASSIGN(auto sealed, AesGcmSeal(key_, plaintext_, aad_, rng_));
+    sealed_ = sealed;
   }
   void ExpectRejected(const std::vector<uint8_t>& sealed, const std::vector<uint8_t>& aad) {
     auto r = AesGcmOpen(key_, sealed, aad);
-    ASSERT_FALSE(r.ok());
+    ASSERT_THAT(r, StatusIs(absl::StatusCode::kDataLoss));
     EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   }
 
@@ -87,9 +85,8 @@ class AesGcmTamperTest : public ::testing::Test {
 
 TEST_F(AesGcmTamperTest, RoundTrips) {
   ASSERT_EQ(sealed_.size(), plaintext_.size() + kAesGcmOverheadBytes);
-  auto opened = AesGcmOpen(key_, sealed_, aad_);
-  ASSERT_THAT(opened, IsOk());
-  EXPECT_EQ(ToHex(opened->span()), ToHex(plaintext_));
+  ASSERT_OK_AND_ASSIGN(auto opened, AesGcmOpen(key_, sealed_, aad_));
+  EXPECT_EQ(ToHex(opened.span()), ToHex(plaintext_));
 }
 
 // Every single-bit flip anywhere in nonce, ciphertext or tag is caught, at two
@@ -131,11 +128,10 @@ TEST_F(AesGcmTamperTest, DetectsTruncationExtensionAndWrongKey) {
 }
 
 TEST_F(AesGcmTamperTest, RandomNoncesDiffer) {
-  auto again = AesGcmSeal(key_, plaintext_, aad_, rng_);
-  ASSERT_THAT(again, IsOk());
-  EXPECT_NE(ToHex(std::span(*again).first(kAesGcmNonceBytes)),
+  ASSERT_OK_AND_ASSIGN(auto again, AesGcmSeal(key_, plaintext_, aad_, rng_));
+  EXPECT_NE(ToHex(std::span(again).first(kAesGcmNonceBytes)),
             ToHex(std::span(sealed_).first(kAesGcmNonceBytes)));
-  EXPECT_NE(*again, sealed_);
+  EXPECT_NE(again, sealed_);
 }
 
 // Each thread re-keys one context per direction for every call: a call's
@@ -204,11 +200,9 @@ TEST(AesGcmTest, RejectsMalformedInputs) {
   EXPECT_EQ(AesGcmOpen(key, std::vector<uint8_t>(28), {}).status().code(),
             absl::StatusCode::kDataLoss);
   // Empty plaintext round-trips.
-  auto sealed = AesGcmSeal(key, {}, {}, rng);
-  ASSERT_THAT(sealed, IsOk());
-  auto opened = AesGcmOpen(key, *sealed, {});
-  ASSERT_THAT(opened, IsOk());
-  EXPECT_TRUE(opened->empty());
+  ASSERT_OK_AND_ASSIGN(auto sealed, AesGcmSeal(key, {}, {}, rng));
+  ASSERT_OK_AND_ASSIGN(auto opened, AesGcmOpen(key, sealed, {}));
+  EXPECT_TRUE(opened.empty());
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::crypto {
 namespace {
@@ -23,26 +24,34 @@ TEST(FixedPointTest, CreateEnforcesTheNoWrapCondition) {
   // M = ceil(B * 2^f) (conservative): k=12, f=0, B=10.2 gives M=11, so
   // N * 11 < 2^11 <=> N <= 186.
   EXPECT_EQ(FixedPointCodec::Create(12, 0, 10.2, 186)->max_encoded_magnitude(), 11u);
-  EXPECT_FALSE(FixedPointCodec::Create(12, 0, 10.2, 187).ok());
+  EXPECT_THAT(FixedPointCodec::Create(12, 0, 10.2, 187),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   // k=64 edge: M * N must stay below 2^63.
   EXPECT_THAT(FixedPointCodec::Create(64, 20, 1024.0, (uint64_t{1} << 33) - 1), IsOk());
-  EXPECT_FALSE(FixedPointCodec::Create(64, 20, 1024.0, uint64_t{1} << 33).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(64, 0, 1e19, 1).ok());  // B alone >= 2^63
+  EXPECT_THAT(FixedPointCodec::Create(64, 20, 1024.0, uint64_t{1} << 33),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(64, 0, 1e19, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // B alone >= 2^63
 }
 
 TEST(FixedPointTest, CreateRejectsBadParameters) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_FALSE(FixedPointCodec::Create(0, 0, 1.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(65, 10, 1.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, -1, 1.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 32, 1.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 8, 0.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 8, -1.0, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 8, inf, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 8, nan, 1).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(32, 8, 1.0, 0).ok());
-  EXPECT_FALSE(FixedPointCodec::Create(1, 0, 1.0, 1).ok());  // 2^0: nothing fits
+  EXPECT_THAT(FixedPointCodec::Create(0, 0, 1.0, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(65, 10, 1.0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, -1, 1.0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 32, 1.0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 8, 0.0, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 8, -1.0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 8, inf, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 8, nan, 1), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(32, 8, 1.0, 0), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(FixedPointCodec::Create(1, 0, 1.0, 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // 2^0: nothing fits
 }
 
 TEST(FixedPointTest, EncodesTwosComplementAndDecodes) {
@@ -67,18 +76,20 @@ TEST(FixedPointTest, EncodesTwosComplementAndDecodes) {
 }
 
 TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
-  auto codec = FixedPointCodec::Create(32, 10, 4.0, 100);
-  ASSERT_THAT(codec, IsOk());
-  EXPECT_THAT(codec->Encode(4.0), IsOk());
-  EXPECT_THAT(codec->Encode(-4.0), IsOk());
-  EXPECT_EQ(codec->Encode(4.0000001).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(codec->Encode(-5.0).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(codec->Encode(std::numeric_limits<double>::quiet_NaN()).ok());
-  EXPECT_FALSE(codec->Encode(std::numeric_limits<double>::infinity()).ok());
-  EXPECT_FALSE(codec->Encode(-std::numeric_limits<double>::infinity()).ok());
+  ASSERT_OK_AND_ASSIGN(auto codec, FixedPointCodec::Create(32, 10, 4.0, 100));
+  EXPECT_THAT(codec.Encode(4.0), IsOk());
+  EXPECT_THAT(codec.Encode(-4.0), IsOk());
+  EXPECT_EQ(codec.Encode(4.0000001).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(codec.Encode(-5.0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(codec.Encode(std::numeric_limits<double>::quiet_NaN()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(codec.Encode(std::numeric_limits<double>::infinity()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(codec.Encode(-std::numeric_limits<double>::infinity()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   const std::vector<double> v = {1.0, 2.0, 9.0};
-  auto enc = codec->EncodeVector(v);
-  ASSERT_FALSE(enc.ok());
+  auto enc = codec.EncodeVector(v);
+  ASSERT_THAT(enc, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(enc.status().message().find("element 2"), absl::string_view::npos);
   // The first refused element is named, NaN and infinities included.
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -87,16 +98,17 @@ TEST(FixedPointTest, EncodingRejectsOutOfBoundAndNonFinite) {
            {{1.0, nan, 9.0}, "element 1"},
            {{-inf, 0.0}, "element 0"},
            {{0.0, 0.0, 3.0, inf}, "element 3"}}) {
-    auto refused = codec->EncodeVector(bad);
-    ASSERT_FALSE(refused.ok()) << named;
+    auto refused = codec.EncodeVector(bad);
+    ASSERT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument)) << named;
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << named;
     EXPECT_NE(refused.status().message().find(named), absl::string_view::npos)
         << refused.status().message();
   }
   std::vector<uint64_t> out(2);
-  EXPECT_FALSE(codec->EncodeVector(std::vector<double>{1.0}, out).ok());
+  EXPECT_THAT(codec.EncodeVector(std::vector<double>{1.0}, out),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   std::vector<double> dec(3);
-  EXPECT_FALSE(codec->DecodeSumVector(out, dec).ok());
+  EXPECT_THAT(codec.DecodeSumVector(out, dec), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // The inline rounding is std::llround exactly: on halves and their
@@ -135,17 +147,15 @@ TEST(FixedPointTest, RoundingMatchesLlroundAndEncodeVectorMatchesEncode) {
   }
   for (double y : ys) EXPECT_EQ(RoundHalfAwayFromZero(y), std::llround(y)) << y;
 
-  auto codec = FixedPointCodec::Create(32, 10, 4.0, 100);
-  ASSERT_THAT(codec, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codec, FixedPointCodec::Create(32, 10, 4.0, 100));
   std::vector<double> x;
   for (int k = 0; k < 5000; ++k) x.push_back((rng.NextDouble() * 2 - 1) * 4.0);
   x.insert(x.end(), {4.0, -4.0, 0.5 / 1024, -0.5 / 1024, 1.5 / 1024, -2.5 / 1024});
   std::vector<uint64_t> out(x.size());
-  ASSERT_THAT(codec->EncodeVector(x, out), IsOk());
+  ASSERT_THAT(codec.EncodeVector(x, out), IsOk());
   for (size_t i = 0; i < x.size(); ++i) {
-    auto one = codec->Encode(x[i]);
-    ASSERT_THAT(one, IsOk());
-    EXPECT_EQ(out[i], *one) << x[i];
+    ASSERT_OK_AND_ASSIGN(auto one, codec.Encode(x[i]));
+    EXPECT_EQ(out[i], one) << x[i];
     EXPECT_EQ(out[i], static_cast<uint64_t>(std::llround(std::ldexp(x[i], 10))) & 0xffffffffu)
         << x[i];
   }
@@ -166,8 +176,7 @@ TEST(FixedPointTest, EncodeVectorEqualsEncodeOnBothPaths) {
                                              {60, 49, 3.99},          // encodings just below 2^51
                                              {64, 40, 1048576.0}}) {  // up to 2^60: one at a time
     SCOPED_TRACE(::testing::Message() << p.bits << " bits, f = " << p.frac_bits);
-    auto codec = FixedPointCodec::Create(p.bits, p.frac_bits, p.max_abs, 2);
-    ASSERT_THAT(codec, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto codec, FixedPointCodec::Create(p.bits, p.frac_bits, p.max_abs, 2));
     const double step = std::ldexp(1.0, -p.frac_bits);
     std::vector<double> x = {0.0, -0.0, p.max_abs, -p.max_abs, step / 2, -step / 2};
     for (int k = 0; k < 2000; ++k) {
@@ -182,23 +191,22 @@ TEST(FixedPointTest, EncodeVectorEqualsEncodeOnBothPaths) {
     for (size_t extra = 0; extra < 4; ++extra) {
       std::vector<double> v(x.begin(), x.end() - static_cast<std::ptrdiff_t>(extra));
       std::vector<uint64_t> out(v.size());
-      ASSERT_THAT(codec->EncodeVector(v, out), IsOk());
+      ASSERT_THAT(codec.EncodeVector(v, out), IsOk());
       for (size_t i = 0; i < v.size(); ++i) {
-        auto one = codec->Encode(v[i]);
-        ASSERT_THAT(one, IsOk());
-        ASSERT_EQ(out[i], *one) << v[i];
+        ASSERT_OK_AND_ASSIGN(auto one, codec.Encode(v[i]));
+        ASSERT_EQ(out[i], one) << v[i];
       }
     }
     std::vector<double> bad(x.begin(), x.begin() + 16);
     bad[9] = std::numeric_limits<double>::quiet_NaN();
     bad[13] = 2 * p.max_abs;
-    auto refused = codec->EncodeVector(bad);
-    ASSERT_FALSE(refused.ok());
+    auto refused = codec.EncodeVector(bad);
+    ASSERT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_NE(refused.status().message().find("element 9"), absl::string_view::npos)
         << refused.status().message();
     bad[9] = 0.0;
-    refused = codec->EncodeVector(bad);
-    ASSERT_FALSE(refused.ok());
+    refused = codec.EncodeVector(bad);
+    ASSERT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_NE(refused.status().message().find("element 13"), absl::string_view::npos)
         << refused.status().message();
   }
@@ -217,8 +225,7 @@ TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
   for (const Config& c : {Config{24, 10, 3.0, 500}, Config{32, 16, 1.0, 32767},
                           Config{48, 24, 50.0, 1000}, Config{64, 30, 1e3, 4096}}) {
     SCOPED_TRACE(c.bits);
-    auto codec = FixedPointCodec::Create(c.bits, c.frac, c.bound, c.n);
-    ASSERT_THAT(codec, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto codec, FixedPointCodec::Create(c.bits, c.frac, c.bound, c.n));
     constexpr size_t kDim = 16;
     std::vector<uint64_t> acc(kDim, 0);
     std::vector<__int128> exact(kDim, 0);
@@ -229,15 +236,14 @@ TEST(FixedPointTest, SumOfEncodingsDecodesToTheExactIntegerSum) {
         x[i] = i == 0 ? c.bound : i == 1 ? -c.bound : (2 * rng.NextDouble() - 1) * c.bound;
         exact[i] += std::llround(std::ldexp(x[i], c.frac));
       }
-      auto enc = codec->EncodeVector(x);
-      ASSERT_THAT(enc, IsOk());
-      ASSERT_THAT(AddMod2k(acc, *enc, c.bits), IsOk());
+      ASSERT_OK_AND_ASSIGN(auto enc, codec.EncodeVector(x));
+      ASSERT_THAT(AddMod2k(acc, enc, c.bits), IsOk());
     }
     for (size_t i = 0; i < kDim; ++i) {
-      ASSERT_EQ(codec->DecodeSumToInteger(acc[i]), static_cast<int64_t>(exact[i])) << i;
-      ASSERT_EQ(codec->DecodeSum(acc[i]), std::ldexp(static_cast<double>(exact[i]), -c.frac));
+      ASSERT_EQ(codec.DecodeSumToInteger(acc[i]), static_cast<int64_t>(exact[i])) << i;
+      ASSERT_EQ(codec.DecodeSum(acc[i]), std::ldexp(static_cast<double>(exact[i]), -c.frac));
     }
-    auto decoded = codec->DecodeSumVector(acc);
+    auto decoded = codec.DecodeSumVector(acc);
     EXPECT_DOUBLE_EQ(decoded[0], c.bound * static_cast<double>(c.n));
     EXPECT_DOUBLE_EQ(decoded[1], -c.bound * static_cast<double>(c.n));
   }
@@ -254,9 +260,10 @@ TEST(FixedPointTest, ModularVectorHelpers) {
   std::vector<uint64_t> w = {~uint64_t{0}};
   ASSERT_THAT(AddMod2k(w, std::vector<uint64_t>{1}, 64), IsOk());
   EXPECT_EQ(w[0], 0u);
-  EXPECT_FALSE(AddMod2k(a, std::vector<uint64_t>{1}, 8).ok());
-  EXPECT_FALSE(SubMod2k(a, b, 0).ok());
-  EXPECT_FALSE(AddMod2k(a, b, 65).ok());
+  EXPECT_THAT(AddMod2k(a, std::vector<uint64_t>{1}, 8),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(SubMod2k(a, b, 0), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(AddMod2k(a, b, 65), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

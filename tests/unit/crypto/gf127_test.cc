@@ -5,6 +5,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::crypto::gf127 {
 namespace {
@@ -63,14 +64,14 @@ TEST(Gf127Test, InterpolationRecoversAPolynomial) {
   std::vector<Elem> xs = {3, 9, 1000, kP - 2, 77}, ys;
   for (Elem x : xs) ys.push_back(f(x));
   for (Elem at : {Elem{0}, Elem{1}, Elem{123456789}, kP - 1}) {
-    auto v = InterpolateAt(xs, ys, at);
-    ASSERT_THAT(v, IsOk());
-    EXPECT_EQ(*v, f(at));
+    ASSERT_OK_AND_ASSIGN(auto v, InterpolateAt(xs, ys, at));
+    EXPECT_EQ(v, f(at));
   }
   xs[1] = xs[0];
-  EXPECT_FALSE(InterpolateAt(xs, ys, 0).ok());
-  EXPECT_FALSE(LagrangeCoefficients({}, 0).ok());
-  EXPECT_FALSE(InterpolateAt(std::vector<Elem>{kP}, std::vector<Elem>{1}, 0).ok());
+  EXPECT_THAT(InterpolateAt(xs, ys, 0), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(LagrangeCoefficients({}, 0), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(InterpolateAt(std::vector<Elem>{kP}, std::vector<Elem>{1}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // The batched inversion against the definition, lambda_j =
@@ -81,9 +82,8 @@ TEST(Gf127Test, LagrangeCoefficientsMatchTheDefinition) {
     std::vector<Elem> xs;
     for (size_t j = 0; j < k; ++j) xs.push_back(j % 2 == 0 ? Elem{j + 1} : RandomElem(rng));
     for (Elem at : {Elem{0}, RandomElem(rng), xs[k / 2]}) {
-      auto lambda = LagrangeCoefficients(xs, at);
-      ASSERT_THAT(lambda, IsOk());
-      ASSERT_EQ(lambda->size(), k);
+      ASSERT_OK_AND_ASSIGN(auto lambda, LagrangeCoefficients(xs, at));
+      ASSERT_EQ(lambda.size(), k);
       for (size_t j = 0; j < k; ++j) {
         Elem num = 1, den = 1;
         for (size_t m = 0; m < k; ++m) {
@@ -91,7 +91,7 @@ TEST(Gf127Test, LagrangeCoefficientsMatchTheDefinition) {
           num = Mul(num, Sub(at, xs[m]));
           den = Mul(den, Sub(xs[j], xs[m]));
         }
-        ASSERT_EQ((*lambda)[j], Mul(num, Inv(den))) << "k = " << k << ", j = " << j;
+        ASSERT_EQ((lambda)[j], Mul(num, Inv(den))) << "k = " << k << ", j = " << j;
       }
     }
   }

@@ -58,17 +58,14 @@ TEST(HkdfTest, Rfc5869TestCases) {
   for (const Rfc5869Case& c : kRfc5869Cases) {
     SCOPED_TRACE(c.name);
     const auto ikm = Hex(c.ikm), salt = Hex(c.salt), info = Hex(c.info);
-    auto okm = HkdfSha256(ikm, salt, info, c.length);
-    ASSERT_THAT(okm, IsOk());
-    EXPECT_EQ(ToHex(okm->span()), c.okm);
+    ASSERT_OK_AND_ASSIGN(auto okm, HkdfSha256(ikm, salt, info, c.length));
+    EXPECT_EQ(ToHex(okm.span()), c.okm);
 
-    auto prk = HkdfSha256Extract(salt, ikm);
-    ASSERT_THAT(prk, IsOk());
-    EXPECT_EQ(ToHex(prk->span()), c.prk);
+    ASSERT_OK_AND_ASSIGN(auto prk, HkdfSha256Extract(salt, ikm));
+    EXPECT_EQ(ToHex(prk.span()), c.prk);
 
-    auto expanded = HkdfSha256Expand(prk->span(), info, c.length);
-    ASSERT_THAT(expanded, IsOk());
-    EXPECT_EQ(ToHex(expanded->span()), c.okm);
+    ASSERT_OK_AND_ASSIGN(auto expanded, HkdfSha256Expand(prk.span(), info, c.length));
+    EXPECT_EQ(ToHex(expanded.span()), c.okm);
   }
 }
 
@@ -79,9 +76,8 @@ TEST(HkdfTest, OutputIsAPrefixOfLongerOutput) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(ToHex(a->span()), ToHex(b->span().first(16)));
   // Different info, different key: what separates the GCM key from the PRG seed.
-  auto c = HkdfSha256(ikm, {}, Hex("02"), 16);
-  ASSERT_THAT(c, IsOk());
-  EXPECT_NE(*a, *c);
+  ASSERT_OK_AND_ASSIGN(auto c, HkdfSha256(ikm, {}, Hex("02"), 16));
+  EXPECT_NE(*a, c);
 }
 
 // OpenSSL's own HKDF (EVP_KDF), the reference for what RFC 5869 test cases
@@ -126,18 +122,15 @@ TEST(HkdfTest, EqualsOpenSslsHkdfForLongKeysAndOddLengths) {
       for (size_t length : {1u, 32u, 33u, 100u}) {
         SCOPED_TRACE(::testing::Message() << key_len << " " << salt_len << " " << length);
         const auto key = bytes(key_len), salt = bytes(salt_len), info = bytes(salt_len / 2);
-        auto full = HkdfSha256(key, salt, info, length);
-        ASSERT_THAT(full, IsOk());
-        EXPECT_EQ(ToHex(full->span()), ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND, key,
-                                                         salt, info, length)));
-        auto prk = HkdfSha256Extract(salt, key);
-        ASSERT_THAT(prk, IsOk());
-        EXPECT_EQ(ToHex(prk->span()),
+        ASSERT_OK_AND_ASSIGN(auto full, HkdfSha256(key, salt, info, length));
+        EXPECT_EQ(ToHex(full.span()), ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXTRACT_AND_EXPAND, key,
+                                                        salt, info, length)));
+        ASSERT_OK_AND_ASSIGN(auto prk, HkdfSha256Extract(salt, key));
+        EXPECT_EQ(ToHex(prk.span()),
                   ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, key, salt, {}, 32)));
         if (key_len >= 32) {  // Expand takes the key as the PRK
-          auto okm = HkdfSha256Expand(key, info, length);
-          ASSERT_THAT(okm, IsOk());
-          EXPECT_EQ(ToHex(okm->span()),
+          ASSERT_OK_AND_ASSIGN(auto okm, HkdfSha256Expand(key, info, length));
+          EXPECT_EQ(ToHex(okm.span()),
                     ToHex(OpenSslHkdf(EVP_KDF_HKDF_MODE_EXPAND_ONLY, key, {}, info, length)));
         }
       }

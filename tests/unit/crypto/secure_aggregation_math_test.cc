@@ -26,9 +26,8 @@ TEST(SecureAggregationMathTest, MasksCancelAndTheSumDecodesExactly) {
 
   std::vector<X25519PrivateKey> keys;
   for (int i = 0; i < kParties; ++i) {
-    auto k = X25519PrivateKey::Generate(rng);
-    ASSERT_THAT(k, IsOk());
-    keys.push_back(std::move(*k));
+    ASSERT_OK_AND_ASSIGN(auto k, X25519PrivateKey::Generate(rng));
+    keys.push_back(std::move(k));
   }
   const std::vector<uint8_t> info = {'p', 'r', 'g'};
 
@@ -41,23 +40,19 @@ TEST(SecureAggregationMathTest, MasksCancelAndTheSumDecodesExactly) {
       x[d] = (2 * rng.NextDouble() - 1) * 8.0;
       true_sum[d] += codec->DecodeSum(*codec->Encode(x[d]));
     }
-    auto y = codec->EncodeVector(x);
-    ASSERT_THAT(y, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto y, codec->EncodeVector(x));
     std::vector<uint8_t> b(kPrgSeedBytes);
     rng.FillBytes(b.data(), b.size());
-    ASSERT_THAT(ApplyMaskMod2k(b, kBits, MaskSign::kAdd, *y), IsOk());
+    ASSERT_THAT(ApplyMaskMod2k(b, kBits, MaskSign::kAdd, y), IsOk());
     self_seeds.push_back(b);
     for (int j = 0; j < kParties; ++j) {
       if (j == i) continue;
-      auto shared = keys[i].Agree(keys[j].public_key());
-      ASSERT_THAT(shared, IsOk());
-      auto seed = HkdfSha256(shared->span(), {}, info, kPrgSeedBytes);
-      ASSERT_THAT(seed, IsOk());
+      ASSERT_OK_AND_ASSIGN(auto shared, keys[i].Agree(keys[j].public_key()));
+      ASSERT_OK_AND_ASSIGN(auto seed, HkdfSha256(shared.span(), {}, info, kPrgSeedBytes));
       ASSERT_TRUE(
-          ApplyMaskMod2k(seed->span(), kBits, i < j ? MaskSign::kAdd : MaskSign::kSubtract, *y)
-              .ok());
+          ApplyMaskMod2k(seed.span(), kBits, i < j ? MaskSign::kAdd : MaskSign::kSubtract, y).ok());
     }
-    ASSERT_THAT(AddMod2k(server_sum, *y, kBits), IsOk());
+    ASSERT_THAT(AddMod2k(server_sum, y, kBits), IsOk());
   }
   for (const auto& b : self_seeds) {
     ASSERT_THAT(ApplyMaskMod2k(b, kBits, MaskSign::kSubtract, server_sum), IsOk());

@@ -8,6 +8,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::crypto {
 namespace {
@@ -40,15 +41,14 @@ TEST(ShamirTest, EveryThresholdSubsetReconstructsForSmallN) {
   const auto secret = RandomBytes(rng, 32);
   for (size_t n = 1; n <= 6; ++n) {
     for (size_t t = 1; t <= n; ++t) {
-      auto shares = ShamirSplit(secret, t, n, rng);
-      ASSERT_THAT(shares, IsOk());
-      ASSERT_EQ(shares->size(), n);
-      for (size_t i = 0; i < n; ++i) EXPECT_EQ((*shares)[i].x, i + 1);
+      ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(secret, t, n, rng));
+      ASSERT_EQ(shares.size(), n);
+      for (size_t i = 0; i < n; ++i) EXPECT_EQ((shares)[i].x, i + 1);
       // Every subset of size >= t, also in reverse order.
       for (size_t k = t; k <= n; ++k) {
         ForEachSubset(n, k, [&](const std::vector<size_t>& idx) {
           std::vector<ShamirShare> subset;
-          for (size_t i : idx) subset.push_back((*shares)[i]);
+          for (size_t i : idx) subset.push_back((shares)[i]);
           auto got = ShamirReconstruct(subset, t);
           ASSERT_THAT(got, IsOk());
           EXPECT_TRUE(Equals(*got, secret)) << "n=" << n << " t=" << t << " k=" << k;
@@ -69,17 +69,15 @@ TEST(ShamirTest, RandomParametersAndSecretSizesRoundTrip) {
       const size_t n = 1 + rng.UniformInt(60);
       const size_t t = 1 + rng.UniformInt(n);
       const auto secret = RandomBytes(rng, size);
-      auto shares = ShamirSplit(secret, t, n, rng);
-      ASSERT_THAT(shares, IsOk());
-      for (const ShamirShare& s : *shares) {
+      ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(secret, t, n, rng));
+      for (const ShamirShare& s : shares) {
         ASSERT_EQ(s.secret_size, size);
         ASSERT_EQ(s.y.size(), ShamirChunkCount(size) * kShamirElementBytes);
       }
-      std::shuffle(shares->begin(), shares->end(), rng);
-      shares->resize(t + rng.UniformInt(n - t + 1));  // a random set of >= t
-      auto got = ShamirReconstruct(*shares, t);
-      ASSERT_THAT(got, IsOk());
-      EXPECT_TRUE(Equals(*got, secret)) << "size=" << size << " n=" << n << " t=" << t;
+      std::shuffle(shares.begin(), shares.end(), rng);
+      shares.resize(t + rng.UniformInt(n - t + 1));  // a random set of >= t
+      ASSERT_OK_AND_ASSIGN(auto got, ShamirReconstruct(shares, t));
+      EXPECT_TRUE(Equals(got, secret)) << "size=" << size << " n=" << n << " t=" << t;
     }
   }
 }
@@ -129,55 +127,51 @@ TEST(ShamirTest, ThresholdMinusOneSharesAreConsistentWithAnySecret) {
         for (size_t i = end; i-- > begin;) chunk = (chunk << 8) | secret_b[i];
         xs.push_back(0);
         ys.push_back(chunk);
-        auto y = gf127::InterpolateAt(xs, ys, forged.x);
-        ASSERT_THAT(y, IsOk());
-        gf127::Store(*y, forged.y.data() + c * kShamirElementBytes);
+        ASSERT_OK_AND_ASSIGN(auto y, gf127::InterpolateAt(xs, ys, forged.x));
+        gf127::Store(y, forged.y.data() + c * kShamirElementBytes);
       }
       std::vector<ShamirShare> set = known;
       set.push_back(forged);
-      auto got = ShamirReconstruct(set, t);
-      ASSERT_THAT(got, IsOk());
-      EXPECT_TRUE(Equals(*got, secret_b)) << "t=" << t << " trial=" << trial;
+      ASSERT_OK_AND_ASSIGN(auto got, ShamirReconstruct(set, t));
+      EXPECT_TRUE(Equals(got, secret_b)) << "t=" << t << " trial=" << trial;
     }
   }
 }
 
 TEST(ShamirTest, FewerThanThresholdSharesIsAnError) {
   random::Csprng rng = random::Csprng::FromSeed(5);
-  auto shares = ShamirSplit(std::vector<uint8_t>(32, 1), 4, 6, rng);
-  ASSERT_THAT(shares, IsOk());
-  std::vector<ShamirShare> three(shares->begin(), shares->begin() + 3);
+  ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(std::vector<uint8_t>(32, 1), 4, 6, rng));
+  std::vector<ShamirShare> three(shares.begin(), shares.begin() + 3);
   EXPECT_EQ(ShamirReconstruct(three, 4).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(ShamirReconstruct({}, 1).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ShamirReconstruct(*shares, 0).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ShamirReconstruct(shares, 0).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(ShamirTest, RejectsMalformedShareSets) {
   random::Csprng rng = random::Csprng::FromSeed(6);
-  auto shares = ShamirSplit(std::vector<uint8_t>(32, 2), 3, 5, rng);
-  ASSERT_THAT(shares, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(std::vector<uint8_t>(32, 2), 3, 5, rng));
   const auto code = [](const std::vector<ShamirShare>& s, size_t t) {
     return ShamirReconstruct(s, t).status().code();
   };
-  auto dup = *shares;
+  auto dup = shares;
   dup[2].x = dup[0].x;
   EXPECT_EQ(code(dup, 3), absl::StatusCode::kInvalidArgument);
-  auto dup_late = *shares;  // duplicates beyond the first t are caught too
+  auto dup_late = shares;  // duplicates beyond the first t are caught too
   dup_late[4].x = dup_late[3].x;
   EXPECT_EQ(code(dup_late, 3), absl::StatusCode::kInvalidArgument);
-  auto zero = *shares;
+  auto zero = shares;
   zero[1].x = 0;
   EXPECT_EQ(code(zero, 3), absl::StatusCode::kInvalidArgument);
-  auto sizes = *shares;
+  auto sizes = shares;
   sizes[1].secret_size = 31;  // same y length (3 chunks), different secret
   EXPECT_EQ(code(sizes, 3), absl::StatusCode::kInvalidArgument);
-  auto short_y = *shares;
+  auto short_y = shares;
   short_y[0].y.pop_back();
   EXPECT_EQ(code(short_y, 3), absl::StatusCode::kInvalidArgument);
-  auto big = *shares;
+  auto big = shares;
   std::fill(big[0].y.begin(), big[0].y.begin() + 16, 0xff);  // 2^128 - 1 >= p
   EXPECT_EQ(code(big, 3), absl::StatusCode::kInvalidArgument);
-  auto not_canonical = *shares;  // exactly p
+  auto not_canonical = shares;  // exactly p
   std::fill(not_canonical[0].y.begin(), not_canonical[0].y.begin() + 16, 0xff);
   not_canonical[0].y[15] = 0x7f;
   EXPECT_EQ(code(not_canonical, 3), absl::StatusCode::kInvalidArgument);
@@ -186,10 +180,9 @@ TEST(ShamirTest, RejectsMalformedShareSets) {
 TEST(ShamirTest, CorruptedShareIsNotSilentlyAccepted) {
   random::Csprng rng = random::Csprng::FromSeed(7);
   const std::vector<uint8_t> secret(32, 3);
-  auto shares = ShamirSplit(secret, 3, 5, rng);
-  ASSERT_THAT(shares, IsOk());
-  (*shares)[1].y[3] ^= 0x10;
-  auto got = ShamirReconstruct(*shares, 3);
+  ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(secret, 3, 5, rng));
+  (shares)[1].y[3] ^= 0x10;
+  auto got = ShamirReconstruct(shares, 3);
   // Detected with probability ~1 - 2^-7 per chunk; either way never the secret.
   if (got.ok()) {
     EXPECT_FALSE(Equals(*got, secret));
@@ -201,37 +194,39 @@ TEST(ShamirTest, CorruptedShareIsNotSilentlyAccepted) {
 TEST(ShamirTest, RejectsBadSplitArguments) {
   random::Csprng rng = random::Csprng::FromSeed(8);
   const std::vector<uint8_t> secret(32, 4);
-  EXPECT_FALSE(ShamirSplit({}, 1, 1, rng).ok());
-  EXPECT_FALSE(ShamirSplit(std::vector<uint8_t>(kShamirMaxSecretBytes + 1), 1, 1, rng).ok());
-  EXPECT_FALSE(ShamirSplit(secret, 0, 3, rng).ok());
-  EXPECT_FALSE(ShamirSplit(secret, 4, 3, rng).ok());
-  EXPECT_FALSE(ShamirSplit(secret, 1, 0, rng).ok());
-  EXPECT_FALSE(ShamirSplit(secret, 1, kShamirMaxShares + 1, rng).ok());
+  EXPECT_THAT(ShamirSplit({}, 1, 1, rng), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ShamirSplit(std::vector<uint8_t>(kShamirMaxSecretBytes + 1), 1, 1, rng),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ShamirSplit(secret, 0, 3, rng), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ShamirSplit(secret, 4, 3, rng), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ShamirSplit(secret, 1, 0, rng), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ShamirSplit(secret, 1, kShamirMaxShares + 1, rng),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ShamirTest, SerializationRoundTripsAndValidates) {
   random::Csprng rng = random::Csprng::FromSeed(9);
-  auto shares = ShamirSplit(std::vector<uint8_t>(32, 5), 2, 3, rng);
-  ASSERT_THAT(shares, IsOk());
-  for (const ShamirShare& s : *shares) {
+  ASSERT_OK_AND_ASSIGN(auto shares, ShamirSplit(std::vector<uint8_t>(32, 5), 2, 3, rng));
+  for (const ShamirShare& s : shares) {
     const auto wire = SerializeShamirShare(s);
     EXPECT_EQ(wire.size(), kShamirShareHeaderBytes + 48);
-    auto back = ParseShamirShare(wire);
-    ASSERT_THAT(back, IsOk());
-    EXPECT_EQ(*back, s);
+    ASSERT_OK_AND_ASSIGN(auto back, ParseShamirShare(wire));
+    EXPECT_EQ(back, s);
   }
-  auto wire = SerializeShamirShare((*shares)[0]);
-  EXPECT_FALSE(ParseShamirShare(std::span(wire).first(7)).ok());
-  EXPECT_FALSE(ParseShamirShare(std::span(wire).first(wire.size() - 1)).ok());
+  auto wire = SerializeShamirShare((shares)[0]);
+  EXPECT_THAT(ParseShamirShare(std::span(wire).first(7)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ParseShamirShare(std::span(wire).first(wire.size() - 1)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   auto zero_x = wire;
   zero_x[0] = 0;
-  EXPECT_FALSE(ParseShamirShare(zero_x).ok());
+  EXPECT_THAT(ParseShamirShare(zero_x), StatusIs(absl::StatusCode::kInvalidArgument));
   auto huge = wire;
   huge[7] = 0xff;  // secret_size ~ 4 GiB
-  EXPECT_FALSE(ParseShamirShare(huge).ok());
+  EXPECT_THAT(ParseShamirShare(huge), StatusIs(absl::StatusCode::kInvalidArgument));
   auto no_secret = wire;
   no_secret[4] = no_secret[5] = no_secret[6] = no_secret[7] = 0;
-  EXPECT_FALSE(ParseShamirShare(no_secret).ok());
+  EXPECT_THAT(ParseShamirShare(no_secret), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -94,11 +94,10 @@ TEST(FileLineReaderTest, EstimatesTheRemainingLinesFromTheBytesLeft) {
   std::string contents;
   for (int u = 0; u < 1000; ++u) contents += std::to_string(u) + "\t5\t3\t0\n";
   const std::string path = testing::WriteTempFile("u.data", contents);
-  auto lines = internal::FileLineReader::Open(path, 4096);
-  ASSERT_THAT(lines, IsOk());
-  ASSERT_TRUE(lines->Next().has_value());
+  ASSERT_OK_AND_ASSIGN(auto lines, internal::FileLineReader::Open(path, 4096));
+  ASSERT_TRUE(lines.Next().has_value());
   // Lines here are 10-12 bytes; the first chunk's mean stands for the rest.
-  const size_t estimate = lines->EstimateRemainingLines();
+  const size_t estimate = lines.EstimateRemainingLines();
   EXPECT_GE(estimate, 900u);
   EXPECT_LE(estimate, 1100u);
 }

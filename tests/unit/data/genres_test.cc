@@ -43,13 +43,12 @@ TEST(DataGenresTest, ParsesFlagsPerDenseItem) {
                     ItemLine("5", "unknown", "1000000000000000000") + "\r\n");
   // Dense item order differs from the u.item order on purpose.
   const Dataset d = RatedItems({"4", "2", "1", "5"});
-  auto genres = LoadMovieLensGenres(path, d);
-  ASSERT_THAT(genres, IsOk());
-  ASSERT_EQ(genres->size(), 4u);
-  EXPECT_THAT((*genres)[0], IsEmpty());             // "4"
-  EXPECT_THAT((*genres)[1], ElementsAre(8, 15));    // "2": Drama, Sci-Fi
-  EXPECT_THAT((*genres)[2], ElementsAre(3, 4, 5));  // "1": Animation, Children's, Comedy
-  EXPECT_THAT((*genres)[3], ElementsAre(0));        // "5": unknown
+  ASSERT_OK_AND_ASSIGN(auto genres, LoadMovieLensGenres(path, d));
+  ASSERT_EQ(genres.size(), 4u);
+  EXPECT_THAT((genres)[0], IsEmpty());             // "4"
+  EXPECT_THAT((genres)[1], ElementsAre(8, 15));    // "2": Drama, Sci-Fi
+  EXPECT_THAT((genres)[2], ElementsAre(3, 4, 5));  // "1": Animation, Children's, Comedy
+  EXPECT_THAT((genres)[3], ElementsAre(0));        // "5": unknown
   EXPECT_EQ(kMovieLensGenreNames[8], "Drama");
 }
 
@@ -57,9 +56,9 @@ TEST(DataGenresTest, CrlfLinesAreFine) {
   std::string line = ItemLine("1", "T", "0000010000000000000");
   line.pop_back();  // "\n"
   line += "\r\n";
-  auto genres = LoadMovieLensGenres(testing::WriteTempFile("u.item", line), RatedItems({"1"}));
-  ASSERT_THAT(genres, IsOk());
-  EXPECT_THAT((*genres)[0], ElementsAre(5));
+  ASSERT_OK_AND_ASSIGN(
+      auto genres, LoadMovieLensGenres(testing::WriteTempFile("u.item", line), RatedItems({"1"})));
+  EXPECT_THAT((genres)[0], ElementsAre(5));
 }
 
 TEST(DataGenresTest, RatedItemMissingFromUItemIsAnError) {

@@ -6,7 +6,10 @@
 #include "common/data/loaders.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 #include "tests/unit/data/test_files.h"
+
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::data {
 namespace {
@@ -17,7 +20,8 @@ using testing::WriteTempFile;
 
 void ExpectLoadError(const absl::StatusOr<Dataset>& d, const std::string& path, int line,
                      const std::string& reason) {
-  ASSERT_FALSE(d.ok()) << "loaded " << d->ratings.size() << " ratings from " << path;
+  ASSERT_THAT(d, StatusIs(absl::StatusCode::kInvalidArgument))
+      << "loaded " << d->ratings.size() << " ratings from " << path;
   EXPECT_EQ(d.status().code(), absl::StatusCode::kInvalidArgument) << d.status();
   EXPECT_THAT(std::string(d.status().message()), StartsWith(absl::StrCat(path, ":", line, ": ")));
   EXPECT_THAT(std::string(d.status().message()), HasSubstr(reason));

@@ -65,11 +65,11 @@ TEST(DataLoaderTest, GenericCsvWithAndWithoutHeader) {
 }
 
 TEST(DataLoaderTest, GenericCsvKeepsStringIdsAndTrimsSpaces) {
-  auto d = LoadGenericCsv(WriteTempFile("s.csv", "alice, matrix, 5\nbob,matrix,2\nalice,heat,4\n"));
-  ASSERT_THAT(d, IsOk());
-  EXPECT_THAT(d->user_ids, ElementsAre("alice", "bob"));
-  EXPECT_THAT(d->item_ids, ElementsAre("matrix", "heat"));
-  EXPECT_EQ(d->ratings, (std::vector<Rating>{{0, 0, 5.0f}, {1, 0, 2.0f}, {0, 1, 4.0f}}));
+  ASSERT_OK_AND_ASSIGN(auto d, LoadGenericCsv(WriteTempFile(
+                                   "s.csv", "alice, matrix, 5\nbob,matrix,2\nalice,heat,4\n")));
+  EXPECT_THAT(d.user_ids, ElementsAre("alice", "bob"));
+  EXPECT_THAT(d.item_ids, ElementsAre("matrix", "heat"));
+  EXPECT_EQ(d.ratings, (std::vector<Rating>{{0, 0, 5.0f}, {1, 0, 2.0f}, {0, 1, 4.0f}}));
 }
 
 TEST(DataLoaderTest, DenseIdsFollowFirstAppearance) {
@@ -97,10 +97,10 @@ TEST(DataLoaderTest, CrlfBomAndTrailingBlankLinesAreFine) {
 TEST(DataLoaderTest, DeclaredRangeIsValidatedAndKept) {
   LoadOptions opts;
   opts.range = {1.0, 5.0};
-  auto d = ParseRatings("1,1,1\n1,2,5\n", RatingFormat::kGenericCsv, "r", opts);
-  ASSERT_THAT(d, IsOk());
-  EXPECT_EQ(d->range.min, 1.0);
-  EXPECT_EQ(d->range.max, 5.0);
+  ASSERT_OK_AND_ASSIGN(auto d,
+                       ParseRatings("1,1,1\n1,2,5\n", RatingFormat::kGenericCsv, "r", opts));
+  EXPECT_EQ(d.range.min, 1.0);
+  EXPECT_EQ(d.range.max, 5.0);
 }
 
 TEST(DataLoaderTest, LoadMovieLensDetectsEachFormat) {

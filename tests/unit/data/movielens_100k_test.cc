@@ -24,30 +24,26 @@ const std::string kDir = FEDMF_SHARED_DIR "/data/ml-100k";
 
 TEST(DataMovieLens100KTest, LoadsTheWholeDataset) {
   SKIP_IF_NO_ML100K();
-  auto d = LoadDataSpec("movielens:" + kDir);
-  ASSERT_THAT(d, IsOk());
-  EXPECT_EQ(d->num_users, 943);
-  EXPECT_EQ(d->num_items, 1682);
-  EXPECT_EQ(d->ratings.size(), 100000u);
-  auto strict = LoadMovieLens100K(kDir + "/u.data", LoadOptions{{1.0, 5.0}});
-  ASSERT_THAT(strict, IsOk());
-  EXPECT_EQ(strict->ratings, d->ratings);
+  ASSERT_OK_AND_ASSIGN(auto d, LoadDataSpec("movielens:" + kDir));
+  EXPECT_EQ(d.num_users, 943);
+  EXPECT_EQ(d.num_items, 1682);
+  EXPECT_EQ(d.ratings.size(), 100000u);
+  ASSERT_OK_AND_ASSIGN(auto strict, LoadMovieLens100K(kDir + "/u.data", LoadOptions{{1.0, 5.0}}));
+  EXPECT_EQ(strict.ratings, d.ratings);
 }
 
 TEST(DataMovieLens100KTest, GenrePartitionHasOnePartyPerGenre) {
   SKIP_IF_NO_ML100K();
-  auto d = LoadMovieLens(kDir);
-  ASSERT_THAT(d, IsOk());
-  auto genres = LoadMovieLensGenres(kDir + "/u.item", *d);
+  ASSERT_OK_AND_ASSIGN(auto d, LoadMovieLens(kDir));
+  auto genres = LoadMovieLensGenres(kDir + "/u.item", d);
   ASSERT_THAT(genres, IsOk());
   ASSERT_EQ(genres->size(), 1682u);
-  auto fed = PartitionVflByGenre(*d, *genres, {0.1, 1});
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionVflByGenre(d, *genres, {0.1, 1}));
   // All 19 u.item genres keep at least one movie under the smallest-genre
   // rule (even "unknown", which flags 2 movies).
-  EXPECT_EQ(fed->parties.size(), 19u);
+  EXPECT_EQ(fed.parties.size(), 19u);
   size_t items = 0, ratings = 0;
-  for (const PartyData& p : fed->parties) {
+  for (const PartyData& p : fed.parties) {
     items += p.global_items.size();
     ratings += p.train.size() + p.test.size();
   }
@@ -57,10 +53,9 @@ TEST(DataMovieLens100KTest, GenrePartitionHasOnePartyPerGenre) {
 
 TEST(DataMovieLens100KTest, StandardPartitionsCoverEverything) {
   SKIP_IF_NO_ML100K();
-  auto d = LoadMovieLens(kDir + "/u.data");
-  ASSERT_THAT(d, IsOk());
-  for (auto fed : {PartitionVflRandom(*d, 18, {}), PartitionHfl(*d, 10, {}), PartitionLfl(*d, {}),
-                   PartitionCentral(*d, {})}) {
+  ASSERT_OK_AND_ASSIGN(auto d, LoadMovieLens(kDir + "/u.data"));
+  for (auto fed : {PartitionVflRandom(d, 18, {}), PartitionHfl(d, 10, {}), PartitionLfl(d, {}),
+                   PartitionCentral(d, {})}) {
     ASSERT_THAT(fed, IsOk());
     size_t train = 0, test = 0;
     for (const PartyData& p : fed->parties) {

@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::data {
 namespace {
@@ -100,18 +101,16 @@ bool SameFederation(const Federation& a, const Federation& b) {
 
 TEST(DataPartitionTest, VflRandom) {
   const Dataset d = SmallDataset();
-  auto fed = PartitionVflRandom(d, 4, {0.1, 5});
-  ASSERT_THAT(fed, IsOk());
-  ASSERT_EQ(fed->parties.size(), 4u);
-  ExpectValidFederation(*fed, d, /*by_user=*/false, 0.1);
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionVflRandom(d, 4, {0.1, 5}));
+  ASSERT_EQ(fed.parties.size(), 4u);
+  ExpectValidFederation(fed, d, /*by_user=*/false, 0.1);
 }
 
 TEST(DataPartitionTest, VflRandomAsManyPartiesAsItems) {
   const Dataset d = SmallDataset();
-  auto fed = PartitionVflRandom(d, d.num_items, {0.1, 5});
-  ASSERT_THAT(fed, IsOk());
-  for (const PartyData& p : fed->parties) EXPECT_EQ(p.num_items(), 1);
-  ExpectValidFederation(*fed, d, false, 0.1);
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionVflRandom(d, d.num_items, {0.1, 5}));
+  for (const PartyData& p : fed.parties) EXPECT_EQ(p.num_items(), 1);
+  ExpectValidFederation(fed, d, false, 0.1);
 }
 
 TEST(DataPartitionTest, VflRandomDeterministicInSeedAndDifferentAcrossSeeds) {
@@ -127,10 +126,9 @@ TEST(DataPartitionTest, VflRandomDeterministicInSeedAndDifferentAcrossSeeds) {
 
 TEST(DataPartitionTest, Hfl) {
   const Dataset d = SmallDataset();
-  auto fed = PartitionHfl(d, 5, {0.1, 9});
-  ASSERT_THAT(fed, IsOk());
-  ASSERT_EQ(fed->parties.size(), 5u);
-  ExpectValidFederation(*fed, d, /*by_user=*/true, 0.1);
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionHfl(d, 5, {0.1, 9}));
+  ASSERT_EQ(fed.parties.size(), 5u);
+  ExpectValidFederation(fed, d, /*by_user=*/true, 0.1);
 }
 
 TEST(DataPartitionTest, HflDeterministicInSeedAndDifferentAcrossSeeds) {
@@ -145,44 +143,40 @@ TEST(DataPartitionTest, HflDeterministicInSeedAndDifferentAcrossSeeds) {
 
 TEST(DataPartitionTest, LflIsOnePartyPerUser) {
   const Dataset d = SmallDataset();
-  auto fed = PartitionLfl(d, {0.1, 1});
-  ASSERT_THAT(fed, IsOk());
-  ASSERT_EQ(fed->parties.size(), static_cast<size_t>(d.num_users));
-  for (size_t k = 0; k < fed->parties.size(); ++k) {
-    EXPECT_THAT(fed->parties[k].global_users, ElementsAre(static_cast<int32_t>(k)));
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionLfl(d, {0.1, 1}));
+  ASSERT_EQ(fed.parties.size(), static_cast<size_t>(d.num_users));
+  for (size_t k = 0; k < fed.parties.size(); ++k) {
+    EXPECT_THAT(fed.parties[k].global_users, ElementsAre(static_cast<int32_t>(k)));
     // Every device's catalogue is the identity and stores no array (at
     // 70,000 devices x 10,000 items the arrays were 2.8 GB).
-    EXPECT_TRUE(fed->parties[k].global_items.is_identity()) << "device " << k;
+    EXPECT_TRUE(fed.parties[k].global_items.is_identity()) << "device " << k;
   }
-  ExpectValidFederation(*fed, d, true, 0.1);
+  ExpectValidFederation(fed, d, true, 0.1);
 }
 
 TEST(DataPartitionTest, CentralIsOnePartyWithIdentityIndices) {
   const Dataset d = SmallDataset();
-  auto fed = PartitionCentral(d, {0.1, 1});
-  ASSERT_THAT(fed, IsOk());
-  ASSERT_EQ(fed->parties.size(), 1u);
-  EXPECT_EQ(fed->parties[0].global_users, Iota(d.num_users));
-  EXPECT_EQ(fed->parties[0].test.size(), static_cast<size_t>(std::llround(0.1 * d.ratings.size())));
-  ExpectValidFederation(*fed, d, true, 0.1);
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionCentral(d, {0.1, 1}));
+  ASSERT_EQ(fed.parties.size(), 1u);
+  EXPECT_EQ(fed.parties[0].global_users, Iota(d.num_users));
+  EXPECT_EQ(fed.parties[0].test.size(), static_cast<size_t>(std::llround(0.1 * d.ratings.size())));
+  ExpectValidFederation(fed, d, true, 0.1);
 }
 
 // Consuming the dataset builds the same federation in the dataset's own
 // storage (the central run never holds its ratings twice).
 TEST(DataPartitionTest, CentralFromAConsumedDatasetIsTheSameFederation) {
   const Dataset d = SmallDataset();
-  auto kept = PartitionCentral(d, {0.1, 3});
-  ASSERT_THAT(kept, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto kept, PartitionCentral(d, {0.1, 3}));
   Dataset copy = d;
   const Rating* storage = copy.ratings.data();
-  auto consumed = PartitionCentral(std::move(copy), {0.1, 3});
-  ASSERT_THAT(consumed, IsOk());
-  ASSERT_EQ(consumed->parties.size(), 1u);
-  EXPECT_EQ(consumed->parties[0].train, kept->parties[0].train);
-  EXPECT_EQ(consumed->parties[0].test, kept->parties[0].test);
-  EXPECT_EQ(consumed->parties[0].global_users, kept->parties[0].global_users);
-  EXPECT_EQ(consumed->parties[0].global_items, kept->parties[0].global_items);
-  EXPECT_EQ(consumed->parties[0].train.data(), storage);  // no copy was made
+  ASSERT_OK_AND_ASSIGN(auto consumed, PartitionCentral(std::move(copy), {0.1, 3}));
+  ASSERT_EQ(consumed.parties.size(), 1u);
+  EXPECT_EQ(consumed.parties[0].train, kept.parties[0].train);
+  EXPECT_EQ(consumed.parties[0].test, kept.parties[0].test);
+  EXPECT_EQ(consumed.parties[0].global_users, kept.parties[0].global_users);
+  EXPECT_EQ(consumed.parties[0].global_items, kept.parties[0].global_items);
+  EXPECT_EQ(consumed.parties[0].train.data(), storage);  // no copy was made
 }
 
 TEST(DataPartitionTest, SplitIsDeterministicInSeedAndDifferentAcrossSeeds) {
@@ -198,9 +192,8 @@ TEST(DataPartitionTest, SplitIsDeterministicInSeedAndDifferentAcrossSeeds) {
 TEST(DataPartitionTest, OtherTestFractions) {
   const Dataset d = SmallDataset();
   for (double f : {0.0, 0.25, 0.5, 0.9}) {
-    auto fed = PartitionHfl(d, 4, {f, 3});
-    ASSERT_THAT(fed, IsOk());
-    ExpectValidFederation(*fed, d, true, f);
+    ASSERT_OK_AND_ASSIGN(auto fed, PartitionHfl(d, 4, {f, 3}));
+    ExpectValidFederation(fed, d, true, f);
   }
 }
 
@@ -235,9 +228,8 @@ const std::vector<std::vector<int>> kItemGenres = {
 };
 
 TEST(DataPartitionTest, SmallestGenreRule) {
-  auto genre = AssignItemsToSmallestGenre(kItemGenres);
-  ASSERT_THAT(genre, IsOk());
-  EXPECT_THAT(*genre, ElementsAre(2, 1, 2, 0, 1, 4));
+  ASSERT_OK_AND_ASSIGN(auto genre, AssignItemsToSmallestGenre(kItemGenres));
+  EXPECT_THAT(genre, ElementsAre(2, 1, 2, 0, 1, 4));
 }
 
 TEST(DataPartitionTest, VflByGenre) {
@@ -250,18 +242,16 @@ TEST(DataPartitionTest, VflByGenre) {
     for (int32_t i = 0; i < 6; ++i)
       d.ratings.push_back({u, i, static_cast<float>(1 + (u + i) % 5)});
   }
-  auto fed = PartitionVflByGenre(d, kItemGenres, {0.25, 1});
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto fed, PartitionVflByGenre(d, kItemGenres, {0.25, 1}));
   // Parties in genre order 0, 1, 2, 4 (genre 3 is empty).
-  ASSERT_EQ(fed->parties.size(), 4u);
-  EXPECT_THAT(fed->parties[0].global_items, ElementsAre(3));
-  EXPECT_THAT(fed->parties[1].global_items, ElementsAre(1, 4));
-  EXPECT_THAT(fed->parties[2].global_items, ElementsAre(0, 2));
-  EXPECT_THAT(fed->parties[3].global_items, ElementsAre(5));
-  ExpectValidFederation(*fed, d, /*by_user=*/false, 0.25);
-  auto again = PartitionVflByGenre(d, kItemGenres, {0.25, 1});
-  ASSERT_THAT(again, IsOk());
-  EXPECT_TRUE(SameFederation(*fed, *again));
+  ASSERT_EQ(fed.parties.size(), 4u);
+  EXPECT_THAT(fed.parties[0].global_items, ElementsAre(3));
+  EXPECT_THAT(fed.parties[1].global_items, ElementsAre(1, 4));
+  EXPECT_THAT(fed.parties[2].global_items, ElementsAre(0, 2));
+  EXPECT_THAT(fed.parties[3].global_items, ElementsAre(5));
+  ExpectValidFederation(fed, d, /*by_user=*/false, 0.25);
+  ASSERT_OK_AND_ASSIGN(auto again, PartitionVflByGenre(d, kItemGenres, {0.25, 1}));
+  EXPECT_TRUE(SameFederation(fed, again));
 }
 
 TEST(DataPartitionTest, VflByGenreRejectsMismatchedGenres) {
@@ -269,7 +259,7 @@ TEST(DataPartitionTest, VflByGenreRejectsMismatchedGenres) {
   auto fed = PartitionVflByGenre(d, kItemGenres, {});
   EXPECT_THAT(std::string(fed.status().message()),
               HasSubstr("genre list has 6 entries but the dataset has 40 items"));
-  EXPECT_FALSE(AssignItemsToSmallestGenre({{-1}}).ok());
+  EXPECT_THAT(AssignItemsToSmallestGenre({{-1}}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // The per-user validation split: round(f * n_u) of each user's ratings (at

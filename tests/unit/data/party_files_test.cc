@@ -141,10 +141,9 @@ TEST(FederateByItemCatalogueTest, PartiesMustDeclareOneScale) {
   Dataset a = Csv(Rows(0, 1), "a.csv");
   Dataset b = Csv(Rows(1, 1), "b.csv");
   b.range = {0.5, 5};
-  auto cat = Catalogue::FromIds(ItemIdUnion({a, b}), "union");
-  ASSERT_THAT(cat.status(), IsOk());
-  EXPECT_EQ(cat->size(), 8);
-  EXPECT_THAT(FederateByItemCatalogue({a, b}, *cat, SplitOptions{}).status(),
+  ASSERT_OK_AND_ASSIGN(auto cat, Catalogue::FromIds(ItemIdUnion({a, b}), "union"));
+  EXPECT_EQ(cat.size(), 8);
+  EXPECT_THAT(FederateByItemCatalogue({a, b}, cat, SplitOptions{}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--rating-range")));
 }
 
@@ -154,18 +153,18 @@ TEST(FederateBySharedUsersTest, RowsFollowTheSharedOrderAndOthersAreDropped) {
   Dataset a = Csv({"p3,x1,5", "p1,x1,4", "p0,x2,3", "p2,x2,2", "p4,x1,1"}, "a.csv");
   Dataset b = Csv({"p9,y1,5", "p4,y2,4", "p1,y1,3", "p2,y1,2", "p3,y2,1"}, "b.csv");
   const std::vector<std::string> order = {"p4", "p2", "p1", "p3"};  // as a PSI would give it
-  auto fed = FederateBySharedUsers({a, b}, {order, order}, SplitOptions{0.0, 1});
-  ASSERT_THAT(fed.status(), IsOk());
-  EXPECT_EQ(fed->shared, 4);
-  EXPECT_EQ(fed->federation.num_users, 4);
-  EXPECT_EQ(fed->dropped_ratings, (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(fed->own_entities, (std::vector<int32_t>{2, 2}));
+  ASSERT_OK_AND_ASSIGN(auto fed,
+                       FederateBySharedUsers({a, b}, {order, order}, SplitOptions{0.0, 1}));
+  EXPECT_EQ(fed.shared, 4);
+  EXPECT_EQ(fed.federation.num_users, 4);
+  EXPECT_EQ(fed.dropped_ratings, (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(fed.own_entities, (std::vector<int32_t>{2, 2}));
   // Party 0: p4 (row 0) rated x1 = 1, p2 (row 1) x2 = 2, p1 (row 2) x1 = 4,
   // p3 (row 3) x1 = 5.
   const std::vector<Rating> expected0 = {{0, 0, 1}, {1, 1, 2}, {2, 0, 4}, {3, 0, 5}};
-  EXPECT_EQ(fed->federation.parties[0].train, expected0);
+  EXPECT_EQ(fed.federation.parties[0].train, expected0);
   const std::vector<Rating> expected1 = {{0, 1, 4}, {1, 0, 2}, {2, 0, 3}, {3, 1, 1}};
-  EXPECT_EQ(fed->federation.parties[1].train, expected1);
+  EXPECT_EQ(fed.federation.parties[1].train, expected1);
   EXPECT_THAT(FederateBySharedUsers({a, b}, {{}, {}}, SplitOptions{}).status(),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("share no user")));
 }

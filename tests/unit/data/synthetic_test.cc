@@ -57,38 +57,34 @@ void ExpectWellFormed(const Dataset& d, const SyntheticOptions& o) {
 
 TEST(DataSyntheticTest, ExactCountCoverageAndRange) {
   const SyntheticOptions o = Small();
-  auto d = GenerateSynthetic(o);
-  ASSERT_THAT(d, IsOk());
-  ExpectWellFormed(*d, o);
-  EXPECT_EQ(d->range.min, 1.0);
-  EXPECT_EQ(d->range.max, 5.0);
-  EXPECT_TRUE(std::is_sorted(d->ratings.begin(), d->ratings.end(), [](auto& a, auto& b) {
+  ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic(o));
+  ExpectWellFormed(d, o);
+  EXPECT_EQ(d.range.min, 1.0);
+  EXPECT_EQ(d.range.max, 5.0);
+  EXPECT_TRUE(std::is_sorted(d.ratings.begin(), d.ratings.end(), [](auto& a, auto& b) {
     return std::pair(a.user, a.item) < std::pair(b.user, b.item);
   }));
 }
 
 TEST(DataSyntheticTest, DefaultsAreWellFormed) {
-  auto d = GenerateSynthetic({});
-  ASSERT_THAT(d, IsOk());
-  ExpectWellFormed(*d, SyntheticOptions{});
-  EXPECT_EQ(d->ratings.size(), 24000u);
+  ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic({}));
+  ExpectWellFormed(d, SyntheticOptions{});
+  EXPECT_EQ(d.ratings.size(), 24000u);
 }
 
 TEST(DataSyntheticTest, MinimalDensityStillCoversEveryone) {
   SyntheticOptions o = Small();
   o.density = 80.0 / (80 * 50);  // exactly max(users, items) ratings
-  auto d = GenerateSynthetic(o);
-  ASSERT_THAT(d, IsOk());
-  ExpectWellFormed(*d, o);
+  ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic(o));
+  ExpectWellFormed(d, o);
 }
 
 TEST(DataSyntheticTest, DenseAndCompleteMatrices) {
   for (double density : {0.7, 0.97, 1.0}) {
     SyntheticOptions o = Small();
     o.density = density;
-    auto d = GenerateSynthetic(o);
-    ASSERT_THAT(d, IsOk());
-    ExpectWellFormed(*d, o);
+    ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic(o));
+    ExpectWellFormed(d, o);
   }
 }
 
@@ -99,9 +95,8 @@ TEST(DataSyntheticTest, DeterministicInSeed) {
   EXPECT_EQ(a->ratings, b->ratings);
   SyntheticOptions other = Small();
   other.seed = 8;
-  auto c = GenerateSynthetic(other);
-  ASSERT_THAT(c, IsOk());
-  EXPECT_NE(a->ratings, c->ratings);
+  ASSERT_OK_AND_ASSIGN(auto c, GenerateSynthetic(other));
+  EXPECT_NE(a->ratings, c.ratings);
 }
 
 // The 32-bit pair keys the generator uses where n * m <= 2^32 are the same
@@ -124,9 +119,8 @@ TEST(DataSyntheticTest, CustomRangeIsRespected) {
   SyntheticOptions o = Small();
   o.range = {0.0, 10.0};
   o.noise = 2.0;
-  auto d = GenerateSynthetic(o);
-  ASSERT_THAT(d, IsOk());
-  ExpectWellFormed(*d, o);
+  ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic(o));
+  ExpectWellFormed(d, o);
 }
 
 TEST(DataSyntheticTest, TooLowDensityIsAnError) {
@@ -158,27 +152,26 @@ TEST(DataSyntheticTest, InvalidOptionsAreErrors) {
 // Rating variance and how much a rank-5 MF explains: the defaults must make a
 // dataset on which MF clearly beats predicting the global mean.
 TEST(DataSyntheticTest, DefaultsHaveStructureThatMatrixFactorizationLearns) {
-  auto d = GenerateSynthetic({});
-  ASSERT_THAT(d, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto d, GenerateSynthetic({}));
   // Hold out every 10th rating.
   std::vector<Rating> train, test;
-  for (size_t r = 0; r < d->ratings.size(); ++r) {
-    (r % 10 == 0 ? test : train).push_back(d->ratings[r]);
+  for (size_t r = 0; r < d.ratings.size(); ++r) {
+    (r % 10 == 0 ? test : train).push_back(d.ratings[r]);
   }
   double mean = 0;
   for (const Rating& r : train) mean += r.value;
   mean /= static_cast<double>(train.size());
   double var = 0;
-  for (const Rating& r : d->ratings) var += (r.value - mean) * (r.value - mean);
-  var /= static_cast<double>(d->ratings.size());
+  for (const Rating& r : d.ratings) var += (r.value - mean) * (r.value - mean);
+  var /= static_cast<double>(d.ratings.size());
   EXPECT_GE(var, 1.0) << "ratings should spread over the range";
 
   // Plain rank-5 SGD MF, no biases (like the FMF models).
   constexpr int k = 5;
   random::Csprng rng = random::Csprng::FromSeed(1);
   const double init = std::sqrt(mean / k);
-  std::vector<double> u(static_cast<size_t>(d->num_users) * k),
-      v(static_cast<size_t>(d->num_items) * k);
+  std::vector<double> u(static_cast<size_t>(d.num_users) * k),
+      v(static_cast<size_t>(d.num_items) * k);
   for (double& x : u) x = init * (0.5 + rng.NextDouble());
   for (double& x : v) x = init * (0.5 + rng.NextDouble());
   auto predict = [&](const Rating& r) {
@@ -215,16 +208,15 @@ TEST(DataSyntheticTest, DefaultsHaveStructureThatMatrixFactorizationLearns) {
 }
 
 TEST(DataSyntheticOptionsTest, EmptyGivesDefaults) {
-  auto o = ParseSyntheticOptions("");
-  ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->num_users, 600);
-  EXPECT_EQ(o->num_items, 400);
-  EXPECT_EQ(o->density, 0.1);
-  EXPECT_EQ(o->rank, 5);
-  EXPECT_EQ(o->noise, 0.5);
-  EXPECT_EQ(o->range.min, 1.0);
-  EXPECT_EQ(o->range.max, 5.0);
-  EXPECT_EQ(o->seed, 42u);
+  ASSERT_OK_AND_ASSIGN(auto o, ParseSyntheticOptions(""));
+  EXPECT_EQ(o.num_users, 600);
+  EXPECT_EQ(o.num_items, 400);
+  EXPECT_EQ(o.density, 0.1);
+  EXPECT_EQ(o.rank, 5);
+  EXPECT_EQ(o.noise, 0.5);
+  EXPECT_EQ(o.range.min, 1.0);
+  EXPECT_EQ(o.range.max, 5.0);
+  EXPECT_EQ(o.seed, 42u);
 }
 
 TEST(DataSyntheticOptionsTest, EveryKey) {
@@ -245,11 +237,10 @@ TEST(DataSyntheticOptionsTest, FormatRoundTrips) {
   SyntheticOptions o = Small();
   o.density = 0.123456789012345;
   o.noise = 1.0 / 3.0;
-  auto back = ParseSyntheticOptions(FormatSyntheticOptions(o));
-  ASSERT_THAT(back, IsOk());
-  EXPECT_EQ(back->density, o.density);
-  EXPECT_EQ(back->noise, o.noise);
-  EXPECT_EQ(FormatSyntheticOptions(*back), FormatSyntheticOptions(o));
+  ASSERT_OK_AND_ASSIGN(auto back, ParseSyntheticOptions(FormatSyntheticOptions(o)));
+  EXPECT_EQ(back.density, o.density);
+  EXPECT_EQ(back.noise, o.noise);
+  EXPECT_EQ(FormatSyntheticOptions(back), FormatSyntheticOptions(o));
 }
 
 TEST(DataSyntheticOptionsTest, UnknownKeyNamesItAndListsValidKeys) {

@@ -8,6 +8,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::dp {
 namespace {
@@ -38,21 +39,19 @@ constexpr int64_t kSteps = 1100;
 constexpr double kDelta = 1e-5;
 
 TEST(CompositionTest, OneScheduleIsTheAccountantsEpsilon) {
-  auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
-  ASSERT_THAT(z, IsOk());
-  auto one = ComposeGaussianSchedules({{kQ, *z, kSteps}}, kDelta);
-  auto direct = ComputeEpsilon(kQ, *z, kSteps, kDelta);
+  ASSERT_OK_AND_ASSIGN(auto z, CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0));
+  auto one = ComposeGaussianSchedules({{kQ, z, kSteps}}, kDelta);
+  auto direct = ComputeEpsilon(kQ, z, kSteps, kDelta);
   ASSERT_TRUE(one.ok() && direct.ok());
   EXPECT_DOUBLE_EQ(*one, *direct);
   EXPECT_LE(*one, 1.0);
 }
 
 TEST(CompositionTest, TenVflPartiesCostMoreThanTheoremFour) {
-  auto z = CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0);
-  ASSERT_THAT(z, IsOk());
-  auto eps_k = ComputeEpsilon(kQ, *z, kSteps, kDelta);
+  ASSERT_OK_AND_ASSIGN(auto z, CalibrateNoiseMultiplier(kQ, kSteps, kDelta, 1.0));
+  auto eps_k = ComputeEpsilon(kQ, z, kSteps, kDelta);
   ASSERT_THAT(eps_k, IsOk());
-  std::vector<GaussianSchedule> parties(10, GaussianSchedule{kQ, *z, kSteps});
+  std::vector<GaussianSchedule> parties(10, GaussianSchedule{kQ, z, kSteps});
   auto global = ComposeGaussianSchedules(parties, kDelta);
   ASSERT_THAT(global, IsOk());
   // The FMF paper's Theorem 4 would claim sqrt(10) * eps_k ~ 3.16; the RDP
@@ -61,9 +60,8 @@ TEST(CompositionTest, TenVflPartiesCostMoreThanTheoremFour) {
   EXPECT_GT(*global, theorem4 + 0.2) << "global " << *global << " theorem 4 " << theorem4;
   EXPECT_NEAR(*global, 3.43, 0.03);
   // Composing ten curves equals one schedule of ten times the steps.
-  auto as_one = ComputeEpsilon(kQ, *z, 10 * kSteps, kDelta);
-  ASSERT_THAT(as_one, IsOk());
-  EXPECT_NEAR(*global, *as_one, 1e-9);
+  ASSERT_OK_AND_ASSIGN(auto as_one, ComputeEpsilon(kQ, z, 10 * kSteps, kDelta));
+  EXPECT_NEAR(*global, as_one, 1e-9);
   // ...and never exceeds basic composition.
   EXPECT_LT(*global, 10 * *eps_k);
 }
@@ -73,10 +71,10 @@ TEST(CompositionTest, HeterogeneousSchedulesAndBadDelta) {
   auto b = ComposeGaussianSchedules({{0.02, 3.0, 50}, {0.01, 2.0, 100}}, kDelta);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_DOUBLE_EQ(*a, *b);
-  auto only_first = ComposeGaussianSchedules({{0.01, 2.0, 100}}, kDelta);
-  ASSERT_THAT(only_first, IsOk());
-  EXPECT_GT(*a, *only_first);
-  EXPECT_FALSE(ComposeGaussianSchedules({{0.01, 2.0, 100}}, 0.0).ok());
+  ASSERT_OK_AND_ASSIGN(auto only_first, ComposeGaussianSchedules({{0.01, 2.0, 100}}, kDelta));
+  EXPECT_GT(*a, only_first);
+  EXPECT_THAT(ComposeGaussianSchedules({{0.01, 2.0, 100}}, 0.0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::fmf {
 namespace {
@@ -104,10 +105,9 @@ TEST(PoolFederation, KeepsTrainTestMembershipInGlobalIds) {
   b.global_items = {0, 1};
   b.train = {{1, 0, 5.0f}, {0, 1, 2.0f}};
   f.parties = {a, b};
-  auto pooled = PoolFederation(f);
-  ASSERT_THAT(pooled, IsOk());
-  ASSERT_EQ(pooled->parties.size(), 1u);
-  const data::PartyData& p = pooled->parties[0];
+  ASSERT_OK_AND_ASSIGN(auto pooled, PoolFederation(f));
+  ASSERT_EQ(pooled.parties.size(), 1u);
+  const data::PartyData& p = pooled.parties[0];
   EXPECT_EQ(p.num_users(), 3);
   EXPECT_EQ(p.num_items(), 2);
   const std::vector<data::Rating> train = {{0, 1, 2.0f}, {1, 0, 5.0f}, {2, 1, 4.0f}};
@@ -125,8 +125,8 @@ TEST(PoolFederation, RefusesOutOfRangeIds) {
   a.global_items = {0};
   a.train = {{0, 3, 1.0f}};
   f.parties = {a};
-  EXPECT_FALSE(PoolFederation(f).ok());
-  EXPECT_FALSE(PoolFederation(data::Federation{}).ok());
+  EXPECT_THAT(PoolFederation(f), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(PoolFederation(data::Federation{}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

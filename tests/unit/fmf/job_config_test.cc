@@ -15,6 +15,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::fmf {
 namespace {
@@ -72,7 +73,7 @@ TEST(JobConfigTest, HflRefusesPerRatingPrivacy) {
       EXPECT_NE(s.message().find(part), std::string::npos) << part << ": " << s.message();
     }
     EXPECT_NE(s.message().find(SettingName(setting)), std::string::npos) << s.message();
-    EXPECT_FALSE(PlanNoise(c).ok());
+    EXPECT_THAT(PlanNoise(c), StatusIs(absl::StatusCode::kInvalidArgument));
     // Without noise nothing is claimed, so nothing to refuse.
     c.epsilon = std::numeric_limits<double>::infinity();
     EXPECT_THAT(ValidateJobConfig(c), IsOk());
@@ -92,9 +93,9 @@ TEST(JobConfigTest, HflRefusesPerRatingPrivacy) {
 TEST(JobConfigTest, ParsesNames) {
   EXPECT_EQ(*ParseSetting("hfl-synsgd"), Setting::kHflSynSgd);
   EXPECT_EQ(SettingName(Setting::kVfl), "vfl");
-  EXPECT_FALSE(ParseSetting("lfl2").ok());
+  EXPECT_THAT(ParseSetting("lfl2"), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(*ParseGranularity("user"), Granularity::kUser);
-  EXPECT_FALSE(ParseGranularity("item").ok());
+  EXPECT_THAT(ParseGranularity("item"), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(*ParseEngine("grid"), Engine::kGrid);
   EXPECT_EQ(*ParseEngine("sgd"), Engine::kSgd);
   EXPECT_EQ(EngineName(Engine::kGrid), "grid");
@@ -137,32 +138,29 @@ TEST(NoisePlanTest, CalibratesWithTheAccountant) {
   JobConfig c = Hfl();
   c.algorithm = Algorithm::kPaper;  // the paper's trimming bound
   c.epsilon = 1.0;
-  auto plan = PlanNoise(c);
-  ASSERT_THAT(plan, IsOk());
-  EXPECT_TRUE(plan->private_training);
-  EXPECT_EQ(plan->steps, 1000);
-  auto z_alone = dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0);
-  ASSERT_THAT(z_alone, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(c));
+  EXPECT_TRUE(plan.private_training);
+  EXPECT_EQ(plan.steps, 1000);
+  ASSERT_OK_AND_ASSIGN(auto z_alone, dp::CalibrateNoiseMultiplier(0.01, 1000, 1e-5, 1.0));
   // The size release takes a small share: the steps need a little more noise
   // than alone (1.541 vs 1.513 here), and the composition of both meets 1.
-  const double z = plan->noise_multiplier;
-  EXPECT_GT(z, *z_alone);
-  EXPECT_LT(z, 1.03 * *z_alone);
-  EXPECT_GT(plan->count_noise_multiplier, 5 * z);
+  const double z = plan.noise_multiplier;
+  EXPECT_GT(z, z_alone);
+  EXPECT_LT(z, 1.03 * z_alone);
+  EXPECT_GT(plan.count_noise_multiplier, 5 * z);
   dp::RdpAccountant both;
   both.AddSteps(0.01, z, 1000);
-  both.AddSteps(1.0, plan->count_noise_multiplier, 1);
-  auto eps = both.GetEpsilon(1e-5);
-  ASSERT_THAT(eps, IsOk());
-  EXPECT_DOUBLE_EQ(plan->epsilon, eps->epsilon);
-  EXPECT_LE(plan->epsilon, 1.0 + 1e-9);
-  EXPECT_GT(plan->epsilon, 0.99);
+  both.AddSteps(1.0, plan.count_noise_multiplier, 1);
+  ASSERT_OK_AND_ASSIGN(auto eps, both.GetEpsilon(1e-5));
+  EXPECT_DOUBLE_EQ(plan.epsilon, eps.epsilon);
+  EXPECT_LE(plan.epsilon, 1.0 + 1e-9);
+  EXPECT_GT(plan.epsilon, 0.99);
   // Per user, the paper's algorithm: Delta scaled by theta = 10, the count's too.
-  EXPECT_EQ(plan->theta, 10);
-  EXPECT_DOUBLE_EQ(plan->sigma_one, z * 10 * mf::SensitivityOneMatrix(5.0));
-  EXPECT_DOUBLE_EQ(plan->sigma_both, z * 10 * mf::SensitivityBothMatrices(5.0));
-  EXPECT_EQ(plan->count_sensitivity, 10);
-  EXPECT_DOUBLE_EQ(plan->count_sigma, plan->count_noise_multiplier * 10);
+  EXPECT_EQ(plan.theta, 10);
+  EXPECT_DOUBLE_EQ(plan.sigma_one, z * 10 * mf::SensitivityOneMatrix(5.0));
+  EXPECT_DOUBLE_EQ(plan.sigma_both, z * 10 * mf::SensitivityBothMatrices(5.0));
+  EXPECT_EQ(plan.count_sensitivity, 10);
+  EXPECT_DOUBLE_EQ(plan.count_sigma, plan.count_noise_multiplier * 10);
 }
 
 // The default HFL algorithm clips each user's whole gradient at
@@ -173,23 +171,21 @@ TEST(NoisePlanTest, DefaultHflAlgorithmClipsPerUser) {
   c.epsilon = 1.0;
   ASSERT_EQ(c.algorithm, Algorithm::kAlternate);
   EXPECT_EQ(c.EffectiveClipNorm(), kDefaultHflClip);
-  auto plan = PlanNoise(c);
-  ASSERT_THAT(plan, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(c));
   JobConfig paper = c;
   paper.algorithm = Algorithm::kPaper;
   EXPECT_EQ(paper.EffectiveClipNorm(), 0.0);
-  auto trimmed = PlanNoise(paper);
-  ASSERT_THAT(trimmed, IsOk());
-  EXPECT_DOUBLE_EQ(plan->noise_multiplier, trimmed->noise_multiplier);
-  EXPECT_DOUBLE_EQ(plan->epsilon, trimmed->epsilon);
-  EXPECT_EQ(plan->theta, 0);
-  EXPECT_EQ(plan->clip_norm, kDefaultHflClip);
-  EXPECT_DOUBLE_EQ(plan->sigma_one, plan->noise_multiplier * kDefaultHflClip);
-  EXPECT_EQ(plan->count_sensitivity, 1);
+  ASSERT_OK_AND_ASSIGN(auto trimmed, PlanNoise(paper));
+  EXPECT_DOUBLE_EQ(plan.noise_multiplier, trimmed.noise_multiplier);
+  EXPECT_DOUBLE_EQ(plan.epsilon, trimmed.epsilon);
+  EXPECT_EQ(plan.theta, 0);
+  EXPECT_EQ(plan.clip_norm, kDefaultHflClip);
+  EXPECT_DOUBLE_EQ(plan.sigma_one, plan.noise_multiplier * kDefaultHflClip);
+  EXPECT_EQ(plan.count_sensitivity, 1);
   c.clip_norm = 0;  // alternate with the paper's trimming
   EXPECT_FALSE(c.UserClipped());
   c.clip_norm = -2;
-  EXPECT_FALSE(ValidateJobConfig(c).ok());
+  EXPECT_THAT(ValidateJobConfig(c), StatusIs(absl::StatusCode::kInvalidArgument));
   JobConfig vfl = c;
   vfl.setting = Setting::kVfl;
   vfl.split = SplitKind::kVertical;
@@ -217,10 +213,9 @@ TEST(NoisePlanTest, PerUserScalesSensitivityByTheta) {
 TEST(NoisePlanTest, NonPrivateSettingsAddNoNoise) {
   JobConfig c = Hfl();
   c.epsilon = std::numeric_limits<double>::infinity();
-  auto plan = PlanNoise(c);
-  ASSERT_THAT(plan, IsOk());
-  EXPECT_FALSE(plan->private_training);
-  EXPECT_EQ(plan->sigma_one, 0);
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(c));
+  EXPECT_FALSE(plan.private_training);
+  EXPECT_EQ(plan.sigma_one, 0);
   JobConfig central;
   central.setting = Setting::kCentral;
   central.split = SplitKind::kNone;
@@ -270,17 +265,15 @@ TEST(JobConfigTest, CouplingRulesNameTheField) {
 // One Poisson-subsampled Gaussian step per round at sensitivity C, no size
 // release: z is the accountant's for (q, T, delta, epsilon) alone.
 TEST(NoisePlanTest, CouplingCalibratesItsStepsAlone) {
-  auto plan = PlanNoise(Coupling());
-  ASSERT_THAT(plan, IsOk());
-  auto z = dp::CalibrateNoiseMultiplier(0.01, 2000, 1e-5, 2.78);
-  ASSERT_THAT(z, IsOk());
-  EXPECT_DOUBLE_EQ(plan->noise_multiplier, *z);
-  EXPECT_EQ(plan->steps, 2000);
-  EXPECT_EQ(plan->count_noise_multiplier, 0);
-  EXPECT_DOUBLE_EQ(plan->clip_norm, 1.0 / 6);
-  EXPECT_DOUBLE_EQ(plan->sigma_one, *z / 6);
-  EXPECT_LE(plan->epsilon, 2.78 + 1e-9);
-  EXPECT_GT(plan->epsilon, 2.7);
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(Coupling()));
+  ASSERT_OK_AND_ASSIGN(auto z, dp::CalibrateNoiseMultiplier(0.01, 2000, 1e-5, 2.78));
+  EXPECT_DOUBLE_EQ(plan.noise_multiplier, z);
+  EXPECT_EQ(plan.steps, 2000);
+  EXPECT_EQ(plan.count_noise_multiplier, 0);
+  EXPECT_DOUBLE_EQ(plan.clip_norm, 1.0 / 6);
+  EXPECT_DOUBLE_EQ(plan.sigma_one, z / 6);
+  EXPECT_LE(plan.epsilon, 2.78 + 1e-9);
+  EXPECT_GT(plan.epsilon, 2.7);
 }
 
 }  // namespace

@@ -98,20 +98,18 @@ TEST(PartySessionTest, EachRoundChargesTPrimeStepsBeforeRelease) {
   ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   mf::Matrix current = f.shared;
   for (int t = 0; t < f.config.rounds; ++t) {
-    auto up = f.party->RunRound(t, current);
-    ASSERT_THAT(up, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto up, f.party->RunRound(t, current));
     ASSERT_EQ(f.ledger.entries().size(), static_cast<size_t>(t + 2));  // + the size release
     EXPECT_EQ(f.ledger.entries().back().round, t);
     EXPECT_EQ(f.ledger.entries().back().steps, f.config.local_iters);
     // Released matrices satisfy the clipping invariant.
-    EXPECT_GE(up->minCoeff(), 0.0);
-    EXPECT_LE(up->rowwise().squaredNorm().maxCoeff(), 5.0 + 1e-9);
-    current = *up;
+    EXPECT_GE(up.minCoeff(), 0.0);
+    EXPECT_LE(up.rowwise().squaredNorm().maxCoeff(), 5.0 + 1e-9);
+    current = up;
   }
-  auto spent = f.ledger.SpentEpsilon();
-  ASSERT_THAT(spent, IsOk());
-  EXPECT_NEAR(*spent, f.plan.epsilon, 1e-6);
-  EXPECT_LE(*spent, 2.0);
+  ASSERT_OK_AND_ASSIGN(auto spent, f.ledger.SpentEpsilon());
+  EXPECT_NEAR(spent, f.plan.epsilon, 1e-6);
+  EXPECT_LE(spent, 2.0);
   ASSERT_THAT(f.party->Finish(current), IsOk());
   EXPECT_EQ(f.party->phase(), PartySession::Phase::kFinished);
 }
@@ -290,9 +288,8 @@ TEST(PartySessionTest, AlternateStage3RefitsOnTheHeldOutRatingsAndReportsTheSele
   ASSERT_THAT(p.Pretrain(shared), IsOk());
   mf::Matrix v = shared;
   for (int32_t t = 0; t < config.rounds; ++t) {
-    auto up = p.RunRound(t, v);
-    ASSERT_THAT(up, IsOk());
-    v = *up;
+    ASSERT_OK_AND_ASSIGN(auto up, p.RunRound(t, v));
+    v = up;
   }
   ASSERT_THAT(p.Finish(v), IsOk());
   const mf::ErrorMetrics reported = p.EvaluateValidation();
@@ -357,13 +354,12 @@ TEST(PartySessionTest, RecommendsUnratedItemsOfItsOwnUsers) {
   Fixture f;
   ASSERT_THAT(f.party->Pretrain(f.shared), IsOk());
   const int32_t user = f.fed.parties[0].global_users[0];
-  auto recs = f.party->Recommend(user, 5);
-  ASSERT_THAT(recs, IsOk());
-  ASSERT_EQ(recs->size(), 5u);
-  for (size_t i = 1; i < recs->size(); ++i) EXPECT_GE((*recs)[i - 1].second, (*recs)[i].second);
+  ASSERT_OK_AND_ASSIGN(auto recs, f.party->Recommend(user, 5));
+  ASSERT_EQ(recs.size(), 5u);
+  for (size_t i = 1; i < recs.size(); ++i) EXPECT_GE((recs)[i - 1].second, (recs)[i].second);
   for (const auto& r : f.fed.parties[0].train) {
     if (r.user != 0) continue;
-    for (const auto& [item, score] : *recs) EXPECT_NE(item, f.fed.parties[0].global_items[r.item]);
+    for (const auto& [item, score] : recs) EXPECT_NE(item, f.fed.parties[0].global_items[r.item]);
   }
   const int32_t other = f.fed.parties[1].global_users[0];
   EXPECT_EQ(f.party->Recommend(other, 5).status().code(), absl::StatusCode::kNotFound);
@@ -422,14 +418,13 @@ TEST(PartySessionTest, HostileRowMovesTheReleaseByAtMostTheOneRatingBound) {
   mf::Matrix v = mf::Matrix::Zero(2, 4);
   ASSERT_THAT(party->Pretrain(v), IsOk());
   v.row(1).setConstant(1e6);
-  auto released = party->RunRound(0, v);
-  ASSERT_THAT(released, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto released, party->RunRound(0, v));
   mf::Matrix projected = v;
   mf::ClipEmbeddings(projected, 5.0);
   const double bound = c.learning_rate * mf::SensitivityOneMatrix(5.0);
   // The release is rounded to float32 after the step: < 1e-6 more here.
-  EXPECT_LE((*released - projected).norm(), bound + 1e-6);
-  EXPECT_LE(released->row(1).norm(), std::sqrt(5.0) + 1e-12);
+  EXPECT_LE((released - projected).norm(), bound + 1e-6);
+  EXPECT_LE(released.row(1).norm(), std::sqrt(5.0) + 1e-12);
   EXPECT_GT((v - projected).norm(), 1e5);  // the attack was real
 }
 
@@ -460,13 +455,12 @@ TEST(AdmittedJobTest, RangeSeedAndPolicyAreThePartysOwn) {
 TEST(AdmittedJobTest, NegativeRatingsAreShiftedAndTheSensitivityUsesTheWholeRange) {
   JobConfig job = HflJob(1.0);
   job.rating_max = 5;
-  auto a = AdmittedJob::Admit(job, {{-5, 5}, 1, "party-0"}, nullptr);
-  ASSERT_THAT(a, IsOk());
-  EXPECT_EQ(a->rating_offset(), -5.0);
-  EXPECT_EQ(a->config().rating_max, 10.0);
+  ASSERT_OK_AND_ASSIGN(auto a, AdmittedJob::Admit(job, {{-5, 5}, 1, "party-0"}, nullptr));
+  EXPECT_EQ(a.rating_offset(), -5.0);
+  EXPECT_EQ(a.config().rating_max, 10.0);
   const NoisePlan naive = *PlanNoise(job);  // R = 5: what the job alone implies
-  EXPECT_NEAR(a->plan().sigma_one / naive.sigma_one, std::pow(2.0, 1.5), 1e-9);
-  EXPECT_EQ(a->plan().noise_multiplier, naive.noise_multiplier);
+  EXPECT_NEAR(a.plan().sigma_one / naive.sigma_one, std::pow(2.0, 1.5), 1e-9);
+  EXPECT_EQ(a.plan().noise_multiplier, naive.noise_multiplier);
   // The session sees ratings in [0, 10] and predicts back in [-5, 5].
   data::PartyData d;
   d.global_users = {0, 1};
@@ -474,13 +468,11 @@ TEST(AdmittedJobTest, NegativeRatingsAreShiftedAndTheSensitivityUsesTheWholeRang
   d.train = {{0, 0, -5.0f}, {1, 1, 5.0f}, {0, 2, 0.0f}};
   d.range = {-5, 5};
   dp::PrivacyLedger ledger(10, 1e-5);
-  auto s = PartySession::Create(std::move(*a), d, 2, 3, &ledger);
-  ASSERT_THAT(s, IsOk());
-  EXPECT_EQ((*s)->data().train[0].value, 0.0f);
-  EXPECT_EQ((*s)->data().train[1].value, 10.0f);
-  auto recs = (*s)->Recommend(1, 2);
-  ASSERT_THAT(recs, IsOk());
-  for (const auto& [item, score] : *recs) {
+  ASSERT_OK_AND_ASSIGN(auto s, PartySession::Create(std::move(a), d, 2, 3, &ledger));
+  EXPECT_EQ((s)->data().train[0].value, 0.0f);
+  EXPECT_EQ((s)->data().train[1].value, 10.0f);
+  ASSERT_OK_AND_ASSIGN(auto recs, (s)->Recommend(1, 2));
+  for (const auto& [item, score] : recs) {
     EXPECT_GE(score, -5.0);
     EXPECT_LE(score, 5.0);
   }

@@ -143,9 +143,8 @@ TEST(SamplingTest, PerRatingJobsSampleEachRatingIndependentlyOfItsUsersOtherRati
                     {Setting::kLocal, Algorithm::kPaper}};
   for (const auto& job : per_rating) {
     const JobConfig config = Job(job.setting, Granularity::kRating, job.algorithm);
-    auto plan = PlanNoise(config);
-    ASSERT_THAT(plan, IsOk());
-    EXPECT_EQ(plan->sampling_unit, SamplingUnit::kRating);
+    ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(config));
+    EXPECT_EQ(plan.sampling_unit, SamplingUnit::kRating);
     auto s = Open(config);
     const DpIterationSpec spec = s->party->Stage2Spec();
     EXPECT_EQ(spec.sampling_unit, SamplingUnit::kRating) << SettingName(job.setting);
@@ -167,9 +166,8 @@ TEST(SamplingTest, PerRatingJobsSampleEachRatingIndependentlyOfItsUsersOtherRati
 TEST(SamplingTest, PerUserJobsSampleWholeUsers) {
   for (Setting setting : {Setting::kVfl, Setting::kHfl}) {
     const JobConfig config = Job(setting, Granularity::kUser, Algorithm::kPaper);
-    auto plan = PlanNoise(config);
-    ASSERT_THAT(plan, IsOk());
-    EXPECT_EQ(plan->sampling_unit, SamplingUnit::kUser);
+    ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(config));
+    EXPECT_EQ(plan.sampling_unit, SamplingUnit::kUser);
     auto s = Open(config);
     const DpIterationSpec spec = s->party->Stage2Spec();
     ASSERT_EQ(spec.sampling_unit, SamplingUnit::kUser);

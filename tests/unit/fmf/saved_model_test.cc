@@ -3,8 +3,6 @@
 // damaged or foreign directory is an error naming the file and field.
 #include "common/fmf/saved_model.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -17,6 +15,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::fmf {
 namespace {
@@ -28,19 +27,15 @@ using ::testing::HasSubstr;
 class SavedModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-model-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
+    dir_ = tmp_.path();
     data::SyntheticOptions o;
     o.num_users = 40;
     o.num_items = 25;
     o.density = 0.3;
-    auto d = data::GenerateSynthetic(o);
-    ASSERT_THAT(d, IsOk());
-    dataset_ = *d;
-    auto f = data::PartitionHfl(dataset_, 2, {0.1, 3});
-    ASSERT_THAT(f, IsOk());
-    fed_ = *f;
+    ASSERT_OK_AND_ASSIGN(auto d, data::GenerateSynthetic(o));
+    dataset_ = d;
+    ASSERT_OK_AND_ASSIGN(auto f, data::PartitionHfl(dataset_, 2, {0.1, 3}));
+    fed_ = f;
     config_.setting = Setting::kHfl;
     config_.split = SplitKind::kHorizontal;
     config_.rounds = 2;
@@ -48,16 +43,15 @@ class SavedModelTest : public ::testing::Test {
     config_.dim = 3;
     config_.epsilon = std::numeric_limits<double>::infinity();
     config_.pretrain_epochs = 3;
-    auto admitted = AdmittedJob::Admit(config_, {fed_.parties[0].range, 5, "party-0"}, nullptr);
-    ASSERT_THAT(admitted, IsOk());
-    auto session = PartySession::Create(std::move(*admitted), fed_.parties[0], fed_.num_users,
+    ASSERT_OK_AND_ASSIGN(
+        auto admitted, AdmittedJob::Admit(config_, {fed_.parties[0].range, 5, "party-0"}, nullptr));
+    auto session = PartySession::Create(std::move(admitted), fed_.parties[0], fed_.num_users,
                                         fed_.num_items, nullptr);
     ASSERT_THAT(session, IsOk());
     session_ = std::move(*session);
     random::Csprng rng = random::Csprng::FromSeed(6);
     ASSERT_THAT(session_->Pretrain(InitialSharedMatrix(config_, fed_.num_items, rng)), IsOk());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   SavedModel Model() {
     auto p = PartyModelFrom("party-0", fed_.parties[0], session_->user_embeddings(),
@@ -67,6 +61,7 @@ class SavedModelTest : public ::testing::Test {
     return SavedModel{"hfl", "job-1", {*p}};
   }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf-model-"};
   std::string dir_;
   data::Dataset dataset_;
   data::Federation fed_;
@@ -77,12 +72,11 @@ class SavedModelTest : public ::testing::Test {
 TEST_F(SavedModelTest, RoundTripKeepsEveryByteAndRecommendsAsTheParty) {
   const SavedModel model = Model();
   ASSERT_THAT(WriteSavedModel(dir_, model), IsOk());
-  auto read = ReadSavedModel(dir_);
-  ASSERT_THAT(read, IsOk());
-  ASSERT_EQ(read->parties.size(), 1u);
-  const SavedPartyModel& p = read->parties[0];
-  EXPECT_EQ(read->setting, "hfl");
-  EXPECT_EQ(read->job, "job-1");
+  ASSERT_OK_AND_ASSIGN(auto read, ReadSavedModel(dir_));
+  ASSERT_EQ(read.parties.size(), 1u);
+  const SavedPartyModel& p = read.parties[0];
+  EXPECT_EQ(read.setting, "hfl");
+  EXPECT_EQ(read.job, "job-1");
   EXPECT_EQ(p.user_ids, model.parties[0].user_ids);
   EXPECT_EQ(p.item_ids, model.parties[0].item_ids);
   EXPECT_EQ(p.u, model.parties[0].u);  // bit for bit
@@ -94,19 +88,18 @@ TEST_F(SavedModelTest, RoundTripKeepsEveryByteAndRecommendsAsTheParty) {
   for (bool include_rated : {false, true}) {
     for (int32_t local : {0, 3, 7}) {
       const int32_t global = fed_.parties[0].global_users[local];
-      auto live = session_->Recommend(global, 6, include_rated);
-      ASSERT_THAT(live, IsOk());
-      auto offline = RecommendFromModel(p, dataset_.user_ids[global], 6, include_rated);
-      ASSERT_THAT(offline, IsOk());
-      ASSERT_EQ(offline->size(), live->size());
-      for (size_t i = 0; i < live->size(); ++i) {
-        EXPECT_EQ((*offline)[i].first, dataset_.item_ids[(*live)[i].first]);
-        EXPECT_EQ((*offline)[i].second, (*live)[i].second);
+      ASSERT_OK_AND_ASSIGN(auto live, session_->Recommend(global, 6, include_rated));
+      ASSERT_OK_AND_ASSIGN(auto offline,
+                           RecommendFromModel(p, dataset_.user_ids[global], 6, include_rated));
+      ASSERT_EQ(offline.size(), live.size());
+      for (size_t i = 0; i < live.size(); ++i) {
+        EXPECT_EQ((offline)[i].first, dataset_.item_ids[(live)[i].first]);
+        EXPECT_EQ((offline)[i].second, (live)[i].second);
       }
       if (!include_rated) {
         for (const data::Rating& r : fed_.parties[0].train) {
           if (r.user != local) continue;
-          for (const auto& [item, score] : *offline) {
+          for (const auto& [item, score] : offline) {
             EXPECT_NE(item, dataset_.item_ids[fed_.parties[0].global_items[r.item]]);
           }
         }
@@ -124,9 +117,8 @@ TEST_F(SavedModelTest, TheRankingRuleTravelsWithTheModelAndOrdersRecommendations
   SavedModel model = Model();
   model.parties[0].ranking = {20, 100, 3.1};
   ASSERT_THAT(WriteSavedModel(dir_, model), IsOk());
-  auto read = ReadSavedModel(dir_);
-  ASSERT_THAT(read, IsOk());
-  const SavedPartyModel& p = read->parties[0];
+  ASSERT_OK_AND_ASSIGN(auto read, ReadSavedModel(dir_));
+  const SavedPartyModel& p = read.parties[0];
   EXPECT_EQ(p.ranking, model.parties[0].ranking);
   std::vector<int32_t> support(p.item_ids.size(), 0);
   for (const auto& [u, i] : p.rated) ++support[i];
@@ -137,10 +129,9 @@ TEST_F(SavedModelTest, TheRankingRuleTravelsWithTheModelAndOrdersRecommendations
     for (const auto& [u, i] : p.rated) rated |= u == user && i == j;
     if (!rated && (best < 0 || support[j] > support[best])) best = j;
   }
-  auto top = RecommendFromModel(p, p.user_ids[user], 1, false);
-  ASSERT_THAT(top, IsOk());
-  ASSERT_EQ(top->size(), 1u);
-  EXPECT_EQ((*top)[0].first, p.item_ids[best]);
+  ASSERT_OK_AND_ASSIGN(auto top, RecommendFromModel(p, p.user_ids[user], 1, false));
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ((top)[0].first, p.item_ids[best]);
   // A rule that is not one is a damaged file.
   std::string text;
   {

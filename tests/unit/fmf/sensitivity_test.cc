@@ -33,6 +33,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::fmf {
 namespace {
@@ -256,8 +257,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
   random::Csprng rng = random::Csprng::FromSeed(2024);
   for (const Offered& o : OfferedCombinations()) {
     const JobConfig config = o.Config();
-    auto plan = PlanNoise(config);
-    ASSERT_THAT(plan, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(config));
     double worst_ratio = 0;
     double worst_count_ratio = 0;
     // heavy user: 1 (light), 40, 250 ratings; random or extreme values;
@@ -274,9 +274,9 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
             const mf::Matrix initial = Shared(shared_rows, kind == 2 ? 0 : kind, srng);
             const mf::Matrix shared = Shared(shared_rows, kind, srng);
             dp::PrivacyLedger l1(10, 1e-5), l2(10, 1e-5);
-            Release a = RunParty(config, *plan, d, initial, shared, &l1);
-            Release b = RunParty(config, *plan, n, initial, shared, &l2);
-            const double delta = PlannedDelta(*a.session, *plan);
+            Release a = RunParty(config, plan, d, initial, shared, &l1);
+            Release b = RunParty(config, plan, n, initial, shared, &l2);
+            const double delta = PlannedDelta(*a.session, plan);
             const double moved = ReleaseDistance(a.grad, b.grad);
             worst_ratio = std::max(worst_ratio, moved / delta);
             EXPECT_LE(moved, delta * (1 + 1e-9))
@@ -287,7 +287,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
             // The size release (normaliser, HFL weight): the count moves by at
             // most the sensitivity its noise was calibrated for, and it was
             // charged at the count's z under its own ledger key.
-            const double count_delta = plan->count_sigma / plan->count_noise_multiplier;
+            const double count_delta = plan.count_sigma / plan.count_noise_multiplier;
             const double count_moved = std::abs(
                 static_cast<double>(a.session->PreNoiseCount() - b.session->PreNoiseCount()));
             worst_count_ratio = std::max(worst_count_ratio, count_moved / count_delta);
@@ -299,7 +299,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
             for (const dp::LedgerEntry& e : l1.entries()) {
               if (e.round == CountReleaseRound(config)) {
                 charged = e.sample_rate == 1.0 && e.steps == 1 &&
-                          e.noise_multiplier == plan->count_noise_multiplier;
+                          e.noise_multiplier == plan.count_noise_multiplier;
               }
             }
             EXPECT_TRUE(charged);
@@ -328,7 +328,7 @@ TEST(SensitivityTest, PreNoiseReleaseMovesAtMostDelta) {
 // cannot be created.)
 TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   JobConfig rating = Job(Setting::kHfl, Granularity::kRating);
-  EXPECT_FALSE(ValidateJobConfig(rating).ok());
+  EXPECT_THAT(ValidateJobConfig(rating), StatusIs(absl::StatusCode::kInvalidArgument));
   const double assumed = mf::SensitivityOneMatrix(kR);  // 2 R^{3/2} = 22.36
   EXPECT_NEAR(assumed, 22.36, 0.01);
 
@@ -336,8 +336,7 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
   config.algorithm = Algorithm::kPaper;  // the paper's per-rating claim
   config.theta = 1000;                   // no trimming: the rating-level data as is
   config.pretrain_epochs = 20;           // the default Stage 1
-  auto plan = PlanNoise(config);
-  ASSERT_THAT(plan, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(config));
   // The server's V (it chooses V0 and every shared V): item 0's row at the
   // top of the ball, every other row zero. The user rates everything R.
   // With item 0's rating, Stage 1 pulls u_i towards R/sqrt(R) e1; without
@@ -353,8 +352,8 @@ TEST(SensitivityTest, HflPerRatingWouldExceedTheAssumedDelta) {
     for (int32_t k = 0; k < heavy; ++k) d.ratings.push_back({0, k, static_cast<float>(kR)});
     const Data n = Neighbour(d, Granularity::kRating, 0);  // drops the rating of item 0
     dp::PrivacyLedger l1(10, 1e-5), l2(10, 1e-5);
-    Release a = RunParty(config, *plan, d, v, v, &l1);
-    Release b = RunParty(config, *plan, n, v, v, &l2);
+    Release a = RunParty(config, plan, d, v, v, &l1);
+    Release b = RunParty(config, plan, n, v, v, &l2);
     moved_by.push_back(ReleaseDistance(a.grad, b.grad));
   }
   // A user with 2 ratings stays (barely) inside; 50 and 200 ratings do not,

@@ -12,6 +12,7 @@
 #include "tests/unit/coupling/test_data.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::fmf {
 namespace {
@@ -29,28 +30,25 @@ mf::Matrix Filled(double x) { return mf::Matrix::Constant(3, 2, x); }
 
 TEST(ServerSessionTest, WeightedAverageOverContributors) {
   random::Csprng rng = random::Csprng::FromSeed(1);
-  auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
-  ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(s->shared().rows(), 3);
-  ASSERT_THAT(s->SubmitUpdate(0, 0, Filled(0.2)), IsOk());
-  ASSERT_THAT(s->SubmitUpdate(1, 0, Filled(1.0)), IsOk());
-  auto summary = s->CloseRound();
-  ASSERT_THAT(summary, IsOk());
-  EXPECT_EQ(summary->contributors, (std::vector<int32_t>{0, 1}));
-  EXPECT_TRUE(summary->missing.empty());
+  ASSERT_OK_AND_ASSIGN(auto s, ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng));
+  EXPECT_EQ(s.shared().rows(), 3);
+  ASSERT_THAT(s.SubmitUpdate(0, 0, Filled(0.2)), IsOk());
+  ASSERT_THAT(s.SubmitUpdate(1, 0, Filled(1.0)), IsOk());
+  ASSERT_OK_AND_ASSIGN(auto summary, s.CloseRound());
+  EXPECT_EQ(summary.contributors, (std::vector<int32_t>{0, 1}));
+  EXPECT_TRUE(summary.missing.empty());
   // (1 * 0.2 + 3 * 1.0) / 4 = 0.8, released at float32 precision.
-  EXPECT_NEAR(s->shared()(2, 1), 0.8, 1e-7);
-  EXPECT_EQ(s->shared(), mf::RoundedToFloat32(s->shared()));
-  EXPECT_EQ(s->round(), 1);
+  EXPECT_NEAR(s.shared()(2, 1), 0.8, 1e-7);
+  EXPECT_EQ(s.shared(), mf::RoundedToFloat32(s.shared()));
+  EXPECT_EQ(s.round(), 1);
 }
 
 TEST(ServerSessionTest, MissingPartyIsRenormalizedAway) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   auto s = ServerSession::Create(SmallJob(2), 3, {{"a", 1}, {"b", 3}}, rng);
   ASSERT_THAT(s->SubmitUpdate(1, 0, Filled(0.5)), IsOk());
-  auto summary = s->CloseRound();
-  ASSERT_THAT(summary, IsOk());
-  EXPECT_EQ(summary->missing, (std::vector<int32_t>{0}));
+  ASSERT_OK_AND_ASSIGN(auto summary, s->CloseRound());
+  EXPECT_EQ(summary.missing, (std::vector<int32_t>{0}));
   EXPECT_NEAR(s->shared()(0, 0), 0.5, 1e-12);
 }
 
@@ -92,12 +90,13 @@ TEST(ServerSessionTest, EmptyRoundStaysOpenAndJobFinishes) {
 }
 
 TEST(ServerSessionTest, RestoreResumesAtTheGivenRound) {
-  auto s = ServerSession::Restore(SmallJob(5), {{"a", 1}}, 3, Filled(0.4));
-  ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(s->round(), 3);
-  EXPECT_EQ(s->shared(), Filled(0.4));
-  EXPECT_FALSE(ServerSession::Restore(SmallJob(5), {{"a", 1}}, 6, Filled(0.4)).ok());
-  EXPECT_FALSE(ServerSession::Restore(SmallJob(5), {{"a", 0}}, 1, Filled(0.4)).ok());
+  ASSERT_OK_AND_ASSIGN(auto s, ServerSession::Restore(SmallJob(5), {{"a", 1}}, 3, Filled(0.4)));
+  EXPECT_EQ(s.round(), 3);
+  EXPECT_EQ(s.shared(), Filled(0.4));
+  EXPECT_THAT(ServerSession::Restore(SmallJob(5), {{"a", 1}}, 6, Filled(0.4)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ServerSession::Restore(SmallJob(5), {{"a", 0}}, 1, Filled(0.4)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ServerSessionTest, InitialMatrixIsClippedAndSeeded) {
@@ -135,49 +134,50 @@ JobConfig CouplingJob(int rounds) {
 // plain sum of the owners' noisy sums; a noisy sum is checked for its shape
 // and finiteness only (Gaussian noise is unbounded and may be negative).
 TEST(ServerSessionTest, CouplingStepsTheModelWithTheSumOfTheOwnersSums) {
-  auto layout = coupling::FlatLayout::Create(3, 2, 2);
-  ASSERT_THAT(layout, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto layout, coupling::FlatLayout::Create(3, 2, 2));
   random::Csprng rng = random::Csprng::FromSeed(2);
   auto s =
-      ServerSession::CreateCoupling(CouplingJob(2), *layout, {{"a", 1}, {"b", 1}, {"c", 1}}, rng);
+      ServerSession::CreateCoupling(CouplingJob(2), layout, {{"a", 1}, {"b", 1}, {"c", 1}}, rng);
   ASSERT_THAT(s, IsOk());
-  ASSERT_EQ(s->shared().cols(), layout->size());
+  ASSERT_EQ(s->shared().cols(), layout.size());
   const mf::Matrix before = s->shared();
-  mf::Matrix up_a = mf::Matrix::Constant(1, layout->size(), -0.3);
-  mf::Matrix up_b = mf::Matrix::Constant(1, layout->size(), 0.1);
+  mf::Matrix up_a = mf::Matrix::Constant(1, layout.size(), -0.3);
+  mf::Matrix up_b = mf::Matrix::Constant(1, layout.size(), 0.1);
   ASSERT_THAT(s->SubmitUpdate(0, 0, up_a), IsOk());
   mf::Matrix bad = up_b;
   bad(0, 3) = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_FALSE(s->SubmitUpdate(1, 0, bad).ok());
-  EXPECT_FALSE(s->SubmitUpdate(1, 0, mf::Matrix::Zero(1, layout->size() + 1)).ok());
+  EXPECT_THAT(s->SubmitUpdate(1, 0, bad), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(s->SubmitUpdate(1, 0, mf::Matrix::Zero(1, layout.size() + 1)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   ASSERT_THAT(s->SubmitUpdate(1, 0, up_b), IsOk());
   auto summary = s->CloseRound();  // "c" missed the round: it adds nothing
   ASSERT_THAT(summary, IsOk());
   EXPECT_EQ(summary->missing, (std::vector<int32_t>{2}));
   // theta - 0.5 * (-0.3 + 0.1) = theta + 0.1; couplings clamped to 0.25.
-  const int64_t begin = layout->couplings_begin();
+  const int64_t begin = layout.couplings_begin();
   EXPECT_NEAR(s->shared()(0, 0), before(0, 0) + 0.1, 1e-7);
   EXPECT_NEAR(s->shared()(0, begin - 1), before(0, begin - 1) + 0.1, 1e-7);
-  for (int64_t k = begin; k < layout->size(); ++k) {
+  for (int64_t k = begin; k < layout.size(); ++k) {
     EXPECT_NEAR(s->shared()(0, k), std::min(before(0, k) + 0.1, 0.25), 1e-7) << k;
   }
   EXPECT_EQ(s->shared(), mf::RoundedToFloat32(s->shared()));
 }
 
 TEST(ServerSessionTest, CouplingRestoreNeedsTheLayout) {
-  auto created = coupling::FlatLayout::Create(3, 2, 2);
-  ASSERT_THAT(created, IsOk());
-  const std::optional<coupling::FlatLayout> layout = *created;
+  ASSERT_OK_AND_ASSIGN(auto created, coupling::FlatLayout::Create(3, 2, 2));
+  const std::optional<coupling::FlatLayout> layout = created;
   const mf::Matrix model = mf::Matrix::Zero(1, layout->size());
-  EXPECT_FALSE(ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model).ok());
+  EXPECT_THAT(ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_FALSE(ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1,
                                       mf::Matrix::Zero(1, layout->size() - 1), layout)
                    .ok());
-  auto s = ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model, layout);
-  ASSERT_THAT(s, IsOk());
-  EXPECT_EQ(s->round(), 1);
+  ASSERT_OK_AND_ASSIGN(auto s,
+                       ServerSession::Restore(CouplingJob(2), {{"a", 1}}, 1, model, layout));
+  EXPECT_EQ(s.round(), 1);
   // An HFL job with a layout is refused too.
-  EXPECT_FALSE(ServerSession::Restore(SmallJob(2), {{"a", 1}}, 1, Filled(0.1), layout).ok());
+  EXPECT_THAT(ServerSession::Restore(SmallJob(2), {{"a", 1}}, 1, Filled(0.1), layout),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace
@@ -201,50 +201,45 @@ TEST(ServerSessionTest, CouplingSessionsTakeTrainCouplingsSteps) {
   c.coupling_bound = 1;
   c.coupling_init = 0.3;
   c.epsilon = std::numeric_limits<double>::infinity();
-  auto plan = PlanNoise(c);
-  ASSERT_THAT(plan, IsOk());
-  auto terms = CouplingOwnerTerms(c, *plan, range);
-  ASSERT_THAT(terms, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto plan, PlanNoise(c));
+  ASSERT_OK_AND_ASSIGN(auto terms, CouplingOwnerTerms(c, plan, range));
 
-  coupling::CouplingOptions options = terms->options;
+  coupling::CouplingOptions options = terms.options;
   options.epochs = 25;  // one full-batch step each
   random::Csprng rng = random::Csprng::FromSeed(7);
-  auto reference = coupling::TrainCoupling(owners, 16, 12, range, options, {}, rng);
-  ASSERT_THAT(reference, IsOk());
-  ASSERT_EQ(reference->steps, 25);
+  ASSERT_OK_AND_ASSIGN(auto reference,
+                       coupling::TrainCoupling(owners, 16, 12, range, options, {}, rng));
+  ASSERT_EQ(reference.steps, 25);
 
-  auto layout = coupling::FlatLayout::Create(16, 12, 3);
-  ASSERT_THAT(layout, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto layout, coupling::FlatLayout::Create(16, 12, 3));
   random::Csprng init = random::Csprng::FromSeed(7).Fork("coupling/init");  // as TrainCoupling
-  auto server = ServerSession::CreateCoupling(c, *layout, {{"a", 1}, {"b", 1}}, init);
-  ASSERT_THAT(server, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto server,
+                       ServerSession::CreateCoupling(c, layout, {{"a", 1}, {"b", 1}}, init));
   dp::PrivacyLedger ledger(1, 1e-5);
   std::vector<std::unique_ptr<coupling::OwnerSession>> sessions;
   for (int k = 0; k < 2; ++k) {
-    auto s = coupling::OwnerSession::Create(*terms, *layout, owners[k], {}, &ledger,
+    auto s = coupling::OwnerSession::Create(terms, layout, owners[k], {}, &ledger,
                                             random::Csprng::FromSeed(k));
     ASSERT_THAT(s, IsOk());
     sessions.push_back(std::move(*s));
   }
   for (int32_t round = 0; round < 25; ++round) {
     for (int k = 0; k < 2; ++k) {
-      auto release = sessions[k]->RunStep(round, server->shared());
-      ASSERT_THAT(release, IsOk());
-      const mf::Matrix wire = release->cast<float>().cast<double>();  // as uploaded
-      ASSERT_THAT(server->SubmitUpdate(k, round, wire), IsOk());
+      ASSERT_OK_AND_ASSIGN(auto release, sessions[k]->RunStep(round, server.shared()));
+      const mf::Matrix wire = release.cast<float>().cast<double>();  // as uploaded
+      ASSERT_THAT(server.SubmitUpdate(k, round, wire), IsOk());
     }
-    ASSERT_THAT(server->CloseRound(), IsOk());
+    ASSERT_THAT(server.CloseRound(), IsOk());
   }
-  EXPECT_EQ(server->phase(), ServerSession::Phase::kFinished);
+  EXPECT_EQ(server.phase(), ServerSession::Phase::kFinished);
   EXPECT_TRUE(ledger.entries().empty());
-  const mf::Matrix expected = coupling::FlattenModel(reference->model);
+  const mf::Matrix expected = coupling::FlattenModel(reference.model);
   random::Csprng init_again = random::Csprng::FromSeed(7).Fork("coupling/init");
-  auto initial_model = coupling::InitialModel(16, 12, 3, 0, 0.3, init_again);
-  ASSERT_THAT(initial_model, IsOk());
-  const mf::Matrix initial = coupling::FlattenModel(*initial_model);
+  ASSERT_OK_AND_ASSIGN(auto initial_model, coupling::InitialModel(16, 12, 3, 0, 0.3, init_again));
+  const mf::Matrix initial = coupling::FlattenModel(initial_model);
   // The steps moved the model far more than float32 rounding separates them.
   EXPECT_GT((expected - initial).cwiseAbs().maxCoeff(), 0.05);
-  EXPECT_LT((server->shared() - expected).cwiseAbs().maxCoeff(), 1e-5);
+  EXPECT_LT((server.shared() - expected).cwiseAbs().maxCoeff(), 1e-5);
 }
 
 }  // namespace

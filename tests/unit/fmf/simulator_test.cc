@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::fmf {
 namespace {
@@ -54,13 +55,12 @@ absl::StatusOr<SimulationResult> RunJob(const JobConfig& c, int parties) {
 }
 
 TEST(SimulatorTest, CentralLearnsFarBeyondInitialization) {
-  auto r = RunJob(Job(Setting::kCentral, SplitKind::kNone, kInf), 1);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->parties.size(), 1u);
-  EXPECT_GT(r->test.count, 0);
-  EXPECT_LT(r->train.mse, 0.8);
-  EXPECT_LT(r->test.mse, 1.2);
-  EXPECT_TRUE(std::isinf(r->epsilon));
+  ASSERT_OK_AND_ASSIGN(auto r, RunJob(Job(Setting::kCentral, SplitKind::kNone, kInf), 1));
+  EXPECT_EQ(r.parties.size(), 1u);
+  EXPECT_GT(r.test.count, 0);
+  EXPECT_LT(r.train.mse, 0.8);
+  EXPECT_LT(r.test.mse, 1.2);
+  EXPECT_TRUE(std::isinf(r.epsilon));
 }
 
 TEST(SimulatorTest, SameSeedSameResult) {
@@ -69,9 +69,8 @@ TEST(SimulatorTest, SameSeedSameResult) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(a->test.mse, b->test.mse);
   c.seed = 12;
-  auto d = RunJob(c, 3);
-  ASSERT_THAT(d, IsOk());
-  EXPECT_NE(a->test.mse, d->test.mse);
+  ASSERT_OK_AND_ASSIGN(auto d, RunJob(c, 3));
+  EXPECT_NE(a->test.mse, d.test.mse);
 }
 
 // Stage 1 runs users on separate threads, each on its own stream: the
@@ -90,30 +89,28 @@ TEST(SimulatorTest, LocalThreadsDoNotChangeHfl) {
 }
 
 TEST(SimulatorTest, HflReportsEpsilonWithinTarget) {
-  auto r = RunJob(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->rounds, 10);
-  EXPECT_EQ(r->parties.size(), 3u);
-  for (const auto& p : r->parties) {
+  ASSERT_OK_AND_ASSIGN(auto r, RunJob(Job(Setting::kHfl, SplitKind::kHorizontal, 2.0), 3));
+  EXPECT_EQ(r.rounds, 10);
+  EXPECT_EQ(r.parties.size(), 3u);
+  for (const auto& p : r.parties) {
     EXPECT_LE(p.epsilon, 2.0 + 1e-9);
     EXPECT_GT(p.epsilon, 1.9);
     EXPECT_EQ(p.steps, 50);
   }
-  EXPECT_GT(r->plan.noise_multiplier, 0);
+  EXPECT_GT(r.plan.noise_multiplier, 0);
 }
 
 TEST(SimulatorTest, VflPaperChargesStage2AndFinetune) {
   JobConfig c = Job(Setting::kVfl, SplitKind::kVertical, 4.0);
   c.algorithm = Algorithm::kPaper;
-  auto r = RunJob(c, 3);
-  ASSERT_THAT(r, IsOk());
-  for (const auto& p : r->parties) {
+  ASSERT_OK_AND_ASSIGN(auto r, RunJob(c, 3));
+  for (const auto& p : r.parties) {
     EXPECT_EQ(p.steps, 60);  // 10 * 5 + kappa 10
     EXPECT_LE(p.epsilon, 4.0 + 1e-9);
     EXPECT_EQ(p.users, 200);
   }
   // Per rating a rating sits at one party: the global epsilon is the max.
-  EXPECT_FALSE(r->epsilon_per_user_global.has_value());
+  EXPECT_FALSE(r.epsilon_per_user_global.has_value());
 }
 
 TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
@@ -128,9 +125,8 @@ TEST(SimulatorTest, VflPerUserGlobalEpsilonComposesThePartiesCurves) {
   dp::RdpAccountant three;
   three.AddSteps(r->plan.sample_rate, r->plan.noise_multiplier, 180);
   three.AddSteps(1.0, r->plan.count_noise_multiplier, 3);
-  auto eps = three.GetEpsilon(c.delta);
-  ASSERT_THAT(eps, IsOk());
-  EXPECT_NEAR(*r->epsilon_per_user_global, eps->epsilon, 1e-9);
+  ASSERT_OK_AND_ASSIGN(auto eps, three.GetEpsilon(c.delta));
+  EXPECT_NEAR(*r->epsilon_per_user_global, eps.epsilon, 1e-9);
   // Each party's own epsilon (its ledger) is the plan's: steps and count.
   for (const auto& p : r->parties) EXPECT_NEAR(p.epsilon, r->plan.epsilon, 1e-9);
   EXPECT_GT(*r->epsilon_per_user_global, r->epsilon);
@@ -173,19 +169,17 @@ TEST(SimulatorTest, VflAlternateRefitsLocallyAndChargesStage2Only) {
 }
 
 TEST(SimulatorTest, SynSgdRunsTTimesTPrimeRounds) {
-  auto r = RunJob(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->rounds, 50);
-  for (const auto& p : r->parties) EXPECT_EQ(p.steps, 50);
+  ASSERT_OK_AND_ASSIGN(auto r, RunJob(Job(Setting::kHflSynSgd, SplitKind::kHorizontal, 2.0), 2));
+  EXPECT_EQ(r.rounds, 50);
+  for (const auto& p : r.parties) EXPECT_EQ(p.steps, 50);
 }
 
 TEST(SimulatorTest, LocalOnlyBaselines) {
-  auto vertical = RunJob(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3);
-  ASSERT_THAT(vertical, IsOk());
-  for (const auto& p : vertical->parties) EXPECT_LE(p.epsilon, 2.0 + 1e-9);
-  auto horizontal = RunJob(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3);
-  ASSERT_THAT(horizontal, IsOk());
-  EXPECT_TRUE(std::isinf(horizontal->epsilon));  // non-private by definition
+  ASSERT_OK_AND_ASSIGN(auto vertical, RunJob(Job(Setting::kLocal, SplitKind::kVertical, 2.0), 3));
+  for (const auto& p : vertical.parties) EXPECT_LE(p.epsilon, 2.0 + 1e-9);
+  ASSERT_OK_AND_ASSIGN(auto horizontal,
+                       RunJob(Job(Setting::kLocal, SplitKind::kHorizontal, 2.0), 3));
+  EXPECT_TRUE(std::isinf(horizontal.epsilon));  // non-private by definition
 }
 
 TEST(SimulatorTest, PerUserGranularityTrims) {
@@ -193,10 +187,9 @@ TEST(SimulatorTest, PerUserGranularityTrims) {
   c.algorithm = Algorithm::kPaper;  // trims (the default clips per user)
   c.granularity = Granularity::kUser;
   c.theta = 3;
-  auto r = RunJob(c, 2);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->plan.theta, 3);
-  EXPECT_LE(r->epsilon, 2.0 + 1e-9);
+  ASSERT_OK_AND_ASSIGN(auto r, RunJob(c, 2));
+  EXPECT_EQ(r.plan.theta, 3);
+  EXPECT_LE(r.epsilon, 2.0 + 1e-9);
 }
 
 TEST(SimulatorTest, ProgressIsReportedEveryRound) {
@@ -204,11 +197,10 @@ TEST(SimulatorTest, ProgressIsReportedEveryRound) {
   JobConfig c = Job(Setting::kHfl, SplitKind::kHorizontal, 2.0);
   FederationOptions o;
   o.parties = 2;
-  auto fed = BuildFederation(c, d, o);
-  ASSERT_THAT(fed, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto fed, BuildFederation(c, d, o));
   std::vector<RoundProgress> seen;
   auto r = Simulate(
-      c, *fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
+      c, fed, [&](const RoundProgress& p) { seen.push_back(p); }, 5);
   ASSERT_THAT(r, IsOk());
   ASSERT_EQ(seen.size(), 10u);
   EXPECT_EQ(seen.back().round, 10);
@@ -292,9 +284,8 @@ TEST(SimulatorTest, BaselinesChooseTheirEpochsOnValidation) {
   // out: its schedule is the DP one.
   JobConfig dp = Job(Setting::kLocal, SplitKind::kVertical, 2.0);
   dp.select_epochs_on_validation = true;
-  auto d = RunJob(dp, 3);
-  ASSERT_THAT(d, IsOk());
-  EXPECT_EQ(d->validation.count, 0);
+  ASSERT_OK_AND_ASSIGN(auto d, RunJob(dp, 3));
+  EXPECT_EQ(d.validation.count, 0);
 }
 
 // The premise of fedmf train --compare's no-transfer baseline: at epsilon
@@ -307,9 +298,8 @@ TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
   data::Dataset d = Synthetic();
   FederationOptions o;
   o.parties = 3;
-  auto real = BuildFederation(c, d, o);
-  ASSERT_THAT(real, IsOk());
-  data::Federation junk = *real;
+  ASSERT_OK_AND_ASSIGN(auto real, BuildFederation(c, d, o));
+  data::Federation junk = real;
   random::Csprng rng = random::Csprng::FromSeed(3);
   for (size_t k = 1; k < junk.parties.size(); ++k) {
     for (data::Rating& r : junk.parties[k].train) {
@@ -318,7 +308,7 @@ TEST(SimulatorTest, NoTransferEpsilonLearnsNothingFromPartners) {
   }
   for (double epsilon : {1e-6, kInf}) {
     c.epsilon = epsilon;
-    auto a = Simulate(c, *real);
+    auto a = Simulate(c, real);
     auto b = Simulate(c, junk);
     ASSERT_THAT(a, IsOk());
     ASSERT_THAT(b, IsOk());
@@ -377,13 +367,13 @@ TEST(SimulatorTest, GridEngineTrainsAloneAndGivesTheRatingsBack) {
 TEST(JobConfigAlgorithm, ParsesAndValidates) {
   EXPECT_EQ(*ParseAlgorithm("paper"), Algorithm::kPaper);
   EXPECT_EQ(*ParseAlgorithm("alternate"), Algorithm::kAlternate);
-  EXPECT_FALSE(ParseAlgorithm("als").ok());
+  EXPECT_THAT(ParseAlgorithm("als"), StatusIs(absl::StatusCode::kInvalidArgument));
   JobConfig c;
   c.alternations = 0;
-  EXPECT_FALSE(ValidateJobConfig(c).ok());
+  EXPECT_THAT(ValidateJobConfig(c), StatusIs(absl::StatusCode::kInvalidArgument));
   c.alternations = 3;
   c.validation_fraction = 1.0;
-  EXPECT_FALSE(ValidateJobConfig(c).ok());
+  EXPECT_THAT(ValidateJobConfig(c), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

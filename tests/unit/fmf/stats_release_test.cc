@@ -218,7 +218,7 @@ TEST(StatsPlanTest, RefusesImpossibleCollusion) {
   JobConfig rating = StatsJob(Granularity::kRating, 1);
   EXPECT_TRUE(ValidateJobConfig(rating).ok());
   rating.algorithm = Algorithm::kAlternate;
-  EXPECT_FALSE(ValidateJobConfig(rating).ok());
+  EXPECT_THAT(ValidateJobConfig(rating), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(StatsPlanTest, NonPrivateAddsNoNoise) {

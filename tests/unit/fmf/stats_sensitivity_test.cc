@@ -19,6 +19,8 @@
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
+using ::fedmf::testing::StatusIs;
+
 namespace fedmf::fmf {
 namespace {
 
@@ -175,15 +177,14 @@ TEST(StatsSensitivityTest, PerRatingReleaseMovesAtMostItsDelta) {
 TEST(StatsSensitivityTest, NonFinitePublicModelsAreRefused) {
   stats::PublicModel m = stats::EmptyPublicModel(3, 2, 3);
   m.cols(1, 0) = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_FALSE(stats::SanitizePublicModel(m, 4, 10).ok());
+  EXPECT_THAT(stats::SanitizePublicModel(m, 4, 10), StatusIs(absl::StatusCode::kInvalidArgument));
   m.cols(1, 0) = std::numeric_limits<double>::infinity();
-  EXPECT_FALSE(stats::SanitizePublicModel(m, 4, 10).ok());
+  EXPECT_THAT(stats::SanitizePublicModel(m, 4, 10), StatusIs(absl::StatusCode::kInvalidArgument));
   m.cols(1, 0) = 1e300;
   m.cols(2, 2) = -1e300;
-  auto sane = stats::SanitizePublicModel(m, 4, 10);
-  ASSERT_TRUE(sane.ok());
-  EXPECT_NEAR(sane->cols.row(1).head(2).norm(), 10, 1e-9);
-  EXPECT_EQ(sane->cols(2, 2), -4);
+  ASSERT_OK_AND_ASSIGN(auto sane, stats::SanitizePublicModel(m, 4, 10));
+  EXPECT_NEAR(sane.cols.row(1).head(2).norm(), 10, 1e-9);
+  EXPECT_EQ(sane.cols(2, 2), -4);
 }
 
 // The per-rating analysis assumes one rating changes nothing else about the

@@ -57,22 +57,20 @@ TEST(TuningTest, TheProxyHasTheDeclaredShapeAndNothingElse) {
               0.05 * static_cast<double>(kDeclared.ratings));
   // The proxy is a function of the declared shape, the job and the seed:
   // the same call gives the very same ratings (it takes no data at all).
-  auto again = Proxy(7);
-  ASSERT_THAT(again, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto again, Proxy(7));
   for (size_t k = 0; k < proxy->parties.size(); ++k) {
-    ASSERT_EQ(proxy->parties[k].train.size(), again->parties[k].train.size());
+    ASSERT_EQ(proxy->parties[k].train.size(), again.parties[k].train.size());
     for (size_t r = 0; r < proxy->parties[k].train.size(); ++r) {
-      ASSERT_EQ(proxy->parties[k].train[r].value, again->parties[k].train[r].value);
+      ASSERT_EQ(proxy->parties[k].train[r].value, again.parties[k].train[r].value);
     }
   }
 }
 
 TEST(TuningTest, TheShapeIsParsedAndBadOnesAreNamed) {
-  auto shape = ParseProxyShape("users=943,items=1682,ratings=100000");
-  ASSERT_THAT(shape, IsOk());
-  EXPECT_EQ(shape->users, 943);
-  EXPECT_EQ(shape->items, 1682);
-  EXPECT_EQ(shape->ratings, 100000);
+  ASSERT_OK_AND_ASSIGN(auto shape, ParseProxyShape("users=943,items=1682,ratings=100000"));
+  EXPECT_EQ(shape.users, 943);
+  EXPECT_EQ(shape.items, 1682);
+  EXPECT_EQ(shape.ratings, 100000);
   EXPECT_THAT(ParseProxyShape("users=943,items=1682"),
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("misses ratings")));
   EXPECT_THAT(ParseProxyShape("users=943,items=0,ratings=5"),
@@ -86,20 +84,19 @@ TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
   ASSERT_THAT(proxy, IsOk());
   const std::vector<double> grid = LearningRateGrid(SmallHfl());
   ASSERT_EQ(grid.front(), 0);  // the noise-aware rule is a candidate (per-user clipping)
-  auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, grid, /*max_doublings=*/0);
-  ASSERT_THAT(tuned, IsOk());
-  ASSERT_EQ(tuned->grid.size(), grid.size());
-  const auto best = std::min_element(tuned->grid.begin(), tuned->grid.end(),
+  ASSERT_OK_AND_ASSIGN(auto tuned,
+                       TuneLearningRateOnProxy(SmallHfl(), *proxy, grid, /*max_doublings=*/0));
+  ASSERT_EQ(tuned.grid.size(), grid.size());
+  const auto best = std::min_element(tuned.grid.begin(), tuned.grid.end(),
                                      [](const TuneCandidate& a, const TuneCandidate& b) {
                                        return a.proxy_test_mse < b.proxy_test_mse;
                                      });
-  EXPECT_EQ(tuned->learning_rate, best->learning_rate);
+  EXPECT_EQ(tuned.learning_rate, best->learning_rate);
   // Each candidate is the job at that rate on the proxy.
   JobConfig at = SmallHfl();
   at.learning_rate = grid[2];
-  auto run = Simulate(at, *proxy);
-  ASSERT_THAT(run, IsOk());
-  EXPECT_EQ(tuned->grid[2].proxy_test_mse, run->test.mse);
+  ASSERT_OK_AND_ASSIGN(auto run, Simulate(at, *proxy));
+  EXPECT_EQ(tuned.grid[2].proxy_test_mse, run.test.mse);
   EXPECT_THAT(TuneLearningRateOnProxy(SmallHfl(), *proxy, {}),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
@@ -107,28 +104,26 @@ TEST(TuningTest, PicksTheProxysBestAndReportsTheGrid) {
 // A best rate at the grid's top edge: the grid goes on doubling while the
 // top keeps winning, and stops at the first double that does not.
 TEST(TuningTest, ExtendsTheGridUpWhileItsTopWins) {
-  auto proxy = Proxy(5);
-  ASSERT_THAT(proxy, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto proxy, Proxy(5));
   // Rates far too small for this job: the largest of them wins.
-  auto tuned = TuneLearningRateOnProxy(SmallHfl(), *proxy, {0.0005, 0.001}, 3);
-  ASSERT_THAT(tuned, IsOk());
-  ASSERT_GT(tuned->grid.size(), 2u);
-  EXPECT_EQ(tuned->grid[2].learning_rate, 0.002);
-  for (size_t k = 3; k < tuned->grid.size(); ++k) {
-    EXPECT_EQ(tuned->grid[k].learning_rate, 2 * tuned->grid[k - 1].learning_rate);
+  ASSERT_OK_AND_ASSIGN(auto tuned, TuneLearningRateOnProxy(SmallHfl(), proxy, {0.0005, 0.001}, 3));
+  ASSERT_GT(tuned.grid.size(), 2u);
+  EXPECT_EQ(tuned.grid[2].learning_rate, 0.002);
+  for (size_t k = 3; k < tuned.grid.size(); ++k) {
+    EXPECT_EQ(tuned.grid[k].learning_rate, 2 * tuned.grid[k - 1].learning_rate);
   }
-  EXPECT_LE(tuned->grid.size(), 5u);
+  EXPECT_LE(tuned.grid.size(), 5u);
   // It stopped at the cap, or because the last double lost or gained < 0.1%.
-  if (tuned->grid.size() < 5u) {
-    const TuneCandidate& last = tuned->grid.back();
-    const TuneCandidate& before = tuned->grid[tuned->grid.size() - 2];
+  if (tuned.grid.size() < 5u) {
+    const TuneCandidate& last = tuned.grid.back();
+    const TuneCandidate& before = tuned.grid[tuned.grid.size() - 2];
     EXPECT_GE(last.proxy_test_mse, before.proxy_test_mse * (1 - 1e-3));
   }
-  const auto best = std::min_element(tuned->grid.begin(), tuned->grid.end(),
+  const auto best = std::min_element(tuned.grid.begin(), tuned.grid.end(),
                                      [](const TuneCandidate& a, const TuneCandidate& b) {
                                        return a.proxy_test_mse < b.proxy_test_mse;
                                      });
-  EXPECT_EQ(tuned->learning_rate, best->learning_rate);
+  EXPECT_EQ(tuned.learning_rate, best->learning_rate);
 }
 
 TEST(TuningTest, GridAroundTheSettingsRate) {

@@ -57,22 +57,19 @@ TEST(DynamicUsers, DisconnectMidIterationEqualsNeverSelected) {
 TEST(DynamicUsers, RepairPassTellsTheRecommenderWhoVanished) {
   auto w = InitializedWorld(4);
   auto round = w->server->StartIteration(kAll);
-  auto repair = testing::RunMaskedPass(*w, *round, {2});
-  ASSERT_THAT(repair, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto repair, testing::RunMaskedPass(*w, *round, {2}));
   std::set<int32_t> items;
-  for (const PlannedItem& p : repair->plan.items) {
+  for (const PlannedItem& p : repair.plan.items) {
     items.insert(p.item);
     EXPECT_EQ(std::count(p.users.begin(), p.users.end(), 2), 0);
   }
   EXPECT_EQ(items, (std::set<int32_t>{1, 2, 3}));
-  auto done = testing::RunMaskedPass(*w, *repair, {});
-  ASSERT_THAT(done, IsOk());
-  EXPECT_TRUE(done->requests.empty());
-  auto stats = w->server->FinishIteration();
-  ASSERT_THAT(stats, IsOk());
-  EXPECT_EQ(stats->passes, 2);
-  EXPECT_EQ(stats->dropped_users, 1);
-  EXPECT_EQ(stats->items_updated, kDynamicItems);
+  ASSERT_OK_AND_ASSIGN(auto done, testing::RunMaskedPass(*w, repair, {}));
+  EXPECT_TRUE(done.requests.empty());
+  ASSERT_OK_AND_ASSIGN(auto stats, w->server->FinishIteration());
+  EXPECT_EQ(stats.passes, 2);
+  EXPECT_EQ(stats.dropped_users, 1);
+  EXPECT_EQ(stats.items_updated, kDynamicItems);
 }
 
 TEST(DynamicUsers, ItemWhoseUsersAllVanishKeepsItsProfile) {
@@ -103,12 +100,11 @@ TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
   EXPECT_TRUE(w->server->initialized(2));
   EXPECT_EQ(w->server->uninitialized_items(), 2);
   // Iterations only involve initialized items.
-  auto round = w->server->StartIteration({1, 5});
-  ASSERT_THAT(round, IsOk());
-  for (const IterationRequest& req : round->requests) {
+  ASSERT_OK_AND_ASSIGN(auto round, w->server->StartIteration({1, 5}));
+  for (const IterationRequest& req : round.requests) {
     for (const ItemRequest& it : req.items) EXPECT_TRUE(it.item == 1 || it.item == 2);
   }
-  auto next = testing::RunMaskedPass(*w, *round, {});
+  auto next = testing::RunMaskedPass(*w, round, {});
   ASSERT_THAT(next, IsOk());
   ASSERT_THAT(w->server->FinishIteration(), IsOk());
   ASSERT_TRUE(RunInit(*w, {1}).ok());  // user 1 rated 0, 2, 3
@@ -117,17 +113,15 @@ TEST(DynamicUsers, ItemsWithoutOnlineRatersAreInitializedLater) {
 
 TEST(DynamicUsers, InitWithAVanishedUserIsRetried) {
   auto w = MakeWorld(Scenario::kDynamic, 8, SmallRatings(), kDynamicItems, kDynamicDim, 0.8);
-  auto round = w->server->StartInit(kAll);
-  ASSERT_THAT(round, IsOk());
-  ASSERT_THAT(w->tp->Begin(round->plan), IsOk());
-  for (const InitRequest& req : round->requests) {
+  ASSERT_OK_AND_ASSIGN(auto round, w->server->StartInit(kAll));
+  ASSERT_THAT(w->tp->Begin(round.plan), IsOk());
+  for (const InitRequest& req : round.requests) {
     if (req.user == 5) continue;  // rated items 1, 2
     ASSERT_THAT(w->tp->Accept(*w->users[req.user].HandleInit(req)), IsOk());
   }
-  auto forward = w->tp->Flush();
-  ASSERT_THAT(forward, IsOk());
-  EXPECT_EQ(forward->incomplete_items, (std::vector<int32_t>{1, 2}));
-  ASSERT_THAT(w->server->FinishInit(*forward), IsOk());
+  ASSERT_OK_AND_ASSIGN(auto forward, w->tp->Flush());
+  EXPECT_EQ(forward.incomplete_items, (std::vector<int32_t>{1, 2}));
+  ASSERT_THAT(w->server->FinishInit(forward), IsOk());
   EXPECT_TRUE(w->server->initialized(0));
   EXPECT_FALSE(w->server->initialized(1));
   EXPECT_THAT(RunInit(*w, {0, 2, 3, 4}), IsOk());

@@ -14,6 +14,7 @@
 #include "tests/unit/hua/world.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::hua {
 namespace {
@@ -86,11 +87,9 @@ TEST(MaskedAggregation, DecodedSumIsTrueSumPlusIntendedNoise) {
   auto w = MakeWorld(Scenario::kUntrustedThirdParty, 7, SmallRatings(), kItems, kDim, 1.0);
   ASSERT_NE(w, nullptr);
   const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5};
-  auto round = w->server->StartIteration(all);
-  ASSERT_THAT(round, IsOk());
-  auto next = RunMaskedPass(*w, *round, {});
-  ASSERT_THAT(next, IsOk());
-  EXPECT_TRUE(next->requests.empty());
+  ASSERT_OK_AND_ASSIGN(auto round, w->server->StartIteration(all));
+  ASSERT_OK_AND_ASSIGN(auto next, RunMaskedPass(*w, round, {}));
+  EXPECT_TRUE(next.requests.empty());
 
   const Expected e{*w};
   const double b = LaplaceScale(EpsilonPerRelease(w->params), w->range, kDim);
@@ -125,9 +124,8 @@ TEST(MaskedAggregation, S3DecodedSumCarriesTheFixedEta) {
   const std::vector<int32_t> all = {0, 1, 2, 3, 4, 5};
   ASSERT_THAT(RunInit(*w, all), IsOk());
   const std::vector<int32_t> now = {0, 2, 4};  // k' users online in iteration 1
-  auto round = w->server->StartIteration(now);
-  ASSERT_THAT(round, IsOk());
-  ASSERT_THAT(RunMaskedPass(*w, *round, {}), IsOk());
+  ASSERT_OK_AND_ASSIGN(auto round, w->server->StartIteration(now));
+  ASSERT_THAT(RunMaskedPass(*w, round, {}), IsOk());
 
   const Expected e{*w};
   const double b = LaplaceScale(EpsilonPerRelease(w->params), w->range, kDim);
@@ -197,16 +195,15 @@ TEST(MaskedAggregation, SumsWithoutTheMasksDecodeToNoise) {
     for (const IterationRequest& req : round->requests) {
       ASSERT_THAT(w->tp->Accept(*w->users[req.user].HandleMasked(req)), IsOk());
     }
-    auto forward = w->tp->Flush();
-    ASSERT_THAT(forward, IsOk());
-    ASSERT_EQ(forward->items.size(), static_cast<size_t>(kItems));
-    for (const ItemSum& s : forward->items) {
+    ASSERT_OK_AND_ASSIGN(auto forward, w->tp->Flush());
+    ASSERT_EQ(forward.items.size(), static_cast<size_t>(kItems));
+    for (const ItemSum& s : forward.items) {
       auto decoded = w->codec->DecodeSum(s.sum, s.contributors);
       EXPECT_EQ(decoded.status().code(), absl::StatusCode::kDataLoss);
       sums.insert(sums.end(), s.sum.begin(), s.sum.end());
     }
     // The recommender, who has Sigma psi, decodes them.
-    ASSERT_THAT(w->server->AcceptForward(*forward), IsOk());
+    ASSERT_THAT(w->server->AcceptForward(forward), IsOk());
   }
   EXPECT_LT(ChiSquareTopBits(sums), kChi15At999);
 }
@@ -231,18 +228,16 @@ TEST(MaskedAggregation, ThirdPartyAcceptsOnlyPlannedReportsAndWithholdsPartialSu
   stale.round = 2;
   EXPECT_EQ(w->tp->Accept(stale).code(), absl::StatusCode::kInvalidArgument);
 
-  auto forward = w->tp->Flush();
-  ASSERT_THAT(forward, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto forward, w->tp->Flush());
   // User 3 rated items 0, 1, 3: their sums are withheld; item 2 goes through.
-  EXPECT_EQ(forward->incomplete_items, (std::vector<int32_t>{0, 1, 3}));
-  EXPECT_EQ(forward->missing_users, (std::vector<int32_t>{3}));
-  ASSERT_EQ(forward->items.size(), 1u);
-  EXPECT_EQ(forward->items[0].item, 2);
+  EXPECT_EQ(forward.incomplete_items, (std::vector<int32_t>{0, 1, 3}));
+  EXPECT_EQ(forward.missing_users, (std::vector<int32_t>{3}));
+  ASSERT_EQ(forward.items.size(), 1u);
+  EXPECT_EQ(forward.items[0].item, 2);
   // The recommender re-plans the withheld items among the others.
-  auto repair = w->server->AcceptForward(*forward);
-  ASSERT_THAT(repair, IsOk());
-  EXPECT_EQ(repair->plan.pass, 1);
-  for (const IterationRequest& req : repair->requests) EXPECT_NE(req.user, 3);
+  ASSERT_OK_AND_ASSIGN(auto repair, w->server->AcceptForward(forward));
+  EXPECT_EQ(repair.plan.pass, 1);
+  for (const IterationRequest& req : repair.requests) EXPECT_NE(req.user, 3);
   EXPECT_EQ(w->server->FinishIteration().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -251,7 +246,7 @@ TEST(MaskedAggregation, RecommenderRejectsForeignForwards) {
   auto round = w->server->StartIteration({0, 1, 2, 3, 4, 5});
   AggregateForward f;
   f.round = 7;
-  EXPECT_FALSE(w->server->AcceptForward(f).ok());
+  EXPECT_THAT(w->server->AcceptForward(f), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(w->server->StartIteration({0}).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 

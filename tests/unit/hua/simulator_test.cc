@@ -48,28 +48,25 @@ HuaParams Valid(double epsilon) {
 }
 
 TEST(SimulateHua, WithoutNoiseS2IsTheBaseline) {
-  auto r = SimulateHua(Scenario::kUntrusted, Split(), Small(INFINITY), 3);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_NEAR(r->mean_abs_error_increase, 0.0, 1e-9);
-  EXPECT_LT(r->baseline_test.mse, 1.2);  // it learned something
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kUntrusted, Split(), Small(INFINITY), 3));
+  EXPECT_NEAR(r.mean_abs_error_increase, 0.0, 1e-9);
+  EXPECT_LT(r.baseline_test.mse, 1.2);  // it learned something
   // S2-TP differs only by fixed-point rounding.
-  auto tp = SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(INFINITY), 3);
-  ASSERT_THAT(tp, IsOk());
-  EXPECT_NEAR(tp->mean_abs_error_increase, 0.0, 1e-5);
+  ASSERT_OK_AND_ASSIGN(auto tp,
+                       SimulateHua(Scenario::kUntrustedThirdParty, Split(), Small(INFINITY), 3));
+  EXPECT_NEAR(tp.mean_abs_error_increase, 0.0, 1e-5);
 }
 
 TEST(SimulateHua, LargeEpsilonIsCloseToNonPrivate) {
   for (Scenario s : {Scenario::kTrusted, Scenario::kUntrusted, Scenario::kUntrustedThirdParty}) {
-    auto r = SimulateHua(s, Split(), Small(1e5), 4);
-    ASSERT_THAT(r, IsOk());
-    EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05) << ScenarioName(s);
-    EXPECT_EQ(r->test.count, r->baseline_test.count);
+    ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(s, Split(), Small(1e5), 4));
+    EXPECT_LT(std::abs(r.mean_abs_error_increase), 0.05) << ScenarioName(s);
+    EXPECT_EQ(r.test.count, r.baseline_test.count);
   }
   HuaParams lemma1 = Small(1e5);
   lemma1.s1_noise = ObjectiveNoise::kLaplace;
-  auto r = SimulateHua(Scenario::kTrusted, Split(), lemma1, 4);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_LT(std::abs(r->mean_abs_error_increase), 0.05);
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kTrusted, Split(), lemma1, 4));
+  EXPECT_LT(std::abs(r.mean_abs_error_increase), 0.05);
 }
 
 TEST(SimulateHua, SmallEpsilonCostsAccuracy) {
@@ -94,17 +91,16 @@ TEST(SimulateHua, S3RunsWithDynamicUsersAndDropouts) {
   p.max_online = 30;
   p.iterations = 150;
   p.dropout_prob = 0.05;
-  auto r = SimulateHua(Scenario::kDynamic, Split(), p, 8);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_LE(r->mean_users_per_iteration, 30.0);
-  EXPECT_GT(r->mean_users_per_iteration, 5.0);
-  EXPECT_GT(r->dropped_users, 0);
-  EXPECT_GT(r->traffic.init_bytes, 0);
-  EXPECT_GT(r->traffic.down_per_user, r->traffic.up_per_user);
-  EXPECT_TRUE(std::isfinite(r->test.mse));
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kDynamic, Split(), p, 8));
+  EXPECT_LE(r.mean_users_per_iteration, 30.0);
+  EXPECT_GT(r.mean_users_per_iteration, 5.0);
+  EXPECT_GT(r.dropped_users, 0);
+  EXPECT_GT(r.traffic.init_bytes, 0);
+  EXPECT_GT(r.traffic.down_per_user, r.traffic.up_per_user);
+  EXPECT_TRUE(std::isfinite(r.test.mse));
   // Without noise, the dynamic run still learns (worse than the baseline,
   // which sees every user every iteration).
-  EXPECT_LT(r->test.mse, 2.0);
+  EXPECT_LT(r.test.mse, 2.0);
 }
 
 // Bytes per user and iteration in S2-TP, from the layout in messages.h: a
@@ -112,13 +108,12 @@ TEST(SimulateHua, S3RunsWithDynamicUsersAndDropouts) {
 TEST(SimulateHua, TrafficMatchesTheMessageLayout) {
   HuaParams p = Small(1.0);
   p.iterations = 1;
-  auto r = SimulateHua(Scenario::kUntrustedThirdParty, Split(), p, 9);
-  ASSERT_THAT(r, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kUntrustedThirdParty, Split(), p, 9));
   const double ratings = static_cast<double>(Split().train.size());
-  const double users = r->mean_users_per_iteration;
-  EXPECT_DOUBLE_EQ(r->traffic.up_per_user, 17 + ratings / users * (12 + 8 * p.dim));
+  const double users = r.mean_users_per_iteration;
+  EXPECT_DOUBLE_EQ(r.traffic.up_per_user, 17 + ratings / users * (12 + 8 * p.dim));
   // Down: 3*4 + 4 header; per item 3*4 + v, H_j (first time), H~, psi.
-  EXPECT_DOUBLE_EQ(r->traffic.down_per_user, 16 + ratings / users * (12 + 4 * (4 + 8 * p.dim)));
+  EXPECT_DOUBLE_EQ(r.traffic.down_per_user, 16 + ratings / users * (12 + 4 * (4 + 8 * p.dim)));
 }
 
 TEST(SimulateHua, ValidVariantWithoutNoiseIsTheSameWithOrWithoutTheThirdParty) {
@@ -153,28 +148,25 @@ TEST(SimulateHua, ValidS3ChargesEachUserForTheIterationsSheTookPartIn) {
   p.max_online = 30;
   p.iterations = 40;
   p.dropout_prob = 0.05;
-  auto r = SimulateHua(Scenario::kDynamic, Split(), p, 8);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_LE(r->epsilon, 2.0);
-  EXPECT_GT(r->max_user_releases, 0);
-  EXPECT_LE(r->max_user_releases, 40);
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kDynamic, Split(), p, 8));
+  EXPECT_LE(r.epsilon, 2.0);
+  EXPECT_GT(r.max_user_releases, 0);
+  EXPECT_LE(r.max_user_releases, 40);
   // At most 30 of 150 users per iteration: the median user released less
   // than the busiest one, and spent less.
-  EXPECT_LT(r->epsilon_median_user, r->epsilon);
-  EXPECT_GT(r->dropped_users, 0);
-  EXPECT_EQ(r->traffic.init_bytes, 0);  // no eta_j to initialize
-  EXPECT_TRUE(std::isfinite(r->test.mse));
+  EXPECT_LT(r.epsilon_median_user, r.epsilon);
+  EXPECT_GT(r.dropped_users, 0);
+  EXPECT_EQ(r.traffic.init_bytes, 0);  // no eta_j to initialize
+  EXPECT_TRUE(std::isfinite(r.test.mse));
 }
 
 TEST(SimulateHua, ValidS1UsesADataIndependentUAndReportsItsPureEpsilon) {
-  auto r = SimulateHua(Scenario::kTrusted, Split(), Valid(1e5), 4);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_DOUBLE_EQ(r->epsilon, 1e5);
-  EXPECT_EQ(r->privacy.delta, 0);
-  auto tight = SimulateHua(Scenario::kTrusted, Split(), Valid(0.5), 4);
-  ASSERT_THAT(tight, IsOk());
-  EXPECT_DOUBLE_EQ(tight->epsilon, 0.5);
-  EXPECT_GT(tight->test.mse, r->test.mse);
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateHua(Scenario::kTrusted, Split(), Valid(1e5), 4));
+  EXPECT_DOUBLE_EQ(r.epsilon, 1e5);
+  EXPECT_EQ(r.privacy.delta, 0);
+  ASSERT_OK_AND_ASSIGN(auto tight, SimulateHua(Scenario::kTrusted, Split(), Valid(0.5), 4));
+  EXPECT_DOUBLE_EQ(tight.epsilon, 0.5);
+  EXPECT_GT(tight.test.mse, r.test.mse);
 }
 
 }  // namespace

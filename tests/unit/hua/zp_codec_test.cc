@@ -5,6 +5,10 @@
 #include <cmath>
 #include <vector>
 
+#include "tests/testing/status_matchers.h"
+
+using ::fedmf::testing::StatusIs;
+
 namespace fedmf::hua {
 namespace {
 
@@ -53,10 +57,13 @@ TEST(ZpCodec, StillMaskedSumFailsToDecode) {
 
 TEST(ZpCodec, RejectsTooManySummandsAndParametersThatCouldWrap) {
   const ZpCodec codec = *ZpCodec::Create({});
-  EXPECT_FALSE(codec.DecodeSum(std::vector<uint64_t>{0}, 0).ok());
-  EXPECT_FALSE(codec.DecodeSum(std::vector<uint64_t>{0}, codec.max_summands() + 1).ok());
+  EXPECT_THAT(codec.DecodeSum(std::vector<uint64_t>{0}, 0),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(codec.DecodeSum(std::vector<uint64_t>{0}, codec.max_summands() + 1),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   // 2^30 * 2^30 * 2^10 = 2^70 > 2^63: the codec refuses.
-  EXPECT_FALSE(ZpCodec::Create({30, std::ldexp(1.0, 30), 1024}).ok());
+  EXPECT_THAT(ZpCodec::Create({30, std::ldexp(1.0, 30), 1024}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

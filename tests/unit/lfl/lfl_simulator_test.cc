@@ -39,12 +39,12 @@ LflConfig Config(double epsilon) {
 }
 
 TEST(LflSimulatorTest, NoiselessStage2ImprovesOverStage1Alone) {
-  auto r = SimulateLfl(Config(std::numeric_limits<double>::infinity()), Small());
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->devices, 150);
-  EXPECT_EQ(r->sigma_v, 0);
-  EXPECT_LT(r->test.mse, r->stage1_test.mse - 0.05)
-      << "stage1 " << r->stage1_test.mse << " final " << r->test.mse;
+  ASSERT_OK_AND_ASSIGN(auto r,
+                       SimulateLfl(Config(std::numeric_limits<double>::infinity()), Small()));
+  EXPECT_EQ(r.devices, 150);
+  EXPECT_EQ(r.sigma_v, 0);
+  EXPECT_LT(r.test.mse, r.stage1_test.mse - 0.05)
+      << "stage1 " << r.stage1_test.mse << " final " << r.test.mse;
 }
 
 // The progress callbacks see what the result reports, as it happens: Stage 1
@@ -89,29 +89,27 @@ TEST(LflSimulatorTest, ProgressReportsStageOneThenEveryIterationInOrder) {
 }
 
 TEST(LflSimulatorTest, PrivateRunReportsEpsilonAndNoise) {
-  auto r = SimulateLfl(Config(4.0), Small());
-  ASSERT_THAT(r, IsOk());
-  EXPECT_LE(r->epsilon, 4.0 + 1e-9);
-  EXPECT_GT(r->epsilon, 3.9);
-  EXPECT_GT(r->sigma_v, 0);
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateLfl(Config(4.0), Small()));
+  EXPECT_LE(r.epsilon, 4.0 + 1e-9);
+  EXPECT_GT(r.epsilon, 3.9);
+  EXPECT_GT(r.sigma_v, 0);
   // epsilon is that of the server's worst-case joint view, whose z is at
   // least the accountant's.
-  EXPECT_GE(r->server_view_noise_multiplier, r->noise_multiplier);
-  auto eps = dp::ComputeEpsilon(1.0, r->server_view_noise_multiplier, 30, 1e-5);
-  ASSERT_THAT(eps, IsOk());
-  EXPECT_DOUBLE_EQ(r->epsilon, *eps);
-  const TwoRoundParams dp{150, 0.3, r->sigma_v};
+  EXPECT_GE(r.server_view_noise_multiplier, r.noise_multiplier);
+  ASSERT_OK_AND_ASSIGN(auto eps, dp::ComputeEpsilon(1.0, r.server_view_noise_multiplier, 30, 1e-5));
+  EXPECT_DOUBLE_EQ(r.epsilon, eps);
+  const TwoRoundParams dp{150, 0.3, r.sigma_v};
   const double delta = mf::SensitivityOneMatrix(5.0);
-  EXPECT_NEAR(r->server_view_noise_multiplier, std::sqrt(WorstCaseServerViewVariance(dp)) / delta,
+  EXPECT_NEAR(r.server_view_noise_multiplier, std::sqrt(WorstCaseServerViewVariance(dp)) / delta,
               1e-12);
-  ASSERT_EQ(r->iterations.size(), 30u);
-  for (const auto& it : r->iterations) {
+  ASSERT_EQ(r.iterations.size(), 30u);
+  for (const auto& it : r.iterations) {
     EXPECT_FALSE(it.skipped);
     EXPECT_EQ(it.round1_survivors, 150);
-    EXPECT_NEAR(it.remaining_noise_variance, r->sigma_v * r->sigma_v, 1e-9);
+    EXPECT_NEAR(it.remaining_noise_variance, r.sigma_v * r.sigma_v, 1e-9);
     // What this iteration's server actually saw is no less noisy.
     EXPECT_GE(ServerViewVariance(dp, it.round1_survivors, it.round2_survivors, it.round1_survivors),
-              std::pow(r->server_view_noise_multiplier * delta, 2) * (1 - 1e-12));
+              std::pow(r.server_view_noise_multiplier * delta, 2) * (1 - 1e-12));
   }
 }
 
@@ -119,18 +117,16 @@ TEST(LflSimulatorTest, DropoutsAreToleratedUpToOmegaAndSkippedBeyond) {
   LflConfig c = Config(4.0);
   c.dropout_round1 = 0.1;
   c.dropout_round2 = 0.2;
-  auto r = SimulateLfl(c, Small());
-  ASSERT_THAT(r, IsOk());
-  for (const auto& it : r->iterations) {
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateLfl(c, Small()));
+  for (const auto& it : r.iterations) {
     EXPECT_FALSE(it.skipped);
     EXPECT_LT(it.round1_survivors, 150);
     EXPECT_LT(it.round2_survivors, it.round1_survivors);
-    EXPECT_GE(it.remaining_noise_variance, r->sigma_v * r->sigma_v - 1e-9);
+    EXPECT_GE(it.remaining_noise_variance, r.sigma_v * r.sigma_v - 1e-9);
   }
   c.dropout_round1 = 0.6;  // far beyond omega = 0.3
-  auto skipped = SimulateLfl(c, Small());
-  ASSERT_THAT(skipped, IsOk());
-  for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
+  ASSERT_OK_AND_ASSIGN(auto skipped, SimulateLfl(c, Small()));
+  for (const auto& it : skipped.iterations) EXPECT_TRUE(it.skipped);
 }
 
 TEST(LflSimulatorTest, AnalyticNoiseEqualsTheDevicesNoiselessRunExactly) {
@@ -181,18 +177,16 @@ TEST(LflSimulatorTest, LearningRateRuleCapsTheNoisePerStep) {
   EXPECT_DOUBLE_EQ(LflLearningRate(c, 445.78, 70000), kLflNoisePerStep * 70000 / 445.78);
   c.learning_rate = 3;  // an explicit rate wins
   EXPECT_DOUBLE_EQ(LflLearningRate(c, 445.78, 943), 3.0);
-  auto r = SimulateLfl(Config(1.0), Small());
-  ASSERT_THAT(r, IsOk());
-  EXPECT_DOUBLE_EQ(r->learning_rate, LflLearningRate(Config(1.0), r->sigma_v, 150));
+  ASSERT_OK_AND_ASSIGN(auto r, SimulateLfl(Config(1.0), Small()));
+  EXPECT_DOUBLE_EQ(r.learning_rate, LflLearningRate(Config(1.0), r.sigma_v, 150));
 }
 
 TEST(LflSimulatorTest, SigmaFollowsTheClipNorm) {
   LflConfig c = Config(1.0);
   c.device.clip_norm = 2.0;
   double z = 0, eps = 0;
-  auto sigma = CalibrateSigmaV(c, &z, &eps);
-  ASSERT_THAT(sigma, IsOk());
-  EXPECT_NEAR(*sigma, z * 2.0 * std::sqrt(ServerViewVarianceInflation(c.omega)), 1e-6 * *sigma);
+  ASSERT_OK_AND_ASSIGN(auto sigma, CalibrateSigmaV(c, &z, &eps));
+  EXPECT_NEAR(sigma, z * 2.0 * std::sqrt(ServerViewVarianceInflation(c.omega)), 1e-6 * sigma);
   c.device.clip_norm = -1;
   EXPECT_EQ(ValidateLflConfig(c).code(), absl::StatusCode::kInvalidArgument);
   c.device.clip_norm = 0;

@@ -15,6 +15,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::lfl {
 namespace {
@@ -31,9 +32,8 @@ SecureSumFn SecAgg(GraphKind graph, uint64_t seed, double omega = 0.3) {
 TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
   // ML-100K-sized federation at epsilon = 1.
   const TwoRoundParams dp{943, 0.3, 270.0};
-  auto codecs = ChooseLflCodecs(dp, 5.0, 64);
-  ASSERT_THAT(codecs, IsOk());
-  for (const auto* c : {&codecs->round1, &codecs->round2}) {
+  ASSERT_OK_AND_ASSIGN(auto codecs, ChooseLflCodecs(dp, 5.0, 64));
+  for (const auto* c : {&codecs.round1, &codecs.round2}) {
     EXPECT_EQ(c->bits(), 64);
     EXPECT_EQ(c->max_summands(), 943u);
     // No wrap at f, a wrap would be possible at f + 1: f is the best there is.
@@ -43,21 +43,22 @@ TEST(LflCodecTest, MaximalPrecisionWithoutWrap) {
         943.0L * std::ceil(std::ldexp(static_cast<long double>(c->max_abs()), c->frac_bits() + 1)),
         limit);
   }
-  EXPECT_DOUBLE_EQ(codecs->round1.max_abs(), Round1Bound(5.0, dp, kNoiseTailSigmas));
-  EXPECT_DOUBLE_EQ(codecs->round2.max_abs(), Round2Bound(dp, kNoiseTailSigmas));
+  EXPECT_DOUBLE_EQ(codecs.round1.max_abs(), Round1Bound(5.0, dp, kNoiseTailSigmas));
+  EXPECT_DOUBLE_EQ(codecs.round2.max_abs(), Round2Bound(dp, kNoiseTailSigmas));
   // sqrt(zeta1) sigma_v = 270 / sqrt(0.7 * 943); the gradient part is 2 * 5^1.5.
-  EXPECT_NEAR(codecs->round1.max_abs(), 2 * std::pow(5.0, 1.5) + 10 * 270 / std::sqrt(660.1), 1e-9);
+  EXPECT_NEAR(codecs.round1.max_abs(), 2 * std::pow(5.0, 1.5) + 10 * 270 / std::sqrt(660.1), 1e-9);
   // The clamp of DeviceNoise keeps every draw encodable, even a wild one.
-  EXPECT_THAT(codecs->round1.Encode(codecs->round1.max_abs()), IsOk());
-  EXPECT_FALSE(codecs->round1.Encode(codecs->round1.max_abs() * 1.001).ok());
+  EXPECT_THAT(codecs.round1.Encode(codecs.round1.max_abs()), IsOk());
+  EXPECT_THAT(codecs.round1.Encode(codecs.round1.max_abs() * 1.001),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 
   // Fewer bits: less precision, still no wrap; too few: a clear error.
   auto narrow = ChooseLflCodecs(dp, 5.0);  // kDefaultLflBits = 32
   ASSERT_THAT(narrow, IsOk());
   EXPECT_EQ(narrow->round1.bits(), 32);
-  EXPECT_NEAR(narrow->round1.frac_bits(), codecs->round1.frac_bits() - 32, 1);
+  EXPECT_NEAR(narrow->round1.frac_bits(), codecs.round1.frac_bits() - 32, 1);
   auto none = ChooseLflCodecs(dp, 5.0, 12);
-  ASSERT_FALSE(none.ok());
+  ASSERT_THAT(none, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(none.status().message().find("round 1"), std::string::npos) << none.status();
   // No noise at all (epsilon = inf): round 2 carries zeros, any bound works.
   EXPECT_THAT(ChooseLflCodecs({943, 0.3, 0.0}, 5.0), IsOk());
@@ -75,9 +76,8 @@ TEST(LflCodecTest, DeviceNoiseIsClampedAtTheTail) {
   for (double v : x) biggest = std::max(biggest, std::abs(v));
   EXPECT_GT(biggest, 4 * s1);
   EXPECT_LE(biggest, kNoiseTailSigmas * s1);
-  auto bar = noise.Round2Replacement(7, rng);
-  ASSERT_THAT(bar, IsOk());
-  for (double v : *bar) ASSERT_LE(std::abs(v), Round2Bound(dp, kNoiseTailSigmas));
+  ASSERT_OK_AND_ASSIGN(auto bar, noise.Round2Replacement(7, rng));
+  for (double v : bar) ASSERT_LE(std::abs(v), Round2Bound(dp, kNoiseTailSigmas));
 }
 
 // Random inputs in [-B, B], random drop points at every boundary: the secure
@@ -90,11 +90,10 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
     const size_t n = 5 + rng.UniformInt(26);
     const size_t len = 1 + rng.UniformInt(40);
     const double bound = 0.5 + 100 * rng.NextDouble();
-    auto codec = MaxPrecisionCodec(trial % 2 ? 64 : 40, bound, n);
-    ASSERT_THAT(codec, IsOk());
+    ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(trial % 2 ? 64 : 40, bound, n));
     SecureSumRequest r;
     r.iteration = trial;
-    r.codec = &*codec;
+    r.codec = &codec;
     r.min_survivors = static_cast<int64_t>(std::ceil(0.7 * n - 1e-9));
     std::vector<std::vector<double>> x(n);
     std::vector<const std::vector<double>*> inputs;
@@ -108,32 +107,29 @@ TEST(SecAggSumTest, DecodedSumIsTheExactFixedPointSumAndAbortsLikeIdealSum) {
     }
     UseInputVectors(r, inputs);
     r.length = len;  // also when nobody submits
-    auto ideal = IdealSum(r);
-    ASSERT_THAT(ideal, IsOk());
-    auto secure = SecAgg(GraphKind::kComplete, 100 + trial)(r);
-    ASSERT_THAT(secure, IsOk());
-    ASSERT_EQ(secure->aborted, ideal->aborted) << "trial " << trial << ": " << secure->abort_reason;
-    EXPECT_EQ(secure->cost.aggregations, 1);
-    if (secure->aborted) {
+    ASSERT_OK_AND_ASSIGN(auto ideal, IdealSum(r));
+    ASSERT_OK_AND_ASSIGN(auto secure, SecAgg(GraphKind::kComplete, 100 + trial)(r));
+    ASSERT_EQ(secure.aborted, ideal.aborted) << "trial " << trial << ": " << secure.abort_reason;
+    EXPECT_EQ(secure.cost.aggregations, 1);
+    if (secure.aborted) {
       ++aborted;
-      EXPECT_TRUE(secure->sum.empty());
+      EXPECT_TRUE(secure.sum.empty());
       continue;
     }
     ++completed;
-    ASSERT_EQ(secure->included, ideal->included);
+    ASSERT_EQ(secure.included, ideal.included);
     std::vector<uint64_t> expected(len, 0);
-    for (size_t k : ideal->included) {
-      auto e = codec->EncodeVector(x[k]);
-      ASSERT_THAT(e, IsOk());
-      ASSERT_THAT(crypto::AddMod2k(expected, *e, codec->bits()), IsOk());
+    for (size_t k : ideal.included) {
+      ASSERT_OK_AND_ASSIGN(auto e, codec.EncodeVector(x[k]));
+      ASSERT_THAT(crypto::AddMod2k(expected, e, codec.bits()), IsOk());
     }
-    ASSERT_EQ(secure->sum.size(), len);
+    ASSERT_EQ(secure.sum.size(), len);
     // Rounding of the encodings, plus the double rounding of IdealSum itself.
     const double precision =
-        static_cast<double>(n) * std::ldexp(1.0, -codec->frac_bits() - 1) + 1e-11;
+        static_cast<double>(n) * std::ldexp(1.0, -codec.frac_bits() - 1) + 1e-11;
     for (size_t e = 0; e < len; ++e) {
-      EXPECT_EQ(secure->sum[e], codec->DecodeSum(expected[e])) << "trial " << trial << " e " << e;
-      EXPECT_NEAR(secure->sum[e], ideal->sum[e], precision);
+      EXPECT_EQ(secure.sum[e], codec.DecodeSum(expected[e])) << "trial " << trial << " e " << e;
+      EXPECT_NEAR(secure.sum[e], ideal.sum[e], precision);
     }
   }
   EXPECT_GT(completed, 4);
@@ -149,13 +145,12 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
     // The complete graph costs n^2 key agreements: keep its n small.
     for (size_t n : {size_t{10}, g == GraphKind::kComplete ? size_t{40} : size_t{120}}) {
       const int64_t m = MinSurvivors({static_cast<int64_t>(n), 0.3, 1.0});
-      auto codec = MaxPrecisionCodec(64, 10.0, n);
-      ASSERT_THAT(codec, IsOk());
+      ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(64, 10.0, n));
       std::vector<std::vector<double>> x(n, std::vector<double>(len, 1.25));
       for (int at = 0; at < kNumDropPoints; ++at) {
         for (int64_t dropped : {static_cast<int64_t>(n) - m, static_cast<int64_t>(n) - m + 1}) {
           SecureSumRequest r;
-          r.codec = &*codec;
+          r.codec = &codec;
           r.min_survivors = m;
           std::vector<const std::vector<double>*> inputs;
           for (size_t k = 0; k < n; ++k) {
@@ -164,16 +159,15 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
             inputs.push_back(Submits(r.drops.back()) ? &x[k] : nullptr);
           }
           UseInputVectors(r, inputs);
-          auto out = SecAgg(g, 7 * n + at)(r);
-          ASSERT_THAT(out, IsOk());
+          ASSERT_OK_AND_ASSIGN(auto out, SecAgg(g, 7 * n + at)(r));
           const bool should_abort = static_cast<int64_t>(n) - dropped < m;
-          ASSERT_EQ(out->aborted, should_abort)
+          ASSERT_EQ(out.aborted, should_abort)
               << AggregationName(g) << " n=" << n << " at=" << at << " dropped=" << dropped << ": "
-              << out->abort_reason;
+              << out.abort_reason;
           if (should_abort) continue;
           const size_t in_sum = Submits(static_cast<DropPoint>(at)) ? n : n - dropped;
-          EXPECT_EQ(out->included.size(), in_sum);
-          for (double v : out->sum) EXPECT_EQ(v, 1.25 * static_cast<double>(in_sum));
+          EXPECT_EQ(out.included.size(), in_sum);
+          for (double v : out.sum) EXPECT_EQ(v, 1.25 * static_cast<double>(in_sum));
         }
       }
     }
@@ -185,10 +179,9 @@ TEST(SecAggSumTest, AbortsExactlyBelowOneMinusOmegaN) {
 // aggregation's worker threads; one that vanishes earlier is never asked.
 TEST(SecAggSumTest, AsksEachSubmitterForItsInputOnceAndNobodyElse) {
   constexpr size_t kN = 30;
-  auto codec = MaxPrecisionCodec(32, 2.0, kN);
-  ASSERT_THAT(codec, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(32, 2.0, kN));
   SecureSumRequest r;
-  r.codec = &*codec;
+  r.codec = &codec;
   r.min_survivors = 20;  // 6 vanish before their input, 4 after it
   for (size_t k = 0; k < kN; ++k) {
     r.drops.push_back(k % 5 == 0   ? DropPoint::kAfterShareKeys
@@ -216,7 +209,7 @@ TEST(SecAggSumTest, AsksEachSubmitterForItsInputOnceAndNobodyElse) {
     return std::vector<double>(4, 0.0);
   };
   auto failed = SecAgg(GraphKind::kHarary, 10)(r);
-  ASSERT_FALSE(failed.ok());
+  ASSERT_THAT(failed, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(failed.status().message().find("device 3"), std::string::npos) << failed.status();
   EXPECT_NE(failed.status().message().find("Round1 out of phase"), std::string::npos);
@@ -243,29 +236,27 @@ TEST(SecAggSumTest, RejectsMalformedRequests) {
   EXPECT_EQ(sum(r).status().code(), absl::StatusCode::kInvalidArgument);
   UseInputVectors(r, {&a, &big, &a});  // beyond the codec's bound: named, not wrapped
   auto out = sum(r);
-  ASSERT_FALSE(out.ok());
+  ASSERT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(out.status().message().find("device 1"), std::string::npos) << out.status();
   UseInputVectors(r, {&a, &a, &a});
   r.codec = nullptr;
-  EXPECT_FALSE(sum(r).ok());
+  EXPECT_THAT(sum(r), StatusIs(absl::StatusCode::kInvalidArgument));
   // One participant: never aggregated (its "sum" would be its input).
   r.codec = &*codec;
   r.min_survivors = 1;
   UseInputVectors(r, {&a});
   r.drops = {DropPoint::kNone};
-  auto one = sum(r);
-  ASSERT_THAT(one, IsOk());
-  EXPECT_TRUE(one->aborted);
+  ASSERT_OK_AND_ASSIGN(auto one, sum(r));
+  EXPECT_TRUE(one.aborted);
 }
 
 // Fresh aggregation per call: the same request twice gives the same sum,
 // but the server sees different masked traffic (new keys, new ids).
 TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
-  auto codec = MaxPrecisionCodec(64, 4.0, 6);
-  ASSERT_THAT(codec, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(64, 4.0, 6));
   std::vector<std::vector<double>> x(6, std::vector<double>(5, -3.5));
   SecureSumRequest r;
-  r.codec = &*codec;
+  r.codec = &codec;
   r.min_survivors = 5;
   std::vector<const std::vector<double>*> inputs;
   for (auto& v : x) {
@@ -288,8 +279,7 @@ TEST(SecAggSumTest, EveryCallIsAFreshAggregation) {
 // exactly what IdealSum gives, and send no keys.
 TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
   constexpr size_t kN = 60;
-  auto codec = MaxPrecisionCodec(32, 8.0, kN);
-  ASSERT_THAT(codec, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(32, 8.0, kN));
   SecAggSumOptions o;
   o.session = true;
   SecureSumFn sum = MakeSecAggSum(o, random::Csprng::FromSeed(31));
@@ -302,7 +292,7 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
     }
     SecureSumRequest r;
     r.iteration = call;
-    r.codec = &*codec;
+    r.codec = &codec;
     // Call 0 (the setup): everybody; later: a random subset of 40..60.
     std::vector<int64_t> ids(kN);
     for (size_t k = 0; k < kN; ++k) ids[k] = static_cast<int64_t>(k);
@@ -330,7 +320,7 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
     ASSERT_FALSE(secure->aborted) << "call " << call << ": " << secure->abort_reason;
     ASSERT_EQ(secure->included, ideal->included) << "call " << call;
     const double precision =
-        static_cast<double>(kN) * std::ldexp(1.0, -codec->frac_bits() - 1) + 1e-9;
+        static_cast<double>(kN) * std::ldexp(1.0, -codec.frac_bits() - 1) + 1e-9;
     for (size_t e = 0; e < 7; ++e) EXPECT_NEAR(secure->sum[e], ideal->sum[e], precision);
     if (call == 0) {
       setup_upload = secure->cost.upload_bytes;
@@ -341,13 +331,13 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
   // A participant that is not a session device is refused by name.
   std::vector<double> v(7, 0.0);
   SecureSumRequest bad;
-  bad.codec = &*codec;
+  bad.codec = &codec;
   bad.min_survivors = 1;
   UseInputVectors(bad, {&v, &v});
   bad.drops = {DropPoint::kNone, DropPoint::kNone};
   bad.device_ids = {0, static_cast<int64_t>(kN)};
   auto refused = sum(bad);
-  ASSERT_FALSE(refused.ok());
+  ASSERT_THAT(refused, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(refused.status().message().find("is not a distinct device"), std::string::npos)
       << refused.status();
 }
@@ -357,13 +347,12 @@ TEST(SecAggSumTest, SessionSumsMatchIdealSumOverSubsetsOfTheSetupsDevices) {
 // next round-1 request then sets up anew, with everybody.
 TEST(SecAggSumTest, SessionIsSetUpAnewOnceTooManyDevicesMissedTheSetup) {
   constexpr size_t kN = 40;
-  auto codec = MaxPrecisionCodec(32, 4.0, kN);
-  ASSERT_THAT(codec, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codec, MaxPrecisionCodec(32, 4.0, kN));
   std::vector<std::vector<double>> x(kN, std::vector<double>(3, 1.0));
   const auto request = [&](size_t missing_setup) {
     SecureSumRequest r;
     r.round = 1;
-    r.codec = &*codec;
+    r.codec = &codec;
     r.min_survivors = 28;  // ceil(0.7 * 40): tolerates 12, re-keys beyond 6 out
     std::vector<const std::vector<double>*> inputs;
     for (size_t k = 0; k < kN; ++k) {
@@ -445,11 +434,10 @@ TEST(SecAggSumTest, SimulateLflMatchesIdealSum) {
   c.dropout_round1 = 0.8;
   c.device.pretrain_epochs = 5;
   c.device.finetune_epochs = 0;
-  auto skipped = SimulateLfl(c, SmallSumData(), SecAgg(GraphKind::kHarary, 3));
-  ASSERT_THAT(skipped, IsOk());
-  for (const auto& it : skipped->iterations) EXPECT_TRUE(it.skipped);
-  EXPECT_EQ(skipped->test.mse, skipped->stage1_test.mse);
-  EXPECT_EQ(skipped->round2_cost.aggregations, 0);
+  ASSERT_OK_AND_ASSIGN(auto skipped, SimulateLfl(c, SmallSumData(), SecAgg(GraphKind::kHarary, 3)));
+  for (const auto& it : skipped.iterations) EXPECT_TRUE(it.skipped);
+  EXPECT_EQ(skipped.test.mse, skipped.stage1_test.mse);
+  EXPECT_EQ(skipped.round2_cost.aggregations, 0);
 }
 
 }  // namespace

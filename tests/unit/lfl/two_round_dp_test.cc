@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::lfl {
 namespace {
@@ -23,9 +24,9 @@ TEST(TwoRoundDpTest, SkipRuleAndVariances) {
   EXPECT_DOUBLE_EQ(Round1Variance(p), 4.0 / 7.0);
   EXPECT_DOUBLE_EQ(Round2Variance(p, 8), 4.0 / 8.0);
   EXPECT_DOUBLE_EQ(RemainingVariance(p, 8, 8), 4.0);
-  EXPECT_FALSE(ValidateTwoRoundParams({0, 0.3, 1}).ok());
-  EXPECT_FALSE(ValidateTwoRoundParams({10, 1.0, 1}).ok());
-  EXPECT_FALSE(ValidateTwoRoundParams({10, 0.3, NAN}).ok());
+  EXPECT_THAT(ValidateTwoRoundParams({0, 0.3, 1}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateTwoRoundParams({10, 1.0, 1}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ValidateTwoRoundParams({10, 0.3, NAN}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // The noise left after one iteration whose two rounds go through `sum`
@@ -118,11 +119,10 @@ void ExpectRemainingNoiseAtLeastSigmaSquared(const SecureSumFn& sum, size_t len)
   const TwoRoundParams p{20, 0.3, 1.5};
   const int max_drop = static_cast<int>(p.num_devices - MinSurvivors(p));  // omega * n = 6
   ASSERT_EQ(max_drop, 6);
-  auto codecs = ChooseLflCodecs(p, 5.0);
-  ASSERT_THAT(codecs, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto codecs, ChooseLflCodecs(p, 5.0));
   for (int d1 = 0; d1 <= max_drop; d1 += 2) {
     for (int d2 = 0; d2 <= max_drop; d2 += 2) {
-      IterationNoise it = RemainingNoise(p, d1, d2, len, 100 + d1 * 10 + d2, sum, *codecs);
+      IterationNoise it = RemainingNoise(p, d1, d2, len, 100 + d1 * 10 + d2, sum, codecs);
       ASSERT_EQ(it.aggregate.size(), len);
       EXPECT_EQ(it.u1, p.num_devices - d1);
       EXPECT_EQ(it.u2, it.expected_u2) << "d1=" << d1 << " d2=" << d2;
@@ -165,10 +165,9 @@ TEST(TwoRoundDpTest, DeviceRefusesImpossibleAnnouncementsAndRepeats) {
   // A server claiming only 6 survivors (< 7) would get too little noise back.
   EXPECT_EQ(d.Round2Replacement(6, rng).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(d.Round2Replacement(11, rng).status().code(), absl::StatusCode::kInvalidArgument);
-  auto ok = d.Round2Replacement(8, rng);
-  ASSERT_THAT(ok, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto ok, d.Round2Replacement(8, rng));
   // -xi + xi': adding it to the round-1 vector removes xi exactly.
-  for (size_t k = 0; k < x.size(); ++k) EXPECT_NE((*ok)[k] + x[k], x[k]);
+  for (size_t k = 0; k < x.size(); ++k) EXPECT_NE((ok)[k] + x[k], x[k]);
   EXPECT_EQ(d.Round2Replacement(8, rng).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
@@ -196,11 +195,10 @@ TEST(TwoRoundDpTest, RoundTwoCancelsExactlyTheNoiseRoundOneAdded) {
   EXPECT_EQ(x, xi);
   // Other draws from the caller's stream between the rounds.
   for (int k = 0; k < 3; ++k) EXPECT_EQ(rng.NextU64(), reference.NextU64());
-  auto replacement = device.Round2Replacement(8, rng);
-  ASSERT_THAT(replacement, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto replacement, device.Round2Replacement(8, rng));
   const std::vector<double> xi2 = clamped(reference, Round2Variance(p, 8), len);
-  ASSERT_EQ(replacement->size(), len);
-  for (size_t k = 0; k < len; ++k) ASSERT_EQ((*replacement)[k], xi2[k] - xi[k]) << k;
+  ASSERT_EQ(replacement.size(), len);
+  for (size_t k = 0; k < len; ++k) ASSERT_EQ((replacement)[k], xi2[k] - xi[k]) << k;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::metrics {
 namespace {
@@ -133,7 +134,7 @@ TEST(ExpositionParserTest, RejectsMalformedTextNamingTheLine) {
   for (const auto& [text, what] : bad) {
     std::vector<Sample> samples;
     absl::Status s = ParseExposition(text, &samples);
-    EXPECT_FALSE(s.ok()) << text;
+    EXPECT_THAT(s, StatusIs(absl::StatusCode::kInvalidArgument)) << text;
     EXPECT_TRUE(absl::StrContains(s.message(), what)) << text << " -> " << s.message();
   }
 }

@@ -16,6 +16,7 @@ namespace fedmf::mf {
 namespace {
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 using random::Csprng;
 
 // Ratings of a rank-3 non-negative model on 1..5, `count` random pairs.
@@ -78,7 +79,7 @@ TEST(GridSgdTest, RefusesBadOptionsAndRatingsAndKeepsTheRatings) {
                      std::vector<data::Rating> r, const std::string& needle) {
     const std::vector<data::Rating> before = r;
     auto g = GridSgd::Create(std::move(r), uu, vv, o, rng);
-    ASSERT_FALSE(g.ok()) << needle;
+    ASSERT_THAT(g, StatusIs(absl::StatusCode::kInvalidArgument)) << needle;
     EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(g.status().message().find(needle), std::string::npos) << g.status().message();
     EXPECT_EQ(r, before) << "a refused Create must leave the ratings where they were";
@@ -155,11 +156,10 @@ TEST(GridSgdTest, OneEpochIsTheAdaptiveStepAtTheCallersRows) {
     o.warm_up = false;
     o.grid = 2;
     Csprng rng = Csprng::FromSeed(3);
-    auto grid = GridSgd::Create(std::vector<data::Rating>(r), u, v, o, rng);
-    ASSERT_THAT(grid, IsOk());
-    const double mse = grid->RunEpoch(rng);
+    ASSERT_OK_AND_ASSIGN(auto grid, GridSgd::Create(std::vector<data::Rating>(r), u, v, o, rng));
+    const double mse = grid.RunEpoch(rng);
     Matrix u1, v1;
-    grid->CopyModelTo(u1, v1);
+    grid.CopyModelTo(u1, v1);
     ASSERT_EQ(u1.rows(), 3);
     ASSERT_EQ(v1.cols(), 5);
     const double step = 0.2 / f;
@@ -266,18 +266,17 @@ TEST(GridSgdTest, WarmUpEpochMovesOnlyTheFirstFourCoordinates) {
     GridSgdStartingModel(r, 7, rng, u, v);
     GridSgdOptions o;
     o.warm_up = warm;
-    auto grid = GridSgd::Create(std::vector<data::Rating>(r), u, v, o, rng);
-    ASSERT_THAT(grid, IsOk());
-    grid->RunEpoch(rng);
+    ASSERT_OK_AND_ASSIGN(auto grid, GridSgd::Create(std::vector<data::Rating>(r), u, v, o, rng));
+    grid.RunEpoch(rng);
     Matrix u1, v1;
-    grid->CopyModelTo(u1, v1);
+    grid.CopyModelTo(u1, v1);
     const double head_moved = (u1.leftCols(4) - u.leftCols(4)).norm();
     const double tail_moved = (u1.rightCols(3) - u.rightCols(3)).norm();
     EXPECT_GT(head_moved, 0.1);
     if (warm) {
       EXPECT_LT(tail_moved, 1e-5) << "float32 round trip only";
-      grid->RunEpoch(rng);  // the tail joins from the second epoch
-      grid->CopyModelTo(u1, v1);
+      grid.RunEpoch(rng);  // the tail joins from the second epoch
+      grid.CopyModelTo(u1, v1);
       EXPECT_GT((u1.rightCols(3) - u.rightCols(3)).norm(), 0.1);
     } else {
       EXPECT_GT(tail_moved, 0.1);
@@ -313,9 +312,8 @@ TEST(GridSgdTest, EmptyRatingsAndConstantRatings) {
   GridSgdOptions o;
   Csprng rng = Csprng::FromSeed(12);
   const Matrix u = Matrix::Constant(4, 3, 0.1), v = Matrix::Constant(5, 3, 0.1);
-  auto empty = GridSgd::Create({}, u, v, o, rng);
-  ASSERT_THAT(empty, IsOk());
-  EXPECT_EQ(empty->RunEpoch(rng), 0.0);
+  ASSERT_OK_AND_ASSIGN(auto empty, GridSgd::Create({}, u, v, o, rng));
+  EXPECT_EQ(empty.RunEpoch(rng), 0.0);
   EXPECT_DOUBLE_EQ(GridSgdRatingScale({}), 1.0);
   // All ratings 4: s is a quarter of their root mean square (their
   // standard deviation, 0, would blow every step up), and the fit reaches them.

@@ -6,12 +6,8 @@
 #include <grpc/grpc.h>
 #include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
-#include <stdlib.h>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,9 +22,14 @@
 #include "gtest/gtest.h"
 #include "spdlog/sinks/ringbuffer_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/unit/net/loopback_server.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::ReadFile;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::net {
 namespace {
@@ -65,19 +66,11 @@ RpcResult CallRegister(const std::shared_ptr<grpc::Channel>& channel) {
   return r;
 }
 
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 class CredentialsTest : public ::testing::Test {
  protected:
   // Key generation is cheap (P-256) but one PKI for the whole suite is enough.
   static void SetUpTestSuite() {
-    std::string tmpl = ::testing::TempDir() + "/fedmf_net_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = new std::string(tmpl);
+    root_ = new ::fedmf::testing::ScopedTempDir("fedmf_net_");
     const auto ten_years = absl::Hours(24 * 3650);
     const auto year = absl::Hours(24 * 365);
     const std::vector<std::string> sans = {"localhost", "127.0.0.1"};
@@ -105,12 +98,10 @@ class CredentialsTest : public ::testing::Test {
                     .ok());
   }
   static void TearDownTestSuite() {
-    std::error_code ec;
-    std::filesystem::remove_all(*root_, ec);
     delete root_;
     root_ = nullptr;
   }
-  static std::string Dir(const std::string& sub) { return *root_ + "/" + sub; }
+  static std::string Dir(const std::string& sub) { return root_->Path(sub); }
 
   void TearDown() override {
     if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
@@ -118,16 +109,11 @@ class CredentialsTest : public ::testing::Test {
 
   // Starts the echo server on an ephemeral loopback port.
   void StartServer(const TlsConfig& tls) {
-    auto creds = MakeServerCredentials(tls);
-    ASSERT_THAT(creds, IsOk());
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", *creds, &port);
-    builder.RegisterService(&service_);
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port, 0);
-    address_ = "127.0.0.1:" + std::to_string(port);
+    ASSERT_OK_AND_ASSIGN(auto creds, MakeServerCredentials(tls));
+    testing::LoopbackServer started = testing::StartLoopbackServer(creds, &service_);
+    ASSERT_NE(started.server, nullptr);
+    server_ = std::move(started.server);
+    address_ = started.address;
   }
 
   static TlsConfig ServerTls() {
@@ -144,19 +130,18 @@ class CredentialsTest : public ::testing::Test {
     return grpc::CreateCustomChannel(address_, grpc::SslCredentials(options), args);
   }
 
-  static std::string* root_;
+  static ::fedmf::testing::ScopedTempDir* root_;
   EchoIdentityService service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };
 
-std::string* CredentialsTest::root_ = nullptr;
+::fedmf::testing::ScopedTempDir* CredentialsTest::root_ = nullptr;
 
 TEST_F(CredentialsTest, ValidClientCertificateYieldsIdentity) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, PartyTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, PartyTls()));
+  RpcResult r = CallRegister(channel);
   ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
@@ -165,18 +150,18 @@ TEST_F(CredentialsTest, DialByHostNameVerifiesSan) {
   StartServer(ServerTls());
   // No target-name override: the server certificate's SAN "localhost" must match.
   const std::string port = address_.substr(address_.rfind(':') + 1);
-  auto channel = MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/"");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel("localhost:" + port, PartyTls(), /*server_cert_name=*/""));
+  RpcResult r = CallRegister(channel);
   ASSERT_THAT(r.status, IsOk()) << r.status.error_code() << ": " << r.status.error_message();
   EXPECT_EQ(r.identity, "party-a/party");
 }
 
 TEST_F(CredentialsTest, ClientRejectsServerWithUnexpectedName) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel(address_, PartyTls(), /*server_cert_name=*/"not-the-server"));
+  RpcResult r = CallRegister(channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
 
@@ -188,18 +173,18 @@ TEST_F(CredentialsTest, ClientRejectsServerNameWithAnotherRole) {
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
   // The same certificate is accepted by a client that expects that role.
-  auto party_channel = MakeChannel(address_, PartyTls(), ExpectedPeer{"server", pki::Role::kParty});
-  ASSERT_THAT(party_channel, IsOk());
-  EXPECT_THAT(CallRegister(*party_channel).status, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto party_channel, MakeChannel(address_, PartyTls(),
+                                                       ExpectedPeer{"server", pki::Role::kParty}));
+  EXPECT_THAT(CallRegister(party_channel).status, IsOk());
 }
 
 TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
   StartServer(ServerTls());
   // Dialed by a name the server's certificate does not carry.
   const std::string port = address_.substr(address_.rfind(':') + 1);
-  auto channel = MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/"");
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel,
+                       MakeChannel("127.0.0.2:" + port, PartyTls(), /*peer_cert_name=*/""));
+  RpcResult r = CallRegister(channel);
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
 }
 
@@ -209,17 +194,16 @@ TEST_F(CredentialsTest, ClientRejectsHostNotInTheSans) {
 // certificate for an address.
 TEST_F(CredentialsTest, DiagnosisOfADaemonDialedByAddressAdvisesItsName) {
   StartServer({.insecure = false, .cert_dir = Dir("bare-server"), .name = "server"});
-  auto files = pki::LoadTlsFiles(Dir("party"), "party-a");
-  ASSERT_THAT(files, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto files, pki::LoadTlsFiles(Dir("party"), "party-a"));
   const std::string cause =
-      DiagnoseTls(address_, *files, ExpectedPeer{"", std::nullopt}, absl::Seconds(5));
+      DiagnoseTls(address_, files, ExpectedPeer{"", std::nullopt}, absl::Seconds(5));
   EXPECT_THAT(cause, HasSubstr("presents the certificate of 'server' (role server), which is "
                                "not valid for '127.0.0.1'"));
   EXPECT_THAT(cause, HasSubstr("pass --peer-name server"));
   EXPECT_THAT(cause, ::testing::Not(HasSubstr("reissue")));
   // Named, it is the one meant: nothing to diagnose.
   EXPECT_EQ(
-      DiagnoseTls(address_, *files, ExpectedPeer{"server", pki::Role::kServer}, absl::Seconds(5)),
+      DiagnoseTls(address_, files, ExpectedPeer{"server", pki::Role::kServer}, absl::Seconds(5)),
       "");
 }
 
@@ -244,7 +228,7 @@ TEST(GrpcLoggingTest, GrpcLinesArriveInSpdlogFormatted) {
 TEST_F(CredentialsTest, ClientWithoutCertificateIsRefused) {
   StartServer(ServerTls());
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
+  options.pem_root_certs = ReadFile(Dir("party") + "/ca.crt");
   RpcResult r = CallRegister(RawSslChannel(options));
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
@@ -255,9 +239,9 @@ TEST_F(CredentialsTest, ClientCertificateFromAnotherCaIsRefused) {
   // The client trusts the real CA (so it accepts the server) but presents a
   // certificate with the same name issued by a foreign CA.
   grpc::SslCredentialsOptions options;
-  options.pem_root_certs = ReadFileOrDie(Dir("party") + "/ca.crt");
-  options.pem_cert_chain = ReadFileOrDie(Dir("other-party") + "/party-a.crt");
-  options.pem_private_key = ReadFileOrDie(Dir("other-party") + "/party-a.key");
+  options.pem_root_certs = ReadFile(Dir("party") + "/ca.crt");
+  options.pem_cert_chain = ReadFile(Dir("other-party") + "/party-a.crt");
+  options.pem_private_key = ReadFile(Dir("other-party") + "/party-a.key");
   RpcResult r = CallRegister(RawSslChannel(options));
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAVAILABLE) << r.status.error_message();
   EXPECT_TRUE(r.identity.empty());
@@ -274,18 +258,16 @@ TEST_F(CredentialsTest, ClientOfAnotherFederationDoesNotTrustServer) {
 
 TEST_F(CredentialsTest, InsecureClientAgainstTlsServerFails) {
   StartServer(ServerTls());
-  auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
-  EXPECT_FALSE(r.status.ok());
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, InsecureTls()));
+  RpcResult r = CallRegister(channel);
+  EXPECT_THAT(r.status, StatusIs(absl::StatusCode::kUnavailable));
   EXPECT_TRUE(r.identity.empty());
 }
 
 TEST_F(CredentialsTest, InsecureModeWorksButHasNoIdentity) {
   StartServer(InsecureTls());
-  auto channel = MakeChannel(address_, InsecureTls());
-  ASSERT_THAT(channel, IsOk());
-  RpcResult r = CallRegister(*channel);
+  ASSERT_OK_AND_ASSIGN(auto channel, MakeChannel(address_, InsecureTls()));
+  RpcResult r = CallRegister(channel);
   // The RPC itself reaches the handler; PeerIdentityOf refuses to name a peer.
   EXPECT_EQ(r.status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << r.status.error_message();
   EXPECT_THAT(r.status.error_message(), HasSubstr("certificate"));
@@ -300,7 +282,7 @@ TEST_F(CredentialsTest, MissingTlsFilesFailAtStartup) {
   EXPECT_EQ(client.status().code(), absl::StatusCode::kNotFound) << client.status();
   auto channel =
       MakeChannel("127.0.0.1:1", {.insecure = false, .cert_dir = Dir("nowhere"), .name = "x"});
-  EXPECT_FALSE(channel.ok());
+  EXPECT_THAT(channel, StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(StatusConversionTest, RoundTripsCodeAndMessage) {

@@ -29,14 +29,13 @@ TEST(JobCodecTest, HflAlgorithmAndClipNormRoundTrip) {
   c.clip_norm = 12.5;
   const v1::JobSpec spec = SpecFromJobConfig(c);
   EXPECT_EQ(spec.algorithm(), "alternate");
-  auto back = JobConfigFromSpec(spec);
-  ASSERT_THAT(back.status(), IsOk());
-  EXPECT_EQ(back->algorithm, fmf::Algorithm::kAlternate);
-  EXPECT_EQ(back->alternations, 7);
-  EXPECT_EQ(back->validation_fraction, 0.2);
-  EXPECT_EQ(back->max_finetune_epochs, 30);
-  EXPECT_EQ(back->clip_norm, 12.5);
-  EXPECT_TRUE(back->UserClipped());
+  ASSERT_OK_AND_ASSIGN(auto back, JobConfigFromSpec(spec));
+  EXPECT_EQ(back.algorithm, fmf::Algorithm::kAlternate);
+  EXPECT_EQ(back.alternations, 7);
+  EXPECT_EQ(back.validation_fraction, 0.2);
+  EXPECT_EQ(back.max_finetune_epochs, 30);
+  EXPECT_EQ(back.clip_norm, 12.5);
+  EXPECT_TRUE(back.UserClipped());
 }
 
 TEST(JobCodecTest, CouplingRoundTripsAndUnsetFieldsTakeTheDefaults) {
@@ -51,27 +50,25 @@ TEST(JobCodecTest, CouplingRoundTripsAndUnsetFieldsTakeTheDefaults) {
   c.clip_norm = 0.2;
   const v1::JobSpec spec = SpecFromJobConfig(c);
   EXPECT_EQ(spec.setting(), v1::SETTING_COUPLING);
-  auto back = JobConfigFromSpec(spec);
-  ASSERT_THAT(back, IsOk());
-  EXPECT_EQ(back->setting, fmf::Setting::kCoupling);
-  EXPECT_EQ(back->split, fmf::SplitKind::kHorizontal);
-  EXPECT_EQ(back->rounds, 300);
-  EXPECT_EQ(back->coupling_zeta, 0);
-  EXPECT_EQ(back->coupling_bound, 0.5);
-  EXPECT_EQ(back->coupling_init, 0.01);
-  EXPECT_EQ(back->EffectiveClipNorm(), 0.2);
+  ASSERT_OK_AND_ASSIGN(auto back, JobConfigFromSpec(spec));
+  EXPECT_EQ(back.setting, fmf::Setting::kCoupling);
+  EXPECT_EQ(back.split, fmf::SplitKind::kHorizontal);
+  EXPECT_EQ(back.rounds, 300);
+  EXPECT_EQ(back.coupling_zeta, 0);
+  EXPECT_EQ(back.coupling_bound, 0.5);
+  EXPECT_EQ(back.coupling_init, 0.01);
+  EXPECT_EQ(back.EffectiveClipNorm(), 0.2);
   v1::JobSpec bare = spec;
   bare.clear_coupling_zeta();
   bare.clear_coupling_bound();
   bare.clear_coupling_init();
   bare.set_clip_norm(0);
-  auto defaults = JobConfigFromSpec(bare);
-  ASSERT_THAT(defaults, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto defaults, JobConfigFromSpec(bare));
   const fmf::JobConfig fresh;
-  EXPECT_EQ(defaults->coupling_zeta, fresh.coupling_zeta);
-  EXPECT_EQ(defaults->coupling_bound, fresh.coupling_bound);
-  EXPECT_EQ(defaults->coupling_init, fresh.coupling_init);
-  EXPECT_EQ(defaults->EffectiveClipNorm(), fmf::kDefaultCouplingClip);
+  EXPECT_EQ(defaults.coupling_zeta, fresh.coupling_zeta);
+  EXPECT_EQ(defaults.coupling_bound, fresh.coupling_bound);
+  EXPECT_EQ(defaults.coupling_init, fresh.coupling_init);
+  EXPECT_EQ(defaults.EffectiveClipNorm(), fmf::kDefaultCouplingClip);
   v1::JobSpec per_user = spec;
   per_user.set_granularity(v1::GRANULARITY_USER);
   EXPECT_THAT(JobConfigFromSpec(per_user),
@@ -85,11 +82,10 @@ TEST(JobCodecTest, AnEmptyAlgorithmIsTheDefault) {
   spec.clear_algorithm();
   spec.clear_alternations();
   spec.clear_clip_norm();
-  auto back = JobConfigFromSpec(spec);
-  ASSERT_THAT(back.status(), IsOk());
-  EXPECT_EQ(back->algorithm, fmf::JobConfig().algorithm);
-  EXPECT_EQ(back->alternations, fmf::JobConfig().alternations);
-  EXPECT_EQ(back->clip_norm, 0.0);
+  ASSERT_OK_AND_ASSIGN(auto back, JobConfigFromSpec(spec));
+  EXPECT_EQ(back.algorithm, fmf::JobConfig().algorithm);
+  EXPECT_EQ(back.alternations, fmf::JobConfig().alternations);
+  EXPECT_EQ(back.clip_norm, 0.0);
 }
 
 TEST(JobCodecTest, BadHflFieldsAreRefusedByName) {

@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::net {
 namespace {
@@ -79,18 +80,16 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   for (const auto& c : chunks) ASSERT_TRUE(a.Add(c).ok());
   EXPECT_TRUE(a.has_header());
   EXPECT_EQ(a.bytes_received(), total * (f32 ? 4 : 8));
-  auto out = a.Finish();
-  ASSERT_THAT(out, IsOk());
-  ASSERT_EQ(out->rows(), p.rows);
-  ASSERT_EQ(out->cols(), p.cols);
-  EXPECT_TRUE(*out == want);
+  ASSERT_OK_AND_ASSIGN(auto out, a.Finish());
+  ASSERT_EQ(out.rows(), p.rows);
+  ASSERT_EQ(out.cols(), p.cols);
+  EXPECT_TRUE(out == want);
 
   // An assembler that accepts any shape gets the same matrix.
   MatrixAssembler any(kJob, kRound, -1, -1, p.chunk);
   for (const auto& c : chunks) ASSERT_TRUE(any.Add(c).ok());
-  auto out2 = any.Finish();
-  ASSERT_THAT(out2, IsOk());
-  EXPECT_TRUE(*out2 == want);
+  ASSERT_OK_AND_ASSIGN(auto out2, any.Finish());
+  EXPECT_TRUE(out2 == want);
 
   // A matrix already at float32 precision (what the protocol sessions
   // share) crosses either encoding bit-exactly, so the encoding loses nothing.
@@ -99,9 +98,8 @@ TEST_P(RoundTripTest, DecodesWhatWasEncoded) {
   for (const auto& c : EncodeMatrix(shared, kJob, kRound, p.chunk, encoding)) {
     ASSERT_THAT(again.Add(c), IsOk());
   }
-  auto out3 = again.Finish();
-  ASSERT_THAT(out3, IsOk());
-  EXPECT_TRUE(*out3 == shared);
+  ASSERT_OK_AND_ASSIGN(auto out3, again.Finish());
+  EXPECT_TRUE(out3 == shared);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -411,7 +409,7 @@ TEST_F(AssemblerErrorTest, ChecksumMismatch) {
   tampered[3].set_values(1, tampered[3].values(1) + 1e-12);
   for (const auto& c : tampered) ASSERT_TRUE(a.Add(c).ok());
   auto out = a.Finish();
-  ASSERT_FALSE(out.ok());
+  ASSERT_THAT(out, StatusIs(absl::StatusCode::kDataLoss));
   // Corruption in transit, not a malformed request: DATA_LOSS.
   ExpectError(out.status(), absl::StatusCode::kDataLoss, "'header.sha256'");
 }
@@ -420,14 +418,14 @@ TEST_F(AssemblerErrorTest, MissingChunksAtFinish) {
   auto a = Make();
   for (int i = 0; i < 6; ++i) ASSERT_TRUE(a.Add(chunks_[i]).ok());  // last chunk missing
   auto out = a.Finish();
-  ASSERT_FALSE(out.ok());
+  ASSERT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument));
   ExpectError(out.status(), absl::StatusCode::kInvalidArgument, "'index'");
 }
 
 TEST_F(AssemblerErrorTest, NothingReceivedAtFinish) {
   auto a = Make();
   auto out = a.Finish();
-  ASSERT_FALSE(out.ok());
+  ASSERT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument));
   ExpectError(out.status(), absl::StatusCode::kInvalidArgument, "'header'");
 }
 
@@ -436,18 +434,18 @@ TEST_F(AssemblerErrorTest, StaysFailedAfterAnError) {
   ASSERT_THAT(a.Add(chunks_[0]), IsOk());
   ASSERT_THAT(a.Add(chunks_[1]), IsOk());
   const absl::Status first = a.Add(chunks_[3]);  // skips chunk 1
-  ASSERT_FALSE(first.ok());
+  ASSERT_THAT(first, StatusIs(absl::StatusCode::kInvalidArgument));
   // The right chunks afterwards do not revive it.
   for (size_t i = 2; i < chunks_.size(); ++i) EXPECT_EQ(a.Add(chunks_[i]), first);
   auto out = a.Finish();
-  ASSERT_FALSE(out.ok());
+  ASSERT_THAT(out, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(out.status(), first);
 }
 
 TEST_F(AssemblerErrorTest, StaysFailedAfterHeaderError) {
   MatrixAssembler a("other-job", kRound, 7, 3, 4);
   const absl::Status first = a.Add(chunks_[0]);
-  ASSERT_FALSE(first.ok());
+  ASSERT_THAT(first, StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_FALSE(a.has_header());
   EXPECT_EQ(a.Add(chunks_[1]), first);
   EXPECT_EQ(a.Finish().status(), first);
@@ -458,7 +456,7 @@ TEST_F(AssemblerErrorTest, NothingAfterFinish) {
   for (const auto& c : chunks_) ASSERT_TRUE(a.Add(c).ok());
   ASSERT_THAT(a.Finish(), IsOk());
   EXPECT_EQ(a.Finish().status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_FALSE(a.Add(chunks_[1]).ok());
+  EXPECT_THAT(a.Add(chunks_[1]), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 }  // namespace

@@ -1,14 +1,13 @@
 #include "common/net/port_file.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -18,17 +17,12 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(PortFileTest, WritesThePortAndLeavesNoTemporaryFile) {
-  std::string dir = (fs::temp_directory_path() / "fedmf-port-XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  const std::string path = dir + "/server.port";
+  const ::fedmf::testing::ScopedTempDir dir("fedmf-port-");
+  const std::string path = dir.Path("server.port");
   ASSERT_THAT(WritePortFile(path, 40123), IsOk());
   ASSERT_TRUE(WritePortFile(path, 40124).ok());  // a restart replaces it
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  EXPECT_EQ(text.str(), "40124\n");
+  EXPECT_EQ(::fedmf::testing::ReadFile(path), "40124\n");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
-  fs::remove_all(dir);
 }
 
 TEST(PortFileTest, AnUnwritablePlaceIsAnErrorNamingIt) {

@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::pki::csr_test {
 namespace {
@@ -117,21 +118,19 @@ KeyPtr P256() { return KeyPtr(EVP_EC_gen("P-256")); }
 class CertificateRequestTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_csr_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     ca_dir_ = root_ + "/ca";
     partner_dir_ = root_ + "/partner";
     signed_dir_ = root_ + "/signed";
     ASSERT_THAT(InitCa(ca_dir_, "testfed", 10 * kYear), IsOk());
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   absl::Status CheckHandMade(const HandMadeRequest& r, std::vector<std::string> sans = {}) {
     return CheckCertificateRequest(Pem(r), "acme.csr", {"acme", Role::kParty, std::move(sans), ""})
         .status();
   }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf_csr_test."};
   std::string root_, ca_dir_, partner_dir_, signed_dir_;
 };
 

@@ -1,7 +1,5 @@
 #include "common/pki/certificate_signature.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -11,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -24,9 +23,7 @@ constexpr absl::Duration kOneYear = absl::Hours(24 * 365);
 class CertificateSignatureTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_certsig_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     ASSERT_THAT(InitCa(root_ + "/ca", "testfed", 10 * kOneYear), IsOk());
     ASSERT_TRUE(
         IssueCertificate(root_ + "/ca", root_ + "/out", "host-a", Role::kDevice, {}, kOneYear)
@@ -39,9 +36,9 @@ class CertificateSignatureTest : public ::testing::Test {
         IssueCertificate(root_ + "/other", root_ + "/out2", "host-a", Role::kDevice, {}, kOneYear)
             .ok());
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
   std::string Read(const std::string& rel) const { return ReadFile(root_ + "/" + rel); }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf_certsig_test."};
   std::string root_;
 };
 

@@ -26,8 +26,10 @@
 #include "gtest/gtest.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::pki {
 namespace {
@@ -104,14 +106,10 @@ std::vector<std::string> SubjectAltNames(X509* cert) {
 class PkiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_pki_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
+    root_ = tmp_.path();
     ca_dir_ = root_ + "/ca";
     out_dir_ = root_ + "/out";
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
-
   void InitTestCa() { ASSERT_TRUE(InitCa(ca_dir_, "testfed", 10 * kYear).ok()); }
   absl::Status Issue(const std::string& name, Role role = Role::kParty,
                      std::vector<std::string> sans = {}, absl::Duration validity = kYear) {
@@ -122,6 +120,7 @@ class PkiTest : public ::testing::Test {
     return ReadFile(out_dir_ + "/" + name + ".crt");
   }
 
+  ::fedmf::testing::ScopedTempDir tmp_{"fedmf_pki_test."};
   std::string root_, ca_dir_, out_dir_;
 };
 
@@ -132,8 +131,8 @@ TEST(RoleTest, RoundTripsEveryRole) {
     EXPECT_EQ(*back, r);
   }
   EXPECT_EQ(RoleToString(Role::kAggregator), "aggregator");
-  EXPECT_FALSE(RoleFromString("Party").ok());
-  EXPECT_FALSE(RoleFromString("").ok());
+  EXPECT_THAT(RoleFromString("Party"), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(RoleFromString(""), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(PkiTest, InitIssueVerify) {
@@ -310,9 +309,9 @@ TEST_F(PkiTest, IdentityRejectsGarbageAndCaCertificate) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(IdentityFromCertificatePem("").status().code(), absl::StatusCode::kInvalidArgument);
   // The CA has no OU and its CN is not a valid name.
-  EXPECT_FALSE(IdentityFromCertificatePem(CaPem()).ok());
-  EXPECT_FALSE(VerifyCertificate("junk", CaPem()).ok());
-  EXPECT_FALSE(VerifyCertificate(CaPem(), "junk").ok());
+  EXPECT_THAT(IdentityFromCertificatePem(CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(VerifyCertificate("junk", CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(VerifyCertificate(CaPem(), "junk"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST_F(PkiTest, IdentityCacheParsesEachCertificateOnce) {
@@ -348,7 +347,7 @@ TEST_F(PkiTest, IdentityCacheKeysOnTheWholeCertificateAndKeepsNoRefusal) {
   for (int i = 0; i < 2; ++i) {
     EXPECT_EQ(cache.Lookup("not a cert").status().code(), absl::StatusCode::kInvalidArgument);
   }
-  EXPECT_FALSE(cache.Lookup(CaPem()).ok());
+  EXPECT_THAT(cache.Lookup(CaPem()), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(cache.parses(), 5);
   EXPECT_LE(cache.size(), 2u);
 }

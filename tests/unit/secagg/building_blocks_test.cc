@@ -14,6 +14,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::secagg {
 namespace {
@@ -29,9 +30,8 @@ TEST(MaskTest, StreamDefinition) {
   constexpr size_t kN = 10000;  // more than one 4096-word block
   // bits <= 32: 4 keystream bytes per element, little-endian.
   std::vector<uint8_t> ks(4 * kN);
-  auto prg = crypto::AesCtrPrg::Create(seed);
-  ASSERT_THAT(prg, IsOk());
-  ASSERT_THAT(prg->Fill(ks), IsOk());
+  ASSERT_OK_AND_ASSIGN(auto prg, crypto::AesCtrPrg::Create(seed));
+  ASSERT_THAT(prg.Fill(ks), IsOk());
   for (int bits : {1, 17, 32}) {
     std::vector<uint64_t> acc(kN, 0);
     ASSERT_THAT(ApplyMask(seed, bits, crypto::MaskSign::kAdd, acc), IsOk());
@@ -75,10 +75,10 @@ TEST(MaskTest, ApplyMasksEqualsOneApplyMaskPerTerm) {
   std::vector<uint64_t> acc(4);
   const std::vector<uint8_t> seed = Seed(1);  // a term's span must outlive the call
   std::vector<MaskTerm> bad = {{seed, crypto::MaskSign::kAdd}};
-  EXPECT_FALSE(ApplyMasks(bad, 0, acc).ok());
+  EXPECT_THAT(ApplyMasks(bad, 0, acc), StatusIs(absl::StatusCode::kInvalidArgument));
   const std::vector<uint8_t> short_seed(16);
   bad.push_back({short_seed, crypto::MaskSign::kAdd});
-  EXPECT_FALSE(ApplyMasks(bad, 32, acc).ok());
+  EXPECT_THAT(ApplyMasks(bad, 32, acc), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 // Split among threads, the vector gets the same masks: parts start at
@@ -118,8 +118,10 @@ TEST(MaskTest, AddThenSubtractIsIdentity) {
     EXPECT_EQ(acc, orig);
   }
   std::vector<uint64_t> acc(4);
-  EXPECT_FALSE(ApplyMask(Seed(3), 0, crypto::MaskSign::kAdd, acc).ok());
-  EXPECT_FALSE(ApplyMask(std::vector<uint8_t>(16), 32, crypto::MaskSign::kAdd, acc).ok());
+  EXPECT_THAT(ApplyMask(Seed(3), 0, crypto::MaskSign::kAdd, acc),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(ApplyMask(std::vector<uint8_t>(16), 32, crypto::MaskSign::kAdd, acc),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(KeyDerivationTest, BothEndsAgreeAndLabelsSeparate) {
@@ -140,7 +142,8 @@ TEST(KeyDerivationTest, BothEndsAgreeAndLabelsSeparate) {
   auto other_round = DeriveMaskSeed(a, b.public_key(), 8, 100, 200);
   EXPECT_FALSE(*s_ab == *other_round);  // fresh per aggregation
   // Low-order peer keys are refused rather than yielding a known secret.
-  EXPECT_FALSE(DeriveMaskSeed(a, crypto::X25519PublicKey{}, 7, 1, 2).ok());
+  EXPECT_THAT(DeriveMaskSeed(a, crypto::X25519PublicKey{}, 7, 1, 2),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   // The commitment binds the owner and the aggregation.
   const auto bseed = Seed(5);
   EXPECT_NE(*CommitSelfMaskSeed(bseed, 7, 1), *CommitSelfMaskSeed(bseed, 7, 2));
@@ -157,18 +160,18 @@ TEST(ShareBundleTest, RoundTripAndStrictSizes) {
   const ShareBundle bundle{11, 22, (*a)[1], (*b)[1]};
   const crypto::SecretBytes bytes = EncodeShareBundle(bundle);
   EXPECT_EQ(bytes.size(), kShareBundleBytes);
-  auto back = DecodeShareBundle(bytes.span());
-  ASSERT_THAT(back, IsOk());
-  EXPECT_EQ(back->owner, 11u);
-  EXPECT_EQ(back->holder, 22u);
-  EXPECT_EQ(back->s_sk_share, (*a)[1]);
-  EXPECT_EQ(back->b_share, (*b)[1]);
+  ASSERT_OK_AND_ASSIGN(auto back, DecodeShareBundle(bytes.span()));
+  EXPECT_EQ(back.owner, 11u);
+  EXPECT_EQ(back.holder, 22u);
+  EXPECT_EQ(back.s_sk_share, (*a)[1]);
+  EXPECT_EQ(back.b_share, (*b)[1]);
   std::vector<uint8_t> v(bytes.span().begin(), bytes.span().end());
   v.pop_back();
-  EXPECT_FALSE(DecodeShareBundle(v).ok());
+  EXPECT_THAT(DecodeShareBundle(v), StatusIs(absl::StatusCode::kInvalidArgument));
   // A share of a secret of another size is refused.
   auto odd = crypto::ShamirSplit(std::vector<uint8_t>(31, 1), 2, 3, rng);
-  EXPECT_FALSE(ParseSecretShare(crypto::SerializeShamirShare((*odd)[0])).ok());
+  EXPECT_THAT(ParseSecretShare(crypto::SerializeShamirShare((*odd)[0])),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace
@@ -192,10 +195,11 @@ TEST(KeyDerivationTest, LowOrderKeysAreRecognisedAndReallyAreLowOrder) {
                                     0x86, 0x62, 0x05, 0x16, 0x5f, 0x49, 0xb8, 0x00};
   for (crypto::X25519PublicKey k : {crypto::X25519PublicKey{}, one, p_minus_1, order8}) {
     EXPECT_TRUE(IsLowOrderX25519Key(k));
-    EXPECT_FALSE(sk.Agree(k).ok());  // OpenSSL agrees it is degenerate
-    k[31] |= 0x80;                   // bit 255 is ignored by X25519
+    EXPECT_THAT(sk.Agree(k),
+                StatusIs(absl::StatusCode::kInvalidArgument));  // OpenSSL agrees it is degenerate
+    k[31] |= 0x80;                                              // bit 255 is ignored by X25519
     EXPECT_TRUE(IsLowOrderX25519Key(k));
-    EXPECT_FALSE(sk.Agree(k).ok());
+    EXPECT_THAT(sk.Agree(k), StatusIs(absl::StatusCode::kInvalidArgument));
   }
   for (int i = 0; i < 100; ++i) {
     auto other = *crypto::X25519PrivateKey::Generate(rng);

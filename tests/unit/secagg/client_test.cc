@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::secagg {
 namespace {
@@ -42,16 +43,15 @@ TEST(ClientTest, RefusesToRevealBothSharesOfOneDevice) {
   EXPECT_EQ(h.client(0).state(), ClientState::kAborted);
   // Aborted means mute: a corrected request gets nothing either.
   std::get<UnmaskingRequest>(*h.inbox(0)).dropped.pop_back();
-  EXPECT_FALSE(h.client(0).Handle(*h.inbox(0)).ok());
+  EXPECT_THAT(h.client(0).Handle(*h.inbox(0)), StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(ClientTest, AnswersOneUnmaskingRequestOnly) {
   Harness h(ClientComplete());
   RunToUnmasking(h);
   const ServerMessage honest = *h.inbox(0);
-  auto first = h.client(0).Handle(honest);
-  ASSERT_THAT(first, IsOk());
-  ASSERT_TRUE(first->has_value());
+  ASSERT_OK_AND_ASSIGN(auto first, h.client(0).Handle(honest));
+  ASSERT_TRUE(first.has_value());
   EXPECT_EQ(h.client(0).state(), ClientState::kCompleted);
   // A second request — e.g. now claiming a survivor dropped, to get its
   // s_sk-share after having its b-share — is refused.
@@ -95,7 +95,7 @@ TEST(ClientTest, RefusesUnmaskingSetsInconsistentWithWhatItSaw) {
     RunToUnmasking(h);
     edit(std::get<UnmaskingRequest>(*h.inbox(1)), h.id(1));
     auto reply = h.client(1).Handle(*h.inbox(1));
-    EXPECT_FALSE(reply.ok());
+    EXPECT_THAT(reply, StatusIs(absl::StatusCode::kInvalidArgument));
     EXPECT_EQ(h.client(1).state(), ClientState::kAborted);
   }
 }
@@ -141,7 +141,7 @@ TEST(ClientTest, RejectsItsOwnKeyReplayedAsANeighbours) {
   h.Send(out);
   h.Close();
   std::get<KeysBroadcast>(*h.inbox(0)).neighbours[0].s_pk = own_s_pk;
-  EXPECT_FALSE(h.client(0).Handle(*h.inbox(0)).ok());
+  EXPECT_THAT(h.client(0).Handle(*h.inbox(0)), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(h.client(0).state(), ClientState::kAborted);
 }
 
@@ -217,9 +217,11 @@ TEST(ClientTest, InputValidationAndLifecycle) {
   EXPECT_THAT(c.SetInput(std::vector<uint64_t>(8, 0xffff)), IsOk());
   EXPECT_EQ(c.state(), ClientState::kR0AdvertiseKeys);
   ASSERT_THAT(c.Start(), IsOk());
-  EXPECT_FALSE(c.Start().ok());  // the caller's bug, not an abort
+  EXPECT_THAT(c.Start(),
+              StatusIs(absl::StatusCode::kFailedPrecondition));  // the caller's bug, not an abort
   EXPECT_EQ(c.state(), ClientState::kR1ShareKeys);
-  EXPECT_FALSE(ClientStateMachine::Create(h.config(), 31337, random::Csprng::FromSeed(1)).ok());
+  EXPECT_THAT(ClientStateMachine::Create(h.config(), 31337, random::Csprng::FromSeed(1)),
+              StatusIs(absl::StatusCode::kNotFound));
 }
 
 TEST(ClientTest, MissingInputAbortsAtMaskingTime) {

@@ -10,6 +10,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::secagg {
 namespace {
@@ -49,12 +50,11 @@ TEST(RosterTest, CopiesShareOneListAndReplacementIsLocal) {
 TEST(GraphTest, ForEachNeighbourVisitsTheNeighbourIndicesInOrder) {
   for (const SessionConfig& c :
        {Config(9, GraphKind::kComplete, 0, 0), Config(40, GraphKind::kHarary, 6, 3)}) {
-    auto g = NeighbourhoodGraph::Create(c);
-    ASSERT_THAT(g, IsOk());
-    for (size_t i = 0; i < g->size(); ++i) {
+    ASSERT_OK_AND_ASSIGN(auto g, NeighbourhoodGraph::Create(c));
+    for (size_t i = 0; i < g.size(); ++i) {
       std::vector<size_t> visited;
-      g->ForEachNeighbour(i, [&](size_t j) { visited.push_back(j); });
-      EXPECT_EQ(visited, g->NeighbourIndices(i)) << i;
+      g.ForEachNeighbour(i, [&](size_t j) { visited.push_back(j); });
+      EXPECT_EQ(visited, g.NeighbourIndices(i)) << i;
       EXPECT_EQ(visited.size(), c.graph == GraphKind::kComplete ? 8u : 6u);
     }
   }
@@ -62,15 +62,13 @@ TEST(GraphTest, ForEachNeighbourVisitsTheNeighbourIndicesInOrder) {
 
 TEST(GraphTest, CompleteGraphIsEveryoneElse) {
   const SessionConfig c = Config(7, GraphKind::kComplete, 0, 0);
-  auto g = NeighbourhoodGraph::Create(c);
-  ASSERT_THAT(g, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto g, NeighbourhoodGraph::Create(c));
   for (size_t i = 0; i < 7; ++i) {
-    const auto nb = g->NeighbourIndices(i);
+    const auto nb = g.NeighbourIndices(i);
     EXPECT_EQ(nb.size(), 6u);
     EXPECT_EQ(std::count(nb.begin(), nb.end(), i), 0);
-    auto ids = NeighbourhoodGraph::NeighboursOf(c, c.roster[i]);
-    ASSERT_THAT(ids, IsOk());
-    EXPECT_EQ(ids->size(), 6u);
+    ASSERT_OK_AND_ASSIGN(auto ids, NeighbourhoodGraph::NeighboursOf(c, c.roster[i]));
+    EXPECT_EQ(ids.size(), 6u);
   }
 }
 
@@ -78,23 +76,21 @@ TEST(GraphTest, HararyIsRegularSymmetricConnectedAndAgreesWithDevices) {
   for (size_t n : {5u, 12u, 101u}) {
     for (int k : {2, 4}) {
       const SessionConfig c = Config(n, GraphKind::kHarary, k, 99 + n);
-      auto g = NeighbourhoodGraph::Create(c);
-      ASSERT_THAT(g, IsOk());
+      ASSERT_OK_AND_ASSIGN(auto g, NeighbourhoodGraph::Create(c));
       for (size_t i = 0; i < n; ++i) {
-        const auto nb = g->NeighbourIndices(i);
+        const auto nb = g.NeighbourIndices(i);
         ASSERT_EQ(nb.size(), static_cast<size_t>(k)) << n << " " << k;
         EXPECT_TRUE(std::is_sorted(nb.begin(), nb.end()));
         for (size_t j : nb) {
           EXPECT_NE(j, i);
-          const auto back = g->NeighbourIndices(j);
+          const auto back = g.NeighbourIndices(j);
           EXPECT_TRUE(std::binary_search(back.begin(), back.end(), i));  // symmetric
         }
         // What a device computes alone equals the server's view.
-        auto ids = NeighbourhoodGraph::NeighboursOf(c, c.roster[i]);
-        ASSERT_THAT(ids, IsOk());
+        ASSERT_OK_AND_ASSIGN(auto ids, NeighbourhoodGraph::NeighboursOf(c, c.roster[i]));
         std::vector<DeviceId> want;
         for (size_t j : nb) want.push_back(c.roster[j]);
-        EXPECT_EQ(*ids, want);
+        EXPECT_EQ(ids, want);
       }
       // Connected (BFS from 0).
       std::vector<char> seen(n, 0);
@@ -104,7 +100,7 @@ TEST(GraphTest, HararyIsRegularSymmetricConnectedAndAgreesWithDevices) {
       while (!q.empty()) {
         const size_t i = q.front();
         q.pop();
-        for (size_t j : g->NeighbourIndices(i)) {
+        for (size_t j : g.NeighbourIndices(i)) {
           if (!seen[j]) {
             seen[j] = 1;
             q.push(j);
@@ -138,34 +134,40 @@ TEST(GraphTest, SeedDeterminesTheGraph) {
 
 TEST(GraphTest, RejectsInvalidConfigs) {
   SessionConfig c = Config(10, GraphKind::kHarary, 3, 0);
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // odd degree
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // odd degree
   c.degree = 10;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // degree >= n
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // degree >= n
   c.degree = 4;
   c.threshold = 6;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // t > k + 1
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // t > k + 1
   c.threshold = 1;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // t < 2
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // t < 2
   c.threshold = 3;
   c.min_survivors = 2;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // m < t
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // m < t
   c.min_survivors = 3;
   EXPECT_THAT(NeighbourhoodGraph::Create(c), IsOk());
   std::vector<DeviceId> ids = c.roster;
   ids[3] = ids[2];
   c.roster = ids;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());  // duplicate id
+  EXPECT_THAT(NeighbourhoodGraph::Create(c),
+              StatusIs(absl::StatusCode::kInvalidArgument));  // duplicate id
   c = Config(10, GraphKind::kComplete, 0, 0);
   ids = c.roster;
   ids.back() = kServerId;
   c.roster = ids;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());
+  EXPECT_THAT(NeighbourhoodGraph::Create(c), StatusIs(absl::StatusCode::kInvalidArgument));
   c = Config(10, GraphKind::kComplete, 0, 0);
   c.bits = 65;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());
+  EXPECT_THAT(NeighbourhoodGraph::Create(c), StatusIs(absl::StatusCode::kInvalidArgument));
   c.bits = 32;
   c.vector_length = 0;
-  EXPECT_FALSE(NeighbourhoodGraph::Create(c).ok());
+  EXPECT_THAT(NeighbourhoodGraph::Create(c), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_FALSE(
       NeighbourhoodGraph::NeighboursOf(Config(10, GraphKind::kComplete, 0, 0), 12345).ok());
 }

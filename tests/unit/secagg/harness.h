@@ -19,6 +19,7 @@
 #include "common/secagg/signing.h"
 #include "common/secagg/simulate.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace fedmf::secagg::testing {
 
@@ -136,9 +137,8 @@ class Harness {
   }
   // Closes the phase and queues the server's messages per recipient.
   void Close() {
-    auto msgs = server_.ClosePhase();
-    ASSERT_TRUE(msgs.ok()) << msgs.status();
-    for (ServerMessage& m : *msgs) {
+    ASSERT_OK_AND_ASSIGN(auto msgs, server_.ClosePhase());
+    for (ServerMessage& m : msgs) {
       const DeviceId to = HeaderOf(m).recipient;
       const size_t i =
           static_cast<size_t>(std::lower_bound(config_.roster.begin(), config_.roster.end(), to) -

@@ -85,9 +85,9 @@ TEST(PrivacyTest, MaskedInputIsUniformPerCoordinateWhateverTheInput) {
   const std::vector<uint64_t> inputs[2] = {Constant(kLen, 0), Constant(kLen, 15)};
   for (int s = 0; s < kSeeds; ++s) {
     for (int which = 0; which < 2; ++which) {
-      auto r = Simulate(Spec(1000 + static_cast<uint64_t>(s), kLen, kBits, inputs[which]));
-      ASSERT_THAT(r, IsOk());
-      const auto& y = r->masked_inputs.at(r->config.roster[kTarget]);
+      ASSERT_OK_AND_ASSIGN(
+          auto r, Simulate(Spec(1000 + static_cast<uint64_t>(s), kLen, kBits, inputs[which])));
+      const auto& y = r.masked_inputs.at(r.config.roster[kTarget]);
       ++first[which][y[0]];
       ++last[which][y[kLen - 1]];
     }
@@ -109,10 +109,9 @@ TEST(PrivacyTest, MaskedVectorIsUniformAcrossCoordinates) {
   // One run, a long vector: the target's coordinates, whose input is all
   // zeros, look like uniform bytes (255 dof, p = 0.001 cut-off 330.5).
   constexpr size_t kLen = 1 << 14;
-  auto r = Simulate(Spec(7, kLen, 8, Constant(kLen, 0)));
-  ASSERT_THAT(r, IsOk());
+  ASSERT_OK_AND_ASSIGN(auto r, Simulate(Spec(7, kLen, 8, Constant(kLen, 0))));
   std::array<int, 256> hist{};
-  for (uint64_t v : r->masked_inputs.at(r->config.roster[kTarget])) ++hist[v];
+  for (uint64_t v : r.masked_inputs.at(r.config.roster[kTarget])) ++hist[v];
   const double e = kLen / 256.0;
   double chi2 = 0;
   for (int h : hist) chi2 += (h - e) * (h - e) / e;

@@ -91,19 +91,18 @@ DropoutPlan RandomPlan(const std::vector<DeviceId>& roster, double p, random::Cs
 }
 
 void CheckRun(const SimulationSpec& spec, const char* label) {
-  auto r = Simulate(spec);
-  ASSERT_THAT(r, IsOk()) << label << ": " << r.status();
-  const bool complete = ShouldComplete(r->config, spec.dropouts);
-  ASSERT_EQ(r->server_state == ServerState::kCompleted, complete)
+  ASSERT_OK_AND_ASSIGN(auto r, Simulate(spec));
+  const bool complete = ShouldComplete(r.config, spec.dropouts);
+  ASSERT_EQ(r.server_state == ServerState::kCompleted, complete)
       << label << " seed " << spec.seed << " n=" << spec.num_devices
-      << " abort_reason=" << r->abort_reason;
+      << " abort_reason=" << r.abort_reason;
   if (complete) {
-    EXPECT_EQ(r->sum, r->expected_sum) << label << " seed " << spec.seed;
-    EXPECT_EQ(r->included, r->survivors[2]);
-    EXPECT_TRUE(r->rejections.empty()) << r->rejections.front().reason;
+    EXPECT_EQ(r.sum, r.expected_sum) << label << " seed " << spec.seed;
+    EXPECT_EQ(r.included, r.survivors[2]);
+    EXPECT_TRUE(r.rejections.empty()) << r.rejections.front().reason;
   } else {
-    EXPECT_EQ(r->server_state, ServerState::kAborted);
-    EXPECT_TRUE(r->sum.empty());
+    EXPECT_EQ(r.server_state, ServerState::kAborted);
+    EXPECT_TRUE(r.sum.empty());
   }
 }
 
@@ -163,12 +162,11 @@ TEST(ProtocolPropertyTest, ChosenSecAggPlusParametersSurviveTheirDesignDropout) 
           &spec.dropouts.during_unmasking};
       lists[i % 5]->push_back(roster[i]);
     }
-    auto r = Simulate(spec);
-    ASSERT_THAT(r, IsOk());
-    ASSERT_EQ(r->config.graph, GraphKind::kHarary);
-    ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
-    EXPECT_EQ(r->sum, r->expected_sum);
-    EXPECT_EQ(r->included.size(), 300u - 18u);  // 3 of every 5 lists leave before U3
+    ASSERT_OK_AND_ASSIGN(auto r, Simulate(spec));
+    ASSERT_EQ(r.config.graph, GraphKind::kHarary);
+    ASSERT_EQ(r.server_state, ServerState::kCompleted) << r.abort_reason;
+    EXPECT_EQ(r.sum, r.expected_sum);
+    EXPECT_EQ(r.included.size(), 300u - 18u);  // 3 of every 5 lists leave before U3
   }
 }
 
@@ -193,19 +191,18 @@ TEST(ProtocolPropertyTest, AbortsExactlyWhenFewerThanMinSurvivorsRemain) {
             &spec.dropouts.before_advertise, &spec.dropouts.after_advertise,
             &spec.dropouts.after_share_keys, &spec.dropouts.during_unmasking};
         *lists[stage] = drop;
-        auto r = Simulate(spec);
-        ASSERT_THAT(r, IsOk());
+        ASSERT_OK_AND_ASSIGN(auto r, Simulate(spec));
         if (extra == 0) {
-          ASSERT_EQ(r->server_state, ServerState::kCompleted)
-              << "stage " << stage << ": " << r->abort_reason;
-          EXPECT_EQ(r->sum, r->expected_sum);
+          ASSERT_EQ(r.server_state, ServerState::kCompleted)
+              << "stage " << stage << ": " << r.abort_reason;
+          EXPECT_EQ(r.sum, r.expected_sum);
         } else {
-          EXPECT_EQ(r->server_state, ServerState::kAborted) << "stage " << stage;
-          EXPECT_EQ(r->abort_reason.code(), absl::StatusCode::kAborted);
+          EXPECT_EQ(r.server_state, ServerState::kAborted) << "stage " << stage;
+          EXPECT_EQ(r.abort_reason.code(), absl::StatusCode::kAborted);
           // Every device still around heard about it — except in unmasking,
           // where the survivors have already answered and are done.
           const ClientState want = stage == 3 ? ClientState::kCompleted : ClientState::kAborted;
-          for (const auto& [id, st] : r->client_states) {
+          for (const auto& [id, st] : r.client_states) {
             if (std::find(drop.begin(), drop.end(), id) == drop.end()) {
               EXPECT_EQ(st, want) << id;
             }
@@ -225,17 +222,15 @@ TEST(ProtocolPropertyTest, SecAggPlusAbortsWhenOneSecretLacksTShares) {
   spec.vector_length = 5;
   spec.seed = 11;
   spec.parameters = GraphParameters{GraphKind::kHarary, 4, 5, 10};
-  auto probe = Simulate(spec);
-  ASSERT_THAT(probe, IsOk());
-  ASSERT_EQ(probe->server_state, ServerState::kCompleted);
-  const auto neighbours = *NeighbourhoodGraph::NeighboursOf(probe->config, probe->config.roster[0]);
+  ASSERT_OK_AND_ASSIGN(auto probe, Simulate(spec));
+  ASSERT_EQ(probe.server_state, ServerState::kCompleted);
+  const auto neighbours = *NeighbourhoodGraph::NeighboursOf(probe.config, probe.config.roster[0]);
   spec.dropouts.during_unmasking = {neighbours.front()};
-  auto r = Simulate(spec);
-  ASSERT_THAT(r, IsOk());
-  EXPECT_EQ(r->server_state, ServerState::kAborted);
-  EXPECT_NE(std::string(r->abort_reason.message()).find("shares"), std::string::npos)
-      << r->abort_reason;
-  EXPECT_FALSE(ShouldComplete(r->config, spec.dropouts));
+  ASSERT_OK_AND_ASSIGN(auto r, Simulate(spec));
+  EXPECT_EQ(r.server_state, ServerState::kAborted);
+  EXPECT_NE(std::string(r.abort_reason.message()).find("shares"), std::string::npos)
+      << r.abort_reason;
+  EXPECT_FALSE(ShouldComplete(r.config, spec.dropouts));
 }
 
 TEST(ProtocolPropertyTest, ThreadsDoNotChangeTheOutcome) {
@@ -322,15 +317,14 @@ TEST(ProtocolPropertyTest, FixedPointSumDecodesExactly) {
     for (size_t k = 0; k < kLen; ++k) x[k] = real(index, k);
     return *codec->EncodeVector(x);
   };
-  auto r = Simulate(spec);
-  ASSERT_THAT(r, IsOk());
-  ASSERT_EQ(r->server_state, ServerState::kCompleted) << r->abort_reason;
+  ASSERT_OK_AND_ASSIGN(auto r, Simulate(spec));
+  ASSERT_EQ(r.server_state, ServerState::kCompleted) << r.abort_reason;
   for (size_t k = 0; k < kLen; ++k) {
     int64_t want = 0;
     for (size_t i = 0; i < kDevices; ++i) {
       if (i != 5) want += codec->DecodeSumToInteger(*codec->Encode(real(i, k)));
     }
-    ASSERT_EQ(codec->DecodeSumToInteger(r->sum[k]), want) << k;
+    ASSERT_EQ(codec->DecodeSumToInteger(r.sum[k]), want) << k;
   }
 }
 

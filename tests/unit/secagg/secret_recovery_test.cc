@@ -12,6 +12,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::secagg {
 namespace {
@@ -34,9 +35,8 @@ std::vector<HeldShare> Held(const std::vector<ShamirShare>& shares) {
 TEST(SecretRecoveryTest, RecoversWithExactlyTShares) {
   random::Csprng rng = random::Csprng::FromSeed(1);
   const auto secret = RandomSecret(rng);
-  auto shares = crypto::ShamirSplit(secret, 4, 9, rng);
-  ASSERT_THAT(shares, IsOk());
-  std::vector<HeldShare> held = Held(*shares);
+  ASSERT_OK_AND_ASSIGN(auto shares, crypto::ShamirSplit(secret, 4, 9, rng));
+  std::vector<HeldShare> held = Held(shares);
   held.resize(4);
   const SecretBytes want(secret);
   auto r = RecoverVerifiedSecret(
@@ -49,9 +49,8 @@ TEST(SecretRecoveryTest, RecoversWithExactlyTShares) {
 TEST(SecretRecoveryTest, ALyingHolderCannotCorruptTheSecretAndIsNamed) {
   random::Csprng rng = random::Csprng::FromSeed(2);
   const auto secret = RandomSecret(rng);
-  auto shares = crypto::ShamirSplit(secret, 4, 9, rng);
-  ASSERT_THAT(shares, IsOk());
-  std::vector<HeldShare> held = Held(*shares);
+  ASSERT_OK_AND_ASSIGN(auto shares, crypto::ShamirSplit(secret, 4, 9, rng));
+  std::vector<HeldShare> held = Held(shares);
   held[1].share.y[0] ^= 1;  // among the first t: the naive reconstruction is wrong
   held[6].share.y[5] ^= 1;
   const SecretBytes want(secret);
@@ -65,9 +64,8 @@ TEST(SecretRecoveryTest, ALyingHolderCannotCorruptTheSecretAndIsNamed) {
 TEST(SecretRecoveryTest, FailsWithoutEnoughGoodShares) {
   random::Csprng rng = random::Csprng::FromSeed(3);
   const auto secret = RandomSecret(rng);
-  auto shares = crypto::ShamirSplit(secret, 4, 5, rng);
-  ASSERT_THAT(shares, IsOk());
-  std::vector<HeldShare> held = Held(*shares);
+  ASSERT_OK_AND_ASSIGN(auto shares, crypto::ShamirSplit(secret, 4, 5, rng));
+  std::vector<HeldShare> held = Held(shares);
   const SecretBytes want(secret);
   const auto verify = [&](const SecretBytes& s) { return s == want; };
   std::vector<HeldShare> three(held.begin(), held.begin() + 3);
@@ -82,10 +80,9 @@ TEST(SecretRecoveryTest, FailsWithoutEnoughGoodShares) {
 TEST(SecretRecoveryTest, TMinusOneSharesDoNotReconstruct) {
   random::Csprng rng = random::Csprng::FromSeed(4);
   const auto secret = RandomSecret(rng);
-  auto shares = crypto::ShamirSplit(secret, 5, 8, rng);
-  ASSERT_THAT(shares, IsOk());
-  std::vector<ShamirShare> four(shares->begin(), shares->begin() + 4);
-  EXPECT_FALSE(crypto::ShamirReconstruct(four, 5).ok());
+  ASSERT_OK_AND_ASSIGN(auto shares, crypto::ShamirSplit(secret, 5, 8, rng));
+  std::vector<ShamirShare> four(shares.begin(), shares.begin() + 4);
+  EXPECT_THAT(crypto::ShamirReconstruct(four, 5), StatusIs(absl::StatusCode::kInvalidArgument));
   // Pretending the threshold were t-1 yields garbage, not the secret.
   auto wrong = crypto::ShamirReconstruct(four, 4);
   EXPECT_FALSE(wrong.ok() && *wrong == SecretBytes(secret));
@@ -119,15 +116,13 @@ TEST(SecretRecoveryTest, TMinusOneSharesAreConsistentWithAnySecret) {
         xs.push_back(s.x);
         ys.push_back(crypto::gf127::Load(s.y.data() + 16 * c));
       }
-      auto y = crypto::gf127::InterpolateAt(xs, ys, forged.x);
-      ASSERT_THAT(y, IsOk());
-      crypto::gf127::Store(*y, forged.y.data() + 16 * c);
+      ASSERT_OK_AND_ASSIGN(auto y, crypto::gf127::InterpolateAt(xs, ys, forged.x));
+      crypto::gf127::Store(y, forged.y.data() + 16 * c);
     }
     std::vector<ShamirShare> completed = known;
     completed.push_back(forged);
-    auto r = crypto::ShamirReconstruct(completed, kT);
-    ASSERT_THAT(r, IsOk());
-    EXPECT_TRUE(*r == SecretBytes(other));
+    ASSERT_OK_AND_ASSIGN(auto r, crypto::ShamirReconstruct(completed, kT));
+    EXPECT_TRUE(r == SecretBytes(other));
   }
 }
 
@@ -141,9 +136,8 @@ TEST(SecretRecoveryTest, ShareValuesAreIndependentOfTheSecret) {
   for (const auto* secret : {&zeros, &ones}) {
     std::array<int, 256> hist{};
     for (int i = 0; i < kSplits; ++i) {
-      auto shares = crypto::ShamirSplit(*secret, 3, 3, rng);
-      ASSERT_THAT(shares, IsOk());
-      ++hist[(*shares)[0].y[0]];
+      ASSERT_OK_AND_ASSIGN(auto shares, crypto::ShamirSplit(*secret, 3, 3, rng));
+      ++hist[(shares)[0].y[0]];
     }
     const double expected = kSplits / 256.0;
     double chi2 = 0;

@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::secagg {
 namespace {
@@ -41,10 +42,9 @@ RunStatuses RunWith(Harness& h, const std::function<void(size_t phase, Outbox&)>
 
 void ExpectExactSum(Harness& h, const std::vector<DeviceId>& want_included) {
   ASSERT_EQ(h.server().state(), ServerState::kCompleted) << h.server().abort_reason();
-  auto result = h.server().Result();
-  ASSERT_THAT(result, IsOk());
-  EXPECT_EQ(result->included, want_included);
-  EXPECT_EQ(result->sum, h.ExpectedSum(result->included));
+  ASSERT_OK_AND_ASSIGN(auto result, h.server().Result());
+  EXPECT_EQ(result.included, want_included);
+  EXPECT_EQ(result.sum, h.ExpectedSum(result.included));
 }
 
 std::vector<DeviceId> AllBut(const Harness& h, std::vector<size_t> except) {
@@ -247,7 +247,7 @@ TEST(ServerTest, DroppedDeviceCannotComeBack) {
       out[4] = MaskedInput{hdr, std::vector<uint64_t>(12, 0)};
     }
   });
-  EXPECT_FALSE(run.statuses[2][4].ok());
+  EXPECT_THAT(run.statuses[2][4], StatusIs(absl::StatusCode::kFailedPrecondition));
   ExpectExactSum(h, AllBut(h, {4}));
 }
 
@@ -257,11 +257,13 @@ TEST(ServerTest, LifecycleErrors) {
   ASSERT_EQ(h.server().state(), ServerState::kCompleted);
   EXPECT_EQ(h.server().ClosePhase().status().code(), absl::StatusCode::kFailedPrecondition);
   MessageHeader hdr{h.config().aggregation_id, h.id(0), kServerId, Phase::kAdvertiseKeys};
-  EXPECT_FALSE(h.server().Receive(AdvertiseKeys{hdr, {}, {}, {}, {}, {}}).ok());
+  EXPECT_THAT(h.server().Receive(AdvertiseKeys{hdr, {}, {}, {}, {}, {}}),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
   EXPECT_THAT(h.server().Result(), IsOk());
   SessionConfig bad = ServerComplete();
   bad.threshold = 1;
-  EXPECT_FALSE(ServerStateMachine::Create(bad, random::Csprng::FromSeed(1)).ok());
+  EXPECT_THAT(ServerStateMachine::Create(bad, random::Csprng::FromSeed(1)),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(ServerTest, AllExpectedReceivedTracksThePhase) {

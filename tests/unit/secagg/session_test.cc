@@ -251,13 +251,12 @@ TEST(SessionClientTest, KeepsTheSetupsNeighbourhoodForItsOwnDeviceOnly) {
   for (size_t i : {size_t{0}, size_t{11}}) {
     const ClientSession& device = *e.session->devices[i];
     EXPECT_EQ(device.self(), e.next.roster[i]);
-    auto expected = NeighbourhoodGraph::NeighboursOf(e.next, e.next.roster[i]);
-    ASSERT_THAT(expected, IsOk());
-    EXPECT_EQ(device.neighbours(), *expected) << i;
+    ASSERT_OK_AND_ASSIGN(auto expected, NeighbourhoodGraph::NeighboursOf(e.next, e.next.roster[i]));
+    EXPECT_EQ(device.neighbours(), expected) << i;
     auto round = ClientStateMachine::CreateInSession(
         e.next, e.next.roster[i], random::Csprng::FromSeed(1), e.session->devices[i]);
     ASSERT_THAT(round.status(), IsOk());
-    EXPECT_EQ(round->neighbours(), *expected) << i;
+    EXPECT_EQ(round->neighbours(), expected) << i;
   }
   ++e.next.aggregation_id;  // device 0 has started e.next's id above
   EXPECT_THAT(ClientStateMachine::CreateInSession(

@@ -2,7 +2,6 @@
 // again, each use starts from a reset statement with no values bound, a
 // nested use of the same text gets a statement of its own, and the cache
 // stays within its bound.
-#include <stdlib.h>
 
 #include <filesystem>
 #include <memory>
@@ -13,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::store {
 namespace {
@@ -23,19 +23,13 @@ using ::testing::ElementsAre;
 class StatementCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = (std::filesystem::temp_directory_path() / "fedmf-stmt-cache-XXXXXX").string();
-    ASSERT_NE(mkdtemp(dir_.data()), nullptr);
-    auto db = Database::Open(dir_ + "/t.db");
-    ASSERT_THAT(db.status(), IsOk());
-    db_ = std::move(*db);
+    ASSERT_OK_AND_ASSIGN(auto db, Database::Open(dir_.Path("t.db")));
+    db_ = std::move(db);
     ASSERT_THAT(db_->Exec("CREATE TABLE t (k INTEGER PRIMARY KEY, v TEXT);"
                           "INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c');"),
                 IsOk());
   }
-  void TearDown() override {
-    db_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { db_.reset(); }
 
   // Every value of column v, in key order, through a fresh Prepare.
   std::vector<std::string> Values() {
@@ -46,7 +40,7 @@ class StatementCacheTest : public ::testing::Test {
     return *values;
   }
 
-  std::string dir_;
+  ::fedmf::testing::ScopedTempDir dir_{"fedmf-stmt-cache-"};
   std::unique_ptr<Database> db_;
 };
 
@@ -81,16 +75,14 @@ TEST_F(StatementCacheTest, AStatementLeftMidwayStartsOverOnItsNextUse) {
 TEST_F(StatementCacheTest, ValuesBoundByOneUseAreNotSeenByTheNext) {
   const std::string insert = "INSERT INTO t (k, v) VALUES (?, ?)";
   {
-    auto st = db_->Prepare(insert);
-    ASSERT_THAT(st.status(), IsOk());
-    st->Bind(1, int64_t{4}).Bind(2, "d");
-    ASSERT_THAT(st->Run(), IsOk());
+    ASSERT_OK_AND_ASSIGN(auto st, db_->Prepare(insert));
+    st.Bind(1, int64_t{4}).Bind(2, "d");
+    ASSERT_THAT(st.Run(), IsOk());
   }
   {
-    auto st = db_->Prepare(insert);
-    ASSERT_THAT(st.status(), IsOk());
-    st->Bind(1, int64_t{5});  // v left unbound: NULL, not the previous "d"
-    ASSERT_THAT(st->Run(), IsOk());
+    ASSERT_OK_AND_ASSIGN(auto st, db_->Prepare(insert));
+    st.Bind(1, int64_t{5});  // v left unbound: NULL, not the previous "d"
+    ASSERT_THAT(st.Run(), IsOk());
   }
   auto st = db_->Prepare("SELECT v IS NULL FROM t WHERE k = 5");
   ASSERT_THAT(st.status(), IsOk());
@@ -118,16 +110,14 @@ TEST_F(StatementCacheTest, ANestedUseOfTheSameTextGetsItsOwnStatement) {
 }
 
 TEST_F(StatementCacheTest, AMovedStatementIsReturnedOnce) {
-  auto st = db_->Prepare("SELECT v FROM t ORDER BY k");
-  ASSERT_THAT(st.status(), IsOk());
-  Statement moved = std::move(*st);
+  ASSERT_OK_AND_ASSIGN(auto st, db_->Prepare("SELECT v FROM t ORDER BY k"));
+  Statement moved = std::move(st);
   Statement target = std::move(moved);
   ASSERT_TRUE(*target.Step());
   EXPECT_EQ(target.ColumnText(0), "a");
   // Assigning over a borrowed statement returns it before taking the other.
-  auto other = db_->Prepare("SELECT k FROM t ORDER BY k");
-  ASSERT_THAT(other.status(), IsOk());
-  target = std::move(*other);
+  ASSERT_OK_AND_ASSIGN(auto other, db_->Prepare("SELECT k FROM t ORDER BY k"));
+  target = std::move(other);
   ASSERT_TRUE(*target.Step());
   EXPECT_EQ(target.ColumnInt(0), 1);
   EXPECT_THAT(Values(), ElementsAre("a", "b", "c"));  // the first text is free again
