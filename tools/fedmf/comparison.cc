@@ -57,7 +57,7 @@ absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
     // partners: plain SGD, and each federated algorithm at epsilon 1e-6 (its
     // releases carry nothing; on ML-100K HFL's Stage 1 / Stage 3 pipeline
     // alone beat plain SGD by 3.3%, which the federation "captured" at every
-    // epsilon: docs/results.md, section hfl-no-transfer). The baseline is the
+    // epsilon: docs/archive/results-2026.md, section hfl-no-transfer). The baseline is the
     // one with the lowest test MSE. Choosing it on validation (as before issue
     // #53) compared errors on different held-out sets with different
     // selection biases — each recipe holds out and selects on its own — and

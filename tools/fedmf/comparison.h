@@ -38,7 +38,7 @@ struct Comparison {
 
 // Runs the baselines of `config` on `federation` and the gain of a federated
 // test MSE over them. In-process and on every party's data: an evaluation
-// tool, never part of a job (docs/results.md, section hfl-no-transfer).
+// tool, never part of a job (docs/archive/results-2026.md, section hfl-no-transfer).
 absl::StatusOr<Comparison> RunComparison(const fmf::JobConfig& config,
                                          const data::Federation& federation, double mse_federated);
 
