@@ -1,16 +1,21 @@
 #include "common/net/tls_diagnosis.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
@@ -91,10 +96,76 @@ std::string RefusedOurCertificate(const std::string& address, const std::string&
       "and the one --cert-dir/--name point to?");
 }
 
+std::string ClosedOnOurCertificate(const std::string& address) {
+  return absl::StrCat(
+      address,
+      " refused this client's certificate (it closed the connection after the TLS handshake, "
+      "without an alert): most likely the certificate is not signed by that federation's CA (it "
+      "comes from another `fedmf ca init`); have that federation's `fedmf ca` issue this "
+      "client's certificate (`fedmf ca issue`, or `fedmf ca sign` of a `fedmf ca request`)");
+}
+
+// What the server did with our certificate once the handshake finished on
+// our side (under TLS 1.3 the server checks it only then).
+enum class Verdict {
+  kAccepted,  // it sent bytes (a gRPC server: its HTTP/2 SETTINGS), or nothing in time
+  kAlert,     // it sent a TLS alert (`reason` names it)
+  kClosed,    // it closed the connection (EOF, close_notify or reset) without an alert
+};
+
+// Waits at most `wait` for the server's first application byte or its
+// refusal. Only a close or an alert counts as a refusal: silence until the
+// deadline means accepted, so a slow server can make us miss a refusal but
+// never invent one.
+Verdict AwaitVerdict(SSL* ssl, int fd, absl::Duration wait, std::string* reason) {
+  // Non-blocking from here on, so that the deadline bounds the whole wait
+  // (SO_RCVTIMEO would bound each of OpenSSL's reads, e.g. one per session
+  // ticket, separately).
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0) return Verdict::kAccepted;
+  // (An infinite wait would overflow the clock: a day is as good.)
+  const auto deadline =
+      std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(std::min(wait, absl::Hours(24)));
+  for (;;) {
+    char byte = 0;
+    ERR_clear_error();
+    errno = 0;
+    const int n = SSL_read(ssl, &byte, 1);
+    if (n > 0) return Verdict::kAccepted;
+    const int read_errno = errno;
+    switch (SSL_get_error(ssl, n)) {
+      case SSL_ERROR_WANT_READ: {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) return Verdict::kAccepted;
+        pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+        const int polled = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 60000)));
+        if (polled < 0 && errno != EINTR) return Verdict::kAccepted;
+        continue;
+      }
+      case SSL_ERROR_ZERO_RETURN:  // close_notify
+        return Verdict::kClosed;
+      case SSL_ERROR_SYSCALL:  // EOF before OpenSSL 3, or a reset
+        return read_errno == 0 || read_errno == ECONNRESET || read_errno == EPIPE
+                   ? Verdict::kClosed
+                   : Verdict::kAccepted;
+      case SSL_ERROR_SSL: {
+        // OpenSSL 3 reports a bare EOF as "unexpected eof while reading".
+        const unsigned long code = ERR_peek_last_error();  // NOLINT(runtime/int): OpenSSL's type
+        *reason = LastSslReason();
+        if (ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) return Verdict::kClosed;
+        return absl::StrContains(*reason, "alert") ? Verdict::kAlert : Verdict::kAccepted;
+      }
+      default: return Verdict::kAccepted;
+    }
+  }
+}
+
 }  // namespace
 
 std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
-                        const ExpectedPeer& peer, absl::Duration timeout) {
+                        const ExpectedPeer& peer, absl::Duration timeout,
+                        absl::Duration verdict_wait) {
   std::string host, port;
   if (!SplitAddress(address, &host, &port)) {
     return absl::StrCat("'", address, "' is not HOST:PORT");
@@ -208,13 +279,13 @@ std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
                         " ", id->name, " if that daemon is the one meant");
   }
   // Under TLS 1.3 the server checks our certificate after the handshake
-  // finished on our side: its verdict is either its first HTTP/2 bytes or
-  // an alert.
-  char byte = 0;
-  ERR_clear_error();
-  if (SSL_read(ssl.get(), &byte, 1) <= 0) {
-    const std::string reason = LastSslReason();
-    if (absl::StrContains(reason, "alert")) return RefusedOurCertificate(address, reason);
+  // finished on our side: its verdict is its first HTTP/2 bytes, an alert,
+  // or (gRPC 1.51) the connection closed without one.
+  std::string reason;
+  switch (AwaitVerdict(ssl.get(), sock.fd(), std::min(timeout, verdict_wait), &reason)) {
+    case Verdict::kAlert: return RefusedOurCertificate(address, reason);
+    case Verdict::kClosed: return ClosedOnOurCertificate(address);
+    case Verdict::kAccepted: return "";
   }
   return "";
 }

@@ -7,7 +7,7 @@
 // certificate, key and CA, accepts whatever the server presents and then
 // checks it the way the channel would, and reads the server's first bytes
 // (under TLS 1.3 a refusal of our certificate arrives only after the
-// handshake, as an alert).
+// handshake, as an alert or, from gRPC 1.51, as the connection closed).
 #ifndef FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
 #define FEDMF_COMMON_NET_TLS_DIAGNOSIS_H_
 
@@ -21,10 +21,23 @@
 
 namespace fedmf::net {
 
+// How long DiagnoseTls waits, after a handshake whose server certificate
+// checked out, for the server's verdict on our certificate. A gRPC server
+// answers at once either way: it sends its HTTP/2 SETTINGS when it accepts
+// and closes the connection (or sends an alert) when it refuses, so the wait
+// runs out only against a server that says nothing, or one too slow to
+// decide; both count as "accepted" (a timeout never reads as a refusal, so a
+// loaded machine can hide a refusal but not invent one). 2 s leaves a loaded
+// host room to schedule the server's handshake.
+inline constexpr absl::Duration kServerVerdictWait = absl::Seconds(2);
+
 // One sentence naming the cause, or "" if a TLS session with the expected
-// peer works (the failure is elsewhere). `address`: host:port.
+// peer works (the failure is elsewhere). `address`: host:port. `timeout`
+// bounds the connection and each step of the handshake; the wait for the
+// server's verdict is the shorter of `timeout` and `verdict_wait`.
 std::string DiagnoseTls(const std::string& address, const pki::TlsFiles& ours,
-                        const ExpectedPeer& peer, absl::Duration timeout);
+                        const ExpectedPeer& peer, absl::Duration timeout,
+                        absl::Duration verdict_wait = kServerVerdictWait);
 
 // After a failed RPC over `tls`: when the status says the connection failed
 // (UNAVAILABLE, DEADLINE_EXCEEDED) and TLS is on, DiagnoseTls's sentence

@@ -10,6 +10,7 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -70,6 +72,24 @@ void BackdateCertificate(const std::string& ca_dir, const std::string& dir,
   BIO_free(out);
   EVP_PKEY_free(ca_key);
   X509_free(cert);
+}
+
+// A TCP socket bound to an ephemeral 127.0.0.1 port (-1 on failure);
+// *address is "127.0.0.1:PORT".
+int BindLoopback(std::string* address) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  *address = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  return fd;
 }
 
 class TlsDiagnosisTest : public ::testing::Test {
@@ -168,10 +188,66 @@ TEST_F(TlsDiagnosisTest, ServerOfAnotherFederationDoesNotVerifyAgainstOurCa) {
                     HasSubstr("unable to get local issuer certificate")));
 }
 
-// Not covered: a client certificate of another federation. gRPC 1.51's
-// server refuses it under TLS 1.3 by closing the connection without an
-// alert (openssl s_client reads "unexpected eof while reading"), and
-// DiagnoseTls, which looks for an alert, returns "" for it today.
+TEST_F(TlsDiagnosisTest, ClientOfAnotherFederationIsRefusedByTheServer) {
+  StartServer("server");
+  // Our certificate is from another federation's CA; we trust the server's
+  // CA, so the server's certificate verifies and only the server can object.
+  // gRPC 1.51's server refuses us under TLS 1.3 by closing the connection
+  // after the handshake, without an alert. The verdict wait is the whole
+  // timeout here, so that a loaded machine cannot make the test miss it.
+  pki::TlsFiles ours = Files("other-party", "party-a");
+  ours.ca_cert_pem = ReadFile(Dir("ca") + "/ca.crt");
+  EXPECT_EQ(DiagnoseTls(address_, ours, Server(), kTimeout, /*verdict_wait=*/kTimeout),
+            address_ +
+                " refused this client's certificate (it closed the connection after the TLS "
+                "handshake, without an alert): most likely the certificate is not signed by "
+                "that federation's CA (it comes from another `fedmf ca init`); have that "
+                "federation's `fedmf ca` issue this client's certificate (`fedmf ca issue`, or "
+                "`fedmf ca sign` of a `fedmf ca request`)");
+  // With our own federation's certificate the same server accepts us.
+  EXPECT_EQ(DiagnoseTls(address_, Party(), Server(), kTimeout, /*verdict_wait=*/kTimeout), "");
+}
+
+TEST_F(TlsDiagnosisTest, AServerSilentAfterTheHandshakeCountsAsAccepting) {
+  // A TLS server (OpenSSL alone, the federation's server certificate) that
+  // completes the handshake and then sends nothing until the client hangs
+  // up: the verdict wait runs out, which must read as "accepted", never as
+  // a refusal.
+  std::string address;
+  const int listener = BindLoopback(&address);
+  ASSERT_GE(listener, 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  ASSERT_NE(ctx, nullptr);
+  ASSERT_EQ(
+      SSL_CTX_use_certificate_file(ctx, (Dir("server") + "/server.crt").c_str(), SSL_FILETYPE_PEM),
+      1);
+  ASSERT_EQ(
+      SSL_CTX_use_PrivateKey_file(ctx, (Dir("server") + "/server.key").c_str(), SSL_FILETYPE_PEM),
+      1);
+  bool handshake_done = false;
+  std::thread silent([&] {
+    const int fd = ::accept(listener, nullptr, nullptr);
+    if (fd < 0) return;
+    SSL* ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    if (SSL_accept(ssl) == 1) {
+      handshake_done = true;
+      char byte = 0;
+      SSL_read(ssl, &byte, 1);  // returns when the client closes
+    }
+    SSL_free(ssl);
+    ::close(fd);
+  });
+  EXPECT_EQ(DiagnoseTls(address, Party(), Server(), kTimeout,
+                        /*verdict_wait=*/absl::Milliseconds(200)),
+            "");
+  ::shutdown(listener, SHUT_RDWR);  // wakes accept() if DiagnoseTls never connected
+  silent.join();
+  EXPECT_TRUE(handshake_done);
+  SSL_CTX_free(ctx);
+  ::close(listener);
+}
 
 TEST_F(TlsDiagnosisTest, OwnFilesThatDoNotLoadAreTheCause) {
   StartServer("server");
@@ -211,16 +287,10 @@ TEST_F(TlsDiagnosisTest, WrongNameAndWrongRoleAreNamedWithTheFix) {
 TEST_F(TlsDiagnosisTest, AddressesWithoutATlsDaemon) {
   EXPECT_EQ(DiagnoseTls("localhost", Party(), Server(), kTimeout), "'localhost' is not HOST:PORT");
   // A port nothing listens on: bound and closed again by this test.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  std::string closed;
+  const int fd = BindLoopback(&closed);
   ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-  socklen_t len = sizeof(addr);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   ::close(fd);
-  const std::string closed = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   EXPECT_EQ(DiagnoseTls(closed, Party(), Server(), kTimeout),
             "nothing listens on " + closed + " (connection refused)");
   // A plaintext daemon (--insecure) answers a ClientHello with no TLS.
