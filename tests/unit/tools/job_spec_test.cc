@@ -1,7 +1,5 @@
 // `fedmf job submit --spec FILE`: the shipped job files parse to the JobSpec
 // the server expects, and a bad file fails with its path, line and key.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tools/fedmf/job_file.h"
 
 using ::fedmf::testing::IsOk;
@@ -25,12 +24,6 @@ using ::testing::HasSubstr;
 
 class JobSpecTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / absl::StrCat("job_spec_test_", ::getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Writes `text` to a spec file in the test's directory and returns its path.
   std::string Write(const std::string& text) {
     const std::string path = (dir_ / absl::StrCat("spec", n_++, ".yaml")).string();
@@ -51,7 +44,8 @@ class JobSpecTest : public ::testing::Test {
     return Write(text + extra);
   }
 
-  std::filesystem::path dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"job_spec_test_"};
+  const std::filesystem::path dir_ = tmp_.path();
   int n_ = 0;
 };
 

@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include <cmath>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -13,6 +12,7 @@
 #include "common/net/job_view.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -21,16 +21,10 @@ namespace {
 
 class JobCoordinatorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-coord-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
-    Open();
-  }
+  void SetUp() override { Open(); }
   void TearDown() override {
     coordinator_.reset();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void Open() {
     auto store = ServerStore::Open(dir_ + "/s.db");
@@ -83,7 +77,8 @@ class JobCoordinatorTest : public ::testing::Test {
     ASSERT_THAT(coordinator_->ReplyOffer(party, r), IsOk());
   }
 
-  std::string dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf-coord-"};
+  const std::string dir_ = tmp_.path();
   absl::Duration liveness_ = absl::Seconds(5);
   std::vector<std::string> allowed_;
   // Protocol time: the real clock, or fake_clock_ for tests of liveness

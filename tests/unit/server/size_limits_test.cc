@@ -1,12 +1,10 @@
-// The server's size bounds (server/size_limits.h), its long-poll cap
-// (server/poll_limiter.h) and the party admin endpoint's caller check
-// (party/admin_service.h): pure functions, asserted on codes and messages.
+// The server's size bounds (server/size_limits.h) and its long-poll cap
+// (server/poll_limiter.h): pure functions, asserted on codes and messages.
 #include "server/size_limits.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
-#include "party/admin_service.h"
 #include "server/poll_limiter.h"
 #include "server/server_config.h"
 #include "tests/testing/status_matchers.h"
@@ -222,26 +220,3 @@ TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {
 
 }  // namespace
 }  // namespace fedmf::server
-
-namespace fedmf::party {
-namespace {
-
-TEST(AdminCallerTest, OnlyListedOperatorsAndTheSameRefusalForAnyRequest) {
-  const std::vector<std::string> allowed{"alice"};
-  EXPECT_THAT(CheckAdminCaller({"alice", pki::Role::kOperator}, allowed), IsOk());
-  // Right name, wrong role; operator role, wrong name.
-  const absl::Status party = CheckAdminCaller({"alice", pki::Role::kParty}, allowed);
-  const absl::Status other = CheckAdminCaller({"mallory", pki::Role::kOperator}, allowed);
-  EXPECT_EQ(party.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(std::string(other.message()),
-            "certificate 'mallory' is refused: this party's admin endpoint admits only the "
-            "operator certificates its config lists in 'admin_operators'");
-  // An empty list refuses everyone and says which key to set.
-  const absl::Status none = CheckAdminCaller({"alice", pki::Role::kOperator}, {});
-  EXPECT_EQ(none.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_NE(std::string(none.message()).find("'admin_operators'"), std::string::npos) << none;
-}
-
-}  // namespace
-}  // namespace fedmf::party
