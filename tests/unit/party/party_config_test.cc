@@ -10,6 +10,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf {
 namespace {
@@ -98,7 +99,7 @@ TEST(PartyConfigTest, ErrorsNameTheKey) {
   };
   for (const Case& k : cases) {
     auto c = party::ParsePartyConfig(k.yaml, "p.yaml");
-    ASSERT_FALSE(c.ok()) << k.yaml;
+    ASSERT_THAT(c, StatusIs(absl::StatusCode::kInvalidArgument)) << k.yaml;
     EXPECT_NE(c.status().message().find(k.key), std::string::npos) << c.status();
   }
 }
@@ -111,7 +112,7 @@ TEST(PartyConfigTest, AnHflPartyWithItsOwnFileNeedsTheCatalogue) {
       "name: acme\ndata:\n  spec: csv:/data/acme.csv\n  setting: hfl\n  parties: 1\n"
       "  rating_min: 1\n  rating_max: 5\n";
   auto missing = party::ParsePartyConfig(own, "acme.yaml");
-  ASSERT_FALSE(missing.ok());
+  ASSERT_THAT(missing, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("acme.yaml"));
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("key 'data.catalogue': missing"));
   EXPECT_THAT(missing.status().message(), ::testing::HasSubstr("fedmf catalogue digest"));

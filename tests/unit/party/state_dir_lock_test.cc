@@ -44,7 +44,7 @@ TEST_F(StateDirLockTest, ReleasedWhenTheHolderGoesAway) {
     ASSERT_THAT(first, IsOk());
     held.emplace(*std::move(first));  // moving keeps it held
   }
-  EXPECT_FALSE(StateDirLock::Acquire(dir_).ok());
+  EXPECT_THAT(StateDirLock::Acquire(dir_), StatusIs(absl::StatusCode::kFailedPrecondition));
   held.reset();
   EXPECT_THAT(StateDirLock::Acquire(dir_), IsOk());
 }

@@ -10,6 +10,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf {
 namespace {
@@ -47,12 +48,18 @@ tls:
 }
 
 TEST(ServerConfigTest, RejectsUnknownAndOutOfRange) {
-  EXPECT_FALSE(server::ParseServerConfig("databse: x\n", "s.yaml").ok());
-  EXPECT_FALSE(server::ParseServerConfig("tls:\n  nmae: x\n", "s.yaml").ok());
-  EXPECT_FALSE(server::ParseServerConfig("max_chunk_values: 10\n", "s.yaml").ok());
-  EXPECT_FALSE(server::ParseServerConfig("poll_seconds: 0\n", "s.yaml").ok());
-  EXPECT_FALSE(server::ParseServerConfig("log_format: xml\n", "s.yaml").ok());
-  EXPECT_FALSE(server::ParseServerConfig("seed: -3\n", "s.yaml").ok());
+  EXPECT_THAT(server::ParseServerConfig("databse: x\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(server::ParseServerConfig("tls:\n  nmae: x\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(server::ParseServerConfig("max_chunk_values: 10\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(server::ParseServerConfig("poll_seconds: 0\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(server::ParseServerConfig("log_format: xml\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(server::ParseServerConfig("seed: -3\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   auto s = server::ParseServerConfig("listen: a\nfoo: 1\n", "s.yaml");
   EXPECT_NE(s.status().message().find("s.yaml:2"), std::string::npos) << s.status();
 }
@@ -66,7 +73,7 @@ TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
   EXPECT_FALSE(local->dashboard_allow_remote);
   EXPECT_THAT(server::ParseServerConfig("dashboard_listen: '[::1]:8080'\n", "s.yaml"), IsOk());
   auto remote = server::ParseServerConfig("dashboard_listen: 0.0.0.0:8080\n", "s.yaml");
-  ASSERT_FALSE(remote.ok());
+  ASSERT_THAT(remote, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(remote.status().message().find("dashboard_listen"), std::string::npos);
   EXPECT_NE(remote.status().message().find("dashboard_allow_remote: true"), std::string::npos);
   // Off loopback, anyone reaching the port would read the jobs: a token file
@@ -78,7 +85,8 @@ TEST(ServerConfigTest, DashboardIsLoopbackOnlyUnlessAllowed) {
                                         "true\ndashboard_token_file: /etc/t\n",
                                         "s.yaml")
                   .ok());
-  EXPECT_FALSE(server::ParseServerConfig("dashboard_listen: 8080\n", "s.yaml").ok());
+  EXPECT_THAT(server::ParseServerConfig("dashboard_listen: 8080\n", "s.yaml"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

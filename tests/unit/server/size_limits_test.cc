@@ -10,6 +10,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
@@ -139,9 +140,9 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
   auto zero = ParseServerConfig("limits:\n  max_items: 0\n", "s.yaml");
   EXPECT_TRUE(Has(zero.status(), "limits.max_items")) << zero.status();
   auto typo = ParseServerConfig("limits:\n  max_itemz: 5\n", "s.yaml");
-  EXPECT_FALSE(typo.ok());
+  EXPECT_THAT(typo, StatusIs(absl::StatusCode::kInvalidArgument));
   auto polls = ParseServerConfig("max_threads: 16\nmax_concurrent_polls: 16\n", "s.yaml");
-  EXPECT_FALSE(polls.ok());
+  EXPECT_THAT(polls, StatusIs(absl::StatusCode::kInvalidArgument));
   auto polls2 = ParseServerConfig("max_concurrent_polls: 320\n", "s.yaml");
   EXPECT_TRUE(Has(polls2.status(), "key 'max_concurrent_polls'")) << polls2.status();
 }
@@ -158,7 +159,7 @@ TEST(SizeLimitsTest, CallQuotasMustLeaveEveryRoleItsThreads) {
   auto fetch = ParseServerConfig("limits:\n  psi_fetch_bytes: 8388608\n", "s.yaml");
   EXPECT_TRUE(Has(fetch.status(), "limits.psi_fetch_bytes")) << fetch.status();
   auto typo = ParseServerConfig("calls:\n  partys: 3\n", "s.yaml");
-  EXPECT_FALSE(typo.ok());
+  EXPECT_THAT(typo, StatusIs(absl::StatusCode::kInvalidArgument));
   // A dashboard off loopback needs its token file.
   auto remote =
       ParseServerConfig("dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml");
@@ -181,7 +182,8 @@ TEST(SizeLimitsTest, LoopbackIsParsedNotMatchedByPrefix) {
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
   EXPECT_FALSE(IsLoopbackHost("::"));
   EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
-  EXPECT_FALSE(CheckDashboardListen("127.evil.example:8080", false).ok());
+  EXPECT_THAT(CheckDashboardListen("127.evil.example:8080", false),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(SizeLimitsTest, JobSpecTextIsBounded) {

@@ -16,6 +16,7 @@
 #include "tools/fedmf/job_file.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::cli {
 namespace {
@@ -136,38 +137,38 @@ TEST_F(JobSpecTest, HuaSpecKeysReachTheirFields) {
 TEST_F(JobSpecTest, UnknownKeyNamesFileLineAndKey) {
   const std::string path = Hua("aggregater: typo:1\n");
   auto spec = LoadJobSpecFile(path);
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(), HasSubstr(path + ":13: unknown key 'aggregater'"));
 }
 
 TEST_F(JobSpecTest, HuaSpecErrorsSayWhatToWrite) {
   auto no_agg = LoadJobSpecFile(Hua("", "aggregator"));
-  ASSERT_FALSE(no_agg.ok());
+  ASSERT_THAT(no_agg, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(no_agg.status().message(), HasSubstr("'aggregator' is required"));
 
   auto bad_host = LoadJobSpecFile(Hua("", "device_hosts"));
-  ASSERT_FALSE(bad_host.ok());  // no device hosts at all
+  ASSERT_THAT(bad_host, StatusIs(absl::StatusCode::kInvalidArgument));  // no device hosts at all
   EXPECT_THAT(bad_host.status().message(), HasSubstr("hua.grants"));
 
   auto malformed = LoadJobSpecFile(Hua("device_hosts: [host-a:0]\n", "device_hosts"));
-  ASSERT_FALSE(malformed.ok());
+  ASSERT_THAT(malformed, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(malformed.status().message(), HasSubstr("expected HOST:FIRST:COUNT"));
 
   auto twice = LoadJobSpecFile(Hua("device_hosts: [a:0:10, b:9:2]\n", "device_hosts"));
-  ASSERT_FALSE(twice.ok());
+  ASSERT_THAT(twice, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(twice.status().message(), HasSubstr("device 9 is granted twice"));
 
   auto eps = LoadJobSpecFile(Hua("epsilon: -1\n", "epsilon"));
-  ASSERT_FALSE(eps.ok());
+  ASSERT_THAT(eps, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(eps.status().message(), HasSubstr("expected a positive number or 'inf'"));
 
   auto dim = LoadJobSpecFile(Hua("dim: 0\n", "dim"));
-  ASSERT_FALSE(dim.ok());
+  ASSERT_THAT(dim, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(dim.status().message(), HasSubstr("field 'hua' / 'dim'"));
 
   auto range = LoadJobSpecFile(Hua("rating_min: 5\nrating_max: 1\n"));
-  ASSERT_FALSE(range.ok());
+  ASSERT_THAT(range, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(range.status().message(), HasSubstr("rating_min"));
 }
 
@@ -209,7 +210,7 @@ TEST_F(CouplingJobFileTest, KeysReachTheSpecAndLocalItersDefaultsToOne) {
   EXPECT_EQ(hfl->local_iters(), 10);
   // A coupling round is one step: another T' is refused by name.
   auto bad = LoadJobSpecFile(Write("job_id: c2\nsetting: coupling\nlocal_iters: 5\nroster: [a]\n"));
-  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(bad.status().message(), HasSubstr("local_iters"));
 }
 

@@ -15,6 +15,7 @@
 #include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
@@ -472,7 +473,7 @@ TEST_F(JobCoordinatorTest, JobSpecOverTheSizeLimitsIsRefused) {
   EXPECT_NE(s.status().message().find("JobSpec.dim = 100000 exceeds the server's max_dim = 1024"),
             std::string::npos)
       << s.status();
-  EXPECT_FALSE(store_->LoadJob("j").ok());
+  EXPECT_THAT(store_->LoadJob("j"), StatusIs(absl::StatusCode::kNotFound));
 }
 
 // Stored state a previous run (or version) left that violates the limits or

@@ -10,6 +10,7 @@
 #include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf {
 namespace {
@@ -46,7 +47,8 @@ TEST(ServerStoreTest, RoundsCommitAtomicallyAndSurviveReopen) {
     r.set_seconds(1.5);
     ASSERT_THAT((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.75)), IsOk());
     // A second commit of the same round is refused and changes nothing.
-    EXPECT_FALSE((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.9)).ok());
+    EXPECT_THAT((*store)->CommitRound("j1", r, mf::Matrix::Constant(3, 2, 0.9)),
+                StatusIs(absl::StatusCode::kInternal));
   }
   auto store = server::ServerStore::Open(path);
   ASSERT_THAT(store, IsOk());
@@ -98,7 +100,8 @@ TEST(ServerStoreTest, AReportAndThePartyRecordItUpdatesAreStoredTogether) {
     // record is not written either.
     server::StoredParty ghost = a;
     ghost.epsilon = 9;
-    EXPECT_FALSE((*store)->SaveRoundReport("nope", 3, r, ghost).ok());
+    EXPECT_THAT((*store)->SaveRoundReport("nope", 3, r, ghost),
+                StatusIs(absl::StatusCode::kInternal));
   }
   auto store = server::ServerStore::Open(path);
   ASSERT_THAT(store, IsOk());
