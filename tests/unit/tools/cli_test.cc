@@ -31,6 +31,7 @@
 #include "tests/unit/tools/fedmf_runner.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::ReadFile;
 
 namespace fedmf {
 namespace {

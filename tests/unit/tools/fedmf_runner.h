@@ -3,19 +3,18 @@
 #ifndef FEDMF_TESTS_UNIT_TOOLS_FEDMF_RUNNER_H_
 #define FEDMF_TESTS_UNIT_TOOLS_FEDMF_RUNNER_H_
 
-#include <stdlib.h>
 #include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/testing/files.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf {
 
@@ -24,11 +23,6 @@ struct RunResult {
   std::string out;
   std::string err;
 };
-
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 inline std::string Quote(const std::string& s) {
   std::string q = "'";
@@ -47,13 +41,6 @@ class FedmfCliTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(std::filesystem::exists(FEDMF_BIN_DIR "/fedmf"))
         << FEDMF_BIN_DIR "/fedmf is missing: build the `fedmf` target";
-    std::string tmpl = ::testing::TempDir() + "/fedmf_cli_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
   }
 
   // Runs `fedmf args...`; stdout through the pipe, stderr through a file so
@@ -75,14 +62,15 @@ class FedmfCliTest : public ::testing::Test {
     while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
     const int status = pclose(p);
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r.err = ReadFile(err_path);
+    r.err = ::fedmf::testing::ReadFile(err_path);
     std::filesystem::remove(err_path);
     return r;
   }
 
   std::string Path(const std::string& sub) const { return dir_ + "/" + sub; }
 
-  std::string dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf_cli_"};
+  const std::string dir_ = tmp_.path();
 };
 
 inline std::string Describe(const RunResult& r) {

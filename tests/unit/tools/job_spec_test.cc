@@ -1,7 +1,5 @@
 // `fedmf job submit --spec FILE`: the shipped job files parse to the JobSpec
 // the server expects, and a bad file fails with its path, line and key.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,9 +12,11 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 #include "tools/fedmf/job_file.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::cli {
 namespace {
@@ -25,12 +25,6 @@ using ::testing::HasSubstr;
 
 class JobSpecTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / absl::StrCat("job_spec_test_", ::getpid());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // Writes `text` to a spec file in the test's directory and returns its path.
   std::string Write(const std::string& text) {
     const std::string path = (dir_ / absl::StrCat("spec", n_++, ".yaml")).string();
@@ -51,7 +45,8 @@ class JobSpecTest : public ::testing::Test {
     return Write(text + extra);
   }
 
-  std::filesystem::path dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"job_spec_test_"};
+  const std::filesystem::path dir_ = tmp_.path();
   int n_ = 0;
 };
 
@@ -142,38 +137,38 @@ TEST_F(JobSpecTest, HuaSpecKeysReachTheirFields) {
 TEST_F(JobSpecTest, UnknownKeyNamesFileLineAndKey) {
   const std::string path = Hua("aggregater: typo:1\n");
   auto spec = LoadJobSpecFile(path);
-  ASSERT_FALSE(spec.ok());
+  ASSERT_THAT(spec, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(spec.status().message(), HasSubstr(path + ":13: unknown key 'aggregater'"));
 }
 
 TEST_F(JobSpecTest, HuaSpecErrorsSayWhatToWrite) {
   auto no_agg = LoadJobSpecFile(Hua("", "aggregator"));
-  ASSERT_FALSE(no_agg.ok());
+  ASSERT_THAT(no_agg, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(no_agg.status().message(), HasSubstr("'aggregator' is required"));
 
   auto bad_host = LoadJobSpecFile(Hua("", "device_hosts"));
-  ASSERT_FALSE(bad_host.ok());  // no device hosts at all
+  ASSERT_THAT(bad_host, StatusIs(absl::StatusCode::kInvalidArgument));  // no device hosts at all
   EXPECT_THAT(bad_host.status().message(), HasSubstr("hua.grants"));
 
   auto malformed = LoadJobSpecFile(Hua("device_hosts: [host-a:0]\n", "device_hosts"));
-  ASSERT_FALSE(malformed.ok());
+  ASSERT_THAT(malformed, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(malformed.status().message(), HasSubstr("expected HOST:FIRST:COUNT"));
 
   auto twice = LoadJobSpecFile(Hua("device_hosts: [a:0:10, b:9:2]\n", "device_hosts"));
-  ASSERT_FALSE(twice.ok());
+  ASSERT_THAT(twice, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(twice.status().message(), HasSubstr("device 9 is granted twice"));
 
   auto eps = LoadJobSpecFile(Hua("epsilon: -1\n", "epsilon"));
-  ASSERT_FALSE(eps.ok());
+  ASSERT_THAT(eps, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(eps.status().message(), HasSubstr("expected a positive number or 'inf'"));
 
   auto dim = LoadJobSpecFile(Hua("dim: 0\n", "dim"));
-  ASSERT_FALSE(dim.ok());
+  ASSERT_THAT(dim, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(dim.status().message(), HasSubstr("field 'hua' / 'dim'"));
 
   auto range = LoadJobSpecFile(Hua("rating_min: 5\nrating_max: 1\n"));
-  ASSERT_FALSE(range.ok());
+  ASSERT_THAT(range, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(range.status().message(), HasSubstr("rating_min"));
 }
 
@@ -215,7 +210,7 @@ TEST_F(CouplingJobFileTest, KeysReachTheSpecAndLocalItersDefaultsToOne) {
   EXPECT_EQ(hfl->local_iters(), 10);
   // A coupling round is one step: another T' is refused by name.
   auto bad = LoadJobSpecFile(Write("job_id: c2\nsetting: coupling\nlocal_iters: 5\nroster: [a]\n"));
-  EXPECT_FALSE(bad.ok());
+  EXPECT_THAT(bad, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(bad.status().message(), HasSubstr("local_iters"));
 }
 

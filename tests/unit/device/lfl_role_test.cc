@@ -13,7 +13,6 @@
 #include "client-device/lfl_role.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -40,6 +39,7 @@
 #include "common/secagg/signing.h"
 #include "server/lfl/lfl_job.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -70,9 +70,6 @@ struct Sent {
 class LflRoleFixture : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_lfl_active_test.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
     ASSERT_THAT(pki::InitCa(root_ + "/ca", "testfed", 10 * kYear), IsOk());
     for (const std::string& h : kHosts) {
       ASSERT_TRUE(
@@ -96,7 +93,6 @@ class LflRoleFixture : public ::testing::Test {
   void TearDown() override {
     roles_.clear();
     ledgers_.clear();
-    std::filesystem::remove_all(root_);
   }
 
   net::LflJobConfig Job(int iterations, bool active = true) const {
@@ -265,7 +261,8 @@ class LflRoleFixture : public ::testing::Test {
     return role.ok() ? *std::move(role) : nullptr;
   }
 
-  std::string root_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf_lfl_active_test."};
+  const std::string root_ = tmp_.path();
   data::Dataset dataset_;
   // The last Run's hosts (ledgers outlive the roles that charge them).
   std::vector<std::unique_ptr<device::DeviceLedger>> ledgers_;

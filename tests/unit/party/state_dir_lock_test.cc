@@ -1,7 +1,5 @@
 #include "party/state_dir_lock.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -11,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "party/state_id.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::party {
 namespace {
@@ -22,13 +21,8 @@ using ::testing::HasSubstr;
 
 class StateDirLockTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/fedmf_state_lock.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  const fedmf::testing::ScopedTempDir tmp_{"fedmf_state_lock."};
+  const std::string dir_ = tmp_.path();
 };
 
 TEST_F(StateDirLockTest, ASecondHolderIsRefusedNamingTheDirAndThePid) {
@@ -50,7 +44,7 @@ TEST_F(StateDirLockTest, ReleasedWhenTheHolderGoesAway) {
     ASSERT_THAT(first, IsOk());
     held.emplace(*std::move(first));  // moving keeps it held
   }
-  EXPECT_FALSE(StateDirLock::Acquire(dir_).ok());
+  EXPECT_THAT(StateDirLock::Acquire(dir_), StatusIs(absl::StatusCode::kFailedPrecondition));
   held.reset();
   EXPECT_THAT(StateDirLock::Acquire(dir_), IsOk());
 }

@@ -1,7 +1,7 @@
 // The small LFL job the server-side LFL tests share: two hosts "a" and "b"
 // granted devices 0-2 and 3-5, 7 items, p = 3, seeded.
-#ifndef FEDMF_TESTS_UNIT_DAEMONS_LFL_TEST_SPEC_H_
-#define FEDMF_TESTS_UNIT_DAEMONS_LFL_TEST_SPEC_H_
+#ifndef FEDMF_TESTS_UNIT_SERVER_LFL_LFL_TEST_SPEC_H_
+#define FEDMF_TESTS_UNIT_SERVER_LFL_LFL_TEST_SPEC_H_
 
 #include <cstdint>
 #include <string>
@@ -38,4 +38,4 @@ inline v1::JobSpec TwoHostLflSpec(const std::string& job_id, int32_t iterations,
 
 }  // namespace fedmf::server::testing
 
-#endif  // FEDMF_TESTS_UNIT_DAEMONS_LFL_TEST_SPEC_H_
+#endif  // FEDMF_TESTS_UNIT_SERVER_LFL_LFL_TEST_SPEC_H_

@@ -7,13 +7,13 @@
 #include <grpcpp/grpcpp.h>
 #include <stdlib.h>
 
-#include <filesystem>
 #include <memory>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "server/fmf/coordinator_service.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
 
@@ -21,10 +21,9 @@ namespace fedmf::server {
 namespace {
 
 TEST(CallGovernorTest, RefusesBeyondThePoolAndCutsOffStalledCalls) {
-  std::string dir = (std::filesystem::temp_directory_path() / "fedmf-gov-XXXXXX").string();
-  ASSERT_NE(mkdtemp(dir.data()), nullptr);
+  const fedmf::testing::ScopedTempDir dir("fedmf-gov-");
   {
-    auto store = ServerStore::Open(dir + "/s.db");
+    auto store = ServerStore::Open(dir.Path("s.db"));
     ASSERT_THAT(store, IsOk());
     JobCoordinator coordinator(store->get(), CoordinatorOptions{});
     TrafficCounters traffic;
@@ -84,7 +83,6 @@ TEST(CallGovernorTest, RefusesBeyondThePoolAndCutsOffStalledCalls) {
     server->Shutdown();
     CallGovernor::Install(nullptr);
   }
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
@@ -42,7 +43,8 @@ TEST(PsiAlignmentTest, QueuedListsComeInAnswersBelowTheMessageBound) {
   EXPECT_NE(first.lists(0).origin(), second.lists(0).origin());
   EXPECT_TRUE(PsiAlignment::Empty(psi->Fetch(0)));
   // A sender's second list for one origin is refused, not queued.
-  EXPECT_FALSE(psi->Send(1, List("s", 1, 0, 1, 10, "another")).ok());
+  EXPECT_THAT(psi->Send(1, List("s", 1, 0, 1, 10, "another")),
+              StatusIs(absl::StatusCode::kFailedPrecondition));
 }
 
 TEST(PsiAlignmentTest, TheMailboxIsBoundedPerJob) {

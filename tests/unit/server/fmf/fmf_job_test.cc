@@ -11,6 +11,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
@@ -101,7 +102,8 @@ TEST(FmfJobTest, OfferRoundsAndFinishWithTheTransitionsToStore) {
   ASSERT_THAT(job.SubmitUpdate(0, 0, Filled(job, 0.2)), IsOk());
   EXPECT_EQ(job.TaskFor("a").kind(), v1::TASK_KIND_IDLE);                 // done with this round
   EXPECT_EQ(job.Advance(kT0 + absl::Seconds(3), All).kind, Kind::kNone);  // b is awaited
-  EXPECT_FALSE(job.SubmitUpdate(1, 1, Filled(job, 0.6)).ok());            // not the open round
+  EXPECT_THAT(job.SubmitUpdate(1, 1, Filled(job, 0.6)),
+              StatusIs(absl::StatusCode::kFailedPrecondition));  // not the open round
   ASSERT_THAT(job.SubmitUpdate(1, 0, Filled(job, 0.6)), IsOk());
   const FmfJob::Step closed = job.Advance(kT0 + absl::Seconds(4), All);
   ASSERT_EQ(closed.kind, Kind::kRoundClosed);
@@ -210,7 +212,8 @@ TEST(FmfJobTest, UntrustedRepliesAndReportsAreRefusedWithTheField) {
   ahead.set_job_id("j");
   ahead.set_round(5);  // the job is at round 0
   EXPECT_NE(job.CheckReport(0, ahead).status().message().find("field 'round'"), std::string::npos);
-  EXPECT_FALSE(job.SharedFor(0, 0).ok());  // not running yet
+  EXPECT_THAT(job.SharedFor(0, 0),
+              StatusIs(absl::StatusCode::kPermissionDenied));  // not running yet
   EXPECT_FALSE(job.TakesUpdatesFrom(0));
 }
 
@@ -322,7 +325,7 @@ TEST(FmfJobTest, CouplingJobRunsOnTheWholeModelAndResumes) {
   v1::OfferReply big = Accept(1);
   big.set_global_users(20000);
   big.set_global_items(3);
-  EXPECT_FALSE(huge.ReplyOffer(0, big).ok());
+  EXPECT_THAT(huge.ReplyOffer(0, big), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

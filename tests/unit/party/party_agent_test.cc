@@ -14,11 +14,9 @@
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <atomic>
 #include <deque>
-#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -35,6 +33,7 @@
 #include "common/net/matrix_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::party {
 namespace {
@@ -290,9 +289,6 @@ v1::Task InlinedRound(const fmf::JobConfig& c, int32_t round, const mf::Matrix& 
 class PartyAgentTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-agent-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
     grpc::ServerBuilder builder;
     builder.RegisterService(&fake_);
     server_ = builder.BuildAndStart();
@@ -312,7 +308,6 @@ class PartyAgentTest : public ::testing::Test {
   void TearDown() override {
     StopAgent();
     server_->Shutdown();
-    std::filesystem::remove_all(dir_);
   }
 
   // Opens the ledger store and runs a fresh agent on it (a process start).
@@ -359,7 +354,8 @@ class PartyAgentTest : public ::testing::Test {
     ServeV(reply.global_items());
   }
 
-  std::string dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf-agent-"};
+  const std::string dir_ = tmp_.path();
   FakeCoordinator fake_;
   std::unique_ptr<grpc::Server> server_;
   PartyConfig config_;

@@ -2,18 +2,17 @@
 // SQLite asks the file system to sync (through a counting VFS over the
 // default one), and what a crash of the process keeps.
 #include <sqlite3.h>
-#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "common/store/sqlite.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace fedmf::store {
 namespace {
@@ -77,12 +76,6 @@ class CountingVfs {
   sqlite3_vfs vfs_;
 };
 
-std::string ScratchDir() {
-  std::string t = (std::filesystem::temp_directory_path() / "fedmf-durability-XXXXXX").string();
-  EXPECT_NE(mkdtemp(t.data()), nullptr);
-  return t;
-}
-
 int64_t SynchronousSetting(Database& db) {
   auto st = db.Prepare("PRAGMA synchronous;");
   EXPECT_THAT(st, IsOk());
@@ -105,7 +98,8 @@ constexpr int64_t kSyncNormal = 1;
 
 TEST(DatabaseDurabilityTest, DeferredCommitsDoNotSyncAndTheNextSyncedCommitDoes) {
   CountingVfs counting;
-  const std::string dir = ScratchDir();
+  const ::fedmf::testing::ScopedTempDir scratch("fedmf-durability-");
+  const std::string& dir = scratch.path();
   auto db = Database::Open(dir + "/d.db");
   ASSERT_THAT(db, IsOk());
   ASSERT_THAT((*db)->Exec("CREATE TABLE t (v INTEGER)"), IsOk());
@@ -124,11 +118,11 @@ TEST(DatabaseDurabilityTest, DeferredCommitsDoNotSyncAndTheNextSyncedCommitDoes)
   ASSERT_THAT(InsertRow(**db, Durability::kSynced, 6), IsOk());
   EXPECT_GE(g_syncs.load(), 1);
   db->reset();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(DatabaseDurabilityTest, ARolledBackDeferredTransactionRestoresFullSync) {
-  const std::string dir = ScratchDir();
+  const ::fedmf::testing::ScopedTempDir scratch("fedmf-durability-");
+  const std::string& dir = scratch.path();
   auto db = Database::Open(dir + "/d.db");
   ASSERT_THAT(db, IsOk());
   ASSERT_THAT((*db)->Exec("CREATE TABLE t (v INTEGER)"), IsOk());
@@ -144,11 +138,11 @@ TEST(DatabaseDurabilityTest, ARolledBackDeferredTransactionRestoresFullSync) {
   ASSERT_THAT(count->Step(), IsOk());
   EXPECT_EQ(count->ColumnInt(0), 0);
   db->reset();
-  std::filesystem::remove_all(dir);
 }
 
 TEST(DatabaseDurabilityTest, ADeferredCommitSurvivesACrashOfTheProcess) {
-  const std::string dir = ScratchDir();
+  const ::fedmf::testing::ScopedTempDir scratch("fedmf-durability-");
+  const std::string& dir = scratch.path();
   const std::string path = dir + "/d.db";
   {
     auto db = Database::Open(path);
@@ -177,7 +171,6 @@ TEST(DatabaseDurabilityTest, ADeferredCommitSurvivesACrashOfTheProcess) {
   ASSERT_TRUE(*row);
   EXPECT_EQ(st->ColumnInt(0), 42);
   db->reset();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::device {
 namespace {
@@ -67,10 +68,10 @@ TEST(DevicePolicyTest, YamlPolicyParsesAndNamesBadKeys) {
   EXPECT_TRUE(p->report_metrics);
   EXPECT_FALSE(p->allow_non_private);
   auto typo = ParseDevicePolicy("max_epsilom: 2\n", "policy.yaml");
-  ASSERT_FALSE(typo.ok());
+  ASSERT_THAT(typo, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(typo.status().message().find("max_epsilom"), std::string::npos) << typo.status();
   auto inf = ParseDevicePolicy("max_epsilon: .inf\n", "policy.yaml");
-  ASSERT_FALSE(inf.ok());
+  ASSERT_THAT(inf, StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(inf.status().message().find("max_epsilon"), std::string::npos) << inf.status();
 }
 

@@ -1,17 +1,16 @@
-// The server's size bounds (server/size_limits.h), its long-poll cap
-// (server/poll_limiter.h) and the party admin endpoint's caller check
-// (party/admin_service.h): pure functions, asserted on codes and messages.
+// The server's size bounds (server/size_limits.h) and its long-poll cap
+// (server/poll_limiter.h): pure functions, asserted on codes and messages.
 #include "server/size_limits.h"
 
 #include <string>
 
 #include "gtest/gtest.h"
-#include "party/admin_service.h"
 #include "server/poll_limiter.h"
 #include "server/server_config.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
@@ -141,9 +140,9 @@ TEST(SizeLimitsTest, ServerConfigReadsLimitsAndConcurrencyCaps) {
   auto zero = ParseServerConfig("limits:\n  max_items: 0\n", "s.yaml");
   EXPECT_TRUE(Has(zero.status(), "limits.max_items")) << zero.status();
   auto typo = ParseServerConfig("limits:\n  max_itemz: 5\n", "s.yaml");
-  EXPECT_FALSE(typo.ok());
+  EXPECT_THAT(typo, StatusIs(absl::StatusCode::kInvalidArgument));
   auto polls = ParseServerConfig("max_threads: 16\nmax_concurrent_polls: 16\n", "s.yaml");
-  EXPECT_FALSE(polls.ok());
+  EXPECT_THAT(polls, StatusIs(absl::StatusCode::kInvalidArgument));
   auto polls2 = ParseServerConfig("max_concurrent_polls: 320\n", "s.yaml");
   EXPECT_TRUE(Has(polls2.status(), "key 'max_concurrent_polls'")) << polls2.status();
 }
@@ -160,7 +159,7 @@ TEST(SizeLimitsTest, CallQuotasMustLeaveEveryRoleItsThreads) {
   auto fetch = ParseServerConfig("limits:\n  psi_fetch_bytes: 8388608\n", "s.yaml");
   EXPECT_TRUE(Has(fetch.status(), "limits.psi_fetch_bytes")) << fetch.status();
   auto typo = ParseServerConfig("calls:\n  partys: 3\n", "s.yaml");
-  EXPECT_FALSE(typo.ok());
+  EXPECT_THAT(typo, StatusIs(absl::StatusCode::kInvalidArgument));
   // A dashboard off loopback needs its token file.
   auto remote =
       ParseServerConfig("dashboard_listen: 0.0.0.0:8080\ndashboard_allow_remote: true\n", "s.yaml");
@@ -183,7 +182,8 @@ TEST(SizeLimitsTest, LoopbackIsParsedNotMatchedByPrefix) {
   EXPECT_FALSE(IsLoopbackHost("0.0.0.0"));
   EXPECT_FALSE(IsLoopbackHost("::"));
   EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
-  EXPECT_FALSE(CheckDashboardListen("127.evil.example:8080", false).ok());
+  EXPECT_THAT(CheckDashboardListen("127.evil.example:8080", false),
+              StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 TEST(SizeLimitsTest, JobSpecTextIsBounded) {
@@ -222,26 +222,3 @@ TEST(PollLimiterTest, RefusesBeyondTheCapAndFreesSlotsOnRelease) {
 
 }  // namespace
 }  // namespace fedmf::server
-
-namespace fedmf::party {
-namespace {
-
-TEST(AdminCallerTest, OnlyListedOperatorsAndTheSameRefusalForAnyRequest) {
-  const std::vector<std::string> allowed{"alice"};
-  EXPECT_THAT(CheckAdminCaller({"alice", pki::Role::kOperator}, allowed), IsOk());
-  // Right name, wrong role; operator role, wrong name.
-  const absl::Status party = CheckAdminCaller({"alice", pki::Role::kParty}, allowed);
-  const absl::Status other = CheckAdminCaller({"mallory", pki::Role::kOperator}, allowed);
-  EXPECT_EQ(party.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(other.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(std::string(other.message()),
-            "certificate 'mallory' is refused: this party's admin endpoint admits only the "
-            "operator certificates its config lists in 'admin_operators'");
-  // An empty list refuses everyone and says which key to set.
-  const absl::Status none = CheckAdminCaller({"alice", pki::Role::kOperator}, {});
-  EXPECT_EQ(none.code(), absl::StatusCode::kPermissionDenied);
-  EXPECT_NE(std::string(none.message()).find("'admin_operators'"), std::string::npos) << none;
-}
-
-}  // namespace
-}  // namespace fedmf::party

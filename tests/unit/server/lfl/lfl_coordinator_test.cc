@@ -6,14 +6,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "tests/testing/status_matchers.h"
-#include "tests/unit/daemons/lfl_test_spec.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/unit/server/lfl/lfl_test_spec.h"
 
 namespace fedmf::server {
 namespace {
@@ -34,9 +33,6 @@ v1::HostHello Hello(const std::string& host, uint64_t first) {
 class LflCoordinatorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-lflc-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
     auto store = LflStore::Open(dir_ + "/s.db");
     ASSERT_THAT(store.status(), IsOk());
     store_ = *std::move(store);
@@ -44,7 +40,6 @@ class LflCoordinatorTest : public ::testing::Test {
   void TearDown() override {
     coordinator_.reset();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void StartCoordinator() {
     coordinator_ = std::make_unique<LflCoordinator>(
@@ -62,7 +57,8 @@ class LflCoordinatorTest : public ::testing::Test {
     return v1::DeviceTask();
   }
 
-  std::string dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf-lflc-"};
+  const std::string dir_ = tmp_.path();
   std::unique_ptr<LflStore> store_;
   std::unique_ptr<LflCoordinator> coordinator_;
 };

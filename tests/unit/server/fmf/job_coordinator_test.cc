@@ -4,7 +4,6 @@
 #include <stdlib.h>
 
 #include <cmath>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -13,24 +12,20 @@
 #include "common/net/job_view.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 using ::fedmf::testing::IsOk;
+using ::fedmf::testing::StatusIs;
 
 namespace fedmf::server {
 namespace {
 
 class JobCoordinatorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string t = (std::filesystem::temp_directory_path() / "fedmf-coord-XXXXXX").string();
-    ASSERT_NE(mkdtemp(t.data()), nullptr);
-    dir_ = t;
-    Open();
-  }
+  void SetUp() override { Open(); }
   void TearDown() override {
     coordinator_.reset();
     store_.reset();
-    std::filesystem::remove_all(dir_);
   }
   void Open() {
     auto store = ServerStore::Open(dir_ + "/s.db");
@@ -83,7 +78,8 @@ class JobCoordinatorTest : public ::testing::Test {
     ASSERT_THAT(coordinator_->ReplyOffer(party, r), IsOk());
   }
 
-  std::string dir_;
+  const ::fedmf::testing::ScopedTempDir tmp_{"fedmf-coord-"};
+  const std::string dir_ = tmp_.path();
   absl::Duration liveness_ = absl::Seconds(5);
   std::vector<std::string> allowed_;
   // Protocol time: the real clock, or fake_clock_ for tests of liveness
@@ -477,7 +473,7 @@ TEST_F(JobCoordinatorTest, JobSpecOverTheSizeLimitsIsRefused) {
   EXPECT_NE(s.status().message().find("JobSpec.dim = 100000 exceeds the server's max_dim = 1024"),
             std::string::npos)
       << s.status();
-  EXPECT_FALSE(store_->LoadJob("j").ok());
+  EXPECT_THAT(store_->LoadJob("j"), StatusIs(absl::StatusCode::kNotFound));
 }
 
 // Stored state a previous run (or version) left that violates the limits or

@@ -16,7 +16,7 @@
 #include "common/lfl/item_matrix.h"
 #include "common/net/lfl_job_codec.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/unit/daemons/lfl_test_spec.h"
+#include "tests/unit/server/lfl/lfl_test_spec.h"
 
 namespace fedmf::server {
 namespace {
