@@ -230,8 +230,8 @@ class PartyProcess {
  public:
   static PartyProcess Spawn(const Loopback& loopback, int rows, int64_t rounds, int k) {
     const std::string base = loopback.dir() + "/party-" + std::to_string(k);
-    auto child = fedmf::cli::ChildProcess::Spawn(
-        {fedmf::cli::SelfDirectory() + "/transport_party", loopback.address(),
+    auto child = fedmf::cluster::ChildProcess::Spawn(
+        {fedmf::cluster::SelfDirectory() + "/transport_party", loopback.address(),
          loopback.party_cert_dir(), std::to_string(rows), std::to_string(rounds), base + ".cpu"},
         base + ".log");
     if (!child.ok()) {
@@ -252,9 +252,9 @@ class PartyProcess {
   }
 
  private:
-  PartyProcess(fedmf::cli::ChildProcess child, std::string result)
+  PartyProcess(fedmf::cluster::ChildProcess child, std::string result)
       : child_(std::move(child)), result_(std::move(result)) {}
-  fedmf::cli::ChildProcess child_;
+  fedmf::cluster::ChildProcess child_;
   std::string result_;
 };
 

@@ -68,14 +68,14 @@ absl::StatusOr<PlannedJob> PlanJob(const cli::JobFlags& flags, const std::string
   plan.federation = std::move(*federation);
   // Exactly the spec `fedmf demo` submits (demo_command.cc).
   plan.spec = net::SpecFromJobConfig(plan.config);
-  for (int k = 0; k < flags.parties; ++k) plan.spec.add_roster(cli::LocalCluster::PartyName(k));
+  for (int k = 0; k < flags.parties; ++k) plan.spec.add_roster(cluster::LocalCluster::PartyName(k));
   plan.spec.set_round_deadline_seconds(round_deadline_seconds);
   plan.spec.set_min_parties(min_parties);
   return plan;
 }
 
-cli::ClusterOptions OptionsFor(const PlannedJob& plan) {
-  cli::ClusterOptions o;
+cluster::ClusterOptions OptionsFor(const PlannedJob& plan) {
+  cluster::ClusterOptions o;
   o.bin_dir = BinDir();
   o.parties = plan.flags.parties;
   o.data_spec = plan.flags.data;
@@ -141,9 +141,9 @@ std::string TailOf(const std::string& text, size_t max_lines) {
   return text.substr(pos + 1);
 }
 
-void ClusterTest::StartCluster(const cli::ClusterOptions& options,
+void ClusterTest::StartCluster(const cluster::ClusterOptions& options,
                                const std::vector<int>& parties) {
-  auto cluster = cli::LocalCluster::Create(options);
+  auto cluster = cluster::LocalCluster::Create(options);
   ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
   ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";

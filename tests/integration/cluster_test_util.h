@@ -48,7 +48,7 @@ absl::StatusOr<PlannedJob> PlanJob(const cli::JobFlags& flags, const std::string
                                    double round_deadline_seconds, int min_parties);
 
 // Cluster options for `plan`'s data (same split as the simulator).
-cli::ClusterOptions OptionsFor(const PlannedJob& plan);
+cluster::ClusterOptions OptionsFor(const PlannedJob& plan);
 
 // ---- round records
 std::set<int> RoundsWith(const v1::JobStatus& st, const std::string& party, bool contributed);
@@ -70,9 +70,9 @@ class ClusterTest : public ::testing::Test {
  protected:
   void TearDown() override;
   // Creates the cluster and starts the server and the listed parties.
-  void StartCluster(const cli::ClusterOptions& options, const std::vector<int>& parties);
+  void StartCluster(const cluster::ClusterOptions& options, const std::vector<int>& parties);
 
-  std::unique_ptr<cli::LocalCluster> cluster_;
+  std::unique_ptr<cluster::LocalCluster> cluster_;
 };
 
 }  // namespace fedmf::it

@@ -101,7 +101,7 @@ TEST_F(CouplingDaemonsTest, DaemonsRunTheProtocolExactly) {
     const mf::ErrorMetrics emulated = owners[k]->EvaluateTest();
     ASSERT_THAT(owners[k]->Finish(untrained), IsOk());
     const double before = owners[k]->EvaluateTest().mse;
-    const v1::PartyStatus* party = FindParty(*st, cli::LocalCluster::PartyName(k));
+    const v1::PartyStatus* party = FindParty(*st, cluster::LocalCluster::PartyName(k));
     ASSERT_NE(party, nullptr);
     EXPECT_EQ(party->test_count(), emulated.count);
     EXPECT_NEAR(party->test_mse(), emulated.mse, 1e-9) << party->name();
@@ -136,7 +136,7 @@ TEST_F(CouplingDaemonsTest, EveryRoundIsChargedAtTheOwnersOwnNoise) {
     }
     EXPECT_NEAR(ledger->epsilon_spent(), *eps, 1e-9);
     EXPECT_LE(ledger->epsilon_spent(), 4.0 + 1e-9);
-    const v1::PartyStatus* party = FindParty(*st, cli::LocalCluster::PartyName(k));
+    const v1::PartyStatus* party = FindParty(*st, cluster::LocalCluster::PartyName(k));
     ASSERT_NE(party, nullptr);
     EXPECT_NEAR(party->job_epsilon(), *eps, 1e-9);
   }
@@ -145,8 +145,8 @@ TEST_F(CouplingDaemonsTest, EveryRoundIsChargedAtTheOwnersOwnNoise) {
 TEST_F(CouplingDaemonsTest, AnOwnerWhosePolicyOmitsTheSettingRefuses) {
   auto plan = PlanJob(CouplingFlags(1, 0.1, "4"), "coupling-refused", 30, 2);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
-  cli::PartyOptions strict;
+  cluster::ClusterOptions options = OptionsFor(*plan);
+  cluster::PartyOptions strict;
   strict.allowed_settings = {"hfl", "vfl", "hfl-synsgd"};  // fedmf-party's default
   options.party_overrides[1] = strict;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1}));

@@ -49,12 +49,12 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
   if (GetParam() == "semi-honest") job->active_secagg = false;
   job->join_deadline_seconds = 4;  // the server stops waiting for Stage-1/3 reports
 
-  cli::ClusterOptions options;
+  cluster::ClusterOptions options;
   options.parties = 0;
   options.lfl_hosts = kHosts;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   for (int k = 0; k < kHosts; ++k) {
-    cli::LflHostArgs a;
+    cluster::LflHostArgs a;
     a.data_spec = kData;
     a.first = static_cast<int64_t>(job->grants[k].first_device());
     a.count = job->grants[k].count();
@@ -82,13 +82,13 @@ TEST_P(DeviceHostRefusalTest, DefaultPolicyRefusesTheJobAndReleasesNothing) {
                                  ? "require_active_secagg"
                                  : "exceeds the policy cap 8 (max_epsilon)";
   for (int k = 0; k < kHosts; ++k) {
-    SCOPED_TRACE(cli::LocalCluster::LflHostName(k));
+    SCOPED_TRACE(cluster::LocalCluster::LflHostName(k));
     const std::string log = cluster_->LflHostLog(k);
     EXPECT_NE(log.find("REFUSED job 'lfl-refused'"), std::string::npos) << TailOf(log, 20);
     EXPECT_NE(log.find(reason), std::string::npos) << TailOf(log, 20);
     // The ledger is empty: nothing was charged, so nothing was released.
     const std::string path = (std::filesystem::path(cluster_->work_dir()) /
-                              absl::StrCat(cli::LocalCluster::LflHostName(k), ".ledger.db"))
+                              absl::StrCat(cluster::LocalCluster::LflHostName(k), ".ledger.db"))
                                  .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
     ASSERT_THAT(ledger, IsOk());

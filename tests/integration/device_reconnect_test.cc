@@ -73,14 +73,14 @@ class DeviceReconnectTest : public ClusterTest {
     ASSERT_THAT(job, IsOk());
     job->job_id = "lfl-late-server";
 
-    cli::ClusterOptions options;
+    cluster::ClusterOptions options;
     options.parties = 0;
     options.lfl_hosts = 1;
     options.dial_server = proxy.address();
-    auto cluster = cli::LocalCluster::Create(options);
+    auto cluster = cluster::LocalCluster::Create(options);
     ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
-    cli::LflHostArgs host;
+    cluster::LflHostArgs host;
     host.data_spec = kData;
     host.first = static_cast<int64_t>(job->grants[0].first_device());
     host.count = job->grants[0].count();

@@ -36,9 +36,9 @@ constexpr int kLongStageEpochs = 20000;
 
 // The durable ledger of party k: within budget, no (job, round) twice.
 // Returns the job's ledger rounds.
-std::set<int> CheckLedger(cli::LocalCluster& cluster, int k, const std::string& job_id,
+std::set<int> CheckLedger(cluster::LocalCluster& cluster, int k, const std::string& job_id,
                           int rounds) {
-  SCOPED_TRACE(cli::LocalCluster::PartyName(k));
+  SCOPED_TRACE(cluster::LocalCluster::PartyName(k));
   auto ledger = cluster.PartyLedger(k);
   EXPECT_THAT(ledger, IsOk());
   if (!ledger.ok()) return {};
@@ -65,16 +65,16 @@ constexpr int kRoundsToHold = 8;
 class FaultsTest : public ClusterTest {
  protected:
   // The server and parties 0..2, each party dialing through `gate`.
-  void StartGatedCluster(cli::ClusterOptions options, RoundGate& gate) {
+  void StartGatedCluster(cluster::ClusterOptions options, RoundGate& gate) {
     gate.Configure(options);
-    auto cluster = cli::LocalCluster::Create(options);
+    auto cluster = cluster::LocalCluster::Create(options);
     ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
     gate.Forward(cluster_->server_port());
     for (int k = 0; k < gate.parties(); ++k) {
       auto s = cluster_->StartParty(k);
-      ASSERT_THAT(s, IsOk()) << cli::LocalCluster::PartyName(k) << ": " << s;
+      ASSERT_THAT(s, IsOk()) << cluster::LocalCluster::PartyName(k) << ": " << s;
     }
   }
 
@@ -100,7 +100,7 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-party", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 2;  // a dead party stops being waited for after 2 s
   options.poll_seconds = 0.5;
   auto gate = GateFor(*plan);
@@ -109,7 +109,7 @@ TEST_F(FaultsTest, PartyKilledMidStage2JobFinishesAndLedgerStaysExact) {
   auto id = cluster_->SubmitJob(plan->spec);
   ASSERT_THAT(id, IsOk());
 
-  const std::string victim = cli::LocalCluster::PartyName(1);
+  const std::string victim = cluster::LocalCluster::PartyName(1);
   // Killed while the job is held mid Stage 2.
   (*gate)->HoldAfterRounds(kRoundsToHold);
   v1::JobStatus held;
@@ -207,7 +207,7 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "kill-server", /*round_deadline_seconds=*/60,
                       /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 3;
   auto gate = GateFor(*plan);
   ASSERT_THAT(gate, IsOk());
@@ -252,7 +252,7 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
   }
   bool everyone_everywhere = true;
   for (int k = 0; k < 3; ++k) {
-    const std::string name = cli::LocalCluster::PartyName(k);
+    const std::string name = cluster::LocalCluster::PartyName(k);
     const v1::PartyStatus* p = FindParty(*st, name);
     ASSERT_NE(p, nullptr);
     EXPECT_LE(p->epsilon_spent(), kTargetEpsilon + 1e-9) << name;
@@ -281,16 +281,16 @@ TEST_F(FaultsTest, ServerKilledMidStage2ResumesFromItsDatabase) {
 // a party process restarted at once, and a connection reset through a TCP
 // proxy (the processes live on).
 
-std::string PartyLog(const cli::LocalCluster& cluster, int k) {
-  return ReadFile(cluster.work_dir() + "/logs/" + cli::LocalCluster::PartyName(k) + ".log");
+std::string PartyLog(const cluster::LocalCluster& cluster, int k) {
+  return ReadFile(cluster.work_dir() + "/logs/" + cluster::LocalCluster::PartyName(k) + ".log");
 }
 
 // Checks shared by the drills below: the job finished with T contiguous
 // round records, every party finished Stage 3 with a finite MSE within
 // budget, and every durable ledger holds each round it contributed exactly
 // once, plus at most `extra` rounds charged but never delivered.
-void CheckFinishedJob(cli::LocalCluster& cluster, const v1::JobStatus& st, const std::string& id,
-                      int rounds, int extra) {
+void CheckFinishedJob(cluster::LocalCluster& cluster, const v1::JobStatus& st,
+                      const std::string& id, int rounds, int extra) {
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED) << st.error();
   ASSERT_EQ(st.rounds_size(), rounds);
   for (int t = 0; t < rounds; ++t) {
@@ -298,7 +298,7 @@ void CheckFinishedJob(cli::LocalCluster& cluster, const v1::JobStatus& st, const
     EXPECT_GE(st.rounds(t).contributors_size(), 1);
   }
   for (int k = 0; k < 3; ++k) {
-    const std::string name = cli::LocalCluster::PartyName(k);
+    const std::string name = cluster::LocalCluster::PartyName(k);
     SCOPED_TRACE(name);
     const v1::PartyStatus* p = FindParty(st, name);
     ASSERT_NE(p, nullptr);
@@ -361,7 +361,7 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
   flags.finetune_epochs = kLongStageEpochs;
   auto plan = PlanJob(flags, "kill-stage3", /*round_deadline_seconds=*/60, /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   // Stage 3 takes ~18 s alone and over 40 s on a loaded 2-core machine, far
   // beyond this liveness window: the parties are waited for only because
   // they heartbeat while they fine-tune (party/busy_heartbeat.h). Without
@@ -389,7 +389,7 @@ TEST_F(FaultsTest, PartyKilledInStage3ReportsAfterRestart) {
   ASSERT_THAT(st, IsOk());
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
-    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cli::LocalCluster::PartyName(k), true).size()),
+    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cluster::LocalCluster::PartyName(k), true).size()),
               kRounds);
   }
   // The new process rebuilt its session from the final matrix (round T).
@@ -410,7 +410,7 @@ TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
   constexpr double kDeadline = 2;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "slow-party", kDeadline, /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 60;
   auto gate = GateFor(*plan);
   ASSERT_THAT(gate, IsOk());
@@ -452,7 +452,7 @@ TEST_F(FaultsTest, PartyStoppedPastTheDeadlineIsSkippedThenRejoins) {
   }
   EXPECT_TRUE(contributed.count(kRounds - 1)) << "party-1 never came back";
   for (int k : {0, 2}) {
-    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cli::LocalCluster::PartyName(k), true).size()),
+    EXPECT_EQ(static_cast<int>(RoundsWith(*st, cluster::LocalCluster::PartyName(k), true).size()),
               kRounds);
   }
   std::cout << "party-1 stopped after round " << stopped_at - 1 << ", missing from "
@@ -487,7 +487,7 @@ TEST_F(FaultsTest, PartyProcessRestartedMidStage2IsInvisibleInTheRounds) {
   ASSERT_THAT(st, IsOk());
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
-    const std::string name = cli::LocalCluster::PartyName(k);
+    const std::string name = cluster::LocalCluster::PartyName(k);
     EXPECT_EQ(static_cast<int>(RoundsWith(*st, name, true).size()), kRounds) << name;
     EXPECT_EQ(static_cast<int>(CheckLedger(*cluster_, k, *id, kRounds).size()), kRounds) << name;
   }
@@ -517,9 +517,9 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
   ASSERT_THAT(plan, IsOk());
   auto gate = RoundGate::Create(3, int64_t{plan->dataset.num_items} * plan->config.dim);
   ASSERT_THAT(gate, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   (*gate)->Configure(options);
-  auto cluster = cli::LocalCluster::Create(options);
+  auto cluster = cluster::LocalCluster::Create(options);
   ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
   ASSERT_THAT(cluster_->StartServer(), IsOk()) << "fedmf-server did not start";
@@ -547,7 +547,7 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
       dialed[k] = proxy.forwarded();
       const int n = proxy.ResetAll();
       // Each party holds a live connection while the job runs.
-      EXPECT_GE(n, 1) << cli::LocalCluster::PartyName(k);
+      EXPECT_GE(n, 1) << cluster::LocalCluster::PartyName(k);
       total_resets += n;
     }
     if (i + 1 < kResets) (*gate)->HoldAfterRounds(kRoundsBetween);
@@ -555,7 +555,7 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
     // Every party dials again; the job cannot go on without all three.
     for (int k = 0; k < 3; ++k) {
       EXPECT_TRUE((*gate)->proxy(k).WaitForwarded(dialed[k] + 1, absl::Seconds(30)))
-          << cli::LocalCluster::PartyName(k) << " did not dial again";
+          << cluster::LocalCluster::PartyName(k) << " did not dial again";
     }
     std::cout << "reset after round " << reset_rounds.back() - 1 << "\n";
   }
@@ -566,7 +566,7 @@ TEST_F(FaultsTest, ConnectionResetMidStage2IsInvisibleInTheRounds) {
   EXPECT_EQ(proxied_resets, total_resets);
   ASSERT_NO_FATAL_FAILURE(CheckFinishedJob(*cluster_, *st, *id, kRounds, /*extra=*/0));
   for (int k = 0; k < 3; ++k) {
-    const std::string name = cli::LocalCluster::PartyName(k);
+    const std::string name = cluster::LocalCluster::PartyName(k);
     EXPECT_EQ(static_cast<int>(RoundsWith(*st, name, true).size()), kRounds) << name;
     EXPECT_EQ(static_cast<int>(CheckLedger(*cluster_, k, *id, kRounds).size()), kRounds) << name;
     std::cout << name << ": " << (*gate)->proxy(k).forwarded() << " connections forwarded, "

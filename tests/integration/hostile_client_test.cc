@@ -214,7 +214,7 @@ class HostileClientTest : public ClusterTest {
 TEST_F(HostileClientTest, StalledOutsidersHoldNothingWhileAnHflJobRuns) {
   auto plan = PlanJob(SyntheticHflFlags(100), "honest", 120, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.server_extra_yaml = "allowed_parties: [party-0, party-1, party-2]\n";
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
   ASSERT_NO_FATAL_FAILURE(Issue("party-9", pki::Role::kParty));        // not allowed
@@ -309,13 +309,13 @@ TEST_F(HostileClientTest, UngrantedDeviceHostLearnsNothingOfTheLflJob) {
   auto job = cli::LflJobFromFlags(f, *dataset, kHosts, 30);
   ASSERT_THAT(job, IsOk());
   job->job_id = "lfl-secret-name";
-  cli::ClusterOptions options;
+  cluster::ClusterOptions options;
   options.bin_dir = BinDir();
   options.parties = 0;
   options.lfl_hosts = kHosts;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   for (int k = 0; k < kHosts; ++k) {
-    cli::LflHostArgs args;
+    cluster::LflHostArgs args;
     args.data_spec = kData;
     args.first = static_cast<int64_t>(job->grants[k].first_device());
     args.count = job->grants[k].count();
@@ -324,11 +324,11 @@ TEST_F(HostileClientTest, UngrantedDeviceHostLearnsNothingOfTheLflJob) {
   ASSERT_THAT(cluster_->SubmitJob(net::SpecFromLflJob(*job)), IsOk());
   ASSERT_NO_FATAL_FAILURE(Issue("device-x", pki::Role::kDevice));
   auto outsider = v1::DeviceCoordinator::NewStub(As("device-x"));
-  auto host0 = v1::DeviceCoordinator::NewStub(As(cli::LocalCluster::LflHostName(0)));
+  auto host0 = v1::DeviceCoordinator::NewStub(As(cluster::LocalCluster::LflHostName(0)));
 
   // Granted host 0 (the test, next to the real one): a phase's header.
   v1::HostHello hello0;
-  hello0.set_host(cli::LocalCluster::LflHostName(0));
+  hello0.set_host(cluster::LocalCluster::LflHostName(0));
   for (uint32_t i = 0; i < job->grants[0].count(); ++i) {
     hello0.add_devices(job->grants[0].first_device() + i);
   }
@@ -397,7 +397,7 @@ TEST_F(HostileClientTest, UngrantedDeviceHostLearnsNothingOfTheLflJob) {
 TEST_F(HostileClientTest, OneOperatorsWatchesLeavePartiesTheirPolls) {
   auto plan = PlanJob(SyntheticHflFlags(1), "slow", 600, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.poll_seconds = 5;  // the parties' GetTask waits as long as this
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   ASSERT_NO_FATAL_FAILURE(Issue("operator-2", pki::Role::kOperator));
@@ -444,7 +444,7 @@ TEST_F(HostileClientTest, PsiListsAreBoundedPerSenderAndFetchedInChunks) {
   flags.parties = 2;
   auto plan = PlanJob(flags, "psi", 120, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   auto p0 = v1::Coordinator::NewStub(As("party-0"));
   auto p1 = v1::Coordinator::NewStub(As("party-1"));
@@ -589,7 +589,7 @@ TEST_F(HostileClientTest, OneUploadStreamPerParty) {
 TEST_F(HostileClientTest, AStalledUploadIsCutOffAtTheIdleDeadline) {
   auto plan = PlanJob(SyntheticHflFlags(1), "solo", 600, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.server_extra_yaml = "calls:\n  idle_seconds: 20\n";
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   auto p0 = v1::Coordinator::NewStub(As("party-0"));
@@ -744,7 +744,7 @@ TEST_F(HostileClientTest, HistoryIsReadWithoutTheSharedMatrix) {
 TEST_F(HostileClientTest, DashboardAnswersOnlyItsOwnHostNames) {
   auto plan = PlanJob(SyntheticHflFlags(1), "solo", 600, /*min_parties=*/0);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.dashboard = true;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {}));
   ASSERT_THAT(cluster_->SubmitJob(SoloJob(*plan, "visible", "party-0")), IsOk());

@@ -81,10 +81,10 @@ class HostileSecAggTest : public ClusterTest {
   }
 
   void StartHost() {
-    cli::ClusterOptions o;
+    cluster::ClusterOptions o;
     o.parties = 0;
     o.lfl_hosts = 1;
-    auto cluster = cli::LocalCluster::Create(o);
+    auto cluster = cluster::LocalCluster::Create(o);
     ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     HostileServerOptions ho;
@@ -97,7 +97,7 @@ class HostileSecAggTest : public ClusterTest {
     ASSERT_THAT(ds, IsOk());
     dataset_ = std::move(*ds);
     ASSERT_EQ(dataset_.num_users, static_cast<int64_t>(kDevices));
-    cli::LflHostArgs a;
+    cluster::LflHostArgs a;
     a.data_spec = kDeviceData;
     a.first = 0;
     a.count = dataset_.num_users;
@@ -185,8 +185,8 @@ class HostileSecAggTest : public ClusterTest {
       std::lock_guard lock(mu_);
       inbox_[phase] = std::move(inbox);
     }
-    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), PhaseTask(job, s, phase));
-    ASSERT_TRUE(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait).ok())
+    double_->PushDeviceTask(cluster::LocalCluster::LflHostName(0), PhaseTask(job, s, phase));
+    ASSERT_TRUE(double_->WaitHandled(cluster::LocalCluster::LflHostName(0), kWait).ok())
         << TailOf(cluster_->LflHostLog(0), 20);
   }
 
@@ -254,7 +254,7 @@ class HostileSecAggTest : public ClusterTest {
     });
     random::Csprng rng = random::Csprng::FromSeed(3);
     double_->SetModel(job_id, 0, mf::RandomEmbeddings(job.num_items, job.config.dim, 0.5, 5, rng));
-    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
+    double_->PushDeviceTask(cluster::LocalCluster::LflHostName(0),
                             Task(job, v1::DEVICE_TASK_KIND_PRETRAIN));
     auto report = double_->WaitDeviceReport(job_id, 1, kWait);
     EXPECT_THAT(report, IsOk()) << report.status() << TailOf(cluster_->LflHostLog(0), 20);

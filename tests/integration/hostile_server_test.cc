@@ -108,7 +108,7 @@ class HostileServerTest : public ClusterTest {
 
   // One HFL party (party-0, all users of kPartyData) dialing the double.
   // `noise_seed`: the party's LOCAL reproducibility seed (unset = entropy).
-  void StartParty(std::optional<uint64_t> noise_seed, const cli::PartyOptions& policy = {}) {
+  void StartParty(std::optional<uint64_t> noise_seed, const cluster::PartyOptions& policy = {}) {
     cli::JobFlags f;
     f.setting = cli::ParseSettingKind(setting_).value();
     f.algorithm = algorithm_;
@@ -125,10 +125,10 @@ class HostileServerTest : public ClusterTest {
     auto plan = PlanJob(f, "template", 60, 1);
     ASSERT_THAT(plan, IsOk());
     plan_ = std::move(*plan);
-    cli::ClusterOptions o = OptionsFor(plan_);
+    cluster::ClusterOptions o = OptionsFor(plan_);
     o.seed = noise_seed;
     o.party_overrides[0] = policy;
-    auto cluster = cli::LocalCluster::Create(o);
+    auto cluster = cluster::LocalCluster::Create(o);
     ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     StartDouble();
@@ -428,7 +428,7 @@ INSTANTIATE_TEST_SUITE_P(
 // ------------------------------------------------------------------ 3. no OFFER
 
 TEST_F(HostileServerTest, RoundOrFinishWithoutOfferIsRefusedAndNothingCharged) {
-  cli::PartyOptions policy;
+  cluster::PartyOptions policy;
   policy.allow_non_private = false;
   ASSERT_NO_FATAL_FAILURE(StartParty(std::nullopt, policy));
   struct Attack {
@@ -523,11 +523,11 @@ TEST_F(HostileServerTest, ForeignRatingRangeIsRefusedBeforeDataIsRead) {
 class HostileServerDeviceTest : public HostileServerTest {
  protected:
   void StartCluster(int lfl_hosts, int hua_hosts) {
-    cli::ClusterOptions o;
+    cluster::ClusterOptions o;
     o.parties = 0;
     o.lfl_hosts = lfl_hosts;
     o.hua_hosts = hua_hosts;  // also issues the "aggregator" certificate
-    auto cluster = cli::LocalCluster::Create(o);
+    auto cluster = cluster::LocalCluster::Create(o);
     ASSERT_THAT(cluster, IsOk());
     cluster_ = std::move(*cluster);
     StartDouble();
@@ -576,7 +576,7 @@ class HostileServerDeviceTest : public HostileServerTest {
 
   int64_t LedgerReleases(const std::string& job_id) {
     const std::string path = (fs::path(cluster_->work_dir()) /
-                              absl::StrCat(cli::LocalCluster::LflHostName(0), ".ledger.db"))
+                              absl::StrCat(cluster::LocalCluster::LflHostName(0), ".ledger.db"))
                                  .string();
     auto ledger = device::DeviceLedger::Open(path, {8.0, 1e-5, false});
     EXPECT_THAT(ledger, IsOk());
@@ -591,7 +591,7 @@ class HostileServerDeviceTest : public HostileServerTest {
 
 TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   ASSERT_NO_FATAL_FAILURE(StartCluster(/*lfl_hosts=*/1, /*hua_hosts=*/0));
-  cli::LflHostArgs a;
+  cluster::LflHostArgs a;
   a.data_spec = kDeviceData;
   a.first = 0;
   a.count = dataset_.num_users;
@@ -613,10 +613,10 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
     double_->SetModel(at.id, 0, mf::RandomEmbeddings(job->num_items, 4, 0.5, 5, rng));
     // PRETRAIN, then a phase of the refused job as if the host had accepted.
     // (n = 2 instead of 30 would shrink every device's noise share 15-fold.)
-    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0),
+    double_->PushDeviceTask(cluster::LocalCluster::LflHostName(0),
                             Pretrain(*job, at.wrong_n ? 2 : job->num_devices));
-    double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Phase(*job));
-    ASSERT_THAT(double_->WaitHandled(cli::LocalCluster::LflHostName(0), kWait), IsOk());
+    double_->PushDeviceTask(cluster::LocalCluster::LflHostName(0), Phase(*job));
+    ASSERT_THAT(double_->WaitHandled(cluster::LocalCluster::LflHostName(0), kWait), IsOk());
     EXPECT_TRUE(double_->ModelDownloads(at.id).empty());
     EXPECT_TRUE(double_->DeviceBatches(at.id).empty());
     EXPECT_TRUE(double_->DeviceReports(at.id).empty());
@@ -633,7 +633,7 @@ TEST_F(HostileServerDeviceTest, LflHostRefusesNonPrivateAndOverBudgetJobs) {
   ASSERT_THAT(ok, IsOk());
   random::Csprng rng = random::Csprng::FromSeed(3);
   double_->SetModel(ok->job_id, 0, mf::RandomEmbeddings(ok->num_items, 4, 0.5, 5, rng));
-  double_->PushDeviceTask(cli::LocalCluster::LflHostName(0), Pretrain(*ok, ok->num_devices));
+  double_->PushDeviceTask(cluster::LocalCluster::LflHostName(0), Pretrain(*ok, ok->num_devices));
   ASSERT_THAT(double_->WaitDeviceReport(ok->job_id, 1, kWait), IsOk());
   EXPECT_EQ(double_->ModelDownloads(ok->job_id).size(), 1u);
 }
@@ -660,7 +660,7 @@ v1::JobSpec HuaSpec(const data::Dataset& dataset, const std::string& id, double 
   // The server's own choice of third party: the host must not dial it.
   s.mutable_hua()->set_aggregator("127.0.0.1:9");
   v1::DeviceGrant* g = s.mutable_hua()->add_grants();
-  g->set_host(cli::LocalCluster::HuaHostName(0));
+  g->set_host(cluster::LocalCluster::HuaHostName(0));
   g->set_first_device(0);
   g->set_count(dataset.num_users);
   return s;
@@ -674,7 +674,7 @@ class HostileServerHuaTest : public HostileServerDeviceTest {
     ASSERT_THAT(aggregator, IsOk());
     aggregator_ = std::move(*aggregator);
   }
-  std::string Host() const { return cli::LocalCluster::HuaHostName(0); }
+  std::string Host() const { return cluster::LocalCluster::HuaHostName(0); }
   std::string LogPath() const {
     return (fs::path(cluster_->work_dir()) / "logs" / "hua-host-0.log").string();
   }
@@ -682,7 +682,7 @@ class HostileServerHuaTest : public HostileServerDeviceTest {
     return (fs::path(cluster_->work_dir()) / "hua-host-0.ledger.db").string();
   }
   // extra: more flags (e.g. the control host allows non-private jobs).
-  absl::StatusOr<cli::ChildProcess> StartHost(std::vector<std::string> extra) {
+  absl::StatusOr<cluster::ChildProcess> StartHost(std::vector<std::string> extra) {
     std::vector<std::string> argv = {(fs::path(BinDir()) / "fedmf-device").string(),
                                      "--setting",
                                      "hua-s3",
@@ -703,7 +703,7 @@ class HostileServerHuaTest : public HostileServerDeviceTest {
                                      "--ledger",
                                      LedgerPath()};
     argv.insert(argv.end(), extra.begin(), extra.end());
-    return cli::ChildProcess::Spawn(argv, LogPath());
+    return cluster::ChildProcess::Spawn(argv, LogPath());
   }
   std::unique_ptr<HostileAggregator> aggregator_;
 };

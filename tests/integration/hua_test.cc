@@ -80,7 +80,7 @@ HuaPlan Plan(int hosts, double round_deadline) {
   const int32_t n = split.num_users();
   for (int k = 0; k < hosts; ++k) {
     v1::DeviceGrant* g = s.spec.mutable_hua()->add_grants();
-    g->set_host(cli::LocalCluster::HuaHostName(k));
+    g->set_host(cluster::LocalCluster::HuaHostName(k));
     g->set_first_device(n * k / hosts);
     g->set_count(n * (k + 1) / hosts - n * k / hosts);
   }
@@ -91,7 +91,7 @@ class HuaClusterTest : public ClusterTest {
  protected:
   // Server + aggregator, the job submitted, then the hosts.
   void Run(HuaPlan& s, int hosts, bool record, int drop_host = -1, int drop_at = 0) {
-    cli::ClusterOptions o;
+    cluster::ClusterOptions o;
     o.parties = 0;
     o.hua_hosts = hosts;
     o.data_spec = kData;

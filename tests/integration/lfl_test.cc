@@ -56,8 +56,8 @@ class LflClusterTest : public ClusterTest {
   }
 
   // Starts the server and the hosts (host k: args[k]) and runs `job`.
-  v1::JobStatus Run(const net::LflJobConfig& job, std::vector<cli::LflHostArgs> args) {
-    cli::ClusterOptions options;
+  v1::JobStatus Run(const net::LflJobConfig& job, std::vector<cluster::LflHostArgs> args) {
+    cluster::ClusterOptions options;
     options.parties = 0;
     options.lfl_hosts = kHosts;
     StartCluster(options, {});
@@ -114,7 +114,7 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
   // hosts' codecs must both be sized for it, or whole gradients would not
   // encode (and the sums would not match the simulation's).
   job.config.device.clip_norm = 30;
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   // The hosts' own --seed, equal to the job's: the simulator's streams and
   // split (the job's seed itself never reaches a device).
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 11;
@@ -149,7 +149,7 @@ TEST_F(LflClusterTest, MatchesInProcessSimulatorWithSameSeed) {
 TEST_F(LflClusterTest, KeySessionSetsUpOnceAndMatchesTheSimulator) {
   net::LflJobConfig job = Job(/*iterations=*/4, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/11);
   job.secagg_session = true;
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 11;
   const v1::JobStatus st = Run(job, hosts);
   ASSERT_EQ(st.state(), v1::JOB_STATE_FINISHED);
@@ -178,7 +178,7 @@ TEST_F(LflClusterTest, KeySessionWithDropoutsFinishesWithSurvivors) {
   net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/14);
   job.active_secagg = false;
   job.secagg_session = true;
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
   hosts[0].dropout = "0.4,0.4";
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 14;
@@ -206,7 +206,7 @@ TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
   // semi-honest variant, which the hosts must opt into.
   net::LflJobConfig job = Job(/*iterations=*/3, /*epsilon=*/8, /*omega=*/0.5, /*seed=*/12);
   job.active_secagg = false;
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
   hosts[0].dropout = "0.4,0.4";
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 12;  // the split counted below
@@ -244,7 +244,7 @@ TEST_F(LflClusterTest, HostWithDropoutsFinishesWithSurvivors) {
 
 TEST_F(LflClusterTest, MalformedMessagesDropOnlyTheirDevice) {
   const net::LflJobConfig job = Job(/*iterations=*/2, /*epsilon=*/8, /*omega=*/0.3, /*seed=*/13);
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   hosts[0].misbehave = "foreign-device:50";   // device 50 belongs to host 2
   hosts[1].misbehave = "short-vector:25";     // one value short
   hosts[2].misbehave = "duplicate-share:45";  // the same share twice
@@ -296,7 +296,7 @@ TEST_P(LflHostKilledTest, HostKilledDuringUnmaskingFollowsTheThreshold) {
   job.join_deadline_seconds = 10;  // Stage 3 stops waiting for the dead host
   // As above: omega 0.5 needs the semi-honest variant (opted into by the hosts).
   job.active_secagg = false;
-  std::vector<cli::LflHostArgs> hosts(kHosts);
+  std::vector<cluster::LflHostArgs> hosts(kHosts);
   for (auto& h : hosts) h.policy_flags.push_back("--require-active-secagg=false");
   hosts[0].misbehave = "crash-at-unmasking:1";
   for (int k = 0; k < kHosts; ++k) hosts[k].seed = 21;  // the split counted below

@@ -80,7 +80,7 @@ class MatchSimulatorTest : public ClusterTest {
       const v1::PartyStatus& p = st->parties(k);  // roster order = party index
       const fmf::PartyResult& want = sim->parties[k];
       SCOPED_TRACE(p.name());
-      EXPECT_EQ(p.name(), cli::LocalCluster::PartyName(k));
+      EXPECT_EQ(p.name(), cluster::LocalCluster::PartyName(k));
       EXPECT_TRUE(p.accepted());
       EXPECT_EQ(p.test_count(), want.test.count);
       EXPECT_NEAR(p.test_mse(), want.test.mse, tolerance);

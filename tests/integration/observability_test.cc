@@ -64,7 +64,7 @@ TEST_F(ObservabilityTest, HealthIsServingForServerAndEveryPartyAndFailsClearlyOt
   for (int k = 0; k < 3; ++k) {
     auto [pcode, pout] =
         RunFedmf(absl::StrCat("health 127.0.0.1:", cluster_->admin_port(k), " ", Tls(),
-                              " --peer-name ", cli::LocalCluster::PartyName(k)));
+                              " --peer-name ", cluster::LocalCluster::PartyName(k)));
     EXPECT_EQ(pcode, 0) << pout;
     EXPECT_EQ(pout, "SERVING\n");
   }
@@ -121,7 +121,7 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   constexpr int kRounds = 6;
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "metrics", 60, 1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.metrics = true;
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0, 1, 2}));
   ASSERT_GT(cluster_->server_metrics_port(), 0);
@@ -191,7 +191,7 @@ TEST_F(ObservabilityTest, MetricsAreValidPrometheusTextAndFollowTheRounds) {
   const std::string user = plan->dataset.user_ids[party.global_users[0]];
   auto [rcode, rout] = RunFedmf(absl::StrCat(
       "recommend --party 127.0.0.1:", cluster_->admin_port(0), " --party-name ",
-      cli::LocalCluster::PartyName(0), " ", Tls(), " --user ", user, " --top 3 --json"));
+      cluster::LocalCluster::PartyName(0), " ", Tls(), " --user ", user, " --top 3 --json"));
   ASSERT_EQ(rcode, 0) << rout;
   const nlohmann::json recs = nlohmann::json::parse(rout);
   EXPECT_EQ(recs["user"], user);

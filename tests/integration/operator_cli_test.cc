@@ -173,7 +173,7 @@ TEST_F(OperatorCliTest, ListWatchAndCancelJobs) {
 TEST_F(OperatorCliTest, PartyLogsTheTlsCauseOfAFailedRegistration) {
   auto plan = PlanJob(SyntheticHflFlags(2), "unused", 60, /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.party_overrides[0].server_name = "coordinator";
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {0}));
   const std::string log_path = cluster_->work_dir() + "/logs/party-0.log";

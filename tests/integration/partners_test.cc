@@ -97,7 +97,7 @@ v1::JobSpec Spec(const std::string& setting, const std::string& job_id, int part
   EXPECT_THAT(config, IsOk());
   config->job_id = job_id;
   v1::JobSpec spec = net::SpecFromJobConfig(*config);
-  for (int k = 0; k < parties; ++k) spec.add_roster(cli::LocalCluster::PartyName(k));
+  for (int k = 0; k < parties; ++k) spec.add_roster(cluster::LocalCluster::PartyName(k));
   spec.set_round_deadline_seconds(120);
   return spec;
 }
@@ -115,8 +115,8 @@ class PartnersTest : public ClusterTest {
   }
   std::string Path(const std::string& f) const { return dir_ + "/" + f; }
 
-  cli::ClusterOptions Options(const std::string& role, int parties) const {
-    cli::ClusterOptions o;
+  cluster::ClusterOptions Options(const std::string& role, int parties) const {
+    cluster::ClusterOptions o;
     o.bin_dir = BinDir();
     o.parties = parties;
     o.role = role;
@@ -133,10 +133,10 @@ class PartnersTest : public ClusterTest {
   v1::JobStatus RunHfl(const std::string& a, const std::string& b, const std::string& catalogue,
                        const std::string& other_catalogue) {
     const int parties = other_catalogue.empty() ? 2 : 3;
-    cli::ClusterOptions o = Options("hfl", parties);
+    cluster::ClusterOptions o = Options("hfl", parties);
     const std::string files[3] = {a, b, a};
     for (int k = 0; k < parties; ++k) {
-      cli::PartyOptions p;
+      cluster::PartyOptions p;
       p.own_file = true;
       p.data_spec = "csv:" + Path(files[k]);
       p.catalogue = k == 2 ? Path(other_catalogue) : Path(catalogue);
@@ -254,11 +254,11 @@ TEST_F(PartnersTest, VflAlignsUsersByPrivateSetIntersectionAndTheServerKeepsNoId
   int shared = 0;
   for (const std::string& id : users[0]) shared += users[1].contains(id) && users[2].contains(id);
   ASSERT_GT(shared, 40);
-  cli::ClusterOptions o = Options("vfl", 3);
+  cluster::ClusterOptions o = Options("vfl", 3);
   o.metrics = true;
   for (int k = 0; k < 3; ++k) {
     WriteCsv(Path(absl::StrCat("v", k, ".csv")), files[k], 10 + k);
-    cli::PartyOptions p;
+    cluster::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(absl::StrCat("v", k, ".csv"));
     o.party_overrides[k] = p;
@@ -328,10 +328,10 @@ TEST_F(PartnersTest, APartyRestartedDuringAnAlignedJobRejoinsWithItsStoredAlignm
     if ((k == 0 && u % 7 == 3) || (k == 1 && u % 5 == 1)) continue;  // ~80% overlap
     files[k].push_back({absl::StrCat("c", u), absl::StrCat("i", i), r.rating});
   }
-  cli::ClusterOptions o = Options("vfl", 2);
+  cluster::ClusterOptions o = Options("vfl", 2);
   for (int k = 0; k < 2; ++k) {
     WriteCsv(Path(absl::StrCat("r", k, ".csv")), files[k], 40 + k);
-    cli::PartyOptions p;
+    cluster::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(absl::StrCat("r", k, ".csv"));
     o.party_overrides[k] = p;
@@ -388,10 +388,10 @@ TEST_F(PartnersTest, APsiWithAnOversizedPartnerListIsRefusedRecordedAndRateLimit
     if (i % 2 == 0 && u < 50) files[0].push_back({absl::StrCat("c", u), r.item, r.rating});
     if (i % 2 == 1) files[1].push_back({absl::StrCat("c", u), r.item, r.rating});
   }
-  cli::ClusterOptions o = Options("vfl", 2);
+  cluster::ClusterOptions o = Options("vfl", 2);
   for (int k = 0; k < 2; ++k) {
     WriteCsv(Path(absl::StrCat("p", k, ".csv")), files[k], 60 + k);
-    cli::PartyOptions p;
+    cluster::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(absl::StrCat("p", k, ".csv"));
     // Party-0's limit is the one under test; party-1's default (3) lets it
@@ -441,8 +441,8 @@ TEST_F(PartnersTest, APsiWithAnOversizedPartnerListIsRefusedRecordedAndRateLimit
 // party whose allowed_partners lack a roster name refuses the job, naming
 // it, and the others train without it.
 TEST_F(PartnersTest, APartyRefusesARosterNamingAPartnerItDoesNotList) {
-  cli::ClusterOptions o = Options("hfl", 3);
-  cli::PartyOptions wary;
+  cluster::ClusterOptions o = Options("hfl", 3);
+  cluster::PartyOptions wary;
   wary.allowed_partners = std::vector<std::string>{"party-0"};
   o.party_overrides[2] = wary;
   ASSERT_NO_FATAL_FAILURE(StartCluster(o, {0, 1, 2}));
@@ -476,15 +476,15 @@ TEST_F(PartnersTest, APartyWithABadOrMissingFileRefusesToStart) {
     bad << "user,item,rating\nacct-1,sku:1,4\nacct-2,sku:2,four\n";
   }
   std::ofstream(Path("items.txt")) << "sku:1\nsku:2\n";
-  cli::ClusterOptions o = Options("hfl", 2);
+  cluster::ClusterOptions o = Options("hfl", 2);
   for (int k = 0; k < 2; ++k) {
-    cli::PartyOptions p;
+    cluster::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(k == 0 ? "bad.csv" : "absent.csv");
     p.catalogue = Path("items.txt");
     o.party_overrides[k] = p;
   }
-  auto cluster = cli::LocalCluster::Create(o);
+  auto cluster = cluster::LocalCluster::Create(o);
   ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
   ASSERT_THAT(cluster_->StartServer(), IsOk());
@@ -529,15 +529,15 @@ TEST_F(PartnersTest, APartyChecksItsFileAgainstTheCatalogueBeforeItStarts) {
       }
     }
   }
-  cli::ClusterOptions o = Options("hfl", 2);
+  cluster::ClusterOptions o = Options("hfl", 2);
   for (int k = 0; k < 2; ++k) {
-    cli::PartyOptions p;
+    cluster::PartyOptions p;
     p.own_file = true;
     p.data_spec = "csv:" + Path(k == 0 ? "other-scheme.csv" : "some-outside.csv");
     p.catalogue = Path("items.txt");
     o.party_overrides[k] = p;
   }
-  auto cluster = cli::LocalCluster::Create(o);
+  auto cluster = cluster::LocalCluster::Create(o);
   ASSERT_THAT(cluster, IsOk());
   cluster_ = std::move(*cluster);
   ASSERT_THAT(cluster_->StartServer(), IsOk());

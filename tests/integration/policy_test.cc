@@ -23,7 +23,7 @@ namespace {
 // deleted once it has started (a party validates its data at start): only a
 // refusal made before loading data says "epsilon" rather than "cannot load
 // the party's data".
-cli::ClusterOptions CappedThirdParty(const PlannedJob& plan, const std::string& data_file) {
+cluster::ClusterOptions CappedThirdParty(const PlannedJob& plan, const std::string& data_file) {
   {
     std::ofstream out(data_file);
     out << "user,item,rating\n";
@@ -32,12 +32,12 @@ cli::ClusterOptions CappedThirdParty(const PlannedJob& plan, const std::string& 
         out << "vanishing-" << u << "," << i << "," << plan.dataset.range.max << "\n";
     }
   }
-  cli::ClusterOptions options = OptionsFor(plan);
-  cli::PartyOptions capped;
+  cluster::ClusterOptions options = OptionsFor(plan);
+  cluster::PartyOptions capped;
   capped.max_epsilon = 0.5;
   capped.data_spec = "csv:" + data_file;
   options.party_overrides[2] = capped;
-  cli::PartyOptions silent;  // fedmf-party's default: no test metrics sent
+  cluster::PartyOptions silent;  // fedmf-party's default: no test metrics sent
   silent.report_metrics = false;
   options.party_overrides[1] = silent;
   return options;

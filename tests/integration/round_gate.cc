@@ -16,7 +16,7 @@ absl::StatusOr<std::unique_ptr<RoundGate>> RoundGate::Create(int parties, int64_
   return gate;
 }
 
-void RoundGate::Configure(cli::ClusterOptions& options) const {
+void RoundGate::Configure(cluster::ClusterOptions& options) const {
   for (int k = 0; k < static_cast<int>(proxies_.size()); ++k) {
     options.party_dial_server[k] = proxies_[k]->address();
   }

@@ -31,7 +31,7 @@ class RoundGate {
   static absl::StatusOr<std::unique_ptr<RoundGate>> Create(int parties, int64_t shared_values);
 
   // Makes every party of `options` dial its own proxy.
-  void Configure(cli::ClusterOptions& options) const;
+  void Configure(cluster::ClusterOptions& options) const;
   // Once the server listens: the proxies forward to it.
   void Forward(int server_port);
 

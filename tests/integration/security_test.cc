@@ -489,7 +489,7 @@ TEST_F(SecurityTest, RosterIdentityAndUploadValidationDuringARunningJob) {
   auto plan = PlanJob(SyntheticHflFlags(kRounds), "guarded", /*round_deadline_seconds=*/300,
                       /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.liveness_seconds = 60;  // the manual party-0 is never dropped
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {1, 2}));
   const std::string address = absl::StrCat("127.0.0.1:", cluster_->server_port());

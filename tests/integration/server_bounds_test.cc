@@ -61,7 +61,7 @@ class ServerBoundsTest : public ClusterTest {};
 TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCleanly) {
   auto plan = PlanJob(SyntheticHflFlags(1), "honest", 60, /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   ASSERT_NO_FATAL_FAILURE(StartCluster(options, {1, 2}));
   const std::string address = absl::StrCat("127.0.0.1:", cluster_->server_port());
   auto ch0 =
@@ -139,7 +139,7 @@ TEST_F(ServerBoundsTest, HugeOfferReplyIsRefusedAndTheServerServesAndRestartsCle
 TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
   auto plan = PlanJob(SyntheticHflFlags(1), "polls", 60, /*min_parties=*/1);
   ASSERT_THAT(plan, IsOk());
-  cli::ClusterOptions options = OptionsFor(*plan);
+  cluster::ClusterOptions options = OptionsFor(*plan);
   options.poll_seconds = 4;
   options.liveness_seconds = 30;
   options.server_extra_yaml = "max_concurrent_polls: 2\n";
@@ -147,7 +147,7 @@ TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
   const std::string address = absl::StrCat("127.0.0.1:", cluster_->server_port());
   std::vector<std::unique_ptr<v1::Coordinator::Stub>> stubs;
   for (int k = 0; k < 3; ++k) {
-    const std::string name = cli::LocalCluster::PartyName(k);
+    const std::string name = cluster::LocalCluster::PartyName(k);
     auto ch =
         net::MakeChannel(address, net::TlsConfig{false, cluster_->cert_dir(), name}, "server");
     ASSERT_THAT(ch, IsOk());
@@ -159,7 +159,7 @@ TEST_F(ServerBoundsTest, LongPollsBeyondTheCapAreRefusedPromptly) {
   }
   auto poll = [&](int k, int deadline_seconds) {
     v1::GetTaskRequest req;
-    req.set_party(cli::LocalCluster::PartyName(k));
+    req.set_party(cluster::LocalCluster::PartyName(k));
     v1::Task task;
     return stubs[k]->GetTask(Ctx(deadline_seconds).get(), req, &task);
   };

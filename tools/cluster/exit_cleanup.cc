@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 namespace {
 
 struct Registry {
@@ -200,4 +200,4 @@ int AwaitInterrupt() {
   return r.received_signal;
 }
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster

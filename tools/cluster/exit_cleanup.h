@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 // Runs `spawn` (returns the new child's pid, or < 0 with errno set) and
 // registers the child, both under the registry's lock, so that an interrupt
@@ -67,6 +67,6 @@ int AwaitInterrupt();
 // the registered directories.
 void StopChildrenAndRemoveDirs(absl::Duration grace);
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
 
 #endif  // FEDMF_TOOLS_CLUSTER_EXIT_CLEANUP_H_

@@ -9,7 +9,7 @@
 #include "common/pki/ca.h"
 #include "tools/cluster/local_cluster.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 namespace fs = std::filesystem;
 
 absl::Status IssueHuaCertificates(const std::string& cert_dir, int hosts) {
@@ -99,4 +99,4 @@ absl::StatusOr<v1::HuaRecordedResponse> LocalCluster::AggregatorRecorded(
   return resp;
 }
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster

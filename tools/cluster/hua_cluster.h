@@ -8,12 +8,12 @@
 
 #include "absl/status/status.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 // "aggregator" (role aggregator) and LocalCluster::HuaHostName(k) (role
 // device) for k < hosts; nothing when hosts == 0.
 absl::Status IssueHuaCertificates(const std::string& cert_dir, int hosts);
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
 
 #endif  // FEDMF_TOOLS_CLUSTER_HUA_CLUSTER_H_

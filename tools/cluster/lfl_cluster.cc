@@ -10,7 +10,7 @@
 #include "common/pki/ca.h"
 #include "tools/cluster/local_cluster.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 namespace fs = std::filesystem;
 
 absl::Status IssueLflCertificates(const std::string& cert_dir, int hosts) {
@@ -94,4 +94,4 @@ std::string LocalCluster::LflHostLog(int k) const {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster

@@ -7,11 +7,11 @@
 
 #include "absl/status/status.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 // LocalCluster::LflHostName(k) (role device) for k < hosts.
 absl::Status IssueLflCertificates(const std::string& cert_dir, int hosts);
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
 
 #endif  // FEDMF_TOOLS_CLUSTER_LFL_CLUSTER_H_

@@ -18,7 +18,7 @@
 #include "tools/cluster/hua_cluster.h"
 #include "tools/cluster/lfl_cluster.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 namespace fs = std::filesystem;
 
 std::string LocalCluster::PartyName(int k) { return absl::StrCat("party-", k); }
@@ -449,4 +449,4 @@ absl::StatusOr<v1::RecommendResponse> LocalCluster::Recommend(int k, const std::
   return resp;
 }
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster

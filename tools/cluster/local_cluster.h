@@ -17,7 +17,7 @@
 #include "fedmf/v1/hua.grpc.pb.h"
 #include "tools/cluster/process.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 struct PartyOptions {
   double max_epsilon = 10.0;
@@ -211,6 +211,6 @@ class LocalCluster {
   int aggregator_port_ = 0;
 };
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
 
 #endif  // FEDMF_TOOLS_CLUSTER_LOCAL_CLUSTER_H_

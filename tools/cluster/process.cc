@@ -22,7 +22,7 @@
 #include "absl/strings/strip.h"
 #include "tools/cluster/exit_cleanup.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 namespace {
 
@@ -221,4 +221,4 @@ std::string SelfDirectory() {
   return ec ? std::string(".") : exe.parent_path().string();
 }
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster

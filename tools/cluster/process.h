@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 
 class ChildProcess {
  public:
@@ -58,6 +58,6 @@ absl::StatusOr<int> WaitForPortFile(const std::string& path, absl::Duration time
 // The directory of the running executable (daemons are installed beside it).
 std::string SelfDirectory();
 
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
 
 #endif  // FEDMF_TOOLS_CLUSTER_PROCESS_H_

@@ -162,8 +162,8 @@ int PrepareDemoJob(DemoArgs& a, DemoJob* job) {
 // fedmf-server and one fedmf-party per party, in a fresh work directory;
 // returns once the server listens and the parties are spawned.
 int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
-                     std::unique_ptr<LocalCluster>* cluster_out) {
-  ClusterOptions options;
+                     std::unique_ptr<cluster::LocalCluster>* cluster_out) {
+  cluster::ClusterOptions options;
   options.parties = a.job.parties;
   options.data_spec = a.job.data;
   options.role = job.config.split == fmf::SplitKind::kVertical ? "vfl" : "hfl";
@@ -178,7 +178,7 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
   options.insecure = a.insecure;
   options.dashboard = a.dashboard;
   for (int k = 0; k < options.parties; ++k) {
-    PartyOptions p;
+    cluster::PartyOptions p;
     p.max_epsilon = job.config.private_training() ? std::max(10.0, job.config.epsilon) : 10.0;
     if (job.partners) {
       p.own_file = true;
@@ -188,7 +188,7 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
     }
     options.party_overrides[k] = p;
   }
-  auto cluster = LocalCluster::Create(options);
+  auto cluster = cluster::LocalCluster::Create(options);
   if (!cluster.ok()) {
     return Report("fedmf demo", RuntimeError(cluster.status()));
   }
@@ -208,7 +208,7 @@ int StartDemoCluster(const DemoArgs& a, const DemoJob& job,
 
 // Waits until every party wrote its admin port (StartDemoCluster only
 // spawned them, so that the job could be submitted meanwhile).
-int AwaitDemoParties(const DemoArgs& a, LocalCluster& cluster) {
+int AwaitDemoParties(const DemoArgs& a, cluster::LocalCluster& cluster) {
   std::vector<int> parties(a.job.parties);
   std::iota(parties.begin(), parties.end(), 0);
   if (auto s = cluster.AwaitParties(parties); !s.ok()) {
@@ -228,7 +228,7 @@ int AwaitDemoParties(const DemoArgs& a, LocalCluster& cluster) {
 // and, for partners' files, how the daemons align them.
 v1::JobSpec DemoSpec(const DemoArgs& a, const DemoJob& job) {
   v1::JobSpec spec = net::SpecFromJobConfig(job.config);
-  for (int k = 0; k < a.job.parties; ++k) spec.add_roster(LocalCluster::PartyName(k));
+  for (int k = 0; k < a.job.parties; ++k) spec.add_roster(cluster::LocalCluster::PartyName(k));
   spec.set_round_deadline_seconds(a.round_deadline_seconds);
   spec.set_min_parties(1);
   if (job.partners && job.config.split == fmf::SplitKind::kVertical) spec.set_align_users(true);
@@ -239,7 +239,7 @@ v1::JobSpec DemoSpec(const DemoArgs& a, const DemoJob& job) {
 }
 
 // Waits for the job, printing each round (and a progress bar on a terminal).
-int FollowDemoJob(const DemoArgs& a, LocalCluster& cluster, const std::string& job_id,
+int FollowDemoJob(const DemoArgs& a, cluster::LocalCluster& cluster, const std::string& job_id,
                   v1::JobStatus* final_out) {
   RoundFollower rounds;
   const bool terminal = !a.job.quiet && isatty(STDERR_FILENO) != 0;
@@ -429,7 +429,7 @@ int RunFmfDemo(DemoArgs& a) {
         "--coupling-epochs %d\n",
         a.job.coupling_epochs, job.config.rounds, JobFlags().coupling_epochs);
   }
-  std::unique_ptr<LocalCluster> cluster;
+  std::unique_ptr<cluster::LocalCluster> cluster;
   if (int code = StartDemoCluster(a, job, &cluster); code != 0) return code;
   const v1::JobSpec spec = DemoSpec(a, job);
   // Submitted while the parties start: each is offered the job as soon as it
@@ -485,7 +485,7 @@ int RunFmfDemo(DemoArgs& a) {
     std::cerr << absl::StrFormat(
         "demo: the job's page: http://127.0.0.1:%d/jobs/%s (serving until Ctrl-C)\n",
         cluster->server_dashboard_port(), *job_id);
-    AwaitInterrupt();  // this one signal ends the wait; a second one ends the process
+    cluster::AwaitInterrupt();  // this one signal ends the wait; a second one ends the process
     std::cerr << "demo: stopping the federation\n";
   }
   return 0;
@@ -569,7 +569,7 @@ void RegisterDemoCommand(CLI::App& app, int* exit_code) {
       ->capture_default_str();
   cmd->callback([a, cmd, exit_code] {
     // Ctrl-C or SIGTERM stops the daemons and removes the work directory.
-    InstallInterruptCleanup();
+    cluster::InstallInterruptCleanup();
     if (auto s = ApplyJobFile(*cmd, a->job); !s.ok() || !(s = CheckFlagCombination(a->job)).ok()) {
       *exit_code = Report("fedmf demo", s);
       return;

@@ -15,9 +15,9 @@
 namespace fedmf::cli {
 namespace {
 
-absl::StatusOr<fmf::SavedPartyModel> Export(const LocalCluster& cluster, bool insecure, int k,
-                                            const std::string& job_id) {
-  const std::string name = LocalCluster::PartyName(k);
+absl::StatusOr<fmf::SavedPartyModel> Export(const cluster::LocalCluster& cluster, bool insecure,
+                                            int k, const std::string& job_id) {
+  const std::string name = cluster::LocalCluster::PartyName(k);
   ASSIGN_OR_RETURN(auto channel,
                    net::MakeChannel(absl::StrCat("127.0.0.1:", cluster.admin_port(k)),
                                     net::TlsConfig{insecure, cluster.cert_dir(), "operator"},
@@ -33,7 +33,7 @@ absl::StatusOr<fmf::SavedPartyModel> Export(const LocalCluster& cluster, bool in
 
 }  // namespace
 
-absl::StatusOr<DemoRanking> MeasureDemoRanking(const LocalCluster& cluster, bool insecure,
+absl::StatusOr<DemoRanking> MeasureDemoRanking(const cluster::LocalCluster& cluster, bool insecure,
                                                const data::Federation& split,
                                                const v1::JobStatus& status) {
   DemoRanking out;

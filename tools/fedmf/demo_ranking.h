@@ -24,7 +24,7 @@ struct DemoRanking {
 };
 
 // `status` is the finished job's; `split` party k is party k's data.
-absl::StatusOr<DemoRanking> MeasureDemoRanking(const LocalCluster& cluster, bool insecure,
+absl::StatusOr<DemoRanking> MeasureDemoRanking(const cluster::LocalCluster& cluster, bool insecure,
                                                const data::Federation& split,
                                                const v1::JobStatus& status);
 

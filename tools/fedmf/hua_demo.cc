@@ -44,7 +44,7 @@ v1::JobSpec HuaDemoSpec(const JobFlags& a, const HuaDemoArgs& d, const hua::HuaP
     const int32_t first = static_cast<int32_t>(int64_t{n} * k / hosts);
     const int32_t last = static_cast<int32_t>(int64_t{n} * (k + 1) / hosts);
     v1::DeviceGrant* g = spec.mutable_hua()->add_grants();
-    g->set_host(LocalCluster::HuaHostName(k));
+    g->set_host(cluster::LocalCluster::HuaHostName(k));
     g->set_first_device(first);
     g->set_count(last - first);
   }
@@ -56,18 +56,20 @@ v1::JobSpec HuaDemoSpec(const JobFlags& a, const HuaDemoArgs& d, const hua::HuaP
 // seed never reaches them. The valid variant's epsilon is the hosts' budget;
 // the paper's mechanism (or epsilon inf) is non-private: they must allow it.
 absl::Status StartHuaHosts(const JobFlags& a, const v1::JobSpec& spec, const hua::HuaParams& params,
-                           const data::RatingRange& range, uint64_t split_seed, LocalCluster& c) {
+                           const data::RatingRange& range, uint64_t split_seed,
+                           cluster::LocalCluster& c) {
   const double epsilon =
       hua::IsPrivate(params) ? params.epsilon : std::numeric_limits<double>::infinity();
   for (int k = 0; k < spec.hua().grants_size(); ++k) {
     const v1::DeviceGrant& g = spec.hua().grants(k);
-    std::vector<std::string> flags = DemoDevicePolicyFlags(epsilon, params.iterations);
+    std::vector<std::string> flags = cluster::DemoDevicePolicyFlags(epsilon, params.iterations);
     flags.insert(flags.end(), {"--rating-range", absl::StrCat(range.min, ",", range.max)});
     if (a.seed.has_value()) flags.insert(flags.end(), {"--seed", absl::StrCat(split_seed)});
     if (absl::Status s = c.StartHuaHost(k, a.data, static_cast<int>(g.first_device()),
                                         static_cast<int>(g.count()), 0, flags);
         !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(LocalCluster::HuaHostName(k), ": ", s.message()));
+      return absl::Status(s.code(),
+                          absl::StrCat(cluster::LocalCluster::HuaHostName(k), ": ", s.message()));
     }
   }
   return absl::OkStatus();
@@ -125,15 +127,15 @@ int RunHuaDemo(const JobFlags& a, const HuaDemoArgs& d) {
   for (int32_t i = 0; i < by_user.num_users(); ++i) with_ratings += by_user.RowSize(i) > 0;
   const int hosts = std::max(1, std::min(d.hosts, split.num_users()));
 
-  ClusterOptions options;
+  cluster::ClusterOptions options;
   options.parties = 0;
   options.hua_hosts = hosts;
   options.data_spec = a.data;
   options.keep_work_dir = d.keep;
   options.insecure = d.insecure;
-  auto cluster = LocalCluster::Create(options);
+  auto cluster = cluster::LocalCluster::Create(options);
   if (!cluster.ok()) return Report("fedmf demo", RuntimeError(cluster.status()));
-  LocalCluster& c = **cluster;
+  cluster::LocalCluster& c = **cluster;
   std::cerr << absl::StrFormat("demo: work dir %s (logs in logs/), CA in certs/\n", c.work_dir());
   if (auto s = c.StartServer(); !s.ok()) return Report("fedmf demo: server", RuntimeError(s));
   if (auto s = c.StartAggregator(); !s.ok())

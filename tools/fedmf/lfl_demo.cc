@@ -40,7 +40,7 @@ absl::StatusOr<net::LflJobConfig> LflJobFromFlags(const JobFlags& a, const data:
     const int64_t first = n * k / hosts, end = n * (k + 1) / hosts;
     if (end <= first) continue;
     v1::DeviceGrant g;
-    g.set_host(LocalCluster::LflHostName(k));
+    g.set_host(cluster::LocalCluster::LflHostName(k));
     g.set_first_device(static_cast<uint64_t>(first));
     g.set_count(static_cast<uint32_t>(end - first));
     j.grants.push_back(g);
@@ -54,20 +54,21 @@ namespace {
 
 // Starts the server and one device host per grant of `job`.
 absl::Status StartLflCluster(const JobFlags& a, const net::LflJobConfig& job, int threads_per_host,
-                             LocalCluster& c) {
+                             cluster::LocalCluster& c) {
   RETURN_IF_ERROR(c.StartServer());
   for (const v1::DeviceGrant& g : job.grants) {
     const int k = static_cast<int>(&g - job.grants.data());
     // A seeded demo passes its seed to the hosts it starts (their --seed),
     // so they reproduce lfl::SimulateLfl; the job's seed never reaches them.
-    LflHostArgs h{a.data,
-                  static_cast<int64_t>(g.first_device()),
-                  g.count(),
-                  a.dropout,
-                  a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1,
-                  "",
-                  threads_per_host,
-                  DemoDevicePolicyFlags(job.config.epsilon, job.config.iterations)};
+    cluster::LflHostArgs h{
+        a.data,
+        static_cast<int64_t>(g.first_device()),
+        g.count(),
+        a.dropout,
+        a.seed.has_value() ? static_cast<int64_t>(*a.seed) : -1,
+        "",
+        threads_per_host,
+        cluster::DemoDevicePolicyFlags(job.config.epsilon, job.config.iterations)};
     if (!job.active_secagg) h.policy_flags.push_back("--require-active-secagg=false");
     if (job.config.omega > 0.5) {
       h.policy_flags.push_back(absl::StrCat("--max-omega=", job.config.omega));
@@ -78,7 +79,7 @@ absl::Status StartLflCluster(const JobFlags& a, const net::LflJobConfig& job, in
 }
 
 // Submits the job and prints one line per iteration until it ends.
-absl::StatusOr<v1::JobStatus> FollowLflJob(const net::LflJobConfig& job, LocalCluster& c,
+absl::StatusOr<v1::JobStatus> FollowLflJob(const net::LflJobConfig& job, cluster::LocalCluster& c,
                                            double timeout_seconds) {
   ASSIGN_OR_RETURN(std::string id, c.SubmitJob(net::SpecFromLflJob(job)));
   int shown = 0;
@@ -179,7 +180,7 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   // devices' signing keys: the demo runs semi-honest secure aggregation and
   // its own hosts opt out of requiring the active variant.
   if (args.insecure) job->active_secagg = false;
-  ClusterOptions options;
+  cluster::ClusterOptions options;
   options.parties = 0;
   options.lfl_hosts = args.hosts;
   // A host computing a phase for hundreds of devices on a shared core streams
@@ -187,9 +188,9 @@ int RunLflDemo(const JobFlags& flags, const LflDemoArgs& args) {
   options.liveness_seconds = 15;
   options.keep_work_dir = args.keep;
   options.insecure = args.insecure;
-  auto cluster = LocalCluster::Create(options);
+  auto cluster = cluster::LocalCluster::Create(options);
   if (!cluster.ok()) return Report("fedmf demo", RuntimeError(cluster.status()));
-  LocalCluster& c = **cluster;
+  cluster::LocalCluster& c = **cluster;
   std::cerr << absl::StrFormat(
       "demo: work dir %s (logs in logs/), CA in certs/; starting fedmf-server and %d device "
       "hosts\n",

@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "tools/cluster/process.h"
 
-namespace fedmf::cli {
+namespace fedmf::cluster {
 namespace {
 
 // "R", "S", "Z"...: the state field of /proc/PID/stat, or "" once the process
@@ -70,4 +70,4 @@ TEST(ChildProcessTest, ADaemonEndsWithTheProcessThatStartedIt) {
 }
 
 }  // namespace
-}  // namespace fedmf::cli
+}  // namespace fedmf::cluster
