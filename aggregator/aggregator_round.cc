@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 
 namespace fedmf::server {
 

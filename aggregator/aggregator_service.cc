@@ -2,10 +2,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "aggregator/aggregator_round.h"
+#include "common/hua/wire/hua_codec.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/credentials.h"
-#include "common/net/hua_codec.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::server {

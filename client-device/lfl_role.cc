@@ -9,8 +9,8 @@
 #include "common/base/status_macros.h"
 #include "common/dp/calibration.h"
 #include "common/dp/rdp_accountant.h"
+#include "common/lfl/wire/secagg_codec.h"
 #include "common/log/log.h"
-#include "common/net/secagg_codec.h"
 
 namespace fedmf::device {
 namespace {

@@ -21,7 +21,7 @@
 
 #include "absl/status/statusor.h"
 #include "common/crypto/ed25519.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "common/pki/tls_files.h"
 #include "common/random/csprng.h"
 #include "common/secagg/signing.h"

@@ -1,7 +1,7 @@
 // The coupling model and a step's gradient sum as they travel between the
 // data owners and the parameter server (fedmf-server in A's role): one
 // 1 x P row holding U, V, S and W^T in that order, each row-major, so the
-// daemons' matrix transport (common/net/matrix_codec.h) carries them as any
+// daemons' matrix transport (common/fmf/wire/matrix_codec.h) carries them as any
 // shared matrix. The layout is a pure function of the public sizes
 // (m users, n items, rank d).
 #ifndef FEDMF_COMMON_COUPLING_FLAT_MODEL_H_

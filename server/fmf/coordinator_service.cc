@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/credentials.h"
-#include "common/net/matrix_codec.h"
 #include "server/call_governor.h"
 #include "server/size_limits.h"
 

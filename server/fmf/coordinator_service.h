@@ -13,7 +13,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "common/net/matrix_codec.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/pki/role.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "server/fmf/job_coordinator.h"

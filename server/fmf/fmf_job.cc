@@ -9,8 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/wire/job_codec.h"
 #include "common/log/log.h"
-#include "common/net/job_codec.h"
 
 namespace fedmf::server {
 

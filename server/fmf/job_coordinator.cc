@@ -10,8 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "common/base/peer_text.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/wire/job_codec.h"
 #include "common/log/log.h"
-#include "common/net/job_codec.h"
 #include "common/random/csprng.h"
 
 namespace fedmf::server {

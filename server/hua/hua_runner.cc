@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/hua/wire/hua_codec.h"
 #include "common/log/log.h"
-#include "common/net/hua_codec.h"
 
 namespace fedmf::server {
 namespace {

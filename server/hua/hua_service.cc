@@ -5,10 +5,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/hua/wire/hua_codec.h"
 #include "common/log/log.h"
 #include "common/net/caller.h"
 #include "common/net/client_context.h"
-#include "common/net/hua_codec.h"
 #include "server/call_governor.h"
 
 namespace fedmf::server {

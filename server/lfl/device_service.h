@@ -9,7 +9,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "common/net/matrix_codec.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "fedmf/v1/device.grpc.pb.h"
 #include "server/lfl/lfl_coordinator.h"
 #include "server/poll_limiter.h"

@@ -8,8 +8,8 @@
 #include "common/base/status_macros.h"
 #include "common/crypto/mod2k.h"
 #include "common/lfl/item_matrix.h"
+#include "common/lfl/wire/secagg_codec.h"
 #include "common/log/log.h"
-#include "common/net/secagg_codec.h"
 #include "common/secagg/parameters.h"
 #include "common/secagg/signing.h"
 

@@ -21,8 +21,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/net/credentials.h"
-#include "common/net/matrix_codec.h"
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/benchmarks/transport_exchange.h"

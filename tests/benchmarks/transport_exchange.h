@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/mf/embeddings.h"
-#include "common/net/matrix_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 
 namespace fedmf::bench {

@@ -4,7 +4,7 @@
 // Figure 2 scale, MovieLens 10M: HFL m = 10677, VFL n = 69878, p = 20.
 #include <benchmark/benchmark.h>
 
-#include "common/net/matrix_codec.h"
+#include "common/fmf/wire/matrix_codec.h"
 
 namespace {
 

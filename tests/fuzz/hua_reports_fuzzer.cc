@@ -13,7 +13,7 @@
 #include <set>
 
 #include "aggregator/aggregator_round.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 #include "common/random/csprng.h"
 #include "tests/fuzz/fuzz_input.h"
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "common/net/matrix_codec.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "common/crypto/mod2k.h"
-#include "common/net/secagg_codec.h"
+#include "common/lfl/wire/secagg_codec.h"
 #include "common/random/csprng.h"
 #include "common/secagg/client_state_machine.h"
 #include "common/secagg/server_state_machine.h"

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/data/loaders.h"
 #include "common/fmf/simulator.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;

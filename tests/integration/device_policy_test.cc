@@ -14,7 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "client-device/device_ledger.h"
 #include "common/data/loaders.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/testing/status_matchers.h"
 #include "tools/fedmf/lfl_demo.h"

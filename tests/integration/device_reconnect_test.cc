@@ -21,7 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/data/loaders.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/integration/tcp_proxy.h"
 #include "tests/testing/status_matchers.h"

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/net/credentials.h"
-#include "common/net/matrix_codec.h"
 
 namespace fedmf::it {
 namespace {

@@ -20,7 +20,7 @@
 #include "common/data/loaders.h"
 #include "common/data/partition.h"
 #include "common/hua/simulator.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 #include "tests/testing/status_matchers.h"
 #include "tools/cluster/local_cluster.h"
 

@@ -18,7 +18,7 @@
 #include "common/data/loaders.h"
 #include "common/lfl/lfl_simulator.h"
 #include "common/lfl/secagg_sum.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tests/integration/cluster_test_util.h"
 #include "tests/testing/status_matchers.h"
 #include "tools/fedmf/lfl_demo.h"

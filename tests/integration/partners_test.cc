@@ -15,7 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/data/catalogue.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "common/random/csprng.h"
 #include "common/store/sqlite.h"
 #include "httplib.h"

@@ -18,8 +18,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
+#include "common/fmf/wire/matrix_codec.h"
 #include "common/net/credentials.h"
-#include "common/net/matrix_codec.h"
 #include "common/pki/ca.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 #include "tests/integration/cluster_test_util.h"

@@ -16,7 +16,7 @@
 #include "common/data/loaders.h"
 #include "common/dp/composition.h"
 #include "common/fmf/noise_plan.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "common/net/job_view.h"
 #include "tools/cluster/exit_cleanup.h"
 #include "tools/cluster/local_cluster.h"

@@ -6,10 +6,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "common/base/status_macros.h"
+#include "common/fmf/wire/model_codec.h"
 #include "common/mf/metrics.h"
 #include "common/net/client_context.h"
 #include "common/net/credentials.h"
-#include "common/net/model_codec.h"
 #include "fedmf/v1/federation.grpc.pb.h"
 
 namespace fedmf::cli {

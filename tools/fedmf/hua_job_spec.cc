@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/lfl_job_spec.h"
 

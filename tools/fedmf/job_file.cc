@@ -7,7 +7,7 @@
 #include "common/base/status_macros.h"
 #include "common/config/yaml_reader.h"
 #include "common/data/catalogue.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "tools/fedmf/cli_util.h"
 #include "tools/fedmf/hua_job_spec.h"
 #include "tools/fedmf/lfl_job_spec.h"

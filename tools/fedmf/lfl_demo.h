@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "common/data/ratings.h"
 #include "common/lfl/lfl_simulator.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tools/fedmf/job_flags.h"
 
 namespace fedmf::cli {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/base/status_macros.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tools/fedmf/cli_util.h"
 
 namespace fedmf::cli {

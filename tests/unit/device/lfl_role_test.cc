@@ -33,7 +33,7 @@
 #include "common/data/partition.h"
 #include "common/dp/calibration.h"
 #include "common/lfl/lfl_simulator.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "common/pki/ca.h"
 #include "common/pki/tls_files.h"
 #include "common/secagg/signing.h"

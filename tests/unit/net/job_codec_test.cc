@@ -1,4 +1,4 @@
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"

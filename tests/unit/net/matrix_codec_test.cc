@@ -1,4 +1,4 @@
-#include "common/net/matrix_codec.h"
+#include "common/fmf/wire/matrix_codec.h"
 
 #include <cmath>
 #include <limits>

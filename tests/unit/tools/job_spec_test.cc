@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/hua/params.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"

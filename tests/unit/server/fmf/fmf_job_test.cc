@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/base/status_macros.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 

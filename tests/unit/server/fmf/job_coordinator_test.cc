@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "absl/synchronization/notification.h"
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 #include "common/net/job_view.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"

@@ -16,7 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 #include "tests/testing/status_matchers.h"
 
 using ::fedmf::testing::IsOk;

@@ -14,7 +14,7 @@
 
 #include "absl/time/time.h"
 #include "common/lfl/item_matrix.h"
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/unit/server/lfl/lfl_test_spec.h"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 
 namespace fedmf::server::testing {
 

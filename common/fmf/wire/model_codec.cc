@@ -1,4 +1,4 @@
-#include "common/net/model_codec.h"
+#include "common/fmf/wire/model_codec.h"
 
 #include <bit>
 #include <cmath>

@@ -3,8 +3,8 @@
 // Only shapes are checked here (packed vector lengths, values < 2^bits); the
 // secagg state machines validate everything else, since the bytes are still
 // untrusted when they reach them.
-#ifndef FEDMF_COMMON_NET_SECAGG_CODEC_H_
-#define FEDMF_COMMON_NET_SECAGG_CODEC_H_
+#ifndef FEDMF_COMMON_LFL_WIRE_SECAGG_CODEC_H_
+#define FEDMF_COMMON_LFL_WIRE_SECAGG_CODEC_H_
 
 #include <cstdint>
 #include <span>
@@ -44,4 +44,4 @@ v1::InboxMessage ServerMessageToProto(const secagg::ServerMessage& message);
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_SECAGG_CODEC_H_
+#endif  // FEDMF_COMMON_LFL_WIRE_SECAGG_CODEC_H_

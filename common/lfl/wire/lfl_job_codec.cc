@@ -1,4 +1,4 @@
-#include "common/net/lfl_job_codec.h"
+#include "common/lfl/wire/lfl_job_codec.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "common/net/job_codec.h"
+#include "common/fmf/wire/job_codec.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/base/status_macros.h"

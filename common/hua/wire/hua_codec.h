@@ -2,8 +2,8 @@
 // message structs, validated at the edge: every vector has exactly `dim`
 // entries, doubles are finite, ids and counts are in range. Z_P elements are
 // fixed64, so every one is < P = 2^64 by construction.
-#ifndef FEDMF_COMMON_NET_HUA_CODEC_H_
-#define FEDMF_COMMON_NET_HUA_CODEC_H_
+#ifndef FEDMF_COMMON_HUA_WIRE_HUA_CODEC_H_
+#define FEDMF_COMMON_HUA_WIRE_HUA_CODEC_H_
 
 #include <cstdint>
 #include <string>
@@ -56,4 +56,4 @@ absl::StatusOr<hua::AggregateForward> FromWire(const v1::HuaForward& f, int32_t 
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_HUA_CODEC_H_
+#endif  // FEDMF_COMMON_HUA_WIRE_HUA_CODEC_H_

@@ -1,4 +1,4 @@
-#include "common/net/hua_codec.h"
+#include "common/hua/wire/hua_codec.h"
 
 #include <cmath>
 #include <vector>

@@ -1,8 +1,8 @@
 // Dense matrices on the wire: a header (shape, chunk count, SHA-256) and
 // bounded chunks, so no message approaches gRPC's 4 MB default limit however
 // large the matrix (VFL ships n x p user embeddings).
-#ifndef FEDMF_COMMON_NET_MATRIX_CODEC_H_
-#define FEDMF_COMMON_NET_MATRIX_CODEC_H_
+#ifndef FEDMF_COMMON_FMF_WIRE_MATRIX_CODEC_H_
+#define FEDMF_COMMON_FMF_WIRE_MATRIX_CODEC_H_
 
 #include <cstdint>
 #include <memory>
@@ -109,4 +109,4 @@ class MatrixAssembler {
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_MATRIX_CODEC_H_
+#endif  // FEDMF_COMMON_FMF_WIRE_MATRIX_CODEC_H_

@@ -1,6 +1,6 @@
 // fedmf.v1.JobSpec <-> fmf::JobConfig, validated at the edge.
-#ifndef FEDMF_COMMON_NET_JOB_CODEC_H_
-#define FEDMF_COMMON_NET_JOB_CODEC_H_
+#ifndef FEDMF_COMMON_FMF_WIRE_JOB_CODEC_H_
+#define FEDMF_COMMON_FMF_WIRE_JOB_CODEC_H_
 
 #include "absl/status/statusor.h"
 #include "common/fmf/job_config.h"
@@ -16,4 +16,4 @@ v1::JobSpec SpecFromJobConfig(const fmf::JobConfig& config);
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_JOB_CODEC_H_
+#endif  // FEDMF_COMMON_FMF_WIRE_JOB_CODEC_H_

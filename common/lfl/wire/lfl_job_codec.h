@@ -1,7 +1,7 @@
 // JobSpec (SETTING_LFL) <-> the LFL-SGDMF configuration, validated once here
 // for the server, the device hosts and the CLI alike.
-#ifndef FEDMF_COMMON_NET_LFL_JOB_CODEC_H_
-#define FEDMF_COMMON_NET_LFL_JOB_CODEC_H_
+#ifndef FEDMF_COMMON_LFL_WIRE_LFL_JOB_CODEC_H_
+#define FEDMF_COMMON_LFL_WIRE_LFL_JOB_CODEC_H_
 
 #include <cstdint>
 #include <optional>
@@ -47,4 +47,4 @@ std::optional<std::string> GrantedHost(const LflJobConfig& job, uint64_t device)
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_LFL_JOB_CODEC_H_
+#endif  // FEDMF_COMMON_LFL_WIRE_LFL_JOB_CODEC_H_

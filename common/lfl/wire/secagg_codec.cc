@@ -1,4 +1,4 @@
-#include "common/net/secagg_codec.h"
+#include "common/lfl/wire/secagg_codec.h"
 
 #include <type_traits>
 #include <variant>

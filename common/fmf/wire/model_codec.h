@@ -1,8 +1,8 @@
 // fedmf.v1.ExportModelResponse <-> fmf::SavedPartyModel: a party's own model
 // over its admin endpoint (fedmf export-model). Decoding checks every shape:
 // the bytes come from the network.
-#ifndef FEDMF_COMMON_NET_MODEL_CODEC_H_
-#define FEDMF_COMMON_NET_MODEL_CODEC_H_
+#ifndef FEDMF_COMMON_FMF_WIRE_MODEL_CODEC_H_
+#define FEDMF_COMMON_FMF_WIRE_MODEL_CODEC_H_
 
 #include <string>
 
@@ -20,4 +20,4 @@ absl::StatusOr<fmf::SavedPartyModel> ModelFromProto(const v1::ExportModelRespons
 
 }  // namespace fedmf::net
 
-#endif  // FEDMF_COMMON_NET_MODEL_CODEC_H_
+#endif  // FEDMF_COMMON_FMF_WIRE_MODEL_CODEC_H_
